@@ -1,0 +1,1 @@
+"""Task model and loaders for CodeProjectEval, DevBench and plain task folders."""

@@ -1,0 +1,1 @@
+"""Sandboxed test runs, their typed reports, and the papers' metrics."""
