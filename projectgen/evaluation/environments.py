@@ -1,0 +1,241 @@
+"""One virtual environment per distinct environment spec, cached on disk.
+
+The key is a hash of the requirements and Python version. Builds run under a
+file lock so parallel evaluations of tasks with the same spec build it once; a
+`manifest.json` written last marks a finished build, so a build that was killed
+half-way is detected and redone. Requirements are installed with uv when it is
+available (the `uv` wheel ships its binary) and with pip otherwise. When the
+whole requirements set does not install (an ancient pin, a wheel that does not
+exist for this Python), each requirement is tried on its own and the ones that
+failed are recorded, so the tests can still run and the report says what is
+missing.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from projectgen.datasets.task import EnvSpec
+from projectgen.errors import ProjectGenError
+
+BUILDER_VERSION = 1
+
+# Plugins that report, lint, reorder or parallelize: never loaded implicitly,
+# because they change what runs or how it exits, not what the tests need.
+NON_FIXTURE_PLUGINS = frozenset(
+    {
+        "pytest-cov", "pytest-json-report", "pytest-metadata", "pytest-mypy", "pytest-pycodestyle",
+        "pytest-flake8", "pytest-xdist", "pytest-rerunfailures", "pytest-timeout", "pytest-randomly",
+        "pytest-sugar", "pytest-watch", "pytest-html", "pytest-cache", "pytest-pylint", "pytest-isort",
+        "pytest-black", "pytest-ruff", "pytest-socket", "pytest-forked", "pytest-repeat", "pytest-profiling",
+    }
+)
+
+LIST_PLUGINS = """
+import json
+from importlib.metadata import entry_points, distributions
+eps = entry_points(group="pytest11")
+out = [{"name": ep.name, "module": ep.value.split(":")[0], "dist": (ep.dist.name if ep.dist else "")} for ep in eps]
+print(json.dumps(out))
+"""
+
+
+class EnvironmentBuildError(ProjectGenError):
+    """The environment could not be created at all (no interpreter, no pytest)."""
+
+
+class Environment(BaseModel):
+    """A built environment, as recorded in its manifest."""
+
+    key: str
+    path: Path
+    python_version: str
+    requirements: list[str]
+    unsatisfied: list[str] = Field(default_factory=list)
+    plugins: list[dict[str, str]] = Field(default_factory=list)
+    installer: str
+    builder_version: int = BUILDER_VERSION
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def base_prefix(self) -> Path:
+        """Prefix of the interpreter the venv points at (must stay visible in the sandbox)."""
+        cfg = (self.path / "pyvenv.cfg").read_text(encoding="utf-8")
+        match = re.search(r"^home\s*=\s*(.+)$", cfg, re.MULTILINE)
+        home = Path(match.group(1).strip()) if match else Path(sys.base_prefix) / "bin"
+        return home.resolve().parent
+
+    def plugin_modules(self, wanted: tuple[str, ...] | None) -> list[str]:
+        """Modules to load with `-p`: the spec's named plugins, or every fixture plugin installed."""
+        if wanted is not None:
+            names = set(wanted)
+            return sorted({p["module"] for p in self.plugins if p["name"] in names or p["dist"] in names})
+        return sorted(
+            {p["module"] for p in self.plugins if _canonical(p["dist"]) not in NON_FIXTURE_PLUGINS and p["dist"]}
+        )
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _mentions_pytest(requirements: tuple[str, ...]) -> bool:
+    return any(re.match(r"^pytest\s*($|[<>=!~;\[])", r, re.IGNORECASE) for r in requirements)
+
+
+def default_cache_dir() -> Path:
+    """`$PROJECTGEN_CACHE_DIR`, else the XDG cache folder."""
+    explicit = os.environ.get("PROJECTGEN_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / "envs"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "projectgen" / "envs"
+
+
+def find_uv() -> str | None:
+    """The uv binary: on PATH, or the one the `uv` wheel installed beside our Python."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    if beside.exists():
+        return str(beside)
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+class EnvironmentCache:
+    """Creates or reuses the venv for an `EnvSpec`."""
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        install_timeout: float = 1800.0,
+        use_uv: bool = True,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.root = Path(root) if root else default_cache_dir()
+        self.install_timeout = install_timeout
+        self.uv = find_uv() if use_uv else None
+        self.log = log or (lambda message: None)
+
+    def path_for(self, spec: EnvSpec) -> Path:
+        return self.root / spec.cache_key()
+
+    def lookup(self, spec: EnvSpec) -> Environment | None:
+        """The finished environment for this spec, or None."""
+        manifest = self.path_for(spec) / "projectgen-env.json"
+        if not manifest.exists():
+            return None
+        try:
+            env = Environment.model_validate_json(manifest.read_text(encoding="utf-8"))
+        except ValueError:
+            return None
+        if env.builder_version != BUILDER_VERSION or not env.python.exists():
+            return None
+        return env
+
+    def ensure(self, spec: EnvSpec) -> Environment:
+        """Return the cached environment, building it first if needed (one builder at a time)."""
+        env = self.lookup(spec)
+        if env:
+            return env
+        self.root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o755)
+        with open(self.root / f"{spec.cache_key()}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            env = self.lookup(spec)  # another process may have built it while we waited
+            if env:
+                return env
+            return self._build(spec)
+
+    def _interpreter(self, spec: EnvSpec) -> str:
+        """The Python to base the venv on: the spec's version if installed, else ours."""
+        current = f"{sys.version_info.major}.{sys.version_info.minor}"
+        if not spec.python or spec.python == current:
+            return sys.executable
+        for candidate in (f"python{spec.python}",):
+            found = shutil.which(candidate)
+            if found:
+                return found
+        self.log(f"Python {spec.python} is not installed; using Python {current}")
+        return sys.executable
+
+    def _run(self, command: list[str], log_file: Path) -> bool:
+        env = dict(os.environ, UV_PYTHON_DOWNLOADS="never", PIP_DISABLE_PIP_VERSION_CHECK="1")
+        with open(log_file, "a", encoding="utf-8") as log:
+            log.write("$ " + " ".join(command) + "\n")
+            log.flush()
+            try:
+                done = subprocess.run(
+                    command, stdout=log, stderr=subprocess.STDOUT, timeout=self.install_timeout, env=env
+                )
+            except subprocess.TimeoutExpired:
+                log.write(f"timed out after {self.install_timeout}s\n")
+                return False
+        return done.returncode == 0
+
+    def _install(self, python: Path, requirements: list[str], log_file: Path) -> bool:
+        if not requirements:
+            return True
+        if self.uv:
+            return self._run([self.uv, "pip", "install", "--python", str(python), *requirements], log_file)
+        return self._run([str(python), "-m", "pip", "install", "--quiet", *requirements], log_file)
+
+    def _build(self, spec: EnvSpec) -> Environment:
+        path = self.path_for(spec)
+        if path.exists():
+            shutil.rmtree(path)  # an unfinished build: no manifest
+        log_file = self.root / f"{spec.cache_key()}.build.log"
+        log_file.write_text("", encoding="utf-8")
+        interpreter = self._interpreter(spec)
+        self.log(f"building test environment {path.name} ({len(spec.requirements)} requirements)")
+        if self.uv:
+            made = self._run([self.uv, "venv", "--quiet", "--python", interpreter, str(path)], log_file)
+            installer = "uv"
+        else:
+            made = self._run([interpreter, "-m", "venv", str(path)], log_file)
+            installer = "pip"
+        if not made:
+            raise EnvironmentBuildError(f"could not create a virtual environment (log: {log_file})")
+        python = path / "bin" / "python"
+        requirements = list(spec.requirements)
+        if not _mentions_pytest(spec.requirements):
+            requirements.append("pytest")
+        unsatisfied: list[str] = []
+        if not self._install(python, requirements, log_file):
+            self.log("the requirements do not install together; installing them one by one")
+            unsatisfied = [r for r in requirements if not self._install(python, [r], log_file)]
+        if not self._run([str(python), "-c", "import pytest"], log_file):
+            if not self._install(python, ["pytest"], log_file):
+                raise EnvironmentBuildError(f"pytest could not be installed (log: {log_file})")
+            unsatisfied.append("(the task's pytest did not import: replaced by the newest pytest)")
+        version = subprocess.run(
+            [str(python), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+            capture_output=True, text=True,
+        ).stdout.strip()
+        listed = subprocess.run([str(python), "-c", LIST_PLUGINS], capture_output=True, text=True)
+        plugins = json.loads(listed.stdout) if listed.returncode == 0 else []
+        env = Environment(
+            key=spec.cache_key(), path=path, python_version=version, requirements=list(spec.requirements),
+            unsatisfied=unsatisfied, plugins=plugins, installer=installer,
+        )
+        (path / "projectgen-env.json").write_text(env.model_dump_json(indent=2), encoding="utf-8")
+        return env
+

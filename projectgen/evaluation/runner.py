@@ -1,0 +1,308 @@
+"""Run a task's tests against a candidate repository, in a sandbox, and read the results.
+
+Each run gets a fresh workspace: the candidate's files first, then the task's
+fixtures and test suite on top (candidate files inside any test folder are
+dropped, so generated code can never replace or add to the tests). pytest runs
+in the task's cached environment with our recorder plugin, a config file and
+rootdir chosen by us (the task's own flags are not used), plugin autoloading
+off, conftest lookup cut at the test folder, a hard timeout that kills the
+whole process tree, resource limits, and no network.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from projectgen.datasets.task import SuiteKind, Task
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
+from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
+from projectgen.evaluation.sandbox import (
+    NAMESPACES,
+    NO_ISOLATION,
+    Limits,
+    default_hidden_paths,
+    limit_prefix,
+    namespace_prefix,
+    probe_isolation,
+    sandbox_file,
+)
+from projectgen.repository import SKIPPED_DIRS, safe_relpath
+
+OUTPUT_TAIL_CHARS = 6000
+CONTROL_DIR = ".projectgen"
+
+
+@dataclass
+class RunnerSettings:
+    """How tests are run; defaults suit hundreds of untrusted runs on a small machine."""
+
+    timeout: float = 300.0
+    limits: Limits = field(default_factory=Limits)
+    isolation: str = "auto"  # "auto" | "namespaces" | "none"
+    cache_dir: Path | None = None
+    workdir: Path | None = None  # where workspaces are created (default: system temp)
+    keep_workspace: bool = False
+    use_uv: bool = True
+    install_timeout: float = 1800.0
+
+
+class SandboxRunner:
+    """Evaluates candidate repositories against a task's check, unit or acceptance tests."""
+
+    def __init__(self, settings: RunnerSettings | None = None, log: Callable[[str], None] | None = None) -> None:
+        self.settings = settings or RunnerSettings()
+        self.log = log or (lambda message: None)
+        self.environments = EnvironmentCache(
+            self.settings.cache_dir,
+            install_timeout=self.settings.install_timeout,
+            use_uv=self.settings.use_uv,
+            log=self.log,
+        )
+        self._isolation: str | None = None
+
+    # -- isolation -----------------------------------------------------------------
+    def isolation(self) -> str:
+        """The isolation level in use; probed once, and a degraded level is said once."""
+        if self._isolation is None:
+            wanted = self.settings.isolation
+            if wanted == NO_ISOLATION:
+                self._isolation = NO_ISOLATION
+            else:
+                with tempfile.TemporaryDirectory(prefix="projectgen-probe-") as scratch:
+                    level, reason = probe_isolation(Path(scratch))
+                if level != NAMESPACES and wanted == NAMESPACES:
+                    raise ProjectGenError(f"sandbox isolation 'namespaces' requested but unavailable: {reason}")
+                if level != NAMESPACES:
+                    self.log(f"warning: tests run WITHOUT network/filesystem isolation ({reason})")
+                self._isolation = level
+        return self._isolation
+
+    # -- public API ----------------------------------------------------------------
+    def evaluate(self, task: Task, candidate: Path | Mapping[str, str], suite: SuiteKind = "unit") -> TestReport:
+        """Run one suite of `task` against `candidate` (a folder or a path -> text mapping)."""
+        test_suite = task.suite(suite)
+        started = time.monotonic()
+        try:
+            env = self.environments.ensure(task.env)
+        except EnvironmentBuildError as exc:
+            return TestReport(task_id=task.id, suite=suite, error=f"environment: {exc}",
+                              duration=time.monotonic() - started)
+        parent = self.settings.workdir
+        if parent:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        workspace = Path(tempfile.mkdtemp(prefix=f"projectgen-{task.id}-", dir=parent))
+        try:
+            self._prepare_workspace(workspace, task, candidate, test_suite.path)
+            report = self._run_pytest(workspace, task, suite, test_suite.path, env)
+        finally:
+            if not self.settings.keep_workspace:
+                shutil.rmtree(workspace, ignore_errors=True)
+        report.duration = time.monotonic() - started
+        return report
+
+    # -- workspace -----------------------------------------------------------------
+    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Path | Mapping[str, str], suite_path: str) -> None:
+        test_dirs = [s.path for s in task.suites.values()]
+
+        def is_test_path(rel: str) -> bool:
+            return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in test_dirs) or rel.startswith(CONTROL_DIR)
+
+        if isinstance(candidate, Mapping):
+            for rel, text in candidate.items():
+                rel = safe_relpath(rel)
+                if not is_test_path(rel):
+                    target = workspace / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+        else:
+            source = Path(candidate)
+            if not source.is_dir():
+                raise ProjectGenError(f"{source}: candidate repository folder not found")
+            for path in sorted(source.rglob("*")):
+                rel = path.relative_to(source).as_posix()
+                if any(part in SKIPPED_DIRS for part in path.relative_to(source).parts) or is_test_path(rel):
+                    continue
+                if path.is_symlink():
+                    continue  # a link could point anywhere on the host
+                target = workspace / rel
+                if path.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                elif path.is_file():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+        for rel in task.required_files:
+            _copy(task.root / rel, workspace / rel)
+        _copy(task.root / suite_path, workspace / suite_path)
+        control = workspace / CONTROL_DIR
+        (control / "plugin").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(sandbox_file("projectgen_results.py"), control / "plugin" / "projectgen_results.py")
+        (control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        for private in ("home", "tmp"):
+            (control / private).mkdir(exist_ok=True)
+
+    # -- running -------------------------------------------------------------------
+    def _command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str]) -> list[str]:
+        pytest_args = [
+            str(env.python), "-m", "pytest", suite_path,
+            "-p", "projectgen_results", "-p", "no:cacheprovider",
+            f"--rootdir={workspace}", "-c", str(workspace / CONTROL_DIR / "pytest.ini"),
+            f"--confcutdir={workspace / suite_path}", "-q", "--color=no", "-rN",
+        ]
+        for module in plugins:
+            pytest_args += ["-p", module]
+        prefix = limit_prefix(self.settings.limits)
+        if self.isolation() == NAMESPACES:
+            keep = [str(env.path), str(env.base_prefix())]
+            prefix += namespace_prefix(workspace, default_hidden_paths(), keep)
+        return prefix + pytest_args
+
+    def _environment_variables(self, workspace: Path, task: Task) -> dict[str, str]:
+        control = workspace / CONTROL_DIR
+        variables = {
+            "PATH": f"{self.environments.path_for(task.env) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(control / "home"),
+            "TMPDIR": str(control / "tmp"),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONPATH": f"{workspace}:{control / 'plugin'}",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PROJECTGEN_RESULTS_FILE": str(control / "results.jsonl"),
+        }
+        variables.update(task.env.env_vars)
+        return variables
+
+    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteKind, suite_path: str, env: Environment) -> TestReport:
+        plugins = env.plugin_modules(task.env.pytest_plugins)
+        command = self._command(workspace, suite_path, env, plugins)
+        output_path = workspace / CONTROL_DIR / "output.log"
+        timed_out = False
+        with open(output_path, "wb") as output:
+            process = subprocess.Popen(
+                command, cwd=workspace, env=self._environment_variables(workspace, task),
+                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            try:
+                exit_status: int | None = process.wait(timeout=self.settings.timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(process)
+                exit_status = None
+            finally:
+                _kill_group(process)  # stragglers that outlived pytest in the same session
+        events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
+        tests, collection_errors, collected = _combine(events, timed_out)
+        return TestReport(
+            task_id=task.id,
+            suite=suite,
+            tests=tests,
+            collection_errors=collection_errors,
+            collected=collected,
+            exit_status=exit_status,
+            timed_out=timed_out,
+            output_tail=_tail(output_path),
+            isolation=self.isolation(),
+            environment=EnvironmentInfo(
+                key=env.key, python=env.python_version, path=str(env.path),
+                unsatisfied_requirements=env.unsatisfied, plugins=plugins,
+            ),
+        )
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    elif source.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _tail(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - OUTPUT_TAIL_CHARS))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _read_events(path: Path) -> list[dict]:
+    events: list[dict] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return events
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line cut short by a kill
+    return events
+
+
+def _phase_outcome(event: dict) -> Outcome | None:
+    """Outcome that one setup/call/teardown report implies, or None if it changes nothing."""
+    when, outcome, xfail = event.get("when"), event.get("outcome"), event.get("wasxfail")
+    if outcome == "failed":
+        return Outcome.FAILED if when == "call" else Outcome.ERROR
+    if outcome == "skipped":
+        return Outcome.XFAIL if xfail else Outcome.SKIPPED
+    if outcome == "passed" and when == "call":
+        return Outcome.XPASS if xfail else Outcome.PASSED
+    return None
+
+
+def _combine(events: list[dict], timed_out: bool) -> tuple[list[TestResult], list[CollectionError], int | None]:
+    """Fold the event stream into one result per test; a test left unfinished is an error."""
+    results: dict[str, TestResult] = {}
+    started: list[str] = []
+    collection_errors: list[CollectionError] = []
+    collected: int | None = None
+    for event in events:
+        kind = event.get("event")
+        if kind == "collect_error":
+            collection_errors.append(CollectionError(nodeid=event["nodeid"], message=event.get("message", "")))
+        elif kind == "collected":
+            collected = int(event["count"])
+        elif kind == "start":
+            started.append(event["nodeid"])
+        elif kind == "report":
+            nodeid = event["nodeid"]
+            outcome = _phase_outcome(event)
+            current = results.get(nodeid)
+            duration = (current.duration if current else 0.0) + float(event.get("duration") or 0.0)
+            if outcome is None:
+                if current:
+                    current.duration = duration
+                continue
+            if current and current.outcome in (Outcome.FAILED, Outcome.ERROR):
+                current.duration = duration  # the first failure is the one that explains
+                continue
+            results[nodeid] = TestResult(nodeid=nodeid, outcome=outcome, duration=duration,
+                                         message=event.get("message", ""))
+    reason = "timed out while running" if timed_out else "test process died while running"
+    for nodeid in started:
+        if nodeid not in results:
+            results[nodeid] = TestResult(nodeid=nodeid, outcome=Outcome.ERROR, message=reason)
+    return list(results.values()), collection_errors, collected

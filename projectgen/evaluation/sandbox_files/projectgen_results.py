@@ -1,0 +1,52 @@
+"""pytest plugin run inside the sandbox: one JSON line per event, written at once.
+
+Each line goes straight to the file descriptor (no Python buffering), so the
+results recorded before a crash, an `os._exit` or a SIGKILL are on disk.
+Standard library only: it runs in the task's environment, not ours.
+"""
+import json
+import os
+
+
+def _tail(text, limit=4000):
+    text = text or ""
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+class _Recorder:
+    def __init__(self, fd):
+        self.fd = fd
+
+    def emit(self, **event):
+        os.write(self.fd, (json.dumps(event) + "\n").encode("utf-8", "replace"))
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        self.emit(event="collected", count=len(items))
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.emit(event="start", nodeid=nodeid)
+
+    def pytest_runtest_logreport(self, report):
+        self.emit(
+            event="report",
+            nodeid=report.nodeid,
+            when=report.when,
+            outcome=report.outcome,
+            duration=getattr(report, "duration", 0.0),
+            wasxfail=hasattr(report, "wasxfail"),
+            message=_tail(report.longreprtext) if report.outcome != "passed" else "",
+        )
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.emit(event="finish", exitstatus=int(exitstatus))
+
+
+def pytest_configure(config):
+    path = os.environ.get("PROJECTGEN_RESULTS_FILE")
+    if path and not config.pluginmanager.has_plugin("projectgen-recorder"):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        config.pluginmanager.register(_Recorder(fd), "projectgen-recorder")
