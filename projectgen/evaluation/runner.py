@@ -155,7 +155,8 @@ class SandboxRunner:
             str(env.python), "-m", "pytest", suite_path,
             "-p", "projectgen_results", "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(workspace / CONTROL_DIR / "pytest.ini"),
-            f"--confcutdir={workspace / suite_path}", "-q", "--color=no", "-rN",
+            f"--confcutdir={workspace / suite_path}", "--continue-on-collection-errors",
+            "-q", "--color=no", "-rN",
         ]
         for module in plugins:
             pytest_args += ["-p", module]

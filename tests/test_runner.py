@@ -1,0 +1,275 @@
+"""The sandboxed runner: outcomes, kills, isolation, and what candidates may not touch."""
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.evaluation.report import Outcome
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.evaluation.sandbox import NAMESPACES, Limits
+
+GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
+
+
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One environment cache for the whole session: the plain-pytest env is built once."""
+    return tmp_path_factory.mktemp("env-cache")
+
+
+def make_task(root: Path, tests: dict[str, str], env_vars: dict[str, str] | None = None) -> Task:
+    """A task folder holding `unit_tests/` with the given test files."""
+    for name, body in tests.items():
+        path = root / "unit_tests" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return Task(
+        id=root.name, root=root, format="taskdir", docs=Documents(prd="demo"),
+        suites={"unit": TestSuite(kind="unit", path="unit_tests")},
+        env=EnvSpec(env_vars=env_vars or {}),
+    )
+
+
+def runner(env_cache: Path, **overrides) -> SandboxRunner:
+    settings = RunnerSettings(cache_dir=env_cache, timeout=overrides.pop("timeout", 60), **overrides)
+    return SandboxRunner(settings)
+
+
+def outcomes(report) -> dict[str, Outcome]:
+    return {t.nodeid.split("::")[-1]: t.outcome for t in report.tests}
+
+
+def test_every_outcome_kind_is_reported(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "kinds", {
+        "test_kinds.py": """
+            import pytest
+            from calc import add
+
+            @pytest.fixture
+            def broken():
+                raise RuntimeError("fixture exploded")
+
+            def test_pass(): assert add(1, 2) == 3
+            def test_fail(): assert add(1, 1) == 3
+            def test_setup_error(broken): pass
+            @pytest.mark.skip(reason="not today")
+            def test_skip(): pass
+            @pytest.mark.xfail
+            def test_xfail(): assert False
+            @pytest.mark.xfail
+            def test_xpass(): pass
+        """,
+        "test_broken_import.py": "import no_such_module_anywhere\n",
+    })
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert outcomes(report) == {
+        "test_pass": Outcome.PASSED, "test_fail": Outcome.FAILED, "test_setup_error": Outcome.ERROR,
+        "test_skip": Outcome.SKIPPED, "test_xfail": Outcome.XFAIL, "test_xpass": Outcome.XPASS,
+    }
+    assert [e.nodeid for e in report.collection_errors] == ["unit_tests/test_broken_import.py"]
+    assert "no_such_module_anywhere" in report.collection_errors[0].message
+    assert report.passed == 1 and report.total == 7
+    assert "assert 2 == 3" in next(t for t in report.tests if t.outcome is Outcome.FAILED).message
+
+
+def test_endless_test_is_killed_at_timeout_and_earlier_results_are_kept(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "loop", {
+        "test_loop.py": """
+            import subprocess
+            def test_first(): pass
+            def test_forever():
+                subprocess.Popen(["sleep", "4321.5"])  # a grandchild that must die too
+                while True:
+                    pass
+            def test_never_reached(): pass
+        """,
+    })
+    report = runner(env_cache, timeout=8).evaluate(task, GOOD_MODULE, "unit")
+    assert report.timed_out and report.status == "timeout"
+    assert report.exit_status is None
+    got = outcomes(report)
+    assert got["test_first"] is Outcome.PASSED
+    assert got["test_forever"] is Outcome.ERROR
+    assert "timed out" in next(t.message for t in report.tests if t.nodeid.endswith("test_forever"))
+    assert "test_never_reached" not in got
+    assert report.total == 3  # collected, so the unreached test still counts against the score
+    assert report.duration < 40
+    assert _processes_running(b"sleep\x004321.5\x00") == []
+
+
+def _processes_running(cmdline: bytes) -> list[str]:
+    """Host pids whose command line is exactly `cmdline`."""
+    found = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if path.read_bytes() == cmdline:
+                found.append(path.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+def test_os_exit_inside_a_test_keeps_results_recorded_before_it(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "exit", {
+        "test_exit.py": """
+            import os
+            def test_a(): pass
+            def test_b(): assert False
+            def test_c(): os._exit(7)
+            def test_d(): pass
+        """,
+    })
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert report.exit_status == 7 and not report.timed_out
+    assert outcomes(report) == {"test_a": Outcome.PASSED, "test_b": Outcome.FAILED, "test_c": Outcome.ERROR}
+    assert report.total == 4 and report.passed == 1
+
+
+def _sandbox_is_available(env_cache: Path) -> bool:
+    return runner(env_cache).isolation() == NAMESPACES
+
+
+class _Listener:
+    """A TCP server on the host's loopback that records whether anyone connected."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+                self.connections += 1
+                conn.close()
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+NETWORK_TEST = """
+    import os, socket
+    def test_connect():
+        socket.create_connection(("127.0.0.1", int(os.environ["PORT"])), timeout=3).close()
+"""
+
+
+def test_tests_cannot_reach_the_network(tmp_path: Path, env_cache: Path) -> None:
+    if not _sandbox_is_available(env_cache):
+        pytest.skip("namespace sandbox unavailable on this machine")
+    listener = _Listener()
+    try:
+        task = make_task(tmp_path / "net", {"test_net.py": NETWORK_TEST}, env_vars={"PORT": str(listener.port)})
+        isolated = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+        # control: the same test with isolation off does reach the host's server
+        open_run = runner(env_cache, isolation="none").evaluate(task, GOOD_MODULE, "unit")
+    finally:
+        listener.close()
+    assert outcomes(isolated)["test_connect"] is Outcome.FAILED
+    assert outcomes(open_run)["test_connect"] is Outcome.PASSED
+    assert listener.connections == 1
+
+
+def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_path: Path, env_cache: Path) -> None:
+    if not _sandbox_is_available(env_cache):
+        pytest.skip("namespace sandbox unavailable on this machine")
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    real_home_marker = Path(os.path.expanduser("~")) / "projectgen-sandbox-marker"
+    project_file = Path(__file__).resolve().parents[1] / "projectgen-sandbox-marker"
+    task = make_task(tmp_path / "fs", {
+        "test_fs.py": """
+            import os, shutil
+            def test_home_is_private():
+                with open(os.path.expanduser("~/projectgen-sandbox-marker"), "w") as f:
+                    f.write("x")
+                assert os.environ["HOME"].startswith(os.getcwd())
+            def test_delete_outside():
+                os.remove(os.environ["VICTIM"])
+            def test_write_project_folder():
+                open(os.environ["PROJECT_FILE"], "w").write("x")
+            def test_rmtree_outside():
+                shutil.rmtree(os.path.dirname(os.environ["VICTIM"]))
+            def test_ssh_keys_hidden():
+                assert not os.path.exists(os.path.expanduser("/root/.bashrc"))
+        """,
+    }, env_vars={"VICTIM": str(victim), "PROJECT_FILE": str(project_file)})
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    got = outcomes(report)
+    assert got["test_home_is_private"] is Outcome.PASSED
+    assert got["test_delete_outside"] is Outcome.FAILED
+    assert got["test_write_project_folder"] is Outcome.FAILED
+    assert got["test_rmtree_outside"] is Outcome.FAILED
+    assert got["test_ssh_keys_hidden"] is Outcome.PASSED
+    assert victim.read_text() == "keep me"
+    assert not real_home_marker.exists() and not project_file.exists()
+
+
+def test_candidate_cannot_replace_tests_or_hook_pytest(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "cheat", {"test_real.py": "from calc import add\ndef test_add(): assert add(2, 2) == 4\n"})
+    candidate = {
+        "calc.py": "def add(a, b):\n    return 0\n",
+        "unit_tests/test_real.py": "def test_add(): pass\n",
+        "unit_tests/test_extra.py": "def test_free_points(): pass\n",
+        "conftest.py": textwrap.dedent("""
+            import pytest
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_makereport(item, call):
+                outcome = yield
+                outcome.get_result().outcome = "passed"
+        """),
+    }
+    report = runner(env_cache).evaluate(task, candidate, "unit")
+    assert outcomes(report) == {"test_add": Outcome.FAILED}
+
+
+def test_memory_hog_is_stopped_by_the_limit(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "mem", {
+        "test_mem.py": """
+            def test_hog():
+                blob = bytearray(6 * 1024 ** 3)
+                assert blob
+            def test_after(): pass
+        """,
+    })
+    report = runner(env_cache, limits=Limits(memory_bytes=1024**3)).evaluate(task, GOOD_MODULE, "unit")
+    got = outcomes(report)
+    assert got["test_hog"] in (Outcome.FAILED, Outcome.ERROR)
+    assert got["test_after"] is Outcome.PASSED
+
+
+def test_environment_is_built_once_and_reused(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "reuse", {"test_ok.py": "def test_ok(): pass\n"})
+    sandbox = runner(env_cache)
+    first = sandbox.evaluate(task, GOOD_MODULE, "unit")
+    manifest = sandbox.environments.path_for(task.env) / "projectgen-env.json"
+    stamp = manifest.stat().st_mtime_ns
+    second = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert first.passed == second.passed == 1
+    assert manifest.stat().st_mtime_ns == stamp
+    assert first.environment and first.environment.key == task.env.cache_key()
+
+
+def test_unsatisfiable_requirement_is_recorded_not_fatal(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "badreq", {"test_ok.py": "def test_ok(): pass\n"})
+    task = task.model_copy(update={"env": EnvSpec(requirements=("projectgen-no-such-package-xyz==9.9.9",))})
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert report.passed == 1
+    assert report.environment and report.environment.unsatisfied_requirements == ["projectgen-no-such-package-xyz==9.9.9"]
