@@ -65,10 +65,16 @@ class EnvSpec(BaseModel):
 
 
 class SizeFigures(BaseModel):
-    """Size of the reference implementation (ProjectGen weights scores by LOC)."""
+    """Size of the reference implementation (ProjectGen weights scores by LOC).
+
+    `loc` counts physical lines of the Python files, as the CodeProjectEval table
+    does (its #LOC is reproduced exactly this way); `code_lines` leaves out blank
+    and comment-only lines.
+    """
 
     files: int
     loc: int
+    code_lines: int
 
 
 class Task(BaseModel):
@@ -107,10 +113,21 @@ class Task(BaseModel):
         """The reference implementation as a path -> text mapping (evaluation only)."""
         return {rel: (self.root / rel).read_text(encoding="utf-8", errors="replace") for rel in self.reference}
 
+    def reference_files(self) -> dict[str, Path]:
+        """The reference implementation as repository path -> file on disk (binary-safe)."""
+        return {rel: self.root / rel for rel in self.reference}
+
     def size(self) -> SizeFigures:
-        """Files and non-blank, non-comment lines of the reference's Python files."""
+        """Python files and lines of the reference implementation."""
         from projectgen.evaluation.metrics import count_loc
 
-        py_files = [rel for rel in self.reference if rel.endswith(".py")]
-        loc = sum(count_loc((self.root / rel).read_text(encoding="utf-8", errors="replace")) for rel in py_files)
-        return SizeFigures(files=len(py_files), loc=loc)
+        sources = [
+            (self.root / rel).read_text(encoding="utf-8", errors="replace")
+            for rel in self.reference
+            if rel.endswith(".py")
+        ]
+        return SizeFigures(
+            files=len(sources),
+            loc=sum(len(text.splitlines()) for text in sources),
+            code_lines=sum(count_loc(text) for text in sources),
+        )

@@ -30,6 +30,7 @@ from projectgen.evaluation.sandbox import (
     NO_ISOLATION,
     Limits,
     default_hidden_paths,
+    default_scratch_paths,
     limit_prefix,
     namespace_prefix,
     probe_isolation,
@@ -38,6 +39,7 @@ from projectgen.evaluation.sandbox import (
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 OUTPUT_TAIL_CHARS = 6000
+Candidate = Path | Mapping[str, str] | Mapping[str, Path]
 CONTROL_DIR = ".projectgen"
 
 
@@ -87,8 +89,12 @@ class SandboxRunner:
         return self._isolation
 
     # -- public API ----------------------------------------------------------------
-    def evaluate(self, task: Task, candidate: Path | Mapping[str, str], suite: SuiteKind = "unit") -> TestReport:
-        """Run one suite of `task` against `candidate` (a folder or a path -> text mapping)."""
+    def evaluate(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> TestReport:
+        """Run one suite of `task` against `candidate`.
+
+        `candidate` is a folder, or a mapping from repository path to file text
+        (or to a file on disk to copy, which keeps binary files intact).
+        """
         test_suite = task.suite(suite)
         started = time.monotonic()
         try:
@@ -110,19 +116,23 @@ class SandboxRunner:
         return report
 
     # -- workspace -----------------------------------------------------------------
-    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Path | Mapping[str, str], suite_path: str) -> None:
+    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Candidate, suite_path: str) -> None:
         test_dirs = [s.path for s in task.suites.values()]
 
         def is_test_path(rel: str) -> bool:
             return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in test_dirs) or rel.startswith(CONTROL_DIR)
 
         if isinstance(candidate, Mapping):
-            for rel, text in candidate.items():
+            for rel, content in candidate.items():
                 rel = safe_relpath(rel)
-                if not is_test_path(rel):
-                    target = workspace / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(text, encoding="utf-8")
+                if is_test_path(rel):
+                    continue
+                target = workspace / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, Path):
+                    shutil.copy2(content, target)
+                else:
+                    target.write_text(content, encoding="utf-8")
         else:
             source = Path(candidate)
             if not source.is_dir():
@@ -163,7 +173,7 @@ class SandboxRunner:
         prefix = limit_prefix(self.settings.limits)
         if self.isolation() == NAMESPACES:
             keep = [str(env.path), str(env.base_prefix())]
-            prefix += namespace_prefix(workspace, default_hidden_paths(), keep)
+            prefix += namespace_prefix(workspace, default_hidden_paths(), keep, default_scratch_paths())
         return prefix + pytest_args
 
     def _environment_variables(self, workspace: Path, task: Task) -> dict[str, str]:

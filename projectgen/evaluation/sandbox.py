@@ -49,11 +49,13 @@ def limit_prefix(limits: Limits) -> list[str]:
     return args + ["--"]
 
 
-def namespace_prefix(workspace: Path, hide: list[str], keep: list[str]) -> list[str]:
+def namespace_prefix(workspace: Path, hide: list[str], keep: list[str], scratch: list[str] | None = None) -> list[str]:
     """`unshare` + launcher arguments that isolate the command."""
     launcher = [sys.executable, "-I", str(sandbox_file("launcher.py")), "--workspace", str(workspace)]
     for path in hide:
         launcher += ["--hide", path]
+    for path in scratch or []:
+        launcher += ["--scratch", path]
     for path in keep:
         launcher += ["--keep", path]
     unshare = [
@@ -81,5 +83,10 @@ def probe_isolation(scratch: Path) -> tuple[str, str]:
 
 def default_hidden_paths() -> list[str]:
     """Folders whose secrets (SSH keys, cloud credentials) tests must not read."""
-    homes = {os.path.expanduser("~"), "/root"}
+    homes = {os.path.expanduser("~"), "/root", "/home"}
     return sorted(h for h in homes if h and h != "/")
+
+
+def default_scratch_paths() -> list[str]:
+    """Shared temp folders: each sandbox gets its own empty, writable copy."""
+    return [p for p in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(p)]

@@ -30,33 +30,45 @@ def under(path, parent):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--workspace", required=True)
-    parser.add_argument("--hide", action="append", default=[])
-    parser.add_argument("--keep", action="append", default=[])
+    parser.add_argument("--hide", action="append", default=[], help="replace with an empty read-only tmpfs")
+    parser.add_argument("--scratch", action="append", default=[], help="replace with an empty writable tmpfs")
+    parser.add_argument("--keep", action="append", default=[], help="stay visible (read-only) inside hidden folders")
+    parser.add_argument("--scratch-size", default="1g")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     workspace = os.path.realpath(args.workspace)
-    hold = os.path.join(workspace, ".projectgen", "hold")
 
-    run("mount", "--bind", workspace, workspace)
-    hidden = [os.path.realpath(h) for h in args.hide if os.path.isdir(h) and not under(workspace, os.path.realpath(h))]
-    keeps = [os.path.realpath(k) for k in args.keep if os.path.exists(k)]
-    held = []
-    for index, keep in enumerate(keeps):
-        if any(under(keep, h) for h in hidden):
-            spot = os.path.join(hold, str(index))
-            os.makedirs(spot, exist_ok=True)
-            run("mount", "--bind", keep, spot)
-            held.append((spot, keep))
-    for path in hidden:
-        run("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m", "tmpfs", path)
-    for spot, keep in held:
+    covered = [os.path.realpath(p) for p in args.hide + args.scratch if os.path.isdir(p)]
+    covered = [p for p in covered if p != "/"]
+    keeps = [workspace] + [os.path.realpath(k) for k in args.keep if os.path.exists(k)]
+    held = [k for k in keeps if any(under(k, c) for c in covered)]
+
+    # Park the folders that must stay visible on a private tmpfs, cover the
+    # hidden folders, then bind the parked folders back at their own paths.
+    hold = "/mnt" if os.path.isdir("/mnt") else "/media"
+    run("mount", "-t", "tmpfs", "-o", "mode=0700,size=1m", "tmpfs", hold)
+    for index, keep in enumerate(held):
+        spot = os.path.join(hold, str(index))
+        os.mkdir(spot)
+        run("mount", "--bind", keep, spot)
+    for path in covered:
+        size = args.scratch_size if path in [os.path.realpath(s) for s in args.scratch] else "1m"
+        run("mount", "-t", "tmpfs", "-o", "mode=1777,size=" + size, "tmpfs", path)
+    for index, keep in enumerate(held):
+        spot = os.path.join(hold, str(index))
         os.makedirs(keep, exist_ok=True)
         run("mount", "--bind", spot, keep)
         run("umount", "-l", spot)
+    run("umount", "-l", hold)
+    if workspace not in held:
+        run("mount", "--bind", workspace, workspace)
 
+    writable = [workspace] + [os.path.realpath(s) for s in args.scratch]
     for point in mount_points():
-        if under(point, workspace) or point.startswith(("/proc", "/dev", "/sys")):
+        if point.startswith(("/proc", "/dev", "/sys")):
+            continue
+        if any(point == w or (under(point, w) and not any(under(point, k) for k in keeps[1:])) for w in writable):
             continue
         subprocess.run(["mount", "-o", "remount,bind,ro", point], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.run(["ip", "link", "set", "lo", "up"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

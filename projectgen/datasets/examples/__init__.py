@@ -1,0 +1,35 @@
+"""Small example tasks bundled with projectgen (package data), for demos and tests.
+
+Each sub-folder holding a `task.toml` is one task in the "taskdir" format:
+requirement documents under `docs/`, visible `check_tests/`, hidden
+`unit_tests/`, and a reference implementation.
+
+- `kvstore`: a key-value store package (five layered modules plus a CLI) with
+  TTL expiry, namespaces and transactions.
+- `wordfreq`: a single-module word counter.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from projectgen.errors import ProjectGenError
+
+_EXAMPLES_DIR = Path(__file__).resolve().parent
+
+
+def example_tasks_dir() -> Path:
+    """Folder holding the bundled example tasks."""
+    return _EXAMPLES_DIR
+
+
+def example_task_names() -> list[str]:
+    """Names of the bundled example tasks, sorted."""
+    return sorted(p.name for p in _EXAMPLES_DIR.iterdir() if (p / "task.toml").is_file())
+
+
+def example_task_path(name: str) -> Path:
+    """Folder of the bundled example task `name`; ProjectGenError listing the names if unknown."""
+    names = example_task_names()
+    if name not in names:
+        raise ProjectGenError(f"unknown example task {name!r} (available: {', '.join(names) or 'none'})")
+    return _EXAMPLES_DIR / name

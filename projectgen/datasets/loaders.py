@@ -1,0 +1,626 @@
+"""Load tasks from folders: CodeProjectEval and DevBench `config.json`, or our own `task.toml`.
+
+Every path a config names is checked to stay inside the task folder (also through
+symlinks) before anything is read, and every problem becomes one `TaskFormatError`
+line naming the config file and the offending key. The two benchmark formats are
+read leniently where their published data is known to be incomplete (absent UML
+files, data files, test folders are skipped); `task.toml` is read strictly (a
+declared path that does not exist, or an unknown key, is an error).
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from projectgen.datasets.task import SUITE_KINDS, Documents, EnvSpec, SuiteKind, Task, TestSuite
+from projectgen.errors import ProjectGenError, TaskFormatError
+from projectgen.repository import SKIPPED_DIRS, safe_relpath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+TASK_TOML = "task.toml"
+CONFIG_JSON = "config.json"
+
+_CPE_SUITE_KEYS: dict[SuiteKind, str] = {"check": "check_tests", "unit": "unit_tests"}
+_DEVBENCH_SUITE_KEYS: dict[SuiteKind, str] = {
+    "check": "check_tests",
+    "unit": "unit_tests",
+    "acceptance": "acceptance_tests",
+}
+_DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
+
+_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "required_files", "docs", "tests", "env"})
+_TOML_DOCS_KEYS = frozenset(Documents.model_fields)
+_TOML_TESTS_KEYS = frozenset(SUITE_KINDS)
+_TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script"})
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REQ_COMMENT = re.compile(r"(^|\s)#.*$")  # pip's rule: '#' at line start or after whitespace
+_REQ_NAME = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_SKIPPED_SUFFIXES = (".pyc", ".pyo")
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def load_task(path: str | os.PathLike[str]) -> Task:
+    """Load one task folder (or its config.json / task.toml), detecting its format."""
+    given = Path(path)
+    if given.is_file() and given.name in (TASK_TOML, CONFIG_JSON):
+        given = given.parent
+    if not given.exists():
+        raise TaskFormatError(given, "task folder not found")
+    if not given.is_dir():
+        raise TaskFormatError(
+            given, f"not a task folder (expected a folder holding {TASK_TOML} or {CONFIG_JSON})"
+        )
+    root = given.resolve()
+    if (root / TASK_TOML).is_file():
+        ctx = _Ctx(root, root / TASK_TOML)
+        return _load_taskdir(ctx, _read_toml(ctx.config))
+    if (root / CONFIG_JSON).is_file():
+        ctx = _Ctx(root, root / CONFIG_JSON)
+        config = _read_json(ctx.config)
+        if "source_code" in config or isinstance(config.get("UML"), list):
+            return _load_codeprojecteval(ctx, config)
+        if _DEVBENCH_MARKERS & config.keys():
+            return _load_devbench(ctx, config)
+        raise ctx.fail(
+            "",
+            "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "
+            "or DevBench keys (UML_class, code_file_DAG, acceptance_tests)",
+        )
+    raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")
+
+
+def load_dataset(
+    path: str | os.PathLike[str], on_error: Literal["raise", "skip"] = "raise"
+) -> list[Task]:
+    """Every task in the immediate subfolders of `path`, sorted by id.
+
+    With on_error="raise" the first malformed task (in folder-name order) raises its
+    TaskFormatError; with "skip" malformed tasks are left out (see
+    `load_dataset_report` to get their errors too).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    tasks, errors = _load_all(Path(path), stop_at_first_error=on_error == "raise")
+    if errors and on_error == "raise":
+        raise errors[0]
+    return tasks
+
+
+def load_dataset_report(path: str | os.PathLike[str]) -> tuple[list[Task], list[TaskFormatError]]:
+    """Load every task that can be loaded and collect one error per malformed task."""
+    return _load_all(Path(path), stop_at_first_error=False)
+
+
+def parse_requirements(text: str, exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """Requirement strings from a requirements file's text, ready for one `pip install`.
+
+    Comments, blank lines and option lines (`-e .`, `-r other.txt`, `--index-url ...`)
+    are dropped; environment markers are kept. Requirements naming a project in
+    `exclude` (the task's own package) are dropped, because installing the
+    published package would shadow the candidate implementation under test.
+    Exact duplicates are dropped too.
+    """
+    excluded = {_normalize_name(name) for name in exclude if name}
+    kept: list[str] = []
+    for raw in text.splitlines():
+        line = _REQ_COMMENT.sub("", raw).strip()
+        if not line or line.startswith("-"):
+            continue
+        match = _REQ_NAME.match(line)
+        if match and _normalize_name(match.group(1)) in excluded:
+            continue
+        if line not in kept:
+            kept.append(line)
+    return tuple(kept)
+
+
+# --------------------------------------------------------------------------- dataset scan
+
+
+def _load_all(root: Path, *, stop_at_first_error: bool) -> tuple[list[Task], list[TaskFormatError]]:
+    """Load the task subfolders of a dataset folder; duplicate ids count as malformed."""
+    if not root.exists():
+        raise ProjectGenError(f"{root}: dataset folder not found")
+    if not root.is_dir():
+        raise ProjectGenError(f"{root}: not a folder (expected a dataset folder of task subfolders)")
+    folders = sorted(
+        (child for child in root.iterdir() if child.is_dir() and _has_config(child)), key=lambda p: p.name
+    )
+    if not folders:
+        hint = " (it is itself a task folder: use load_task)" if _has_config(root) else ""
+        raise ProjectGenError(
+            f"{root}: no tasks found (no subfolder holds a {TASK_TOML} or {CONFIG_JSON}){hint}"
+        )
+    tasks: dict[str, Task] = {}
+    errors: list[TaskFormatError] = []
+    for folder in folders:
+        try:
+            task = load_task(folder)
+            if task.id in tasks:
+                raise TaskFormatError(
+                    folder, f"duplicate task id {task.id!r} (also used by {tasks[task.id].root})"
+                )
+            tasks[task.id] = task
+        except TaskFormatError as error:
+            errors.append(error)
+            if stop_at_first_error:
+                break
+    return sorted(tasks.values(), key=lambda t: t.id), errors
+
+
+def _has_config(folder: Path) -> bool:
+    return (folder / TASK_TOML).is_file() or (folder / CONFIG_JSON).is_file()
+
+
+# --------------------------------------------------------------------------- config files
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(_read_config_text(path))
+    except json.JSONDecodeError as error:
+        raise TaskFormatError(
+            path, f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise TaskFormatError(path, f"expected a JSON object at the top level, got {_kind(data)}")
+    return data
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(_read_config_text(path))
+    except tomllib.TOMLDecodeError as error:  # its message carries "(at line L, column C)"
+        raise TaskFormatError(path, f"invalid TOML: {error}") from None
+
+
+def _read_config_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise TaskFormatError(path, f"not valid UTF-8 (byte {error.start})") from None
+    except OSError as error:
+        raise TaskFormatError(path, f"cannot read: {error.strerror}") from None
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """A task root plus its config file, so every check can name the file and the key."""
+
+    root: Path  # resolved task folder
+    config: Path
+
+    def fail(self, key: str, problem: str) -> TaskFormatError:
+        return TaskFormatError(self.config, f"{key}: {problem}" if key else problem)
+
+    def inside(self, key: str, rel: object) -> tuple[str, Path]:
+        """Normalize a config path; refuse absolute paths, '..' and symlinks leaving the root."""
+        if not isinstance(rel, str):
+            raise self.fail(key, f"expected a path string, got {_kind(rel)}")
+        if not rel.strip():
+            raise self.fail(key, "empty path")
+        try:
+            clean = safe_relpath(rel)
+        except ProjectGenError:
+            raise self.fail(
+                key, f"path {rel!r} escapes the task folder (absolute paths and '..' are not allowed)"
+            ) from None
+        full = self.root / clean
+        if not full.resolve().is_relative_to(self.root):
+            raise self.fail(key, f"path {rel!r} resolves outside the task folder (through a symlink)")
+        return clean, full
+
+    def file(self, key: str, rel: object, *, required: bool) -> tuple[str, Path] | None:
+        """A checked file path, or None when it is absent and not required."""
+        clean, full = self.inside(key, rel)
+        if full.is_dir():
+            raise self.fail(key, f"{clean!r} is a folder, expected a file")
+        if not full.is_file():
+            if required:
+                raise self.fail(key, f"file {clean!r} not found")
+            return None
+        return clean, full
+
+    def folder(self, key: str, rel: object, *, required: bool) -> str | None:
+        """A checked folder path, or None when it is absent and not required."""
+        clean, full = self.inside(key, rel)
+        if full.is_file():
+            raise self.fail(key, f"{clean!r} is a file, expected a folder")
+        if not full.is_dir():
+            if required:
+                raise self.fail(key, f"folder {clean!r} not found")
+            return None
+        return clean
+
+    def read(self, key: str, rel: object, *, required: bool) -> str | None:
+        """A document's text (UTF-8, undecodable bytes replaced), or None when absent."""
+        found = self.file(key, rel, required=required)
+        if found is None:
+            return None
+        clean, full = found
+        try:
+            return full.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise self.fail(key, f"cannot read {clean!r}: {error.strerror}") from None
+
+    def document(self, key: str, value: object, *, required: bool) -> str | None:
+        """One document, or a list of them concatenated, each after a `<!-- file: name -->` line."""
+        if isinstance(value, str):
+            return self.read(key, value, required=required)
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a path or a list of paths, got {_kind(value)}")
+        parts = []
+        for index, item in enumerate(value):
+            text = self.read(f"{key}[{index}]", item, required=required)
+            if text is not None:
+                parts.append(f"<!-- file: {safe_relpath(item)} -->\n{text.rstrip()}\n")
+        return "\n".join(parts) or None
+
+    def optional_document(self, config: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+        """A document named by `config[key]`; a missing key or "" means none."""
+        value = config.get(key)
+        if value is None or value == "":
+            return None
+        return self.document(key, value, required=required)
+
+    def suite(self, key: str, kind: SuiteKind, rel: object, *, required: bool) -> TestSuite | None:
+        clean = self.folder(key, rel, required=required)
+        return None if clean is None else TestSuite(kind=kind, path=clean)
+
+    def files(self, key: str, patterns: object, *, missing_ok: bool) -> tuple[str, ...]:
+        """Files named by paths, folders (all files below) and globs, sorted and deduplicated."""
+        found: set[str] = set()
+        for index, pattern in enumerate(self.str_list(key, patterns)):
+            item_key = f"{key}[{index}]"
+            clean, full = self.inside(item_key, pattern)  # checked before globbing
+            if any(ch in clean for ch in "*?["):
+                matches = sorted(self.root.glob(clean))
+                if not matches and not missing_ok:
+                    raise self.fail(item_key, f"{clean!r} matches no files")
+            elif full.exists():
+                matches = [full]
+            elif missing_ok:
+                continue
+            else:
+                raise self.fail(item_key, f"{clean!r} not found")
+            for match in matches:
+                found.update(self.files_below(item_key, match))
+        return tuple(sorted(found))
+
+    def files_below(self, key: str, path: Path) -> list[str]:
+        """Relative paths of a file or of every file in a folder, skipping caches and bytecode."""
+        if path.is_file():
+            candidates = [path]
+        else:
+            candidates = []
+            for dirpath, dirnames, filenames in os.walk(path):
+                dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(d))
+                candidates += [
+                    Path(dirpath) / name for name in sorted(filenames) if not name.endswith(_SKIPPED_SUFFIXES)
+                ]
+        rels = []
+        for candidate in candidates:
+            rel = candidate.relative_to(self.root).as_posix()
+            if not candidate.resolve().is_relative_to(self.root):
+                raise self.fail(key, f"{rel!r} is a symlink to a file outside the task folder")
+            rels.append(rel)
+        return rels
+
+    def str_list(self, key: str, value: object) -> list[str]:
+        """A list of strings; a single string counts as a one-item list; None as empty."""
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list of strings, got {_kind(value)}")
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.fail(f"{key}[{index}]", f"expected a string, got {_kind(item)}")
+        return list(value)
+
+    def string(self, key: str, value: object, example: str) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string such as {example!r}, got {_kind(value)}")
+        return value.strip()
+
+    def requirements(self, key: str, value: object, exclude: Iterable[str]) -> tuple[str, ...]:
+        """Requirements from a file path or an inline list; None or "" means none."""
+        if value is None or value == "":
+            return ()
+        if isinstance(value, str):
+            text = self.read(key, value, required=True) or ""
+        else:
+            text = "\n".join(self.str_list(key, value))
+        return parse_requirements(text, exclude)
+
+    def setup_script(self, key: str, value: object, *, required: bool) -> str | None:
+        if value is None or value == "":
+            return None
+        return self.read(key, value, required=required)
+
+    def env_vars(self, key: str, value: object) -> dict[str, str]:
+        """A mapping of variable names to strings (numbers are converted)."""
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping of names to strings, got {_kind(value)}")
+        out: dict[str, str] = {}
+        for name, item in value.items():
+            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                raise self.fail(f"{key}.{name}", f"expected a string, got {_kind(item)}")
+            out[str(name)] = str(item)
+        return out
+
+    def table(self, key: str, value: object) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {_kind(value)}")
+        return value
+
+    def known_keys(self, where: str, table: dict[str, Any], allowed: frozenset[str]) -> None:
+        """Unknown keys are errors: a typo must not silently drop a document or a suite."""
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                allowed_list = ", ".join(sorted(allowed))
+                hint = f"; did you mean {close[0]!r}?" if close else f" (allowed: {allowed_list})"
+                raise self.fail(where, f"unknown key {key!r}{hint}")
+
+
+def _kind(value: object) -> str:
+    """A user-facing name for a parsed value's type."""
+    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _skipped_dir(name: str) -> bool:
+    """Caches, VCS and build metadata are never part of a task's files."""
+    return name in SKIPPED_DIRS or name.endswith(".egg-info")
+
+
+def _normalize_name(name: str) -> str:
+    """PEP 503 project-name normalization ('Foo_Bar' == 'foo-bar')."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _prd(ctx: _Ctx, key: str, value: object) -> str:
+    """The PRD is the one mandatory document: a missing key and a missing file are both errors."""
+    if value is None or value == "":
+        raise ctx.fail(key, "missing: every task needs a PRD")
+    return ctx.document(key, value, required=True) or ""
+
+
+# --------------------------------------------------------------------------- CodeProjectEval
+
+
+def _load_codeprojecteval(ctx: _Ctx, config: dict[str, Any]) -> Task:
+    """CodeProjectEval: `source_code` is the package folder, and the whole reference."""
+    package, reference = _cpe_source(ctx, config.get("source_code"))
+    task_id = ctx.root.name
+    docs = Documents(
+        prd=_prd(ctx, "PRD", config.get("PRD")),
+        uml_class=ctx.optional_document(config, "UML"),
+        architecture_design=ctx.optional_document(config, "architecture_design"),
+    )
+    # The suite folders come from the `*_tests` keys, never from the scripts (voluptuous's
+    # unit_test_script names `unit_test`, but its folder is `unit_tests`).
+    suites = {
+        kind: suite
+        for kind, key in _CPE_SUITE_KEYS.items()
+        if config.get(key) and (suite := ctx.suite(key, kind, config[key], required=False))
+    }
+    return Task(
+        id=task_id,
+        root=ctx.root,
+        format="codeprojecteval",
+        docs=docs,
+        suites=suites,
+        env=_config_env(ctx, config, exclude=(package or "", task_id)),
+        required_files=_fixtures(ctx, config, reference, suites),
+        reference=reference,
+        package=package,
+    )
+
+
+def _fixtures(ctx: _Ctx, config: dict, reference: tuple[str, ...], suites: dict) -> tuple[str, ...]:
+    """Files the tests read at run time: `required_files` plus `usage_examples`.
+
+    cookiecutter's tests read templates from `tests/` (its `usage_examples`), lice's
+    read `templates/`. Reference files and test suites are never fixtures: a fixture
+    must not hand a candidate the reference code it failed to generate.
+    """
+    files = set(ctx.files("required_files", config.get("required_files"), missing_ok=True))
+    files |= set(ctx.files("usage_examples", config.get("usage_examples") or None, missing_ok=True))
+    suite_dirs = tuple(suite.path.rstrip("/") + "/" for suite in suites.values())
+    return tuple(sorted(f for f in files if f not in reference and not f.startswith(suite_dirs)))
+
+
+def _cpe_source(ctx: _Ctx, value: object) -> tuple[str | None, tuple[str, ...]]:
+    """The package name and its files; a single-module `foo.py` is accepted too."""
+    if value is None or value == "":
+        return None, ()
+    clean, full = ctx.inside("source_code", value)
+    name = PurePosixPath(clean).name
+    if full.is_file():
+        return PurePosixPath(name).stem, tuple(ctx.files_below("source_code", full))
+    if full.is_dir():
+        return name, tuple(sorted(ctx.files_below("source_code", full)))
+    return name, ()  # reference absent: the task is still usable for generation
+
+
+def _config_env(ctx: _Ctx, config: dict[str, Any], exclude: Iterable[str]) -> EnvSpec:
+    """EnvSpec from the keys CodeProjectEval and DevBench share."""
+    return EnvSpec(
+        requirements=ctx.requirements("dependencies", config.get("dependencies"), exclude),
+        setup_script=ctx.setup_script("setup_shell_script", config.get("setup_shell_script"), required=False),
+        env_vars=ctx.env_vars("env_vars", config.get("env_vars")),
+    )
+
+
+# --------------------------------------------------------------------------- DevBench
+
+
+def _load_devbench(ctx: _Ctx, config: dict[str, Any]) -> Task:
+    """DevBench: doc paths vary per task; the reference is derived from code_file_DAG/src_files."""
+    package, reference = _devbench_source(ctx, config)
+    task_id = ctx.root.name
+    docs = Documents(
+        prd=_prd(ctx, "PRD", config.get("PRD")),
+        uml_class=ctx.optional_document(config, "UML_class"),
+        uml_sequence=ctx.optional_document(config, "UML_sequence"),
+        architecture_design=ctx.optional_document(config, "architecture_design"),
+    )
+    suites = {
+        kind: suite
+        for kind, key in _DEVBENCH_SUITE_KEYS.items()
+        if config.get(key) and (suite := ctx.suite(key, kind, config[key], required=False))
+    }
+    return Task(
+        id=task_id,
+        root=ctx.root,
+        format="devbench",
+        docs=docs,
+        suites=suites,
+        env=_config_env(ctx, config, exclude=(package or "", task_id)),
+        required_files=_fixtures(ctx, config, reference, suites),
+        reference=reference,
+        package=package,
+    )
+
+
+def _devbench_source(ctx: _Ctx, config: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    """Package and reference files of a DevBench task.
+
+    The source files are the keys and values of `code_file_DAG` plus `src_files`. A
+    file inside a top-level folder pulls in that whole folder: every .py file (the DAG
+    leaves out `__init__.py` files, hone's `hone/utils/__init__.py` and the
+    `hone/utils/test_utils.py` helper its tests import) and the package data that is
+    not under a test folder (chakin's `datasets.csv`, geotext's `data_file/`).
+    Root-level files are taken one by one. Data the code reads relative to the working
+    directory (lice's root `templates/`) is not reference: DevBench lists it in
+    `required_files`. Ambiguity: the package is the single top-level folder (which
+    for Hybrid_Images is the namespace folder `src`, imported as `src.hybrid`), else
+    the single root module (ArXiv_digest: `query_arxiv`), else None (TextCNN has five
+    root modules).
+    """
+    dag = config.get("code_file_DAG") or {}
+    if not isinstance(dag, dict):
+        raise ctx.fail("code_file_DAG", f"expected a mapping of file to list of files, got {_kind(dag)}")
+    named: list[tuple[str, object]] = []  # (key for error messages, path)
+    for source, deps in dag.items():
+        key = f"code_file_DAG[{source!r}]"
+        named.append((key, source))
+        named += [(f"{key}[{i}]", dep) for i, dep in enumerate(ctx.str_list(key, deps))]
+    src_files = ctx.str_list("src_files", config.get("src_files"))
+    named += [(f"src_files[{i}]", item) for i, item in enumerate(src_files)]
+
+    folders: set[str] = set()
+    modules: set[str] = set()
+    reference: set[str] = set()
+    for key, value in named:
+        found = ctx.file(key, value, required=False)
+        if found is None:
+            continue  # a DAG entry without a file: nothing to compare against
+        clean, full = found
+        parts = PurePosixPath(clean).parts
+        if len(parts) == 1:
+            modules.add(clean)
+            reference.add(clean)
+        elif parts[0] not in folders:
+            folders.add(parts[0])
+            reference.update(_package_files(ctx, key, parts[0]))
+    if len(folders) == 1:
+        package: str | None = next(iter(folders))
+    elif not folders and len(modules) == 1:
+        package = PurePosixPath(next(iter(modules))).stem
+    else:
+        package = None
+    return package, tuple(sorted(reference))
+
+
+def _package_files(ctx: _Ctx, key: str, top: str) -> list[str]:
+    """All .py files under a package folder, plus its data files outside test folders."""
+    files = ctx.files_below(key, ctx.root / top)
+    return [
+        rel
+        for rel in files
+        if rel.endswith(".py") or not _TEST_DIRS.intersection(PurePosixPath(rel).parts[:-1])
+    ]
+
+
+# --------------------------------------------------------------------------- task.toml
+
+
+def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
+    """Our own format: explicit keys, every declared path must exist, unknown keys are errors."""
+    ctx.known_keys("", config, _TOML_TOP_KEYS)
+    docs_table = ctx.table("[docs]", config.get("docs"))
+    tests_table = ctx.table("[tests]", config.get("tests"))
+    env_table = ctx.table("[env]", config.get("env"))
+    ctx.known_keys("[docs]", docs_table, _TOML_DOCS_KEYS)
+    ctx.known_keys("[tests]", tests_table, _TOML_TESTS_KEYS)
+    ctx.known_keys("[env]", env_table, _TOML_ENV_KEYS)
+
+    task_id = ctx.string("id", config.get("id"), "textstats") or ctx.root.name
+    if not _TASK_ID.match(task_id):
+        raise ctx.fail("id", f"{task_id!r} is not a valid task id (letters, digits, '.', '_', '-')")
+    package = ctx.string("package", config.get("package"), "textstats")
+
+    docs = Documents(
+        prd=_prd(ctx, "[docs].prd", docs_table.get("prd")),
+        **{
+            name: ctx.document(f"[docs].{name}", docs_table[name], required=True)
+            for name in ("uml_class", "uml_sequence", "architecture_design")
+            if name in docs_table
+        },
+    )
+    suites = {
+        kind: suite
+        for kind in SUITE_KINDS
+        if kind in tests_table
+        and (suite := ctx.suite(f"[tests].{kind}", kind, tests_table[kind], required=True))
+    }
+    plugins = env_table.get("pytest_plugins")
+    env = EnvSpec(
+        requirements=ctx.requirements(
+            "[env].requirements", env_table.get("requirements"), (package or "", task_id)
+        ),
+        python=ctx.string("[env].python", env_table.get("python"), "3.11"),
+        setup_script=ctx.setup_script("[env].setup_script", env_table.get("setup_script"), required=True),
+        env_vars=ctx.env_vars("[env].env_vars", env_table.get("env_vars")),
+        pytest_plugins=None if plugins is None else tuple(ctx.str_list("[env].pytest_plugins", plugins)),
+    )
+    return Task(
+        id=task_id,
+        root=ctx.root,
+        format="taskdir",
+        docs=docs,
+        suites=suites,
+        env=env,
+        required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
+        reference=ctx.files("reference", config.get("reference"), missing_ok=False),
+        package=package,
+    )

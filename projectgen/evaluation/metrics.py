@@ -1,0 +1,289 @@
+"""The numbers the papers report: pass rates, ProjectGen's LOC-weighted average, code statistics.
+
+ProjectGen (Zhao et al., 2025, arXiv:2511.03404) scores every task by its unit-test pass
+rate and summarises a dataset by weighting each task with the size of its reference
+implementation in lines of code, so that a large project counts for more than a toy one.
+LiveCoder-style reports add radon's cyclomatic complexity and maintainability index of the
+generated code. Apart from reading a folder when one is passed, everything here is a pure
+function of its arguments.
+
+radon is imported inside the functions that need it, so importing this module (which
+`Task.size()` and the CLI do) stays cheap.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import math
+import tokenize
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# Tokens that carry no code of their own: a line holding only these is blank or a comment.
+_NON_CODE_TOKENS = frozenset(
+    {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENCODING,
+        tokenize.ENDMARKER,
+    }
+)
+
+# What radon (or the ast/tokenize modules under it) raises for source it cannot read.
+_PARSE_ERRORS: tuple[type[BaseException], ...] = (
+    SyntaxError,  # includes IndentationError and TabError
+    ValueError,  # e.g. "source code string cannot contain null bytes"
+    tokenize.TokenError,
+    RecursionError,  # absurdly deep nesting
+)
+
+
+# --------------------------------------------------------------------------- lines of code
+
+
+def count_loc(source: str) -> int:
+    """Lines of code: non-blank lines that are not pure comment lines.
+
+    Why this definition: it is the usual "LOC" of code-generation papers (blank lines and
+    comments cost a model nothing and say nothing about the size of the program), and it is
+    what `Task.size()` reports as the reference size that ProjectGen weights scores by.
+
+    Precisely, a line counts when it has at least one non-whitespace character and is not a
+    line whose only content is a ``#`` comment. Lines of a string literal count, so
+    docstring lines count (and a ``# ...`` line *inside* a string is string text, not a
+    comment); blank lines inside a docstring do not. Code followed by a trailing comment
+    counts. The source is tokenized to tell comments from string contents; if it cannot be
+    tokenized (broken code), a line-by-line rule is used instead: a stripped line counts
+    unless it is empty or starts with ``#``.
+    """
+    lines = source.splitlines()
+    try:
+        code_lines = _token_code_lines(source)
+    except _PARSE_ERRORS:
+        return sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    return sum(1 for number in code_lines if 0 < number <= len(lines) and lines[number - 1].strip())
+
+
+def _token_code_lines(source: str) -> set[int]:
+    """1-based numbers of the lines covered by a token that is code (not comment/layout)."""
+    numbers: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in _NON_CODE_TOKENS:
+            continue
+        numbers.update(range(token.start[0], token.end[0] + 1))
+    return numbers
+
+
+# --------------------------------------------------------------------------- pass rates
+
+
+def pass_rate(passed: int, total: int) -> float:
+    """Fraction of tests that passed, in [0, 1]; 0.0 for a task with no tests.
+
+    A task whose suite could not even be collected has ``total == 0`` and scored nothing,
+    so it must not raise or produce NaN in a dataset summary.
+    """
+    if passed < 0 or total < 0:
+        raise ValueError(f"test counts must not be negative (passed={passed}, total={total})")
+    if passed > total:
+        raise ValueError(f"passed ({passed}) cannot exceed total ({total})")
+    return passed / total if total else 0.0
+
+
+def loc_weighted_average(results: Iterable[tuple[float, int]]) -> float:
+    """ProjectGen's dataset score: sum(score_i * LOC_i) / sum(LOC_i).
+
+    ``results`` holds one ``(score, loc)`` pair per task, where the score is the task's pass
+    rate (or any per-task score) and ``loc`` the size of its reference implementation.
+    Weighting by LOC is why this exists: an unweighted mean would let a 50-line toy task
+    count as much as a 9,000-line framework. The result is in the scores' own unit (pass
+    rates as fractions give a fraction; percentages give a percentage). An empty input, or
+    one whose weights are all zero, gives 0.0; negative weights are refused.
+
+    Which LOC: the '#LOC' column of the ProjectGen paper's CodeProjectEval table counts
+    every physical line of the reference's ``*.py`` files (`RepoStats.physical_lines`),
+    not `count_loc`; pass those figures to reproduce the paper's weights.
+    """
+    weighted: list[float] = []
+    weights: list[int] = []
+    for score, loc in results:
+        if loc < 0:
+            raise ValueError(f"LOC weight must not be negative, got {loc}")
+        weighted.append(score * loc)
+        weights.append(loc)
+    total = math.fsum(weights)
+    return math.fsum(weighted) / total if total else 0.0
+
+
+class TaskScore(BaseModel):
+    """One task's test outcome and the LOC weight it carries in the dataset summary."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    loc: int = Field(ge=0, description="LOC of the task's reference implementation (the weight)")
+
+    @model_validator(mode="after")
+    def _passed_within_total(self) -> TaskScore:
+        if self.passed > self.total:
+            raise ValueError(f"task {self.task_id!r}: passed ({self.passed}) exceeds total ({self.total})")
+        return self
+
+    @property
+    def pass_rate(self) -> float:
+        """Fraction of this task's tests that passed (0.0 when it has none)."""
+        return pass_rate(self.passed, self.total)
+
+
+class DatasetSummary(BaseModel):
+    """A dataset's scores as the ProjectGen paper reports them (rates are fractions in [0, 1])."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tasks: int
+    passed: int = Field(description="#Pass: tests passed, summed over all tasks")
+    total: int = Field(description="tests run, summed over all tasks")
+    mean_pass_rate: float = Field(description="unweighted mean of the per-task pass rates")
+    loc_weighted_pass_rate: float = Field(description="per-task pass rates weighted by reference LOC")
+    total_loc: int
+
+
+def summarize(scores: Sequence[TaskScore]) -> DatasetSummary:
+    """Total #Pass, mean pass rate and LOC-weighted pass rate over a dataset's tasks."""
+    rates = [score.pass_rate for score in scores]
+    return DatasetSummary(
+        tasks=len(scores),
+        passed=sum(score.passed for score in scores),
+        total=sum(score.total for score in scores),
+        mean_pass_rate=_mean(rates),
+        loc_weighted_pass_rate=loc_weighted_average((score.pass_rate, score.loc) for score in scores),
+        total_loc=sum(score.loc for score in scores),
+    )
+
+
+# --------------------------------------------------------------------------- code statistics
+
+
+class RepoStats(BaseModel):
+    """Size and radon quality figures of the Python files of one repository."""
+
+    model_config = ConfigDict(frozen=True)
+
+    python_files: int = Field(description="every *.py file, parsable or not")
+    loc: int = Field(description="count_loc summed over every *.py file, parsable or not")
+    physical_lines: int = Field(
+        description="all lines (blank and comment lines too) of every *.py file: the '#LOC' "
+        "column of the ProjectGen paper's CodeProjectEval table, and radon's raw 'loc'"
+    )
+    functions: int = Field(description="functions, methods and nested functions radon measured")
+    mean_cyclomatic_complexity: float = Field(description="over all functions/methods; 0.0 if none")
+    mean_block_complexity: float = Field(
+        description="radon's `cc -a` average: over the functions, methods and classes radon lists "
+        "(nested functions left out); the 'Complexity' column of ProjectGen's CodeProjectEval table"
+    )
+    mean_maintainability_index: float = Field(description="radon MI (0-100, clipped at 0) over parsed files")
+    unparsable_files: int = Field(description="files radon could not parse; left out of the CC and MI means")
+    unparsable_paths: tuple[str, ...] = ()
+
+
+def read_python_files(root: Path) -> dict[str, str]:
+    """The ``*.py`` files below a folder as a path -> text mapping (caches and VCS skipped)."""
+    from projectgen.repository import load_repository
+
+    return load_repository(Path(root), suffixes=(".py",))
+
+
+def maintainability_index_clipped(source: str, *, multi: bool = True) -> float:
+    """radon's maintainability index of one file, clipped at 0 as LiveCoder reports it.
+
+    radon 6 already bounds MI to [0, 100]; the clip is kept so that the figure matches
+    LiveCoder's even if a radon version stops bounding it. ``multi=True`` counts
+    multi-line strings (docstrings) as comments, which raises MI for documented code.
+    Raises SyntaxError (or another parse error) for source radon cannot parse.
+    """
+    from radon.metrics import mi_visit
+
+    return max(0.0, float(mi_visit(source, multi)))
+
+
+def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
+    """Files, LOC, mean cyclomatic complexity and mean maintainability index of a repository.
+
+    ``repo`` is a path -> text mapping (only its ``*.py`` entries are measured) or a folder.
+    Generated code is often broken, so a file radon cannot parse never raises: it is counted
+    in ``unparsable_files`` and left out of the complexity and MI means (it still counts as
+    a Python file and towards LOC, which do not need a parse).
+    """
+    from radon.complexity import cc_visit_ast
+
+    if isinstance(repo, Path):
+        files = read_python_files(repo)
+    else:
+        files = {path: text for path, text in repo.items() if path.endswith(".py")}
+    complexities: list[int] = []
+    block_complexities: list[int] = []
+    indices: list[float] = []
+    unparsable: list[str] = []
+    for path in sorted(files):
+        source = files[path]
+        try:
+            with warnings.catch_warnings():  # invalid escapes etc. in measured code are not ours to report
+                warnings.simplefilter("ignore")
+                blocks = cc_visit_ast(ast.parse(source))
+                index = maintainability_index_clipped(source, multi=True)
+        except _PARSE_ERRORS:
+            unparsable.append(path)
+            continue
+        complexities.extend(function.complexity for function in _functions(blocks))
+        block_complexities.extend(block.complexity for block in blocks)
+        indices.append(index)
+    return RepoStats(
+        python_files=len(files),
+        loc=sum(count_loc(text) for text in files.values()),
+        physical_lines=sum(len(text.splitlines()) for text in files.values()),
+        functions=len(complexities),
+        mean_cyclomatic_complexity=_mean(complexities),
+        mean_block_complexity=_mean(block_complexities),
+        mean_maintainability_index=_mean(indices),
+        unparsable_files=len(unparsable),
+        unparsable_paths=tuple(unparsable),
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def _functions(blocks: Iterable[Any]) -> Iterator[Any]:
+    """Every function, method and nested function in radon's blocks, each exactly once.
+
+    radon lists top-level functions, top-level classes and those classes' methods; nested
+    functions (``closures``) and nested classes' methods are only reachable through their
+    parents, so walk from the top level and skip the methods radon already flattened.
+    """
+    from radon.visitors import Class, Function
+
+    def walk(block: Any) -> Iterator[Any]:
+        if isinstance(block, Function):
+            yield block
+            for closure in block.closures:
+                yield from walk(closure)
+        elif isinstance(block, Class):
+            for method in block.methods:
+                yield from walk(method)
+            for inner in block.inner_classes:
+                yield from walk(inner)
+
+    for block in blocks:
+        if isinstance(block, Function) and block.is_method:
+            continue  # reached through its class
+        yield from walk(block)

@@ -1,0 +1,49 @@
+"""An append-only JSONL ledger that lets long batch runs continue where they stopped.
+
+Each finished unit of work appends one line under an exclusive file lock, so
+parallel workers (threads or processes) never interleave partial lines; a line
+cut short by a kill is ignored on reading, and that unit simply runs again.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class Ledger:
+    """Records finished work items keyed by a string; reading tolerates a torn last line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        entries = []
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and "key" in entry:
+                entries.append(entry)
+        return entries
+
+    def done(self) -> dict[str, dict[str, Any]]:
+        """The latest entry for each key."""
+        return {entry["key"]: entry for entry in self.entries()}
+
+    def append(self, key: str, **record: Any) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"key": key, **record}, sort_keys=True) + "\n"
+        with open(self.path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
