@@ -372,7 +372,10 @@ def test_codeprojecteval_mapping(tmp_path: Path) -> None:
     assert task.env.setup_script == "pip install -r requirements.txt\n"
     assert task.env.env_vars == {"MODEL": "./models", "LEVEL": "3"}
     assert task.env.python is None
-    assert task.required_files == ("requirements.txt", "templates/a.txt", "templates/b.txt")
+    # fixtures: every task file the tests may read, never reference code, tests, config or documents
+    assert {"requirements.txt", "templates/a.txt", "templates/b.txt"} <= set(task.required_files)
+    assert not set(task.required_files) & (set(task.reference) | {"config.json", "docs/PRD.md"})
+    assert not any(f.startswith(("unit_tests/", "check_tests/")) for f in task.required_files)
 
 
 def test_codeprojecteval_uml_as_single_string_and_optional_keys_absent(tmp_path: Path) -> None:
@@ -392,7 +395,7 @@ def test_codeprojecteval_uml_as_single_string_and_optional_keys_absent(tmp_path:
     assert task.env.requirements == ()
     assert task.env.setup_script is None
     assert task.env.env_vars == {}
-    assert task.required_files == ()
+    assert "docs/UML.md" not in task.required_files  # a document named by the config
     assert list(task.suites) == ["unit"]  # an absent test folder is skipped
 
 
@@ -483,7 +486,9 @@ def test_devbench_root_docs_package_and_templates(tmp_path: Path) -> None:
         "lice/tests/test_inner.py",
     )
     assert sorted(task.suites) == ["check", "unit"]  # acceptance_tests folder is absent
-    assert task.required_files == ("requirements.txt", "templates/template-bsd.txt", "templates/template-mit.txt")
+    assert {"requirements.txt", "templates/template-bsd.txt", "templates/template-mit.txt"} <= set(task.required_files)
+    assert "lice/tests/fixture.json" in task.required_files  # test data inside the package is a fixture
+    assert not set(task.required_files) & (set(task.reference) | {"PRD.md", "config.json"})
     assert task.env.requirements == ()
 
 

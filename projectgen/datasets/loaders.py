@@ -445,17 +445,31 @@ def _load_codeprojecteval(ctx: _Ctx, config: dict[str, Any]) -> Task:
     )
 
 
-def _fixtures(ctx: _Ctx, config: dict, reference: tuple[str, ...], suites: dict) -> tuple[str, ...]:
-    """Files the tests read at run time: `required_files` plus `usage_examples`.
+_DOCUMENT_KEYS = ("PRD", "UML", "UML_class", "UML_sequence", "architecture_design")
 
-    cookiecutter's tests read templates from `tests/` (its `usage_examples`), lice's
-    read `templates/`. Reference files and test suites are never fixtures: a fixture
-    must not hand a candidate the reference code it failed to generate.
+
+def _fixtures(ctx: _Ctx, config: dict, reference: tuple[str, ...], suites: dict) -> tuple[str, ...]:
+    """Files the tests may read at run time: everything in the task folder except the
+    reference code, the test suites, the config and the requirement documents.
+
+    Benchmark tests read more than their config's `required_files` says: cookiecutter's
+    read templates from `tests/`, csvs-to-sqlite's and portalocker's read the project
+    README, lice's read `templates/`. The reference is never a fixture: a candidate must
+    not inherit the code it failed to generate.
     """
-    files = set(ctx.files("required_files", config.get("required_files"), missing_ok=True))
-    files |= set(ctx.files("usage_examples", config.get("usage_examples") or None, missing_ok=True))
-    suite_dirs = tuple(suite.path.rstrip("/") + "/" for suite in suites.values())
-    return tuple(sorted(f for f in files if f not in reference and not f.startswith(suite_dirs)))
+    named = set(ctx.files("required_files", config.get("required_files"), missing_ok=True))
+    named |= set(ctx.files("usage_examples", config.get("usage_examples") or None, missing_ok=True))
+    documents = set()
+    for key in _DOCUMENT_KEYS:
+        value = config.get(key)
+        for rel in ctx.str_list(key, value if value else None):
+            documents.add(safe_relpath(rel))
+    test_dirs = {suite.path for suite in suites.values()} | {"check_tests", "unit_tests", "acceptance_tests"}
+    test_dirs |= {safe_relpath(v) for k, v in config.items() if k.endswith("_tests") and isinstance(v, str) and v}
+    prefixes = tuple(d.rstrip("/") + "/" for d in test_dirs)
+    excluded = set(reference) | documents | {CONFIG_JSON, TASK_TOML}
+    everything = set(ctx.files_below("(task folder)", ctx.root)) | named
+    return tuple(sorted(f for f in everything if f not in excluded and not f.startswith(prefixes)))
 
 
 def _cpe_source(ctx: _Ctx, value: object) -> tuple[str | None, tuple[str, ...]]:
