@@ -104,6 +104,9 @@ def _print_report(console, report) -> None:
     table.add_row("total", str(report.total))
     table.add_row("pass rate", f"{report.pass_rate:.1%}")
     console.print(table)
+    for error in report.collection_errors[:10]:
+        last = [line for line in error.message.strip().splitlines() if line.startswith("E ")][-1:] or [""]
+        console.print(f"  [red]collection error[/red] {error.nodeid}: {last[0][:160]}", highlight=False)
     for failure in report.failures()[:10]:
         last = failure.message.strip().splitlines()[-1:] or [""]
         console.print(f"  [red]{failure.outcome.value}[/red] {failure.nodeid}: {last[0][:160]}", highlight=False)

@@ -39,9 +39,13 @@ class Ledger:
     def append(self, key: str, **record: Any) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"key": key, **record}, sort_keys=True) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
+        with open(self.path, "a+", encoding="utf-8") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
+                if handle.tell() > 0:
+                    handle.seek(handle.tell() - 1)
+                    if handle.read(1) != "\n":
+                        line = "\n" + line  # end a line torn by a kill, so this one stays whole
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())

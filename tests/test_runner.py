@@ -209,6 +209,9 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
                 shutil.rmtree(os.path.dirname(os.environ["VICTIM"]))
             def test_ssh_keys_hidden():
                 assert not os.path.exists(os.path.expanduser("/root/.bashrc"))
+            def test_cwd_and_private_tmp_are_writable():
+                open("written-in-cwd.txt", "w").write("x")
+                open("/tmp/projectgen-sandbox-marker", "w").write("x")
         """,
     }, env_vars={"VICTIM": str(victim), "PROJECT_FILE": str(project_file)})
     report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
@@ -218,8 +221,10 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
     assert got["test_write_project_folder"] is Outcome.FAILED
     assert got["test_rmtree_outside"] is Outcome.FAILED
     assert got["test_ssh_keys_hidden"] is Outcome.PASSED
+    assert got["test_cwd_and_private_tmp_are_writable"] is Outcome.PASSED
     assert victim.read_text() == "keep me"
     assert not real_home_marker.exists() and not project_file.exists()
+    assert not Path("/tmp/projectgen-sandbox-marker").exists()  # the sandbox's /tmp is its own
 
 
 def test_candidate_cannot_replace_tests_or_hook_pytest(tmp_path: Path, env_cache: Path) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from projectgen.datasets.compat import apply_compat
 from projectgen.datasets.task import SUITE_KINDS, Documents, EnvSpec, SuiteKind, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
@@ -73,9 +74,9 @@ def load_task(path: str | os.PathLike[str]) -> Task:
         ctx = _Ctx(root, root / CONFIG_JSON)
         config = _read_json(ctx.config)
         if "source_code" in config or isinstance(config.get("UML"), list):
-            return _load_codeprojecteval(ctx, config)
+            return apply_compat(_load_codeprojecteval(ctx, config))
         if _DEVBENCH_MARKERS & config.keys():
-            return _load_devbench(ctx, config)
+            return apply_compat(_load_devbench(ctx, config))
         raise ctx.fail(
             "",
             "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "

@@ -46,6 +46,9 @@ class EnvSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     requirements: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = Field(
+        default=(), description="version bounds applied while installing (pip/uv constraints), e.g. 'pyjwt<2.10'"
+    )
     python: str | None = Field(default=None, description="e.g. '3.11'; None = the running interpreter's")
     setup_script: str | None = Field(
         default=None,
@@ -60,7 +63,10 @@ class EnvSpec(BaseModel):
 
     def cache_key(self) -> str:
         """Hash of everything that changes what gets installed (env vars and plugins do not)."""
-        payload = json.dumps({"requirements": list(self.requirements), "python": self.python}, sort_keys=True)
+        payload = json.dumps(
+            {"requirements": list(self.requirements), "constraints": list(self.constraints), "python": self.python},
+            sort_keys=True,
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

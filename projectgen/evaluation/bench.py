@@ -54,7 +54,7 @@ def bench_reference(
     suite: SuiteKind = "unit",
     workers: int = 1,
     fresh: bool = False,
-    on_start: Callable[[int, int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,  # (tasks to run, tasks resumed from the ledger)
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
     """Run `suite` of every task against its own reference; resumes from the ledger in `out_dir`."""
@@ -68,10 +68,12 @@ def bench_reference(
         task_id = error.path.parent.name if error.path.name in ("config.json", "task.toml") else error.path.name
         rows[task_id] = BenchRow(task_id=task_id, status="error", note=str(error))
     pending: list[Task] = []
+    resumed = 0
     for task in tasks:
         key = f"{task.id}:{suite}"
         if key in done:
             rows[task.id] = done[key]
+            resumed += 1
         elif not task.has_reference:
             rows[task.id] = BenchRow(task_id=task.id, status="error", note="task has no reference implementation")
         elif suite not in task.suites:
@@ -79,7 +81,7 @@ def bench_reference(
         else:
             pending.append(task)
     if on_start:
-        on_start(len(pending), len(rows))
+        on_start(len(pending), resumed)
 
     def evaluate(task: Task) -> BenchRow:
         report = runner.evaluate(task, task.reference_files(), suite)

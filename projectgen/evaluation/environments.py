@@ -27,14 +27,15 @@ from pydantic import BaseModel, Field
 from projectgen.datasets.task import EnvSpec
 from projectgen.errors import ProjectGenError
 
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2  # bump when a build change must invalidate cached environments
 
 # Plugins that report, lint, reorder or parallelize: never loaded implicitly,
 # because they change what runs or how it exits, not what the tests need.
+# (pytest-rerunfailures is allowed: it only reruns tests marked `flaky`.)
 NON_FIXTURE_PLUGINS = frozenset(
     {
         "pytest-cov", "pytest-json-report", "pytest-metadata", "pytest-mypy", "pytest-pycodestyle",
-        "pytest-flake8", "pytest-xdist", "pytest-rerunfailures", "pytest-timeout", "pytest-randomly",
+        "pytest-flake8", "pytest-xdist", "pytest-timeout", "pytest-randomly",
         "pytest-sugar", "pytest-watch", "pytest-html", "pytest-cache", "pytest-pylint", "pytest-isort",
         "pytest-black", "pytest-ruff", "pytest-socket", "pytest-forked", "pytest-repeat", "pytest-profiling",
     }
@@ -191,12 +192,13 @@ class EnvironmentCache:
                 return False
         return done.returncode == 0
 
-    def _install(self, python: Path, requirements: list[str], log_file: Path) -> bool:
+    def _install(self, python: Path, requirements: list[str], log_file: Path, constraints: Path | None) -> bool:
         if not requirements:
             return True
+        bounds = ["--constraint", str(constraints)] if constraints else []
         if self.uv:
-            return self._run([self.uv, "pip", "install", "--python", str(python), *requirements], log_file)
-        return self._run([str(python), "-m", "pip", "install", "--quiet", *requirements], log_file)
+            return self._run([self.uv, "pip", "install", "--python", str(python), *bounds, *requirements], log_file)
+        return self._run([str(python), "-m", "pip", "install", "--quiet", *bounds, *requirements], log_file)
 
     def _build(self, spec: EnvSpec) -> Environment:
         path = self.path_for(spec)
@@ -215,15 +217,19 @@ class EnvironmentCache:
         if not made:
             raise EnvironmentBuildError(f"could not create a virtual environment (log: {log_file})")
         python = path / "bin" / "python"
+        constraints = None
+        if spec.constraints:
+            constraints = path / "projectgen-constraints.txt"
+            constraints.write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
         requirements = list(spec.requirements)
         if not _mentions_pytest(spec.requirements):
             requirements.append("pytest")
         unsatisfied: list[str] = []
-        if not self._install(python, requirements, log_file):
+        if not self._install(python, requirements, log_file, constraints):
             self.log("the requirements do not install together; installing them one by one")
-            unsatisfied = [r for r in requirements if not self._install(python, [r], log_file)]
+            unsatisfied = [r for r in requirements if not self._install(python, [r], log_file, constraints)]
         if not self._run([str(python), "-c", "import pytest"], log_file):
-            if not self._install(python, ["pytest"], log_file):
+            if not self._install(python, ["--upgrade", "pytest"], log_file, None):
                 raise EnvironmentBuildError(f"pytest could not be installed (log: {log_file})")
             unsatisfied.append("(the task's pytest did not import: replaced by the newest pytest)")
         version = subprocess.run(

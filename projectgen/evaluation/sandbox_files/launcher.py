@@ -73,6 +73,8 @@ def main():
         subprocess.run(["mount", "-o", "remount,bind,ro", point], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.run(["ip", "link", "set", "lo", "up"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    # The working directory was opened before the mounts: re-enter it through the new view.
+    os.chdir(os.getcwd())
     drop = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
     os.execvp(drop[0], drop + command)
 

@@ -1,0 +1,111 @@
+"""The command line as a user meets it: exit codes, one-line errors, reports, resumable benches."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from projectgen.cli import main
+from projectgen.datasets.examples import example_task_path, example_tasks_dir
+from projectgen.ledger import Ledger
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli-env-cache")
+
+
+def test_eval_of_the_reference_passes_and_writes_a_report(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    task = example_task_path("kvstore")
+    out = tmp_path / "report.json"
+    code = main(["eval", "--task", str(task), "--repo", str(task), "--tests", "check",
+                 "--out", str(out), "--cache-dir", str(cache_dir)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["summary"]["status"] == "passed"
+    assert report["summary"]["passed"] == report["summary"]["total"] == 5
+    assert "pass rate" in capsys.readouterr().out
+
+
+def test_eval_of_a_broken_repository_exits_1_and_names_the_failures(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    task = example_task_path("wordfreq")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    source = (task / "wordfreq.py").read_text()
+    (repo / "wordfreq.py").write_text(source.replace("def top_n", "def _renamed_top_n"))
+    code = main(["eval", "--task", str(task), "--repo", str(repo), "--tests", "check",
+                 "--out", str(tmp_path / "r.json"), "--cache-dir", str(cache_dir)])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "collection error" in out and "test_wordfreq_check.py" in out  # the import of top_n fails
+    assert "top_n" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["eval", "--task", "/no/such/task", "--repo", "."], "/no/such/task: task folder not found"),
+        (["eval", "--task", "{kvstore}", "--repo", "/no/such/repo"], "/no/such/repo: repository folder not found"),
+        (["eval", "--task", "{wordfreq}", "--repo", ".", "--tests", "acceptance"], "has no acceptance tests"),
+        (["bench-reference", "/no/such/dataset"], "/no/such/dataset: dataset folder not found"),
+    ],
+)
+def test_user_mistakes_are_one_line_and_exit_2(argv: list[str], message: str, capsys) -> None:
+    argv = [a.format(kvstore=example_task_path("kvstore"), wordfreq=example_task_path("wordfreq")) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("projectgen: error:") and message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_bad_option_values_exit_2_without_traceback() -> None:
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "eval", "--task", "x", "--repo", "y",
+                           "--timeout", "-3"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "must be greater than 0" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    dataset = tmp_path / "tasks"
+    for name in ("kvstore", "wordfreq"):
+        shutil.copytree(example_tasks_dir() / name, dataset / name, ignore=shutil.ignore_patterns("__pycache__"))
+    (dataset / "broken").mkdir()
+    (dataset / "broken" / "task.toml").write_text("id = [unclosed\n")
+    out = tmp_path / "bench"
+    args = ["bench-reference", str(dataset), "--out", str(out), "--cache-dir", str(cache_dir), "--workers", "2"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert "kvstore" in first and "wordfreq" in first and "broken" in first
+    ledger = Ledger(out / "ledger.jsonl")
+    rows = {key: entry["row"] for key, entry in ledger.done().items()}
+    assert rows["kvstore:unit"]["status"] == "passed" and rows["kvstore:unit"]["passed"] == rows["kvstore:unit"]["total"]
+    assert rows["wordfreq:unit"]["status"] == "passed"
+    assert (out / "reports" / "kvstore.unit.json").exists()
+
+    # a second run evaluates nothing again: everything is in the ledger
+    lines_before = len(ledger.entries())
+    assert main(args) == 0
+    second = capsys.readouterr().out
+    assert "2 task(s) already in the ledger" in second
+    assert len(ledger.entries()) == lines_before
+
+
+def test_ledger_ignores_a_line_torn_by_a_kill(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.append("a", row={"x": 1})
+    with open(ledger.path, "a") as handle:
+        handle.write('{"key": "b", "row": {"x"')  # the process died mid-write
+    assert list(ledger.done()) == ["a"]
+    ledger.append("b", row={"x": 2})
+    assert ledger.done()["b"]["row"] == {"x": 2}
+
+
+def test_help_lists_the_commands() -> None:
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0
+    for command in ("eval", "bench-reference", "demo"):
+        assert command in done.stdout
