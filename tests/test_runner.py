@@ -278,3 +278,25 @@ def test_unsatisfiable_requirement_is_recorded_not_fatal(tmp_path: Path, env_cac
     report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
     assert report.passed == 1
     assert report.environment and report.environment.unsatisfied_requirements == ["projectgen-no-such-package-xyz==9.9.9"]
+
+
+def test_read_only_task_files_are_writable_in_the_workspace(tmp_path: Path, env_cache: Path) -> None:
+    """Benchmark folders are often read-only; tests still rewrite their fixtures."""
+    task = make_task(tmp_path / "ro", {"test_rw.py": """
+        def test_rewrite_fixture():
+            open("data/fixture.txt", "w").write("changed")
+            open("data/new.txt", "w").write("new")
+    """})
+    (task.root / "data").mkdir()
+    (task.root / "data" / "fixture.txt").write_text("original")
+    task = task.model_copy(update={"required_files": ("data/fixture.txt",)})
+    for path in [task.root / "data" / "fixture.txt", task.root / "data", *(task.root / "unit_tests").iterdir(),
+                 task.root / "unit_tests"]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    finally:
+        for path in (task.root / "data", task.root / "unit_tests"):
+            path.chmod(0o755)
+    assert outcomes(report) == {"test_rewrite_fixture": Outcome.PASSED}
+    assert (task.root / "data" / "fixture.txt").read_text() == "original"

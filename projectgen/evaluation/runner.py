@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -158,6 +159,7 @@ class SandboxRunner:
         (control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         for private in ("home", "tmp"):
             (control / private).mkdir(exist_ok=True)
+        _make_owner_writable(workspace)
 
     # -- running -------------------------------------------------------------------
     def _command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str]) -> list[str]:
@@ -235,6 +237,17 @@ def _copy(source: Path, target: Path) -> None:
     elif source.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
+
+
+def _make_owner_writable(root: Path) -> None:
+    """Copies keep their source's mode; tests expect to modify their fixtures (the
+    benchmark folders are read-only), so everything in the workspace becomes writable."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = os.path.join(dirpath, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and not mode & stat.S_IWUSR:
+                os.chmod(path, stat.S_IMODE(mode) | stat.S_IWUSR)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
