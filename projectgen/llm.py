@@ -174,11 +174,17 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     if not url and provider in ("", "openai"):
         url = os.environ.get("OPENAI_BASE_URL")
     if url:
-        model_name = name if provider in known else spec  # "llama3:8b" on an endpoint is a model name
-        return _openai_compatible(spec, model_name, url, api_key, temperature, kwargs)
+        served = name if provider in known else spec  # "llama3:8b" on an endpoint is a model name
+        return _openai_compatible(spec, served, url, api_key, temperature, kwargs)
     if sep and provider not in known:
         raise ProjectGenError(f"unknown model provider {provider!r} in {spec!r} (known: {', '.join(known)}; "
                               "or pass a base URL for an OpenAI-compatible endpoint)")
+    if not sep:
+        provider = _infer_provider(spec)
+        if provider is None:
+            raise ProjectGenError(f"cannot tell the provider of model {spec!r}: write it as PROVIDER:MODEL "
+                                  f"(known: {', '.join(known)})")
+        name = spec
     params = dict(kwargs)
     if temperature is not None:
         params["temperature"] = temperature
@@ -189,20 +195,15 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     try:
         from langchain.chat_models import init_chat_model
 
-        return init_chat_model(name if sep else spec, model_provider=provider or None, **params)
+        return init_chat_model(name, model_provider=provider, **params)
     except ImportError as exc:
         raise ProjectGenError(f"cannot create {spec!r}: {_first_line(exc)} "
                               "(or serve the model behind an OpenAI-compatible base URL)") from None
-    except ValueError as exc:
-        if not sep and "infer model provider" in str(exc):
-            raise ProjectGenError(f"cannot tell the provider of model {spec!r}: write it as PROVIDER:MODEL "
-                                  f"(known: {', '.join(known)})") from None
-        raise ProjectGenError(f"cannot create {spec!r}: {_first_line(exc)}") from None
     except Exception as exc:  # the SDK's own checks, e.g. a missing API key
         raise ProjectGenError(f"cannot create {spec!r}: {_first_line(exc)}") from None
 
 
-def _openai_compatible(spec: str, model_name: str, base_url: str, api_key: str | None,
+def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | None,
                        temperature: float | None, kwargs: dict[str, Any]) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
@@ -211,7 +212,7 @@ def _openai_compatible(spec: str, model_name: str, base_url: str, api_key: str |
                               "langchain-openai package (pip install langchain-openai)") from None
     key = (api_key or os.environ.get("PROJECTGEN_API_KEY") or os.environ.get("OPENAI_API_KEY")
            or _NO_KEY_PLACEHOLDER)
-    params: dict[str, Any] = {"model": model_name, "base_url": base_url, "api_key": key, "max_retries": 0, **kwargs}
+    params: dict[str, Any] = {"model": served, "base_url": base_url, "api_key": key, "max_retries": 0, **kwargs}
     if temperature is not None:
         params["temperature"] = temperature
     try:
@@ -228,6 +229,16 @@ def known_providers() -> tuple[str, ...]:
         return tuple(sorted(getattr(chat_models_base, "_BUILTIN_PROVIDERS")))
     except (ImportError, AttributeError, TypeError):
         return _FALLBACK_PROVIDERS
+
+
+def _infer_provider(name: str) -> str | None:
+    """The provider LangChain would guess for a bare model name ("gpt-4o" -> "openai"), or None."""
+    try:
+        from langchain.chat_models import base as chat_models_base
+
+        return getattr(chat_models_base, "_attempt_infer_model_provider")(name)
+    except (ImportError, AttributeError):  # private helper gone: let the caller ask for PROVIDER:MODEL
+        return None
 
 
 def model_name(model: Any) -> str:
@@ -679,7 +690,7 @@ def is_transient(exc: BaseException) -> bool:
             return status in _TRANSIENT_STATUS or status >= 500
         if {cls.__name__ for cls in type(current).__mro__} & _TRANSIENT_NAMES:
             return True
-        current = current.__cause__ or current.__context__
+        current = current.__cause__  # explicit wrapping only: an error raised while handling another is its own
     return False
 
 

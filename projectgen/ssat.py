@@ -1019,7 +1019,7 @@ def _function_from_ast(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Function
 
 
 def _assigned(stmt: ast.stmt) -> list[tuple[str, str | None, str | None]]:
-    """(name, type, value) for simple assignments; tuple targets get no value."""
+    """(name, type, value) for simple assignments; `a, b = 1, 2` is split, `a, b = f()` gets no value."""
     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
         return [(stmt.target.id, _src(stmt.annotation), _src(stmt.value))]
     if isinstance(stmt, ast.Assign):
@@ -1028,7 +1028,10 @@ def _assigned(stmt: ast.stmt) -> list[tuple[str, str | None, str | None]]:
             if isinstance(target, ast.Name):
                 out.append((target.id, None, _src(stmt.value)))
             elif isinstance(target, (ast.Tuple, ast.List)):
-                out += [(e.id, None, None) for e in target.elts if isinstance(e, ast.Name)]
+                values = stmt.value.elts if isinstance(stmt.value, (ast.Tuple, ast.List)) else []
+                if len(values) != len(target.elts):
+                    values = [None] * len(target.elts)
+                out += [(e.id, None, _src(v)) for e, v in zip(target.elts, values) if isinstance(e, ast.Name)]
         return out
     type_alias = getattr(ast, "TypeAlias", None)  # `type X = ...` (Python 3.12+)
     if type_alias and isinstance(stmt, type_alias):
@@ -1056,14 +1059,10 @@ def _flatten(stmts: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _class_from_ast(node: ast.ClassDef) -> ClassNode | None:
     """A ClassNode from a class body: simple assignments and direct methods."""
-    methods: list[FunctionNode] = []
-    taken: set[str] = set()
-    for stmt in node.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = _function_from_ast(stmt)
-            if fn and (fn.name not in taken or _redefinition_allowed(fn)):
-                methods.append(fn)
-                taken.add(fn.name)
+    methods = _first_definitions(
+        _function_from_ast(s) for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    taken = {m.name for m in methods}
     attributes: list[dict[str, Any]] = []
     for stmt in node.body:
         for name, type_, value in _assigned(stmt):
@@ -1081,6 +1080,21 @@ def _class_from_ast(node: ast.ClassDef) -> ClassNode | None:
         "methods": methods,
     }
     return _validated(ClassNode, data, lambda d: {**d, "bases": [], "decorators": []})
+
+
+def _first_definitions(items: Iterator[ClassNode | FunctionNode | None]) -> list[ClassNode | FunctionNode]:
+    """Drop redefinitions (first wins), keeping overload variants and property setters."""
+    kept: list[ClassNode | FunctionNode] = []
+    defined: set[str] = set()
+    for item in items:
+        if item is None:
+            continue
+        if isinstance(item, FunctionNode) and _redefinition_allowed(item):
+            kept.append(item)
+        elif item.name not in defined:
+            kept.append(item)
+            defined.add(item.name)
+    return kept
 
 
 def _import_targets(node: ast.Import | ast.ImportFrom, package: list[str]) -> list[list[str]]:
@@ -1126,20 +1140,15 @@ def _file_from_ast(path: str, tree: ast.Module, modules: Mapping[str, str]) -> d
             node = ast.ImportFrom(module=module, names=node.names, level=0)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(ast.unparse(node))
-    classes: list[ClassNode] = []
-    functions: list[FunctionNode] = []
-    taken: set[str] = set()
     statements = list(_flatten(tree.body))
-    for stmt in statements:
-        item: ClassNode | FunctionNode | None = None
-        if isinstance(stmt, ast.ClassDef):
-            item = _class_from_ast(stmt)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            item = _function_from_ast(stmt)
-        if item is None or (item.name in taken and not (isinstance(item, FunctionNode) and _redefinition_allowed(item))):
-            continue
-        taken.add(item.name)
-        (classes if isinstance(item, ClassNode) else functions).append(item)  # type: ignore[arg-type]
+    items = _first_definitions(
+        _class_from_ast(s) if isinstance(s, ast.ClassDef) else _function_from_ast(s)
+        for s in statements
+        if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    classes = [i for i in items if isinstance(i, ClassNode)]
+    functions = [i for i in items if isinstance(i, FunctionNode)]
+    taken = {i.name for i in items}
     globals_: list[GlobalCode] = []
     for stmt in statements:
         for name, type_, value in _assigned(stmt):

@@ -586,3 +586,8 @@ def test_importing_llm_does_not_import_langchain() -> None:
             "print(any(m.split('.')[0] in ('langchain', 'langchain_core', 'openai', 'asyncio') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_a_bare_model_name_uses_the_inferred_provider() -> None:
+    model = make_chat_model("gpt-4o-mini", api_key="sk-test")
+    assert type(model).__name__ == "ChatOpenAI" and model.max_retries == 0
