@@ -14,7 +14,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -420,7 +420,6 @@ def _prd(ctx: _Ctx, key: str, value: object) -> str:
 def _load_codeprojecteval(ctx: _Ctx, config: dict[str, Any]) -> Task:
     """CodeProjectEval: `source_code` is the package folder, and the whole reference."""
     package, reference = _cpe_source(ctx, config.get("source_code"))
-    task_id = ctx.root.name
     docs = Documents(
         prd=_prd(ctx, "PRD", config.get("PRD")),
         uml_class=ctx.optional_document(config, "UML"),
@@ -428,18 +427,31 @@ def _load_codeprojecteval(ctx: _Ctx, config: dict[str, Any]) -> Task:
     )
     # The suite folders come from the `*_tests` keys, never from the scripts (voluptuous's
     # unit_test_script names `unit_test`, but its folder is `unit_tests`).
+    return _config_task(ctx, config, "codeprojecteval", docs, _CPE_SUITE_KEYS, package, reference)
+
+
+def _config_task(
+    ctx: _Ctx,
+    config: dict[str, Any],
+    fmt: Literal["codeprojecteval", "devbench"],
+    docs: Documents,
+    suite_keys: Mapping[SuiteKind, str],
+    package: str | None,
+    reference: tuple[str, ...],
+) -> Task:
+    """The parts both config.json formats share: suites, environment, fixtures."""
     suites = {
         kind: suite
-        for kind, key in _CPE_SUITE_KEYS.items()
+        for kind, key in suite_keys.items()
         if config.get(key) and (suite := ctx.suite(key, kind, config[key], required=False))
     }
     return Task(
-        id=task_id,
+        id=ctx.root.name,
         root=ctx.root,
-        format="codeprojecteval",
+        format=fmt,
         docs=docs,
         suites=suites,
-        env=_config_env(ctx, config, exclude=(package or "", task_id)),
+        env=_config_env(ctx, config, exclude=(package or "", ctx.root.name)),
         required_files=_fixtures(ctx, config, reference, suites),
         reference=reference,
         package=package,
@@ -501,29 +513,13 @@ def _config_env(ctx: _Ctx, config: dict[str, Any], exclude: Iterable[str]) -> En
 def _load_devbench(ctx: _Ctx, config: dict[str, Any]) -> Task:
     """DevBench: doc paths vary per task; the reference is derived from code_file_DAG/src_files."""
     package, reference = _devbench_source(ctx, config)
-    task_id = ctx.root.name
     docs = Documents(
         prd=_prd(ctx, "PRD", config.get("PRD")),
         uml_class=ctx.optional_document(config, "UML_class"),
         uml_sequence=ctx.optional_document(config, "UML_sequence"),
         architecture_design=ctx.optional_document(config, "architecture_design"),
     )
-    suites = {
-        kind: suite
-        for kind, key in _DEVBENCH_SUITE_KEYS.items()
-        if config.get(key) and (suite := ctx.suite(key, kind, config[key], required=False))
-    }
-    return Task(
-        id=task_id,
-        root=ctx.root,
-        format="devbench",
-        docs=docs,
-        suites=suites,
-        env=_config_env(ctx, config, exclude=(package or "", task_id)),
-        required_files=_fixtures(ctx, config, reference, suites),
-        reference=reference,
-        package=package,
-    )
+    return _config_task(ctx, config, "devbench", docs, _DEVBENCH_SUITE_KEYS, package, reference)
 
 
 def _devbench_source(ctx: _Ctx, config: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
