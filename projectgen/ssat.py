@@ -207,6 +207,7 @@ Identifier = Annotated[str, AfterValidator(_identifier)]
 OptExpr = Annotated[str | None, BeforeValidator(_blank_to_none), AfterValidator(lambda v: v and _expression(v))]
 Text = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
+ImportLine = Annotated[str, AfterValidator(_import_line)]
 Decorators = Annotated[tuple[Annotated[str, AfterValidator(_decorator)], ...], BeforeValidator(_listify)]
 
 
@@ -263,7 +264,7 @@ def _parameter_from_text(text: str) -> dict[str, Any]:
         node = None
     params = _params_from_ast(node.args) if isinstance(node, ast.FunctionDef) else []
     if len(params) != 1:
-        raise ValueError(f"{text!r} is not one parameter; write {{\"name\": ..., \"type\": ..., \"default\": ...}}")
+        raise ValueError(f"{text!r} is not one parameter; write {{'name': ..., 'type': ..., 'default': ...}}")
     return params[0]
 
 
@@ -338,10 +339,8 @@ def _parameter_problems(params: Sequence[Parameter]) -> list[str]:
 
 def _redefinition_allowed(fn: FunctionNode) -> bool:
     """@overload variants and property setters/deleters legitimately reuse a name."""
-    return any(
-        d.split("(")[0].split(".")[-1] == "overload" or d in (f"{fn.name}.setter", f"{fn.name}.deleter", f"{fn.name}.getter")
-        for d in fn.decorators
-    )
+    accessors = {f"{fn.name}.setter", f"{fn.name}.deleter", f"{fn.name}.getter"}
+    return any(d.split("(")[0].split(".")[-1] == "overload" or d in accessors for d in fn.decorators)
 
 
 def _duplicate_names(items: Sequence[tuple[str, str]]) -> list[str]:
@@ -397,7 +396,7 @@ class ClassNode(_Node):
             [("attribute", a.name) for a in self.attributes] + _scope_items("method", self.methods)
         )
         keywords = [b.split("=", 1)[0] for b in self.bases if re.match(r"^\w+=", b)]
-        problems += [f"class keyword {k!r} given twice" for k in sorted({k for k in keywords if keywords.count(k) > 1})]
+        problems += [f"class keyword {k!r} given twice" for k in _repeated(keywords)]
         for method in self.methods:
             receiver = _receiver(method)
             if receiver and not _has_receiver(method.parameters):
@@ -417,7 +416,7 @@ class FileNode(_Node):
     dependencies: Annotated[tuple[RepoPath, ...], BeforeValidator(_listify)] = Field(
         (), description="paths of other repo files this file uses"
     )
-    imports: Annotated[tuple[Annotated[str, AfterValidator(_import_line)], ...], BeforeValidator(_listify)] = Field(
+    imports: Annotated[tuple[ImportLine, ...], BeforeValidator(_listify)] = Field(
         (), description="extra absolute import statements, e.g. 'import json'"
     )
     globals: tuple[GlobalCode, ...] = ()
@@ -480,7 +479,7 @@ class SSAT(_Node):
         problems += [f"{p!r} is a file but also a folder of other files" for p in sorted(paths & folders)]
         for module in self.modules:
             if module.path not in folders:
-                problems.append(f"module {module.path!r} has no files; add files under '{module.path}/' or drop it")
+                problems.append(f"module {module.path!r} has no files; add files below it or drop it")
         for node in self.file_nodes:
             for dep in node.dependencies:
                 if dep not in paths:
@@ -525,39 +524,36 @@ class SSATValidationError(ProjectGenError):
 
 
 def validate_ssat_json(data: str | bytes | Mapping[str, Any] | SSAT) -> SSAT:
-    """Parse and validate model output; raise SSATValidationError with readable problems."""
+    """Parse and validate model output; raise SSATValidationError with readable problems.
+
+    Text may be fenced or wrapped in prose (see `projectgen.parsing.find_json`). JSON
+    that had to be repaired because it was cut off is rejected even if it validates:
+    a truncated file list would silently drop part of the architecture.
+    """
     if isinstance(data, SSAT):
         return data
+    problems: list[str] = []
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     if isinstance(data, str):
-        data = _load_json(data)
-    if not isinstance(data, Mapping):
-        raise SSATValidationError([f"the SSAT must be a JSON object, got {type(data).__name__}"])
-    try:
-        return SSAT.model_validate(data)
-    except ValidationError as exc:
-        raise SSATValidationError(_format_errors(exc, data)) from None
+        from projectgen.parsing import StructuredOutputError, find_json
 
-
-def _load_json(text: str) -> Any:
-    """JSON from model output: bare, in a code fence, or wrapped in prose."""
-    stripped = text.strip()
-    candidates = [stripped]
-    fence = re.search(r"```[a-zA-Z]*\s*\n(.*?)```", stripped, re.S)
-    if fence:
-        candidates.append(fence.group(1))
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if 0 <= start < end:
-        candidates.append(stripped[start : end + 1])
-    first: json.JSONDecodeError | None = None
-    for candidate in candidates:
         try:
-            return json.loads(candidate)
-        except json.JSONDecodeError as exc:
-            first = first or exc
-    assert first is not None
-    raise SSATValidationError([f"not valid JSON: {first.msg} (line {first.lineno}, column {first.colno})"])
+            found = find_json(data)
+        except StructuredOutputError as exc:
+            raise SSATValidationError([str(exc)]) from None
+        data = found.value
+        if found.truncated:
+            problems.append("the JSON is cut off before its end; send the complete SSAT (shorter descriptions)")
+    if not isinstance(data, Mapping):
+        raise SSATValidationError([*problems, f"the SSAT must be a JSON object, got {type(data).__name__}"])
+    try:
+        ssat = SSAT.model_validate(data)
+    except ValidationError as exc:
+        problems += _format_errors(exc, data)
+    if problems:
+        raise SSATValidationError(problems)
+    return ssat
 
 
 def _child_model(key: str) -> type[BaseModel] | None:
@@ -613,7 +609,7 @@ def _context(data: Any, loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, str) and isinstance(node, Mapping):
             key, node = part, node.get(part)
-        elif isinstance(part, int) and isinstance(node, Sequence) and not isinstance(node, str) and 0 <= part < len(node):
+        elif isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
             node = node[part]
             label = node.get("path") or node.get("name") if isinstance(node, Mapping) else None
             if not isinstance(label, str):
@@ -684,7 +680,8 @@ def _params_text(fn: FunctionNode, receiver: str | None) -> str:
     """The parameter list, with `/` and bare `*` markers where the kinds need them."""
     params = fn.parameters
     items = [receiver] if receiver and not _has_receiver(params) else []
-    needs_star = any(p.kind == "keyword_only" for p in params) and not any(p.kind == "var_positional" for p in params)
+    kinds = {p.kind for p in params}
+    needs_star = "keyword_only" in kinds and "var_positional" not in kinds
     for i, p in enumerate(params):
         if p.kind == "keyword_only" and needs_star:
             items.append("*")
@@ -757,7 +754,7 @@ def _dependency_imports(file: FileNode, other_imports: Sequence[str]) -> list[st
     (e.g. 'scripts/run-demo.py') get no line.
     """
     covered = _imported_modules(other_imports)
-    modules = [m for m in map(_module_name, file.dependencies) if m and m not in covered and m != _module_name(file.path)]
+    modules = [m for m in map(_module_name, file.dependencies) if m and m not in covered]
     leaves = [m.rsplit(".", 1)[-1] for m in modules]
     lines = []
     for module, leaf in zip(modules, leaves):
@@ -784,7 +781,7 @@ def render_stub(file: FileNode) -> str:
     if not file.path.endswith(".py"):
         return ""
     if not (file.description or file.imports or file.dependencies or file.globals or file.classes or file.functions):
-        return ""
+        return ""  # an empty __init__.py stays empty
     futures = {"annotations"}
     imports: list[str] = []
     for line in file.imports:
@@ -854,7 +851,8 @@ def _class_code(cls: ClassNode) -> str:
 def render_tree(ssat: SSAT) -> str:
     """Compact prompt text: one line per package, file, global, class, attribute, function."""
     lines = [f"Project {ssat.project_name}" + (f": {_summary(ssat.description)}" if ssat.description else "")]
-    lines += [f"package {m.path}/" + (f": {_summary(m.description)}" if m.description else "") for m in sorted(ssat.modules, key=lambda m: m.path)]
+    for m in sorted(ssat.modules, key=lambda m: m.path):
+        lines.append(f"package {m.path}/" + (f": {_summary(m.description)}" if m.description else ""))
     for f in ssat.files():
         line = f.path + (f": {_summary(f.description)}" if f.description else "")
         if f.dependencies:
@@ -940,7 +938,8 @@ def ssat_from_repository(repo: Mapping[str, str], project_name: str, description
     SSAT cannot express faithfully are simplified, never fatal: nested classes and
     functions are omitted, a name defined twice keeps its first definition.
     """
-    trees = {safe_relpath(p): t for p, text in sorted(repo.items()) if p.endswith(".py") and (t := _parse(p, text))}
+    parsed = {safe_relpath(p): _parse(p, text) for p, text in sorted(repo.items()) if p.endswith(".py")}
+    trees = {path: tree for path, tree in parsed.items() if tree is not None}
     modules: dict[str, str] = {}
     for path in trees:
         name = _module_name(path)
@@ -962,10 +961,10 @@ def _src(node: ast.AST | None) -> str | None:
     return None if node is None else ast.unparse(node)
 
 
-def _first_line(node: ast.AST) -> str:
+def _first_line(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """First non-empty docstring line."""
-    doc = ast.get_docstring(node) if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    return next((line.strip() for line in (doc or "").splitlines() if line.strip()), "")
+    doc = ast.get_docstring(node) or ""  # type: ignore[arg-type]
+    return next((line.strip() for line in doc.splitlines() if line.strip()), "")
 
 
 def _params_from_ast(args: ast.arguments) -> list[dict[str, Any]]:
@@ -989,7 +988,8 @@ def _param(arg: ast.arg, default: ast.expr | None, kind: str) -> dict[str, Any]:
     return {"name": arg.arg, "type": _src(arg.annotation), "default": _src(default), "kind": kind}
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any], fallback: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+def _validated(model: type[BaseModel], data: dict[str, Any],
+               fallback: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
     """Validate; on failure retry a simplified version; None if that fails too."""
     for candidate in (data, fallback(data)):
         try:
@@ -1047,12 +1047,12 @@ def _flatten(stmts: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
                 continue
             yield from _flatten(stmt.body)
             yield from _flatten(stmt.orelse)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            yield from _flatten(stmt.body)  # type: ignore[attr-defined]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            yield from _flatten(stmt.body)
+            for handler in stmt.handlers:
                 yield from _flatten(handler.body)
-            yield from _flatten(stmt.orelse)  # type: ignore[attr-defined]
-            yield from _flatten(stmt.finalbody)  # type: ignore[attr-defined]
+            yield from _flatten(stmt.orelse)
+            yield from _flatten(stmt.finalbody)
         else:
             yield stmt
 
@@ -1191,6 +1191,10 @@ def _keyed(items: Sequence[Any], view: Callable[[Any], Any]) -> dict[str, Any]:
 def _diff_view(ssat: SSAT) -> dict[str, Any]:
     """The SSAT as nested dicts keyed by path/name, so diffs name what changed."""
 
+    def typed(item: GlobalCode | Attribute) -> dict[str, str]:
+        # "" rather than None, so a type appearing reads as a value change, not a type change
+        return {"type": item.type or "", "value": item.value or ""}
+
     def function(fn: FunctionNode, receiver: str | None = None) -> dict[str, Any]:
         return {"signature": _signature(fn, receiver), "description": fn.description}
 
@@ -1198,7 +1202,7 @@ def _diff_view(ssat: SSAT) -> dict[str, Any]:
         return {
             "signature": " ".join([*(f"@{d}" for d in c.decorators), _class_header(c)]),
             "description": c.description,
-            "attributes": _keyed(c.attributes, lambda a: {"type": a.type or "", "value": a.value or "", "description": a.description}),
+            "attributes": _keyed(c.attributes, lambda a: {**a.model_dump(exclude={"name"}), **typed(a)}),
             "methods": _keyed(c.methods, lambda m: function(m, _receiver(m))),
         }
 
@@ -1207,7 +1211,7 @@ def _diff_view(ssat: SSAT) -> dict[str, Any]:
             "description": f.description,
             "dependencies": set(f.dependencies),
             "imports": set(f.imports),
-            "globals": _keyed(f.globals, lambda g: {"kind": g.kind, "type": g.type or "", "value": g.value or "", "description": g.description}),
+            "globals": _keyed(f.globals, lambda g: {**g.model_dump(exclude={"name"}), **typed(g)}),
             "classes": _keyed(f.classes, cls),
             "functions": _keyed(f.functions, function),
         }

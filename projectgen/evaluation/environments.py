@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from projectgen.datasets.task import EnvSpec
 from projectgen.errors import ProjectGenError
 
-BUILDER_VERSION = 2  # bump when a build change must invalidate cached environments
+BUILDER_VERSION = 3  # bump when a build change must invalidate cached environments
 
 # Plugins that report, lint, reorder or parallelize: never loaded implicitly,
 # because they change what runs or how it exits, not what the tests need.
@@ -197,7 +197,9 @@ class EnvironmentCache:
             return True
         bounds = ["--constraint", str(constraints)] if constraints else []
         if self.uv:
-            return self._run([self.uv, "pip", "install", "--python", str(python), *bounds, *requirements], log_file)
+            # Bytecode now, once: the sandbox sees the environment read-only and could never cache it.
+            command = [self.uv, "pip", "install", "--compile-bytecode", "--python", str(python)]
+            return self._run([*command, *bounds, *requirements], log_file)
         return self._run([str(python), "-m", "pip", "install", "--quiet", *bounds, *requirements], log_file)
 
     def _build(self, spec: EnvSpec) -> Environment:
