@@ -43,7 +43,7 @@ NON_FIXTURE_PLUGINS = frozenset(
 
 LIST_PLUGINS = """
 import json
-from importlib.metadata import entry_points, distributions
+from importlib.metadata import entry_points
 eps = entry_points(group="pytest11")
 out = [{"name": ep.name, "module": ep.value.split(":")[0], "dist": (ep.dist.name if ep.dist else "")} for ep in eps]
 print(json.dumps(out))
@@ -171,10 +171,9 @@ class EnvironmentCache:
         current = f"{sys.version_info.major}.{sys.version_info.minor}"
         if not spec.python or spec.python == current:
             return sys.executable
-        for candidate in (f"python{spec.python}",):
-            found = shutil.which(candidate)
-            if found:
-                return found
+        found = shutil.which(f"python{spec.python}")
+        if found:
+            return found
         self.log(f"Python {spec.python} is not installed; using Python {current}")
         return sys.executable
 

@@ -5,6 +5,7 @@ passed (DevBench lice's coverage gate) or be killed with half its results in.
 """
 from __future__ import annotations
 
+import json
 from enum import Enum
 from pathlib import Path
 
@@ -113,7 +114,5 @@ class TestReport(BaseModel):
         payload = self.model_dump(mode="json")
         payload["summary"] = self.summary()
         tmp = path.with_suffix(path.suffix + ".tmp")
-        import json
-
         tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)

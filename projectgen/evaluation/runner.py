@@ -178,10 +178,10 @@ class SandboxRunner:
             prefix += namespace_prefix(workspace, default_hidden_paths(), keep, default_scratch_paths())
         return prefix + pytest_args
 
-    def _environment_variables(self, workspace: Path, task: Task) -> dict[str, str]:
+    def _environment_variables(self, workspace: Path, task: Task, env: Environment) -> dict[str, str]:
         control = workspace / CONTROL_DIR
         variables = {
-            "PATH": f"{self.environments.path_for(task.env) / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{env.path / 'bin'}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(control / "home"),
             "TMPDIR": str(control / "tmp"),
             "LANG": "C.UTF-8",
@@ -201,17 +201,16 @@ class SandboxRunner:
         timed_out = False
         with open(output_path, "wb") as output:
             process = subprocess.Popen(
-                command, cwd=workspace, env=self._environment_variables(workspace, task),
+                command, cwd=workspace, env=self._environment_variables(workspace, task, env),
                 stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
             )
             try:
                 exit_status: int | None = process.wait(timeout=self.settings.timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(process)
                 exit_status = None
             finally:
-                _kill_group(process)  # stragglers that outlived pytest in the same session
+                _kill_group(process)  # the hung run, or stragglers that outlived pytest in its session
         events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
         tests, collection_errors, collected = _combine(events, timed_out)
         return TestReport(
