@@ -1,0 +1,55 @@
+"""The ProjectGen agents: each is given its chat model and prompt explicitly.
+
+Generators (`Architect`, `SkeletonWriter`, `Coder`) produce; judges
+(`ArchitectureJudge`, `SkeletonJudge`, `CodeJudge`) return a `Verdict`. `Agents`
+bundles one of each, so a graph builder can take them all and a user can swap one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from projectgen.agents.architect import Architect
+from projectgen.agents.architecture_judge import ArchitectureJudge, ArchitectureReview
+from projectgen.agents.base import CheckStatus, ModelGateway, Verdict, combine_verdicts
+from projectgen.agents.code_judge import CodeJudge
+from projectgen.agents.coder import Coder
+from projectgen.agents.skeleton import SkeletonWriter
+from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
+
+
+@dataclass(frozen=True)
+class Agents:
+    """One agent per role. `extra_code_judges` run after the code judge (all must accept)."""
+
+    architect: Any
+    architecture_judge: Any
+    skeleton: Any
+    skeleton_judge: Any
+    coder: Any
+    code_judge: Any
+    extra_code_judges: tuple[Any, ...] = field(default=())
+
+    @classmethod
+    def from_models(cls, models: Any) -> Agents:
+        """Default agents, each with the model of its role (`ModelRoles`, or one model for all)."""
+        pick = models.for_role if hasattr(models, "for_role") else (lambda role: models)
+        return cls(
+            architect=Architect(pick("architect")),
+            architecture_judge=ArchitectureJudge(pick("architecture_judge")),
+            skeleton=SkeletonWriter(pick("skeleton")),
+            skeleton_judge=SkeletonJudge(pick("skeleton_judge")),
+            coder=Coder(pick("coder")),
+            code_judge=CodeJudge(pick("code_judge")),
+        )
+
+    def replace(self, **changes: Any) -> Agents:
+        """A copy with some agents swapped, e.g. ``agents.replace(coder=MyCoder(model))``."""
+        return replace(self, **changes)
+
+
+__all__ = [
+    "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
+    "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
+    "structure_problems",
+]

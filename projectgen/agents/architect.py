@@ -1,0 +1,51 @@
+"""The architect: requirement documents -> SSAT, revised from judge feedback and stage memory."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from projectgen.agents.base import ModelGateway, section
+from projectgen.datasets.task import Documents
+from projectgen.parsing import extract_json
+from projectgen.prompts import Prompt, load_prompt
+from projectgen.ssat import SSAT, validate_ssat_json
+
+NOT_GIVEN = "(not given)"
+
+
+def document_values(documents: Documents) -> dict[str, str]:
+    """Prompt values for the four requirement documents."""
+    return {
+        "prd": documents.prd,
+        "uml_class": documents.uml_class or NOT_GIVEN,
+        "uml_sequence": documents.uml_sequence or NOT_GIVEN,
+        "architecture_design": documents.architecture_design or NOT_GIVEN,
+    }
+
+
+def ssat_json(ssat: SSAT) -> str:
+    """The tree as the compact JSON the architect writes and the judge reads."""
+    return ssat.model_dump_json(indent=1, exclude_defaults=True)
+
+
+@dataclass
+class Architect:
+    """Designs the SSAT. Raises `StructuredOutputError`/`SSATValidationError` on an unusable reply,
+    which the stage turns into feedback for the next iteration."""
+
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("architect"))
+    role: str = "architect"
+
+    async def design(self, gateway: ModelGateway, documents: Documents, *, iteration: int,
+                     previous: SSAT | None = None, feedback: str = "", memory: str = "") -> SSAT:
+        revision = ""
+        if iteration > 1:
+            revision = (section("Your previous architecture tree", ssat_json(previous) if previous else
+                                "(your previous answer could not be used)")
+                        + section("Reviewer feedback to address", feedback)
+                        + section("Relevant earlier revisions", memory)
+                        + "\nAnswer with the complete revised tree as one JSON object.\n")
+        messages = self.prompt.messages(**document_values(documents), revision=revision)
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="architecture", iteration=iteration)
+        return validate_ssat_json(extract_json(reply))

@@ -1,0 +1,90 @@
+"""What every agent shares: the gateway to its model and the judges' verdict."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from projectgen.llm import Budget, UsageRecorder, acall_model, message_text
+
+
+@dataclass
+class ModelGateway:
+    """How agents reach their models during one run: recorder, budget and extra run metadata.
+
+    Agents hold their model and prompt; the gateway is what differs between runs (where
+    usage is recorded, which budget applies, which LiveCoder attempt this is).
+    """
+
+    recorder: UsageRecorder | None = None
+    budget: Budget | None = None
+    retries: int = 3
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
+                  target: str | None = None, iteration: int = 0) -> str:
+        """The reply text of one model call, made through `acall_model` (the one door)."""
+        config = {"metadata": dict(self.metadata)} if self.metadata else None
+        reply = await acall_model(model, list(messages), role=role, stage=stage, target=target,
+                                  iteration=iteration, recorder=self.recorder, budget=self.budget,
+                                  retries=self.retries, config=config)
+        return message_text(reply)
+
+
+class CheckStatus(BaseModel):
+    """The check-test result a code verdict is based on."""
+
+    passed: int
+    total: int
+    status: str
+    failing: list[str] = Field(default_factory=list, description="node ids of failed/errored tests")
+
+
+class Verdict(BaseModel):
+    """A judge's decision on one stage iteration.
+
+    `files` names the files to revise with what to change in each (empty = revise all).
+    `stop` says more iterations cannot help (e.g. the test harness itself failed).
+    """
+
+    judge: str
+    stage: str
+    iteration: int
+    score: float = Field(ge=0, le=10)
+    accepted: bool
+    feedback: str = ""
+    reasons: str = ""
+    scores: dict[str, float] = Field(default_factory=dict)
+    files: dict[str, str] = Field(default_factory=dict)
+    check: CheckStatus | None = None
+    log: str = Field(default="", description="error log excerpt for the generator (code stage)")
+    stop: bool = False
+
+
+def combine_verdicts(verdicts: Sequence[Verdict]) -> Verdict:
+    """Several judges on one stage: accepted only if all accept; lowest score; feedback and files merged."""
+    if len(verdicts) == 1:
+        return verdicts[0]
+    first = verdicts[0]
+    files: dict[str, str] = {}
+    for verdict in verdicts:
+        for path, suggestion in verdict.files.items():
+            files[path] = f"{files[path]}\n{suggestion}" if path in files else suggestion
+    feedback = "\n\n".join(f"[{v.judge}] {v.feedback}" for v in verdicts if v.feedback)
+    return Verdict(
+        judge="+".join(v.judge for v in verdicts), stage=first.stage, iteration=first.iteration,
+        score=min(v.score for v in verdicts), accepted=all(v.accepted for v in verdicts),
+        feedback=feedback, reasons="\n".join(v.reasons for v in verdicts if v.reasons),
+        scores={f"{v.judge}.{k}": s for v in verdicts for k, s in v.scores.items()} or
+        {v.judge: v.score for v in verdicts},
+        files=files, check=next((v.check for v in verdicts if v.check is not None), None),
+        log="\n\n".join(v.log for v in verdicts if v.log), stop=any(v.stop for v in verdicts),
+    )
+
+
+def section(title: str, text: str | None) -> str:
+    """A prompt section, or "" when there is nothing to show."""
+    text = (text or "").strip()
+    return f"\n# {title}\n{text}\n" if text else ""

@@ -1,0 +1,80 @@
+"""The coder: fills one file from its skeleton, and repairs files the code judge names."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from projectgen.agents.base import ModelGateway, section
+from projectgen.agents.skeleton import code_from_reply, needs_writing
+from projectgen.config import EditFormat
+from projectgen.edits import EditOutcome, apply_edits
+from projectgen.prompts import Prompt, load_prompt
+from projectgen.ssat import SSAT, render_file, render_stub, render_tree, ssat_from_repository
+
+FORMAT_INSTRUCTIONS: dict[str, str] = {
+    "whole": (
+        "Answer with the complete new file: its path on one line, then one fenced ```python block "
+        "holding the whole file."
+    ),
+    "search_replace": (
+        "Answer with SEARCH/REPLACE blocks: the file path on one line, then a fenced block with\n"
+        "<<<<<<< SEARCH\n(the exact current lines)\n=======\n(the new lines)\n>>>>>>> REPLACE\n"
+        "The SEARCH part must match the current file exactly, including indentation. Use several blocks "
+        "for several changes."
+    ),
+}
+
+
+def interface_of(path: str, code: str) -> str:
+    """Signatures of a filled file (its stub), so dependants see what really exists; the code if it
+    does not parse."""
+    try:
+        return render_stub(ssat_from_repository({path: code}, "interface").file(path))
+    except (KeyError, ValueError):
+        return code
+
+
+def _in_tree(ssat: SSAT, path: str) -> bool:
+    try:
+        ssat.file(path)
+    except KeyError:
+        return False
+    return True
+
+
+@dataclass
+class Coder:
+    """Implements files. `edit_format` is the repair answer format ("whole" or "search_replace")."""
+
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("coder"))
+    repair_prompt: Prompt = field(default_factory=lambda: load_prompt("repair"))
+    role: str = "coder"
+
+    async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, *,
+                   dependencies: Mapping[str, str], iteration: int = 1) -> str:
+        """The implemented file; `dependencies` maps each file it uses to that file's interface.
+
+        A file with an empty skeleton that the tree leaves empty (a bare `__init__.py`) stays
+        empty without a model call."""
+        if not skeleton.strip() and (ssat is None or not _in_tree(ssat, path) or not needs_writing(ssat, path)):
+            return skeleton
+        deps = "\n\n".join(f"## {p}\n```python\n{code}```" for p, code in sorted(dependencies.items())) or "(none)"
+        spec = render_file(ssat, path) if ssat is not None and _in_tree(ssat, path) else "(not in the tree)"
+        messages = self.prompt.messages(overview=render_tree(ssat) if ssat is not None else "(no tree)", path=path, dependencies=deps, file_spec=spec,
+                                        skeleton=skeleton.rstrip("\n"))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
+                                  iteration=iteration)
+        return code_from_reply(reply)
+
+    async def repair(self, gateway: ModelGateway, path: str, content: str, *, suggestion: str, error_log: str,
+                     memory: str = "", iteration: int, edit_format: EditFormat = "whole") -> EditOutcome:
+        """Ask for an edit of `path` only; an edit that does not apply is in the outcome's `failed`."""
+        messages = self.repair_prompt.messages(
+            format_instructions=FORMAT_INSTRUCTIONS[edit_format], error_log=error_log or "(no log)",
+            path=path, suggestion=suggestion or "(no specific suggestion)", content=content.rstrip("\n"),
+            memory=section("Relevant earlier revisions of this file", memory))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
+                                  iteration=iteration)
+        return apply_edits({path: content}, reply, edit_format, allowed_paths=[path])

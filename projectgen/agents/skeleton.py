@@ -1,0 +1,52 @@
+"""The skeleton agent: one file's imports, globals, classes and `pass`-bodied signatures."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from projectgen.agents.base import ModelGateway, section
+from projectgen.parsing import extract_code_blocks
+from projectgen.prompts import Prompt, load_prompt
+from projectgen.ssat import SSAT, render_file, render_tree
+
+
+def code_from_reply(reply: str) -> str:
+    """The file in a reply: its first python (or untagged) fenced block, else the whole text."""
+    blocks = extract_code_blocks(reply)
+    for language, code in blocks:
+        if (language or "python").lower() in ("python", "py", "python3"):
+            return code if code.endswith("\n") else code + "\n"
+    text = reply.strip("\n")
+    return text + "\n" if text else ""
+
+
+def needs_writing(ssat: SSAT, path: str) -> bool:
+    """False for files the tree leaves empty (a bare `__init__.py`): no model call is spent on them."""
+    node = ssat.file(path)
+    return bool(node.description or node.imports or node.dependencies or node.globals or node.classes
+                or node.functions)
+
+
+@dataclass
+class SkeletonWriter:
+    """Writes one file's skeleton from its SSAT node and the tree overview."""
+
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("skeleton"))
+    role: str = "skeleton"
+
+    async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, *, iteration: int,
+                    previous: str | None = None, feedback: str = "", memory: str = "") -> str:
+        if not needs_writing(ssat, path):
+            return ""
+        revision = ""
+        if iteration > 1:
+            revision = (section("Your previous skeleton of this file", f"```python\n{previous}```" if previous
+                                else "(none)")
+                        + section("Reviewer feedback to address", feedback)
+                        + section("Relevant earlier revisions", memory))
+        messages = self.prompt.messages(overview=render_tree(ssat), path=path, file_spec=render_file(ssat, path),
+                                        revision=revision)
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", target=path,
+                                  iteration=iteration)
+        return code_from_reply(reply)

@@ -1,0 +1,148 @@
+"""The skeleton judge: compile, then check structure against the SSAT exactly, then ask the LLM.
+
+What a program can decide (syntax, missing or extra files, classes, functions, parameter
+names/kinds/defaults) is decided by AST and never left to the model; a skeleton with such
+problems is not accepted, whatever the model would have said.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.parsing import StructuredOutputError, parse_model
+from projectgen.prompts import Prompt, load_prompt
+from projectgen.ssat import SSAT, ClassNode, FileNode, FunctionNode, render_stub, render_tree, ssat_from_repository
+
+
+def compile_errors(files: Mapping[str, str]) -> dict[str, str]:
+    """path -> "line N: message" for every .py file that does not compile."""
+    errors: dict[str, str] = {}
+    for path, code in sorted(files.items()):
+        if not path.endswith(".py"):
+            continue
+        try:
+            compile(code, path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            errors[path] = f"line {exc.lineno}: {exc.msg}"
+        except ValueError as exc:  # e.g. null bytes
+            errors[path] = str(exc)
+    return errors
+
+
+def _signature(fn: FunctionNode) -> list[tuple[str, str, str | None]]:
+    return [(p.name, p.kind, p.default) for p in fn.parameters]
+
+
+def _describe(params: list[tuple[str, str, str | None]]) -> str:
+    return "(" + ", ".join(name + (f"={default}" if default is not None else "") for name, _, default in params) + ")"
+
+
+def _compare_functions(where: str, expected: tuple[FunctionNode, ...], actual: tuple[FunctionNode, ...]) -> list[str]:
+    problems: list[str] = []
+    have = {f.name: f for f in actual}
+    for fn in expected:
+        got = have.get(fn.name)
+        if got is None:
+            problems.append(f"{where}: function {fn.name!r} is missing")
+        elif _signature(got) != _signature(fn):
+            problems.append(f"{where}: {fn.name}{_describe(_signature(got))} should be "
+                            f"{fn.name}{_describe(_signature(fn))}")
+    return problems
+
+
+def _compare_classes(path: str, expected: tuple[ClassNode, ...], actual: tuple[ClassNode, ...]) -> list[str]:
+    problems: list[str] = []
+    have = {c.name: c for c in actual}
+    for cls in expected:
+        got = have.get(cls.name)
+        if got is None:
+            problems.append(f"{path}: class {cls.name!r} is missing")
+        else:
+            problems += _compare_functions(f"{path}: class {cls.name}", cls.methods, got.methods)
+    return problems
+
+
+def _normalized(node: FileNode) -> FileNode | None:
+    """The node as the AST reader sees its stub, so both sides compare in the same form."""
+    stub = render_stub(node)
+    if not stub:
+        return None
+    return ssat_from_repository({node.path: stub}, "expected").file(node.path)
+
+
+def structure_problems(ssat: SSAT, files: Mapping[str, str]) -> dict[str, list[str]]:
+    """path -> exact mismatches between the skeleton `files` and the tree (compiling files only)."""
+    expected = {f.path: f for f in ssat.files() if f.path.endswith(".py")}
+    problems: dict[str, list[str]] = {}
+    for path in sorted(set(files) - set(expected)):
+        if path.endswith(".py"):
+            problems.setdefault(path, []).append(f"{path}: file is not in the architecture tree")
+    for path, node in expected.items():
+        if path not in files:
+            problems.setdefault(path, []).append(f"{path}: file is missing")
+            continue
+        want = _normalized(node)
+        if want is None:
+            continue
+        try:
+            got = ssat_from_repository({path: files[path]}, "actual").file(path)
+        except (KeyError, ValueError):
+            continue  # does not parse: reported as a compile error instead
+        found = _compare_classes(path, want.classes, got.classes) + _compare_functions(
+            path, want.functions, got.functions)
+        if found:
+            problems[path] = found
+    return problems
+
+
+class SkeletonReview(BaseModel):
+    score: float = Field(ge=0, le=10)
+    feedback: str = ""
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+def _listing(files: Mapping[str, str]) -> str:
+    return "\n\n".join(f"## {path}\n```python\n{code}```" for path, code in sorted(files.items()) if code)
+
+
+@dataclass
+class SkeletonJudge:
+    """Scores 0-10; threshold from the settings. Uses no memory."""
+
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("skeleton_judge"))
+    role: str = "skeleton_judge"
+    name: str = "skeleton_judge"
+
+    def _rejected(self, iteration: int, score: float, feedback: str, files: dict[str, str]) -> Verdict:
+        return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=score, accepted=False,
+                       feedback=feedback, files=files, scores={"exact": score})
+
+    async def review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], *, iteration: int,
+                     threshold: float) -> Verdict:
+        errors = compile_errors(files)
+        if errors:
+            feedback = "These files do not compile:\n" + "\n".join(f"- {p}: {e}" for p, e in errors.items())
+            return self._rejected(iteration, 0.0, feedback, {p: f"fix the syntax error at {e}" for p, e in errors.items()})
+        problems = structure_problems(ssat, files)
+        if problems:
+            count = sum(len(v) for v in problems.values())
+            # Below the threshold by construction: one point less per problem, from threshold - 1.
+            score = max(0.0, min(threshold - 1, 10.0) - (count - 1))
+            feedback = "The skeleton does not match the architecture tree:\n" + "\n".join(
+                f"- {line}" for lines in problems.values() for line in lines)
+            return self._rejected(iteration, score, feedback, {p: "\n".join(v) for p, v in problems.items()})
+        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
+        try:
+            review = parse_model(reply, SkeletonReview)
+        except StructuredOutputError as exc:
+            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
+        known = {p: s for p, s in review.files.items() if p in files}
+        return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=review.score,
+                       accepted=review.score >= threshold, feedback=review.feedback, files=known,
+                       scores={"exact": 10.0, "review": review.score})

@@ -1,0 +1,126 @@
+"""Typed graph state, its reducers, and the run context that is not state.
+
+State holds only JSON-ready values (strings, numbers, lists, dicts), so any checkpoint
+resumes in a new process. Things that are not data (the task folder's `Task`, the
+sandbox runner, the usage recorder) travel in `RunContext`, LangGraph's run context.
+
+Reducers are idempotent on purpose: a stage subgraph hands its whole final state back
+to the parent graph, so a plain list-append reducer would add every entry twice.
+Lists therefore hold records with an ``id`` and `append_unique` keeps one per id;
+dicts merge, and a ``None`` value deletes its key.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.datasets.task import Documents, Task
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.memory import MemoryEntry, Stage, StageMemory
+from projectgen.ssat import SSAT
+
+
+def merge_dict(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge `new` into `old`; a None value deletes that key."""
+    merged = dict(old or {})
+    for key, value in (new or {}).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def append_unique(old: Sequence[Mapping[str, Any]] | None, new: Sequence[Mapping[str, Any]] | None) -> list[dict]:
+    """Append records, one per ``id``: a record whose id is already there replaces it in place."""
+    merged = [dict(r) for r in old or ()]
+    index = {r["id"]: i for i, r in enumerate(merged)}
+    for record in new or ():
+        if record["id"] in index:
+            merged[index[record["id"]]] = dict(record)
+        else:
+            index[record["id"]] = len(merged)
+            merged.append(dict(record))
+    return merged
+
+
+class ProjectState(TypedDict, total=False):
+    """Everything a ProjectGen run knows; every value is JSON-ready."""
+
+    task_id: str
+    documents: dict[str, str | None]
+    ssat: dict[str, Any] | None
+    skeleton: Annotated[dict[str, str], merge_dict]
+    repository: Annotated[dict[str, str], merge_dict]
+    iterations: Annotated[dict[str, int], merge_dict]
+    verdicts: Annotated[list[dict[str, Any]], append_unique]
+    memory: Annotated[list[dict[str, Any]], append_unique]
+    edits: Annotated[list[dict[str, Any]], append_unique]
+    generation_errors: Annotated[dict[str, str], merge_dict]
+    pending: Annotated[dict[str, dict[str, Any]], merge_dict]
+    layers: list[list[str]]
+    layer: int
+    stopped: str | None
+
+
+def initial_state(task: Task) -> ProjectState:
+    """The state a run starts from: the task's id and its requirement documents."""
+    return {"task_id": task.id, "documents": task.docs.model_dump(), "ssat": None, "stopped": None}
+
+
+@dataclass
+class RunContext:
+    """Per-run things that are not data: the task, the sandbox, how models are reached, progress."""
+
+    task: Task
+    runner: SandboxRunner
+    gateway: ModelGateway = field(default_factory=ModelGateway)
+    progress: Callable[[str], None] | None = None
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+
+# --------------------------------------------------------------------------- state helpers
+
+def documents_of(state: ProjectState) -> Documents:
+    return Documents.model_validate(state["documents"])
+
+
+def ssat_of(state: ProjectState) -> SSAT | None:
+    data = state.get("ssat")
+    return SSAT.model_validate(data) if data else None
+
+
+def ssat_data(ssat: SSAT) -> dict[str, Any]:
+    return ssat.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def iteration_of(state: ProjectState, stage: str) -> int:
+    """The stage's current iteration (0 before its generator first ran)."""
+    return int((state.get("iterations") or {}).get(stage, 0))
+
+
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    return {"id": f"{verdict.stage}:{verdict.iteration}", **verdict.model_dump(mode="json")}
+
+
+def last_verdict(state: ProjectState, stage: str) -> Verdict | None:
+    """The latest verdict on `stage`, if any."""
+    for record in reversed(state.get("verdicts") or []):
+        if record["stage"] == stage:
+            return Verdict.model_validate({k: v for k, v in record.items() if k != "id"})
+    return None
+
+
+def memory_record(entry: MemoryEntry) -> dict[str, Any]:
+    return {"id": f"{entry.stage}:{entry.iteration}:{entry.target or ''}", **entry.model_dump(mode="json")}
+
+
+def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
+    entries = [MemoryEntry.model_validate({k: v for k, v in r.items() if k != "id"})
+               for r in state.get("memory") or [] if r["stage"] == stage]
+    return StageMemory(entries=entries)

@@ -1,0 +1,111 @@
+"""Replay scripts that answer every pipeline call from a task's reference code.
+
+Used to test the real graph end to end without a model, and to write the demo's script:
+the architect answers with the SSAT derived from the reference, the skeleton agent with
+that tree's stubs, the coder with the reference files, the judges accept. Optionally one
+function is broken in the first code version, so the code-judge loop must repair it.
+
+The result is a `Script` for `ScriptedChatModel`; its label says it replays reference
+code, so no report can mistake it for a model's work.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from projectgen.config import EditFormat
+from projectgen.datasets.task import Task
+from projectgen.edits import make_search_replace_reply, make_whole_file_reply
+from projectgen.errors import ProjectGenError
+from projectgen.llm import Script, load_script
+from projectgen.ssat import SSAT, render_stub, ssat_from_repository
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """Break `function` (a top-level function or ``Class.method``) in `path` in the first code version."""
+
+    path: str
+    function: str
+    body: str = "raise NotImplementedError"
+
+
+def _function_node(tree: ast.Module, dotted: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    scope: list[ast.stmt] = tree.body
+    *owners, name = dotted.split(".")
+    for owner in owners:
+        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        if found is None:
+            raise ProjectGenError(f"class {owner!r} not found")
+        scope = found.body
+    for node in scope:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    raise ProjectGenError(f"function {dotted!r} not found")
+
+
+def break_function(code: str, breakage: Breakage) -> str:
+    """`code` with the function's body (after its docstring) replaced by `breakage.body`."""
+    node = _function_node(ast.parse(code), breakage.function)
+    lines = code.splitlines(keepends=True)
+    body = node.body
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else body[0]
+    indent = " " * first.col_offset
+    start, end = first.lineno - 1, node.end_lineno
+    return "".join(lines[:start]) + f"{indent}{breakage.body}\n" + "".join(lines[end:])
+
+
+def reference_python_files(task: Task) -> dict[str, str]:
+    return {p: text for p, text in task.reference_repository().items() if p.endswith(".py")}
+
+
+def reference_ssat(task: Task, files: Mapping[str, str] | None = None) -> SSAT:
+    return ssat_from_repository(files or reference_python_files(task), task.id,
+                                description=f"Architecture of {task.id}, derived from its reference code.")
+
+
+def _fenced(code: str) -> str:
+    return f"```python\n{code}```\n"
+
+
+def reference_script(task: Task, *, breakage: Breakage | None = None, edit_format: EditFormat = "whole",
+                     label: str | None = None) -> Script:
+    """A script answering every call of a default ProjectGen run on `task` from its reference code."""
+    files = reference_python_files(task)
+    if not files:
+        raise ProjectGenError(f"task {task.id} has no reference Python files")
+    ssat = reference_ssat(task, files)
+    responses: list[dict[str, Any]] = [
+        {"role": "architect", "content": ssat.model_dump(mode="json", by_alias=True, exclude_defaults=True)},
+        {"role": "architecture_judge", "content": {
+            "scores": {"requirement_coverage": 9, "document_consistency": 9, "interface_consistency": 9,
+                       "dependency_relations": 9},
+            "overall": 9, "reasons": "replayed reference architecture", "feedback": ""}},
+        {"role": "skeleton_judge", "content": {"score": 9, "feedback": "", "files": {}}},
+        {"role": "code_judge", "content": {"summary": "", "files": []}},
+    ]
+    for node in ssat.files():
+        stub = render_stub(node)
+        if stub:
+            responses.append({"role": "skeleton", "target": node.path, "content": _fenced(stub)})
+    for path, code in sorted(files.items()):
+        responses.append({"role": "coder", "target": path, "content": _fenced(code)})
+    if breakage is not None:
+        if breakage.path not in files:
+            raise ProjectGenError(f"{breakage.path} is not a reference file of {task.id}")
+        broken = break_function(files[breakage.path], breakage)
+        for entry in responses:
+            if entry["role"] == "coder" and entry["target"] == breakage.path:
+                entry["iteration"] = 1
+                entry["content"] = _fenced(broken)
+        repair = (make_whole_file_reply([breakage.path], files) if edit_format == "whole"
+                  else make_search_replace_reply({breakage.path: broken}, {breakage.path: files[breakage.path]}))
+        responses.append({"role": "coder", "target": breakage.path, "iteration": 2, "content": repair})
+        responses.append({"role": "code_judge", "iteration": 1, "content": {
+            "summary": f"{breakage.function} is not implemented",
+            "files": [{"path": breakage.path, "suggestion": f"implement {breakage.function} as the documents "
+                                                             f"describe"}]}})
+    return load_script({"label": label or f"reference replay of {task.id} (not a model)", "responses": responses})
