@@ -1,0 +1,131 @@
+"""Run ProjectGen on one task: graph -> repository on disk -> run summary -> hidden unit tests.
+
+`run_project` is what `projectgen run` and `projectgen demo` call; library users can call
+it too, or build the graph themselves (see `projectgen.graphs`).
+
+Output folder layout::
+
+    repository/      the generated files
+    ssat.json        the accepted (or last) architecture tree
+    state.json       the final graph state (verdicts, memory, edits, skeleton, ...)
+    usage.jsonl      one line per model call (role, stage, target, tokens, latency)
+    unit_report.json the hidden unit-test report (unless skipped)
+    summary.json     the run summary
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from projectgen.agents import Agents, ModelGateway
+from projectgen.config import Settings
+from projectgen.datasets.task import Task
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.report import TestReport
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs import RunContext, build_project_graph, initial_state
+from projectgen.llm import Budget, UsageRecorder, describe_model
+from projectgen.repository import write_repository
+from projectgen.run_summary import RunSummary, summarize_run
+
+ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
+
+
+@dataclass
+class RunOutcome:
+    """What a run produced; `out_dir` is None when nothing was written."""
+
+    state: dict[str, Any]
+    summary: RunSummary
+    unit_report: TestReport | None
+    out_dir: Path | None
+
+    @property
+    def repository(self) -> dict[str, str]:
+        return dict(self.state.get("repository") or {})
+
+
+def describe_agents(agents: Agents) -> dict[str, str]:
+    """role -> model description, for the summary (agents without a `model` are named by class)."""
+    described = {}
+    for role in ROLE_FIELDS:
+        agent = getattr(agents, role)
+        model = getattr(agent, "model", None)
+        described[role] = describe_model(model) if model is not None else type(agent).__name__
+    return described
+
+
+def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
+    """Refuse to mix a new run into an earlier one's files unless told to."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ProjectGenError(f"{out_dir} exists and is not a folder")
+    if out_dir.exists() and any(out_dir.iterdir()) and not force:
+        raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
+    if out_dir.exists() and force:
+        for name in ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json"):
+            target = out_dir / name
+            if target.is_dir():
+                import shutil
+
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+async def arun_project(task: Task, *, models: Any = None, agents: Agents | None = None,
+                       settings: Settings | None = None, graph: Any = None, runner: SandboxRunner | None = None,
+                       out_dir: Path | None = None, force: bool = False, budget: Budget | None = None,
+                       progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
+                       metadata: Mapping[str, Any] | None = None) -> RunOutcome:
+    """Generate a repository for `task` and, unless told not to, run its hidden unit tests."""
+    settings = settings or Settings()
+    if graph is None:
+        if agents is None:
+            if models is None:
+                raise ProjectGenError("run_project needs models, agents or a graph")
+            agents = Agents.from_models(models)
+        graph = build_project_graph(agents=agents, settings=settings)
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        prepare_out_dir(out_dir, force=force)
+    recorder = UsageRecorder(out_dir / "usage.jsonl" if out_dir is not None else None)
+    runner = runner or SandboxRunner(log=progress)
+    context = RunContext(task=task, runner=runner, progress=progress,
+                         gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {})))
+    started = time.monotonic()
+    state = await graph.ainvoke(initial_state(task), context=context,
+                                config={"max_concurrency": settings.max_concurrency, "recursion_limit": 200})
+    unit_report = None
+    if evaluate_unit and "unit" in task.suites and state.get("repository"):
+        if progress:
+            progress("running the hidden unit tests")
+        unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
+    summary = summarize_run(
+        state, recorder.records, models=describe_agents(agents) if agents is not None else {},
+        settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
+        duration_s=time.monotonic() - started)
+    if out_dir is not None:
+        write_outputs(out_dir, state, summary, unit_report)
+    return RunOutcome(state=dict(state), summary=summary, unit_report=unit_report, out_dir=out_dir)
+
+
+def run_project(task: Task, **kwargs: Any) -> RunOutcome:
+    """`arun_project` for synchronous callers."""
+    return asyncio.run(arun_project(task, **kwargs))
+
+
+def write_outputs(out_dir: Path, state: Mapping[str, Any], summary: RunSummary,
+                  unit_report: TestReport | None) -> None:
+    write_repository(state.get("repository") or {}, out_dir / "repository")
+    if state.get("ssat"):
+        (out_dir / "ssat.json").write_text(json.dumps(state["ssat"], indent=1) + "\n", encoding="utf-8")
+    (out_dir / "state.json").write_text(json.dumps(dict(state), indent=1, default=str) + "\n", encoding="utf-8")
+    if unit_report is not None:
+        unit_report.write_json(out_dir / "unit_report.json")
+    (out_dir / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", encoding="utf-8")
