@@ -69,10 +69,54 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
     _add_runner_options(bench)
 
-    demo = commands.add_parser("demo", help="evaluate the bundled example task's reference (offline)")
-    demo.add_argument("--out", type=Path, default=Path("demo-output"))
+    run = commands.add_parser("run", help="generate a repository for a task with the ProjectGen pipeline",
+                              description="Run architecture -> skeleton -> code (each with its judge loop), write "
+                                          "the repository and a run summary, then run the hidden unit tests.")
+    run.add_argument("task", help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+    run.add_argument("--model", default=None,
+                     help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
+                          "with --base-url, or scripted:PATH to replay a script (default $PROJECTGEN_MODEL)")
+    run.add_argument("--role-model", action="append", default=[], metavar="ROLE=SPEC",
+                     help="a different model for one role (architect, architecture_judge, skeleton, "
+                          "skeleton_judge, coder, code_judge); repeatable")
+    run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
+    run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
+    run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
+    _add_pipeline_options(run)
+    run.add_argument("--no-unit-tests", action="store_true", help="skip the hidden unit tests at the end")
+    _add_runner_options(run)
+
+    demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")
+    demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (replaced on each run)")
     _add_runner_options(demo)
     return parser
+
+
+def _iteration_caps(text: str) -> tuple[int, int, int]:
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"give three numbers ARCH,SKELETON,CODE, e.g. 3,3,5: {text!r}")
+    return tuple(_positive_int(p.strip()) for p in parts)  # type: ignore[return-value]
+
+
+def _score(text: str) -> float:
+    value = _positive_float(text)
+    if value > 10:
+        raise argparse.ArgumentTypeError(f"scores go from 0 to 10: {text!r}")
+    return value
+
+
+def _add_pipeline_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("pipeline (paper defaults)")
+    group.add_argument("--threshold", type=_score, default=8.0, help="judge score a stage needs (default 8)")
+    group.add_argument("--iterations", type=_iteration_caps, default=(3, 3, 5), metavar="A,S,C",
+                       help="iteration caps of the architecture, skeleton and code stages (default 3,3,5)")
+    group.add_argument("--gamma", type=int, default=2, help="stage-memory entries per prompt (default 2)")
+    group.add_argument("--edit-format", choices=["whole", "search_replace"], default="whole",
+                       help="how the coder answers repair requests (default whole)")
+    group.add_argument("--max-concurrency", type=_positive_int, default=4,
+                       help="model calls in flight while filling one dependency layer (default 4)")
+    group.add_argument("--max-tokens", type=_positive_int, default=None, help="stop the run beyond this many tokens")
 
 
 def _version() -> str:
@@ -184,28 +228,132 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _resolve_task(spec: str):
+    """A task folder, or the name of a bundled example."""
+    from projectgen.datasets.examples import example_task_names, example_task_path
+    from projectgen.datasets.loaders import load_task
+
+    path = Path(spec)
+    if not path.exists() and spec in example_task_names():
+        path = example_task_path(spec)
+    return load_task(path)
+
+
+def _models(args: argparse.Namespace):
+    import os
+
+    from projectgen.errors import ProjectGenError
+    from projectgen.llm import ModelRoles
+
+    default = args.model or os.environ.get("PROJECTGEN_MODEL")
+    if not default:
+        raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
+                              "PROJECTGEN_MODEL")
+    roles: dict[str, str] = {}
+    for item in args.role_model:
+        role, sep, spec = item.partition("=")
+        if not sep or not spec:
+            raise ProjectGenError(f"--role-model expects ROLE=SPEC, got {item!r}")
+        roles[role.strip()] = spec.strip()
+    return ModelRoles.from_specs(default, base_url=args.base_url, **roles)
+
+
+def _settings(args: argparse.Namespace):
+    from projectgen.config import Settings
+
+    arch, skeleton, code = args.iterations
+    if args.gamma < 0:
+        from projectgen.errors import ProjectGenError
+
+        raise ProjectGenError(f"--gamma must be 0 or more, got {args.gamma}")
+    return Settings(threshold=args.threshold, architecture_iterations=arch, skeleton_iterations=skeleton,
+                    code_iterations=code, gamma=args.gamma, edit_format=args.edit_format,
+                    max_concurrency=args.max_concurrency)
+
+
+def _print_run(console, outcome) -> None:
+    from rich.table import Table
+
+    summary = outcome.summary
+    table = Table(title=f"{summary.task_id}: ProjectGen run")
+    for column in ("stage", "iterations", "accepted", "judge scores", "check tests"):
+        table.add_column(column)
+    for name, stage in summary.stages.items():
+        checks = " -> ".join(f"{c.passed}/{c.total}" for c in stage.checks)
+        table.add_row(name, str(stage.iterations), "yes" if stage.accepted else "[yellow]no[/yellow]",
+                      ", ".join(f"{s:g}" for s in stage.scores), checks)
+    console.print(table)
+    models = sorted(set(summary.models.values()))
+    console.print(f"model(s): {'; '.join(models)}", highlight=False)
+    tokens = summary.tokens
+    estimated = " (estimated)" if tokens.estimated_calls else ""
+    console.print(f"model calls: {tokens.calls}, tokens: {tokens.input_tokens} in + {tokens.output_tokens} out"
+                  f"{estimated}", highlight=False)
+    if summary.edits.requests:
+        console.print(f"repair edits well formed: {summary.edits.well_formed}/{summary.edits.requests}")
+    if summary.stopped:
+        console.print(f"[red]stopped early:[/red] {summary.stopped}", highlight=False)
+    if outcome.unit_report is not None:
+        _print_report(console, outcome.unit_report)
+
+
+def _execute_run(args: argparse.Namespace, task, *, models, settings, out: Path, force: bool, budget=None) -> int:
+    from rich.console import Console
+
+    from projectgen.pipeline import run_project
+
+    console = Console()
+
+    def progress(message: str) -> None:
+        console.print(f"[dim]{message}[/dim]", highlight=False)
+
+    runner = _runner(args, log=progress)
+    outcome = run_project(task, models=models, settings=settings, runner=runner, out_dir=out, force=force,
+                          budget=budget, progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+    _print_run(console, outcome)
+    console.print(f"outputs: {out} (repository/, summary.json, state.json, usage.jsonl"
+                  + (", unit_report.json)" if outcome.unit_report is not None else ")"), highlight=False)
+    if outcome.summary.stopped:
+        return EXIT_TESTS_FAILED
+    if outcome.unit_report is not None:
+        return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
+    last = list(outcome.summary.stages.values())[-1:]
+    return EXIT_OK if last and last[0].accepted else EXIT_TESTS_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from projectgen.llm import TokenBudget
+
+    task = _resolve_task(args.task)
+    models = _models(args)
+    settings = _settings(args)
+    out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    budget = TokenBudget(args.max_tokens) if args.max_tokens else None
+    return _execute_run(args, task, models=models, settings=settings, out=out, force=args.force, budget=budget)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.datasets.examples import example_task_path
+    from projectgen.config import Settings
+    from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
+    from projectgen.llm import ScriptedChatModel
 
     console = Console()
     task = load_task(example_task_path("kvstore"))
-    console.print(f"[bold]demo[/bold]: evaluating the bundled example task {task.id!r} (its reference code) offline")
-    runner = _runner(args, log=lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
-    status = EXIT_OK
-    for suite in ("check", "unit"):
-        report = runner.evaluate(task, task.reference_files(), suite)
-        out = args.out / f"{task.id}.{suite}.json"
-        report.write_json(out)
-        _print_report(console, report)
-        console.print(f"report: {out}", highlight=False)
-        status = status or (EXIT_OK if report.status == "passed" else EXIT_TESTS_FAILED)
-    return status
+    script = example_script_path("kvstore.demo")
+    console.print(f"[bold]demo[/bold]: the full ProjectGen pipeline on the bundled example task {task.id!r}, offline.\n"
+                  f"The model is a [bold]scripted replay[/bold] of {script.name}, not a real model: it answers "
+                  "each agent from the script. Run a real model with `projectgen run kvstore --model "
+                  "openai:gpt-4o-mini`.", highlight=False)
+    model = ScriptedChatModel.from_file(script)
+    return _execute_run(args, task, models=model, settings=Settings(), out=args.out, force=True)
 
 
-COMMANDS = {"eval": cmd_eval, "bench-reference": cmd_bench_reference, "demo": cmd_demo}
+COMMANDS = {"eval": cmd_eval, "bench-reference": cmd_bench_reference, "run": cmd_run, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

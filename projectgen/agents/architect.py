@@ -6,7 +6,7 @@ from typing import Any
 
 from projectgen.agents.base import ModelGateway, section
 from projectgen.datasets.task import Documents
-from projectgen.parsing import extract_json
+from projectgen.parsing import find_json
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, validate_ssat_json
 
@@ -48,4 +48,7 @@ class Architect:
                         + "\nAnswer with the complete revised tree as one JSON object.\n")
         messages = self.prompt.messages(**document_values(documents), revision=revision)
         reply = await gateway.ask(self.model, messages, role=self.role, stage="architecture", iteration=iteration)
-        return validate_ssat_json(extract_json(reply))
+        found = find_json(reply)  # StructuredOutputError when the reply holds no readable JSON
+        # A cut-off reply is re-read from its text, so validate_ssat_json rejects it (a repaired, truncated
+        # file list would silently drop part of the architecture).
+        return validate_ssat_json(reply if found.truncated else found.value)

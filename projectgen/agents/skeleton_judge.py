@@ -38,7 +38,19 @@ def _signature(fn: FunctionNode) -> list[tuple[str, str, str | None]]:
 
 
 def _describe(params: list[tuple[str, str, str | None]]) -> str:
-    return "(" + ", ".join(name + (f"={default}" if default is not None else "") for name, _, default in params) + ")"
+    """The parameter list as Python writes it (`*args`, `**kw`, bare `*` and `/`), so a kind mismatch shows."""
+    items: list[str] = []
+    kinds = [kind for _, kind, _ in params]
+    needs_star = "keyword_only" in kinds and "var_positional" not in kinds
+    for i, (name, kind, default) in enumerate(params):
+        if kind == "keyword_only" and needs_star:
+            items.append("*")
+            needs_star = False
+        stars = {"var_positional": "*", "var_keyword": "**"}.get(kind, "")
+        items.append(stars + name + (f"={default}" if default is not None else ""))
+        if kind == "positional_only" and (i + 1 == len(params) or params[i + 1][1] != "positional_only"):
+            items.append("/")
+    return "(" + ", ".join(items) + ")"
 
 
 def _compare_functions(where: str, expected: tuple[FunctionNode, ...], actual: tuple[FunctionNode, ...]) -> list[str]:

@@ -7,6 +7,10 @@ requirement documents under `docs/`, visible `check_tests/`, hidden
 - `kvstore`: a key-value store package (five layered modules plus a CLI) with
   TTL expiry, namespaces and transactions.
 - `wordfreq`: a single-module word counter.
+
+`scripts/` holds replay scripts for the scripted chat model (`scripts/kvstore.demo.json`
+drives `projectgen demo`); they are recordings, not models, and live outside the task
+folders so that no script is copied into a test sandbox.
 """
 from __future__ import annotations
 
@@ -33,3 +37,12 @@ def example_task_path(name: str) -> Path:
     if name not in names:
         raise ProjectGenError(f"unknown example task {name!r} (available: {', '.join(names) or 'none'})")
     return _EXAMPLES_DIR / name
+
+
+def example_script_path(name: str) -> Path:
+    """The bundled replay script ``scripts/NAME.json`` (e.g. ``kvstore.demo``)."""
+    path = _EXAMPLES_DIR / "scripts" / f"{name}.json"
+    if not path.is_file():
+        known = sorted(p.stem for p in (_EXAMPLES_DIR / "scripts").glob("*.json"))
+        raise ProjectGenError(f"unknown example script {name!r} (available: {', '.join(known) or 'none'})")
+    return path

@@ -1,0 +1,82 @@
+"""Regenerate the demo's replay script: projectgen/datasets/examples/scripts/kvstore.demo.json.
+
+The demo replays this script; it is not a model. It is written from the kvstore example's
+reference code so that the run shows each loop doing its job:
+
+- architecture: the first tree forgets `KVStore.purge_expired`; the judge scores it 6 and
+  says so; the second tree has it and is accepted;
+- skeleton: stubs of the tree, accepted;
+- code: the first `kvstore/store.py` treats a key as live *at* its expiry instant
+  (`now > expires_at`); a check test fails; the code judge names the file; the coder's
+  repair (whole-file format) fixes the comparison; all check tests pass.
+
+Run: .venv/bin/python scripts/make_demo_script.py
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from projectgen.datasets.examples import example_task_path
+from projectgen.datasets.loaders import load_task
+from projectgen.edits import make_whole_file_reply
+from projectgen.reference_script import reference_python_files, reference_script
+
+STORE = "kvstore/store.py"
+FIXED = "return expires_at is not None and now >= expires_at"
+BUGGY = "return expires_at is not None and now > expires_at"
+
+
+def _without_purge(ssat: dict) -> dict:
+    ssat = json.loads(json.dumps(ssat))
+    for node in ssat["files"]:
+        for cls in node.get("classes", []):
+            if cls["name"] == "KVStore":
+                cls["methods"] = [m for m in cls["methods"] if m["name"] != "purge_expired"]
+    return ssat
+
+
+def build() -> dict:
+    task = load_task(example_task_path("kvstore"))
+    files = reference_python_files(task)
+    assert FIXED in files[STORE], "the reference changed; update FIXED"
+    script = reference_script(task).model_dump(mode="json", exclude_none=True)
+    responses = script["responses"]
+    full_tree = next(r for r in responses if r["role"] == "architect")["content"]
+    for entry in responses:
+        if entry["role"] == "architect":
+            entry.update(iteration=1, content=_without_purge(full_tree))
+        elif entry["role"] == "architecture_judge":
+            entry.update(iteration=1, content={
+                "scores": {"requirement_coverage": 5, "document_consistency": 7, "interface_consistency": 8,
+                           "dependency_relations": 9},
+                "overall": 6,
+                "reasons": "The PRD lists purge_expired() among KVStore's operations; the tree has no such method.",
+                "feedback": "Add KVStore.purge_expired(self) -> int, which removes expired entries of the "
+                            "namespace from storage and returns how many it removed."})
+        elif entry["role"] == "coder" and entry.get("target") == STORE:
+            entry.update(iteration=1, content=entry["content"].replace(FIXED, BUGGY))
+    responses += [
+        {"role": "architect", "iteration": 2, "content": full_tree},
+        {"role": "architecture_judge", "iteration": 2, "content": {
+            "scores": {"requirement_coverage": 9, "document_consistency": 9, "interface_consistency": 9,
+                       "dependency_relations": 9},
+            "overall": 9, "reasons": "Every operation of the PRD is placed; imports follow the layering.",
+            "feedback": ""}},
+        {"role": "code_judge", "iteration": 1, "content": {
+            "summary": "test_ttl_expiry_with_injected_clock: a key is still readable at the instant it expires.",
+            "files": [{"path": STORE, "suggestion": "_expired must treat an entry as expired when now >= "
+                                                    "expires_at (the PRD's expiry rule), not only after it."}]}},
+        {"role": "coder", "target": STORE, "iteration": 2, "content": make_whole_file_reply([STORE], files)},
+    ]
+    return {"label": "kvstore demo replay (scripted, not a model)", "responses": responses}
+
+
+def main() -> None:
+    out = example_task_path("kvstore").parent / "scripts" / "kvstore.demo.json"
+    out.write_text(json.dumps(build(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
