@@ -1,0 +1,93 @@
+"""`projectgen run` and `projectgen demo` as a user meets them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from projectgen.cli import main
+from projectgen.datasets.examples import example_script_path
+
+DEMO_SCRIPT = example_script_path("kvstore.demo")
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("run-env-cache")
+
+
+def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: Path, cache_dir: Path) -> None:
+    out = tmp_path / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "PROJECTGEN_MODEL"))}
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
+                           "--cache-dir", str(cache_dir)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = " ".join(done.stdout.split())
+    assert "scripted replay" in text and "not a real model" in text
+    assert "29" in text and "100.0%" in text and str(out) in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stages"]["architecture"]["scores"] == [6.0, 9.0]
+    code = summary["stages"]["code"]
+    assert code["iterations"] == 2 and code["accepted"]
+    assert [(c["passed"], c["total"]) for c in code["checks"]] == [(4, 5), (5, 5)]
+    assert summary["unit_tests"]["passed"] == summary["unit_tests"]["total"] == 29
+    assert all(m.startswith("scripted model (") for m in summary["models"].values())
+    assert (out / "repository" / "kvstore" / "store.py").read_text().count("now >= expires_at") == 1
+    # the demo may be run again: it replaces its own outputs
+    again = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
+                            "--cache-dir", str(cache_dir), "--isolation", "auto"], capture_output=True, text=True,
+                           env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+
+
+def test_run_with_caps_of_one_reports_the_unrepaired_failure(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    out = tmp_path / "run"
+    code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--iterations",
+                 "1,1,1", "--no-unit-tests", "--cache-dir", str(cache_dir)])
+    assert code == 1  # the code stage was not accepted and no unit tests ran to say otherwise
+    summary = json.loads((out / "summary.json").read_text())
+    assert {name: s["iterations"] for name, s in summary["stages"].items()} == {
+        "architecture": 1, "skeleton": 1, "code": 1}
+    assert summary["stages"]["code"]["checks"][0]["passed"] == 4
+    assert summary["unit_tests"] is None and not (out / "unit_report.json").exists()
+    usage = [json.loads(line) for line in (out / "usage.jsonl").read_text().splitlines()]
+    assert {u["role"] for u in usage} == {"architect", "architecture_judge", "skeleton", "skeleton_judge",
+                                          "coder", "code_judge"}
+    assert "4/5" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "kvstore"], "no model given"),
+        (["run", "/no/such/task", "--model", "x"], "/no/such/task: task folder not found"),
+        (["run", "kvstore", "--model", "scripted:/no/such/script.json"], "script file not found"),
+        (["run", "kvstore", "--model", "openai:gpt-4o-mini", "--role-model", "poet=openai:gpt-4o"],
+         "unknown model role(s) poet"),
+        (["run", "kvstore", "--model", "openai:gpt-4o-mini", "--role-model", "coder"], "expects ROLE=SPEC"),
+        (["run", "kvstore", "--model", "scripted:{script}", "--out", "{nonempty}"], "is not empty"),
+    ],
+)
+def test_run_user_mistakes_are_one_line_and_exit_2(argv: list[str], message: str, tmp_path: Path,
+                                                   monkeypatch, capsys) -> None:
+    monkeypatch.delenv("PROJECTGEN_MODEL", raising=False)
+    nonempty = tmp_path / "earlier-run"
+    nonempty.mkdir()
+    (nonempty / "keep.txt").write_text("earlier results")
+    argv = [a.format(script=DEMO_SCRIPT, nonempty=nonempty) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("projectgen: error:") and message in err
+    assert len(err.splitlines()) == 1
+    assert (nonempty / "keep.txt").read_text() == "earlier results"  # nothing lost
+
+
+@pytest.mark.parametrize("value", ["3,3", "3,0,5", "a,b,c"])
+def test_bad_iteration_caps_exit_2(value: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", "x",
+                           "--iterations", value], capture_output=True, text=True)
+    assert done.returncode == 2 and "--iterations" in done.stderr and "Traceback" not in done.stderr
