@@ -98,7 +98,7 @@ class CodeJudge:
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", iteration=iteration)
         try:
             review = parse_model(reply, CodeReview)
-            chosen = {f.path.strip().lstrip("./"): f.suggestion for f in review.files}
+            chosen = {f.path.strip().removeprefix("./"): f.suggestion for f in review.files}
             summary = review.summary
         except StructuredOutputError:
             chosen, summary = {}, ""
