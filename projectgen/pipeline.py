@@ -60,6 +60,11 @@ def describe_agents(agents: Agents) -> dict[str, str]:
     return described
 
 
+def called_models(recorder: UsageRecorder) -> dict[str, str]:
+    """role -> model name, from the calls made (for graphs built without an `Agents` bundle)."""
+    return {record.role: record.model for record in recorder.records}
+
+
 def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
     """Refuse to mix a new run into an earlier one's files unless told to."""
     if out_dir.exists() and not out_dir.is_dir():
@@ -107,7 +112,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
             progress("running the hidden unit tests")
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
     summary = summarize_run(
-        state, recorder.records, models=describe_agents(agents) if agents is not None else {},
+        state, recorder.records, models=describe_agents(agents) if agents is not None else called_models(recorder),
         settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
         duration_s=time.monotonic() - started)
     if out_dir is not None:
