@@ -105,7 +105,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
                          gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {})))
     started = time.monotonic()
     state = await graph.ainvoke(initial_state(task), context=context,
-                                config={"max_concurrency": settings.max_concurrency, "recursion_limit": 200})
+                                config={"max_concurrency": settings.max_concurrency})
     unit_report = None
     if evaluate_unit and "unit" in task.suites and state.get("repository"):
         if progress:
