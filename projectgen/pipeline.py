@@ -91,10 +91,9 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     """Generate a repository for `task` and, unless told not to, run its hidden unit tests."""
     settings = settings or Settings()
     if graph is None:
-        if agents is None:
-            if models is None:
-                raise ProjectGenError("run_project needs models, agents or a graph")
-            agents = Agents.from_models(models)
+        if agents is None and models is None:
+            raise ProjectGenError("run_project needs models, agents or a graph")
+        agents = agents or Agents.from_models(models)
         graph = build_project_graph(agents=agents, settings=settings)
     if out_dir is not None:
         out_dir = Path(out_dir)
