@@ -165,7 +165,7 @@ def test_prompt_from_text_needs_the_separator_and_unknown_names_fail():
 
 def test_json_braces_in_prompts_survive_substitution():
     prompt = load_prompt("architect")
-    system, _ = prompt.messages(prd="p", uml_class="u", uml_sequence="s", architecture_design="a", revision="")
+    system, _ = prompt.messages(prd="p", uml_class="u", uml_sequence="s", architecture_design="a", revision="", guidance="")
     assert '"project_name": "name"' in system[1]
 
 

@@ -90,7 +90,7 @@ class FakeArchitect:
         self.tree = tree
         self.calls: list[dict[str, Any]] = []
 
-    async def design(self, gateway, documents, *, iteration, previous=None, feedback="", memory=""):
+    async def design(self, gateway, documents, *, iteration, previous=None, feedback="", memory="", guidance=""):
         self.calls.append({"iteration": iteration, "previous": previous, "feedback": feedback, "memory": memory})
         return self.tree.model_copy(update={"description": f"tree v{iteration}"})
 
@@ -99,7 +99,7 @@ class FakeSkeletonWriter:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    async def write(self, gateway, ssat, path, *, iteration, previous=None, feedback="", memory=""):
+    async def write(self, gateway, ssat, path, *, iteration, previous=None, feedback="", memory="", guidance=""):
         self.calls.append({"path": path, "iteration": iteration, "previous": previous, "feedback": feedback,
                            "memory": memory})
         return render_stub(ssat.file(path)) + f"# skeleton v{iteration}\n"
@@ -126,7 +126,7 @@ class FakeCoder:
         await asyncio.sleep(self.rng.uniform(0, self.max_delay) if self.max_delay else 0)
         self.active -= 1
 
-    async def fill(self, gateway, ssat, path, skeleton, *, dependencies, iteration=1):
+    async def fill(self, gateway, ssat, path, skeleton, *, dependencies, iteration=1, guidance=""):
         self.events.append(("start", path))
         await self._pause()
         self.events.append(("end", path))
@@ -135,7 +135,7 @@ class FakeCoder:
         return filled(path, skeleton)
 
     async def repair(self, gateway, path, content, *, suggestion, error_log, memory="", iteration,
-                     edit_format="whole"):
+                     edit_format="whole", guidance=""):
         await self._pause()
         self.repairs.append({"path": path, "content": content, "suggestion": suggestion, "memory": memory,
                              "iteration": iteration, "error_log": error_log})
@@ -456,7 +456,7 @@ class ReplayFillCoder(Coder):
         self.files = dict(files)
         self.repairs: list[dict[str, Any]] = []
 
-    async def fill(self, gateway, ssat, path, skeleton, *, dependencies, iteration=1):
+    async def fill(self, gateway, ssat, path, skeleton, *, dependencies, iteration=1, guidance=""):
         return self.files[path]
 
     async def repair(self, gateway, path, content, **kwargs):

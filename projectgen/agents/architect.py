@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from projectgen.agents.base import ModelGateway, section
+from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.datasets.task import Documents
 from projectgen.parsing import find_json
 from projectgen.prompts import Prompt, load_prompt
@@ -38,7 +38,8 @@ class Architect:
     role: str = "architect"
 
     async def design(self, gateway: ModelGateway, documents: Documents, *, iteration: int,
-                     previous: SSAT | None = None, feedback: str = "", memory: str = "") -> SSAT:
+                     previous: SSAT | None = None, feedback: str = "", memory: str = "",
+                     guidance: str = "") -> SSAT:
         revision = ""
         if iteration > 1:
             revision = (section("Your previous architecture tree", ssat_json(previous) if previous else
@@ -46,7 +47,8 @@ class Architect:
                         + section("Reviewer feedback to address", feedback)
                         + section("Relevant earlier revisions", memory)
                         + "\nAnswer with the complete revised tree as one JSON object.\n")
-        messages = self.prompt.messages(**document_values(documents), revision=revision)
+        messages = self.prompt.messages(**document_values(documents), revision=revision,
+                                        guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="architecture", iteration=iteration)
         found = find_json(reply)  # StructuredOutputError when the reply holds no readable JSON
         # A cut-off reply is re-read from its text, so validate_ssat_json rejects it (a repaired, truncated

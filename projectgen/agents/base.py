@@ -88,3 +88,8 @@ def section(title: str, text: str | None) -> str:
     """A prompt section, or "" when there is nothing to show."""
     text = (text or "").strip()
     return f"\n# {title}\n{text}\n" if text else ""
+
+
+def guidance_section(guidance: str) -> str:
+    """Knowledge from earlier attempts (LiveCoder), as the last prompt section; "" when there is none."""
+    return section("Lessons from earlier attempts at this task", guidance)

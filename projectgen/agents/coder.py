@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from projectgen.agents.base import ModelGateway, section
+from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.agents.skeleton import code_from_reply, needs_writing
 from projectgen.config import EditFormat
 from projectgen.edits import EditOutcome, apply_edits
@@ -53,7 +53,7 @@ class Coder:
     role: str = "coder"
 
     async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, *,
-                   dependencies: Mapping[str, str], iteration: int = 1) -> str:
+                   dependencies: Mapping[str, str], iteration: int = 1, guidance: str = "") -> str:
         """The implemented file; `dependencies` maps each file it uses to that file's interface.
 
         A file with an empty skeleton that the tree leaves empty (a bare `__init__.py`) stays
@@ -63,18 +63,19 @@ class Coder:
         deps = "\n\n".join(f"## {p}\n```python\n{code}```" for p, code in sorted(dependencies.items())) or "(none)"
         spec = render_file(ssat, path) if ssat is not None and _in_tree(ssat, path) else "(not in the tree)"
         messages = self.prompt.messages(overview=render_tree(ssat) if ssat is not None else "(no tree)", path=path, dependencies=deps, file_spec=spec,
-                                        skeleton=skeleton.rstrip("\n"))
+                                        skeleton=skeleton.rstrip("\n"), guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
                                   iteration=iteration)
         return code_from_reply(reply)
 
     async def repair(self, gateway: ModelGateway, path: str, content: str, *, suggestion: str, error_log: str,
-                     memory: str = "", iteration: int, edit_format: EditFormat = "whole") -> EditOutcome:
+                     memory: str = "", iteration: int, edit_format: EditFormat = "whole",
+                     guidance: str = "") -> EditOutcome:
         """Ask for an edit of `path` only; an edit that does not apply is in the outcome's `failed`."""
         messages = self.repair_prompt.messages(
             format_instructions=FORMAT_INSTRUCTIONS[edit_format], error_log=error_log or "(no log)",
             path=path, suggestion=suggestion or "(no specific suggestion)", content=content.rstrip("\n"),
-            memory=section("Relevant earlier revisions of this file", memory))
+            memory=section("Relevant earlier revisions of this file", memory), guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
                                   iteration=iteration)
         return apply_edits({path: content}, reply, edit_format, allowed_paths=[path])

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from projectgen.agents.base import ModelGateway, section
+from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.parsing import extract_code_blocks
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, render_file, render_tree
@@ -36,7 +36,7 @@ class SkeletonWriter:
     role: str = "skeleton"
 
     async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, *, iteration: int,
-                    previous: str | None = None, feedback: str = "", memory: str = "") -> str:
+                    previous: str | None = None, feedback: str = "", memory: str = "", guidance: str = "") -> str:
         if not needs_writing(ssat, path):
             return ""
         revision = ""
@@ -46,7 +46,7 @@ class SkeletonWriter:
                         + section("Reviewer feedback to address", feedback)
                         + section("Relevant earlier revisions", memory))
         messages = self.prompt.messages(overview=render_tree(ssat), path=path, file_spec=render_file(ssat, path),
-                                        revision=revision)
+                                        revision=revision, guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", target=path,
                                   iteration=iteration)
         return code_from_reply(reply)

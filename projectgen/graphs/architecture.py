@@ -36,7 +36,7 @@ def architecture_stage(architect: Any, judge: Any, settings: Settings | None = N
         update: dict[str, Any] = {"iterations": {STAGE: iteration}, "generation_errors": {STAGE: None}}
         try:
             ssat = await architect.design(ctx.gateway, documents_of(state), iteration=iteration, previous=previous,
-                                          feedback=feedback, memory=memory)
+                                          feedback=feedback, memory=memory, guidance=state.get("guidance", ""))
         except (StructuredOutputError, SSATValidationError) as exc:
             update["generation_errors"] = {STAGE: f"the architecture tree could not be used: {exc}"}
             return update

@@ -84,7 +84,7 @@ def code_stage(coder: Any, judges: Sequence[Any], settings: Settings | None = No
             deps = {d: interface_of(d, repository[d]) if d in repository else skeleton[d]
                     for d in sorted(graph.get(path, ()))}
             jobs.append(Send("fill_file", {"path": path, "skeleton": skeleton[path], "dependencies": deps,
-                                           "ssat": state.get("ssat")}))
+                                           "ssat": state.get("ssat"), "guidance": state.get("guidance", "")}))
         return jobs
 
     def after_plan(state: ProjectState) -> list[Send] | list[str]:
@@ -104,7 +104,7 @@ def code_stage(coder: Any, judges: Sequence[Any], settings: Settings | None = No
                 suggestion += f"\n\nYour previous edit of this file did not apply:\n{failed_edits[path]}"
             jobs.append(Send("repair_file", {
                 "path": path, "content": repository.get(path, ""), "suggestion": suggestion,
-                "log": verdict.log, "iteration": iteration,
+                "log": verdict.log, "iteration": iteration, "guidance": state.get("guidance", ""),
                 "passed_before": verdict.check.passed if verdict.check else None,
                 "memory": memory.recall(f"{suggestion}\n{verdict.log}", settings.gamma, target=path,
                                         exclude_regressions=True),
@@ -114,7 +114,7 @@ def code_stage(coder: Any, judges: Sequence[Any], settings: Settings | None = No
     async def fill_file(job: dict[str, Any], runtime: Runtime[RunContext]) -> dict[str, Any]:
         ssat = SSAT.model_validate(job["ssat"]) if job["ssat"] else None
         code = await coder.fill(runtime.context.gateway, ssat, job["path"], job["skeleton"],
-                                dependencies=job["dependencies"], iteration=1)
+                                dependencies=job["dependencies"], iteration=1, guidance=job["guidance"])
         return {"repository": {job["path"]: code}}
 
     async def next_layer(state: ProjectState) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def code_stage(coder: Any, judges: Sequence[Any], settings: Settings | None = No
         path, iteration = job["path"], job["iteration"]
         outcome = await coder.repair(runtime.context.gateway, path, job["content"], suggestion=job["suggestion"],
                                      error_log=job["log"], memory=job["memory"], iteration=iteration,
-                                     edit_format=settings.edit_format)
+                                     edit_format=settings.edit_format, guidance=job["guidance"])
         new = outcome.repo.get(path, job["content"])
         record = {"id": f"{iteration}:{path}", "path": path, "iteration": iteration, "format": outcome.format,
                   "well_formed": outcome.well_formed, "applied": len(outcome.applied),

@@ -65,6 +65,7 @@ def skeleton_stage(writer: Any, judge: Any, settings: Settings | None = None):
                 feedback = "\n".join(filter(None, [verdict.files.get(path, ""), verdict.feedback]))
             sends.append(Send("write_skeleton_file", {
                 "path": path, "iteration": iteration, "ssat": state["ssat"], "previous": skeleton.get(path),
+                "guidance": state.get("guidance", ""),
                 "feedback": feedback,
                 "memory": memory.recall(feedback, settings.gamma, target=path) if verdict else "",
             }))
@@ -74,7 +75,7 @@ def skeleton_stage(writer: Any, judge: Any, settings: Settings | None = None):
         path, iteration = job["path"], job["iteration"]
         code = await writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
                                   iteration=iteration, previous=job["previous"], feedback=job["feedback"],
-                                  memory=job["memory"])
+                                  memory=job["memory"], guidance=job["guidance"])
         update: dict[str, Any] = {"skeleton": {path: code}}
         if iteration > 1:
             entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],

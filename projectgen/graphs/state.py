@@ -60,14 +60,17 @@ class ProjectState(TypedDict, total=False):
     edits: Annotated[list[dict[str, Any]], append_unique]
     generation_errors: Annotated[dict[str, str], merge_dict]
     pending: Annotated[dict[str, dict[str, Any]], merge_dict]
+    guidance: str
     layers: list[list[str]]
     layer: int
     stopped: str | None
 
 
-def initial_state(task: Task) -> ProjectState:
-    """The state a run starts from: the task's id and its requirement documents."""
-    return {"task_id": task.id, "documents": task.docs.model_dump(), "ssat": None, "stopped": None}
+def initial_state(task: Task, guidance: str = "") -> ProjectState:
+    """The state a run starts from: the task's id, its requirement documents and any knowledge
+    from earlier attempts (`guidance`, given to every generator)."""
+    return {"task_id": task.id, "documents": task.docs.model_dump(), "ssat": None, "stopped": None,
+            "guidance": guidance}
 
 
 @dataclass
