@@ -2,10 +2,21 @@
 
 Stage memory (this package's `stage_memory`) is ProjectGen's per-stage revision history,
 retrieved by BM25 over judge feedback and diffs for the stage's generator; judges use
-none. Nothing here is global: a memory is a value that lives in graph state.
+none; it is a value that lives in graph state. LiveCoder's memories outlive a run and so
+live on disk, each at a path (or URL) its owner chooses: the knowledge store (Chroma,
+`knowledge_store`, with offline `embeddings`) and the best-repository store (`best_repo`).
+Nothing here is global.
 """
 from __future__ import annotations
 
 from projectgen.memory.stage_memory import STOPWORDS, MemoryEntry, Stage, StageMemory, render, tokenize
 
 __all__ = ["STOPWORDS", "MemoryEntry", "Stage", "StageMemory", "render", "tokenize"]
+
+# Knowledge store (Chroma, imported lazily), offline embeddings and the best-repository store.
+from projectgen.memory.best_repo import BestRepository, BestRepositoryInfo, BestRepositoryStore  # noqa: E402
+from projectgen.memory.embeddings import ChromaEmbeddingAdapter, HashingEmbeddings  # noqa: E402
+from projectgen.memory.knowledge_store import KnowledgeStore, RetrievedKnowledge  # noqa: E402
+
+__all__ += ["BestRepository", "BestRepositoryInfo", "BestRepositoryStore", "ChromaEmbeddingAdapter",
+            "HashingEmbeddings", "KnowledgeStore", "RetrievedKnowledge"]

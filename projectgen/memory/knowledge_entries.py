@@ -68,6 +68,9 @@ class ExtractedKnowledge(BaseModel):
 
     success: SuccessKnowledge | None = None
     failure: FailureKnowledge | None = None
+    source: Literal["model", "fallback"] = Field(
+        default="model", description="'fallback': the reply was unreadable; built from the test feedback alone")
+    note: str = Field(default="", description="why the fallback was used, if it was")
 
     def entries(self) -> list[KnowledgeEntry]:
         return [e for e in (self.success, self.failure) if e is not None]
