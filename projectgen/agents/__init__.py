@@ -16,6 +16,7 @@ from projectgen.agents.code_judge import CodeJudge
 from projectgen.agents.coder import Coder
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
+from projectgen.agents.knowledge import KnowledgeExtractor, render_guidance
 
 
 @dataclass(frozen=True)
@@ -52,4 +53,5 @@ __all__ = [
     "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
+    "KnowledgeExtractor", "render_guidance",
 ]
