@@ -30,3 +30,25 @@ class Settings(BaseModel):
         """The iteration cap of `stage` ("architecture", "skeleton" or "code")."""
         return {"architecture": self.architecture_iterations, "skeleton": self.skeleton_iterations,
                 "code": self.code_iterations}[stage]
+
+
+ScoreSuite = Literal["check", "unit"]
+
+
+class AttemptSettings(BaseModel):
+    """LiveCoder's outer loop: attempts, what drives selection, and the paper's ablations."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attempts: int = Field(default=4, ge=1, description="attempts per task (the paper's A)")
+    selection: ScoreSuite = Field(
+        default="check", description="tests whose pass rate picks the best attempt: 'check' (visible) or "
+        "'unit' (hidden: the paper's oracle setting, labelled as such in reports)")
+    success_knowledge: bool = Field(default=True, description="extract and inject success knowledge")
+    failure_knowledge: bool = Field(default=True, description="extract and inject failure knowledge")
+    historical_best: bool = Field(default=True, description="keep the best repository; off = output the last attempt")
+    warm_start: bool = Field(default=False, description="later attempts reuse the best attempt's tree and skeleton")
+    knowledge_k: int = Field(default=3, ge=0, description="entries of each kind retrieved per attempt")
+    full_score: float = Field(default=1.0, gt=0, le=1, description="a best at or above this is reused as is")
+    measure_unit_tests: bool = Field(default=True, description="run the hidden unit tests of every attempt for "
+                                     "reporting (never shown to the generators)")

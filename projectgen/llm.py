@@ -515,6 +515,7 @@ class CallRecord(BaseModel):
     stage: str
     target: str | None = None
     iteration: int = 0
+    attempt: int | None = Field(default=None, description="LiveCoder attempt, from the run metadata")
     model: str
     input_tokens: int = 0
     output_tokens: int = 0
@@ -627,9 +628,10 @@ class Budget(Protocol):
 class TokenBudget:
     """Stops a run once the tokens of the calls it has checked exceed `max_tokens`."""
 
-    def __init__(self, max_tokens: int) -> None:
+    def __init__(self, max_tokens: int, used: int = 0) -> None:
+        """`used` carries over what a resumed run had already spent."""
         self.max_tokens = max_tokens
-        self._used = 0
+        self._used = used
         self._lock = threading.Lock()
 
     @property
@@ -737,8 +739,9 @@ class _Call:
             before_call()
 
     def record(self, **fields: Any) -> CallRecord:
+        attempt = (self.config or {}).get("metadata", {}).get(META_ATTEMPT)
         record = CallRecord(role=self.role, stage=self.stage, target=self.target, iteration=self.iteration,
-                            model=model_name(self.model), elapsed_s=time.perf_counter() - self.started,
+                            attempt=int(attempt) if attempt is not None else None, model=model_name(self.model), elapsed_s=time.perf_counter() - self.started,
                             timestamp=self.timestamp, **fields)
         if self.recorder is not None:
             self.recorder.record(record)

@@ -1,0 +1,219 @@
+"""Run LiveCoder on one task: attempts around the project graph, durable and traced.
+
+Everything lands in one run folder::
+
+    run.json            what was run (task, model specs, settings, run id): enough to resume
+    checkpoints.sqlite  LangGraph checkpoints of the attempts graph and every inner graph
+    events.jsonl        the trace (one event per node update; `projectgen trace DIR`)
+    usage.jsonl         one line per model call
+    knowledge/          the Chroma knowledge store (embedded, unless a server URL is given)
+    best/               the historical-best repository store
+    attempts/N/         each attempt's repository and record
+    repository/         the final output (the historical best)
+    summary.json        per attempt: score, best so far, reuse, knowledge, tokens; the final choice
+
+A killed run continues with `resume_livecoder(DIR, ...)` (`projectgen run --resume DIR`):
+the checkpointer replays finished nodes from the database, so no completed model call is
+made again.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from projectgen.agents import Agents, ModelGateway
+from projectgen.config import AttemptSettings, Settings
+from projectgen.datasets.task import Task
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
+from projectgen.graphs.project import build_project_graph
+from projectgen.llm import Budget, UsageRecorder
+from projectgen.repository import write_repository
+from projectgen.trace import TRACE_FILE, TraceWriter
+
+MANIFEST = "run.json"
+CHECKPOINTS = "checkpoints.sqlite"
+
+
+class RunManifest(BaseModel):
+    """What a run folder holds a run of; written first, read on resume."""
+
+    run_id: str
+    task_path: str
+    task_id: str
+    models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
+    settings: dict[str, Any] = Field(default_factory=dict)
+    attempt_settings: dict[str, Any] = Field(default_factory=dict)
+    knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")
+    max_tokens: int | None = None
+    status: str = "running"
+
+
+@dataclass
+class LiveCoderOutcome:
+    state: dict[str, Any]
+    summary: dict[str, Any]
+    out_dir: Path
+
+    @property
+    def repository(self) -> dict[str, str]:
+        return dict(self.state.get("repository") or {})
+
+
+def _knowledge_store(out_dir: Path, url: str | None, embeddings: Any):
+    from projectgen.memory.knowledge_store import KnowledgeStore
+
+    if url:
+        return KnowledgeStore.server(url, embeddings=embeddings)
+    return KnowledgeStore.persistent(out_dir / "knowledge", embeddings=embeddings)
+
+
+def _warm_graph(agents: Agents, settings: Settings):
+    from projectgen.graphs.code import code_stage
+
+    return build_project_graph(stages=[("code", code_stage(agents.coder, [agents.code_judge,
+                                                                         *agents.extra_code_judges], settings))])
+
+
+def attempts_summary(state: Mapping[str, Any], recorder: UsageRecorder, manifest: RunManifest,
+                     duration_s: float) -> dict[str, Any]:
+    """The run summary: one row per attempt plus the final choice and token totals."""
+    from projectgen.llm import UsageTotals
+
+    records = recorder.records
+    rows = []
+    for record in state.get("records") or []:
+        calls = [r for r in records if _attempt_of(r) == record["attempt"]]
+        rows.append({**{k: v for k, v in record.items() if k != "id"},
+                     "tokens": UsageTotals.of(calls).model_dump()})
+    attempts = [r for r in rows if not r.get("reused")]
+    return {
+        "task_id": manifest.task_id, "run_id": manifest.run_id, "models": manifest.models,
+        "selection": manifest.attempt_settings.get("selection", "check"),
+        "oracle": manifest.attempt_settings.get("selection") == "unit",
+        "attempts": rows, "final": state.get("final"), "stopped": state.get("stopped"),
+        "budget_limited": bool(state.get("stopped")),
+        "reuse": any(r.get("reused") for r in rows), "attempts_run": len(attempts),
+        "tokens": UsageTotals.of(records).model_dump(), "duration_s": round(duration_s, 3),
+        "settings": manifest.settings, "attempt_settings": manifest.attempt_settings,
+    }
+
+
+def _attempt_of(record: Any) -> int | None:
+    return getattr(record, "attempt", None)
+
+
+async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agents: Agents | None = None,
+                         settings: Settings | None = None, attempt_settings: AttemptSettings | None = None,
+                         model_specs: Mapping[str, str] | None = None, runner: SandboxRunner | None = None,
+                         knowledge_url: str | None = None, embeddings: Any = None, max_tokens: int | None = None,
+                         budget: Budget | None = None, resume: bool = False, force: bool = False,
+                         progress: Callable[[str], None] | None = None) -> LiveCoderOutcome:
+    """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`."""
+    from projectgen.pipeline import prepare_out_dir
+
+    settings = settings or Settings()
+    attempt_settings = attempt_settings or AttemptSettings()
+    out_dir = Path(out_dir)
+    if resume:
+        manifest = read_manifest(out_dir)
+    else:
+        prepare_out_dir(out_dir, force=force)
+        manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
+                               models=dict(model_specs or {}), settings=settings.model_dump(),
+                               attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
+                               max_tokens=max_tokens)
+        write_manifest(out_dir, manifest)
+    if agents is None:
+        if models is None:
+            raise ProjectGenError("run_livecoder needs models or agents")
+        agents = Agents.from_models(models)
+    usage_path = out_dir / "usage.jsonl"
+    spent = UsageRecorder.load(usage_path).totals().total_tokens if usage_path.exists() else 0
+    recorder = UsageRecorder(usage_path)
+    if budget is None and max_tokens:
+        from projectgen.llm import TokenBudget
+
+        budget = TokenBudget(max_tokens, used=spent)
+    knowledge = _knowledge_store(out_dir, manifest.knowledge_store, embeddings)
+    try:
+        return await _run(task, out_dir, manifest, agents, settings, attempt_settings, recorder, budget, runner,
+                          knowledge, models, resume, progress)
+    finally:
+        knowledge.close()
+
+
+async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents, settings: Settings,
+               attempt_settings: AttemptSettings, recorder: UsageRecorder, budget: Budget | None,
+               runner: SandboxRunner | None, knowledge: Any, models: Any, resume: bool,
+               progress: Callable[[str], None] | None) -> LiveCoderOutcome:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from projectgen.agents.knowledge import KnowledgeExtractor
+    from projectgen.memory.best_repo import BestRepositoryStore
+
+    trace = TraceWriter(out_dir / TRACE_FILE)
+    runner = runner or SandboxRunner(log=progress)
+    knowledge_model = getattr(models, "for_role", lambda role: models)("knowledge") if models is not None else None
+    extractor = KnowledgeExtractor(knowledge_model) if knowledge_model is not None else None
+    context = AttemptsContext(
+        task=task, runner=runner, knowledge=knowledge,
+        best=BestRepositoryStore(out_dir / "best"), extractor=extractor,
+        gateway=ModelGateway(recorder=recorder, budget=budget), run_id=manifest.run_id, progress=progress,
+        out_dir=out_dir)
+    started = time.monotonic()
+    config = {"configurable": {"thread_id": manifest.run_id}, "max_concurrency": settings.max_concurrency}
+    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINTS)) as saver:
+        graph = build_attempts_graph(build_project_graph(agents=agents, settings=settings),
+                                     settings=attempt_settings, warm_graph=_warm_graph(agents, settings),
+                                     checkpointer=saver)
+        snapshot = await graph.aget_state(config)
+        if resume and not snapshot.values:
+            raise ProjectGenError(f"{out_dir}: no checkpoint to resume from")
+        if resume and not snapshot.next:
+            trace.write("run_resumed", run_id=manifest.run_id, note="already finished")
+        else:
+            trace.write("run_resumed" if resume else "run_start", run_id=manifest.run_id, task_id=task.id)
+            start = None if resume else {"task_id": task.id, "attempt": 1}
+            async for namespace, chunk in graph.astream(start, config, context=context, stream_mode="updates",
+                                                        subgraphs=True):
+                trace.update(namespace, chunk)
+        state = dict((await graph.aget_state(config)).values)
+    summary = attempts_summary(state, recorder, manifest, time.monotonic() - started)
+    write_repository(state.get("repository") or {}, out_dir / "repository")
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
+    write_manifest(out_dir, manifest.model_copy(update={"status": "budget-limited" if state.get("stopped")
+                                                        else "finished"}))
+    trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"))
+    return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir)
+
+
+def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
+    """`arun_livecoder` for synchronous callers."""
+    import asyncio
+
+    return asyncio.run(arun_livecoder(task, out_dir, **kwargs))
+
+
+def write_manifest(out_dir: Path, manifest: RunManifest) -> None:
+    tmp = out_dir / (MANIFEST + ".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out_dir / MANIFEST)
+
+
+def read_manifest(out_dir: Path) -> RunManifest:
+    path = Path(out_dir) / MANIFEST
+    if not path.is_file():
+        raise ProjectGenError(f"{out_dir}: not a run folder (no {MANIFEST})")
+    try:
+        return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ProjectGenError(f"{path}: unreadable run manifest ({exc})") from None

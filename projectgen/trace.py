@@ -1,0 +1,173 @@
+"""The run trace: one JSONL event per graph-node update, written as the run goes.
+
+Events come from LangGraph's update stream (``stream_mode="updates", subgraphs=True``),
+so every node of every stage and attempt is seen without the graph knowing about
+tracing. Each event keeps what a person inspecting the run wants (judge verdicts, check
+status, files written, edits, knowledge given to prompts, attempt scores) and, for
+files and trees, the diff against the previous version seen in the same attempt, so
+``projectgen trace --diff`` can show what changed between iterations. Model calls are in
+``usage.jsonl`` beside it (same clock), one line per call.
+
+Event shape::
+
+    {"t": "2026-11-21T13:05:01.2+00:00", "elapsed_s": 3.2, "event": "node", "path": ["run_attempt", "code"],
+     "node": "judge_code", "attempt": 1, "stage": "code", "data": {...}}
+
+plus ``{"event": "run_start" | "run_resumed" | "run_end", ...}`` markers.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+TRACE_FILE = "events.jsonl"
+STAGES = ("architecture", "skeleton", "code")
+_TEXT_LIMIT = 600
+
+
+def _cut(text: str, limit: int = _TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f" [... {len(text) - limit} more characters]"
+
+
+def _diff(old: str, new: str, path: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
+
+
+def _namespace_names(namespace: Iterable[str]) -> list[str]:
+    """('run_attempt:8f1c...', 'code:1a2b...') -> ['run_attempt', 'code']."""
+    return [part.split(":", 1)[0] for part in namespace]
+
+
+class TraceWriter:
+    """Appends trace events to ``DIR/events.jsonl``; thread-safe, flushed per event."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+        self._attempt: int | None = None
+        self._files: dict[tuple[str, str], str] = {}  # (kind, path) -> last content seen in this attempt
+        self._ssat: dict[str, Any] | None = None
+
+    # -- writing -----------------------------------------------------------------
+    def write(self, event: str, **fields: Any) -> None:
+        record = {"t": datetime.now(timezone.utc).isoformat(), "elapsed_s": round(time.monotonic() - self._started, 3),
+                  "event": event, **fields}
+        line = json.dumps(record, default=str) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def update(self, namespace: Iterable[str], chunk: Mapping[str, Any]) -> None:
+        """One item of the graph's update stream: ``{node: update}`` under a subgraph namespace."""
+        path = _namespace_names(namespace)
+        for node, update in chunk.items():
+            if not isinstance(update, Mapping):
+                continue
+            stage = next((p for p in reversed(path) if p in STAGES), None)
+            if node in STAGES:
+                # A stage subgraph hands back its whole state; its nodes were traced one by one already.
+                self.write("stage_end", path=path, node=node, attempt=self._attempt, stage=node,
+                           data={"iterations": dict(update.get("iterations") or {})})
+                continue
+            data = self.summarize(update)
+            if node == "plan_attempt" and isinstance(update.get("attempt"), int):
+                if update["attempt"] != self._attempt:
+                    self._files.clear()
+                    self._ssat = None
+                self._attempt = update["attempt"]
+            self.write("node", path=path, node=node, attempt=self._attempt, stage=stage, data=data)
+
+    # -- summaries -----------------------------------------------------------------
+    def summarize(self, update: Mapping[str, Any]) -> dict[str, Any]:
+        """The parts of a node's update worth keeping in the trace."""
+        data: dict[str, Any] = {}
+        for verdict in update.get("verdicts") or []:
+            data.setdefault("verdicts", []).append({
+                "judge": verdict.get("judge"), "stage": verdict.get("stage"), "iteration": verdict.get("iteration"),
+                "score": verdict.get("score"), "accepted": verdict.get("accepted"),
+                "check": verdict.get("check"), "files": sorted(verdict.get("files") or {}),
+                "feedback": _cut(verdict.get("feedback") or "")})
+        if update.get("iterations"):
+            data["iterations"] = dict(update["iterations"])
+        for kind in ("skeleton", "repository"):
+            files = update.get(kind)
+            if files:
+                data[kind] = self._file_changes(kind, files)
+        if update.get("ssat"):
+            data["ssat"] = self._ssat_change(update["ssat"])
+        if update.get("edits"):
+            data["edits"] = [{k: e.get(k) for k in ("path", "iteration", "format", "well_formed", "failed", "feedback")}
+                             for e in update["edits"]]
+        if update.get("memory"):
+            data["memory"] = [{k: m.get(k) for k in ("stage", "iteration", "target", "passed_before", "passed_after")}
+                              for m in update["memory"]]
+        if update.get("generation_errors"):
+            errors = {k: v for k, v in update["generation_errors"].items() if v}
+            if errors:
+                data["generation_errors"] = {k: _cut(v) for k, v in errors.items()}
+        if "knowledge_used" in update:
+            data["knowledge_used"] = update["knowledge_used"]
+        if update.get("records"):
+            data["attempts"] = [{k: v for k, v in r.items() if k not in ("knowledge_used", "stages")}
+                                for r in update["records"]]
+        for key in ("stopped", "final", "best", "layer"):
+            if update.get(key) is not None:
+                data[key] = update[key]
+        current = update.get("current")
+        if isinstance(current, Mapping) and "score" in current:
+            data["score"] = current["score"]
+            data["unit"] = current.get("unit")
+        return data
+
+    def _file_changes(self, kind: str, files: Mapping[str, Any]) -> list[dict[str, Any]]:
+        changes = []
+        for path, content in sorted(files.items()):
+            if content is None:
+                continue
+            old = self._files.get((kind, path))
+            self._files[(kind, path)] = content
+            change: dict[str, Any] = {"path": path, "lines": content.count("\n")}
+            if old is not None and old != content:
+                change["diff"] = _diff(old, content, path)
+            elif old == content:
+                change["unchanged"] = True
+            changes.append(change)
+        return changes
+
+    def _ssat_change(self, ssat: Mapping[str, Any]) -> dict[str, Any]:
+        from projectgen.ssat import SSAT, diff_ssat, render_diff
+
+        change: dict[str, Any] = {"files": len(ssat.get("files") or [])}
+        try:
+            if self._ssat is not None:
+                change["diff"] = render_diff(diff_ssat(SSAT.model_validate(self._ssat), SSAT.model_validate(ssat)),
+                                             max_lines=200)
+        except ValueError:
+            pass
+        self._ssat = dict(ssat)
+        return change
+
+
+def read_trace(path: Path | str) -> list[dict[str, Any]]:
+    """Events of a trace file; a line torn by a kill is skipped."""
+    events = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events
