@@ -199,10 +199,12 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
         ctx = runtime.context
         attempt, current = state["attempt"], state["current"]
         extracted_kinds: list[str] = []
-        if ctx.extractor is not None and (settings.success_knowledge or settings.failure_knowledge):
+        # Knowledge serves later attempts only: none is extracted after the last one.
+        if (ctx.extractor is not None and attempt < settings.attempts
+                and (settings.success_knowledge or settings.failure_knowledge)):
             report = TestReport.model_validate(current["feedback_report"]) if current["feedback_report"] else None
             extracted = await ctx.extractor.extract(
-                ctx.gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt, score=current["score"],
+                ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt, score=current["score"],
                 observation=observe_repository(current["repository"]),
                 feedback=execution_feedback(report, current["score"], settings.selection))
             for entry in extracted.entries():

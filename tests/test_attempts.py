@@ -1,0 +1,229 @@
+"""LiveCoder's attempts loop: reuse, selection of the best, ablations, knowledge in prompts, budgets."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.graph import START, StateGraph
+from langgraph.runtime import Runtime
+
+from projectgen.config import AttemptSettings, Settings
+from projectgen.datasets.examples import example_task_path
+from projectgen.datasets.loaders import load_task
+from projectgen.evaluation.report import Outcome, TestReport, TestResult
+from projectgen.graphs.state import ProjectState, RunContext
+from projectgen.livecoder import run_livecoder
+from projectgen.llm import META_ATTEMPT, ScriptedChatModel
+from projectgen.reference_script import reference_script
+from projectgen.trace import read_trace
+
+KNOWLEDGE_REPLY = {
+    "success": {"task_summary": "kvstore", "repository_signals": ["package kvstore with store.py over storage.py"],
+                "functional_signals": ["set/get and namespaces pass"], "carry_over": ["keep the storage layering"]},
+    "failure": {"observed_failures": ["test_ttl_expiry_with_injected_clock fails at the expiry instant"],
+                "carry_over_constraints": ["an entry expires when now >= expires_at"]},
+}
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_task(example_task_path("kvstore"))
+
+
+# --------------------------------------------------------------------------- fakes
+
+
+class ScoreRunner:
+    """A sandbox stand-in: a repository's `SCORE = x` line decides its pass rate (10 tests)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, float]] = []
+
+    def evaluate(self, task, candidate, suite="unit") -> TestReport:
+        score = float(candidate["mod.py"].split("SCORE = ")[1].split()[0])
+        self.runs.append((suite, score))
+        passed = round(score * 10)
+        tests = [TestResult(nodeid=f"t::{i}", outcome=Outcome.PASSED if i < passed else Outcome.FAILED)
+                 for i in range(10)]
+        return TestReport(task_id=task.id, suite=suite, tests=tests)
+
+
+def scored_project_graph(scores: list[float]):
+    """A stand-in for the project graph: attempt t writes a repository scoring scores[t-1]."""
+
+    async def generate(state: ProjectState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        attempt = runtime.context.gateway.metadata[META_ATTEMPT]
+        return {"repository": {"mod.py": f"# attempt {attempt}\nSCORE = {scores[attempt - 1]}\n"}}
+
+    graph = StateGraph(ProjectState, context_schema=RunContext)
+    graph.add_node("generate", generate)
+    graph.add_edge(START, "generate")
+    return graph.compile()
+
+
+class NoKnowledge:
+    def __init__(self) -> None:
+        self.added: list[Any] = []
+
+    def retrieve(self, task_id, query, kind, k=3, run_id=None):
+        return []
+
+    def add(self, task_id, entry, run_id=None):
+        self.added.append(entry)
+
+
+def run_scores(task, scores: list[float], tmp_path: Path, **settings: Any) -> dict[str, Any]:
+    import asyncio
+
+    from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
+    from projectgen.memory.best_repo import BestRepositoryStore
+
+    graph = build_attempts_graph(scored_project_graph(scores), settings=AttemptSettings(**settings))
+    runner = ScoreRunner()
+    context = AttemptsContext(task=task, runner=runner, knowledge=NoKnowledge(), best=BestRepositoryStore(tmp_path))
+    state = asyncio.run(graph.ainvoke({"task_id": task.id, "attempt": 1}, context=context))
+    return {"state": state, "runner": runner}
+
+
+# --------------------------------------------------------------------------- selection and ablations
+
+
+def test_the_output_is_the_historical_best_not_the_last_attempt(task, tmp_path: Path) -> None:
+    result = run_scores(task, [0.6, 0.4, 0.5, 0.3], tmp_path)
+    state = result["state"]
+    assert state["final"] == {"source": "best", "attempt": 1, "score": 0.6}
+    assert state["repository"]["mod.py"].startswith("# attempt 1")
+    scores = [r["score"] for r in state["records"]]
+    assert scores == [0.6, 0.4, 0.5, 0.3]
+    assert [r["best_attempt"] for r in state["records"]] == [1, 1, 1, 1]  # never regresses
+
+
+def test_without_the_historical_best_the_output_is_the_last_attempt(task, tmp_path: Path) -> None:
+    state = run_scores(task, [0.6, 0.4, 0.5, 0.3], tmp_path, historical_best=False)["state"]
+    assert state["final"]["source"] == "last" and state["final"]["attempt"] == 4
+    assert state["repository"]["mod.py"].startswith("# attempt 4")
+
+
+def test_a_full_score_is_reused_and_ends_the_run(task, tmp_path: Path) -> None:
+    result = run_scores(task, [0.5, 1.0, 0.2, 0.2], tmp_path)
+    state = result["state"]
+    assert [(r["attempt"], r["reused"]) for r in state["records"]] == [(1, False), (2, False), (3, True)]
+    assert state["final"] == {"source": "reused", "attempt": 2, "score": 1.0}
+    assert state["repository"]["mod.py"].startswith("# attempt 2")
+    assert len([s for s in result["runner"].runs if s[0] == "check"]) == 2  # attempt 3 generated nothing
+
+
+def test_an_equal_score_does_not_replace_the_best(task, tmp_path: Path) -> None:
+    state = run_scores(task, [0.5, 0.5, 0.5, 0.5], tmp_path)["state"]
+    assert state["final"]["attempt"] == 1
+    assert [r["improved"] for r in state["records"]] == [True, False, False, False]
+
+
+def test_selection_by_unit_tests_is_the_oracle_setting(task, tmp_path: Path) -> None:
+    result = run_scores(task, [0.3, 0.9, 0.1, 0.1], tmp_path, selection="unit", measure_unit_tests=True)
+    assert {suite for suite, _ in result["runner"].runs} == {"unit"}  # the check suite is not consulted
+    assert result["state"]["final"]["attempt"] == 2
+
+
+# --------------------------------------------------------------------------- the real pipeline
+
+
+def attempt_script(task) -> dict[str, Any]:
+    """Reference replay where attempt 1's store.py has the expiry off-by-one (4/5 check tests)
+    and attempt 2's is right; the knowledge agent answers with KNOWLEDGE_REPLY."""
+    script = reference_script(task).model_dump(mode="json", exclude_none=True)
+    for entry in script["responses"]:
+        if entry["role"] == "coder" and entry.get("target") == "kvstore/store.py":
+            fixed = entry["content"]
+            entry.update(attempt=1, content=fixed.replace("now >= expires_at", "now > expires_at"))
+            script["responses"].append({"role": "coder", "target": "kvstore/store.py", "attempt": 2,
+                                        "content": fixed})
+            break
+    script["responses"].append({"role": "knowledge", "content": KNOWLEDGE_REPLY})
+    script["label"] = "attempts test replay (not a model)"
+    return script
+
+
+def recording_model(script: dict[str, Any]):
+    """The scripted model, also keeping (role, attempt, prompt text) of every call."""
+    from pydantic import PrivateAttr
+
+    from projectgen.llm import input_text
+
+    class Recording(ScriptedChatModel):
+        _prompts: list[tuple[str, int, str]] = PrivateAttr(default_factory=list)
+
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+            metadata = getattr(run_manager, "metadata", None) or {}
+            self._prompts.append((metadata.get("projectgen_role"), metadata.get(META_ATTEMPT), input_text(messages)))
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+    return Recording.from_responses(script)
+
+
+@pytest.fixture(scope="module")
+def two_attempt_run(task, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("livecoder") / "run"
+    model = recording_model(attempt_script(task))
+    outcome = run_livecoder(task, out, models=model, settings=Settings(code_iterations=1),
+                            attempt_settings=AttemptSettings(attempts=4))
+    outcome.prompts = model._prompts
+    return outcome
+
+
+def test_attempt_two_fixes_attempt_one_and_attempt_three_reuses_it(two_attempt_run) -> None:
+    summary = two_attempt_run.summary
+    rows = summary["attempts"]
+    assert [(r["attempt"], r["reused"]) for r in rows] == [(1, False), (2, False), (3, True)]
+    assert rows[0]["score"] == pytest.approx(0.8) and rows[1]["score"] == 1.0
+    assert summary["final"] == {"source": "reused", "attempt": 2, "score": 1.0}
+    out = two_attempt_run.out_dir
+    final = (out / "repository" / "kvstore" / "store.py").read_text()
+    assert final == (out / "attempts" / "2" / "repository" / "kvstore" / "store.py").read_text()
+    assert "now >= expires_at" in final
+    assert rows[1]["unit"]["passed"] == rows[1]["unit"]["total"] == 29
+
+
+def test_the_trace_shows_the_knowledge_attempt_two_received(two_attempt_run) -> None:
+    events = read_trace(two_attempt_run.out_dir / "events.jsonl")
+    given = [e for e in events if e.get("node") == "retrieve_knowledge"]
+    assert [e["attempt"] for e in given] == [1, 2]
+    assert given[0]["data"]["knowledge_used"] == {"success": [], "failure": []}
+    second = given[1]["data"]["knowledge_used"]
+    assert any("keep the storage layering" in k["text"] for k in second["success"])
+    assert any("now >= expires_at" in k["text"] for k in second["failure"])
+    assert all(k["attempt"] == 1 for k in second["success"] + second["failure"])
+
+
+def test_attempt_two_prompts_carry_the_guidance(two_attempt_run) -> None:
+    prompts = two_attempt_run.prompts
+    generators = {"architect", "skeleton", "coder"}
+    first = [text for role, attempt, text in prompts if role in generators and attempt == 1]
+    second = [text for role, attempt, text in prompts if role in generators and attempt == 2]
+    assert first and second
+    assert not any("Lessons from earlier attempts" in text for text in first)
+    assert all("keep the storage layering" in text and "now >= expires_at" in text for text in second)
+    judges = [text for role, attempt, text in prompts if role.endswith("judge") and attempt == 2]
+    assert not any("Lessons from earlier attempts" in text for text in judges)  # judges use no memory
+    usage = [json.loads(line) for line in (two_attempt_run.out_dir / "usage.jsonl").read_text().splitlines()]
+    assert {u["attempt"] for u in usage} == {1, 2}  # attempt 3 made no model call
+    assert [u["role"] for u in usage].count("knowledge") == 2  # after attempts 1 and 2, not after the last
+
+
+def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
+    model = ScriptedChatModel.from_responses(attempt_script(task))
+    first = run_livecoder(task, tmp_path / "full", models=model, settings=Settings(code_iterations=1),
+                          attempt_settings=AttemptSettings(attempts=2))
+    attempt_one = sum(r["tokens"]["total_tokens"] for r in first.summary["attempts"] if r["attempt"] == 1)
+    limited = run_livecoder(task, tmp_path / "limited", models=ScriptedChatModel.from_responses(attempt_script(task)),
+                            settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=4),
+                            max_tokens=attempt_one + 500)
+    summary = limited.summary
+    assert summary["budget_limited"] and "budget" in summary["stopped"]
+    assert summary["final"]["source"] == "best" and summary["final"]["attempt"] == 1
+    assert [r.get("budget_limited", False) for r in summary["attempts"]] == [False, True]
+    assert (tmp_path / "limited" / "repository" / "kvstore" / "store.py").exists()
+    manifest = json.loads((tmp_path / "limited" / "run.json").read_text())
+    assert manifest["status"] == "budget-limited"
