@@ -69,10 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
     _add_runner_options(bench)
 
-    run = commands.add_parser("run", help="generate a repository for a task with the ProjectGen pipeline",
-                              description="Run architecture -> skeleton -> code (each with its judge loop), write "
-                                          "the repository and a run summary, then run the hidden unit tests.")
-    run.add_argument("task", help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+    run = commands.add_parser("run", help="generate a repository for a task (ProjectGen inside LiveCoder's attempts)",
+                              description="Attempts (LiveCoder) of architecture -> skeleton -> code (each stage "
+                                          "with its judge loop); keeps knowledge and the best repository across "
+                                          "attempts, checkpoints to DIR/checkpoints.sqlite, traces to "
+                                          "DIR/events.jsonl, and ends with the hidden unit tests.")
+    run.add_argument("task", nargs="?", default=None,
+                     help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+    run.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                     help="continue the run in DIR where it stopped (no completed model call is repeated)")
     run.add_argument("--model", default=None,
                      help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
                           "with --base-url, or scripted:PATH to replay a script (default $PROJECTGEN_MODEL)")
@@ -83,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
     run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
     _add_pipeline_options(run)
-    run.add_argument("--no-unit-tests", action="store_true", help="skip the hidden unit tests at the end")
+    _add_attempt_options(run)
+    run.add_argument("--no-unit-tests", action="store_true",
+                     help="do not run the hidden unit tests (neither per attempt nor at the end)")
     _add_runner_options(run)
 
     demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")
@@ -104,6 +111,22 @@ def _score(text: str) -> float:
     if value > 10:
         raise argparse.ArgumentTypeError(f"scores go from 0 to 10: {text!r}")
     return value
+
+
+def _add_attempt_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("attempts (LiveCoder; paper defaults)")
+    group.add_argument("--attempts", type=_positive_int, default=4, help="attempts at the task (default 4)")
+    group.add_argument("--selection", choices=["check", "unit"], default="check",
+                       help="tests that pick the best attempt: check (visible, default) or unit (hidden: the "
+                            "paper's oracle setting, labelled in every report)")
+    group.add_argument("--no-success-knowledge", action="store_true", help="ablation: no success knowledge")
+    group.add_argument("--no-failure-knowledge", action="store_true", help="ablation: no failure knowledge")
+    group.add_argument("--no-best", action="store_true",
+                       help="ablation: no historical best (the output is the last attempt)")
+    group.add_argument("--warm-start", action="store_true",
+                       help="later attempts start from the best attempt's architecture and skeleton")
+    group.add_argument("--knowledge-store", default=None, metavar="URL",
+                       help="a Chroma server (http://host:port) shared between runs; default: embedded in DIR")
 
 
 def _add_pipeline_options(parser: argparse.ArgumentParser) -> None:
@@ -271,73 +294,133 @@ def _settings(args: argparse.Namespace):
                     max_concurrency=args.max_concurrency)
 
 
-def _print_run(console, outcome) -> None:
+def _attempt_settings(args: argparse.Namespace):
+    from projectgen.config import AttemptSettings
+
+    return AttemptSettings(attempts=args.attempts, selection=args.selection,
+                           success_knowledge=not args.no_success_knowledge,
+                           failure_knowledge=not args.no_failure_knowledge, historical_best=not args.no_best,
+                           warm_start=args.warm_start, measure_unit_tests=not args.no_unit_tests)
+
+
+def _print_attempts(console, outcome) -> None:
     from rich.table import Table
 
     summary = outcome.summary
-    table = Table(title=f"{summary.task_id}: ProjectGen run")
-    for column in ("stage", "iterations", "accepted", "judge scores", "check tests"):
+    oracle = " (selection by hidden unit tests: oracle setting)" if summary.get("oracle") else ""
+    table = Table(title=f"{summary['task_id']}: attempts{oracle}")
+    for column in ("attempt", "score", "unit tests", "stage iterations", "best so far", "knowledge in", "tokens"):
         table.add_column(column)
-    for name, stage in summary.stages.items():
-        checks = " -> ".join(f"{c.passed}/{c.total}" for c in stage.checks)
-        table.add_row(name, str(stage.iterations), "yes" if stage.accepted else "[yellow]no[/yellow]",
-                      ", ".join(f"{s:g}" for s in stage.scores), checks)
+    for row in summary["attempts"]:
+        if row.get("reused"):
+            table.add_row(str(row["attempt"]), "reused", "", "", f"{row['best_score']:.2f} (#{row['best_attempt']})",
+                          "", "0")
+            continue
+        if row.get("budget_limited"):
+            table.add_row(str(row["attempt"]), "[red]budget[/red]", "", "", "", "", str(row["tokens"]["total_tokens"]))
+            continue
+        unit = row.get("unit") or {}
+        stages = row.get("stages") or {}
+        iterations = "/".join(str(stages[s]["iterations"]) for s in ("architecture", "skeleton", "code") if s in stages)
+        used = row.get("knowledge_used") or {}
+        table.add_row(str(row["attempt"]), f"{row['score']:.2f}",
+                      f"{unit.get('passed', '')}/{unit.get('total', '')}" if unit else "", iterations,
+                      f"{row['best_score']:.2f} (#{row['best_attempt']})",
+                      f"{len(used.get('success', []))} ok, {len(used.get('failure', []))} failed",
+                      str(row["tokens"]["total_tokens"]))
     console.print(table)
-    models = sorted(set(summary.models.values()))
-    console.print(f"model(s): {'; '.join(models)}", highlight=False)
-    tokens = summary.tokens
-    estimated = " (estimated)" if tokens.estimated_calls else ""
-    console.print(f"model calls: {tokens.calls}, tokens: {tokens.input_tokens} in + {tokens.output_tokens} out"
-                  f"{estimated}", highlight=False)
-    if summary.edits.requests:
-        console.print(f"repair edits well formed: {summary.edits.well_formed}/{summary.edits.requests}")
-    if summary.stopped:
-        console.print(f"[red]stopped early:[/red] {summary.stopped}", highlight=False)
+    models = sorted(set(summary.get("model_descriptions", {}).values()) or set(summary.get("models", {}).values()))
+    if models:
+        console.print(f"model(s): {'; '.join(models)}", highlight=False)
+    final = summary.get("final") or {}
+    console.print(f"output: attempt {final.get('attempt')} ({final.get('source')}), score {final.get('score')}"
+                  + ("; [red]stopped by the budget[/red]" if summary.get("budget_limited") else ""), highlight=False)
     if outcome.unit_report is not None:
         _print_report(console, outcome.unit_report)
 
 
-def _execute_run(args: argparse.Namespace, task, *, models, settings, out: Path, force: bool, budget=None) -> int:
+def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
+                 force: bool, resume: bool = False) -> int:
     from rich.console import Console
 
-    from projectgen.pipeline import run_project
+    from projectgen.livecoder import run_livecoder
 
     console = Console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
-    runner = _runner(args, log=progress)
-    outcome = run_project(task, models=models, settings=settings, runner=runner, out_dir=out, force=force,
-                          budget=budget, progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
-    _print_run(console, outcome)
-    console.print(f"outputs: {out} (repository/, summary.json, state.json, usage.jsonl"
-                  + (", unit_report.json)" if outcome.unit_report is not None else ")"), highlight=False)
-    if outcome.summary.stopped:
-        return EXIT_TESTS_FAILED
+    outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
+                            attempt_settings=attempt_settings, runner=_runner(args, log=progress),
+                            knowledge_url=getattr(args, "knowledge_store", None),
+                            max_tokens=getattr(args, "max_tokens", None), resume=resume, force=force,
+                            progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+    _print_attempts(console, outcome)
+    console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
+                  f"inspect with `projectgen trace {out}` and `projectgen report {out}`)", highlight=False)
     if outcome.unit_report is not None:
         return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
-    last = list(outcome.summary.stages.values())[-1:]
-    return EXIT_OK if last and last[0].accepted else EXIT_TESTS_FAILED
+    final = outcome.summary.get("final") or {}
+    return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
+
+
+def _model_specs(args: argparse.Namespace) -> dict[str, str]:
+    import os
+
+    specs = {"default": args.model or os.environ.get("PROJECTGEN_MODEL") or ""}
+    for item in args.role_model:
+        role, _, spec = item.partition("=")
+        specs[role.strip()] = spec.strip()
+    if args.base_url:
+        specs["base_url"] = args.base_url
+    return specs
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from projectgen.llm import TokenBudget
+    from projectgen.errors import ProjectGenError
 
+    if args.resume is not None:
+        return _resume(args)
+    if not args.task:
+        raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
     task = _resolve_task(args.task)
     models = _models(args)
-    settings = _settings(args)
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    budget = TokenBudget(args.max_tokens) if args.max_tokens else None
-    return _execute_run(args, task, models=models, settings=settings, out=out, force=args.force, budget=budget)
+    return _execute_run(args, task, models=models, model_specs=_model_specs(args), settings=_settings(args),
+                        attempt_settings=_attempt_settings(args), out=out, force=args.force)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from projectgen.config import AttemptSettings, Settings
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+    from projectgen.livecoder import read_manifest
+    from projectgen.llm import ModelRoles
+
+    manifest = read_manifest(args.resume)
+    specs = dict(manifest.models)
+    default = specs.pop("default", "")
+    base_url = specs.pop("base_url", None)
+    if not default:
+        raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
+                              "with projectgen.livecoder.run_livecoder(..., resume=True)")
+    models = ModelRoles.from_specs(default, base_url=base_url, **specs)
+    task = load_task(Path(manifest.task_path))
+    args.max_tokens = manifest.max_tokens
+    args.knowledge_store = manifest.knowledge_store
+    attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
+    args.no_unit_tests = not attempt_settings.measure_unit_tests
+    return _execute_run(args, task, models=models, model_specs=manifest.models,
+                        settings=Settings.model_validate(manifest.settings), attempt_settings=attempt_settings,
+                        out=args.resume, force=False, resume=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.config import Settings
+    from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
     from projectgen.llm import ScriptedChatModel
@@ -345,12 +428,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     console = Console()
     task = load_task(example_task_path("kvstore"))
     script = example_script_path("kvstore.demo")
-    console.print(f"[bold]demo[/bold]: the full ProjectGen pipeline on the bundled example task {task.id!r}, offline.\n"
+    console.print(f"[bold]demo[/bold]: the full pipeline (LiveCoder attempts around ProjectGen) on the bundled "
+                  f"example task {task.id!r}, offline.\n"
                   f"The model is a [bold]scripted replay[/bold] of {script.name}, not a real model: it answers "
                   "each agent from the script. Run a real model with `projectgen run kvstore --model "
                   "openai:gpt-4o-mini`.", highlight=False)
     model = ScriptedChatModel.from_file(script)
-    return _execute_run(args, task, models=model, settings=Settings(), out=args.out, force=True)
+    args.no_unit_tests = False
+    return _execute_run(args, task, models=model, model_specs={"default": f"scripted:{script}"},
+                        settings=Settings(), attempt_settings=AttemptSettings(), out=args.out, force=True)
 
 
 COMMANDS = {"eval": cmd_eval, "bench-reference": cmd_bench_reference, "run": cmd_run, "demo": cmd_demo}

@@ -18,6 +18,7 @@ made again.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -32,6 +33,7 @@ from projectgen.agents import Agents, ModelGateway
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
@@ -62,6 +64,7 @@ class LiveCoderOutcome:
     state: dict[str, Any]
     summary: dict[str, Any]
     out_dir: Path
+    unit_report: TestReport | None = None
 
     @property
     def repository(self) -> dict[str, str]:
@@ -116,7 +119,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          model_specs: Mapping[str, str] | None = None, runner: SandboxRunner | None = None,
                          knowledge_url: str | None = None, embeddings: Any = None, max_tokens: int | None = None,
                          budget: Budget | None = None, resume: bool = False, force: bool = False,
-                         progress: Callable[[str], None] | None = None) -> LiveCoderOutcome:
+                         progress: Callable[[str], None] | None = None, evaluate_unit: bool = True
+                         ) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`."""
     from projectgen.pipeline import prepare_out_dir
 
@@ -146,7 +150,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     knowledge = _knowledge_store(out_dir, manifest.knowledge_store, embeddings)
     try:
         return await _run(task, out_dir, manifest, agents, settings, attempt_settings, recorder, budget, runner,
-                          knowledge, models, resume, progress)
+                          knowledge, models, resume, progress, evaluate_unit)
     finally:
         knowledge.close()
 
@@ -154,7 +158,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
 async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents, settings: Settings,
                attempt_settings: AttemptSettings, recorder: UsageRecorder, budget: Budget | None,
                runner: SandboxRunner | None, knowledge: Any, models: Any, resume: bool,
-               progress: Callable[[str], None] | None) -> LiveCoderOutcome:
+               progress: Callable[[str], None] | None, evaluate_unit: bool) -> LiveCoderOutcome:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from projectgen.agents.knowledge import KnowledgeExtractor
@@ -187,19 +191,27 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
                                                         subgraphs=True):
                 trace.update(namespace, chunk)
         state = dict((await graph.aget_state(config)).values)
+    unit_report = None
+    if evaluate_unit and "unit" in task.suites and state.get("repository"):
+        if progress:
+            progress("running the hidden unit tests on the final repository")
+        unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
+        unit_report.write_json(out_dir / "unit_report.json")
     summary = attempts_summary(state, recorder, manifest, time.monotonic() - started)
+    from projectgen.pipeline import describe_agents
+
+    summary["model_descriptions"] = describe_agents(agents)
+    summary["unit_tests"] = unit_report.summary() if unit_report is not None else None
     write_repository(state.get("repository") or {}, out_dir / "repository")
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
     write_manifest(out_dir, manifest.model_copy(update={"status": "budget-limited" if state.get("stopped")
                                                         else "finished"}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"))
-    return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir)
+    return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
     """`arun_livecoder` for synchronous callers."""
-    import asyncio
-
     return asyncio.run(arun_livecoder(task, out_dir, **kwargs))
 
 

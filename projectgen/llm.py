@@ -29,6 +29,7 @@ order*, so a parallel fan-out replays identically. Script file (JSON)::
     {
       "label": "kvstore demo",            # optional, shown in reports
       "fallback": null,                   # optional reply when nothing matches
+      "delay_s": 0,                       # optional simulated latency per reply
       "responses": [
         {"role": "architect", "content": "..."},
         {"role": "architect", "iteration": 2, "content": "..."},
@@ -342,6 +343,7 @@ class Script(BaseModel):
 
     label: str | None = None
     fallback: str | None = None
+    delay_s: float = Field(default=0.0, ge=0, description="simulated latency of every reply (seconds)")
     responses: tuple[ScriptEntry, ...] = ()
 
     @model_validator(mode="after")
@@ -456,10 +458,16 @@ def _scripted_chat_model_class() -> type[BaseChatModel]:
 
         def _generate(self, messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                       **kwargs: Any) -> ChatResult:
+            if self.script.delay_s:
+                time.sleep(self.script.delay_s)
             return self._reply(messages, stop, getattr(run_manager, "metadata", None) or {})
 
         async def _agenerate(self, messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                              **kwargs: Any) -> ChatResult:
+            if self.script.delay_s:
+                import asyncio
+
+                await asyncio.sleep(self.script.delay_s)
             return self._reply(messages, stop, getattr(run_manager, "metadata", None) or {})
 
         def _reply(self, messages: list[Any], stop: list[str] | None, metadata: Mapping[str, Any]) -> ChatResult:

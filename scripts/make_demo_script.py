@@ -8,7 +8,9 @@ reference code so that the run shows each loop doing its job:
 - skeleton: stubs of the tree, accepted;
 - code: the first `kvstore/store.py` treats a key as live *at* its expiry instant
   (`now > expires_at`); a check test fails; the code judge names the file; the coder's
-  repair (whole-file format) fixes the comparison; all check tests pass.
+  repair (whole-file format) fixes the comparison; all check tests pass;
+- LiveCoder: the knowledge agent records what attempt 1 validated; attempt 2 finds the
+  historical best at full score and reuses it, so the run stops.
 
 Run: .venv/bin/python scripts/make_demo_script.py
 """
@@ -68,6 +70,14 @@ def build() -> dict:
             "files": [{"path": STORE, "suggestion": "_expired must treat an entry as expired when now >= "
                                                     "expires_at (the PRD's expiry rule), not only after it."}]}},
         {"role": "coder", "target": STORE, "iteration": 2, "content": make_whole_file_reply([STORE], files)},
+        {"role": "knowledge", "content": {
+            "success": {
+                "task_summary": "kvstore: a key-value store package with TTL expiry, namespaces and transactions",
+                "repository_signals": ["errors -> codec -> storage -> store layering, cli on top",
+                                       "KVStore exposes purge_expired() as the PRD requires"],
+                "functional_signals": ["all 5 check tests pass, including TTL expiry at the exact instant"],
+                "carry_over": ["treat an entry as expired when now >= expires_at"]},
+            "failure": None}},
     ]
     return {"label": "kvstore demo replay (scripted, not a model)", "responses": responses}
 

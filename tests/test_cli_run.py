@@ -30,12 +30,14 @@ def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: 
     assert "scripted replay" in text and "not a real model" in text
     assert "29" in text and "100.0%" in text and str(out) in text
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["stages"]["architecture"]["scores"] == [6.0, 9.0]
-    code = summary["stages"]["code"]
-    assert code["iterations"] == 2 and code["accepted"]
-    assert [(c["passed"], c["total"]) for c in code["checks"]] == [(4, 5), (5, 5)]
+    first, second = summary["attempts"]
+    assert first["stages"]["architecture"]["scores"] == [6.0, 9.0]
+    assert first["stages"]["code"]["scores"] == [8.0, 10.0] and first["stages"]["code"]["iterations"] == 2
+    assert first["check"]["passed"] == first["check"]["total"] == 5 and first["score"] == 1.0
+    assert second["reused"] and summary["final"] == {"source": "reused", "attempt": 1, "score": 1.0}
     assert summary["unit_tests"]["passed"] == summary["unit_tests"]["total"] == 29
-    assert all(m.startswith("scripted model (") for m in summary["models"].values())
+    assert all(m.startswith("scripted model (") for m in summary["model_descriptions"].values())
+    assert (out / "events.jsonl").exists() and (out / "checkpoints.sqlite").exists()
     assert (out / "repository" / "kvstore" / "store.py").read_text().count("now >= expires_at") == 1
     # the demo may be run again: it replaces its own outputs
     again = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
@@ -47,23 +49,26 @@ def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: 
 def test_run_with_caps_of_one_reports_the_unrepaired_failure(tmp_path: Path, cache_dir: Path, capsys) -> None:
     out = tmp_path / "run"
     code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--iterations",
-                 "1,1,1", "--no-unit-tests", "--cache-dir", str(cache_dir)])
-    assert code == 1  # the code stage was not accepted and no unit tests ran to say otherwise
+                 "1,1,1", "--attempts", "1", "--no-unit-tests", "--cache-dir", str(cache_dir)])
+    assert code == 1  # the only attempt passed 4 of 5 check tests and no unit tests ran to say otherwise
     summary = json.loads((out / "summary.json").read_text())
-    assert {name: s["iterations"] for name, s in summary["stages"].items()} == {
+    (attempt,) = summary["attempts"]
+    assert {name: s["iterations"] for name, s in attempt["stages"].items()} == {
         "architecture": 1, "skeleton": 1, "code": 1}
-    assert summary["stages"]["code"]["checks"][0]["passed"] == 4
-    assert summary["unit_tests"] is None and not (out / "unit_report.json").exists()
+    assert attempt["check"]["passed"] == 4 and attempt["score"] == pytest.approx(0.8)
+    assert attempt["unit"] is None and not (out / "unit_report.json").exists()
     usage = [json.loads(line) for line in (out / "usage.jsonl").read_text().splitlines()]
     assert {u["role"] for u in usage} == {"architect", "architecture_judge", "skeleton", "skeleton_judge",
-                                          "coder", "code_judge"}
-    assert "4/5" in capsys.readouterr().out
+                                          "coder", "code_judge"}  # no knowledge call after the last attempt
+    assert "0.80" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["run", "kvstore"], "no model given"),
+        (["run"], "give a task"),
+        (["run", "--resume", "{nonempty}"], "not a run folder"),
         (["run", "/no/such/task", "--model", "x"], "/no/such/task: task folder not found"),
         (["run", "kvstore", "--model", "scripted:/no/such/script.json"], "script file not found"),
         (["run", "kvstore", "--model", "openai:gpt-4o-mini", "--role-model", "poet=openai:gpt-4o"],
