@@ -274,7 +274,8 @@ class RunView:
                 out.append({"attempt": row.attempt, "stage": verdict.get("stage") or row.stage,
                             "iteration": verdict.get("iteration"), "judge": verdict.get("judge"),
                             "score": verdict.get("score"), "accepted": verdict.get("accepted"),
-                            "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None})
+                            "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None,
+                            "feedback": str(verdict.get("feedback") or "")})
         if out or self.kind != "projectgen" or not self.summary:
             return out
         for stage, info in (self.summary.get("stages") or {}).items():  # plain ProjectGen summary
@@ -379,7 +380,8 @@ def _rows(events: list[dict[str, Any]]) -> list[TimelineRow]:
     rows: list[TimelineRow] = []
     start = next((t for t in (_parse_time(e.get("t")) for e in events) if t is not None), None)
     current: dict[tuple[int | None, str], int] = {}  # (attempt, stage) -> iteration in progress
-    known_attempts = {e.get("attempt") for e in events if e.get("event") == "node" and e.get("stage")}
+    known_attempts = {e.get("attempt") for e in events
+                      if e.get("event") == "node" and e.get("stage") and isinstance(e.get("attempt"), int)}
     for index, event in enumerate(events):
         kind = str(event.get("event") or "?")
         data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
@@ -388,10 +390,9 @@ def _rows(events: list[dict[str, Any]]) -> list[TimelineRow]:
         attempt = event.get("attempt") if isinstance(event.get("attempt"), int) else None
         stage = event.get("stage") if isinstance(event.get("stage"), str) else None
         node = str(event.get("node") or kind)
-        if kind != "node" or stage is not None:
-            pass
-        elif attempt is not None and known_attempts and attempt not in known_attempts and node == "finish":
-            attempt = None  # the trace counts one attempt past the last for the closing node
+        if (kind == "node" and node in ("plan_attempt", "finish") and attempt is not None and known_attempts
+                and attempt not in known_attempts and attempt > max(a for a in known_attempts if a is not None)):
+            attempt = None  # the trace counts one attempt past the last for the closing nodes
         row = TimelineRow(index=index, event=kind, node=node, attempt=attempt, stage=stage, time=moment,
                           offset_s=round(offset, 3) if isinstance(offset, (int, float)) else None, data=dict(data))
         iterations = data.get("iterations") if isinstance(data.get("iterations"), Mapping) else {}

@@ -186,6 +186,7 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
             trace.write("run_resumed", run_id=manifest.run_id, note="already finished")
         else:
             trace.write("run_resumed" if resume else "run_start", run_id=manifest.run_id, task_id=task.id)
+            trace.resume_at(snapshot.values.get("attempt") if resume else None)
             start = None if resume else {"task_id": task.id, "attempt": 1}
             async for namespace, chunk in graph.astream(start, config, context=context, stream_mode="updates",
                                                         subgraphs=True):

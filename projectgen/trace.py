@@ -57,6 +57,10 @@ class TraceWriter:
         self._files: dict[tuple[str, str], str] = {}  # (kind, path) -> last content seen in this attempt
         self._ssat: dict[str, Any] | None = None
 
+    def resume_at(self, attempt: int | None) -> None:
+        """Continue a trace after a restart: events belong to `attempt` until the next one starts."""
+        self._attempt = attempt
+
     # -- writing -----------------------------------------------------------------
     def write(self, event: str, **fields: Any) -> None:
         record = {"t": datetime.now(timezone.utc).isoformat(), "elapsed_s": round(time.monotonic() - self._started, 3),

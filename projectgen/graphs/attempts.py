@@ -115,6 +115,8 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
         ctx = runtime.context
         attempt = state.get("attempt") or 1
         best = state.get("best")
+        if attempt > settings.attempts:
+            return {"attempt": attempt}
         if settings.historical_best and best and best["score"] >= settings.full_score:
             ctx.say(f"attempt {attempt}: the best (attempt {best['attempt']}) has the full score; reused")
             stored = ctx.best.best(ctx.task.id)

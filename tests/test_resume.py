@@ -1,0 +1,118 @@
+"""A run killed with SIGKILL in the middle of code filling resumes to the same result, calling no model twice."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.examples import example_task_path
+from projectgen.datasets.loaders import load_task
+from projectgen.reference_script import Breakage, reference_script
+
+
+def _script(tmp_path: Path, delay: float) -> Path:
+    task = load_task(example_task_path("kvstore"))
+    data = reference_script(task, breakage=Breakage("kvstore/store.py", "_expired")).model_dump(
+        mode="json", exclude_none=True)
+    data["delay_s"] = delay
+    path = tmp_path / f"script-{delay}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "projectgen.cli", "run", *args]
+
+
+def _usage(out: Path) -> list[dict]:
+    path = out / "usage.jsonl"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return rows
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _call_key(row: dict) -> tuple:
+    return (row["role"], row["stage"], row["target"], row["iteration"], row["attempt"])
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("resume-env-cache")
+
+
+def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, cache_dir: Path) -> None:
+    common = ["--attempts", "1", "--cache-dir", str(cache_dir), "--no-unit-tests"]
+    # The uninterrupted run, for comparison.
+    whole = tmp_path / "whole"
+    done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.0)}", "--out", str(whole),
+                               *common), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # The same run, slowed so that it can be killed while files are being filled.
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.4)}", "--out",
+                                    str(killed), *common), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if sum(1 for row in _usage(killed) if row["role"] == "coder") >= 3:
+            break
+        assert process.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.05)
+    else:
+        pytest.fail("code filling never started")
+    time.sleep(0.1)  # well inside the next call's 0.4 s: no call is half-recorded
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    before = _usage(killed)
+    coder_before = [r for r in before if r["role"] == "coder"]
+    assert 3 <= len(coder_before) < 7  # killed in the middle of filling kvstore's 7 files
+    assert not (killed / "summary.json").exists()
+
+    resumed = subprocess.run(_cli("--resume", str(killed), "--cache-dir", str(cache_dir)), capture_output=True,
+                             text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+    after = _usage(killed)
+    keys = [_call_key(r) for r in after]
+    assert len(keys) == len(set(keys)), "a model call was made twice"
+    assert sorted(keys) == sorted(_call_key(r) for r in _usage(whole))  # the same calls, each once
+    assert _files(killed / "repository") == _files(whole / "repository")
+    summary, reference = (json.loads((d / "summary.json").read_text()) for d in (killed, whole))
+    assert [(a["attempt"], a["score"], a.get("check")) for a in summary["attempts"]] == [
+        (a["attempt"], a["score"], a.get("check")) for a in reference["attempts"]]
+    assert len(summary["attempts"]) == 1 and summary["attempts"][0]["score"] == 1.0
+    assert summary["final"] == reference["final"]
+    events = [json.loads(line) for line in (killed / "events.jsonl").read_text().splitlines() if line.strip()]
+    assert [e["event"] for e in events if e["event"].startswith("run_")][:2] == ["run_start", "run_resumed"]
+
+
+def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, cache_dir: Path) -> None:
+    out = tmp_path / "run"
+    script = _script(tmp_path, 0.0)
+    first = subprocess.run(_cli("kvstore", "--model", f"scripted:{script}", "--out", str(out), "--attempts", "1",
+                                "--no-unit-tests", "--cache-dir", str(cache_dir)), capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    calls = len(_usage(out))
+    again = subprocess.run(_cli("--resume", str(out), "--cache-dir", str(cache_dir)), capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert len(_usage(out)) == calls
