@@ -75,12 +75,25 @@ def initial_state(task: Task, guidance: str = "") -> ProjectState:
 
 @dataclass
 class RunContext:
-    """Per-run things that are not data: the task, the sandbox, how models are reached, progress."""
+    """Per-run things that are not data: the task, the sandbox, how models are reached, progress.
 
-    task: Task
-    runner: SandboxRunner
+    `task` may be given as a folder path or a bundled example name and `runner` left out, so
+    that a JSON context (LangGraph Studio: ``{"task": "kvstore"}``) is enough to run a graph.
+    """
+
+    task: Task | str
+    runner: SandboxRunner | None = None
     gateway: ModelGateway = field(default_factory=ModelGateway)
     progress: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.task, str):
+            from projectgen.datasets.examples import example_task_names, example_task_path
+            from projectgen.datasets.loaders import load_task
+
+            self.task = load_task(example_task_path(self.task) if self.task in example_task_names() else self.task)
+        if self.runner is None:
+            self.runner = SandboxRunner()
 
     def say(self, message: str) -> None:
         if self.progress is not None:
