@@ -227,3 +227,16 @@ def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path:
     assert (tmp_path / "limited" / "repository" / "kvstore" / "store.py").exists()
     manifest = json.loads((tmp_path / "limited" / "run.json").read_text())
     assert manifest["status"] == "budget-limited"
+
+
+def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: Path) -> None:
+    model = recording_model(attempt_script(task))
+    outcome = run_livecoder(task, tmp_path / "warm", models=model, settings=Settings(code_iterations=1),
+                            attempt_settings=AttemptSettings(attempts=2, warm_start=True))
+    roles_by_attempt = {(role, attempt) for role, attempt, _ in model._prompts}
+    assert ("architect", 1) in roles_by_attempt and ("skeleton", 1) in roles_by_attempt
+    assert ("architect", 2) not in roles_by_attempt and ("skeleton", 2) not in roles_by_attempt
+    assert ("coder", 2) in roles_by_attempt
+    rows = outcome.summary["attempts"]
+    assert set(rows[1]["stages"]) == {"code"} and rows[1]["score"] == 1.0
+    assert outcome.summary["final"]["attempt"] == 2
