@@ -93,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="do not run the hidden unit tests (neither per attempt nor at the end)")
     _add_runner_options(run)
 
+    from projectgen.cli_experiment import add_experiment_command
+
+    for name, handler in add_experiment_command(commands).items():
+        commands.choices[name].set_defaults(handler=handler)
+
     demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (replaced on each run)")
     _add_runner_options(demo)
@@ -451,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     from projectgen.errors import ProjectGenError
 
     try:
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return handler(args)
     except ProjectGenError as exc:
         print(f"projectgen: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -198,7 +198,9 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
             progress("running the hidden unit tests on the final repository")
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
         unit_report.write_json(out_dir / "unit_report.json")
-    summary = attempts_summary(state, recorder, manifest, time.monotonic() - started)
+    # Every call of the run, those made before a resume included.
+    summary = attempts_summary(state, UsageRecorder.load(out_dir / "usage.jsonl"), manifest,
+                               time.monotonic() - started)
     from projectgen.pipeline import describe_agents
 
     summary["model_descriptions"] = describe_agents(agents)

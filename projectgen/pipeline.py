@@ -33,6 +33,10 @@ from projectgen.llm import Budget, UsageRecorder, describe_model
 from projectgen.repository import write_repository
 from projectgen.run_summary import RunSummary, summarize_run
 
+# What a run writes (ProjectGen alone or LiveCoder); --force removes these and nothing else.
+RUN_OUTPUTS = ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json",
+               "run.json", "events.jsonl", "checkpoints.sqlite", "checkpoints.sqlite-wal", "checkpoints.sqlite-shm",
+               "knowledge", "best", "attempts", "report.md", "report.html")
 ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 
 
@@ -72,7 +76,7 @@ def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
     if out_dir.exists() and any(out_dir.iterdir()) and not force:
         raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
     if out_dir.exists() and force:
-        for name in ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json"):
+        for name in RUN_OUTPUTS:
             target = out_dir / name
             if target.is_dir():
                 import shutil

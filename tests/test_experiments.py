@@ -1,0 +1,324 @@
+"""`projectgen experiment`: task x model LiveCoder runs, the ledger, resume, errors, per-attempt figures.
+
+Offline: each model is a folder of replay scripts (``scripted:DIR``, one script per task) built
+from the bundled examples' reference code, with bugs put in on chosen attempts:
+
+- ``ref``: the reference; both tasks pass at attempt 1 and are reused at attempt 2. Its
+  wordfreq script first lacks the knowledge-extraction reply, so that run raises after
+  attempt 1 (an error pair with a run folder); the script is then completed and the pair
+  resumes.
+- ``buggy``: kvstore has the expiry off-by-one at attempt 1 (4/5 check tests, 25/29 unit
+  tests), is right at attempt 2 and reused at 3; wordfreq at attempt 1 splits "don't"
+  (2/3 check, 10/11 unit), at 2 also accepts ``True`` as n (2/3, 9/11), at 3 breaks ties
+  in insertion order (2/3 check, 11/11 unit). Equal check scores never replace the best,
+  so wordfreq's output stays attempt 1 (10/11) while attempt 3 alone scores 11/11.
+- ``broken``: a task folder that does not load.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projectgen.config import AttemptSettings, Settings
+from projectgen.datasets.examples import example_tasks_dir
+from projectgen.datasets.loaders import load_task
+from projectgen.errors import ProjectGenError
+from projectgen.experiments import (
+    AttemptFigures,
+    ExperimentModel,
+    ExperimentResults,
+    PairResult,
+    attempt_scores,
+    model_slug,
+    run_experiment,
+    summarize_pairs,
+)
+from projectgen.reference_script import reference_script
+
+KNOWLEDGE = {"success": {"task_summary": "t", "repository_signals": [], "functional_signals": [],
+                         "carry_over": ["keep the layout"]},
+             "failure": {"observed_failures": ["a check test fails"], "carry_over_constraints": ["fix it"]}}
+APOSTROPHES = ("r\"[^\\W_]+(?:'[^\\W_]+)*\"", "r\"[^\\W_]+\"")
+TIES = ("key=lambda pair: (-pair[1], pair[0])", "key=lambda pair: -pair[1]")
+BOOL_N = ("isinstance(n, bool) or ", "")
+EXPIRY = ("now >= expires_at", "now > expires_at")
+LOC = {"kvstore": 496, "wordfreq": 46}  # Task.size().loc of the references
+ATTEMPTS = 3
+OPTIONS = ["--attempts", str(ATTEMPTS), "--iterations", "3,3,1", "--workers", "2"]
+
+
+def script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | None = None, knowledge: bool = True) -> dict:
+    """The reference replay; `bugs[path][attempt]` lists (old, new) edits of that file's code at that attempt."""
+    data = reference_script(task).model_dump(mode="json", exclude_none=True)
+    for path, variants in (bugs or {}).items():
+        entry = next(e for e in data["responses"] if e["role"] == "coder" and e.get("target") == path)
+        data["responses"].remove(entry)
+        for attempt, edits in variants.items():
+            content = entry["content"]
+            for old, new in edits:
+                assert old in content, old
+                content = content.replace(old, new)
+            data["responses"].append({"role": "coder", "target": path, "attempt": attempt, "content": content})
+    if knowledge:
+        data["responses"].append({"role": "knowledge", "content": KNOWLEDGE})
+    return data
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    """`projectgen experiment ...` through the sub-command the CLI wires in; returns (exit code, output)."""
+    from projectgen.cli_experiment import add_experiment_command
+
+    parser = argparse.ArgumentParser(prog="projectgen")
+    commands = add_experiment_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["experiment", *argv])
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = commands[args.command](args)
+    return code, buffer.getvalue()
+
+
+def usage(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "usage.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def usage_counts(out: Path) -> dict[str, int]:
+    return {f"{p.parent.parent.name}/{p.parent.name}": len(p.read_text().splitlines())
+            for p in sorted(out.glob("*/*/usage.jsonl"))}
+
+
+def ledger(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("experiment")
+    data = root / "data"
+    for name in ("kvstore", "wordfreq"):
+        shutil.copytree(example_tasks_dir() / name, data / name)
+    (data / "broken").mkdir()
+    (data / "broken" / "task.toml").write_text('id = "broken"\nbogus = 1\n')
+    tasks = {name: load_task(data / name) for name in ("kvstore", "wordfreq")}
+    ref, buggy = root / "ref", root / "buggy"
+    ref.mkdir()
+    buggy.mkdir()
+    (ref / "kvstore.json").write_text(json.dumps(script(tasks["kvstore"])))
+    (ref / "wordfreq.json").write_text(json.dumps(script(tasks["wordfreq"], knowledge=False)))  # raises, for now
+    (buggy / "kvstore.json").write_text(json.dumps(script(tasks["kvstore"], {"kvstore/store.py": {1: [EXPIRY],
+                                                                                                   2: []}})))
+    (buggy / "wordfreq.json").write_text(json.dumps(script(tasks["wordfreq"], {"wordfreq.py": {
+        1: [APOSTROPHES], 2: [APOSTROPHES, BOOL_N], 3: [TIES]}})))
+    return {"root": root, "data": data, "ref": ref, "buggy": buggy, "out": root / "out",
+            "tasks": tasks}  # type: ignore[dict-item]
+
+
+def models(setup) -> list[str]:
+    return [f"ref=scripted:{setup['ref']}", f"scripted:{setup['buggy']}"]
+
+
+def run_cli(setup) -> tuple[int, str]:
+    argv = ["--dataset", str(setup["data"]), "--out", str(setup["out"]), *OPTIONS]
+    for model in models(setup):
+        argv += ["--model", model]
+    return cli(*argv)
+
+
+@pytest.fixture(scope="module")
+def first(setup) -> dict[str, Any]:
+    code, output = run_cli(setup)
+    return {"code": code, "output": output, "ledger": ledger(setup["out"]), "usage": usage_counts(setup["out"]),
+            "results": json.loads((setup["out"] / "results.json").read_text())}
+
+
+@pytest.fixture(scope="module")
+def second(setup, first) -> dict[str, Any]:
+    """The ref wordfreq script completed, the same command again: that pair resumes, the rest is skipped."""
+    (setup["ref"] / "wordfreq.json").write_text(json.dumps(script(setup["tasks"]["wordfreq"])))
+    code, output = run_cli(setup)
+    return {"code": code, "output": output, "ledger": ledger(setup["out"]), "usage": usage_counts(setup["out"]),
+            "results": ExperimentResults.model_validate_json((setup["out"] / "results.json").read_text())}
+
+
+def by_model(results: ExperimentResults, slug: str):
+    return next(m for m in results.models if m.model == slug)
+
+
+# --------------------------------------------------------------------------- errors, ledger, resume
+
+
+def test_a_broken_task_and_a_raising_run_are_error_rows_and_the_experiment_goes_on(setup, first) -> None:
+    assert first["code"] == 1  # some pairs failed
+    latest = {entry["key"]: entry for entry in first["ledger"]}
+    assert {key: entry["status"] for key, entry in latest.items()} == {
+        "ref/broken": "error", "scripted-buggy/broken": "error", "ref/kvstore": "finished",
+        "ref/wordfreq": "error", "scripted-buggy/kvstore": "finished", "scripted-buggy/wordfreq": "finished"}
+    broken = latest["ref/broken"]["error"]
+    assert broken.startswith("task does not load: ") and "unknown key 'bogus'" in broken and "\n" not in broken
+    raised = latest["ref/wordfreq"]["error"]
+    assert raised.startswith("ScriptExhaustedError: ") and "role='knowledge'" in raised and "\n" not in raised
+    run_dir = setup["out"] / "ref" / "wordfreq"
+    assert (run_dir / "run.json").exists() and not (run_dir / "summary.json").exists()
+    ref = next(m for m in first["results"]["models"] if m["model"] == "ref")
+    assert (ref["final"]["tasks"], ref["final"]["errors"]) == (1, 2)
+    assert "ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
+
+
+def test_an_unfinished_pair_resumes_without_repeating_a_model_call(setup, first, second) -> None:
+    run_dir = setup["out"] / "ref" / "wordfreq"
+    calls = usage(run_dir)
+    done = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"]) for c in calls if not c["error"]]
+    assert len(done) == len(set(done)), "a finished model call was made again"
+    assert [c["role"] for c in calls].count("architect") == 1
+    assert [(c["role"], bool(c["error"])) for c in calls if c["role"] == "knowledge"] == [
+        ("knowledge", True), ("knowledge", False)]  # failed in the first invocation, made in the second
+    pair = next(p for p in by_model(second["results"], "ref").pairs if p.task_id == "wordfreq")
+    assert (pair.status, pair.how, pair.reused_at, pair.attempts_run) == ("finished", "resumed", 2, 1)
+    assert (pair.final_unit_passed, pair.final_unit_total) == (11, 11)
+    assert pair.tokens.calls == len(calls)  # counted from usage.jsonl, calls made before the resume included
+
+
+def test_finished_pairs_are_skipped_on_a_rerun(setup, first, second) -> None:
+    before, after = first["usage"], second["usage"]
+    assert {k: v for k, v in after.items() if k != "ref/wordfreq"} == {
+        k: v for k, v in before.items() if k != "ref/wordfreq"}
+    assert after["ref/wordfreq"] > before["ref/wordfreq"]
+    hows = {p.key: p.how for m in second["results"].models for p in m.pairs}
+    assert hows == {"ref/broken": "load", "ref/kvstore": "ledger", "ref/wordfreq": "resumed",
+                    "scripted-buggy/broken": "load", "scripted-buggy/kvstore": "ledger",
+                    "scripted-buggy/wordfreq": "ledger"}
+    assert "3 pair(s) already finished" in " ".join(second["output"].split())
+    # The broken task's unchanged error is not written again.
+    assert [e["key"] for e in second["ledger"]].count("ref/broken") == 1
+
+    code, output = run_cli(setup)  # everything done: nothing runs, the same figures
+    assert code == 1  # the broken task is still an error
+    assert usage_counts(setup["out"]) == after
+    again = ExperimentResults.model_validate_json((setup["out"] / "results.json").read_text())
+    assert [(m.per_attempt, m.final) for m in again.models] == [(m.per_attempt, m.final)
+                                                                for m in second["results"].models]
+    assert "4 pair(s) already finished" in " ".join(output.split())
+
+
+def test_a_continued_experiment_must_keep_its_settings(setup, second) -> None:
+    with pytest.raises(ProjectGenError, match="other settings"):
+        run_experiment(setup["data"], setup["out"], models(setup), settings=Settings(code_iterations=2),
+                       attempt_settings=AttemptSettings(attempts=ATTEMPTS))
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def test_per_task_outcomes_behind_the_figures(second) -> None:
+    buggy = {p.task_id: p for p in by_model(second["results"], "scripted-buggy").pairs}
+    units = {task: [(a.attempt, a.kind, a.unit_passed, a.unit_total, a.best_attempt) for a in pair.attempts]
+             for task, pair in buggy.items() if pair.ok}
+    assert units == {
+        "kvstore": [(1, "generated", 25, 29, 1), (2, "generated", 29, 29, 2), (3, "reused", None, None, 2)],
+        "wordfreq": [(1, "generated", 10, 11, 1), (2, "generated", 9, 11, 1), (3, "generated", 11, 11, 1)],
+    }
+    assert {t: p.loc for t, p in buggy.items() if p.ok} == LOC
+    assert (buggy["kvstore"].final_unit_passed, buggy["wordfreq"].final_unit_passed) == (29, 10)
+
+
+def test_the_buggy_models_table_by_hand(setup, second) -> None:
+    report = by_model(second["results"], "scripted-buggy")
+    k1, w1, w2 = 25 / 29, 10 / 11, 9 / 11
+
+    def weighted(kv: float, wf: float) -> float:
+        return (496 * kv + 46 * wf) / 542
+
+    expected = [  # (generated, attempt mean, attempt LOC-w, output mean, output LOC-w, reuse rate)
+        (2, (k1 + w1) / 2, weighted(k1, w1), (k1 + w1) / 2, weighted(k1, w1), 0.0),
+        (2, (1 + w2) / 2, weighted(1, w2), (1 + w1) / 2, weighted(1, w1), 0.0),
+        (1, 1.0, 1.0, (1 + w1) / 2, weighted(1, w1), 0.5),  # kvstore reused; wordfreq's 11/11 is not the best
+    ]
+    for row, (generated, a_mean, a_loc, o_mean, o_loc, reuse) in zip(report.per_attempt, expected, strict=True):
+        assert row.tasks == 2 and row.generated == generated
+        assert row.attempt_mean == pytest.approx(a_mean) and row.attempt_loc_weighted == pytest.approx(a_loc)
+        assert row.output_mean == pytest.approx(o_mean) and row.output_loc_weighted == pytest.approx(o_loc)
+        assert row.reuse_rate == reuse
+    final = report.final
+    assert (final.tasks, final.errors, final.passed, final.total, final.fully_passing) == (2, 1, 39, 40, 1)
+    assert final.mean_pass_rate == pytest.approx((1 + w1) / 2)
+    assert final.loc_weighted_pass_rate == pytest.approx(weighted(1, w1))
+    assert final.mean_attempts_run == 2.5 and final.reused == 1
+    # Tokens per attempt are the calls tagged with that attempt, summed over the tasks.
+    calls = [c for task in ("kvstore", "wordfreq") for c in usage(setup["out"] / "scripted-buggy" / task)]
+    for row in report.per_attempt:
+        tagged = [c for c in calls if c["attempt"] == row.attempt]
+        assert row.tokens.calls == len(tagged)
+        assert row.tokens.total_tokens == sum(c["input_tokens"] + c["output_tokens"] for c in tagged)
+        assert row.cost.label() == ("$0" if tagged else "-")  # scripted replays cost nothing
+    assert final.tokens.total_tokens == sum(c["input_tokens"] + c["output_tokens"] for c in calls)
+
+
+def test_the_reference_models_table_by_hand(second) -> None:
+    report = by_model(second["results"], "ref")
+    assert [(r.generated, r.attempt_mean, r.output_loc_weighted, r.reuse_rate) for r in report.per_attempt] == [
+        (2, 1.0, 1.0, 0.0), (0, 1.0, 1.0, 1.0), (0, 1.0, 1.0, 1.0)]  # attempt 3 follows the reuse at 2
+    assert (report.final.passed, report.final.total, report.final.errors) == (40, 40, 1)
+
+
+def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
+    text = " ".join(second["output"].split())
+    assert "ref: 2 task(s), 3 attempt(s)" in text and "scripted-buggy: 2 task(s), 3 attempt(s)" in text
+    assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
+    assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
+    markdown = (setup["out"] / "results.md").read_text()
+    assert markdown.count("\n## ") == 2
+    assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
+    assert "| broken | error |" in markdown
+    config = json.loads((setup["out"] / "experiment.json").read_text())
+    assert config["models"] == {"ref": f"scripted:{setup['ref']}", "scripted-buggy": f"scripted:{setup['buggy']}"}
+    manifest = json.loads((setup["out"] / "scripted-buggy" / "kvstore" / "run.json").read_text())
+    assert manifest["models"] == {"default": f"scripted:{setup['buggy'] / 'kvstore.json'}"}  # resumable alone
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def pair(attempts: list[AttemptFigures], historical_best: bool = True) -> PairResult:
+    return PairResult(key="m/t", model="m", spec="s", task_id="t", status="finished", loc=10,
+                      attempts=attempts, historical_best=historical_best)
+
+
+def generated(t: int, passed: int, best: int) -> AttemptFigures:
+    return AttemptFigures(attempt=t, kind="generated", unit_passed=passed, unit_total=10, best_attempt=best)
+
+
+def test_attempts_that_generated_nothing_carry_the_best_so_far_forward() -> None:
+    budget = pair([generated(1, 6, 1), generated(2, 4, 1), AttemptFigures(attempt=3, kind="budget")])
+    assert attempt_scores(budget, 4) == [(0.6, 0.6, False), (0.4, 0.6, False), (0.6, 0.6, False), (0.6, 0.6, False)]
+    reuse = pair([generated(1, 3, 1), generated(2, 10, 2), AttemptFigures(attempt=3, kind="reused", best_attempt=2)])
+    assert attempt_scores(reuse, 4) == [(0.3, 0.3, False), (1.0, 1.0, False), (1.0, 1.0, True), (1.0, 1.0, True)]
+    last = pair([generated(1, 6, 1), generated(2, 4, 1), AttemptFigures(attempt=3, kind="budget")],
+                historical_best=False)  # the no-best ablation outputs the last attempt
+    assert attempt_scores(last, 3) == [(0.6, 0.6, False), (0.4, 0.4, False), (0.4, 0.4, False)]
+    nothing = pair([AttemptFigures(attempt=1, kind="budget")])
+    assert attempt_scores(nothing, 2) == [(0.0, 0.0, False), (0.0, 0.0, False)]
+    report = summarize_pairs(ExperimentModel("m", "s"), [budget, reuse], 4)
+    assert [r.output_mean for r in report.per_attempt] == [pytest.approx(0.45), 0.8, 0.8, 0.8]
+    assert [r.reuse_rate for r in report.per_attempt] == [0.0, 0.0, 0.5, 0.5]
+
+
+def test_model_specs_slugs_and_per_task_scripts(tmp_path: Path) -> None:
+    assert model_slug("openai:gpt-4o-mini") == "openai-gpt-4o-mini"
+    assert model_slug("scripted:/x/replays/") == "scripted-replays"
+    assert model_slug("scripted:/x/run.json") == "scripted-run"
+    (tmp_path / "kvstore.json").write_text("{}")
+    model = ExperimentModel.parse(f"mine=scripted:{tmp_path}")
+    assert (model.slug, model.script_dir) == ("mine", tmp_path)
+    assert model.spec_for("kvstore") == f"scripted:{tmp_path / 'kvstore.json'}"
+    with pytest.raises(ProjectGenError, match="no replay script for task 'wordfreq'"):
+        model.spec_for("wordfreq")
+    assert ExperimentModel.parse("openai:gpt-4o").spec_for("any") == "openai:gpt-4o"
+    with pytest.raises(ProjectGenError, match="no such script"):
+        ExperimentModel.parse(f"scripted:{tmp_path / 'missing'}")
