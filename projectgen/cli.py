@@ -94,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_runner_options(run)
 
     from projectgen.cli_experiment import add_experiment_command
+    from projectgen.cli_inspect import add_inspect_commands
 
-    for name, handler in add_experiment_command(commands).items():
+    for name, handler in {**add_experiment_command(commands), **add_inspect_commands(commands)}.items():
         commands.choices[name].set_defaults(handler=handler)
 
     demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")

@@ -172,6 +172,8 @@ class RunView:
     """id(call) -> index of the row it was attributed to."""
     call_by_time: set[int] = field(default_factory=set)
     """ids of the calls attributed by time rather than by key."""
+    state_verdicts: list[dict[str, Any]] = field(default_factory=list)
+    """Verdicts from a plain ProjectGen run's ``state.json`` (it has no trace)."""
 
     @property
     def has_trace(self) -> bool:
@@ -276,16 +278,25 @@ class RunView:
                             "score": verdict.get("score"), "accepted": verdict.get("accepted"),
                             "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None,
                             "feedback": str(verdict.get("feedback") or "")})
-        if out or self.kind != "projectgen" or not self.summary:
+        if out or self.kind != "projectgen":
             return out
-        for stage, info in (self.summary.get("stages") or {}).items():  # plain ProjectGen summary
+        for verdict in self.state_verdicts:  # plain ProjectGen run: the final state keeps every verdict
+            check = verdict.get("check") or None
+            out.append({"attempt": None, "stage": verdict.get("stage"), "iteration": verdict.get("iteration"),
+                        "judge": verdict.get("judge"), "score": verdict.get("score"),
+                        "accepted": verdict.get("accepted"),
+                        "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None,
+                        "feedback": str(verdict.get("feedback") or "")})
+        if out or not self.summary:
+            return out
+        for stage, info in (self.summary.get("stages") or {}).items():  # only the summary: scores and checks
             checks = info.get("checks") or []
             for i, score in enumerate(info.get("scores") or []):
                 check = checks[i] if i < len(checks) and stage == "code" else None
                 last = i == len(info.get("scores") or []) - 1
                 out.append({"attempt": None, "stage": stage, "iteration": i + 1, "judge": None, "score": score,
                             "accepted": bool(info.get("accepted")) if last else False,
-                            "check": (check.get("passed"), check.get("total")) if check else None})
+                            "check": (check.get("passed"), check.get("total")) if check else None, "feedback": ""})
         return out
 
     def call_row(self, call: CallRecord) -> TimelineRow | None:
@@ -328,8 +339,12 @@ def read_calls(path: Path) -> list[CallRecord]:
     return calls
 
 
-def _utc(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
+    """A timestamp as an aware UTC datetime (naive ones are taken as UTC)."""
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+_utc = as_utc
 
 
 def _parse_time(text: Any) -> datetime | None:
@@ -364,6 +379,8 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     livecoder = manifest is not None or bool(events) or (summary is not None and "attempts" in summary)
     view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
+    if not livecoder:
+        view.state_verdicts = _state_verdicts(path / STATE_FILE)
     view.rows = _rows(events)
     view.knowledge = _knowledge(view.rows)
     _attribute(view)
@@ -371,6 +388,15 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
         row.cost = CostTotal.of(row.calls, prices)
     view.attempts = _attempts(view)
     return view
+
+
+def _state_verdicts(path: Path) -> list[dict[str, Any]]:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return []
+    verdicts = state.get("verdicts") if isinstance(state, dict) else None
+    return [dict(v) for v in verdicts or [] if isinstance(v, Mapping)]
 
 
 # --------------------------------------------------------------------------- rows
@@ -445,7 +471,7 @@ def _file_phrase(changes: list[Mapping[str, Any]]) -> str:
 def _detail(kind: str, node: str, data: Mapping[str, Any], event: Mapping[str, Any]) -> str:
     parts: list[str] = []
     if kind == "run_start" or kind == "run_resumed":
-        parts.append(" ".join(f"{k}={event[k]}" for k in ("task_id", "run_id") if event.get(k)))
+        parts.append(" ".join(f"{k}={event[k]}" for k in ("task_id", "run_id", "note") if event.get(k)))
     if kind == "run_end":
         final = event.get("final")
         if isinstance(final, Mapping):
@@ -462,7 +488,8 @@ def _detail(kind: str, node: str, data: Mapping[str, Any], event: Mapping[str, A
     if isinstance(ssat, Mapping):
         diff = ssat.get("diff")
         changed = "" if not diff else (", no changes" if str(diff).strip() == "no changes" else ", changed")
-        parts.append(f"tree: {ssat.get('files', '?')} files{changed}")
+        count = ssat.get("files", "?")
+        parts.append(f"tree: {count} file{'' if count == 1 else 's'}{changed}")
     for key in ("skeleton", "repository"):
         changes = [c for c in data.get(key) or [] if isinstance(c, Mapping)]
         if changes and node not in ("plan_code",):
@@ -505,6 +532,9 @@ def _detail(kind: str, node: str, data: Mapping[str, Any], event: Mapping[str, A
     for verdict in data.get("verdicts") or []:
         if isinstance(verdict, Mapping) and verdict.get("files"):
             parts.append("to fix: " + ", ".join(map(str, verdict["files"])))
+        if isinstance(verdict, Mapping) and verdict.get("feedback"):
+            text = " ".join(str(verdict["feedback"]).split())
+            parts.append("feedback: " + (text if len(text) <= 160 else text[:159] + "…"))
     return "; ".join(p for p in parts if p)
 
 
@@ -642,7 +672,11 @@ def _attempts(view: RunView) -> list[AttemptView]:
     if view.kind == "projectgen":
         stages = (view.summary or {}).get("stages") or {}
         unit = (view.summary or {}).get("unit_tests")
-        return [AttemptView(attempt=None, stages=dict(stages), unit=dict(unit) if isinstance(unit, Mapping) else None,
+        unit = dict(unit) if isinstance(unit, Mapping) else None
+        code_checks = (stages.get("code") or {}).get("checks") if isinstance(stages.get("code"), Mapping) else None
+        last_check = dict(code_checks[-1]) if code_checks and isinstance(code_checks[-1], Mapping) else None
+        return [AttemptView(attempt=None, score=unit.get("pass_rate") if unit else None, stages=dict(stages), unit=unit,
+                            check=last_check,
                             stopped=(view.summary or {}).get("stopped"), tokens=UsageTotals.of(view.calls),
                             cost=CostTotal.of(view.calls, view.prices), duration_s=view.duration_s)]
     spans: dict[int, list[float]] = {}
@@ -675,13 +709,19 @@ def _attempts(view: RunView) -> list[AttemptView]:
 
 
 def timeline(run: RunView, attempt: int | None = None, stage: str | None = None) -> list[TimelineRow]:
-    """The rows of one attempt and/or stage (run markers kept when no stage is asked for)."""
+    """The rows of one attempt and/or stage (run markers kept when no stage is asked for).
+
+    ``stage="knowledge"`` selects the nodes that gave knowledge to an attempt or extracted it.
+    """
     rows = []
     for row in run.rows:
         if attempt is not None and row.attempt != attempt and not (stage is None and row.event != "node"
                                                                     and row.event != "stage_end"):
             continue
-        if stage is not None and row.stage != stage:
+        if stage == "knowledge":  # no graph stage: the nodes that retrieved or extracted knowledge
+            if "knowledge_used" not in row.data and not any(c.stage == "knowledge" for c in row.calls):
+                continue
+        elif stage is not None and row.stage != stage:
             continue
         rows.append(row)
     return rows

@@ -256,14 +256,21 @@ class CostTotal:
         """The sum when every call had a price; None when any had none."""
         return self.usd if self.unpriced_calls == 0 else None
 
-    def label(self) -> str:
-        """``$0.0123``; ``n/a`` when no call had a price; ``$0.0123 + n/a (2 calls)`` when some had none."""
+    def label(self, short: bool = False) -> str:
+        """``$0.0123``; ``n/a`` when no call had a price; ``$0.0123 + n/a (2 calls)`` when some had none.
+
+        `short` drops the count of unpriced calls (``$0.0123 + n/a``), for chart labels.
+        """
         if self.priced_calls == 0 and self.unpriced_calls == 0:
             return "-"
         if self.priced_calls == 0:
             return "n/a"
         text = format_usd(self.usd)
-        return text if not self.unpriced_calls else f"{text} + n/a ({self.unpriced_calls} calls)"
+        if not self.unpriced_calls:
+            return text
+        if short:
+            return f"{text} + n/a"
+        return f"{text} + n/a ({self.unpriced_calls} call{'s' if self.unpriced_calls != 1 else ''})"
 
 
 def format_usd(value: float | None) -> str:

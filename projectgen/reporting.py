@@ -26,7 +26,7 @@ from typing import Any
 
 from projectgen.errors import ProjectGenError
 from projectgen.inspect_run import RunView, diffs, load_run
-from projectgen.pricing import PRICES_AS_OF, PriceTable, format_usd
+from projectgen.pricing import PRICES_AS_OF, PriceTable
 
 STAGE_ORDER = ("architecture", "skeleton", "code")
 COLORS = {"input": "#4c78a8", "output": "#f58518", "score": "#2f9e44", "best": "#1c7ed6", "unit": "#9c36b5",
@@ -86,11 +86,16 @@ def _md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], limits: dic
 
 
 def _html_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = (),
-                cls: str = "") -> str:
-    head = "".join(f'<th class="{"num" if i in numeric else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
+                cls: str = "", wrap: Sequence[int] = ()) -> str:
+    """A table of escaped cells; `numeric` columns align right, `wrap` columns may break anywhere (long ids)."""
+
+    def kind(i: int) -> str:
+        return "num" if i in numeric else "wrap" if i in wrap else ""
+
+    head = "".join(f'<th class="{kind(i)}">{esc(h)}</th>' for i, h in enumerate(headers))
     body = []
     for row in rows:
-        cells = "".join(f'<td class="{"num" if i in numeric else ""}">{esc(c)}</td>' for i, c in enumerate(row))
+        cells = "".join(f'<td class="{kind(i)}">{esc(c)}</td>' for i, c in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
@@ -191,8 +196,11 @@ def _x_positions(frame: _Frame, count: int) -> list[float]:
 
 def line_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, str, str, Sequence[float | None]]],
                y_max: float = 1.0, step: float = 0.25, percent: bool = True, width: int = 520,
-               height: int = 260, markers: Sequence[str] = ()) -> str:
-    """Lines over categories; series: (name, color, style 'line'|'dash'|'dot'|'step', values or None)."""
+               height: int = 260, markers: Sequence[str] = (), breaks: Sequence[int] = ()) -> str:
+    """Lines over categories; series: (name, color, style 'line'|'dash'|'dot'|'step', values or None).
+
+    A None value leaves a gap; `breaks` are indices whose point is not joined to the previous one.
+    """
     kinds = {"line": "line", "dash": "dash", "dot": "dot", "step": "dash"}
     legend, legend_h = _legend([(name, color, kinds.get(style, "line")) for name, color, style, _ in series],
                                56, width - 16)
@@ -206,7 +214,14 @@ def line_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, st
             body.append(f'<text x="{x:.1f}" y="{frame.height - frame.bottom + 30}" text-anchor="middle" '
                         f'class="note">{esc(markers[i])}</text>')
     for name, color, style, values in series:
-        points = [(x, frame.y(min(v, y_max), y_max)) for x, v in zip(xs, values) if v is not None]
+        segments: list[list[tuple[float, float]]] = [[]]
+        for i, (x, v) in enumerate(zip(xs, values)):
+            if v is None or i in breaks:
+                if segments[-1]:
+                    segments.append([])
+            if v is not None:
+                segments[-1].append((x, frame.y(min(v, y_max), y_max)))
+        points = [p for segment in segments for p in segment]
         if not points:
             continue
         if style == "step" and len(points) > 1:
@@ -215,10 +230,13 @@ def line_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, st
                 path.append(f"H{x1:.1f}V{y1:.1f}")
             body.append(f'<path d="{"".join(path)}" fill="none" stroke="{color}" stroke-width="2" '
                         f'stroke-dasharray="6 3"/>')
-        elif len(points) > 1:
+        else:
             dash = {"dash": ' stroke-dasharray="6 3"', "dot": ' stroke-dasharray="2 3"'}.get(style, "")
-            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-            body.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="2.5"{dash}/>')
+            for segment in segments:
+                if len(segment) > 1:
+                    coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in segment)
+                    body.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="2.5"'
+                                f'{dash}/>')
         if style in ("line", "dot"):
             radius = 4.5 if style == "line" else 3
             for x, y in points:
@@ -315,6 +333,7 @@ class _Report:
     facts: list[tuple[str, str]]
     attempts_headers: list[str]
     attempts_rows: list[list[Any]]
+    models_headers: list[str]
     models_rows: list[list[Any]]
     stage_rows: list[list[Any]]
     judge_rows: list[list[Any]]
@@ -376,7 +395,8 @@ def _build(run: RunView) -> _Report:
     if run.stopped:
         facts.append(("stopped", run.stopped))
     facts.append(("duration", fmt_seconds(run.duration_s)))
-    facts.append(("model calls", f"{totals.calls}" + (f" ({totals.failed_calls} failed)" if totals.failed_calls else "")))
+    failed = f" ({totals.failed_calls} failed)" if totals.failed_calls else ""
+    facts.append(("model calls", f"{totals.calls}{failed}"))
     facts.append(("tokens", f"{totals.input_tokens:,} in + {totals.output_tokens:,} out"
                             + (" (estimated: scripted replies are counted as len/4)" if estimated else "")))
     facts.append(("cost", cost.label()))
@@ -417,6 +437,10 @@ def _build(run: RunView) -> _Report:
                             (f"${price.input:g} / ${price.output:g}" if price else "n/a (no price)"),
                             info["cost"].label(), "; ".join(described)])
 
+    models_headers = list(MODEL_HEADERS)
+    if not any(row[-1] for row in models_rows):  # no descriptions recorded: drop the empty column
+        models_headers.pop()
+        models_rows = [row[:-1] for row in models_rows]
     stage_rows = [[stage, t.calls, f"{t.input_tokens:,}", f"{t.output_tokens:,}", f"{t.total_tokens:,}", c.label()]
                   for stage, (t, c) in run.stage_totals().items()]
     judge_rows = []
@@ -436,7 +460,8 @@ def _build(run: RunView) -> _Report:
         notes.append(f"{totals.estimated_calls} of {totals.calls} calls have estimated token counts "
                      "(no usage from the provider; scripted replies are estimated as len/4).")
     if cost.unpriced_calls:
-        notes.append(f"{cost.unpriced_calls} call(s) to models without a price ({', '.join(sorted(cost.unpriced_models))})"
+        unpriced = ", ".join(sorted(cost.unpriced_models))
+        notes.append(f"{cost.unpriced_calls} call(s) to models without a price ({unpriced})"
                      " are shown as n/a and left out of the cost; add their prices with a price file.")
     notes.append(f"Prices: list prices as of {PRICES_AS_OF} unless overridden; scripted replays cost 0.")
     if not run.has_trace:
@@ -444,7 +469,8 @@ def _build(run: RunView) -> _Report:
     if run.unattributed:
         notes.append(f"{len(run.unattributed)} model call(s) could not be matched to a trace event.")
     return _Report(run=run, title=f"Run report: {run.task_id}", facts=facts, attempts_headers=headers,
-                   attempts_rows=rows, models_rows=models_rows, stage_rows=stage_rows, judge_rows=judge_rows,
+                   attempts_rows=rows, models_headers=models_headers, models_rows=models_rows,
+                   stage_rows=stage_rows, judge_rows=judge_rows,
                    knowledge_rows=knowledge_rows, quality_rows=quality_rows, notes=notes)
 
 
@@ -471,7 +497,7 @@ def render_markdown(run: RunView, report: _Report | None = None) -> str:
     out += [f"- **{md(k)}**: {md(v)}" for k, v in report.facts]
     out += ["", f"## Attempts (score: {md(_score_label(run))})", "",
             _md_table(report.attempts_headers, report.attempts_rows), ""]
-    out += ["## Models", "", _md_table(MODEL_HEADERS, report.models_rows) if report.models_rows
+    out += ["## Models", "", _md_table(report.models_headers, report.models_rows) if report.models_rows
             else "No model calls recorded.", ""]
     out += ["## Tokens per stage", "", _md_table(STAGE_HEADERS, report.stage_rows) if report.stage_rows
             else "No model calls recorded.", ""]
@@ -506,7 +532,8 @@ margin:0;padding:24px}
 main{max-width:1120px;margin:0 auto}
 h1{font-size:24px;margin:0 0 12px}
 h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #dee2e6;padding-bottom:4px}
-.banner{background:#fff3bf;border:1px solid #fab005;padding:8px 12px;border-radius:6px;margin:8px 0 16px;font-weight:600}
+.banner{background:#fff3bf;border:1px solid #fab005;padding:8px 12px;border-radius:6px;margin:8px 0 16px;
+font-weight:600}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;border:1px solid #dee2e6;
 border-radius:6px;padding:12px 16px;margin:0}
 dl.facts dt{font-weight:600;color:#495057}
@@ -524,17 +551,18 @@ svg .axis-title{font-size:11px;fill:#495057}
 svg .panel-title{font-size:13px;font-weight:600;fill:#343a40}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
-th,td{border:1px solid #dee2e6;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f1f3f5}
+th,td{border:1px solid #dee2e6;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f1f3f5;overflow-wrap:normal;word-break:normal;hyphens:none}
 td.num,th.num{text-align:right;white-space:nowrap}
+td.wrap{overflow-wrap:anywhere}
 table.timeline td{font-size:12px}
 details{background:#fff;border:1px solid #dee2e6;border-radius:6px;padding:6px 10px;margin:6px 0}
 summary{cursor:pointer;font-weight:600}
 pre.diff{font:12px/1.35 "DejaVu Sans Mono",Menlo,Consolas,monospace;background:#f8f9fa;padding:8px;overflow-x:auto;
 margin:6px 0;white-space:pre}
-pre.diff .add{color:#2b8a3e;background:#ebfbee;display:block}
-pre.diff .del{color:#c92a2a;background:#fff5f5;display:block}
-pre.diff .hunk{color:#1971c2;display:block}
+pre.diff .add{color:#2b8a3e;background:#ebfbee}
+pre.diff .del{color:#c92a2a;background:#fff5f5}
+pre.diff .hunk{color:#1971c2}
 ul.notes{margin:0;padding-left:20px}
 .muted{color:#868e96}
 footer{margin-top:28px;color:#868e96;font-size:12px}
@@ -573,7 +601,7 @@ def _charts(run: RunView) -> list[tuple[str, str, bool]]:
         markers = ["reused" if a.reused else ("budget" if a.stopped else "") for a in attempts]
         title = f"Score per attempt ({_score_label(run)})"
         half.append((title, lambda w, t=title: line_chart(t, labels, series, markers=markers, width=w)))
-        notes = ["reused" if a.reused else (a.cost.label() if a.tokens.calls else "") for a in attempts]
+        notes = ["reused" if a.reused else (a.cost.label(short=True) if a.tokens.calls else "") for a in attempts]
         stacks = [("input tokens", COLORS["input"], [a.tokens.input_tokens for a in attempts]),
                   ("output tokens", COLORS["output"], [a.tokens.output_tokens for a in attempts])]
         half.append(("Tokens and cost per attempt",
@@ -583,7 +611,7 @@ def _charts(run: RunView) -> list[tuple[str, str, bool]]:
         names = list(stages)
         stage_stacks = [("input tokens", COLORS["input"], [stages[n][0].input_tokens for n in names]),
                         ("output tokens", COLORS["output"], [stages[n][0].output_tokens for n in names])]
-        stage_notes = [stages[n][1].label() for n in names]
+        stage_notes = [stages[n][1].label(short=True) for n in names]
         half.append(("Tokens and cost per stage",
                      lambda w: stacked_bars("Tokens and cost per stage", names, stage_stacks, notes=stage_notes,
                                             width=w)))
@@ -594,9 +622,10 @@ def _charts(run: RunView) -> list[tuple[str, str, bool]]:
         check_labels = [f"A{v.get('attempt')}·{v.get('iteration')}" if multi else f"it {v.get('iteration')}"
                         for v in checks]
         rates = [v["check"][0] / v["check"][1] for v in checks]
+        breaks = [i for i in range(1, len(checks)) if checks[i].get("attempt") != checks[i - 1].get("attempt")]
         half.append(("Check tests passed per code iteration", lambda w: line_chart(
             "Check tests passed per code iteration", check_labels,
-            [("check tests passed", COLORS["score"], "line", rates)], width=w)))
+            [("check tests passed", COLORS["best"], "line", rates)], width=w, breaks=breaks)))
     if verdicts:
         threshold = None
         settings = (run.summary or {}).get("settings") or (run.manifest or {}).get("settings") or {}
@@ -638,17 +667,19 @@ def render_html(run: RunView, report: _Report | None = None) -> str:
     parts.append('<div class="scroll">' + _html_table(report.attempts_headers, report.attempts_rows,
                                                       numeric=(1, 8, 9, 10)) + "</div>")
     parts.append("<h2 id='models'>Models</h2>")
-    parts.append('<div class="scroll">' + _html_table(MODEL_HEADERS, report.models_rows, numeric=(3, 4, 5, 7))
+    parts.append('<div class="scroll">' + _html_table(report.models_headers, report.models_rows, numeric=(3, 4, 5, 7),
+                                                      wrap=(8,))
                  + "</div>" if report.models_rows else "<p>No model calls recorded.</p>")
     parts.append("<h2 id='stages'>Tokens per stage</h2>")
     parts.append(_html_table(STAGE_HEADERS, report.stage_rows, numeric=(1, 2, 3, 4, 5)) if report.stage_rows
                  else "<p>No model calls recorded.</p>")
     parts.append("<h2 id='judges'>Judge scores per stage iteration</h2>")
-    parts.append(_html_table(JUDGE_HEADERS, report.judge_rows, numeric=(4,)) if report.judge_rows
+    parts.append(_html_table(JUDGE_HEADERS, report.judge_rows, numeric=(4,), wrap=(7,)) if report.judge_rows
                  else "<p>No verdicts recorded.</p>")
     if run.kind == "livecoder":
         parts.append("<h2 id='knowledge'>Knowledge given to attempts</h2>")
-        parts.append(_html_table(KNOWLEDGE_HEADERS, report.knowledge_rows, numeric=(3, 4)) if report.knowledge_rows
+        parts.append(_html_table(KNOWLEDGE_HEADERS, report.knowledge_rows, numeric=(3, 4), wrap=(5,))
+                     if report.knowledge_rows
                      else "<p>No knowledge entries were given to any attempt.</p>")
     parts.append("<h2 id='quality'>Final repository: non-functional figures</h2>")
     parts.append(_html_table(["figure", "value"], report.quality_rows, numeric=(1,)) if report.quality_rows
@@ -670,9 +701,10 @@ def render_html(run: RunView, report: _Report | None = None) -> str:
               r.stage or "", r.node, r.iteration or "", ", ".join(f"{s:g}" for s in r.scores),
               f"{r.check[0]}/{r.check[1]}" if r.check else "", f"{r.total_tokens:,}" if r.calls else "",
               r.cost.label() if r.calls else "", f"{r.duration_s:.2f}" if r.duration_s is not None else "",
-              r.detail] for r in run.rows], numeric=(0, 7, 8, 9), cls="timeline"))
+              r.detail] for r in run.rows], numeric=(0, 7, 8, 9), cls="timeline", wrap=(10,)))
         parts.append("</div></details>")
-    parts.append('<h2 id="notes">Notes</h2><ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+    notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+    parts.append(f'<h2 id="notes">Notes</h2><ul class="notes">{notes}</ul>')
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts.append(f"<footer>Generated by projectgen report from {esc(run.path)} on {esc(generated)}.</footer>")
     parts.append("</main></body></html>")

@@ -1,0 +1,286 @@
+"""`projectgen trace DIR` and `projectgen report DIR`: look into a finished (or running) run folder.
+
+`add_inspect_commands(subparsers)` adds both commands to the main parser and returns
+their handlers by name, for `projectgen.cli` to dispatch. As elsewhere in the CLI,
+imports happen inside the commands, and a user mistake (a folder that is not a run, an
+attempt the run does not have, a bad price file) raises `ProjectGenError`: one line on
+stderr, exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+EXIT_OK = 0
+TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
+
+
+def _attempt_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"attempts are numbered from 1: {text!r}")
+    return value
+
+
+def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add ``trace`` and ``report`` to `subparsers`; returns ``{"trace": cmd_trace, "report": cmd_report}``."""
+    trace = subparsers.add_parser(
+        "trace", help="show a run's timeline: nodes, judge scores, check tests, tokens and cost",
+        description="The timeline of a run folder from its trace (events.jsonl) and model calls (usage.jsonl): "
+                    "one row per graph node with its attempt, stage, iteration, judge score, check-test result, "
+                    "the tokens and cost of its model calls, and what it changed.")
+    trace.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
+    trace.add_argument("--diff", action="store_true",
+                       help="print the recorded diffs between iterations (files and architecture tree) instead")
+    trace.add_argument("--attempt", type=_attempt_number, default=None, metavar="N", help="only attempt N")
+    trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
+    trace.add_argument("--calls", action="store_true", help="also list every model call and the node it went to")
+    trace.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                       help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+
+    report = subparsers.add_parser(
+        "report", help="write a Markdown and a self-contained HTML report of a run",
+        description="Write report.md and report.html (inline CSS and SVG charts, no scripts, nothing fetched): "
+                    "scores per attempt, tokens and cost, judge scores per stage iteration, models, knowledge "
+                    "and the final repository's maintainability index.")
+    report.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
+    report.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: DIR itself)")
+    report.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    return {"trace": cmd_trace, "report": cmd_report}
+
+
+def _prices(args: argparse.Namespace):
+    from projectgen.pricing import PriceTable
+
+    return PriceTable.from_file(args.prices) if getattr(args, "prices", None) else PriceTable.default()
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # piped or captured: wide enough for the timeline columns
+        console = Console(width=160)
+    return console
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from projectgen.reporting import write_report
+
+    md_path, html_path = write_report(args.run_dir, args.out, prices=_prices(args))
+    console = Console()
+    console.print(f"report: {md_path}", highlight=False, markup=False)
+    console.print(f"report: {html_path}", highlight=False, markup=False)
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from projectgen.errors import ProjectGenError
+    from projectgen.inspect_run import attempt_numbers, diffs, filter_calls, load_run, timeline
+
+    run = load_run(args.run_dir, prices=_prices(args))
+    console = _console()
+    if args.attempt is not None:
+        known = attempt_numbers(run)
+        if args.attempt not in known:
+            have = (f"attempts {', '.join(map(str, known))}" if known else "no numbered attempts")
+            raise ProjectGenError(f"{args.run_dir}: no attempt {args.attempt} in this run (it has {have})")
+    _print_header(console, run)
+    if args.diff:
+        _print_diffs(console, run, diffs(run, args.attempt, args.stage))
+        return EXIT_OK
+    if not run.has_trace:
+        console.print(_clean(f"no trace events recorded in {run.path} (no events.jsonl: a ProjectGen pipeline run "
+                             "folder, or a run that has not started); stage summary from summary.json and "
+                             "usage.jsonl:"), highlight=False, markup=False)
+        _print_stage_summary(console, run)
+    else:
+        rows = timeline(run, args.attempt, args.stage)
+        _print_timeline(console, rows)
+        _print_knowledge(console, run, args.attempt)
+    if run.has_trace and run.unattributed and args.attempt is None and args.stage is None:
+        console.print(f"[yellow]{len(run.unattributed)} model call(s) matched no trace event[/yellow] "
+                      "(made after the last event, e.g. a killed run); see --calls", highlight=False)
+    if args.calls:
+        _print_calls(console, run, filter_calls(run, args.attempt, args.stage))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- printing
+
+
+def _clean(text: str) -> str:
+    """Run data is untrusted: control characters (terminal escapes) are shown, not sent to the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch in "\n\t" or ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _text(value, style: str = ""):
+    """Plain text for rich (no markup is read from run data), cleaned of control characters."""
+    from rich.text import Text
+
+    return Text(_clean("" if value is None else str(value)), style=style)
+
+
+def _print_header(console, run) -> None:
+    from projectgen.pricing import is_scripted
+    from projectgen.reporting import fmt_score, fmt_seconds
+
+    totals, cost = run.totals, run.cost
+    parts = [run.task_id]
+    if run.run_id:
+        parts.append(f"run {run.run_id}")
+    parts.append("LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline")
+    parts.append(run.status)
+    parts.append(fmt_seconds(run.duration_s))
+    parts.append(f"{totals.calls} calls, {totals.total_tokens:,} tokens"
+                 + (" (estimated)" if totals.estimated_calls else ""))
+    parts.append(f"cost {cost.label()}")
+    console.print(_clean(" · ".join(parts)), highlight=False, markup=False)
+    models = sorted({c.model for c in run.calls})
+    if models:
+        named = [("scripted replay, not a model: " + m.split(":", 1)[1]) if is_scripted(m) else m for m in models]
+        console.print(_clean("models: " + "; ".join(named)), highlight=False, markup=False)
+    final = run.final
+    if final:
+        oracle = " [ORACLE: selected with the hidden unit tests]" if run.oracle else ""
+        console.print(_clean(f"final: attempt {final.get('attempt')} ({final.get('source')}), score "
+                             f"{fmt_score(final.get('score'))}{oracle}"), highlight=False, markup=False)
+    if run.stopped:
+        console.print(_clean(f"stopped: {run.stopped}"), highlight=False, markup=False)
+
+
+def _print_timeline(console, rows) -> None:
+    from rich.table import Table
+
+    table = Table(show_lines=False, pad_edge=False, header_style="bold")
+    for name, justify in (("t (s)", "right"), ("att", "right"), ("stage", "left"), ("node", "left"),
+                          ("it", "right"), ("judge", "right"), ("check", "right"), ("tokens", "right"),
+                          ("cost", "right"), ("dur (s)", "right"), ("detail", "left")):
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=name in ("node", "stage"))
+    for row in rows:
+        if row.event != "node":
+            style = "bold" if row.event in ("run_start", "run_resumed", "run_end") else "dim"
+            detail = _text(row.detail, style)
+            node = _text(f"end of {row.node}" if row.event == "stage_end" else row.event, style)
+        else:
+            detail, node = _text(row.detail), _text(row.node)
+        scores = _text(", ".join(f"{s:g}" for s in row.scores),
+                       "green" if row.accepted else "red" if row.scores else "")
+        check = _text(f"{row.check[0]}/{row.check[1]}" if row.check else "",
+                      "green" if row.check and row.check[0] == row.check[1] else "yellow" if row.check else "")
+        tokens = (("~" if row.tokens_estimated else "") + f"{row.total_tokens:,}") if row.calls else ""
+        if row.calls_by_time:
+            tokens += "*"
+        table.add_row(_text(f"{row.offset_s:.2f}" if row.offset_s is not None else ""),
+                      _text(row.attempt if row.attempt is not None else ""), _text(row.stage or ""), node,
+                      _text(row.iteration if row.iteration is not None else ""), scores, check, _text(tokens),
+                      _text(row.cost.label() if row.calls else ""),
+                      _text(f"{row.duration_s:.2f}" if row.duration_s is not None else ""), detail)
+    console.print(table)
+    if any(r.tokens_estimated for r in rows):
+        console.print("[dim]~ estimated token counts (no provider usage); * calls matched by time, not by key[/dim]")
+
+
+def _print_knowledge(console, run, attempt) -> None:
+    from rich.table import Table
+
+    entries = [k for k in run.knowledge if attempt is None or k.attempt == attempt]
+    if not entries:
+        return
+    table = Table(title="knowledge given to attempts", header_style="bold")
+    for name in ("to attempt", "kind", "from attempt", "its score", "similarity", "text"):
+        table.add_column(name, overflow="fold")
+    for k in entries:
+        table.add_row(_text(k.attempt), _text(k.kind), _text(k.source_attempt),
+                      _text(f"{k.score:.2f}" if isinstance(k.score, (int, float)) else ""),
+                      _text(f"{k.similarity:.3f}" if isinstance(k.similarity, (int, float)) else ""),
+                      _text(" / ".join(line.strip() for line in k.text.splitlines() if line.strip())))
+    console.print(table)
+
+
+def _print_stage_summary(console, run) -> None:
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for name in ("stage", "iteration", "judge", "score", "accepted", "check"):
+        table.add_column(name)
+    for verdict in run.judge_iterations():
+        check = verdict.get("check")
+        table.add_row(_text(verdict.get("stage")), _text(verdict.get("iteration")), _text(verdict.get("judge") or ""),
+                      _text(verdict.get("score")), _text("yes" if verdict.get("accepted") else "no"),
+                      _text(f"{check[0]}/{check[1]}" if check else ""))
+    if table.row_count:
+        console.print(table)
+    tokens = Table(title="tokens per stage", header_style="bold")
+    for name in ("stage", "calls", "input", "output", "cost"):
+        tokens.add_column(name, justify="left" if name == "stage" else "right")
+    for stage, (totals, cost) in run.stage_totals().items():
+        tokens.add_row(_text(stage), _text(totals.calls), _text(f"{totals.input_tokens:,}"),
+                       _text(f"{totals.output_tokens:,}"), _text(cost.label()))
+    if tokens.row_count:
+        console.print(tokens)
+
+
+def _print_diffs(console, run, entries) -> None:
+    from rich.rule import Rule
+    from rich.text import Text
+
+    if not run.has_trace:
+        console.print("no diffs: this run folder has no trace (events.jsonl)", highlight=False)
+        return
+    if not entries:
+        console.print("no recorded diffs (no file or tree changed between iterations in the selection)",
+                      highlight=False)
+        return
+    for entry in entries:
+        counts = f" (+{entry.added} -{entry.removed})" if entry.kind != "ssat" else ""
+        console.print(Rule(_text(f"attempt {entry.attempt} · {entry.stage} iteration {entry.iteration} · "
+                                 f"{entry.path}{counts} · {entry.node}"), align="left"))
+        text = Text()
+        for line in entry.diff.splitlines():
+            style = ("green" if line.startswith("+") and not line.startswith("+++") else
+                     "red" if line.startswith("-") and not line.startswith("---") else
+                     "cyan" if line.startswith("@@") else "")
+            text.append(_clean(line) + "\n", style=style)
+        console.print(text, end="")
+
+
+def _print_calls(console, run, calls) -> None:
+    from rich.table import Table
+
+    from projectgen.inspect_run import as_utc, effective_attempt
+    from projectgen.pricing import format_usd, is_scripted
+
+    start = next((r.time for r in run.rows if r.time is not None), None)
+    if start is None and calls:
+        start = min(as_utc(c.timestamp) for c in calls)
+    table = Table(title="model calls", header_style="bold")
+    for name, justify in (("t (s)", "right"), ("att", "right"), ("stage", "left"), ("role", "left"),
+                          ("target", "left"), ("it", "right"), ("model", "left"), ("in", "right"), ("out", "right"),
+                          ("latency", "right"), ("cost", "right"), ("node", "left")):
+        table.add_column(name, justify=justify, overflow="fold")
+    for call in calls:
+        offset = (as_utc(call.timestamp) - start).total_seconds() if start is not None else None
+        row = run.call_row(call)
+        node = "" if row is None else f"#{row.index} {row.node}" + (" (by time)" if id(call) in run.call_by_time
+                                                                      else "")
+        cost = run.prices.cost_of(call)
+        attempt = effective_attempt(run, call)
+        table.add_row(_text(f"{offset:.2f}" if offset is not None else ""),
+                      _text(attempt if attempt is not None else ""), _text(call.stage), _text(call.role),
+                      _text(call.target or ""), _text(call.iteration),
+                      _text("scripted replay" if is_scripted(call.model) else call.model),
+                      _text(("~" if call.tokens_estimated else "") + f"{call.input_tokens:,}"),
+                      _text(("~" if call.tokens_estimated else "") + f"{call.output_tokens:,}"),
+                      _text(f"{call.latency_s:.2f}s" + (" ERR" if call.error else "")), _text(format_usd(cost)),
+                      _text(node or ("(no event)" if run.has_trace else "")))
+    console.print(table)
