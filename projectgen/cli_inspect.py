@@ -16,18 +16,10 @@ EXIT_OK = 0
 TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
 
 
-def _attempt_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"attempts are numbered from 1: {text!r}")
-    return value
-
-
 def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add ``trace`` and ``report`` to `subparsers`; returns ``{"trace": cmd_trace, "report": cmd_report}``."""
+    from projectgen.cli import _positive_int
+
     trace = subparsers.add_parser(
         "trace", help="show a run's timeline: nodes, judge scores, check tests, tokens and cost",
         description="The timeline of a run folder from its trace (events.jsonl) and model calls (usage.jsonl): "
@@ -36,7 +28,7 @@ def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace],
     trace.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
     trace.add_argument("--diff", action="store_true",
                        help="print the recorded diffs between iterations (files and architecture tree) instead")
-    trace.add_argument("--attempt", type=_attempt_number, default=None, metavar="N", help="only attempt N")
+    trace.add_argument("--attempt", type=_positive_int, default=None, metavar="N", help="only attempt N")
     trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
     trace.add_argument("--calls", action="store_true", help="also list every model call and the node it went to")
     trace.add_argument("--prices", type=Path, default=None, metavar="FILE",
