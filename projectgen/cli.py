@@ -268,23 +268,35 @@ def _resolve_task(spec: str):
     return load_task(path)
 
 
-def _models(args: argparse.Namespace):
+def _model_specs(args: argparse.Namespace) -> dict[str, str]:
+    """``{"default": SPEC, ROLE: SPEC, ..., "base_url": URL}`` from the options: what run.json records."""
     import os
 
     from projectgen.errors import ProjectGenError
-    from projectgen.llm import ModelRoles
 
     default = args.model or os.environ.get("PROJECTGEN_MODEL")
     if not default:
         raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
                               "PROJECTGEN_MODEL")
-    roles: dict[str, str] = {}
+    specs = {"default": default}
     for item in args.role_model:
         role, sep, spec = item.partition("=")
         if not sep or not spec:
             raise ProjectGenError(f"--role-model expects ROLE=SPEC, got {item!r}")
-        roles[role.strip()] = spec.strip()
-    return ModelRoles.from_specs(default, base_url=args.base_url, **roles)
+        specs[role.strip()] = spec.strip()
+    if args.base_url:
+        specs["base_url"] = args.base_url
+    return specs
+
+
+def _models_from_specs(specs: dict[str, str]):
+    """The `ModelRoles` a spec mapping (see `_model_specs`) describes."""
+    from projectgen.llm import ModelRoles
+
+    roles = dict(specs)
+    default = roles.pop("default")
+    base_url = roles.pop("base_url", None)
+    return ModelRoles.from_specs(default, base_url=base_url, **roles)
 
 
 def _settings(args: argparse.Namespace):
@@ -370,18 +382,6 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
 
 
-def _model_specs(args: argparse.Namespace) -> dict[str, str]:
-    import os
-
-    specs = {"default": args.model or os.environ.get("PROJECTGEN_MODEL") or ""}
-    for item in args.role_model:
-        role, _, spec = item.partition("=")
-        specs[role.strip()] = spec.strip()
-    if args.base_url:
-        specs["base_url"] = args.base_url
-    return specs
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
@@ -392,9 +392,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
     task = _resolve_task(args.task)
-    models = _models(args)
+    specs = _model_specs(args)
+    models = _models_from_specs(specs)
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _execute_run(args, task, models=models, model_specs=_model_specs(args), settings=_settings(args),
+    return _execute_run(args, task, models=models, model_specs=specs, settings=_settings(args),
                         attempt_settings=_attempt_settings(args), out=out, force=args.force)
 
 
@@ -403,16 +404,12 @@ def _resume(args: argparse.Namespace) -> int:
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
     from projectgen.livecoder import read_manifest
-    from projectgen.llm import ModelRoles
 
     manifest = read_manifest(args.resume)
-    specs = dict(manifest.models)
-    default = specs.pop("default", "")
-    base_url = specs.pop("base_url", None)
-    if not default:
+    if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
                               "with projectgen.livecoder.run_livecoder(..., resume=True)")
-    models = ModelRoles.from_specs(default, base_url=base_url, **specs)
+    models = _models_from_specs(manifest.models)
     task = load_task(Path(manifest.task_path))
     args.max_tokens = manifest.max_tokens
     args.knowledge_store = manifest.knowledge_store

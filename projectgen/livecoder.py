@@ -94,7 +94,7 @@ def attempts_summary(state: Mapping[str, Any], recorder: UsageRecorder, manifest
     records = recorder.records
     rows = []
     for record in state.get("records") or []:
-        calls = [r for r in records if _attempt_of(r) == record["attempt"]]
+        calls = [r for r in records if r.attempt == record["attempt"]]
         rows.append({**{k: v for k, v in record.items() if k != "id"},
                      "tokens": UsageTotals.of(calls).model_dump()})
     attempts = [r for r in rows if not r.get("reused")]
@@ -108,10 +108,6 @@ def attempts_summary(state: Mapping[str, Any], recorder: UsageRecorder, manifest
         "tokens": UsageTotals.of(records).model_dump(), "duration_s": round(duration_s, 3),
         "settings": manifest.settings, "attempt_settings": manifest.attempt_settings,
     }
-
-
-def _attempt_of(record: Any) -> int | None:
-    return getattr(record, "attempt", None)
 
 
 async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agents: Agents | None = None,

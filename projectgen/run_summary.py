@@ -46,17 +46,23 @@ class RunSummary(BaseModel):
     duration_s: float = 0.0
 
 
-def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, models: Mapping[str, str],
-                  settings: Mapping[str, Any], unit_tests: Mapping[str, Any] | None = None,
-                  duration_s: float = 0.0) -> RunSummary:
+def stage_summaries(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, StageSummary]:
+    """Per stage, from its verdict records in order: iterations, last acceptance, scores, check results."""
     stages: dict[str, StageSummary] = {}
-    for verdict in state.get("verdicts") or []:
+    for verdict in verdicts:
         stage = stages.setdefault(verdict["stage"], StageSummary())
         stage.iterations = max(stage.iterations, verdict["iteration"])
         stage.accepted = verdict["accepted"]
         stage.scores.append(verdict["score"])
         if verdict.get("check"):
             stage.checks.append(CheckStatus.model_validate(verdict["check"]))
+    return stages
+
+
+def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, models: Mapping[str, str],
+                  settings: Mapping[str, Any], unit_tests: Mapping[str, Any] | None = None,
+                  duration_s: float = 0.0) -> RunSummary:
+    stages = stage_summaries(state.get("verdicts") or [])
     edits = state.get("edits") or []
     by_role: dict[str, list[CallRecord]] = {}
     for record in records:

@@ -32,9 +32,10 @@ from projectgen.config import AttemptSettings
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.graphs.state import RunContext, append_unique, initial_state
+from projectgen.graphs.state import ProjectState, RunContext, append_unique, initial_state, last_verdict
 from projectgen.llm import META_ATTEMPT, BudgetExceededError
 from projectgen.repository import write_repository
+from projectgen.run_summary import stage_summaries
 
 ATTEMPT_RECORD = "attempt:{}"
 
@@ -83,21 +84,14 @@ def _score(report: TestReport) -> float:
     return report.passed / report.total if report.total else 0.0
 
 
-def _check_from_state(state: dict[str, Any]) -> dict[str, Any] | None:
-    for record in reversed(state.get("verdicts") or []):
-        if record.get("stage") == "code" and record.get("check"):
-            return record["check"]
-    return None
+def _check_from_state(state: ProjectState) -> dict[str, Any] | None:
+    """The last code verdict's check-test status, as JSON."""
+    verdict = last_verdict(state, "code")
+    return verdict.check.model_dump(mode="json") if verdict is not None and verdict.check is not None else None
 
 
-def _stage_summary(state: dict[str, Any]) -> dict[str, Any]:
-    stages: dict[str, Any] = {}
-    for record in state.get("verdicts") or []:
-        stage = stages.setdefault(record["stage"], {"iterations": 0, "scores": [], "accepted": False})
-        stage["iterations"] = max(stage["iterations"], record["iteration"])
-        stage["scores"].append(record["score"])
-        stage["accepted"] = record["accepted"]
-    return stages
+def _stage_summary(state: ProjectState) -> dict[str, Any]:
+    return {name: stage.model_dump(mode="json") for name, stage in stage_summaries(state.get("verdicts") or []).items()}
 
 
 def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None = None,
