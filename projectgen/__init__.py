@@ -99,6 +99,24 @@ _EXPORTS: dict[str, str] = {
     "import_graph": "projectgen.dependencies",
     "dependency_layers": "projectgen.dependencies",
     "topological_order": "projectgen.dependencies",
+    # LiveCoder: attempts, knowledge, best repository, budgets
+    "AttemptSettings": "projectgen.config",
+    "run_livecoder": "projectgen.livecoder",
+    "arun_livecoder": "projectgen.livecoder",
+    "LiveCoderOutcome": "projectgen.livecoder",
+    "build_attempts_graph": "projectgen.graphs.attempts",
+    "AttemptsContext": "projectgen.graphs.attempts",
+    "KnowledgeStore": "projectgen.memory.knowledge_store",
+    "KnowledgeExtractor": "projectgen.agents.knowledge",
+    "BestRepositoryStore": "projectgen.memory.best_repo",
+    "PriceTable": "projectgen.pricing",
+    "CostBudget": "projectgen.pricing",
+    "AllBudgets": "projectgen.llm",
+    # inspection and experiments
+    "read_trace": "projectgen.trace",
+    "load_run": "projectgen.inspect_run",
+    "write_report": "projectgen.reporting",
+    "run_experiment": "projectgen.experiments",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -91,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_attempt_options(run)
     run.add_argument("--no-unit-tests", action="store_true",
                      help="do not run the hidden unit tests (neither per attempt nor at the end)")
+    durable = run.add_argument_group("budget and checkpoints")
+    durable.add_argument("--max-cost", type=_positive_float, default=None, metavar="USD",
+                         help="stop the run (keeping the best so far) once its priced calls cost more than this")
+    durable.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                         help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    durable.add_argument("--checkpoint-url", default=None, metavar="URL",
+                         help="PostgreSQL database for the checkpoints (postgresql://user@host/db), for runs "
+                              "shared between machines; default: DIR/checkpoints.sqlite")
     _add_runner_options(run)
 
     from projectgen.cli_experiment import add_experiment_command
@@ -371,7 +379,9 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
                             attempt_settings=attempt_settings, runner=_runner(args, log=progress),
                             knowledge_url=getattr(args, "knowledge_store", None),
-                            max_tokens=getattr(args, "max_tokens", None), resume=resume, force=force,
+                            max_tokens=getattr(args, "max_tokens", None),
+                            max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
+                            checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
                             progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
     _print_attempts(console, outcome)
     console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
@@ -411,7 +421,6 @@ def _resume(args: argparse.Namespace) -> int:
                               "with projectgen.livecoder.run_livecoder(..., resume=True)")
     models = _models_from_specs(manifest.models)
     task = load_task(Path(manifest.task_path))
-    args.max_tokens = manifest.max_tokens
     args.knowledge_store = manifest.knowledge_store
     attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
     args.no_unit_tests = not attempt_settings.measure_unit_tests

@@ -4,6 +4,7 @@ Everything lands in one run folder::
 
     run.json            what was run (task, model specs, settings, run id): enough to resume
     checkpoints.sqlite  LangGraph checkpoints of the attempts graph and every inner graph
+                        (or a PostgreSQL database given by URL, for runs shared between machines)
     events.jsonl        the trace (one event per node update; `projectgen trace DIR`)
     usage.jsonl         one line per model call
     knowledge/          the Chroma knowledge store (embedded, unless a server URL is given)
@@ -22,7 +23,8 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,9 @@ class RunManifest(BaseModel):
     attempt_settings: dict[str, Any] = Field(default_factory=dict)
     knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")
     max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")
+    checkpoint_url: str | None = Field(default=None, description="PostgreSQL URL; None = checkpoints.sqlite in the run")
     status: str = "running"
 
 
@@ -77,6 +82,73 @@ def _knowledge_store(out_dir: Path, url: str | None, embeddings: Any):
     if url:
         return KnowledgeStore.server(url, embeddings=embeddings)
     return KnowledgeStore.persistent(out_dir / "knowledge", embeddings=embeddings)
+
+
+def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> Budget | None:
+    """The token and cost budgets run.json asks for, already charged with the calls in `earlier`."""
+    from projectgen.llm import AllBudgets, TokenBudget
+
+    calls = earlier.records if earlier is not None else []
+    budgets: list[Budget] = []
+    if manifest.max_tokens:
+        budgets.append(TokenBudget(manifest.max_tokens, used=sum(c.total_tokens for c in calls)))
+    if manifest.max_cost_usd is not None:
+        from projectgen.pricing import CostBudget, PriceTable
+
+        prices = PriceTable.from_file(manifest.prices_file) if manifest.prices_file else PriceTable.default()
+        budgets.append(CostBudget(manifest.max_cost_usd, prices, spent=prices.total(calls).value or 0.0))
+    if len(budgets) > 1:
+        return AllBudgets(*budgets)
+    return budgets[0] if budgets else None
+
+
+def _check_checkpoint_url(url: str | None) -> None:
+    """Refuse a checkpoint URL we cannot use before anything is written for it."""
+    if url is None:
+        return
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise ProjectGenError(f"--checkpoint-url must be a PostgreSQL URL (postgresql://...), got {url!r}")
+    try:
+        import langgraph.checkpoint.postgres.aio  # noqa: F401
+    except ImportError:
+        raise ProjectGenError("PostgreSQL checkpoints need the postgres extra: "
+                              "pip install 'projectgen[postgres]'") from None
+
+
+@asynccontextmanager
+async def open_checkpointer(out_dir: Path, url: str | None) -> AsyncIterator[Any]:
+    """SQLite in the run folder by default; PostgreSQL when `url` is given (tables created on first use)."""
+    if url is None:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINTS)) as saver:
+            yield saver
+        return
+    _check_checkpoint_url(url)
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection, OperationalError
+    from psycopg.rows import dict_row
+
+    try:
+        connection = await AsyncConnection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    except OperationalError as exc:
+        raise ProjectGenError(f"cannot reach the checkpoint database {_redact(url)}: "
+                              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc}") from None
+    async with connection:
+        saver = AsyncPostgresSaver(conn=connection)
+        await saver.setup()
+        yield saver
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _warm_graph(agents: Agents, settings: Settings):
@@ -114,35 +186,49 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          settings: Settings | None = None, attempt_settings: AttemptSettings | None = None,
                          model_specs: Mapping[str, str] | None = None, runner: SandboxRunner | None = None,
                          knowledge_url: str | None = None, embeddings: Any = None, max_tokens: int | None = None,
-                         budget: Budget | None = None, resume: bool = False, force: bool = False,
+                         max_cost_usd: float | None = None, prices_file: Path | str | None = None,
+                         checkpoint_url: str | None = None, budget: Budget | None = None, resume: bool = False,
+                         force: bool = False,
                          progress: Callable[[str], None] | None = None, evaluate_unit: bool = True
                          ) -> LiveCoderOutcome:
-    """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`."""
+    """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
+
+    `max_tokens` and `max_cost_usd` (priced with the list prices, or `prices_file` over them)
+    stop the run cleanly with the best so far; `checkpoint_url` puts the checkpoints in
+    PostgreSQL instead of the run folder. All three are kept in run.json, so a resume
+    honours them and counts what was spent before it.
+    """
     from projectgen.pipeline import prepare_out_dir
 
     settings = settings or Settings()
     attempt_settings = attempt_settings or AttemptSettings()
     out_dir = Path(out_dir)
+    usage_path = out_dir / "usage.jsonl"
     if resume:
         manifest = read_manifest(out_dir)
+        if budget is None:
+            budget = run_budget(manifest, UsageRecorder.load(usage_path) if usage_path.exists() else None)
     else:
-        prepare_out_dir(out_dir, force=force)
         manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
                                models=dict(model_specs or {}), settings=settings.model_dump(),
                                attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
-                               max_tokens=max_tokens)
+                               max_tokens=max_tokens, max_cost_usd=max_cost_usd,
+                               prices_file=str(Path(prices_file).resolve()) if prices_file else None,
+                               checkpoint_url=checkpoint_url)
+        # Bad prices or checkpoint URL are refused before anything is written.
+        _check_checkpoint_url(checkpoint_url)
+        if prices_file:
+            from projectgen.pricing import PriceTable
+
+            PriceTable.from_file(prices_file)  # a missing or malformed file is an error even without --max-cost
+        budget = budget if budget is not None else run_budget(manifest)
+        prepare_out_dir(out_dir, force=force)
         write_manifest(out_dir, manifest)
     if agents is None:
         if models is None:
             raise ProjectGenError("run_livecoder needs models or agents")
         agents = Agents.from_models(models)
-    usage_path = out_dir / "usage.jsonl"
-    spent = UsageRecorder.load(usage_path).totals().total_tokens if usage_path.exists() else 0
     recorder = UsageRecorder(usage_path)
-    if budget is None and max_tokens:
-        from projectgen.llm import TokenBudget
-
-        budget = TokenBudget(max_tokens, used=spent)
     knowledge = _knowledge_store(out_dir, manifest.knowledge_store, embeddings)
     try:
         return await _run(task, out_dir, manifest, agents, settings, attempt_settings, recorder, budget, runner,
@@ -155,8 +241,6 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
                attempt_settings: AttemptSettings, recorder: UsageRecorder, budget: Budget | None,
                runner: SandboxRunner | None, knowledge: Any, models: Any, resume: bool,
                progress: Callable[[str], None] | None, evaluate_unit: bool) -> LiveCoderOutcome:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
     from projectgen.agents.knowledge import KnowledgeExtractor
     from projectgen.memory.best_repo import BestRepositoryStore
 
@@ -171,7 +255,7 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
         out_dir=out_dir)
     started = time.monotonic()
     config = {"configurable": {"thread_id": manifest.run_id}, "max_concurrency": settings.max_concurrency}
-    async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINTS)) as saver:
+    async with open_checkpointer(out_dir, manifest.checkpoint_url) as saver:
         graph = build_attempts_graph(build_project_graph(agents=agents, settings=settings),
                                      settings=attempt_settings, warm_graph=_warm_graph(agents, settings),
                                      checkpointer=saver)

@@ -661,6 +661,32 @@ class TokenBudget:
                                       f"(last call: role={record.role}, stage={record.stage})")
 
 
+class AllBudgets:
+    """Several budgets at once (say tokens and dollars): a call is refused when any one refuses it.
+
+    Every budget sees every record, so each keeps its own count even after another one trips.
+    """
+
+    def __init__(self, *budgets: Budget) -> None:
+        self.budgets = tuple(budgets)
+
+    def before_call(self) -> None:
+        for budget in self.budgets:
+            before_call = getattr(budget, "before_call", None)
+            if before_call is not None:
+                before_call()
+
+    def check(self, record: CallRecord) -> None:
+        refusal: BudgetExceededError | None = None
+        for budget in self.budgets:
+            try:
+                budget.check(record)
+            except BudgetExceededError as exc:
+                refusal = refusal or exc
+        if refusal is not None:
+            raise refusal
+
+
 # --------------------------------------------------------------------------- the door
 
 _TRANSIENT_NAMES = frozenset({

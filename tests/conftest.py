@@ -1,6 +1,7 @@
 """Fixtures shared by the test modules."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,14 @@ def shared_datasets() -> Path:
     if not SHARED_DATASETS.is_dir():
         pytest.skip(f"benchmark data not found at {SHARED_DATASETS}")
     return SHARED_DATASETS
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL server for checkpoint tests (see tests/postgres_server.py); skips without one."""
+    from postgres_server import postgres_server
+
+    with postgres_server() as url:
+        if url is None:
+            pytest.skip("no PostgreSQL here: set PROJECTGEN_TEST_POSTGRES_URL or install Debian's postgresql")
+        yield url

@@ -229,6 +229,70 @@ def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path:
     assert manifest["status"] == "budget-limited"
 
 
+def priced_model(script: dict[str, Any]):
+    """The scripted replay under a made-up priced name, so that a price file gives its calls a cost."""
+
+    class Priced(ScriptedChatModel):
+        model_name: str = "test-priced-double"
+
+        @property
+        def _llm_type(self) -> str:
+            return "priced test double (scripted replay)"
+
+    return Priced.from_responses(script)
+
+
+def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."test-priced-double"]\ninput = 100.0\noutput = 400.0\n')
+    from projectgen.pricing import PriceTable
+
+    table = PriceTable.from_file(prices)
+    first = run_livecoder(task, tmp_path / "full", models=priced_model(attempt_script(task)),
+                          settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2))
+    calls = [json.loads(line) for line in (tmp_path / "full" / "usage.jsonl").read_text().splitlines()]
+    assert {c["model"] for c in calls} == {"test-priced-double"}
+    attempt_one = table.total(c for c in calls if c["attempt"] == 1).value
+    assert attempt_one and attempt_one > 0
+
+    limited = run_livecoder(task, tmp_path / "limited", models=priced_model(attempt_script(task)),
+                            settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=4),
+                            max_cost_usd=attempt_one * 1.02, prices_file=prices)
+    summary = limited.summary
+    assert summary["budget_limited"] and "cost budget" in summary["stopped"]
+    assert summary["final"]["attempt"] == 1 and summary["final"]["source"] == "best"
+    spent = table.total(json.loads(line) for line in (tmp_path / "limited" / "usage.jsonl").read_text().splitlines())
+    assert attempt_one * 1.02 < spent.value < attempt_one * 1.5  # stopped by the first call over the line
+    manifest = json.loads((tmp_path / "limited" / "run.json").read_text())
+    assert manifest["status"] == "budget-limited" and manifest["max_cost_usd"] == attempt_one * 1.02
+
+
+def test_a_resumed_run_is_charged_with_what_it_spent_before(tmp_path: Path) -> None:
+    from projectgen.livecoder import RunManifest, run_budget
+    from projectgen.llm import AllBudgets, CallRecord, UsageRecorder
+
+    recorder = UsageRecorder()
+    for _ in range(3):
+        recorder.record(CallRecord(role="coder", stage="code", model="gpt-4o-mini", input_tokens=1_000_000,
+                                output_tokens=0))
+    manifest = RunManifest(run_id="r", task_path="t", task_id="t", max_tokens=50_000_000, max_cost_usd=1.0)
+    budget = run_budget(manifest, recorder)
+    assert isinstance(budget, AllBudgets)
+    tokens, cost = budget.budgets
+    assert tokens.used == 3_000_000
+    assert cost.spent == pytest.approx(0.45)  # 3M input tokens at $0.15 per 1M
+    budget.before_call()  # under both limits: allowed
+    from projectgen.llm import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError, match="cost budget"):
+        budget.check(CallRecord(role="coder", stage="code", model="gpt-4o-mini", input_tokens=4_000_000,
+                                output_tokens=0))
+    assert tokens.used == 7_000_000  # every budget still counted the call
+    with pytest.raises(BudgetExceededError):
+        budget.before_call()
+    assert run_budget(RunManifest(run_id="r", task_path="t", task_id="t")) is None
+
+
 def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: Path) -> None:
     model = recording_model(attempt_script(task))
     outcome = run_livecoder(task, tmp_path / "warm", models=model, settings=Settings(code_iterations=1),

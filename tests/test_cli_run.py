@@ -96,3 +96,40 @@ def test_bad_iteration_caps_exit_2(value: str) -> None:
     done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", "x",
                            "--iterations", value], capture_output=True, text=True)
     assert done.returncode == 2 and "--iterations" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--checkpoint-url", "mysql://host/db"], "PostgreSQL URL"),
+    (["--prices", "missing-prices.toml"], "missing-prices.toml"),
+    (["--max-cost", "-1"], "--max-cost"),
+])
+def test_a_bad_budget_or_checkpoint_option_is_one_line_and_writes_nothing(tmp_path: Path, bad: list[str],
+                                                                         message: str) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
+                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), *bad], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, cache_dir: Path) -> None:
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
+                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--cache-dir", str(cache_dir),
+                           "--checkpoint-url", f"postgresql://nobody:secret@/x?host={tmp_path}&port=1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot reach the checkpoint database" in done.stderr and "Traceback" not in done.stderr
+    assert "secret" not in done.stderr  # the password is not echoed
+
+
+def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, cache_dir: Path) -> None:
+    out = tmp_path / "run"
+    code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--attempts", "1",
+                 "--no-unit-tests", "--cache-dir", str(cache_dir), "--max-cost", "0.5", "--max-tokens", "900000"])
+    assert code == 0
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["max_cost_usd"] == 0.5 and manifest["max_tokens"] == 900000
+    assert manifest["status"] == "finished"  # a scripted replay costs nothing

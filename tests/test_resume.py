@@ -57,7 +57,19 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, cache_dir: Path) -> None:
-    common = ["--attempts", "1", "--cache-dir", str(cache_dir), "--no-unit-tests"]
+    _kill_during_filling_then_resume(tmp_path, cache_dir, [])
+    assert (tmp_path / "killed" / "checkpoints.sqlite").is_file()
+
+
+def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, cache_dir: Path, postgres_url: str) -> None:
+    _kill_during_filling_then_resume(tmp_path, cache_dir, ["--checkpoint-url", postgres_url])
+    assert not (tmp_path / "killed" / "checkpoints.sqlite").exists()
+    manifest = json.loads((tmp_path / "killed" / "run.json").read_text())
+    assert manifest["checkpoint_url"] == postgres_url
+
+
+def _kill_during_filling_then_resume(tmp_path: Path, cache_dir: Path, extra: list[str]) -> None:
+    common = ["--attempts", "1", "--cache-dir", str(cache_dir), "--no-unit-tests", *extra]
     # The uninterrupted run, for comparison.
     whole = tmp_path / "whole"
     done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.0)}", "--out", str(whole),
