@@ -6,12 +6,15 @@ dropped, so generated code can never replace or add to the tests). pytest runs
 in the task's cached environment with our recorder plugin, a config file and
 rootdir chosen by us (the task's own flags are not used), plugin autoloading
 off, conftest lookup cut at the test folder, a hard timeout that kills the
-whole process tree, resource limits, and no network.
+whole process tree, resource limits, and no network. Its output goes through a
+pipe of which only the end is kept; a run that prints more than the output
+limit is stopped.
 """
 from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import stat
@@ -28,20 +31,22 @@ from projectgen.evaluation.environments import Environment, EnvironmentBuildErro
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
 from projectgen.evaluation.sandbox import (
     NAMESPACES,
-    NO_ISOLATION,
+    Containment,
     Limits,
+    Paths,
+    RunCgroup,
     default_hidden_paths,
     default_scratch_paths,
-    limit_prefix,
-    namespace_prefix,
-    probe_isolation,
+    probe_containment,
     sandbox_file,
+    sandbox_prefix,
 )
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 OUTPUT_TAIL_CHARS = 6000
 Candidate = Path | Mapping[str, str] | Mapping[str, Path]
 CONTROL_DIR = ".projectgen"
+FINISHED, TIMED_OUT, OUTPUT_LIMIT = "finished", "timed out", "output limit"
 
 
 @dataclass
@@ -70,24 +75,25 @@ class SandboxRunner:
             use_uv=self.settings.use_uv,
             log=self.log,
         )
-        self._isolation: str | None = None
+        self._containment: Containment | None = None
 
     # -- isolation -----------------------------------------------------------------
-    def isolation(self) -> str:
-        """The isolation level in use; probed once, and a degraded level is said once."""
-        if self._isolation is None:
+    def containment(self) -> Containment:
+        """What the sandbox enforces here; probed once, and what is not contained is said once."""
+        if self._containment is None:
             wanted = self.settings.isolation
-            if wanted == NO_ISOLATION:
-                self._isolation = NO_ISOLATION
-            else:
-                with tempfile.TemporaryDirectory(prefix="projectgen-probe-") as scratch:
-                    level, reason = probe_isolation(Path(scratch))
-                if level != NAMESPACES and wanted == NAMESPACES:
-                    raise ProjectGenError(f"sandbox isolation 'namespaces' requested but unavailable: {reason}")
-                if level != NAMESPACES:
-                    self.log(f"warning: tests run WITHOUT network/filesystem isolation ({reason})")
-                self._isolation = level
-        return self._isolation
+            with tempfile.TemporaryDirectory(prefix="projectgen-probe-") as scratch:
+                found = probe_containment(wanted, Path(scratch))
+            if found.isolation != NAMESPACES and wanted == NAMESPACES:
+                raise ProjectGenError(f"sandbox isolation 'namespaces' requested but unavailable: {found.notes[0]}")
+            for note in found.notes:
+                self.log(f"warning: {note}")
+            self._containment = found
+        return self._containment
+
+    def isolation(self) -> str:
+        """The isolation level in use ("namespaces" or "none")."""
+        return self.containment().isolation
 
     # -- public API ----------------------------------------------------------------
     def evaluate(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> TestReport:
@@ -160,9 +166,13 @@ class SandboxRunner:
         for private in ("home", "tmp"):
             (control / private).mkdir(exist_ok=True)
         _make_owner_writable(workspace)
+        run_as = self.containment().run_as
+        if run_as is not None:
+            _hand_over(workspace, run_as)
 
     # -- running -------------------------------------------------------------------
-    def _command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str]) -> list[str]:
+    def _command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str],
+                 cgroup: RunCgroup | None) -> list[str]:
         pytest_args = [
             str(env.python), "-m", "pytest", suite_path,
             "-p", "projectgen_results", "-p", "no:cacheprovider",
@@ -172,11 +182,9 @@ class SandboxRunner:
         ]
         for module in plugins:
             pytest_args += ["-p", module]
-        prefix = limit_prefix(self.settings.limits)
-        if self.isolation() == NAMESPACES:
-            keep = [str(env.path), str(env.base_prefix())]
-            prefix += namespace_prefix(workspace, default_hidden_paths(), keep, default_scratch_paths())
-        return prefix + pytest_args
+        paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())), hide=tuple(default_hidden_paths()),
+                      scratch=tuple(default_scratch_paths()))
+        return sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup) + pytest_args
 
     def _environment_variables(self, workspace: Path, task: Task, env: Environment) -> dict[str, str]:
         control = workspace / CONTROL_DIR
@@ -184,6 +192,8 @@ class SandboxRunner:
             "PATH": f"{env.path / 'bin'}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(control / "home"),
             "TMPDIR": str(control / "tmp"),
+            "USER": "sandbox",  # getpass.getuser() without a passwd entry for the sandbox uid
+            "LOGNAME": "sandbox",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "PYTHONPATH": f"{workspace}:{control / 'plugin'}",
@@ -196,38 +206,145 @@ class SandboxRunner:
 
     def _run_pytest(self, workspace: Path, task: Task, suite: SuiteKind, suite_path: str, env: Environment) -> TestReport:
         plugins = env.plugin_modules(task.env.pytest_plugins)
-        command = self._command(workspace, suite_path, env, plugins)
-        output_path = workspace / CONTROL_DIR / "output.log"
-        timed_out = False
-        with open(output_path, "wb") as output:
-            process = subprocess.Popen(
-                command, cwd=workspace, env=self._environment_variables(workspace, task, env),
-                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            try:
-                exit_status: int | None = process.wait(timeout=self.settings.timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                exit_status = None
-            finally:
-                _kill_group(process)  # the hung run, or stragglers that outlived pytest in its session
+        cgroup = RunCgroup.create(self.settings.limits) if self.containment().cgroups else None
+        try:
+            command = self._command(workspace, suite_path, env, plugins, cgroup)
+            ended = self._supervise(command, workspace, self._environment_variables(workspace, task, env), cgroup)
+        finally:
+            if cgroup:
+                cgroup.remove()
         events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
-        tests, collection_errors, collected = _combine(events, timed_out)
+        tests, collection_errors, collected = _combine(events, ended.reason)
         return TestReport(
             task_id=task.id,
             suite=suite,
             tests=tests,
             collection_errors=collection_errors,
             collected=collected,
-            exit_status=exit_status,
-            timed_out=timed_out,
-            output_tail=_tail(output_path),
+            exit_status=ended.exit_status,
+            timed_out=ended.stop == TIMED_OUT,
+            output_tail=ended.output,
             isolation=self.isolation(),
             environment=EnvironmentInfo(
                 key=env.key, python=env.python_version, path=str(env.path),
                 unsatisfied_requirements=env.unsatisfied, plugins=plugins,
             ),
         )
+
+    def _supervise(self, command: list[str], workspace: Path, variables: dict[str, str],
+                   cgroup: RunCgroup | None) -> _Ended:
+        """Run pytest until it ends, times out or floods its output; then kill whatever is left."""
+        output = _Tail(OUTPUT_TAIL_CHARS)
+        process = subprocess.Popen(
+            command, cwd=workspace, env=variables,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            stop = _pump(process, output, self.settings.timeout, self.settings.limits.output_bytes)
+        finally:
+            _kill_group(process)  # the hung run, or stragglers that outlived pytest in its session
+            if cgroup:
+                cgroup.kill()  # and those that left the session
+            if process.stdout:
+                process.stdout.close()
+        return _Ended.explain(stop, process.returncode, output, self.settings.limits,
+                              cgroup.oom_kills() if cgroup else 0)
+
+
+class _Tail:
+    """The last `keep` bytes of a stream and its total length: a flood costs no memory."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.total = 0
+        self.data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk[-self.keep:]
+        del self.data[:-self.keep]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How a run ended: why it stopped, its exit status, the end of its output and why unfinished tests died."""
+
+    stop: str
+    exit_status: int | None
+    output: str
+    reason: str
+
+    @classmethod
+    def explain(cls, stop: str, returncode: int | None, output: _Tail, limits: Limits, oom_kills: int) -> _Ended:
+        notes = []
+        if stop == TIMED_OUT:
+            reason = "timed out while running"
+        elif stop == OUTPUT_LIMIT:
+            reason = f"stopped: the run printed more than {_mib(limits.output_bytes)} of output"
+            notes.append(f"run stopped after {output.total} bytes of output (limit {_mib(limits.output_bytes)})")
+        elif oom_kills:
+            reason = f"killed: the run reached its memory limit ({_mib(limits.memory_bytes)})"
+        else:
+            reason = "test process died while running"
+        if oom_kills:
+            notes.append(f"{oom_kills} process(es) killed: the run reached its memory limit "
+                         f"({_mib(limits.memory_bytes)})")
+        text = output.text() + "".join(f"\n[projectgen] {note}" for note in notes)
+        return cls(stop, returncode if stop == FINISHED else None, text, reason)
+
+
+def _mib(size: int | None) -> str:
+    return f"{(size or 0) / 1024**2:g} MiB"
+
+
+def _pump(process: subprocess.Popen, output: _Tail, timeout: float, limit: int | None) -> str:
+    """Keep the end of the run's output until it exits, times out or prints more than `limit` bytes."""
+    assert process.stdout is not None
+    stream = process.stdout.fileno()
+    os.set_blocking(stream, False)
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            _drain(stream, output)  # what it wrote before exiting (stragglers may go on writing)
+            return FINISHED
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return TIMED_OUT
+        ready, _, _ = select.select([stream], [], [], min(remaining, 0.2))
+        if not ready:
+            continue
+        chunk = _read(stream)
+        if chunk == b"":  # every writer closed the pipe: pytest is exiting
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                return TIMED_OUT
+            return FINISHED
+        if chunk:
+            output.feed(chunk)
+            if limit and output.total > limit:
+                return OUTPUT_LIMIT
+
+
+def _read(stream: int) -> bytes | None:
+    """Up to 64 KiB from a non-blocking pipe; None when nothing is there yet."""
+    try:
+        return os.read(stream, 1 << 16)
+    except BlockingIOError:
+        return None
+
+
+def _drain(stream: int, output: _Tail, most: int = 1 << 20) -> None:
+    taken = 0
+    while taken < most:
+        chunk = _read(stream)
+        if not chunk:
+            return
+        output.feed(chunk)
+        taken += len(chunk)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -249,6 +366,14 @@ def _make_owner_writable(root: Path) -> None:
                 os.chmod(path, stat.S_IMODE(mode) | stat.S_IWUSR)
 
 
+def _hand_over(root: Path, uid: int) -> None:
+    """Give the workspace to the uid the sandboxed code runs as: it must write there, and only there."""
+    os.lchown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
 def _kill_group(process: subprocess.Popen) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
@@ -258,16 +383,6 @@ def _kill_group(process: subprocess.Popen) -> None:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
-
-
-def _tail(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as handle:
-            handle.seek(max(0, size - OUTPUT_TAIL_CHARS))
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _read_events(path: Path) -> list[dict]:
@@ -296,10 +411,16 @@ def _phase_outcome(event: dict) -> Outcome | None:
     return None
 
 
-def _combine(events: list[dict], timed_out: bool) -> tuple[list[TestResult], list[CollectionError], int | None]:
-    """Fold the event stream into one result per test; a test left unfinished is an error."""
+def _combine(events: list[dict], reason: str) -> tuple[list[TestResult], list[CollectionError], int | None]:
+    """Fold the event stream into one result per test.
+
+    A test whose teardown never reported (the run was killed in its call, or
+    in a fixture's setup or teardown) is an error, for `reason`, unless it had
+    already failed.
+    """
     results: dict[str, TestResult] = {}
     started: list[str] = []
+    finished: set[str] = set()
     collection_errors: list[CollectionError] = []
     collected: int | None = None
     for event in events:
@@ -312,6 +433,8 @@ def _combine(events: list[dict], timed_out: bool) -> tuple[list[TestResult], lis
             started.append(event["nodeid"])
         elif kind == "report":
             nodeid = event["nodeid"]
+            if event.get("when") == "teardown":
+                finished.add(nodeid)
             outcome = _phase_outcome(event)
             current = results.get(nodeid)
             duration = (current.duration if current else 0.0) + float(event.get("duration") or 0.0)
@@ -324,8 +447,9 @@ def _combine(events: list[dict], timed_out: bool) -> tuple[list[TestResult], lis
                 continue
             results[nodeid] = TestResult(nodeid=nodeid, outcome=outcome, duration=duration,
                                          message=event.get("message", ""))
-    reason = "timed out while running" if timed_out else "test process died while running"
     for nodeid in started:
-        if nodeid not in results:
-            results[nodeid] = TestResult(nodeid=nodeid, outcome=Outcome.ERROR, message=reason)
+        current = results.get(nodeid)
+        if nodeid not in finished and not (current and current.outcome in (Outcome.FAILED, Outcome.ERROR)):
+            results[nodeid] = TestResult(nodeid=nodeid, outcome=Outcome.ERROR, message=reason,
+                                         duration=current.duration if current else 0.0)
     return list(results.values()), collection_errors, collected

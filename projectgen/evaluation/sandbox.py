@@ -1,33 +1,85 @@
 """Wrapping a command so untrusted code runs isolated, limited and killable.
 
-Isolation "namespaces": `unshare` gives the process a user, mount, network and
-PID namespace; our launcher then makes the filesystem read-only outside the
-workspace, hides home folders and drops capabilities. When `unshare` cannot
-create namespaces here (some containers forbid it) the fallback "none" still
-applies resource limits, a private HOME/TMPDIR and process-group kill, and the
-runner says once that network and filesystem are not isolated.
+Isolation "namespaces": our launcher gives the process a user, mount, network
+and PID namespace, makes the filesystem read-only outside the workspace, hides
+home folders and drops capabilities; as root it also runs the code as an
+unused host uid (`SANDBOX_UID`), because the kernel exempts host root from the
+process limit and lets it write root-owned files in /proc/sys and /sys. When
+namespaces cannot be created here (some containers forbid it) the fallback
+"none" still applies resource limits, a private HOME/TMPDIR and process-group
+kill, and the runner says once that network and filesystem are not isolated.
+
+Where the runner may create cgroups (v2 with pids/memory delegated to its own
+cgroup, or v1 pids/memory hierarchies), each run also gets one: a cap on the
+tasks and the memory of the whole run, and a way to kill all of it.
+`probe_containment` finds out once what holds on this machine.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 NAMESPACES = "namespaces"
 NO_ISOLATION = "none"
+# Host uid/gid that sandboxed code runs as when the runner is root: unused by any
+# account, so it owns nothing on the host and shares no process count.
+SANDBOX_UID = 1_879_048_192
+PROBE_PROCESSES = 8
+
+FORK_PROBE = """
+import os, signal, time
+kids = []
+try:
+    for _ in range(32):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        kids.append(pid)
+    print("unbounded")
+except OSError:
+    print("bounded")
+finally:
+    for pid in kids:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+"""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-run resource limits (bytes / counts); None means unlimited."""
+    """Per-run resource limits (bytes / counts); None means unlimited.
+
+    `memory_bytes` caps each process's address space and, where cgroups are
+    available, the run's memory in total. `processes` caps the tasks (processes
+    and threads) of the run. `output_bytes` caps what the run may print before
+    it is stopped; only the end of the output is kept either way.
+    """
 
     memory_bytes: int | None = 8 * 1024**3
     file_size_bytes: int | None = 512 * 1024**2
     open_files: int | None = 4096
+    processes: int | None = 512
+    output_bytes: int | None = 128 * 1024**2
+
+
+@dataclass(frozen=True)
+class Containment:
+    """What the sandbox enforces on this machine, found by trying it once."""
+
+    isolation: str
+    run_as: int | None = None  # host uid the code runs as; None: the runner's own
+    cgroups: bool = False  # a cgroup per run: total tasks and memory, kill-all
+    processes_bounded: bool = False  # the probe's fork loop hit the process limit
+    notes: tuple[str, ...] = ()  # what is not contained, for a one-time warning
 
 
 def sandbox_file(name: str) -> Path:
@@ -36,7 +88,7 @@ def sandbox_file(name: str) -> Path:
 
 
 def limit_prefix(limits: Limits) -> list[str]:
-    """`prlimit` arguments that apply the limits to the whole sandboxed tree."""
+    """`prlimit` arguments that apply the per-process limits to the whole sandboxed tree."""
     if not shutil.which("prlimit"):
         return []
     args = ["prlimit", "--core=0"]
@@ -49,36 +101,272 @@ def limit_prefix(limits: Limits) -> list[str]:
     return args + ["--"]
 
 
-def namespace_prefix(workspace: Path, hide: list[str], keep: list[str], scratch: list[str] | None = None) -> list[str]:
-    """`unshare` + launcher arguments that isolate the command."""
-    launcher = [sys.executable, "-I", str(sandbox_file("launcher.py")), "--workspace", str(workspace)]
-    for path in hide:
-        launcher += ["--hide", path]
-    for path in scratch or []:
-        launcher += ["--scratch", path]
-    for path in keep:
-        launcher += ["--keep", path]
-    unshare = [
-        "unshare", "--user", "--map-root-user", "--net", "--mount", "--pid", "--fork",
-        "--kill-child", "--mount-proc", "--propagation", "private",
-    ]
-    return unshare + launcher + ["--"]
+@dataclass(frozen=True)
+class Paths:
+    """What the sandboxed command sees: its writable workspace and the host folders it may not."""
+
+    workspace: Path
+    keep: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    scratch: tuple[str, ...] = ()
 
 
-def probe_isolation(scratch: Path) -> tuple[str, str]:
-    """Try the namespace sandbox once on a trivial command; return (level, reason if degraded)."""
-    if not (shutil.which("unshare") and shutil.which("setpriv") and shutil.which("mount")):
-        return NO_ISOLATION, "unshare/setpriv/mount not found"
-    scratch.mkdir(parents=True, exist_ok=True)
-    command = namespace_prefix(scratch, [], []) + ["true"]
+def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits,
+                   cgroup: RunCgroup | None = None) -> list[str]:
+    """Everything before the command: prlimit, then our launcher in the probed mode."""
+    args = limit_prefix(limits) + [sys.executable, "-I", str(sandbox_file("launcher.py"))]
+    for procs in cgroup.procs_files() if cgroup else []:
+        args += ["--cgroup-procs", procs]
+    if containment.isolation == NAMESPACES:
+        args += ["--isolate", "--workspace", str(paths.workspace)]
+        if limits.processes:
+            args += ["--processes", str(limits.processes)]
+        if containment.run_as is not None:
+            args += ["--map-uid", str(containment.run_as)]
+        for option, folders in (("--hide", paths.hide), ("--scratch", paths.scratch), ("--keep", paths.keep)):
+            for folder in folders:
+                args += [option, folder]
+    return args + ["--"]
+
+
+# -- cgroups --------------------------------------------------------------------------
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(filesystem type, mount point, options) of every mount we see."""
     try:
-        done = subprocess.run(command, capture_output=True, timeout=30)
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 4:
+            found.append((parts[2], parts[1], set(parts[3].split(","))))
+    return found
+
+
+def _own_cgroups() -> dict[str, str]:
+    """Our cgroup path per v1 controller, and under "" the v2 one."""
+    own: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return own
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            own[controller] = path
+    return own
+
+
+@dataclass(frozen=True)
+class RunCgroup:
+    """The cgroup(s) of one run: bound its tasks and memory in total, and kill all of it."""
+
+    directories: tuple[Path, ...]
+    memory: Path | None
+    version: int
+
+    @classmethod
+    def create(cls, limits: Limits) -> RunCgroup | None:
+        """A new cgroup below ours with the limits set, or None where we may not make one."""
+        name = f"projectgen-{os.getpid()}-{secrets.token_hex(4)}"
+        made = cls._make_v2(name, limits) or cls._make_v1(name, limits)
+        if made:
+            try:
+                made._set_limits(limits)
+            except OSError:
+                made.remove()
+                return None
+        return made
+
+    @classmethod
+    def _make_v2(cls, name: str, limits: Limits) -> RunCgroup | None:
+        mount = next((point for fstype, point, _ in _mounts() if fstype == "cgroup2"), None)
+        own = _own_cgroups().get("")
+        if mount is None or own is None:
+            return None
+        parent = Path(mount) / own.lstrip("/")
+        try:
+            delegated = set((parent / "cgroup.subtree_control").read_text().split())
+            if "pids" not in delegated:
+                return None  # enabling it would change a cgroup that is not ours
+            child = parent / name
+            child.mkdir()
+        except OSError:
+            return None
+        return cls((child,), child if "memory" in delegated and limits.memory_bytes else None, 2)
+
+    @classmethod
+    def _make_v1(cls, name: str, limits: Limits) -> RunCgroup | None:
+        own = _own_cgroups()
+        made: dict[str, Path] = {}
+        for controller in ("pids", "memory"):
+            mount = next((point for fstype, point, options in _mounts()
+                          if fstype == "cgroup" and controller in options), None)
+            if mount is None or controller not in own or (controller == "memory" and not limits.memory_bytes):
+                continue
+            try:
+                directory = Path(mount) / own[controller].lstrip("/") / name
+                directory.mkdir()
+                made[controller] = directory
+            except OSError:
+                continue
+        if "pids" not in made:
+            cls(tuple(made.values()), None, 1).remove()
+            return None
+        return cls(tuple(made.values()), made.get("memory"), 1)
+
+    def _set_limits(self, limits: Limits) -> None:
+        pids = self.directories[0]
+        if limits.processes:
+            (pids / "pids.max").write_text(str(limits.processes))
+        if self.memory is not None and limits.memory_bytes:
+            if self.version == 2:
+                (self.memory / "memory.max").write_text(str(limits.memory_bytes))
+                _try_write(self.memory / "memory.swap.max", "0")
+            else:
+                (self.memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                _try_write(self.memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+
+    def procs_files(self) -> list[str]:
+        return [str(directory / "cgroup.procs") for directory in self.directories]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for procs in self.procs_files():
+            try:
+                found.update(int(pid) for pid in Path(procs).read_text().split())
+            except OSError:
+                continue
+        return found
+
+    def kill(self, patience: float = 10.0) -> None:
+        """SIGKILL everything in the run's cgroups until they are empty (a fork bomb refills them)."""
+        deadline = time.monotonic() + patience
+        while True:
+            if self.version == 2:
+                _try_write(self.directories[0] / "cgroup.kill", "1")
+            pids = self.pids()
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    continue
+            time.sleep(0.02)
+
+    def oom_kills(self) -> int:
+        """Processes the kernel killed because the run reached its memory limit."""
+        if self.memory is None:
+            return 0
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        try:
+            lines = (self.memory / name).read_text().splitlines()
+        except OSError:
+            return 0
+        counts = dict(line.split()[:2] for line in lines if len(line.split()) >= 2)
+        return int(counts.get("oom_kill", 0))
+
+    def remove(self, patience: float = 5.0) -> None:
+        """rmdir every directory (retrying while the last killed processes exit)."""
+        deadline = time.monotonic() + patience
+        for directory in self.directories:
+            while True:
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    self.kill(patience=0.5)
+                    time.sleep(0.05)
+
+
+def _try_write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError:
+        pass
+
+
+# -- probing --------------------------------------------------------------------------
+def _run_probe(command: list[str], cwd: Path) -> subprocess.CompletedProcess | str:
+    """The finished probe, or why it could not run."""
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, timeout=60, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return NO_ISOLATION, f"namespace sandbox failed to start: {exc}"
+        return str(exc)
+
+
+def _namespace_failure(containment: Containment, scratch: Path) -> str:
+    """Why the namespace sandbox fails to run `true` here ("" when it works)."""
+    done = _run_probe(sandbox_prefix(containment, Paths(scratch), Limits()) + ["true"], scratch)
+    if isinstance(done, str):
+        return f"namespace sandbox failed to start: {done}"
     if done.returncode != 0:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
-        return NO_ISOLATION, f"namespace sandbox unavailable: {detail[-1] if detail else done.returncode}"
-    return NAMESPACES, ""
+        return f"namespace sandbox unavailable: {detail[-1] if detail else done.returncode}"
+    return ""
+
+
+def probe_namespaces(scratch: Path) -> Containment:
+    """Namespaces with the separate uid, else namespaces as ourselves, else none (with why)."""
+    if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "mount")):
+        return Containment(NO_ISOLATION, notes=("unshare/setpriv/mount not found",))
+    scratch.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    for run_as in ([SANDBOX_UID, None] if os.geteuid() == 0 else [None]):
+        failure = _namespace_failure(Containment(NAMESPACES, run_as=run_as), scratch)
+        if not failure:
+            return Containment(NAMESPACES, run_as=run_as, notes=tuple(notes))
+        notes.append(failure if run_as is None else f"cannot run as a separate uid ({failure})")
+    return Containment(NO_ISOLATION, notes=(notes[-1],))
+
+
+def processes_are_bounded(containment: Containment, scratch: Path) -> bool:
+    """Run a fork loop of 32 under a limit of PROBE_PROCESSES: does the limit stop it?"""
+    limits = Limits(processes=PROBE_PROCESSES)
+    cgroup = RunCgroup.create(limits) if containment.cgroups else None
+    if containment.isolation != NAMESPACES and cgroup is None:
+        return False  # nothing to run: root ignores RLIMIT_NPROC, and we do not set it without namespaces
+    python = os.path.realpath(sys.executable)
+    paths = Paths(scratch, keep=(sys.base_prefix, str(Path(python).parent)), hide=tuple(default_hidden_paths()),
+                  scratch=tuple(default_scratch_paths()))
+    try:
+        command = sandbox_prefix(containment, paths, limits, cgroup) + [python, "-I", "-S", "-c", FORK_PROBE]
+        done = _run_probe(command, scratch)
+    finally:
+        if cgroup:
+            cgroup.kill()
+            cgroup.remove()
+    return not isinstance(done, str) and b"bounded" in done.stdout.split()
+
+
+def probe_containment(wanted: str, scratch: Path) -> Containment:
+    """What holds here: isolation level, separate uid, cgroups, and whether fork loops are bounded.
+
+    Its notes say what is not contained; with namespaces wanted but unavailable
+    the first note gives the reason.
+    """
+    level = probe_namespaces(scratch) if wanted != NO_ISOLATION else Containment(NO_ISOLATION)
+    notes = []
+    if level.isolation != NAMESPACES and wanted != NO_ISOLATION:
+        notes.append(f"tests run WITHOUT network/filesystem isolation ({level.notes[-1]})")
+    elif level.notes:
+        notes.append(f"sandboxed code runs as the runner's own uid inside its namespaces ({level.notes[0]})")
+    probe_cgroup = RunCgroup.create(Limits(processes=PROBE_PROCESSES))
+    if probe_cgroup:
+        probe_cgroup.remove()
+    else:
+        notes.append("no per-run cgroup: memory is bounded per process, not per run")
+    found = Containment(level.isolation, level.run_as, probe_cgroup is not None)
+    bounded = processes_are_bounded(found, scratch)
+    if not bounded:
+        notes.append("the number of processes is not bounded here (a fork bomb is stopped only by the timeout)")
+    return Containment(found.isolation, found.run_as, found.cgroups, bounded, tuple(notes))
 
 
 def default_hidden_paths() -> list[str]:
