@@ -11,6 +11,14 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_TESTS_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_BUG = 70  # an unexpected exception: a bug in projectgen (sysexits' EX_SOFTWARE), shown with its traceback
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (no usage block), like every other user mistake."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"projectgen: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _positive_float(text: str) -> float:
@@ -18,8 +26,20 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
     return value
 
 
@@ -44,7 +64,7 @@ def _add_runner_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="projectgen",
         description="Generate Python repositories from requirement documents and measure them by running their tests.",
     )
@@ -148,7 +168,8 @@ def _add_pipeline_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--threshold", type=_score, default=8.0, help="judge score a stage needs (default 8)")
     group.add_argument("--iterations", type=_iteration_caps, default=(3, 3, 5), metavar="A,S,C",
                        help="iteration caps of the architecture, skeleton and code stages (default 3,3,5)")
-    group.add_argument("--gamma", type=int, default=2, help="stage-memory entries per prompt (default 2)")
+    group.add_argument("--gamma", type=_non_negative_int, default=2,
+                       help="stage-memory entries per prompt (default 2)")
     group.add_argument("--edit-format", choices=["whole", "search_replace"], default="whole",
                        help="how the coder answers repair requests (default whole)")
     group.add_argument("--max-concurrency", type=_positive_int, default=4,
@@ -208,6 +229,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.repo.is_dir():
         raise ProjectGenError(f"{args.repo}: repository folder not found")
     task.suite(args.tests)
+    if args.out is not None:
+        check_out_path(args.out, folder=False)
     runner = _runner(args, log=lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
     with console.status(f"running {args.tests} tests of {task.id} in the sandbox"):
         report = runner.evaluate(task, args.repo, args.tests)
@@ -242,6 +265,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
+    check_out_path(out, folder=True)
     console = Console()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console)
@@ -265,14 +289,36 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def check_out_path(path: Path, *, folder: bool) -> None:
+    """Refuse, before any work, an output path that cannot be made: a file where a folder is needed (or
+    the reverse), or a path below a file."""
+    from projectgen.errors import ProjectGenError
+
+    if path.exists():
+        if folder and not path.is_dir():
+            raise ProjectGenError(f"{path} exists and is not a folder; choose another --out")
+        if not folder and path.is_dir():
+            raise ProjectGenError(f"{path} is a folder; --out takes the path of a file")
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ProjectGenError(f"{path}: cannot write there ({parent} is not a folder); choose another --out")
+
+
 def _resolve_task(spec: str):
     """A task folder, or the name of a bundled example."""
     from projectgen.datasets.examples import example_task_names, example_task_path
     from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
 
     path = Path(spec)
     if not path.exists() and spec in example_task_names():
         path = example_task_path(spec)
+    elif not path.exists() and "/" not in spec and spec not in (".", ".."):
+        raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
+                              f"{', '.join(example_task_names())})")
     return load_task(path)
 
 
@@ -282,6 +328,8 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
 
     from projectgen.errors import ProjectGenError
 
+    if args.model is not None and not args.model.strip():
+        raise ProjectGenError("--model is empty: give PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or scripted:PATH")
     default = args.model or os.environ.get("PROJECTGEN_MODEL")
     if not default:
         raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
@@ -289,10 +337,12 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
     specs = {"default": default}
     for item in args.role_model:
         role, sep, spec = item.partition("=")
-        if not sep or not spec:
-            raise ProjectGenError(f"--role-model expects ROLE=SPEC, got {item!r}")
+        if not sep or not role.strip() or not spec.strip():
+            raise ProjectGenError(f"--role-model expects ROLE=SPEC (e.g. coder=openai:gpt-4o), got {item!r}")
         specs[role.strip()] = spec.strip()
-    if args.base_url:
+    if args.base_url is not None:
+        if not args.base_url.strip():
+            raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
         specs["base_url"] = args.base_url
     return specs
 
@@ -311,10 +361,6 @@ def _settings(args: argparse.Namespace):
     from projectgen.config import Settings
 
     arch, skeleton, code = args.iterations
-    if args.gamma < 0:
-        from projectgen.errors import ProjectGenError
-
-        raise ProjectGenError(f"--gamma must be 0 or more, got {args.gamma}")
     return Settings(threshold=args.threshold, architecture_iterations=arch, skeleton_iterations=skeleton,
                     code_iterations=code, gamma=args.gamma, edit_format=args.edit_format,
                     max_concurrency=args.max_concurrency)
@@ -398,15 +444,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
 
     if args.resume is not None:
+        given = [name for name, value in (("TASK", args.task), ("--model", args.model),
+                                          ("--role-model", args.role_model), ("--base-url", args.base_url),
+                                          ("--out", args.out), ("--force", args.force)) if value]
+        if given:
+            raise ProjectGenError(f"--resume DIR continues a run with the task, models and folder in its run.json: "
+                                  f"leave out {', '.join(given)}")
         return _resume(args)
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
+    # Everything the user gave is checked here, before the run folder is made or any model is called.
     task = _resolve_task(args.task)
     specs = _model_specs(args)
     models = _models_from_specs(specs)
+    settings, attempt_settings = _settings(args), _attempt_settings(args)
+    if attempt_settings.selection not in task.suites:
+        raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
+                              f"attempts (--selection {attempt_settings.selection}); it has: "
+                              f"{', '.join(task.suites) or 'no tests'}")
+    if args.knowledge_store:
+        from projectgen.memory.knowledge_store import parse_server_url
+
+        parse_server_url(args.knowledge_store)
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _execute_run(args, task, models=models, model_specs=specs, settings=_settings(args),
-                        attempt_settings=_attempt_settings(args), out=out, force=args.force)
+    return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
+                        attempt_settings=attempt_settings, out=out, force=args.force)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -415,12 +477,18 @@ def _resume(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
     from projectgen.livecoder import read_manifest
 
+    if not args.resume.is_dir():
+        raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()
+                              else f"{args.resume}: not a folder (--resume takes a run folder)")
     manifest = read_manifest(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
                               "with projectgen.livecoder.run_livecoder(..., resume=True)")
-    models = _models_from_specs(manifest.models)
+    if not Path(manifest.task_path).exists():
+        raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
+                              "to resume")
     task = load_task(Path(manifest.task_path))
+    models = _models_from_specs(manifest.models)
     args.knowledge_store = manifest.knowledge_store
     attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
     args.no_unit_tests = not attempt_settings.measure_unit_tests
@@ -435,6 +503,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
     from projectgen.llm import ScriptedChatModel
 
     console = Console()
@@ -446,6 +515,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   "each agent from the script. Run a real model with `projectgen run kvstore --model "
                   "openai:gpt-4o-mini`.", highlight=False)
     model = ScriptedChatModel.from_file(script)
+    if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / "run.json").is_file():
+        raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
+                              "choose another --out")
     args.no_unit_tests = False
     return _execute_run(args, task, models=model, model_specs={"default": f"scripted:{script}"},
                         settings=Settings(), attempt_settings=AttemptSettings(), out=args.out, force=True)
@@ -455,8 +527,13 @@ COMMANDS = {"eval": cmd_eval, "bench-reference": cmd_bench_reference, "run": cmd
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. A user mistake (bad option, task, model, folder) is one line on stderr and exit code 2;
+    an unexpected exception is a bug: its traceback is shown, with a line saying so, and exit code 70."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help or --version (0), or a usage error already printed as one line
+        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_USAGE
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
@@ -466,11 +543,23 @@ def main(argv: list[str] | None = None) -> int:
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return handler(args)
     except ProjectGenError as exc:
-        print(f"projectgen: error: {exc}", file=sys.stderr)
+        print(f"projectgen: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("projectgen: interrupted (finished work is saved; run the same command to continue)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception:  # noqa: BLE001 - not a user mistake: show everything
+        import traceback
+
+        traceback.print_exc()
+        print("projectgen: internal error: this is a bug in projectgen, not a problem with your input; please "
+              "report it with the traceback above", file=sys.stderr)
+        return EXIT_BUG
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error message on one line, whatever its author did."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -49,13 +49,24 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings
+    from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings, check_out_path
     from projectgen.errors import ProjectGenError
     from projectgen.experiments import LEDGER_FILE, NOTES, run_experiment
 
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
     out = args.out or Path("runs") / f"experiment-{args.dataset.resolve().name}"
+    check_out_path(out, folder=True)
+    if args.knowledge_store:
+        from projectgen.memory.knowledge_store import parse_server_url
+
+        parse_server_url(args.knowledge_store)
+    if args.base_url is not None:
+        from projectgen.llm import check_base_url
+
+        if not args.base_url.strip():
+            raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
+        check_base_url(args.base_url)
     prices, source = _prices(args.prices)
     console = Console()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

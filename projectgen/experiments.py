@@ -581,8 +581,12 @@ def _check_config(out_dir: Path, config: dict[str, Any], fresh: bool) -> dict[st
                 raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec!r}, not "
                                       f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
         config = {**config, "models": {**stored.get("models", {}), **config["models"]}}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, json.dumps(config, indent=1) + "\n")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, json.dumps(config, indent=1) + "\n")
+    except OSError as exc:
+        raise ProjectGenError(f"{out_dir}: cannot write the experiment there ({exc.strerror or exc}); choose "
+                              "another --out") from None
     return config
 
 

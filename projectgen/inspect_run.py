@@ -374,7 +374,7 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     prices = prices if prices is not None else PriceTable.default()
     manifest = _read_json(path / MANIFEST_FILE)
     summary = _read_json(path / SUMMARY_FILE)
-    events = read_trace(path / TRACE_FILE)
+    events = read_trace(path / TRACE_FILE, strict=True)
     calls = read_calls(path / USAGE_FILE)
     livecoder = manifest is not None or bool(events) or (summary is not None and "attempts" in summary)
     view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,

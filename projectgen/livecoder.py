@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from projectgen.agents import Agents, ModelGateway
 from projectgen.config import AttemptSettings, Settings
@@ -206,6 +206,9 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     usage_path = out_dir / "usage.jsonl"
     if resume:
         manifest = read_manifest(out_dir)
+        if manifest.checkpoint_url is None and not (out_dir / CHECKPOINTS).is_file():
+            raise ProjectGenError(f"{out_dir}: no checkpoint to resume from (no {CHECKPOINTS}: the run stopped "
+                                  "before its first step); start it again instead")
         if budget is None:
             budget = run_budget(manifest, UsageRecorder.load(usage_path) if usage_path.exists() else None)
     else:
@@ -215,12 +218,19 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                max_tokens=max_tokens, max_cost_usd=max_cost_usd,
                                prices_file=str(Path(prices_file).resolve()) if prices_file else None,
                                checkpoint_url=checkpoint_url)
-        # Bad prices or checkpoint URL are refused before anything is written.
+        # Bad prices, checkpoint or knowledge-store URLs are refused before anything is written.
         _check_checkpoint_url(checkpoint_url)
         if prices_file:
             from projectgen.pricing import PriceTable
 
             PriceTable.from_file(prices_file)  # a missing or malformed file is an error even without --max-cost
+        if knowledge_url:
+            from projectgen.memory.knowledge_store import parse_server_url
+
+            parse_server_url(knowledge_url)
+        if checkpoint_url:
+            async with open_checkpointer(out_dir, checkpoint_url):
+                pass  # an unreachable database fails here, not after the run folder is made
         budget = budget if budget is not None else run_budget(manifest)
         prepare_out_dir(out_dir, force=force)
         write_manifest(out_dir, manifest)
@@ -310,5 +320,12 @@ def read_manifest(out_dir: Path) -> RunManifest:
         raise ProjectGenError(f"{out_dir}: not a run folder (no {MANIFEST})")
     try:
         return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ProjectGenError(f"{path}: unreadable run manifest ({exc})") from None
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        problem = error["msg"] if error["type"] == "json_invalid" else f"{where or 'top level'}: {error['msg']}"
+        raise ProjectGenError(f"{path}: not a readable run manifest ({problem})") from None
+    except UnicodeDecodeError as exc:
+        raise ProjectGenError(f"{path}: not a readable run manifest (not valid UTF-8 at byte {exc.start})") from None
+    except OSError as exc:
+        raise ProjectGenError(f"{path}: cannot read the run manifest ({exc.strerror or exc})") from None

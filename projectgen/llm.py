@@ -164,6 +164,8 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     `temperature=None` leaves the provider default (some reasoning models reject the parameter).
     """
     spec = spec.strip()
+    if base_url:
+        check_base_url(base_url)  # even for a spec that would not use it: a typo should not pass unseen
     provider, sep, name = spec.partition(":")
     if not spec or (sep and (not provider or not name)):
         raise ProjectGenError(f"malformed model spec {spec!r}: expected PROVIDER:MODEL, e.g. 'openai:gpt-4o-mini'")
@@ -175,16 +177,17 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     if not url and provider in ("", "openai"):
         url = os.environ.get("OPENAI_BASE_URL")
     if url:
+        check_base_url(url)
         served = name if provider in known else spec  # "llama3:8b" on an endpoint is a model name
         return _openai_compatible(spec, served, url, api_key, temperature, kwargs)
     if sep and provider not in known:
-        raise ProjectGenError(f"unknown model provider {provider!r} in {spec!r} (known: {', '.join(known)}; "
+        raise ProjectGenError(f"unknown model provider {provider!r} in {spec!r} ({_providers_hint(provider, known)}; "
                               "or pass a base URL for an OpenAI-compatible endpoint)")
     if not sep:
         provider = _infer_provider(spec)
         if provider is None:
             raise ProjectGenError(f"cannot tell the provider of model {spec!r}: write it as PROVIDER:MODEL "
-                                  f"(known: {', '.join(known)})")
+                                  f"({_providers_hint('', known)})")
         name = spec
     params = dict(kwargs)
     if temperature is not None:
@@ -220,6 +223,33 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
         return ChatOpenAI(**params)
     except Exception as exc:
         raise ProjectGenError(f"cannot create {spec!r} at {base_url}: {_first_line(exc)}") from None
+
+
+def check_base_url(url: str) -> None:
+    """A base URL must be http(s)://HOST[...]: anything else would only fail at the first call, mid-run."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url.strip()
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ProjectGenError(f"base URL {url!r} is not an http(s) URL such as http://localhost:8000/v1")
+
+
+def _providers_hint(provider: str, known: Sequence[str]) -> str:
+    """'did you mean ...?' for a near miss, else the common providers (the full list is long)."""
+    import difflib
+
+    close = difflib.get_close_matches(provider, known, n=1) if provider else []
+    if close:
+        return f"did you mean {close[0]!r}?"
+    common = [p for p in ("openai", "anthropic", "deepseek", "google_genai", "mistralai", "groq", "ollama")
+              if p in known]
+    more = len(known) - len(common)
+    return f"known: {', '.join(common)}" + (f" and {more} more" if more > 0 else "")
 
 
 def known_providers() -> tuple[str, ...]:

@@ -70,21 +70,42 @@ def called_models(recorder: UsageRecorder) -> dict[str, str]:
 
 
 def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
-    """Refuse to mix a new run into an earlier one's files unless told to."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ProjectGenError(f"{out_dir} exists and is not a folder")
-    if out_dir.exists() and any(out_dir.iterdir()) and not force:
-        raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
-    if out_dir.exists() and force:
-        for name in RUN_OUTPUTS:
-            target = out_dir / name
-            if target.is_dir():
-                import shutil
+    """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
+    written; both before anything is written or removed (a folder made here is removed again on failure)."""
+    out_dir = Path(out_dir)
+    made: Path | None = None  # the topmost folder this call creates
+    try:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
+        if out_dir.exists() and any(out_dir.iterdir()) and not force:
+            raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
+        if not out_dir.exists():
+            made = out_dir
+            while not made.parent.exists() and made.parent != made:
+                made = made.parent
+            out_dir.mkdir(parents=True)
+        import os
+        import tempfile
 
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-    out_dir.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".projectgen-write-check-", dir=out_dir)
+        os.close(handle)
+        os.unlink(probe)
+        if force:
+            for name in RUN_OUTPUTS:
+                target = out_dir / name
+                if target.is_dir() and not target.is_symlink():
+                    import shutil
+
+                    shutil.rmtree(target)
+                elif target.exists() or target.is_symlink():
+                    target.unlink()
+    except OSError as exc:
+        if made is not None and made.is_dir():
+            import shutil
+
+            shutil.rmtree(made, ignore_errors=True)
+        raise ProjectGenError(f"{out_dir}: cannot write there ({exc.strerror or exc}); choose another --out") \
+            from None
 
 
 async def arun_project(task: Task, *, models: Any = None, agents: Agents | None = None,

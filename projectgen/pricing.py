@@ -130,7 +130,7 @@ def _price(value: Any, where: str) -> ModelPrice:
         numbers = tuple(float(v) for v in pair)
     except (TypeError, ValueError):
         raise ProjectGenError(f"{where}: prices must be numbers, got {pair!r}") from None
-    if any(v < 0 for v in numbers) or any(isinstance(v, bool) for v in pair):
+    if any(not 0 <= v < float("inf") for v in numbers) or any(isinstance(v, bool) for v in pair):
         raise ProjectGenError(f"{where}: prices must be non-negative numbers, got {pair!r}")
     return ModelPrice(*numbers)
 
@@ -172,6 +172,8 @@ class PriceTable:
             raise ProjectGenError(f"{path}: price file not found") from None
         except OSError as exc:
             raise ProjectGenError(f"{path}: cannot read the price file ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise ProjectGenError(f"{path}: the price file is not valid UTF-8 (byte {exc.start})") from None
         if path.suffix.lower() == ".json":
             try:
                 data = json.loads(text)

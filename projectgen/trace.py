@@ -52,6 +52,7 @@ class TraceWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._end_torn_line()
         self._started = time.monotonic()
         self._attempt: int | None = None
         self._files: dict[tuple[str, str], str] = {}  # (kind, path) -> last content seen in this attempt
@@ -60,6 +61,19 @@ class TraceWriter:
     def resume_at(self, attempt: int | None) -> None:
         """Continue a trace after a restart: events belong to `attempt` until the next one starts."""
         self._attempt = attempt
+
+    def _end_torn_line(self) -> None:
+        """A run killed mid-write left a line without its newline: end it, so a resumed run's first event
+        starts a line of its own instead of being glued to the torn one."""
+        try:
+            with open(self.path, "rb+") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                if size:
+                    handle.seek(size - 1)
+                    if handle.read(1) != b"\n":
+                        handle.write(b"\n")
+        except FileNotFoundError:
+            pass
 
     # -- writing -----------------------------------------------------------------
     def write(self, event: str, **fields: Any) -> None:
@@ -162,16 +176,38 @@ class TraceWriter:
         return change
 
 
-def read_trace(path: Path | str) -> list[dict[str, Any]]:
-    """Events of a trace file; a line torn by a kill is skipped."""
-    events = []
+def read_trace(path: Path | str, *, strict: bool = False) -> list[dict[str, Any]]:
+    """Events of a trace file. A line torn by a kill (the last line, or the line before a resumed run's
+    ``run_resumed`` marker) is skipped. Any other line that is not a JSON object is skipped too, or with
+    `strict` raises a one-line `ProjectGenError` naming it: the file was damaged, not torn."""
+    from projectgen.errors import ProjectGenError
+
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return []
-    for line in lines:
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
+    except OSError as exc:
+        if strict:
+            raise ProjectGenError(f"{path}: cannot read the trace ({exc.strerror or exc})") from None
+        return []
+    parsed: list[tuple[int, Any]] = []  # (line number, event or None when unreadable)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            event = None
+        parsed.append((number, event if isinstance(event, dict) else None))
+    events = []
+    for index, (number, event) in enumerate(parsed):
+        if event is not None:
+            events.append(event)
+            continue
+        following = parsed[index + 1][1] if index + 1 < len(parsed) else None
+        torn = lines[number - 1].lstrip().startswith("{") and (
+            index == len(parsed) - 1 or (following is not None and following.get("event") == "run_resumed"))
+        if strict and not torn:
+            raise ProjectGenError(f"{path}: line {number} is not a trace event (the file is damaged; delete "
+                                  "that line to read the rest)")
     return events

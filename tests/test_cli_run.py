@@ -123,6 +123,7 @@ def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, cache_di
     assert done.returncode == 2, done.stdout + done.stderr
     assert "cannot reach the checkpoint database" in done.stderr and "Traceback" not in done.stderr
     assert "secret" not in done.stderr  # the password is not echoed
+    assert not out.exists()  # refused before the run folder is made
 
 
 def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, cache_dir: Path) -> None:

@@ -340,10 +340,12 @@ def test_symlink_inside_the_root_is_fine(tmp_path: Path) -> None:
     assert load_task(root).docs.prd == "# PRD\n"
 
 
-def test_documents_are_read_as_utf8_with_replacement(tmp_path: Path) -> None:
+def test_documents_must_be_utf8(tmp_path: Path) -> None:
     root = toml_task(tmp_path / "t", '[docs]\nprd = "docs/PRD.md"\n')
     (root / "docs" / "PRD.md").write_bytes("caf\u00e9 ".encode() + b"\xff\n")
-    assert load_task(root).docs.prd == "caf\u00e9 \ufffd\n"
+    expect_error(root, "task.toml", "[docs].prd: 'docs/PRD.md' is not valid UTF-8 (byte 6)")
+    (root / "docs" / "PRD.md").write_text("caf\u00e9\n", encoding="utf-8")
+    assert load_task(root).docs.prd == "caf\u00e9\n"
 
 
 # --------------------------------------------------------------------------- CodeProjectEval

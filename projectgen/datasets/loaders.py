@@ -252,13 +252,15 @@ class _Ctx:
         return clean
 
     def read(self, key: str, rel: object, *, required: bool) -> str | None:
-        """A document's text (UTF-8, undecodable bytes replaced), or None when absent."""
+        """A document's text (UTF-8: anything else would reach the model garbled), or None when absent."""
         found = self.file(key, rel, required=required)
         if found is None:
             return None
         clean, full = found
         try:
-            return full.read_text(encoding="utf-8", errors="replace")
+            return full.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self.fail(key, f"{clean!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8") from None
         except OSError as error:
             raise self.fail(key, f"cannot read {clean!r}: {error.strerror}") from None
 
