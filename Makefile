@@ -26,7 +26,13 @@ test-all: venv
 demo: venv
 	$(BIN)/projectgen demo
 
-bench: venv
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:

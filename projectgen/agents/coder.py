@@ -35,6 +35,40 @@ def interface_of(path: str, code: str) -> str:
         return code
 
 
+OVERVIEW_CHARS = 4000
+"""The fill prompt shows the whole tree up to this size (about 1,000 tokens); past it, a bounded view."""
+NEIGHBOURS = 6
+"""In the bounded view, at most this many other files in full: the file's dependencies, then its users."""
+OTHER_PATHS_CHARS = 2000
+"""In the bounded view, at most this much of the remaining files' paths."""
+
+
+def overview_for(ssat: SSAT, path: str) -> str:
+    """The repository overview in the prompt that fills `path`.
+
+    The whole tree while it is small. In a larger project the whole tree would make every
+    prompt grow with the project, so the view is bounded: full tree lines for the file and
+    up to `NEIGHBOURS` files next to it (what it depends on, then what uses it), the other
+    files by path only, up to `OTHER_PATHS_CHARS` (then a count of the rest). The interfaces
+    of what it imports are in the prompt in full anyway."""
+    whole = render_tree(ssat)
+    if len(whole) <= OVERVIEW_CHARS or not _in_tree(ssat, path):
+        return whole
+    node = ssat.file(path)
+    users = [f.path for f in ssat.files() if node.path in f.dependencies]
+    near = {node.path, *list(dict.fromkeys([*sorted(node.dependencies), *users]))[:NEIGHBOURS]}
+    listed, budget = set(near), OTHER_PATHS_CHARS
+    for other in ssat.files():
+        if other.path not in near and budget >= len(other.path) + 1:
+            listed.add(other.path)
+            budget -= len(other.path) + 1
+    bare = {"description": "", "dependencies": (), "globals": (), "classes": (), "functions": ()}
+    view = ssat.model_copy(update={"file_nodes": tuple(
+        f if f.path in near else f.model_copy(update=bare) for f in ssat.file_nodes if f.path in listed)})
+    unlisted = len(ssat.file_nodes) - len(listed)
+    return render_tree(view) + (f"\n({unlisted} more files not listed)" if unlisted else "")
+
+
 def _in_tree(ssat: SSAT, path: str) -> bool:
     try:
         ssat.file(path)
@@ -62,7 +96,8 @@ class Coder:
             return skeleton
         deps = "\n\n".join(f"## {p}\n```python\n{code}```" for p, code in sorted(dependencies.items())) or "(none)"
         spec = render_file(ssat, path) if ssat is not None and _in_tree(ssat, path) else "(not in the tree)"
-        messages = self.prompt.messages(overview=render_tree(ssat) if ssat is not None else "(no tree)", path=path, dependencies=deps, file_spec=spec,
+        messages = self.prompt.messages(overview=overview_for(ssat, path) if ssat is not None else "(no tree)",
+                                        path=path, dependencies=deps, file_spec=spec,
                                         skeleton=skeleton.rstrip("\n"), guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
                                   iteration=iteration)
