@@ -70,6 +70,9 @@ _EXPORTS: dict[str, str] = {
     "TokenBudget": "projectgen.llm",
     "ModelCallError": "projectgen.llm",
     "BudgetExceededError": "projectgen.llm",
+    "FaultyChatModel": "projectgen.faults",
+    "FaultPlan": "projectgen.faults",
+    "inject_faults": "projectgen.faults",
     "reference_script": "projectgen.reference_script",
     "Breakage": "projectgen.reference_script",
     # architecture tree

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
     run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
+    run.add_argument("--inject-faults", default=None, metavar="SPEC",
+                     help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
+                          "seed=7; kinds: see projectgen.faults")
     _add_pipeline_options(run)
     _add_attempt_options(run)
     run.add_argument("--no-unit-tests", action="store_true",
@@ -344,6 +347,8 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
         if not args.base_url.strip():
             raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
         specs["base_url"] = args.base_url
+    if getattr(args, "inject_faults", None):
+        specs["faults"] = args.inject_faults
     return specs
 
 
@@ -354,6 +359,12 @@ def _models_from_specs(specs: dict[str, str]):
     roles = dict(specs)
     default = roles.pop("default")
     base_url = roles.pop("base_url", None)
+    faults = roles.pop("faults", None)
+    if faults:
+        from projectgen.faults import FaultPlan, inject_faults
+
+        plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
+        return inject_faults(ModelRoles.from_specs(default, base_url=base_url, **roles), plan)
     return ModelRoles.from_specs(default, base_url=base_url, **roles)
 
 
@@ -415,20 +426,26 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                  force: bool, resume: bool = False) -> int:
     from rich.console import Console
 
-    from projectgen.livecoder import run_livecoder
+    from projectgen.errors import ProjectGenError
+    from projectgen.livecoder import MODEL_FAILURES, read_manifest, run_livecoder
 
     console = Console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
-    outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
-                            attempt_settings=attempt_settings, runner=_runner(args, log=progress),
-                            knowledge_url=getattr(args, "knowledge_store", None),
-                            max_tokens=getattr(args, "max_tokens", None),
-                            max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
-                            checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
-                            progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+    try:
+        outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
+                                attempt_settings=attempt_settings, runner=_runner(args, log=progress),
+                                knowledge_url=getattr(args, "knowledge_store", None),
+                                max_tokens=getattr(args, "max_tokens", None),
+                                max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
+                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
+                                progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+    except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
+        reason = read_manifest(out).reason or str(exc).strip().splitlines()[0]
+        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / 'repository'}; "
+                              f"continue with `projectgen run --resume {out}`") from None
     _print_attempts(console, outcome)
     console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
                   f"inspect with `projectgen trace {out}` and `projectgen report {out}`)", highlight=False)
@@ -529,6 +546,11 @@ COMMANDS = {"eval": cmd_eval, "bench-reference": cmd_bench_reference, "run": cmd
 def main(argv: list[str] | None = None) -> int:
     """Run one command. A user mistake (bad option, task, model, folder) is one line on stderr and exit code 2;
     an unexpected exception is a bug: its traceback is shown, with a line saying so, and exit code 70."""
+    import warnings
+
+    # When one task of a parallel LangGraph step fails for good, LangGraph drops the sibling tasks it
+    # had not started, and Python warns about their never-awaited coroutines: noise after our one line.
+    warnings.filterwarnings("ignore", message="coroutine '.*' was never awaited", category=RuntimeWarning)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

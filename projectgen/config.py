@@ -5,7 +5,7 @@ written into its summary (and, in the attempts loop, compared between runs).
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,15 @@ class Settings(BaseModel):
     edit_format: EditFormat = Field(default="whole", description="how the coder answers repair requests")
     max_concurrency: int = Field(default=4, ge=1, description="model calls in flight during a fan-out")
     error_log_chars: int = Field(default=6000, ge=500, description="check-test log excerpt shown to the judge")
+    retries: int = Field(default=3, ge=0, description="retries of a model call after a transient error")
+    retry_backoff: float = Field(default=1.0, ge=0, description="seconds before the first retry (doubling, "
+                                 "at most 30; a server's Retry-After can ask for longer)")
+    max_reply_chars: int = Field(default=200_000, ge=1000, description="a longer model reply is cut to this "
+                                 "many characters and the cut recorded (projectgen.llm.MAX_REPLY_CHARS)")
+
+    def gateway_options(self) -> dict[str, Any]:
+        """The `ModelGateway` fields these settings decide."""
+        return {"retries": self.retries, "backoff": self.retry_backoff, "max_reply_chars": self.max_reply_chars}
 
     def cap(self, stage: str) -> int:
         """The iteration cap of `stage` ("architecture", "skeleton" or "code")."""

@@ -124,11 +124,11 @@ _REPLACE = re.compile(r"^>{5,9} ?REPLACE\s*$")
 _MARKER_LINE = re.compile(r"^\s*(?:#|//)\s*(?:path|file|filename)\s*:\s*(?P<path>\S+)\s*$", re.I)
 _INFO_KEY = re.compile(r"""^(?:path|file|filename|title)=["']?(?P<path>[^"']+)["']?$""", re.I)
 _LABEL = re.compile(r"^(?:#+\s*|[-*]\s+)?(?:(?:file(?:name)?|path)\s*:\s*)?", re.I)
-# Absolute, drive and ".." forms are accepted here on purpose: they must reach safe_relpath
-# and fail as edits, not be silently ignored.
+# Absolute, drive, home ("~/", "~user/") and ".." forms are accepted here on purpose: they must
+# reach safe_relpath and fail as edits, not be silently ignored.
 _PATH = re.compile(
-    r"^(?:[A-Za-z]:)?[/\\]?(?:[\w.\-]+[/\\]+)*[\w.\-]*\w\.[A-Za-z0-9]+$"  # has an extension
-    r"|^(?:[A-Za-z]:)?[/\\]?(?:[\w.\-]+[/\\]+)+[\w.\-]+$"  # or a folder part
+    r"^(?:[A-Za-z]:|~[\w.\-]*)?[/\\]?(?:[\w.\-]+[/\\]+)*[\w.\-]*\w\.[A-Za-z0-9]+$"  # has an extension
+    r"|^(?:[A-Za-z]:|~[\w.\-]*)?[/\\]?(?:[\w.\-]+[/\\]+)+[\w.\-]+$"  # or a folder part
 )
 _DECORATION = " \t*`'\":"
 

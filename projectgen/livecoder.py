@@ -16,6 +16,13 @@ Everything lands in one run folder::
 A killed run continues with `resume_livecoder(DIR, ...)` (`projectgen run --resume DIR`):
 the checkpointer replays finished nodes from the database, so no completed model call is
 made again.
+
+How a run ends (``status`` in run.json, with a one-line ``reason`` unless finished):
+``finished``; ``budget-limited`` (a token or cost budget stopped it; the best so far is the
+output, summary.json says so); ``failed`` (a model kept failing: a transient error after the
+door's retries, or a non-transient one such as a rejected key). A failed run writes the best
+so far to ``repository/`` and ends its trace, writes no summary.json, and raises the model's
+error to the caller; its checkpoint still holds the failed step, so a resume continues there.
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
-from projectgen.llm import Budget, UsageRecorder
+from projectgen.llm import Budget, ModelCallError, ScriptExhaustedError, UsageRecorder
 from projectgen.repository import write_repository
 from projectgen.trace import TRACE_FILE, TraceWriter
 
@@ -61,7 +68,8 @@ class RunManifest(BaseModel):
     max_cost_usd: float | None = None
     prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")
     checkpoint_url: str | None = Field(default=None, description="PostgreSQL URL; None = checkpoints.sqlite in the run")
-    status: str = "running"
+    status: str = Field(default="running", description="running, finished, budget-limited or failed")
+    reason: str | None = Field(default=None, description="why the run stopped early (one line), if it did")
 
 
 @dataclass
@@ -175,6 +183,7 @@ def attempts_summary(state: Mapping[str, Any], recorder: UsageRecorder, manifest
         "selection": manifest.attempt_settings.get("selection", "check"),
         "oracle": manifest.attempt_settings.get("selection") == "unit",
         "attempts": rows, "final": state.get("final"), "stopped": state.get("stopped"),
+        "status": "budget-limited" if state.get("stopped") else "finished", "reason": state.get("stopped"),
         "budget_limited": bool(state.get("stopped")),
         "reuse": any(r.get("reused") for r in rows), "attempts_run": len(attempts),
         "tokens": UsageTotals.of(records).model_dump(), "duration_s": round(duration_s, 3),
@@ -261,7 +270,8 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     context = AttemptsContext(
         task=task, runner=runner, knowledge=knowledge,
         best=BestRepositoryStore(out_dir / "best"), extractor=extractor,
-        gateway=ModelGateway(recorder=recorder, budget=budget), run_id=manifest.run_id, progress=progress,
+        gateway=ModelGateway(recorder=recorder, budget=budget, **settings.gateway_options()), run_id=manifest.run_id,
+        progress=progress,
         out_dir=out_dir)
     started = time.monotonic()
     config = {"configurable": {"thread_id": manifest.run_id}, "max_concurrency": settings.max_concurrency}
@@ -278,9 +288,13 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
             trace.write("run_resumed" if resume else "run_start", run_id=manifest.run_id, task_id=task.id)
             trace.resume_at(snapshot.values.get("attempt") if resume else None)
             start = None if resume else {"task_id": task.id, "attempt": 1}
-            async for namespace, chunk in graph.astream(start, config, context=context, stream_mode="updates",
-                                                        subgraphs=True):
-                trace.update(namespace, chunk)
+            try:
+                async for namespace, chunk in graph.astream(start, config, context=context, stream_mode="updates",
+                                                            subgraphs=True):
+                    trace.update(namespace, chunk)
+            except MODEL_FAILURES as exc:
+                await _record_failure(out_dir, manifest, context, trace, exc)
+                raise
         state = dict((await graph.aget_state(config)).values)
     unit_report = None
     if evaluate_unit and "unit" in task.suites and state.get("repository"):
@@ -295,12 +309,42 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
 
     summary["model_descriptions"] = describe_agents(agents)
     summary["unit_tests"] = unit_report.summary() if unit_report is not None else None
-    write_repository(state.get("repository") or {}, out_dir / "repository")
+    _write_output(state.get("repository") or {}, out_dir)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
-    write_manifest(out_dir, manifest.model_copy(update={"status": "budget-limited" if state.get("stopped")
-                                                        else "finished"}))
-    trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"))
+    write_manifest(out_dir, manifest.model_copy(update={"status": summary["status"], "reason": summary["reason"]}))
+    trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary["status"])
     return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
+
+
+MODEL_FAILURES: tuple[type[BaseException], ...] = (ModelCallError, ScriptExhaustedError)
+"""A model that keeps failing (after the door's retries, or at once when the error is not transient)."""
+
+
+def _write_output(repository: Mapping[str, str], out_dir: Path) -> None:
+    """The run's output repository, replacing what an earlier (failed or resumed) invocation left there."""
+    import shutil
+
+    target = out_dir / "repository"
+    if target.is_dir():
+        shutil.rmtree(target)
+    write_repository(repository, target)
+    target.mkdir(parents=True, exist_ok=True)
+
+
+async def _record_failure(out_dir: Path, manifest: RunManifest, context: AttemptsContext, trace: TraceWriter,
+                          exc: BaseException) -> None:
+    """A model that keeps failing ends the run cleanly: the best so far becomes the output, run.json
+    says "failed" with a one-line reason, the trace ends. No summary.json is written, and the
+    checkpoint still holds the failed step, so `--resume` continues from it once the model is back."""
+    text = str(exc).strip()
+    reason = f"model: {type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+    stored = await asyncio.to_thread(context.best.best, context.task.id)
+    final = ({"source": "best", "attempt": stored.attempt, "score": stored.score} if stored is not None
+             else {"source": "none", "attempt": None, "score": None})
+    await asyncio.to_thread(_write_output, dict(stored.repository) if stored is not None else {}, out_dir)
+    write_manifest(out_dir, manifest.model_copy(update={"status": "failed", "reason": reason}))
+    trace.write("run_end", final=final, stopped=reason, status="failed")
+    context.say(f"the run failed ({reason}); the best so far is in {out_dir / 'repository'}")
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:

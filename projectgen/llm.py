@@ -3,7 +3,9 @@
 Every agent calls its model through `call_model` / `acall_model`, which tags the
 call with run-config metadata (role, stage, target, iteration), measures latency,
 records tokens in a `UsageRecorder`, retries transient failures (429, timeouts,
-connection errors, 5xx) with exponential backoff and enforces an optional budget.
+connection errors, 5xx) with exponential backoff, enforces an optional budget and
+cuts a runaway reply at `MAX_REPLY_CHARS` (recorded as `CallRecord.cut_chars`).
+`projectgen.faults.FaultyChatModel` wraps any model to inject such failures.
 
 Models come from `make_chat_model(spec)`:
 
@@ -273,7 +275,14 @@ def _infer_provider(name: str) -> str | None:
 
 
 def model_name(model: Any) -> str:
-    """A short name for records: ``gpt-4o-mini``, or ``scripted:LABEL`` for a replay."""
+    """A short name for records: ``gpt-4o-mini``, or ``scripted:LABEL`` for a replay.
+
+    A wrapper (such as `projectgen.faults.FaultyChatModel`) names itself with a
+    ``projectgen_model_name()`` method: the wrapped model's name, so its calls are priced as that model's.
+    """
+    named = getattr(model, "projectgen_model_name", None)
+    if callable(named):
+        return str(named())
     if getattr(model, "_llm_type", None) == "scripted":
         return f"scripted:{model.label}"
     for attr in ("model_name", "model", "model_id"):
@@ -284,7 +293,14 @@ def model_name(model: Any) -> str:
 
 
 def describe_model(model: Any) -> str:
-    """How reports name a model; a replay is always called one, never passed off as a real model."""
+    """How reports name a model; a replay is always called one, never passed off as a real model.
+
+    A wrapper describes itself with a ``projectgen_description()`` method (which should include the
+    wrapped model's own description).
+    """
+    described = getattr(model, "projectgen_description", None)
+    if callable(described):
+        return str(described())
     if getattr(model, "_llm_type", None) == "scripted":
         return f"scripted model ({model.label})"
     description = f"{getattr(model, '_llm_type', type(model).__name__)} {model_name(model)}"
@@ -564,6 +580,7 @@ class CallRecord(BaseModel):
     """The whole call, retries and backoff waits included."""
     attempts: int = 1
     error: str | None = None
+    cut_chars: int = Field(default=0, description="characters of an oversized reply dropped at the door's size cap")
     timestamp: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
     @computed_field  # type: ignore[prop-decorator]
@@ -731,6 +748,13 @@ _TRANSIENT_NAMES = frozenset({
 })
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 
+MAX_REPLY_CHARS = 200_000
+"""Replies longer than this are cut at the door, marked ``finish_reason: "length"``, and the record
+says how much was dropped (`CallRecord.cut_chars`). About 50k tokens of visible text: more than one
+file, tree or review needs and above the output limit of most models, so only a runaway or hostile
+reply is cut, and it cannot fill memory or disk through the state, every checkpoint of it, the
+trace and the repository that follow."""
+
 
 def status_code(exc: BaseException) -> int | None:
     """The HTTP status of an API error, from `status_code`/`status`/`http_status` or its response."""
@@ -784,6 +808,7 @@ class _Call:
     recorder: UsageRecorder | None
     budget: Budget | None
     config: Mapping[str, Any] | None
+    max_reply_chars: int | None = MAX_REPLY_CHARS
     started: float = field(default_factory=time.perf_counter)
     timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
@@ -821,9 +846,29 @@ class _Call:
         else:
             tokens_in, tokens_out = estimate_tokens(input_text(messages)), estimate_tokens(message_text(reply))
             estimated = True
+        reply, cut = self.capped(reply)
         self.record(input_tokens=tokens_in, output_tokens=tokens_out, tokens_estimated=estimated,
-                    latency_s=latency, attempts=attempt)
+                    latency_s=latency, attempts=attempt, cut_chars=cut)
         return reply
+
+    def capped(self, reply: Any) -> tuple[Any, int]:
+        """The reply cut to `max_reply_chars` (as if the model had hit its length limit), and the
+        number of characters dropped (0 when it fits)."""
+        limit = self.max_reply_chars
+        if limit is None:
+            return reply, 0
+        text = message_text(reply)
+        if len(text) <= limit:
+            return reply, 0
+        cut = len(text) - limit
+        logger.warning("model call %s/%s (target %s): reply of %d characters cut to the cap of %d", self.stage,
+                       self.role, self.target, len(text), limit)
+        metadata = {**(getattr(reply, "response_metadata", None) or {}), "finish_reason": "length",
+                    "projectgen_cut_chars": cut}
+        try:
+            return reply.model_copy(update={"content": text[:limit], "response_metadata": metadata}), cut
+        except AttributeError:  # not a message object: hand back the cut text
+            return text[:limit], cut
 
     def failed(self, exc: Exception, attempt: int, latency: float) -> float:
         """The wait before the next try, or raise: the error itself if a `ProjectGenError`, else `ModelCallError`."""
@@ -849,15 +894,18 @@ class _Call:
 def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str | None = None,
                iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
                retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
-               sleep: Callable[[float], Any] = time.sleep, config: Mapping[str, Any] | None = None) -> AIMessage:
+               sleep: Callable[[float], Any] = time.sleep, config: Mapping[str, Any] | None = None,
+               max_reply_chars: int | None = MAX_REPLY_CHARS) -> AIMessage:
     """Invoke `model` through the one door: tag, time, record, retry transient errors, enforce the budget.
 
     `retries` is the number of retries after the first try (waits: backoff, 2*backoff, ... capped
     at `max_backoff`, or longer when the server sends Retry-After). `config` is merged into the run
-    config (callbacks, tags, extra metadata such as ``projectgen_attempt``). Raises `ModelCallError`
+    config (callbacks, tags, extra metadata such as ``projectgen_attempt``). A reply longer than
+    `max_reply_chars` (None: no cap) is cut to it (see `MAX_REPLY_CHARS`). Raises `ModelCallError`
     (with `.record` and `.cause`), or a `ProjectGenError` from the model or budget as is.
     """
-    call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config)
+    call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
+                 max_reply_chars)
     call.before()
     run_config = call.run_config()
     attempt = 0
@@ -876,13 +924,15 @@ async def acall_model(model: Any, messages: Any, *, role: str, stage: str, targe
                       iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
                       retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
                       sleep: Callable[[float], Awaitable[Any]] | None = None,
-                      config: Mapping[str, Any] | None = None) -> AIMessage:
+                      config: Mapping[str, Any] | None = None,
+                      max_reply_chars: int | None = MAX_REPLY_CHARS) -> AIMessage:
     """The async twin of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
     if sleep is None:
         import asyncio  # here, not at the top: it would double the import time of this module
 
         sleep = asyncio.sleep
-    call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config)
+    call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
+                 max_reply_chars)
     call.before()
     run_config = call.run_config()
     attempt = 0

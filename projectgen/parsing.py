@@ -213,7 +213,7 @@ class _Failure:
 
 
 def _scan(region: str, offset: int) -> tuple[FoundJSON | None, _Failure | None]:
-    """Try a parse at each '{' or '[' not inside an earlier attempt.
+    """Try a parse at each '{' or '[' not inside an earlier attempt (at most `_MAX_STARTS`).
 
     Returns the longest success and the failure that got furthest; starts inside
     an earlier attempt are skipped, so the inner object of a broken outer one is
@@ -222,14 +222,23 @@ def _scan(region: str, offset: int) -> tuple[FoundJSON | None, _Failure | None]:
     best: FoundJSON | None = None
     worst: _Failure | None = None
     i = 0
-    while True:
-        starts = [p for p in (region.find("{", i), region.find("[", i)) if p >= 0]
+    # The next "{" and "[" at or after i, each searched again only once i has passed it: searching
+    # both from every start made a long reply with only one kind of bracket quadratic.
+    next_open = {"{": region.find("{"), "[": region.find("[")}
+    for _ in range(_MAX_STARTS):
+        for char, found_at in next_open.items():
+            if 0 <= found_at < i:
+                next_open[char] = region.find(char, i)
+        starts = [p for p in next_open.values() if p >= 0]
         if not starts:
             break
         start = min(starts)
         parser = _LenientParser(region, start)
         try:
-            value = parser.parse_value()
+            try:
+                value = parser.parse_value()
+            except RecursionError:  # a caller deep in its own stack: too deep for us, whatever _MAX_DEPTH says
+                raise _Invalid("nesting too deep", parser.i) from None
         except _Invalid as exc:
             failure = _Failure(exc.message, start + offset, exc.position + offset, parser.completed > 0)
             if worst is None or (failure.significant, failure.span) > (worst.significant, worst.span):
@@ -265,7 +274,8 @@ _LITERALS: dict[str, Any] = {
     "NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf"),
 }
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_MAX_DEPTH = 500
+_MAX_DEPTH = 100  # far beyond any answer's nesting, and well inside Python's recursion limit
+_MAX_STARTS = 10_000  # parse attempts per region: a reply with more brackets than that is not an answer
 
 
 class _LenientParser:

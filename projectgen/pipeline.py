@@ -126,7 +126,8 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     recorder = UsageRecorder(out_dir / "usage.jsonl" if out_dir is not None else None)
     runner = runner or SandboxRunner(log=progress)
     context = RunContext(task=task, runner=runner, progress=progress,
-                         gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {})))
+                         gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {}),
+                                              **settings.gateway_options()))
     started = time.monotonic()
     state = await graph.ainvoke(initial_state(task), context=context,
                                 config={"max_concurrency": settings.max_concurrency})

@@ -17,13 +17,15 @@ SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".venv", ".pytest_cache", ".myp
 
 
 def safe_relpath(path: str) -> str:
-    """Normalize a repository path; raise if it is absolute or escapes the root."""
+    """Normalize a repository path; raise if it is absolute, escapes the root or names a home folder (``~/``)."""
     text = path.strip().replace("\\", "/")
     if not text or text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise ProjectGenError(f"unsafe repository path {path!r}: must be relative")
     parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
     if not parts or any(p == ".." for p in parts):
         raise ProjectGenError(f"unsafe repository path {path!r}: must stay inside the repository")
+    if parts[0].startswith("~"):  # a shell, `expanduser` or a later tool would read it as a home folder
+        raise ProjectGenError(f"unsafe repository path {path!r}: must not start with '~'")
     return "/".join(parts)
 
 

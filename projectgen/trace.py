@@ -114,7 +114,8 @@ class TraceWriter:
                 "judge": verdict.get("judge"), "stage": verdict.get("stage"), "iteration": verdict.get("iteration"),
                 "score": verdict.get("score"), "accepted": verdict.get("accepted"),
                 "check": verdict.get("check"), "files": sorted(verdict.get("files") or {}),
-                "feedback": _cut(verdict.get("feedback") or "")})
+                "feedback": _cut(verdict.get("feedback") or ""),
+                **({"reasons": _cut(verdict["reasons"])} if verdict.get("reasons") else {})})
         if update.get("iterations"):
             data["iterations"] = dict(update["iterations"])
         for kind in ("skeleton", "repository"):

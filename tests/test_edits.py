@@ -381,3 +381,20 @@ def test_whole_file_reply_round_trips():
 def test_whole_file_reply_rejects_unknown_paths():
     with pytest.raises(ValueError):
         make_whole_file_reply(["missing.py"], OLD)
+
+
+def test_home_folder_paths_are_refused() -> None:
+    from projectgen.errors import ProjectGenError
+    from projectgen.repository import safe_relpath
+
+    for path in ("~/.ssh/authorized_keys", "~root/x.py", "~"):
+        with pytest.raises(ProjectGenError, match="must not start with '~'"):
+            safe_relpath(path)
+    assert safe_relpath("pkg/~backup.py") == "pkg/~backup.py"  # only a leading ~ names a home folder
+
+
+def test_a_home_folder_edit_is_refused_and_named_not_ignored() -> None:
+    outcome = apply_edits({"pkg/a.py": "x = 1\n"}, "~/.ssh/authorized_keys.py\n```python\nx = 2\n```\n", "whole",
+                          allowed_paths=["pkg/a.py"])
+    assert not outcome.applied and outcome.failed[0].path == "~/.ssh/authorized_keys.py"
+    assert "outside the repository" in outcome.feedback()

@@ -187,3 +187,24 @@ def test_indented_fences_are_dedented_and_blank_lines_kept() -> None:
 
 def test_no_blocks_in_plain_text() -> None:
     assert extract_code_blocks("no fences here, only `inline` code") == []
+
+
+# --------------------------------------------------------------------------- runaway replies (fault matrix)
+
+
+def test_runaway_brackets_neither_crash_nor_stall_the_json_reader() -> None:
+    import time
+
+    def deep(levels: int, text: str):  # a caller already deep in its own stack (a graph node)
+        return deep(levels - 1, text) if levels else find_json(text)
+
+    for text in ("[" * 5000, "[1," * 5000, '{"a":' * 5000):
+        try:
+            deep(700, text)
+        except StructuredOutputError:
+            pass  # a message for the model; before, a RecursionError escaped every agent
+    started = time.perf_counter()
+    for text in ("{" * 1_000_000, "[x] " * 250_000):
+        with pytest.raises(StructuredOutputError):
+            find_json(text)
+    assert time.perf_counter() - started < 5  # bounded: at most 10,000 parse attempts per reply

@@ -85,14 +85,16 @@ class CodeJudge:
             return Verdict(**base, score=10, accepted=True, feedback=f"all {status.total} check tests pass")
         log = error_log(report, self.log_chars)
         score = round(10 * report.pass_rate, 2)
-        files = await self._files_to_fix(gateway, repository, log, status, iteration)
+        files, ignored = await self._files_to_fix(gateway, repository, log, status, iteration)
         feedback = f"{status.passed} of {status.total} check tests pass; failing: " + ", ".join(status.failing[:10])
-        return Verdict(**base, score=score, accepted=False, feedback=feedback, files=files, log=log)
+        reasons = f"ignored file(s) the judge named that are not in the repository: {ignored}" if ignored else ""
+        return Verdict(**base, score=score, accepted=False, feedback=feedback, files=files, log=log, reasons=reasons)
 
     async def _files_to_fix(self, gateway: ModelGateway, repository: Mapping[str, str], log: str,
-                            status: CheckStatus, iteration: int) -> dict[str, str]:
+                            status: CheckStatus, iteration: int) -> tuple[dict[str, str], list[str]]:
         """The model's choice, limited to real repository files; if it names none, the files the log
-        mentions; failing that, every Python file."""
+        mentions; failing that, every Python file. Also the named paths that were ignored (not in
+        the repository, e.g. outside it), so the verdict records them."""
         listing = "\n".join(sorted(repository))
         messages = self.prompt.messages(files=listing, passed=status.passed, total=status.total, error_log=log)
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", iteration=iteration)
@@ -103,8 +105,9 @@ class CodeJudge:
         except StructuredOutputError:
             chosen, summary = {}, ""
         files = {p: (s or summary) for p, s in chosen.items() if p in repository}
+        ignored = sorted(p for p in chosen if p not in repository)
         if not files:
             paths = sorted(p for p in repository if p.endswith(".py"))
             named = mentioned_files(log, paths) or paths
             files = {p: summary or "make the failing check tests pass" for p in named}
-        return files
+        return files, ignored

@@ -155,6 +155,9 @@ class SkeletonJudge:
         except StructuredOutputError as exc:
             return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
         known = {p: s for p, s in review.files.items() if p in files}
+        ignored = sorted(p for p in review.files if p not in files)
         return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=review.score,
                        accepted=review.score >= threshold, feedback=review.feedback, files=known,
-                       scores={"exact": 10.0, "review": review.score})
+                       scores={"exact": 10.0, "review": review.score},
+                       reasons=f"ignored file(s) the judge named that are not in the skeleton: {ignored}"
+                       if ignored else "")

@@ -194,28 +194,36 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
 
         ctx = runtime.context
         attempt, current = state["attempt"], state["current"]
+        best = state.get("best")
+        update: dict[str, Any] = {}
+        improved = best is None or current["score"] > best["score"]
+        if improved:
+            # Offered before the knowledge call: if that call fails for good, the run's output is
+            # still this attempt (the store keeps only strictly better offers, so a resume that
+            # repeats this node changes nothing).
+            await asyncio.to_thread(ctx.best.offer, ctx.task.id, current["repository"], current["score"], attempt,
+                                    run_id=ctx.run_id)
+            best = {"attempt": attempt, "score": current["score"]}
+            update.update(best=best, best_design={"ssat": current["ssat"], "skeleton": current["skeleton"]})
         extracted_kinds: list[str] = []
         # Knowledge serves later attempts only: none is extracted after the last one.
         if (ctx.extractor is not None and attempt < settings.attempts
                 and (settings.success_knowledge or settings.failure_knowledge)):
             report = TestReport.model_validate(current["feedback_report"]) if current["feedback_report"] else None
-            extracted = await ctx.extractor.extract(
-                ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt, score=current["score"],
-                observation=observe_repository(current["repository"]),
-                feedback=execution_feedback(report, current["score"], settings.selection))
-            for entry in extracted.entries():
-                if (isinstance(entry, SuccessKnowledge) and settings.success_knowledge) or (
-                        isinstance(entry, FailureKnowledge) and settings.failure_knowledge):
-                    await asyncio.to_thread(ctx.knowledge.add, ctx.task.id, entry, ctx.run_id)
-                    extracted_kinds.append(entry.kind)
-        best = state.get("best")
-        update: dict[str, Any] = {}
-        improved = best is None or current["score"] > best["score"]
-        if improved:
-            await asyncio.to_thread(ctx.best.offer, ctx.task.id, current["repository"], current["score"], attempt,
-                                    run_id=ctx.run_id)
-            best = {"attempt": attempt, "score": current["score"]}
-            update.update(best=best, best_design={"ssat": current["ssat"], "skeleton": current["skeleton"]})
+            try:
+                extracted = await ctx.extractor.extract(
+                    ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,
+                    score=current["score"], observation=observe_repository(current["repository"]),
+                    feedback=execution_feedback(report, current["score"], settings.selection))
+            except BudgetExceededError as exc:  # the attempt counts; no knowledge, no further attempt
+                ctx.say(f"attempt {attempt}: budget reached while extracting knowledge; stopping with the best so far")
+                update["stopped"] = f"budget: {exc}"
+            else:
+                for entry in extracted.entries():
+                    if (isinstance(entry, SuccessKnowledge) and settings.success_knowledge) or (
+                            isinstance(entry, FailureKnowledge) and settings.failure_knowledge):
+                        await asyncio.to_thread(ctx.knowledge.add, ctx.task.id, entry, ctx.run_id)
+                        extracted_kinds.append(entry.kind)
         record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": False,
                   "score": current["score"], "unit": current["unit"], "check": current["check"],
                   "stages": current["stages"], "improved": improved, "best_score": best["score"],
@@ -225,9 +233,13 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
         if ctx.out_dir is not None:
             folder = ctx.out_dir / "attempts" / str(attempt)
             await asyncio.to_thread(write_repository, current["repository"], folder / "repository")
+            folder.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
             (folder / "attempt.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
         ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
         return {**update, "records": [record], "attempt": attempt + 1}
+
+    def after_learn(state: AttemptsState) -> str:
+        return "finish" if state.get("stopped") else "plan_attempt"
 
     async def finish(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
         ctx = runtime.context
@@ -253,6 +265,6 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
     graph.add_edge("retrieve_knowledge", "run_attempt")
     graph.add_conditional_edges("run_attempt", after_attempt, ["score_attempt", "finish"])
     graph.add_edge("score_attempt", "learn")
-    graph.add_edge("learn", "plan_attempt")
+    graph.add_conditional_edges("learn", after_learn, ["plan_attempt", "finish"])
     graph.add_edge("finish", END)
     return graph.compile(checkpointer=checkpointer, name=name)
