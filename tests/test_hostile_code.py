@@ -444,6 +444,11 @@ def assert_run_ended_by_a_killer(report: TestReport) -> None:
     got = outcomes(report)
     assert got["test_before"] is Outcome.PASSED and "test_after" not in got
     errors = [name for name, outcome in got.items() if outcome is Outcome.ERROR]
+    if not errors:
+        # Without namespaces the runner may reap the tree between two tests (its launcher, the
+        # parent, died first): then no test was running, and the rest simply never ran.
+        assert got.get("test_kill_parent") is Outcome.PASSED and "test_killpg" not in got, got
+        return
     assert errors in (["test_kill_parent"], ["test_killpg"]), got
     assert "died" in message(report, errors[0])
 
