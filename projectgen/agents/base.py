@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from projectgen.llm import Budget, UsageRecorder, acall_model, message_text
+from projectgen.llm import Budget, CallCache, UsageRecorder, acall_model, message_text
 
 
 @dataclass
@@ -15,13 +15,15 @@ class ModelGateway:
     """How agents reach their models during one run: recorder, budget and extra run metadata.
 
     Agents hold their model and prompt; the gateway is what differs between runs (where
-    usage is recorded, which budget applies, which LiveCoder attempt this is).
+    usage is recorded, which budget applies, which LiveCoder attempt this is, which call
+    cache answers calls a killed run had completed).
     """
 
     recorder: UsageRecorder | None = None
     budget: Budget | None = None
     retries: int = 3
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    cache: CallCache | None = None
 
     async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                   target: str | None = None, iteration: int = 0) -> str:
@@ -29,7 +31,7 @@ class ModelGateway:
         config = {"metadata": dict(self.metadata)} if self.metadata else None
         reply = await acall_model(model, list(messages), role=role, stage=stage, target=target,
                                   iteration=iteration, recorder=self.recorder, budget=self.budget,
-                                  retries=self.retries, config=config)
+                                  retries=self.retries, config=config, cache=self.cache)
         return message_text(reply)
 
 
