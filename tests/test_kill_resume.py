@@ -4,7 +4,8 @@ Each trial starts `projectgen run` on kvstore with a replay script in which atte
 test (its repair fails too) and attempt 2 passes (attempt 3 reuses it), with a small delay per model
 reply. It kills the run's process group at a moment drawn uniformly over the duration of an
 uninterrupted run (start-up, architecture, skeleton, filling, judging with the sandbox, knowledge
-extraction, the stores, between attempts, the final unit tests), resumes it with `projectgen run
+extraction, the stores, between attempts, the final unit tests; timed with as many runs at once as
+there are trials at once), resumes it with `projectgen run
 --resume` (killing the resume too in some trials) until it finishes, and then compares the folder
 with the uninterrupted run's: the same repository, attempts, scores, unit tests, best, knowledge
 entries and trace nodes, and the same model calls, each made once (usage.jsonl keys unique and
@@ -12,7 +13,9 @@ equal; calls.jsonl likewise); every JSONL line parses.
 
 The kill times come from one seed, printed with each trial: replay a failure with
 ``PROJECTGEN_KILL_SEED=<seed> pytest -m slow tests/test_kill_resume.py`` (``PROJECTGEN_KILL_TRIALS``
-sets the number of trials, 24 by default). The default suite's kill-and-resume tests are
+sets the number of trials, 24 by default). The moments are wall-clock times, so a replay kills at the
+same times, which are the same points of the run only under a similar load: each trial also prints
+where its kills landed (the last trace event and the number of calls made). The default suite's kill-and-resume tests are
 tests/test_resume.py and tests/test_durable_files.py.
 """
 from __future__ import annotations
@@ -196,18 +199,24 @@ def run_trial(trial: Trial, script: Path, out: Path, cache: Path) -> None:
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("kill-resume")
     script, cache, whole = _script(root / "script.json"), root / "env-cache", root / "whole"
-    # Once to build the test environment, once more to time a run as the trials will see it.
+    # Once to build the test environment, then PARALLEL runs at once to time a run as the trials will see it
+    # (they run PARALLEL at a time too); the first of them is the reference.
     first = subprocess.run(_run_command(script, root / "warm-up", cache), capture_output=True, text=True,
                            timeout=900)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr
     started = time.monotonic()
-    done = subprocess.run(_run_command(script, whole, cache), capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    timed = [subprocess.Popen(_run_command(script, out, cache), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) for out in [whole, *(root / f"timing-{n}" for n in range(1, PARALLEL))]]
+    durations = []
+    for process in timed:
+        output = process.communicate(timeout=900)[0]
+        durations.append(time.monotonic() - started)
+        assert process.returncode == 0, output[-3000:]
     expected = outcome(whole)
     assert [(r["attempt"], r["score"], r["reused"]) for r in expected["attempt_rows"]] == [
         (1, 0.8, False), (2, 1.0, False), (3, 1.0, True)]
     assert expected["knowledge"][0] == 3 and len(set(expected["calls"])) == len(expected["calls"])
-    return {"root": root, "script": script, "cache": cache, "duration": time.monotonic() - started,
+    return {"root": root, "script": script, "cache": cache, "duration": sum(durations) / len(durations),
             "expected": expected}
 
 
