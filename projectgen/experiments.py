@@ -654,73 +654,77 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
         loaded = [t for t in loaded if t.id in wanted]
         errors = {k: v for k, v in errors.items() if k in wanted}
 
-    _check_config(out_dir, _config(dataset, chosen, settings, attempt_settings, max_tokens), fresh)
-    ledger = Ledger(out_dir / LEDGER_FILE)
-    if fresh and ledger.path.exists():
-        ledger.path.unlink()
-    done = ledger.done()
-    results: dict[str, PairResult] = {}
-    jobs: list[_Job] = []
-    for model in chosen:
-        for task_id, reason in sorted(errors.items()):
-            key = pair_key(model.slug, task_id)
-            result = PairResult(key=key, model=model.slug, spec=model.spec, task_id=task_id, status="error",
-                                error=f"task does not load: {reason}", how="load")
-            previous = done.get(key)
-            if previous is None or previous.get("status") != "error" or previous.get("error") != result.error:
-                ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
-            results[key] = result
-        for task in loaded:
-            key = pair_key(model.slug, task.id)
-            entry = done.get(key)
-            if entry is not None and entry.get("status") in FINISHED:
-                results[key] = PairResult.model_validate(entry).model_copy(update={"how": "ledger"})
-                continue
-            run_dir = _pair_dir(out_dir, model.slug, task.id)
-            jobs.append(_Job(model, task, run_dir, _plan(run_dir, fresh)))
-    already = sum(1 for r in results.values() if r.how == "ledger")
-    if on_start:
-        on_start(len(jobs), already)
-    if on_pair:
-        for result in results.values():
-            if result.status == "error":
+    from projectgen.locking import folder_lock
+
+    # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
+    with folder_lock(out_dir, "experiment"):
+        _check_config(out_dir, _config(dataset, chosen, settings, attempt_settings, max_tokens), fresh)
+        ledger = Ledger(out_dir / LEDGER_FILE)
+        if fresh and ledger.path.exists():
+            ledger.path.unlink()
+        done = ledger.done()
+        results: dict[str, PairResult] = {}
+        jobs: list[_Job] = []
+        for model in chosen:
+            for task_id, reason in sorted(errors.items()):
+                key = pair_key(model.slug, task_id)
+                result = PairResult(key=key, model=model.slug, spec=model.spec, task_id=task_id, status="error",
+                                    error=f"task does not load: {reason}", how="load")
+                previous = done.get(key)
+                if previous is None or previous.get("status") != "error" or previous.get("error") != result.error:
+                    ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
+                results[key] = result
+            for task in loaded:
+                key = pair_key(model.slug, task.id)
+                entry = done.get(key)
+                if entry is not None and entry.get("status") in FINISHED:
+                    results[key] = PairResult.model_validate(entry).model_copy(update={"how": "ledger"})
+                    continue
+                run_dir = _pair_dir(out_dir, model.slug, task.id)
+                jobs.append(_Job(model, task, run_dir, _plan(run_dir, fresh)))
+        already = sum(1 for r in results.values() if r.how == "ledger")
+        if on_start:
+            on_start(len(jobs), already)
+        if on_pair:
+            for result in results.values():
+                if result.status == "error":
+                    on_pair(result)
+
+        def work(job: _Job, runner: Any) -> PairResult:
+            key = pair_key(job.model.slug, job.task.id)
+            try:
+                result = _run_pair(job, runner, settings=settings, attempt_settings=attempt_settings, base_url=base_url,
+                                   max_tokens=max_tokens, knowledge_url=knowledge_url, prices=prices,
+                                   progress=(lambda message: progress(key, message)) if progress else None)
+            except Exception as exc:  # one failing run must not end the experiment
+                result = PairResult(key=key, model=job.model.slug, spec=job.model.spec, task_id=job.task.id,
+                                    status="error", error=_first_line(exc), run_dir=str(job.run_dir),
+                                    loc=_safe_loc(job.task))
+            ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
+            return result
+
+        def make_runner() -> Any:
+            if runner_factory is not None:
+                return runner_factory()
+            from projectgen.evaluation.runner import SandboxRunner
+
+            return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
+
+        for result in _parallel(jobs, workers, work, make_runner):
+            results[result.key] = result
+            if on_pair:
                 on_pair(result)
 
-    def work(job: _Job, runner: Any) -> PairResult:
-        key = pair_key(job.model.slug, job.task.id)
-        try:
-            result = _run_pair(job, runner, settings=settings, attempt_settings=attempt_settings, base_url=base_url,
-                               max_tokens=max_tokens, knowledge_url=knowledge_url, prices=prices,
-                               progress=(lambda message: progress(key, message)) if progress else None)
-        except Exception as exc:  # one failing run must not end the experiment
-            result = PairResult(key=key, model=job.model.slug, spec=job.model.spec, task_id=job.task.id,
-                                status="error", error=_first_line(exc), run_dir=str(job.run_dir),
-                                loc=_safe_loc(job.task))
-        ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
-        return result
-
-    def make_runner() -> Any:
-        if runner_factory is not None:
-            return runner_factory()
-        from projectgen.evaluation.runner import SandboxRunner
-
-        return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
-
-    for result in _parallel(jobs, workers, work, make_runner):
-        results[result.key] = result
-        if on_pair:
-            on_pair(result)
-
-    reports = []
-    for model in chosen:
-        pairs = [r for r in results.values() if r.model == model.slug]
-        reports.append(summarize_pairs(model, pairs, attempt_settings.attempts))
-    experiment = ExperimentResults(
-        dataset=str(dataset), out_dir=str(out_dir), settings=settings.model_dump(mode="json"),
-        attempt_settings=attempt_settings.model_dump(mode="json"), max_tokens=max_tokens, prices=prices_source,
-        models=reports)
-    experiment.write(out_dir)
-    return experiment
+        reports = []
+        for model in chosen:
+            pairs = [r for r in results.values() if r.model == model.slug]
+            reports.append(summarize_pairs(model, pairs, attempt_settings.attempts))
+        experiment = ExperimentResults(
+            dataset=str(dataset), out_dir=str(out_dir), settings=settings.model_dump(mode="json"),
+            attempt_settings=attempt_settings.model_dump(mode="json"), max_tokens=max_tokens, prices=prices_source,
+            models=reports)
+        experiment.write(out_dir)
+        return experiment
 
 
 def _error_task_id(path: Path) -> str:

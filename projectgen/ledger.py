@@ -6,11 +6,11 @@ cut short by a kill is ignored on reading, and that unit simply runs again.
 """
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from projectgen.jsonl import append_line
 
 
 class Ledger:
@@ -37,17 +37,5 @@ class Ledger:
         return {entry["key"]: entry for entry in self.entries()}
 
     def append(self, key: str, **record: Any) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"key": key, **record}, sort_keys=True) + "\n"
-        with open(self.path, "a+", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                if handle.tell() > 0:
-                    handle.seek(handle.tell() - 1)
-                    if handle.read(1) != "\n":
-                        line = "\n" + line  # end a line torn by a kill, so this one stays whole
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        # One whole line under an exclusive lock, fsynced; a line torn by a kill is cut off first.
+        append_line(self.path, json.dumps({"key": key, **record}, sort_keys=True), fsync=True)

@@ -7,15 +7,17 @@ Everything lands in one run folder::
                         (or a PostgreSQL database given by URL, for runs shared between machines)
     events.jsonl        the trace (one event per node update; `projectgen trace DIR`)
     usage.jsonl         one line per model call
+    calls.jsonl         the replies of completed model calls, replayed on resume (`CallCache`)
     knowledge/          the Chroma knowledge store (embedded, unless a server URL is given)
     best/               the historical-best repository store
     attempts/N/         each attempt's repository and record
     repository/         the final output (the historical best)
     summary.json        per attempt: score, best so far, reuse, knowledge, tokens; the final choice
 
-A killed run continues with `resume_livecoder(DIR, ...)` (`projectgen run --resume DIR`):
-the checkpointer replays finished nodes from the database, so no completed model call is
-made again.
+A killed run continues with `run_livecoder(task, DIR, ..., resume=True)` (`projectgen run
+--resume DIR`): the checkpointer replays finished nodes from the database, and a node that
+was cut short runs again with its completed model calls answered from calls.jsonl, so no
+completed model call is made again.
 
 How a run ends (``status`` in run.json, with a one-line ``reason`` unless finished):
 ``finished``; ``budget-limited`` (a token or cost budget stopped it; the best so far is the
@@ -46,12 +48,13 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
-from projectgen.llm import Budget, ModelCallError, ScriptExhaustedError, UsageRecorder
+from projectgen.llm import Budget, CallCache, ModelCallError, ScriptExhaustedError, UsageRecorder
 from projectgen.repository import write_repository
 from projectgen.trace import TRACE_FILE, TraceWriter
 
 MANIFEST = "run.json"
 CHECKPOINTS = "checkpoints.sqlite"
+CALLS = "calls.jsonl"
 
 
 class RunManifest(BaseModel):
@@ -207,53 +210,67 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     PostgreSQL instead of the run folder. All three are kept in run.json, so a resume
     honours them and counts what was spent before it.
     """
+    from contextlib import ExitStack
+
+    from projectgen.locking import folder_lock
     from projectgen.pipeline import prepare_out_dir
 
     settings = settings or Settings()
     attempt_settings = attempt_settings or AttemptSettings()
     out_dir = Path(out_dir)
     usage_path = out_dir / "usage.jsonl"
-    if resume:
-        manifest = read_manifest(out_dir)
-        if manifest.checkpoint_url is None and not (out_dir / CHECKPOINTS).is_file():
-            raise ProjectGenError(f"{out_dir}: no checkpoint to resume from (no {CHECKPOINTS}: the run stopped "
-                                  "before its first step); start it again instead")
-        if budget is None:
-            budget = run_budget(manifest, UsageRecorder.load(usage_path) if usage_path.exists() else None)
-    else:
-        manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
-                               models=dict(model_specs or {}), settings=settings.model_dump(),
-                               attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
-                               max_tokens=max_tokens, max_cost_usd=max_cost_usd,
-                               prices_file=str(Path(prices_file).resolve()) if prices_file else None,
-                               checkpoint_url=checkpoint_url)
-        # Bad prices, checkpoint or knowledge-store URLs are refused before anything is written.
-        _check_checkpoint_url(checkpoint_url)
-        if prices_file:
-            from projectgen.pricing import PriceTable
+    # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
+    # shareable); held until the run returns.
+    with ExitStack() as locked:
+        if resume:
+            manifest = read_manifest(out_dir)
+            if (manifest.checkpoint_url is None and not (out_dir / CHECKPOINTS).is_file()
+                    and (out_dir / "attempts").exists()):
+                raise ProjectGenError(f"{out_dir}: no checkpoint to resume from (no {CHECKPOINTS}, though "
+                                      "attempts were made); start the run again instead")
+            locked.enter_context(folder_lock(out_dir))
+            if budget is None:
+                budget = run_budget(manifest, UsageRecorder.load(usage_path) if usage_path.exists() else None)
+        else:
+            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
+                                   models=dict(model_specs or {}), settings=settings.model_dump(),
+                                   attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
+                                   max_tokens=max_tokens, max_cost_usd=max_cost_usd,
+                                   prices_file=str(Path(prices_file).resolve()) if prices_file else None,
+                                   checkpoint_url=checkpoint_url)
+            # Bad prices, checkpoint or knowledge-store URLs are refused before anything is written.
+            _check_checkpoint_url(checkpoint_url)
+            if prices_file:
+                from projectgen.pricing import PriceTable
 
-            PriceTable.from_file(prices_file)  # a missing or malformed file is an error even without --max-cost
-        if knowledge_url:
-            from projectgen.memory.knowledge_store import parse_server_url
+                PriceTable.from_file(prices_file)  # a missing or malformed file is an error even without --max-cost
+            if knowledge_url:
+                from projectgen.memory.knowledge_store import parse_server_url
 
-            parse_server_url(knowledge_url)
-        if checkpoint_url:
-            async with open_checkpointer(out_dir, checkpoint_url):
-                pass  # an unreachable database fails here, not after the run folder is made
-        budget = budget if budget is not None else run_budget(manifest)
-        prepare_out_dir(out_dir, force=force)
-        write_manifest(out_dir, manifest)
-    if agents is None:
-        if models is None:
-            raise ProjectGenError("run_livecoder needs models or agents")
-        agents = Agents.from_models(models)
-    recorder = UsageRecorder(usage_path)
-    knowledge = _knowledge_store(out_dir, manifest.knowledge_store, embeddings)
-    try:
-        return await _run(task, out_dir, manifest, agents, settings, attempt_settings, recorder, budget, runner,
-                          knowledge, models, resume, progress, evaluate_unit)
-    finally:
-        knowledge.close()
+                parse_server_url(knowledge_url)
+            if checkpoint_url:
+                async with open_checkpointer(out_dir, checkpoint_url):
+                    pass  # an unreachable database fails here, not after the run folder is made
+            budget = budget if budget is not None else run_budget(manifest)
+            # Before --force deletes anything in an existing folder: not the files of a run still going there.
+            early = force and out_dir.is_dir()
+            if early:
+                locked.enter_context(folder_lock(out_dir))
+            prepare_out_dir(out_dir, force=force)
+            if not early:
+                locked.enter_context(folder_lock(out_dir))
+            write_manifest(out_dir, manifest)
+        if agents is None:
+            if models is None:
+                raise ProjectGenError("run_livecoder needs models or agents")
+            agents = Agents.from_models(models)
+        recorder = UsageRecorder(usage_path)
+        knowledge = _knowledge_store(out_dir, manifest.knowledge_store, embeddings)
+        try:
+            return await _run(task, out_dir, manifest, agents, settings, attempt_settings, recorder, budget,
+                              runner, knowledge, models, resume, progress, evaluate_unit)
+        finally:
+            knowledge.close()
 
 
 async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents, settings: Settings,
@@ -270,9 +287,9 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     context = AttemptsContext(
         task=task, runner=runner, knowledge=knowledge,
         best=BestRepositoryStore(out_dir / "best"), extractor=extractor,
-        gateway=ModelGateway(recorder=recorder, budget=budget, **settings.gateway_options()), run_id=manifest.run_id,
-        progress=progress,
-        out_dir=out_dir)
+        gateway=ModelGateway(recorder=recorder, budget=budget, cache=CallCache(out_dir / CALLS, manifest.run_id),
+                             **settings.gateway_options()),
+        run_id=manifest.run_id, progress=progress, out_dir=out_dir)
     started = time.monotonic()
     config = {"configurable": {"thread_id": manifest.run_id}, "max_concurrency": settings.max_concurrency}
     async with open_checkpointer(out_dir, manifest.checkpoint_url) as saver:
@@ -280,14 +297,20 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
                                      settings=attempt_settings, warm_graph=_warm_graph(agents, settings),
                                      checkpointer=saver)
         snapshot = await graph.aget_state(config)
-        if resume and not snapshot.values:
+        # Killed before the first checkpoint: start from the beginning (completed calls are still replayed),
+        # unless attempts were made whose checkpoints are gone (say, a PostgreSQL database was dropped).
+        from_start = not resume or not snapshot.values
+        if resume and from_start and (out_dir / "attempts").exists():
             raise ProjectGenError(f"{out_dir}: no checkpoint to resume from")
-        if resume and not snapshot.next:
+        # Finished: nothing to run next and no task pending (a run killed right after its input was
+        # checkpointed has no next node yet, but the pending start task).
+        if resume and not from_start and not snapshot.next and not snapshot.tasks:
             trace.write("run_resumed", run_id=manifest.run_id, note="already finished")
         else:
-            trace.write("run_resumed" if resume else "run_start", run_id=manifest.run_id, task_id=task.id)
-            trace.resume_at(snapshot.values.get("attempt") if resume else None)
-            start = None if resume else {"task_id": task.id, "attempt": 1}
+            trace.write("run_resumed" if resume else "run_start", run_id=manifest.run_id, task_id=task.id,
+                        **({"note": "no checkpoint yet: from the beginning"} if resume and from_start else {}))
+            trace.resume_at(None if from_start else snapshot.values.get("attempt"))
+            start = {"task_id": task.id, "attempt": 1} if from_start else None
             try:
                 async for namespace, chunk in graph.astream(start, config, context=context, stream_mode="updates",
                                                             subgraphs=True):
@@ -303,14 +326,16 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
         unit_report.write_json(out_dir / "unit_report.json")
     # Every call of the run, those made before a resume included.
-    summary = attempts_summary(state, UsageRecorder.load(out_dir / "usage.jsonl"), manifest,
-                               time.monotonic() - started)
+    usage_path = out_dir / "usage.jsonl"
+    summary = attempts_summary(state, UsageRecorder.load(usage_path) if usage_path.exists() else UsageRecorder(),
+                               manifest, time.monotonic() - started)
     from projectgen.pipeline import describe_agents
 
     summary["model_descriptions"] = describe_agents(agents)
     summary["unit_tests"] = unit_report.summary() if unit_report is not None else None
     _write_output(state.get("repository") or {}, out_dir)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", encoding="utf-8")
+    # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
+    _write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str) + "\n")
     write_manifest(out_dir, manifest.model_copy(update={"status": summary["status"], "reason": summary["reason"]}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary["status"])
     return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
@@ -353,9 +378,14 @@ def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
 
 
 def write_manifest(out_dir: Path, manifest: RunManifest) -> None:
-    tmp = out_dir / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(out_dir / MANIFEST)
+    _write_atomic(out_dir / MANIFEST, manifest.model_dump_json(indent=1) + "\n")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace `path` by `text` in one step: a kill leaves the old file or the new one, never a part."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
 def read_manifest(out_dir: Path) -> RunManifest:

@@ -6,6 +6,8 @@ records tokens in a `UsageRecorder`, retries transient failures (429, timeouts,
 connection errors, 5xx) with exponential backoff, enforces an optional budget and
 cuts a runaway reply at `MAX_REPLY_CHARS` (recorded as `CallRecord.cut_chars`).
 `projectgen.faults.FaultyChatModel` wraps any model to inject such failures.
+Given a `CallCache` (durable runs), it answers a call that a killed run had completed
+with the recorded reply instead of calling the model again.
 
 Models come from `make_chat_model(spec)`:
 
@@ -59,7 +61,6 @@ is an approximation, ``len(text) // 4 + 1`` per side, flagged as estimated.
 """
 from __future__ import annotations
 
-import fcntl
 import functools
 import json
 import logging
@@ -582,6 +583,7 @@ class CallRecord(BaseModel):
     error: str | None = None
     cut_chars: int = Field(default=0, description="characters of an oversized reply dropped at the door's size cap")
     timestamp: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    call_id: str | None = Field(default=None, description="the call's key in the run's `CallCache`, if any")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -624,24 +626,29 @@ class UsageRecorder:
         self.path = Path(path) if path is not None else None
         self._records: list[CallRecord] = []
         self._lock = threading.Lock()
+        self._call_ids: set[str] | None = None  # read on the first `has`
 
     def record(self, record: CallRecord) -> None:
         with self._lock:
             self._records.append(record)
+            if record.call_id is not None and self._call_ids is not None:
+                self._call_ids.add(record.call_id)
             if self.path is not None:
-                self._append(record.model_dump_json() + "\n")
+                # One whole line under an exclusive lock (processes sharing the file never interleave);
+                # a line torn by a kill is cut off first.
+                from projectgen.jsonl import append_line
 
-    def _append(self, line: str) -> None:
-        """Append one whole line under an exclusive lock, so processes sharing the file never interleave."""
-        assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                handle.write(line)
-                handle.flush()
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                append_line(self.path, record.model_dump_json() + "\n")
+
+    def has(self, call_id: str) -> bool:
+        """Whether a call with this `CallRecord.call_id` is recorded, here or (read once) in the file."""
+        with self._lock:
+            if self._call_ids is None:
+                self._call_ids = {r.call_id for r in self._records if r.call_id is not None}
+                if self.path is not None and self.path.exists():
+                    self._call_ids |= {r.call_id for r in UsageRecorder.load(self.path).records
+                                       if r.call_id is not None}
+            return call_id in self._call_ids
 
     @property
     def records(self) -> list[CallRecord]:
@@ -667,6 +674,81 @@ class UsageRecorder:
             except ValidationError:
                 continue
         return recorder
+
+
+# --------------------------------------------------------------------------- call cache
+
+class CallCache:
+    """Replies of a run's completed model calls, on disk, so that a resumed run replays them.
+
+    A durable run is checkpointed per graph node, so a node killed after one of its model calls
+    had completed (the code judge after its call, the learning step between the knowledge call
+    and the stores) runs again on resume. The door (`call_model` / `acall_model`) therefore
+    looks each call up here first: a call with the same key (scope, i.e. the run's thread,
+    role, stage, target, iteration, attempt, model and a hash of the prompt) is answered with
+    the recorded reply instead of calling the model. A reply is appended (one JSON line,
+    fsynced) as its call completes and before its usage record, so a kill between the two is
+    repaired on replay by recording the call's usage then (`UsageRecorder.has`). Failed calls
+    are not kept: they are tried again. Another prompt (say the run's code changed) is another
+    key, so it is never answered from an old reply.
+    """
+
+    def __init__(self, path: Path | str, scope: str = "") -> None:
+        self.path = Path(path)
+        self.scope = scope
+        self._lock = threading.Lock()
+        self._entries: dict[str, dict[str, Any]] | None = None
+
+    def key(self, *, role: str, stage: str, target: str | None, iteration: int, attempt: int | None,
+            model: str, messages: Any) -> str:
+        import hashlib
+
+        prompt = hashlib.sha256(input_text(messages).encode("utf-8", "replace")).hexdigest()
+        key = json.dumps([self.scope, role, stage, target, iteration, attempt, model, prompt])
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The recorded completion of call `key` (``content``, ``usage``, ``response_metadata``,
+        ``record``), or None."""
+        with self._lock:
+            return self._load().get(key)
+
+    def put(self, key: str, reply: Any, record: CallRecord) -> None:
+        from projectgen.jsonl import append_line
+
+        entry = {"key": key, "content": reply.content, "usage": getattr(reply, "usage_metadata", None),
+                 "response_metadata": getattr(reply, "response_metadata", None) or {},
+                 "record": record.model_dump(mode="json")}
+        line = json.dumps(entry, default=str)
+        with self._lock:
+            append_line(self.path, line, fsync=True)
+            self._load()[key] = json.loads(line)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._load())
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except FileNotFoundError:
+                lines = []
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                    self._entries[str(entry["key"])] = entry
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line torn by a kill: that call is made again
+        return self._entries
+
+    @staticmethod
+    def reply(entry: Mapping[str, Any]) -> AIMessage:
+        from langchain_core.messages import AIMessage
+
+        return AIMessage(content=entry["content"], usage_metadata=entry.get("usage") or None,
+                         response_metadata={**(entry.get("response_metadata") or {}), "replayed": True})
 
 
 # --------------------------------------------------------------------------- budgets
@@ -809,8 +891,10 @@ class _Call:
     budget: Budget | None
     config: Mapping[str, Any] | None
     max_reply_chars: int | None = MAX_REPLY_CHARS
+    cache: CallCache | None = None
     started: float = field(default_factory=time.perf_counter)
     timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    key: str | None = None
 
     def run_config(self) -> dict[str, Any]:
         config = dict(self.config or {})
@@ -822,16 +906,42 @@ class _Call:
         config.setdefault("run_name", f"{self.stage}:{self.role}")
         return config
 
+    @property
+    def attempt(self) -> int | None:
+        attempt = (self.config or {}).get("metadata", {}).get(META_ATTEMPT)
+        return int(attempt) if attempt is not None else None
+
+    def replayed(self, messages: Any) -> AIMessage | None:
+        """The reply of this call if the run's call cache has it (recording its usage if that was lost)."""
+        if self.cache is None:
+            return None
+        self.key = self.cache.key(role=self.role, stage=self.stage, target=self.target, iteration=self.iteration,
+                                  attempt=self.attempt, model=model_name(self.model), messages=messages)
+        entry = self.cache.get(self.key)
+        if entry is None:
+            return None
+        if self.recorder is None or not self.recorder.has(self.key):
+            # Killed between the cache line and the usage line: record it now (the budget checks it as before).
+            self.commit(CallRecord.model_validate(entry["record"]))
+        else:
+            self.before()  # a resumed run's budget counts this call already: refuse as its check did
+        return CallCache.reply(entry)
+
     def before(self) -> None:
         before_call = getattr(self.budget, "before_call", None)
         if before_call is not None:
             before_call()
 
-    def record(self, **fields: Any) -> CallRecord:
-        attempt = (self.config or {}).get("metadata", {}).get(META_ATTEMPT)
+    def record(self, reply: Any = None, **fields: Any) -> CallRecord:
         record = CallRecord(role=self.role, stage=self.stage, target=self.target, iteration=self.iteration,
-                            attempt=int(attempt) if attempt is not None else None, model=model_name(self.model), elapsed_s=time.perf_counter() - self.started,
-                            timestamp=self.timestamp, **fields)
+                            attempt=self.attempt, model=model_name(self.model),
+                            elapsed_s=time.perf_counter() - self.started, timestamp=self.timestamp,
+                            call_id=self.key if reply is not None else None, **fields)
+        if reply is not None and self.cache is not None and self.key is not None:
+            self.cache.put(self.key, reply, record)  # before the usage line: see CallCache
+        return self.commit(record)
+
+    def commit(self, record: CallRecord) -> CallRecord:
         if self.recorder is not None:
             self.recorder.record(record)
         if self.budget is not None:
@@ -846,8 +956,8 @@ class _Call:
         else:
             tokens_in, tokens_out = estimate_tokens(input_text(messages)), estimate_tokens(message_text(reply))
             estimated = True
-        reply, cut = self.capped(reply)
-        self.record(input_tokens=tokens_in, output_tokens=tokens_out, tokens_estimated=estimated,
+        reply, cut = self.capped(reply)  # the cache keeps what the agents saw
+        self.record(reply, input_tokens=tokens_in, output_tokens=tokens_out, tokens_estimated=estimated,
                     latency_s=latency, attempts=attempt, cut_chars=cut)
         return reply
 
@@ -895,17 +1005,21 @@ def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str 
                iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
                retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
                sleep: Callable[[float], Any] = time.sleep, config: Mapping[str, Any] | None = None,
-               max_reply_chars: int | None = MAX_REPLY_CHARS) -> AIMessage:
+               max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
     """Invoke `model` through the one door: tag, time, record, retry transient errors, enforce the budget.
 
     `retries` is the number of retries after the first try (waits: backoff, 2*backoff, ... capped
     at `max_backoff`, or longer when the server sends Retry-After). `config` is merged into the run
     config (callbacks, tags, extra metadata such as ``projectgen_attempt``). A reply longer than
-    `max_reply_chars` (None: no cap) is cut to it (see `MAX_REPLY_CHARS`). Raises `ModelCallError`
+    `max_reply_chars` (None: no cap) is cut to it (see `MAX_REPLY_CHARS`). With a `cache`, a call
+    it has completed before is answered from it (see `CallCache`). Raises `ModelCallError`
     (with `.record` and `.cause`), or a `ProjectGenError` from the model or budget as is.
     """
     call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
-                 max_reply_chars)
+                 max_reply_chars=max_reply_chars, cache=cache)
+    replayed = call.replayed(messages)
+    if replayed is not None:
+        return replayed
     call.before()
     run_config = call.run_config()
     attempt = 0
@@ -925,14 +1039,17 @@ async def acall_model(model: Any, messages: Any, *, role: str, stage: str, targe
                       retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
                       sleep: Callable[[float], Awaitable[Any]] | None = None,
                       config: Mapping[str, Any] | None = None,
-                      max_reply_chars: int | None = MAX_REPLY_CHARS) -> AIMessage:
+                      max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
     """The async twin of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
     if sleep is None:
         import asyncio  # here, not at the top: it would double the import time of this module
 
         sleep = asyncio.sleep
     call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
-                 max_reply_chars)
+                 max_reply_chars=max_reply_chars, cache=cache)
+    replayed = call.replayed(messages)
+    if replayed is not None:
+        return replayed
     call.before()
     run_config = call.run_config()
     attempt = 0

@@ -35,8 +35,8 @@ from projectgen.run_summary import RunSummary, summarize_run
 
 # What a run writes (ProjectGen alone or LiveCoder); --force removes these and nothing else.
 RUN_OUTPUTS = ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json",
-               "run.json", "events.jsonl", "checkpoints.sqlite", "checkpoints.sqlite-wal", "checkpoints.sqlite-shm",
-               "knowledge", "best", "attempts", "report.md", "report.html")
+               "run.json", "events.jsonl", "calls.jsonl", "checkpoints.sqlite", "checkpoints.sqlite-wal",
+               "checkpoints.sqlite-shm", "knowledge", "best", "attempts", "report.md", "report.html")
 ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 
 
@@ -77,7 +77,9 @@ def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
     try:
         if out_dir.exists() and not out_dir.is_dir():
             raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
-        if out_dir.exists() and any(out_dir.iterdir()) and not force:
+        from projectgen.locking import LOCK_FILE
+
+        if out_dir.exists() and any(p.name != LOCK_FILE for p in out_dir.iterdir()) and not force:
             raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
         if not out_dir.exists():
             made = out_dir

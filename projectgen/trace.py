@@ -14,18 +14,27 @@ Event shape::
      "node": "judge_code", "attempt": 1, "stage": "code", "data": {...}}
 
 plus ``{"event": "run_start" | "run_resumed" | "run_end", ...}`` markers.
+
+Each node event also carries ``update_id``, a hash of its path, node, attempt and data (diffs
+left out: they depend on what the writing process had seen). After a restart the trace skips an
+update it already holds: checkpoints are saved in the background, so a node whose event was
+written just before a kill may run again on resume, and LangGraph replays the saved writes of an
+unfinished step (marked ``__metadata__: {cached: true}`` in the stream), whose events may or may
+not have been written before the kill.
 """
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from projectgen.jsonl import append_line
 
 TRACE_FILE = "events.jsonl"
 STAGES = ("architecture", "skeleton", "code")
@@ -40,6 +49,15 @@ def _diff(old: str, new: str, path: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}"))
 
 
+def _without_diffs(value: Any) -> Any:
+    """`value` without the "diff" and "unchanged" marks of file and tree changes."""
+    if isinstance(value, Mapping):
+        return {k: _without_diffs(v) for k, v in value.items() if k not in ("diff", "unchanged")}
+    if isinstance(value, (list, tuple)):
+        return [_without_diffs(v) for v in value]
+    return value
+
+
 def _namespace_names(namespace: Iterable[str]) -> list[str]:
     """('run_attempt:8f1c...', 'code:1a2b...') -> ['run_attempt', 'code']."""
     return [part.split(":", 1)[0] for part in namespace]
@@ -52,50 +70,37 @@ class TraceWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._end_torn_line()
         self._started = time.monotonic()
         self._attempt: int | None = None
         self._files: dict[tuple[str, str], str] = {}  # (kind, path) -> last content seen in this attempt
         self._ssat: dict[str, Any] | None = None
+        self._before: set[str] = set()  # update ids of the events written before a restart
 
     def resume_at(self, attempt: int | None) -> None:
-        """Continue a trace after a restart: events belong to `attempt` until the next one starts."""
+        """Continue a trace after a restart: events belong to `attempt` until the next one starts, and
+        updates already traced before the restart are not traced again."""
         self._attempt = attempt
-
-    def _end_torn_line(self) -> None:
-        """A run killed mid-write left a line without its newline: end it, so a resumed run's first event
-        starts a line of its own instead of being glued to the torn one."""
-        try:
-            with open(self.path, "rb+") as handle:
-                size = handle.seek(0, os.SEEK_END)
-                if size:
-                    handle.seek(size - 1)
-                    if handle.read(1) != b"\n":
-                        handle.write(b"\n")
-        except FileNotFoundError:
-            pass
+        self._before = {e["update_id"] for e in read_trace(self.path) if isinstance(e.get("update_id"), str)}
 
     # -- writing -----------------------------------------------------------------
     def write(self, event: str, **fields: Any) -> None:
         record = {"t": datetime.now(timezone.utc).isoformat(), "elapsed_s": round(time.monotonic() - self._started, 3),
                   "event": event, **fields}
         line = json.dumps(record, default=str) + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._lock:
+            append_line(self.path, line, fsync=True)  # a line torn by a kill is cut off first
 
     def update(self, namespace: Iterable[str], chunk: Mapping[str, Any]) -> None:
         """One item of the graph's update stream: ``{node: update}`` under a subgraph namespace."""
         path = _namespace_names(namespace)
         for node, update in chunk.items():
-            if not isinstance(update, Mapping):
-                continue
+            if node == "__metadata__" or not isinstance(update, Mapping):
+                continue  # "__metadata__" marks writes replayed after a restart, not a node
             stage = next((p for p in reversed(path) if p in STAGES), None)
             if node in STAGES:
                 # A stage subgraph hands back its whole state; its nodes were traced one by one already.
-                self.write("stage_end", path=path, node=node, attempt=self._attempt, stage=node,
-                           data={"iterations": dict(update.get("iterations") or {})})
+                self._node_event("stage_end", path, node, stage=node,
+                                 data={"iterations": dict(update.get("iterations") or {})})
                 continue
             data = self.summarize(update)
             if node == "plan_attempt" and isinstance(update.get("attempt"), int):
@@ -103,7 +108,14 @@ class TraceWriter:
                     self._files.clear()
                     self._ssat = None
                 self._attempt = update["attempt"]
-            self.write("node", path=path, node=node, attempt=self._attempt, stage=stage, data=data)
+            self._node_event("node", path, node, stage=stage, data=data)
+
+    def _node_event(self, event: str, path: list[str], node: str, **fields: Any) -> None:
+        payload = json.dumps([event, path, node, self._attempt, _without_diffs(fields)], sort_keys=True, default=str)
+        update_id = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+        if update_id in self._before:
+            return  # traced before a restart
+        self.write(event, path=path, node=node, attempt=self._attempt, **fields, update_id=update_id)
 
     # -- summaries -----------------------------------------------------------------
     def summarize(self, update: Mapping[str, Any]) -> dict[str, Any]:

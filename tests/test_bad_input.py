@@ -415,8 +415,8 @@ def manifest(**fields) -> str:
                  ("/no/such.json: script file not found",), id="script-vanished"),
     pytest.param(lambda d: write(d / "run.json", manifest(models={})), ("started from Python with model objects",),
                  id="no-model-specs"),
-    pytest.param(lambda d: write(d / "run.json", manifest()), ("no checkpoint to resume from",),
-                 id="no-checkpoints"),
+    pytest.param(lambda d: (write(d / "attempts" / "1" / "attempt.json", "{}"), write(d / "run.json", manifest())),
+                 ("no checkpoint to resume from",), id="attempts-but-no-checkpoints"),
 ])
 def test_resume_refuses_what_is_not_a_resumable_run(setup, fragments: tuple[str, ...], ws: Path, capsys) -> None:
     run_dir = ws / "run"

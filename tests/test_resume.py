@@ -1,4 +1,6 @@
-"""A run killed with SIGKILL in the middle of code filling resumes to the same result, calling no model twice."""
+"""A run killed with SIGKILL in the middle of code filling resumes to the same result, calling no model twice.
+
+Kills at random moments over the whole run: tests/test_kill_resume.py (slow)."""
 from __future__ import annotations
 
 import json
@@ -89,7 +91,8 @@ def _kill_during_filling_then_resume(tmp_path: Path, cache_dir: Path, extra: lis
         time.sleep(0.05)
     else:
         pytest.fail("code filling never started")
-    time.sleep(0.1)  # well inside the next call's 0.4 s: no call is half-recorded
+    # At once: the node whose call was just recorded may not have returned (nor been checkpointed); the
+    # resume replays that call from calls.jsonl instead of making it again.
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from projectgen.llm import MAX_REPLY_CHARS, Budget, UsageRecorder, acall_model, message_text
+from projectgen.llm import MAX_REPLY_CHARS, Budget, CallCache, UsageRecorder, acall_model, message_text
 
 
 @dataclass
@@ -15,9 +15,10 @@ class ModelGateway:
     """How agents reach their models during one run: recorder, budget and extra run metadata.
 
     Agents hold their model and prompt; the gateway is what differs between runs (where
-    usage is recorded, which budget applies, which LiveCoder attempt this is). `retries`,
-    `backoff` (seconds before the first retry, doubling, at most `max_backoff`) and
-    `max_reply_chars` (longer replies are cut) are the door's (`acall_model`).
+    usage is recorded, which budget applies, which LiveCoder attempt this is, which call
+    cache answers calls a killed run had completed). `retries`, `backoff` (seconds before the
+    first retry, doubling, at most `max_backoff`) and `max_reply_chars` (longer replies are
+    cut) are the door's (`acall_model`).
     """
 
     recorder: UsageRecorder | None = None
@@ -27,6 +28,7 @@ class ModelGateway:
     backoff: float = 1.0
     max_backoff: float = 30.0
     max_reply_chars: int | None = MAX_REPLY_CHARS
+    cache: CallCache | None = None
 
     async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                   target: str | None = None, iteration: int = 0) -> str:
@@ -35,7 +37,7 @@ class ModelGateway:
         reply = await acall_model(model, list(messages), role=role, stage=stage, target=target,
                                   iteration=iteration, recorder=self.recorder, budget=self.budget,
                                   retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
-                                  config=config, max_reply_chars=self.max_reply_chars)
+                                  config=config, max_reply_chars=self.max_reply_chars, cache=self.cache)
         return message_text(reply)
 
 

@@ -94,6 +94,20 @@ def _stage_summary(state: ProjectState) -> dict[str, Any]:
     return {name: stage.model_dump(mode="json") for name, stage in stage_summaries(state.get("verdicts") or []).items()}
 
 
+def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict[str, Any]) -> None:
+    """attempts/N with the attempt's repository and record, complete or not at all: written aside, then
+    renamed into place (a run killed while writing it writes it again when it resumes)."""
+    import shutil
+
+    tmp = folder.with_name(f".tmp-{folder.name}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    write_repository(repository, tmp / "repository")
+    tmp.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
+    (tmp / "attempt.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+
+
 def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None = None,
                          warm_graph: Any = None, checkpointer: Any = None, name: str = "livecoder"):
     """The compiled attempts graph around `project_graph` (any compiled graph over `ProjectState`).
@@ -231,10 +245,8 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
                   "knowledge_added": extracted_kinds, "files": len(current["repository"]),
                   "stopped": current.get("stopped")}
         if ctx.out_dir is not None:
-            folder = ctx.out_dir / "attempts" / str(attempt)
-            await asyncio.to_thread(write_repository, current["repository"], folder / "repository")
-            folder.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
-            (folder / "attempt.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+            await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / "attempts" / str(attempt),
+                                    current["repository"], record)
         ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
         return {**update, "records": [record], "attempt": attempt + 1}
 

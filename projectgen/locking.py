@@ -1,0 +1,46 @@
+"""One process at a time in a run or experiment folder.
+
+A run folder holds an embedded Chroma store (not safe for two processes: Chroma's own advice is a
+server for shared use), a SQLite checkpoint database and append-only logs, and an experiment folder
+plans its pairs from its ledger; two processes working in one folder at once (a ``--resume`` of a
+run that is still going, the same experiment started twice) would corrupt them. `folder_lock` holds
+an exclusive ``flock`` on ``FOLDER/.projectgen.lock`` while the work runs and refuses a second
+holder with one line naming the first's pid. The kernel drops the lock when its process dies, a
+SIGKILL included, so a killed run never leaves a stale lock behind.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from projectgen.errors import ProjectGenError
+
+LOCK_FILE = ".projectgen.lock"
+
+
+@contextmanager
+def folder_lock(folder: Path | str, what: str = "run") -> Iterator[None]:
+    """Hold `folder`'s lock (the folder is created when missing); raise `ProjectGenError` when another
+    process (or another open in this one) holds it."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ProjectGenError(f"{folder}: cannot write there ({exc.strerror or exc}); choose another --out") \
+            from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise ProjectGenError(f"{folder} is in use by another {what} (pid {holder}); wait for it to end "
+                                  "or stop it first") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
