@@ -248,8 +248,8 @@ def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: 
     from projectgen.pricing import PriceTable
 
     table = PriceTable.from_file(prices)
-    first = run_livecoder(task, tmp_path / "full", models=priced_model(attempt_script(task)),
-                          settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2))
+    run_livecoder(task, tmp_path / "full", models=priced_model(attempt_script(task)),
+                  settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2))
     calls = [json.loads(line) for line in (tmp_path / "full" / "usage.jsonl").read_text().splitlines()]
     assert {c["model"] for c in calls} == {"test-priced-double"}
     attempt_one = table.total(c for c in calls if c["attempt"] == 1).value

@@ -18,11 +18,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ import pytest
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.loaders import load_task
 from projectgen.memory.knowledge_store import KnowledgeStore, knowledge_id
+from test_support import chroma_server, strict_jsonl
 
 RUNS = 8
 OPTIONS = ["--attempts", "2", "--iterations", "3,3,1"]
@@ -39,37 +38,11 @@ BUGS = {"kvstore": {"kvstore/store.py": {1: [("now >= expires_at", "now > expire
         "wordfreq": {"wordfreq.py": {1: [("r\"[^\\W_]+(?:'[^\\W_]+)*\"", "r\"[^\\W_]+\"")], 2: []}}}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A local Chroma server (`chroma run`, shipped with the chromadb package)."""
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip("the chroma command is not installed")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("chroma") / "server.log"
-    with open(log, "w") as sink:
-        server = subprocess.Popen([str(chroma), "run", "--path", str(log.parent / "data"), "--host", "127.0.0.1",
-                                   "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"the chroma server did not start:\n{log.read_text()[-2000:]}")
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    """A local Chroma server shared by the module's runs."""
+    with chroma_server(tmp_path_factory.mktemp("chroma")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -96,16 +69,6 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "projectgen.cli", *args]
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise AssertionError(f"{path}:{number} is not JSON: {line[:120]!r}") from None
-    return rows
-
-
 def check_run(run_dir: Path) -> dict[str, Any]:
     """A finished run: attempt 1 failed a check test and added knowledge, attempt 2 retrieved it and passed."""
     manifest = json.loads((run_dir / "run.json").read_text())
@@ -118,10 +81,10 @@ def check_run(run_dir: Path) -> dict[str, Any]:
     assert used["success"] and used["failure"], f"{run_dir}: attempt 2 retrieved no knowledge"
     assert summary["final"]["attempt"] == 2 and summary["final"]["score"] == 1.0
     calls = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"])
-             for c in _jsonl(run_dir / "usage.jsonl")]
+             for c in strict_jsonl(run_dir / "usage.jsonl")]
     assert calls and len(calls) == len(set(calls)), f"{run_dir}: a model call was made twice"
-    _jsonl(run_dir / "events.jsonl")
-    _jsonl(run_dir / "calls.jsonl")
+    strict_jsonl(run_dir / "events.jsonl")
+    strict_jsonl(run_dir / "calls.jsonl")
     return manifest
 
 
@@ -137,7 +100,7 @@ def check_experiment(out: Path, done: subprocess.CompletedProcess, tasks: list[s
     """The experiment finished every pair once: one complete ledger record each, results that parse.
     Returns task id -> run id."""
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    ledger = _jsonl(out / "ledger.jsonl")
+    ledger = strict_jsonl(out / "ledger.jsonl")
     assert sorted(entry["key"] for entry in ledger) == sorted(f"scripted-scripts/{t}" for t in tasks)
     assert {entry["status"] for entry in ledger} == {"finished"}
     results = json.loads((out / "results.json").read_text())

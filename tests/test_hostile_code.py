@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -28,11 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.evaluation import runner as runner_module
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.evaluation.runner import OUTPUT_TAIL_CHARS, RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits
+from test_support import make_task
 
 PROJECT = Path(__file__).resolve().parents[1]
 GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
@@ -49,19 +48,6 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def containment(env_cache: Path) -> Containment:
     """What the sandbox enforces on this machine (probed once)."""
     return SandboxRunner(RunnerSettings(cache_dir=env_cache)).containment()
-
-
-def make_task(root: Path, tests: dict[str, str], env_vars: dict[str, str] | None = None) -> Task:
-    """A task folder holding `unit_tests/` with the given test files."""
-    for name, body in tests.items():
-        path = root / "unit_tests" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body), encoding="utf-8")
-    return Task(
-        id=root.name, root=root, format="taskdir", docs=Documents(prd="demo"),
-        suites={"unit": TestSuite(kind="unit", path="unit_tests")},
-        env=EnvSpec(env_vars=env_vars or {}),
-    )
 
 
 def make_runner(env_cache: Path, workdir: Path, **overrides) -> SandboxRunner:

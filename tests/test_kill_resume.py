@@ -37,6 +37,7 @@ import pytest
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
+from test_support import strict_jsonl
 
 DELAY_S = 0.05  # per model reply
 OPTIONS = ["--attempts", "3", "--iterations", "3,3,2"]
@@ -65,19 +66,6 @@ def _run_command(script: Path, out: Path, cache: Path, *, force: bool = False) -
 
 def _resume_command(out: Path, cache: Path) -> list[str]:
     return _cli("--resume", str(out), "--cache-dir", str(cache))
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every line of a JSONL file, each of which must parse."""
-    if not path.exists():
-        return []
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise AssertionError(f"{path}:{number} is not JSON: {line[:120]!r}") from None
-    return rows
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -112,9 +100,9 @@ def outcome(out: Path) -> dict[str, Any]:
     from projectgen.memory.knowledge_store import KnowledgeStore
 
     summary = json.loads((out / "summary.json").read_text())
-    usage = _jsonl(out / "usage.jsonl")
-    calls = _jsonl(out / "calls.jsonl")
-    events = _jsonl(out / "events.jsonl")
+    usage = strict_jsonl(out / "usage.jsonl")
+    calls = strict_jsonl(out / "calls.jsonl")
+    events = strict_jsonl(out / "events.jsonl")
     attempts = {p.name: {"record": json.loads((p / "attempt.json").read_text()), "files": _files(p / "repository")}
                 for p in sorted((out / "attempts").iterdir())}
     best = json.loads((out / "best" / "kvstore" / "best.json").read_text())

@@ -15,6 +15,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.memory.embeddings import ChromaEmbeddingAdapter, HashingEmbeddings, describe_embeddings
 from projectgen.memory.knowledge_entries import FailureKnowledge, SuccessKnowledge
 from projectgen.memory.knowledge_store import KnowledgeStore, knowledge_id, parse_server_url
+from test_support import chroma_server
 
 REQUIREMENT = (
     "Build kvstore, an in-memory key-value store. set(key, value, ttl=None) stores a value; "
@@ -302,28 +303,7 @@ def test_importing_projectgen_memory_does_not_import_chromadb(tmp_path):
 @pytest.mark.slow
 def test_a_chroma_server_store(tmp_path):
     """`KnowledgeStore.server` against a real local `chroma run` (slow: starts a server)."""
-    import time
-    import urllib.request
-
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip("the chroma command is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("the chroma server did not start")
-                time.sleep(0.2)
-        url = f"http://127.0.0.1:{port}"
+    with chroma_server(tmp_path / "server") as url:
         with KnowledgeStore.server(url) as store:
             store.add("kvstore", SCRAPER_SUCCESS)
             store.add("kvstore", KV_SUCCESS)
@@ -331,6 +311,3 @@ def test_a_chroma_server_store(tmp_path):
         with KnowledgeStore.server(url) as again:
             assert again.count("kvstore") == 2
             assert again.retrieve("kvstore", REQUIREMENT, "success", k=1)[0].entry == KV_SUCCESS
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.datasets.task import EnvSpec
 from projectgen.evaluation.report import Outcome
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, Limits
+from test_support import make_task
 
 GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
 
@@ -21,19 +22,6 @@ GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
 def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One environment cache for the whole session: the plain-pytest env is built once."""
     return tmp_path_factory.mktemp("env-cache")
-
-
-def make_task(root: Path, tests: dict[str, str], env_vars: dict[str, str] | None = None) -> Task:
-    """A task folder holding `unit_tests/` with the given test files."""
-    for name, body in tests.items():
-        path = root / "unit_tests" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(body), encoding="utf-8")
-    return Task(
-        id=root.name, root=root, format="taskdir", docs=Documents(prd="demo"),
-        suites={"unit": TestSuite(kind="unit", path="unit_tests")},
-        env=EnvSpec(env_vars=env_vars or {}),
-    )
 
 
 def runner(env_cache: Path, **overrides) -> SandboxRunner:
