@@ -73,6 +73,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.ledger import Ledger
 
@@ -291,7 +292,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         from projectgen.pricing import PriceTable
 
         prices = PriceTable.default()
-    records = UsageRecorder.load(run_dir / "usage.jsonl").records if (run_dir / "usage.jsonl").exists() else []
+    records = UsageRecorder.load(run_dir / "usage.jsonl").records
     by_attempt: dict[int | None, list[Any]] = {}
     for record in records:
         by_attempt.setdefault(record.attempt, []).append(record)
@@ -469,14 +470,8 @@ class ExperimentResults(BaseModel):
     models: list[ModelReport]
 
     def write(self, out_dir: Path) -> None:
-        _write_atomic(out_dir / RESULTS_JSON, self.model_dump_json(indent=1) + "\n")
-        _write_atomic(out_dir / RESULTS_MD, render_markdown(self))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+        write_atomic(out_dir / RESULTS_JSON, self.model_dump_json(indent=1) + "\n")
+        write_atomic(out_dir / RESULTS_MD, render_markdown(self))
 
 
 def percent(value: float | None) -> str:
@@ -583,7 +578,7 @@ def _check_config(out_dir: Path, config: dict[str, Any], fresh: bool) -> dict[st
         config = {**config, "models": {**stored.get("models", {}), **config["models"]}}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, json.dumps(config, indent=1) + "\n")
+        write_atomic(path, json.dumps(config, indent=1) + "\n")
     except OSError as exc:
         raise ProjectGenError(f"{out_dir}: cannot write the experiment there ({exc.strerror or exc}); choose "
                               "another --out") from None

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from projectgen.jsonl import append_line
+from projectgen.durable_files import append_line
 
 
 class Ledger:

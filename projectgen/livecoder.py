@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field, ValidationError
 from projectgen.agents import Agents, ModelGateway
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -230,7 +231,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                       "attempts were made); start the run again instead")
             locked.enter_context(folder_lock(out_dir))
             if budget is None:
-                budget = run_budget(manifest, UsageRecorder.load(usage_path) if usage_path.exists() else None)
+                budget = run_budget(manifest, UsageRecorder.load(usage_path))
         else:
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
@@ -326,16 +327,15 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
         unit_report.write_json(out_dir / "unit_report.json")
     # Every call of the run, those made before a resume included.
-    usage_path = out_dir / "usage.jsonl"
-    summary = attempts_summary(state, UsageRecorder.load(usage_path) if usage_path.exists() else UsageRecorder(),
-                               manifest, time.monotonic() - started)
+    summary = attempts_summary(state, UsageRecorder.load(out_dir / "usage.jsonl"), manifest,
+                               time.monotonic() - started)
     from projectgen.pipeline import describe_agents
 
     summary["model_descriptions"] = describe_agents(agents)
     summary["unit_tests"] = unit_report.summary() if unit_report is not None else None
     _write_output(state.get("repository") or {}, out_dir)
     # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
-    _write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str) + "\n")
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str) + "\n")
     write_manifest(out_dir, manifest.model_copy(update={"status": summary["status"], "reason": summary["reason"]}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary["status"])
     return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
@@ -378,14 +378,7 @@ def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
 
 
 def write_manifest(out_dir: Path, manifest: RunManifest) -> None:
-    _write_atomic(out_dir / MANIFEST, manifest.model_dump_json(indent=1) + "\n")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace `path` by `text` in one step: a kill leaves the old file or the new one, never a part."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(out_dir / MANIFEST, manifest.model_dump_json(indent=1) + "\n")
 
 
 def read_manifest(out_dir: Path) -> RunManifest:

@@ -636,7 +636,7 @@ class UsageRecorder:
             if self.path is not None:
                 # One whole line under an exclusive lock (processes sharing the file never interleave);
                 # a line torn by a kill is cut off first.
-                from projectgen.jsonl import append_line
+                from projectgen.durable_files import append_line
 
                 append_line(self.path, record.model_dump_json() + "\n")
 
@@ -645,7 +645,7 @@ class UsageRecorder:
         with self._lock:
             if self._call_ids is None:
                 self._call_ids = {r.call_id for r in self._records if r.call_id is not None}
-                if self.path is not None and self.path.exists():
+                if self.path is not None:
                     self._call_ids |= {r.call_id for r in UsageRecorder.load(self.path).records
                                        if r.call_id is not None}
             return call_id in self._call_ids
@@ -666,9 +666,13 @@ class UsageRecorder:
 
     @classmethod
     def load(cls, path: Path | str) -> UsageRecorder:
-        """Records read back from a JSONL file (a line torn by a kill is skipped); the result has no sink."""
+        """Records read back from a JSONL file (a line torn by a kill is skipped; no file, no records); the
+        result has no sink."""
         recorder = cls()
-        for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        path = Path(path)
+        if not path.exists():
+            return recorder
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 recorder._records.append(CallRecord.model_validate_json(line))
             except ValidationError:
@@ -714,7 +718,7 @@ class CallCache:
             return self._load().get(key)
 
     def put(self, key: str, reply: Any, record: CallRecord) -> None:
-        from projectgen.jsonl import append_line
+        from projectgen.durable_files import append_line
 
         entry = {"key": key, "content": reply.content, "usage": getattr(reply, "usage_metadata", None),
                  "response_metadata": getattr(reply, "response_metadata", None) or {},
@@ -927,6 +931,13 @@ class _Call:
             self.before()  # a resumed run's budget counts this call already: refuse as its check did
         return CallCache.reply(entry)
 
+    def begin(self, messages: Any) -> AIMessage | None:
+        """The cached reply of this call, or None once the budget has allowed a fresh call."""
+        replayed = self.replayed(messages)
+        if replayed is None:
+            self.before()
+        return replayed
+
     def before(self) -> None:
         before_call = getattr(self.budget, "before_call", None)
         if before_call is not None:
@@ -1017,10 +1028,9 @@ def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str 
     """
     call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
                  max_reply_chars=max_reply_chars, cache=cache)
-    replayed = call.replayed(messages)
+    replayed = call.begin(messages)
     if replayed is not None:
         return replayed
-    call.before()
     run_config = call.run_config()
     attempt = 0
     while True:
@@ -1047,10 +1057,9 @@ async def acall_model(model: Any, messages: Any, *, role: str, stage: str, targe
         sleep = asyncio.sleep
     call = _Call(model, role, stage, target, iteration, retries, backoff, max_backoff, recorder, budget, config,
                  max_reply_chars=max_reply_chars, cache=cache)
-    replayed = call.replayed(messages)
+    replayed = call.begin(messages)
     if replayed is not None:
         return replayed
-    call.before()
     run_config = call.run_config()
     attempt = 0
     while True:

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from projectgen.jsonl import append_line
+from projectgen.durable_files import append_line
 
 TRACE_FILE = "events.jsonl"
 STAGES = ("architecture", "skeleton", "code")

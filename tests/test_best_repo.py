@@ -75,7 +75,7 @@ def test_tasks_are_kept_apart_even_with_awkward_ids(tmp_path):
 def test_a_failure_while_writing_leaves_the_previous_best(tmp_path, monkeypatch):
     store = BestRepositoryStore(tmp_path)
     store.offer("kvstore", V1, 0.5, 1)
-    real_write = best_repo._write_file
+    real_write = best_repo.write_synced
     written: list[str] = []
 
     def crash_on_second_file(path, text):
@@ -84,7 +84,7 @@ def test_a_failure_while_writing_leaves_the_previous_best(tmp_path, monkeypatch)
         written.append(str(path))
         real_write(path, text)
 
-    monkeypatch.setattr(best_repo, "_write_file", crash_on_second_file)
+    monkeypatch.setattr(best_repo, "write_synced", crash_on_second_file)
     with pytest.raises(ProjectGenError, match="No space left on device"):
         store.offer("kvstore", V2, 0.9, 2)
     monkeypatch.undo()

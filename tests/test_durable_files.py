@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from projectgen.jsonl import append_line
+from projectgen.durable_files import append_line
 from projectgen.ledger import Ledger
 from projectgen.llm import CallCache, ScriptedChatModel, UsageRecorder, call_model
 from projectgen.trace import TraceWriter, read_trace

@@ -113,6 +113,6 @@ class TestReport(BaseModel):
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = self.model_dump(mode="json")
         payload["summary"] = self.summary()
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        from projectgen.durable_files import write_atomic
+
+        write_atomic(path, json.dumps(payload, indent=2) + "\n")

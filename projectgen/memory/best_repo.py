@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from projectgen.durable_files import fsync_folder, write_atomic, write_synced
 from projectgen.errors import ProjectGenError
 from projectgen.repository import Repository, safe_relpath
 
@@ -179,8 +180,8 @@ class BestRepositoryStore:
             try:
                 _write_snapshot(tmp, files)
                 os.rename(tmp, task_dir / _SNAPSHOTS / name)
-                _fsync_dir(task_dir / _SNAPSHOTS)
-                _write_atomic(task_dir / _POINTER, info.model_dump_json(indent=2) + "\n")
+                fsync_folder(task_dir / _SNAPSHOTS)
+                write_atomic(task_dir / _POINTER, info.model_dump_json(indent=2) + "\n")
             except OSError as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise ProjectGenError(f"best repository of {task_id!r}: cannot write ({exc})") from None
@@ -231,39 +232,7 @@ def _validated(repository: Mapping[str, str]) -> dict[str, str]:
 def _write_snapshot(folder: Path, files: Mapping[str, str]) -> None:
     folder.mkdir(parents=True)
     for rel, text in files.items():
-        _write_file(folder / rel, text)
-
-
-def _write_file(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle:
-        handle.write(text.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        _write_file(tmp, text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return  # e.g. Windows: folders cannot be opened; rename is still atomic there
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        write_synced(folder / rel, text)
 
 
 def _remove(path: Path) -> None:

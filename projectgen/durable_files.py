@@ -1,14 +1,19 @@
-"""Appending to the JSONL files of a run (usage, trace, call cache, ledgers) so that a kill never spoils them.
+"""Writing the files of a run (usage, trace, call cache, ledgers, manifests, summaries) so that a kill never
+spoils them.
 
 `append_line` writes one whole line with a single ``write`` under an exclusive ``flock`` (writers in
 other threads and processes never interleave), and first cuts off a torn last line, the remains of a
 writer killed in the middle of its line, so that the new line does not get glued to it and every
 line of the file stays a JSON document. Readers still skip a line that does not parse.
+
+`write_atomic` replaces a whole file: the text goes to a uniquely named temp file beside it, is
+fsynced and renamed over the target, so a kill leaves the old file or the new one, never a part.
 """
 from __future__ import annotations
 
 import fcntl
 import os
+import uuid
 from pathlib import Path
 
 _BLOCK = 1 << 16
@@ -49,3 +54,39 @@ def _whole_lines_end(fd: int, size: int) -> int:
             return start + cut + 1
         end = start
     return 0
+
+
+def write_synced(path: Path, text: str) -> None:
+    """Write `path` (its folder made when missing) and fsync it before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(text.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def write_atomic(path: Path | str, text: str) -> None:
+    """Replace `path` by `text` in one step (see the module's docstring); concurrent writers never share a temp file."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        write_synced(tmp, text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_folder(path.parent)
+
+
+def fsync_folder(path: Path) -> None:
+    """Make a rename or new file in `path` durable (where folders can be opened at all)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # e.g. Windows: folders cannot be opened; rename is still atomic there
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
