@@ -33,24 +33,29 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _non_negative_int(text: str) -> int:
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
+
+
+def _non_negative_int(text: str) -> int:
+    if (value := _whole_number(text)) < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
     return value
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
+    if (value := _whole_number(text)) <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
     return value
+
+
+def _add_prices_option(parser) -> None:
+    """`--prices FILE`, the same for every command that prices model calls."""
+    parser.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
 
 
 def _add_runner_options(parser: argparse.ArgumentParser) -> None:
@@ -117,8 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     durable = run.add_argument_group("budget and checkpoints")
     durable.add_argument("--max-cost", type=_positive_float, default=None, metavar="USD",
                          help="stop the run (keeping the best so far) once its priced calls cost more than this")
-    durable.add_argument("--prices", type=Path, default=None, metavar="FILE",
-                         help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    _add_prices_option(durable)
     durable.add_argument("--checkpoint-url", default=None, metavar="URL",
                          help="PostgreSQL database for the checkpoints (postgresql://user@host/db), for runs "
                               "shared between machines; default: DIR/checkpoints.sqlite")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 def add_experiment_command(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add ``experiment`` to the CLI's sub-parsers; return ``{"experiment": handler}``."""
-    from projectgen.cli import _add_attempt_options, _add_pipeline_options, _add_runner_options, _positive_int
+    from projectgen.cli import _add_attempt_options, _add_pipeline_options, _add_runner_options, _positive_int, \
+        _add_prices_option
 
     parser = subparsers.add_parser(
         "experiment", help="run every task x model of a dataset (LiveCoder runs), resumable, with per-attempt tables",
@@ -34,8 +35,7 @@ def add_experiment_command(subparsers) -> dict[str, Callable[[argparse.Namespace
                         help="experiment folder with the resumable ledger (default: ./runs/experiment-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every pair again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
-    parser.add_argument("--prices", type=Path, default=None, metavar="FILE",
-                        help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    _add_prices_option(parser)
     parser.add_argument("--no-unit-tests", action="store_true",
                         help="do not run the hidden unit tests (no functional score: tokens and cost only)")
     _add_pipeline_options(parser)

@@ -18,7 +18,7 @@ TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
 
 def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add ``trace`` and ``report`` to `subparsers`; returns ``{"trace": cmd_trace, "report": cmd_report}``."""
-    from projectgen.cli import _positive_int
+    from projectgen.cli import _positive_int, _add_prices_option
 
     trace = subparsers.add_parser(
         "trace", help="show a run's timeline: nodes, judge scores, check tests, tokens and cost",
@@ -31,8 +31,7 @@ def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace],
     trace.add_argument("--attempt", type=_positive_int, default=None, metavar="N", help="only attempt N")
     trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
     trace.add_argument("--calls", action="store_true", help="also list every model call and the node it went to")
-    trace.add_argument("--prices", type=Path, default=None, metavar="FILE",
-                       help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    _add_prices_option(trace)
 
     report = subparsers.add_parser(
         "report", help="write a Markdown and a self-contained HTML report of a run",
@@ -41,8 +40,7 @@ def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace],
                     "and the final repository's maintainability index.")
     report.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
     report.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: DIR itself)")
-    report.add_argument("--prices", type=Path, default=None, metavar="FILE",
-                        help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+    _add_prices_option(report)
     return {"trace": cmd_trace, "report": cmd_report}
 
 
