@@ -31,7 +31,7 @@ from projectgen.evaluation import runner as runner_module
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.evaluation.runner import OUTPUT_TAIL_CHARS, RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits
-from test_support import make_task
+from test_support import free_port, make_task
 
 PROJECT = Path(__file__).resolve().parents[1]
 GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
@@ -569,12 +569,6 @@ def test_code_cannot_read_the_users_ssh_keys_or_environment(
 
 
 # -- ports ------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @dataclass
 class Knocker:
     """Keeps trying to connect to a port on the host's loopback while a run goes on."""
