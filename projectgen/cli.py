@@ -465,12 +465,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
 
     if args.resume is not None:
-        given = [name for name, value in (("TASK", args.task), ("--model", args.model),
-                                          ("--role-model", args.role_model), ("--base-url", args.base_url),
-                                          ("--out", args.out), ("--force", args.force)) if value]
+        given = _options_fixed_by_run_json(args)
         if given:
-            raise ProjectGenError(f"--resume DIR continues a run with the task, models and folder in its run.json: "
-                                  f"leave out {', '.join(given)}")
+            raise ProjectGenError(f"--resume DIR continues a run with the task, models, settings, budgets and folder "
+                                  f"in its run.json: leave out {', '.join(given)}")
         return _resume(args)
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
@@ -490,6 +488,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
                         attempt_settings=attempt_settings, out=out, force=args.force)
+
+
+# What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
+_RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
+
+
+def _options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
+    """The `run` options given along with --resume that the run's run.json fixes, as the user spelled them.
+
+    Silently running with run.json's value instead would surprise whoever typed, say, --attempts 8.
+    """
+    defaults = vars(build_parser().parse_args(["run"]))
+    return ["TASK" if dest == "task" else "--" + dest.replace("_", "-")
+            for dest, default in defaults.items()
+            if dest not in _RESUME_MAY_CHANGE and getattr(args, dest, default) != default]
 
 
 def _resume(args: argparse.Namespace) -> int:

@@ -432,6 +432,18 @@ def test_resume_refuses_a_file_and_options_it_would_ignore(ws: Path, capsys) -> 
     refused(capsys, ws, ["run", "kvstore", "--resume", run_dir], "leave out TASK")
     refused(capsys, ws, ["run", "--resume", run_dir, "--model", "openai:gpt-4o", "--out", ws / "x"],
             "leave out --model, --out")
+    # Settings and budgets live in run.json too: a resume would run without them, so they are refused.
+    refused(capsys, ws, ["run", "--resume", run_dir, "--attempts", "8", "--max-tokens", "5", "--no-best",
+                         "--max-cost", "1", "--timeout", "9"],
+            "leave out --max-tokens, --attempts, --no-best, --max-cost")
+
+
+def test_resume_may_change_the_sandbox_options_that_run_json_does_not_keep() -> None:
+    from projectgen.cli import _options_fixed_by_run_json, build_parser
+
+    args = build_parser().parse_args(["run", "--resume", "r", "--timeout", "9", "--memory-mb", "512",
+                                      "--isolation", "none", "--cache-dir", "c"])
+    assert _options_fixed_by_run_json(args) == []
 
 
 # --------------------------------------------------------------------------- trace and report
