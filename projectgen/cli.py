@@ -431,7 +431,8 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.livecoder import MODEL_FAILURES, read_manifest, run_livecoder
+    from projectgen.livecoder import read_manifest, run_livecoder
+    from projectgen.llm import MODEL_FAILURES
 
     console = Console()
 

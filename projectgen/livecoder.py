@@ -49,7 +49,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
-from projectgen.llm import Budget, CallCache, ModelCallError, ScriptExhaustedError, UsageRecorder
+from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder
 from projectgen.repository import write_repository
 from projectgen.trace import TRACE_FILE, TraceWriter
 
@@ -339,10 +339,6 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     write_manifest(out_dir, manifest.model_copy(update={"status": summary["status"], "reason": summary["reason"]}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary["status"])
     return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
-
-
-MODEL_FAILURES: tuple[type[BaseException], ...] = (ModelCallError, ScriptExhaustedError)
-"""A model that keeps failing (after the door's retries, or at once when the error is not transient)."""
 
 
 def _write_output(repository: Mapping[str, str], out_dir: Path) -> None:

@@ -124,6 +124,10 @@ class ScriptExhaustedError(ProjectGenError):
         self.iteration = iteration
 
 
+MODEL_FAILURES: tuple[type[BaseException], ...] = (ModelCallError, ScriptExhaustedError)
+"""A model that keeps failing (after the door's retries, or at once when the error is not transient)."""
+
+
 # --------------------------------------------------------------------------- token estimates
 
 def estimate_tokens(text: str) -> int:

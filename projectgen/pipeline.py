@@ -1,7 +1,8 @@
 """Run ProjectGen on one task: graph -> repository on disk -> run summary -> hidden unit tests.
 
-`run_project` is what `projectgen run` and `projectgen demo` call; library users can call
-it too, or build the graph themselves (see `projectgen.graphs`).
+`run_project` is one pass of the three stages, without LiveCoder's attempts (the CLI always
+goes through `projectgen.livecoder`); library users can call it, or build the graph
+themselves (see `projectgen.graphs`).
 
 Output folder layout::
 
@@ -29,7 +30,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
-from projectgen.llm import Budget, UsageRecorder, describe_model
+from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model
 from projectgen.repository import write_repository
 from projectgen.run_summary import RunSummary, summarize_run
 
@@ -115,7 +116,12 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
                        out_dir: Path | None = None, force: bool = False, budget: Budget | None = None,
                        progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
                        metadata: Mapping[str, Any] | None = None) -> RunOutcome:
-    """Generate a repository for `task` and, unless told not to, run its hidden unit tests."""
+    """Generate a repository for `task` and, unless told not to, run its hidden unit tests.
+
+    A model that keeps failing still raises its error, but with `out_dir` the state reached
+    before it (accepted tree, filled files, usage) is written first, with `summary.json`
+    saying `failed` and why, so the calls already paid for are not lost.
+    """
     settings = settings or Settings()
     if graph is None:
         if agents is None and models is None:
@@ -131,10 +137,18 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
                          gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {}),
                                               **settings.gateway_options()))
     started = time.monotonic()
-    state = await graph.ainvoke(initial_state(task), context=context,
-                                config={"max_concurrency": settings.max_concurrency})
+    state: Mapping[str, Any] = initial_state(task)
+    failure: BaseException | None = None
+    try:
+        async for state in graph.astream(initial_state(task), context=context, stream_mode="values",
+                                         config={"max_concurrency": settings.max_concurrency}):
+            pass  # keep the state after each step: what a failure leaves is written below
+    except MODEL_FAILURES as exc:
+        if out_dir is None:
+            raise
+        failure = exc
     unit_report = None
-    if evaluate_unit and "unit" in task.suites and state.get("repository"):
+    if failure is None and evaluate_unit and "unit" in task.suites and state.get("repository"):
         if progress:
             progress("running the hidden unit tests")
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
@@ -142,8 +156,13 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
         state, recorder.records, models=describe_agents(agents) if agents is not None else called_models(recorder),
         settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
         duration_s=time.monotonic() - started)
+    if failure is not None:
+        summary = summary.model_copy(update={"status": "failed",
+                                             "reason": (str(failure).strip().splitlines() or ["model failed"])[0]})
     if out_dir is not None:
         write_outputs(out_dir, state, summary, unit_report)
+    if failure is not None:
+        raise failure
     return RunOutcome(state=dict(state), summary=summary, unit_report=unit_report, out_dir=out_dir)
 
 

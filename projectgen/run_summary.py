@@ -38,6 +38,8 @@ class RunSummary(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     stages: dict[str, StageSummary] = Field(default_factory=dict)
     stopped: str | None = None
+    status: str = Field(default="finished", description="finished, or failed: a model kept failing (see reason)")
+    reason: str | None = None
     files: int = 0
     edits: EditSummary = Field(default_factory=EditSummary)
     tokens: UsageTotals = Field(default_factory=UsageTotals)

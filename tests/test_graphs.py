@@ -577,6 +577,30 @@ def test_reference_replay_repairs_the_broken_function_and_writes_the_run(task, t
         run_project(task, models=model, runner=SandboxRunner(), out_dir=out)
 
 
+def test_a_model_failing_for_good_in_the_code_stage_still_leaves_the_run_on_disk(task, tmp_path):
+    """run_project raises the model's error, but the tree and skeleton it had paid for are written first."""
+    from projectgen.faults import FaultPlan, FaultyChatModel
+    from projectgen.llm import ModelCallError
+
+    script = reference_script(task)
+    model = FaultyChatModel(wrapped=ScriptedChatModel(script=script, label=script.label),
+                            plan=FaultPlan.parse("auth_error=1,stages=code"))
+    out = tmp_path / "out"
+    with pytest.raises(ModelCallError):
+        run_project(task, models=model, runner=SandboxRunner(), out_dir=out)
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["status"] == "failed" and "AuthenticationError" in summary["reason"]
+    assert summary["stages"]["architecture"]["accepted"] and summary["stages"]["skeleton"]["accepted"]
+    assert "code" not in summary["stages"]
+    state = json.loads((out / "state.json").read_text(encoding="utf-8"))
+    assert (out / "ssat.json").is_file() and state["ssat"]
+    assert set(state["skeleton"]) == set(task.reference_repository())  # the accepted skeleton, every file
+    assert not state.get("repository") and not any((out / "repository").rglob("*.py"))  # nothing filled yet
+    assert not (out / "unit_report.json").exists()
+    assert summary["tokens"]["calls"] == len((out / "usage.jsonl").read_text(encoding="utf-8").splitlines())
+
+
 def test_reference_replay_with_search_replace_repairs(task):
     breakage = Breakage("kvstore/store.py", "_expired")
     script = reference_script(task, breakage=breakage, edit_format="search_replace")
