@@ -432,7 +432,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
 
     from projectgen.errors import ProjectGenError
     from projectgen.livecoder import read_manifest, run_livecoder
-    from projectgen.llm import MODEL_FAILURES
+    from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
     console = Console()
 
@@ -448,7 +448,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
                                 progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
-        reason = read_manifest(out).reason or str(exc).strip().splitlines()[0]
+        reason = read_manifest(out).reason or model_failure_reason(exc)
         raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / 'repository'}; "
                               f"continue with `projectgen run --resume {out}`") from None
     _print_attempts(console, outcome)

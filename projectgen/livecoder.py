@@ -49,7 +49,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
-from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder
+from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder, model_failure_reason
 from projectgen.repository import write_repository
 from projectgen.trace import TRACE_FILE, TraceWriter
 
@@ -357,8 +357,7 @@ async def _record_failure(out_dir: Path, manifest: RunManifest, context: Attempt
     """A model that keeps failing ends the run cleanly: the best so far becomes the output, run.json
     says "failed" with a one-line reason, the trace ends. No summary.json is written, and the
     checkpoint still holds the failed step, so `--resume` continues from it once the model is back."""
-    text = str(exc).strip()
-    reason = f"model: {type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+    reason = model_failure_reason(exc)
     stored = await asyncio.to_thread(context.best.best, context.task.id)
     final = ({"source": "best", "attempt": stored.attempt, "score": stored.score} if stored is not None
              else {"source": "none", "attempt": None, "score": None})

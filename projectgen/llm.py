@@ -128,6 +128,12 @@ MODEL_FAILURES: tuple[type[BaseException], ...] = (ModelCallError, ScriptExhaust
 """A model that keeps failing (after the door's retries, or at once when the error is not transient)."""
 
 
+def model_failure_reason(exc: BaseException) -> str:
+    """One line for run.json, summaries and the CLI: the error's class and its first line."""
+    text = str(exc).strip()
+    return f"model: {type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
 # --------------------------------------------------------------------------- token estimates
 
 def estimate_tokens(text: str) -> int:

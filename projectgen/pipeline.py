@@ -30,7 +30,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
-from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model
+from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model, model_failure_reason
 from projectgen.repository import write_repository
 from projectgen.run_summary import RunSummary, summarize_run
 
@@ -157,8 +157,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
         settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
         duration_s=time.monotonic() - started)
     if failure is not None:
-        summary = summary.model_copy(update={"status": "failed",
-                                             "reason": (str(failure).strip().splitlines() or ["model failed"])[0]})
+        summary = summary.model_copy(update={"status": "failed", "reason": model_failure_reason(failure)})
     if out_dir is not None:
         write_outputs(out_dir, state, summary, unit_report)
     if failure is not None:
