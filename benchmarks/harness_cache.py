@@ -281,8 +281,8 @@ def main() -> int:
     # What bounds any schedule of whole tasks: the busiest core, and the longest single evaluation.
     cpu_total = statistics.median(sum(rs[i].cpu_seconds for rs in warm.values()) for i in range(args.repeats))
     cores = os.cpu_count() or 1
-    longest = max(warm_m.values(), key=lambda r: r.seconds)
-    longest_id = next(tid for tid, r in warm_m.items() if r is longest)
+    longest_id = max(warm_m, key=lambda tid: warm_m[tid].seconds)
+    longest = warm_m[longest_id]
     floor = max(cpu_total / cores, longest.seconds)
     print(f"bound for ours warm on this machine: CPU time of the evaluations {cpu_total:.2f} s over {cores} cores "
           f"= {cpu_total / cores:.2f} s; longest single evaluation ({longest_id}) {longest.seconds:.2f} s; so no "

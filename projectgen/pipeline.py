@@ -140,7 +140,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     state: Mapping[str, Any] = initial_state(task)
     failure: BaseException | None = None
     try:
-        async for state in graph.astream(initial_state(task), context=context, stream_mode="values",
+        async for state in graph.astream(state, context=context, stream_mode="values",
                                          config={"max_concurrency": settings.max_concurrency}):
             pass  # keep the state after each step: what a failure leaves is written below
     except MODEL_FAILURES as exc:
