@@ -123,9 +123,9 @@ def real_project(task_id: str) -> tuple[dict[str, str], list[str]] | None:
     folder = ROOT.parent / "shared" / "datasets" / "CodeProjectEval" / task_id
     if not folder.is_dir():
         return None
-    from projectgen.dependencies import import_graph, topological_order
+    from projectgen.repository.dependencies import import_graph, topological_order
     from projectgen.datasets.loaders import load_task
-    from projectgen.reference_script import reference_python_files
+    from projectgen.llm.reference_replay import reference_python_files
 
     files = reference_python_files(load_task(folder))
     return files, topological_order(import_graph(files))

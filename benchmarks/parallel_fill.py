@@ -45,7 +45,7 @@ def main() -> int:
 
     from _fixtures import layered_project, ratio_line, table
 
-    from projectgen.dependencies import dependency_layers, import_graph
+    from projectgen.repository.dependencies import dependency_layers, import_graph
 
     files = layered_project(args.layers, args.width)
     layers = dependency_layers(import_graph(files))

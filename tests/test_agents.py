@@ -40,9 +40,9 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import ModelRoles, ScriptedChatModel, UsageRecorder
-from projectgen.parsing import StructuredOutputError
+from projectgen.llm.parsing import StructuredOutputError
 from projectgen.prompts import Prompt, load_prompt, prompt_names
-from projectgen.reference_script import Breakage, break_function
+from projectgen.llm.reference_replay import Breakage, break_function
 from projectgen.ssat import SSAT, SSATValidationError, render_file, render_stub, render_tree, validate_ssat_json
 
 F = "```"

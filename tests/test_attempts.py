@@ -14,10 +14,10 @@ from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs.state import ProjectState, RunContext
-from projectgen.livecoder import run_livecoder
+from projectgen.runs.livecoder import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
-from projectgen.reference_script import reference_script
-from projectgen.trace import read_trace
+from projectgen.llm.reference_replay import reference_script
+from projectgen.runs.trace import read_trace
 
 KNOWLEDGE_REPLY = {
     "success": {"task_summary": "kvstore", "repository_signals": ["package kvstore with store.py over storage.py"],
@@ -245,7 +245,7 @@ def priced_model(script: dict[str, Any]):
 def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."test-priced-double"]\ninput = 100.0\noutput = 400.0\n')
-    from projectgen.pricing import PriceTable
+    from projectgen.llm.pricing import PriceTable
 
     table = PriceTable.from_file(prices)
     run_livecoder(task, tmp_path / "full", models=priced_model(attempt_script(task)),
@@ -268,7 +268,7 @@ def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: 
 
 
 def test_a_resumed_run_is_charged_with_what_it_spent_before(tmp_path: Path) -> None:
-    from projectgen.livecoder import RunManifest, run_budget
+    from projectgen.runs.livecoder import RunManifest, run_budget
     from projectgen.llm import AllBudgets, CallRecord, UsageRecorder
 
     recorder = UsageRecorder()

@@ -491,7 +491,7 @@ def test_trace_and_report_read_a_trace_torn_by_a_kill(ws: Path, capsys) -> None:
 
 
 def test_a_resumed_trace_starts_a_new_line_after_a_torn_one(tmp_path: Path) -> None:
-    from projectgen.trace import TraceWriter, read_trace
+    from projectgen.runs.trace import TraceWriter, read_trace
 
     path = write(tmp_path / "events.jsonl", json.dumps(EVENT) + "\n" + json.dumps(EVENT)[:20])
     TraceWriter(path).write("run_resumed", run_id="r1")

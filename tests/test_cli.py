@@ -11,7 +11,7 @@ import pytest
 
 from projectgen.cli import main
 from projectgen.datasets.examples import example_task_path, example_tasks_dir
-from projectgen.ledger import Ledger
+from projectgen.experiments.ledger import Ledger
 
 
 @pytest.fixture(scope="module")

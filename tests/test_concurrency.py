@@ -173,9 +173,9 @@ def test_8_run_processes_on_one_task_share_a_chroma_server(dataset, chroma_url) 
 
 def test_a_second_process_in_a_busy_run_folder_is_refused(tmp_path: Path) -> None:
     from projectgen.errors import ProjectGenError
-    from projectgen.locking import folder_lock
+    from projectgen.runs.locking import folder_lock
 
-    code = ("import sys, time; from projectgen.locking import folder_lock\n"
+    code = ("import sys, time; from projectgen.runs.locking import folder_lock\n"
             "with folder_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -194,8 +194,8 @@ def test_a_second_process_in_a_busy_run_folder_is_refused(tmp_path: Path) -> Non
 
 def test_resuming_a_run_that_is_still_going_is_refused(tmp_path: Path) -> None:
     from projectgen.errors import ProjectGenError
-    from projectgen.livecoder import RunManifest, run_livecoder, write_manifest
-    from projectgen.locking import folder_lock
+    from projectgen.runs.livecoder import RunManifest, run_livecoder, write_manifest
+    from projectgen.runs.locking import folder_lock
 
     write_manifest(tmp_path, RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))
     with folder_lock(tmp_path):

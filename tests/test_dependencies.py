@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from projectgen.dependencies import dependency_layers, import_cycles, import_graph, topological_order
+from projectgen.repository.dependencies import dependency_layers, import_cycles, import_graph, topological_order
 
 
 def test_chain():

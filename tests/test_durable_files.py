@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from projectgen.durable_files import append_line
-from projectgen.ledger import Ledger
+from projectgen.experiments.ledger import Ledger
 from projectgen.llm import CallCache, ScriptedChatModel, UsageRecorder, call_model
-from projectgen.trace import TraceWriter, read_trace
+from projectgen.runs.trace import TraceWriter, read_trace
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -56,7 +56,7 @@ def test_the_usage_log_and_the_trace_stay_whole_after_a_torn_line(tmp_path: Path
 
 WRITER = """
 import sys
-from projectgen.ledger import Ledger
+from projectgen.experiments.ledger import Ledger
 ledger = Ledger(sys.argv[1])
 for i in range(200):
     ledger.append(f"{sys.argv[2]}/{i}", figures={"i": i, "pad": "x" * (i * 37 % 5000)})
@@ -135,7 +135,7 @@ class DyingKnowledgeStore:
 def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_path: Path, monkeypatch) -> None:
     from test_attempts import attempt_script
 
-    from projectgen import livecoder
+    from projectgen.runs import livecoder
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_task_path
     from projectgen.datasets.loaders import load_task

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from projectgen.edits import (
+from projectgen.repository.edits import (
     EditOutcome,
     FileEdit,
     SearchReplaceBlock,

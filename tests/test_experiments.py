@@ -30,7 +30,7 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.experiments import (
+from projectgen.experiments.experiment import (
     AttemptFigures,
     ExperimentModel,
     ExperimentResults,
@@ -40,7 +40,7 @@ from projectgen.experiments import (
     run_experiment,
     summarize_pairs,
 )
-from projectgen.reference_script import reference_script
+from projectgen.llm.reference_replay import reference_script
 
 KNOWLEDGE = {"success": {"task_summary": "t", "repository_signals": [], "functional_signals": [],
                          "carry_over": ["keep the layout"]},
@@ -73,7 +73,7 @@ def script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | None = None
 
 def cli(*argv: str) -> tuple[int, str]:
     """`projectgen experiment ...` through the sub-command the CLI wires in; returns (exit code, output)."""
-    from projectgen.cli_experiment import add_experiment_command
+    from projectgen.cli.experiment import add_experiment_command
 
     parser = argparse.ArgumentParser(prog="projectgen")
     commands = add_experiment_command(parser.add_subparsers(dest="command"))

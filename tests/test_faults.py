@@ -1,4 +1,4 @@
-"""Fault injection (`projectgen.faults`) and the fault matrix: real runs under a misbehaving model.
+"""Fault injection (`projectgen.llm.faults`) and the fault matrix: real runs under a misbehaving model.
 
 The unit tests check the wrapper itself. The matrix runs LiveCoder for real (every agent,
 graph, stage loop, the knowledge store and the sandbox) on the bundled kvstore task, with a
@@ -40,16 +40,16 @@ from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.faults import (
+from projectgen.llm.faults import (
     CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
 )
-from projectgen.livecoder import run_livecoder
+from projectgen.runs.livecoder import run_livecoder
 from projectgen.llm import (
     MAX_REPLY_CHARS, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder, call_model, describe_model,
     model_name,
 )
-from projectgen.parsing import StructuredOutputError, find_json
-from projectgen.reference_script import Breakage, reference_script
+from projectgen.llm.parsing import StructuredOutputError, find_json
+from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -229,7 +229,7 @@ def test_the_wrapper_is_named_as_such_and_priced_as_the_wrapped_model() -> None:
 
 def test_the_fault_kinds_are_documented() -> None:
     import projectgen
-    import projectgen.faults as faults
+    import projectgen.llm.faults as faults
 
     assert projectgen.FaultyChatModel is FaultyChatModel and projectgen.FaultPlan is FaultPlan
     assert all(f"``{kind}``" in faults.__doc__ for kind in FAULT_KINDS)
@@ -243,7 +243,7 @@ def test_the_skeleton_judge_records_files_it_named_outside_the_skeleton(task) ->
     import asyncio
 
     from projectgen.agents import ModelGateway, SkeletonJudge
-    from projectgen.reference_script import reference_ssat
+    from projectgen.llm.reference_replay import reference_ssat
     from projectgen.ssat import render_stub
 
     ssat = reference_ssat(task)

@@ -21,7 +21,7 @@ from projectgen.agents.coder import interface_of
 from projectgen.config import Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
-from projectgen.edits import EditOutcome, FileEdit, make_search_replace_reply
+from projectgen.repository.edits import EditOutcome, FileEdit, make_search_replace_reply
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import (
@@ -30,8 +30,8 @@ from projectgen.graphs import (
 )
 from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel, UsageRecorder
-from projectgen.pipeline import run_project
-from projectgen.reference_script import Breakage, reference_script
+from projectgen.runs.pipeline import run_project
+from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 
 # --------------------------------------------------------------------------- a small project
@@ -579,7 +579,7 @@ def test_reference_replay_repairs_the_broken_function_and_writes_the_run(task, t
 
 def test_a_model_failing_for_good_in_the_code_stage_still_leaves_the_run_on_disk(task, tmp_path):
     """run_project raises the model's error, but the tree and skeleton it had paid for are written first."""
-    from projectgen.faults import FaultPlan, FaultyChatModel
+    from projectgen.llm.faults import FaultPlan, FaultyChatModel
     from projectgen.llm import ModelCallError
 
     script = reference_script(task)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.cli_inspect import add_inspect_commands
+from projectgen.cli.inspect import add_inspect_commands
 from projectgen.errors import ProjectGenError
-from projectgen.inspect_run import diffs, load_run, timeline
-from projectgen.pricing import PriceTable
-from projectgen.reporting import render_html, render_markdown, write_report
+from projectgen.inspection.run_view import diffs, load_run, timeline
+from projectgen.llm.pricing import PriceTable
+from projectgen.inspection.report import render_html, render_markdown, write_report
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 MINI = "gpt-4o-mini"  # USD 0.15 in / 0.60 out per 1M tokens

@@ -22,7 +22,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.llm import ScriptedChatModel, UsageRecorder
 from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
-from projectgen.observations import (
+from projectgen.agents.observations import (
     ExecutionFeedback,
     RepositoryObservation,
     execution_feedback,
@@ -31,7 +31,7 @@ from projectgen.observations import (
     message_line,
     observe_repository,
 )
-from projectgen.parsing import StructuredOutputError
+from projectgen.llm.parsing import StructuredOutputError
 from projectgen.prompts import load_prompt
 
 PRD = "# KV store\n\nA small key-value store with TTL expiry, namespaces and transactions.\n"

@@ -582,7 +582,7 @@ def test_a_custom_budget_sees_every_record() -> None:
 def test_importing_llm_does_not_import_langchain() -> None:
     import subprocess
 
-    code = ("import sys, projectgen.llm, projectgen.parsing; "
+    code = ("import sys, projectgen.llm, projectgen.llm.parsing; "
             "print(any(m.split('.')[0] in ('langchain', 'langchain_core', 'openai', 'asyncio') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"

@@ -5,7 +5,7 @@ import pytest
 from pydantic import BaseModel
 
 from projectgen.errors import ProjectGenError
-from projectgen.parsing import StructuredOutputError, extract_code_blocks, extract_json, find_json, parse_model
+from projectgen.llm.parsing import StructuredOutputError, extract_code_blocks, extract_json, find_json, parse_model
 
 
 class Module(BaseModel):

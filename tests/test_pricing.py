@@ -7,7 +7,7 @@ import pytest
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm import BudgetExceededError, CallRecord, UsageRecorder, call_model
-from projectgen.pricing import (DEFAULT_PRICES, PRICES_AS_OF, CostBudget, CostTotal, ModelPrice, PriceTable,
+from projectgen.llm.pricing import (DEFAULT_PRICES, PRICES_AS_OF, CostBudget, CostTotal, ModelPrice, PriceTable,
                                 format_usd)
 
 

@@ -27,7 +27,7 @@ def test_langgraph_json_names_loadable_factories(monkeypatch) -> None:
 
 
 def test_the_studio_graph_runs_with_a_json_context(monkeypatch) -> None:
-    from projectgen.studio import project_graph
+    from projectgen.graphs.studio import project_graph
 
     monkeypatch.setenv("PROJECTGEN_MODEL", f"scripted:{example_script_path('kvstore.demo')}")
     context = RunContext(task="kvstore")  # what Studio sends: {"task": "kvstore"}
@@ -36,7 +36,7 @@ def test_the_studio_graph_runs_with_a_json_context(monkeypatch) -> None:
 
 
 def test_a_missing_model_is_a_clear_error(monkeypatch) -> None:
-    from projectgen.studio import project_graph
+    from projectgen.graphs.studio import project_graph
 
     monkeypatch.delenv("PROJECTGEN_MODEL", raising=False)
     with pytest.raises(ProjectGenError, match="PROJECTGEN_MODEL"):

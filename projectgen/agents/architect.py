@@ -6,7 +6,7 @@ from typing import Any
 
 from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.datasets.task import Documents
-from projectgen.parsing import find_json
+from projectgen.llm.parsing import find_json
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, validate_ssat_json
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 from projectgen.agents.architect import document_values, ssat_json
 from projectgen.agents.base import ModelGateway, Verdict
 from projectgen.datasets.task import Documents
-from projectgen.parsing import StructuredOutputError, parse_model
+from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT
 

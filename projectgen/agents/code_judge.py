@@ -14,7 +14,7 @@ from projectgen.agents.base import CheckStatus, ModelGateway, Verdict
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.parsing import StructuredOutputError, parse_model
+from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 
 

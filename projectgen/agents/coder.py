@@ -8,7 +8,7 @@ from typing import Any
 from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.agents.skeleton import code_from_reply, needs_writing
 from projectgen.config import EditFormat
-from projectgen.edits import EditOutcome, apply_edits
+from projectgen.repository.edits import EditOutcome, apply_edits
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, render_file, render_stub, render_tree, ssat_from_repository
 

@@ -19,8 +19,8 @@ from typing import Any
 from projectgen.agents.base import ModelGateway
 from projectgen.errors import ProjectGenError
 from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
-from projectgen.observations import ExecutionFeedback, RepositoryObservation, clip, fit_lines
-from projectgen.parsing import StructuredOutputError, find_json
+from projectgen.agents.observations import ExecutionFeedback, RepositoryObservation, clip, fit_lines
+from projectgen.llm.parsing import StructuredOutputError, find_json
 from projectgen.prompts import Prompt, load_prompt
 
 MAX_ITEMS = 12

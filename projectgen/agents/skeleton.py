@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projectgen.agents.base import ModelGateway, guidance_section, section
-from projectgen.parsing import extract_code_blocks
+from projectgen.llm.parsing import extract_code_blocks
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, render_file, render_tree
 

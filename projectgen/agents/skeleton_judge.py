@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from projectgen.agents.base import ModelGateway, Verdict
-from projectgen.parsing import StructuredOutputError, parse_model
+from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, ClassNode, FileNode, FunctionNode, render_stub, render_tree, ssat_from_repository
 

@@ -14,7 +14,7 @@ from projectgen.graphs.state import (
     stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
-from projectgen.parsing import StructuredOutputError
+from projectgen.llm.parsing import StructuredOutputError
 from projectgen.ssat import SSATValidationError, diff_ssat, render_diff
 
 STAGE = "architecture"

@@ -35,7 +35,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.state import ProjectState, RunContext, append_unique, initial_state, last_verdict
 from projectgen.llm import META_ATTEMPT, BudgetExceededError
 from projectgen.repository import write_repository
-from projectgen.run_summary import stage_summaries
+from projectgen.runs.summary import stage_summaries
 
 ATTEMPT_RECORD = "attempt:{}"
 
@@ -204,7 +204,7 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
 
     async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
         from projectgen.memory.knowledge_entries import FailureKnowledge, SuccessKnowledge
-        from projectgen.observations import execution_feedback, observe_repository
+        from projectgen.agents.observations import execution_feedback, observe_repository
 
         ctx = runtime.context
         attempt, current = state["attempt"], state["current"]

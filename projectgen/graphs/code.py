@@ -22,7 +22,7 @@ from langgraph.types import Send
 from projectgen.agents.base import combine_verdicts
 from projectgen.agents.coder import interface_of
 from projectgen.config import Settings
-from projectgen.dependencies import dependency_layers, import_graph
+from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.loop import after_judge, describe
 from projectgen.graphs.state import (
     ProjectState, RunContext, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,

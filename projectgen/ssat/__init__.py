@@ -526,7 +526,7 @@ class SSATValidationError(ProjectGenError):
 def validate_ssat_json(data: str | bytes | Mapping[str, Any] | SSAT) -> SSAT:
     """Parse and validate model output; raise SSATValidationError with readable problems.
 
-    Text may be fenced or wrapped in prose (see `projectgen.parsing.find_json`). JSON
+    Text may be fenced or wrapped in prose (see `projectgen.llm.parsing.find_json`). JSON
     that had to be repaired because it was cut off is rejected even if it validates:
     a truncated file list would silently drop part of the architecture.
     """
@@ -536,7 +536,7 @@ def validate_ssat_json(data: str | bytes | Mapping[str, Any] | SSAT) -> SSAT:
     if isinstance(data, bytes):
         data = data.decode("utf-8", errors="replace")
     if isinstance(data, str):
-        from projectgen.parsing import StructuredOutputError, find_json
+        from projectgen.llm.parsing import StructuredOutputError, find_json
 
         try:
             found = find_json(data)

@@ -1,6 +1,6 @@
 """Run reports: Markdown and one self-contained HTML page with inline SVG charts.
 
-`write_report(run_dir, out_dir=None)` reads a run folder (`projectgen.inspect_run.load_run`)
+`write_report(run_dir, out_dir=None)` reads a run folder (`projectgen.inspection.run_view.load_run`)
 and writes ``report.md`` and ``report.html`` (default: into the run folder). The HTML
 page has inline CSS and SVG drawn here (no JavaScript, nothing fetched), so it can be
 mailed or archived as one file. Charts: attempt score with the best-so-far line (and the
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
-from projectgen.inspect_run import RunView, diffs, load_run
-from projectgen.pricing import PRICES_AS_OF, PriceTable
+from projectgen.inspection.run_view import RunView, diffs, load_run
+from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
 
 STAGE_ORDER = ("architecture", "skeleton", "code")
 COLORS = {"input": "#4c78a8", "output": "#f58518", "score": "#2f9e44", "best": "#1c7ed6", "unit": "#9c36b5",

@@ -51,7 +51,7 @@ from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
 from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder, model_failure_reason
 from projectgen.repository import write_repository
-from projectgen.trace import TRACE_FILE, TraceWriter
+from projectgen.runs.trace import TRACE_FILE, TraceWriter
 
 MANIFEST = "run.json"
 CHECKPOINTS = "checkpoints.sqlite"
@@ -105,7 +105,7 @@ def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> B
     if manifest.max_tokens:
         budgets.append(TokenBudget(manifest.max_tokens, used=sum(c.total_tokens for c in calls)))
     if manifest.max_cost_usd is not None:
-        from projectgen.pricing import CostBudget, PriceTable
+        from projectgen.llm.pricing import CostBudget, PriceTable
 
         prices = PriceTable.from_file(manifest.prices_file) if manifest.prices_file else PriceTable.default()
         budgets.append(CostBudget(manifest.max_cost_usd, prices, spent=prices.total(calls).value or 0.0))
@@ -213,8 +213,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     """
     from contextlib import ExitStack
 
-    from projectgen.locking import folder_lock
-    from projectgen.pipeline import prepare_out_dir
+    from projectgen.runs.locking import folder_lock
+    from projectgen.runs.pipeline import prepare_out_dir
 
     settings = settings or Settings()
     attempt_settings = attempt_settings or AttemptSettings()
@@ -242,7 +242,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             # Bad prices, checkpoint or knowledge-store URLs are refused before anything is written.
             _check_checkpoint_url(checkpoint_url)
             if prices_file:
-                from projectgen.pricing import PriceTable
+                from projectgen.llm.pricing import PriceTable
 
                 PriceTable.from_file(prices_file)  # a missing or malformed file is an error even without --max-cost
             if knowledge_url:
@@ -329,7 +329,7 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     # Every call of the run, those made before a resume included.
     summary = attempts_summary(state, UsageRecorder.load(out_dir / "usage.jsonl"), manifest,
                                time.monotonic() - started)
-    from projectgen.pipeline import describe_agents
+    from projectgen.runs.pipeline import describe_agents
 
     summary["model_descriptions"] = describe_agents(agents)
     summary["unit_tests"] = unit_report.summary() if unit_report is not None else None

@@ -5,7 +5,7 @@ call with run-config metadata (role, stage, target, iteration), measures latency
 records tokens in a `UsageRecorder`, retries transient failures (429, timeouts,
 connection errors, 5xx) with exponential backoff, enforces an optional budget and
 cuts a runaway reply at `MAX_REPLY_CHARS` (recorded as `CallRecord.cut_chars`).
-`projectgen.faults.FaultyChatModel` wraps any model to inject such failures.
+`projectgen.llm.faults.FaultyChatModel` wraps any model to inject such failures.
 Given a `CallCache` (durable runs), it answers a call that a killed run had completed
 with the recorded reply instead of calling the model again.
 
@@ -288,7 +288,7 @@ def _infer_provider(name: str) -> str | None:
 def model_name(model: Any) -> str:
     """A short name for records: ``gpt-4o-mini``, or ``scripted:LABEL`` for a replay.
 
-    A wrapper (such as `projectgen.faults.FaultyChatModel`) names itself with a
+    A wrapper (such as `projectgen.llm.faults.FaultyChatModel`) names itself with a
     ``projectgen_model_name()`` method: the wrapped model's name, so its calls are priced as that model's.
     """
     named = getattr(model, "projectgen_model_name", None)

@@ -15,7 +15,7 @@ from projectgen.datasets.loaders import load_dataset_report
 from projectgen.datasets.task import SuiteKind, Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.ledger import Ledger
+from projectgen.experiments.ledger import Ledger
 
 
 class BenchRow(BaseModel):

@@ -1,7 +1,7 @@
 """Run ProjectGen on one task: graph -> repository on disk -> run summary -> hidden unit tests.
 
 `run_project` is one pass of the three stages, without LiveCoder's attempts (the CLI always
-goes through `projectgen.livecoder`); library users can call it, or build the graph
+goes through `projectgen.runs.livecoder`); library users can call it, or build the graph
 themselves (see `projectgen.graphs`).
 
 Output folder layout::
@@ -32,7 +32,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
 from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model, model_failure_reason
 from projectgen.repository import write_repository
-from projectgen.run_summary import RunSummary, summarize_run
+from projectgen.runs.summary import RunSummary, summarize_run
 
 # What a run writes (ProjectGen alone or LiveCoder); --force removes these and nothing else.
 RUN_OUTPUTS = ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json",
@@ -78,7 +78,7 @@ def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
     try:
         if out_dir.exists() and not out_dir.is_dir():
             raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
-        from projectgen.locking import LOCK_FILE
+        from projectgen.runs.locking import LOCK_FILE
 
         if out_dir.exists() and any(p.name != LOCK_FILE for p in out_dir.iterdir()) and not force:
             raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")

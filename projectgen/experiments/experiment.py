@@ -1,7 +1,7 @@
 """Experiments: every task x model as one LiveCoder run, in parallel, resumable, summarised per attempt.
 
 `run_experiment(dataset, out_dir, models, ...)` runs each (model, task) pair as one LiveCoder
-run (`projectgen.livecoder.run_livecoder`: the attempts of one task in order, inside that
+run (`projectgen.runs.livecoder.run_livecoder`: the attempts of one task in order, inside that
 run) into ``OUT/<model-slug>/<task-id>/``; different pairs run in parallel on `workers`
 threads. The folder holds::
 
@@ -52,7 +52,7 @@ LOC-weighted average (`loc_weighted_average`, weight `Task.size().loc`):
 - final: the hidden unit tests run on each run's final repository: #Pass, mean and
   LOC-weighted pass rate, tasks fully passing; tokens and cost of the whole runs.
 
-Cost uses `projectgen.pricing.PriceTable` (list prices, or a price file); a call whose model
+Cost uses `projectgen.llm.pricing.PriceTable` (list prices, or a price file); a call whose model
 has no price is counted apart and its cost shown as "n/a", never guessed. Scripted replays
 cost 0.
 """
@@ -75,7 +75,7 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
-from projectgen.ledger import Ledger
+from projectgen.experiments.ledger import Ledger
 
 LEDGER_FILE = "ledger.jsonl"
 CONFIG_FILE = "experiment.json"
@@ -193,7 +193,7 @@ class CostFigures(BaseModel):
                            unpriced_calls=self.unpriced_calls + other.unpriced_calls)
 
     def label(self) -> str:
-        from projectgen.pricing import format_usd
+        from projectgen.llm.pricing import format_usd
 
         if self.priced_calls == 0 and self.unpriced_calls == 0:
             return "-"
@@ -289,7 +289,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
 
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     if prices is None:
-        from projectgen.pricing import PriceTable
+        from projectgen.llm.pricing import PriceTable
 
         prices = PriceTable.default()
     records = UsageRecorder.load(run_dir / "usage.jsonl").records
@@ -615,7 +615,7 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
     `models`: `ExperimentModel`s or spec strings (``LABEL=SPEC`` allowed, ``scripted:DIR``
     per task). `tasks`: task ids to keep (default all). `runner_factory` makes one sandbox
     runner per worker thread (default `SandboxRunner()` with `progress` as its log).
-    `prices`: a `projectgen.pricing.PriceTable` (default: list prices). `on_start(pending,
+    `prices`: a `projectgen.llm.pricing.PriceTable` (default: list prices). `on_start(pending,
     already)` is called once the plan is known; `on_pair(result)` after each pair (also for
     load errors); `progress(key, message)` relays the runs' progress lines. Writes
     ``results.json`` and ``results.md`` and returns the results.
@@ -632,7 +632,7 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
     if workers < 1:
         raise ProjectGenError(f"workers must be at least 1, got {workers}")
     if prices is None:
-        from projectgen.pricing import PRICES_AS_OF, PriceTable
+        from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
 
         prices, prices_source = PriceTable.default(), prices_source or f"list prices as of {PRICES_AS_OF}"
     for model in chosen:
@@ -649,7 +649,7 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
         loaded = [t for t in loaded if t.id in wanted]
         errors = {k: v for k, v in errors.items() if k in wanted}
 
-    from projectgen.locking import folder_lock
+    from projectgen.runs.locking import folder_lock
 
     # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
     with folder_lock(out_dir, "experiment"):
@@ -736,7 +736,7 @@ def _safe_loc(task: Task) -> int | None:
 def _run_pair(job: _Job, runner: Any, *, settings: Settings, attempt_settings: AttemptSettings,
               base_url: str | None, max_tokens: int | None, knowledge_url: str | None, prices: Any,
               progress: Callable[[str], None] | None) -> PairResult:
-    from projectgen.livecoder import run_livecoder
+    from projectgen.runs.livecoder import run_livecoder
     from projectgen.llm import ModelRoles
 
     if job.mode == "collect":

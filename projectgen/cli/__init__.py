@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
     run.add_argument("--inject-faults", default=None, metavar="SPEC",
                      help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
-                          "seed=7; kinds: see projectgen.faults")
+                          "seed=7; kinds: see projectgen.llm.faults")
     _add_pipeline_options(run)
     _add_attempt_options(run)
     run.add_argument("--no-unit-tests", action="store_true",
@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "shared between machines; default: DIR/checkpoints.sqlite")
     _add_runner_options(run)
 
-    from projectgen.cli_experiment import add_experiment_command
-    from projectgen.cli_inspect import add_inspect_commands
+    from projectgen.cli.experiment import add_experiment_command
+    from projectgen.cli.inspect import add_inspect_commands
 
     for name, handler in {**add_experiment_command(commands), **add_inspect_commands(commands)}.items():
         commands.choices[name].set_defaults(handler=handler)
@@ -266,7 +266,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from projectgen.evaluation.bench import bench_reference
+    from projectgen.experiments.reference_bench import bench_reference
     from projectgen.errors import ProjectGenError
 
     if not args.dataset.is_dir():
@@ -365,7 +365,7 @@ def _models_from_specs(specs: dict[str, str]):
     base_url = roles.pop("base_url", None)
     faults = roles.pop("faults", None)
     if faults:
-        from projectgen.faults import FaultPlan, inject_faults
+        from projectgen.llm.faults import FaultPlan, inject_faults
 
         plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
         return inject_faults(ModelRoles.from_specs(default, base_url=base_url, **roles), plan)
@@ -431,7 +431,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.livecoder import read_manifest, run_livecoder
+    from projectgen.runs.livecoder import read_manifest, run_livecoder
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
     console = Console()
@@ -510,7 +510,7 @@ def _resume(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
-    from projectgen.livecoder import read_manifest
+    from projectgen.runs.livecoder import read_manifest
 
     if not args.resume.is_dir():
         raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()
@@ -518,7 +518,7 @@ def _resume(args: argparse.Namespace) -> int:
     manifest = read_manifest(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
-                              "with projectgen.livecoder.run_livecoder(..., resume=True)")
+                              "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")
     if not Path(manifest.task_path).exists():
         raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
                               "to resume")

@@ -26,7 +26,7 @@ events' wall-clock times (``t``), so a resumed run shows its real gap.
 
 `diffs(run, attempt=None, stage=None)` returns the recorded diffs between iterations:
 file diffs (skeleton and repository) and architecture-tree diffs, as written by
-`projectgen.trace.TraceWriter`.
+`projectgen.runs.trace.TraceWriter`.
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ from pydantic import ValidationError
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm import CallRecord, UsageTotals
-from projectgen.pricing import CostTotal, PriceTable, is_scripted
-from projectgen.trace import STAGES, TRACE_FILE, read_trace
+from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
+from projectgen.runs.trace import STAGES, TRACE_FILE, read_trace
 
 MANIFEST_FILE = "run.json"
 SUMMARY_FILE = "summary.json"

@@ -51,7 +51,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings, check_out_path
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments import LEDGER_FILE, NOTES, run_experiment
+    from projectgen.experiments.experiment import LEDGER_FILE, NOTES, run_experiment
 
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
@@ -115,7 +115,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _prices(path: Path | None):
-    from projectgen.pricing import PRICES_AS_OF, PriceTable
+    from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
 
     if path is None:
         return PriceTable.default(), f"list prices as of {PRICES_AS_OF}"
@@ -126,7 +126,7 @@ def print_model_table(console, report) -> None:
     """One model's per-attempt table, its final-output figures and its errors."""
     from rich.table import Table
 
-    from projectgen.experiments import attempt_cells, final_lines
+    from projectgen.experiments.experiment import attempt_cells, final_lines
 
     table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
                   caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from projectgen.dependencies import import_cycles, import_graph
+from projectgen.repository.dependencies import import_cycles, import_graph
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.ssat import render_tree, ssat_from_repository, unparsable_files
 
