@@ -15,3 +15,21 @@ class TaskFormatError(ProjectGenError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line of text, or its class name when it has none."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def error_line(exc: BaseException) -> str:
+    """``Class: first line`` for records (run.json, ledgers), where the kind of error matters."""
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text.splitlines()[0]}" if text else name
+
+
+def one_line(exc: BaseException) -> str:
+    """The whole message joined onto one line, for the CLI's single line on stderr."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__

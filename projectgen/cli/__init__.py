@@ -229,7 +229,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     console = Console(stderr=False)
     task = load_task(args.task)
@@ -267,7 +267,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from projectgen.experiments.reference_bench import bench_reference
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
@@ -299,7 +299,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
 def check_out_path(path: Path, *, folder: bool) -> None:
     """Refuse, before any work, an output path that cannot be made: a file where a folder is needed (or
     the reverse), or a path below a file."""
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     if path.exists():
         if folder and not path.is_dir():
@@ -318,7 +318,7 @@ def _resolve_task(spec: str):
     """A task folder, or the name of a bundled example."""
     from projectgen.datasets.examples import example_task_names, example_task_path
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     path = Path(spec)
     if not path.exists() and spec in example_task_names():
@@ -333,7 +333,7 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
     """``{"default": SPEC, ROLE: SPEC, ..., "base_url": URL}`` from the options: what run.json records."""
     import os
 
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     if args.model is not None and not args.model.strip():
         raise ProjectGenError("--model is empty: give PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or scripted:PATH")
@@ -430,7 +430,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                  force: bool, resume: bool = False) -> int:
     from rich.console import Console
 
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
     from projectgen.runs.livecoder import read_manifest, run_livecoder
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
@@ -463,7 +463,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
 def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     if args.resume is not None:
         given = _options_fixed_by_run_json(args)
@@ -509,7 +509,7 @@ def _options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
 def _resume(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
     from projectgen.runs.livecoder import read_manifest
 
     if not args.resume.is_dir():
@@ -538,7 +538,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
     from projectgen.llm import ScriptedChatModel
 
     console = Console()
@@ -577,13 +577,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
-    from projectgen.errors import ProjectGenError
+    from projectgen.errors import ProjectGenError, one_line
 
     try:
         handler = getattr(args, "handler", None) or COMMANDS[args.command]
         return handler(args)
     except ProjectGenError as exc:
-        print(f"projectgen: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"projectgen: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("projectgen: interrupted (finished work is saved; run the same command to continue)", file=sys.stderr)
@@ -595,11 +595,6 @@ def main(argv: list[str] | None = None) -> int:
         print("projectgen: internal error: this is a bug in projectgen, not a problem with your input; please "
               "report it with the traceback above", file=sys.stderr)
         return EXIT_BUG
-
-
-def _one_line(exc: BaseException) -> str:
-    """An error message on one line, whatever its author did."""
-    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ from pydantic import BaseModel, Field
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
-from projectgen.errors import ProjectGenError
+from projectgen.errors import ProjectGenError, error_line
 from projectgen.experiments.ledger import Ledger
 
 LEDGER_FILE = "ledger.jsonl"
@@ -269,13 +269,6 @@ class PairResult(BaseModel):
 
 def pair_key(model: str, task_id: str) -> str:
     return f"{model}/{task_id}"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else ""
-    name = type(exc).__name__
-    return f"{name}: {line}" if line else name
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
@@ -693,7 +686,7 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
                                    progress=(lambda message: progress(key, message)) if progress else None)
             except Exception as exc:  # one failing run must not end the experiment
                 result = PairResult(key=key, model=job.model.slug, spec=job.model.spec, task_id=job.task.id,
-                                    status="error", error=_first_line(exc), run_dir=str(job.run_dir),
+                                    status="error", error=error_line(exc), run_dir=str(job.run_dir),
                                     loc=_safe_loc(job.task))
             ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
             return result

@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, model_validator
 
-from projectgen.errors import ProjectGenError
+from projectgen.errors import ProjectGenError, error_line, first_line
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -130,8 +130,7 @@ MODEL_FAILURES: tuple[type[BaseException], ...] = (ModelCallError, ScriptExhaust
 
 def model_failure_reason(exc: BaseException) -> str:
     """One line for run.json, summaries and the CLI: the error's class and its first line."""
-    text = str(exc).strip()
-    return f"model: {type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+    return f"model: {error_line(exc)}"
 
 
 # --------------------------------------------------------------------------- token estimates
@@ -214,10 +213,10 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
 
         return init_chat_model(name, model_provider=provider, **params)
     except ImportError as exc:
-        raise ProjectGenError(f"cannot create {spec!r}: {_first_line(exc)} "
+        raise ProjectGenError(f"cannot create {spec!r}: {first_line(exc)} "
                               "(or serve the model behind an OpenAI-compatible base URL)") from None
     except Exception as exc:  # the SDK's own checks, e.g. a missing API key
-        raise ProjectGenError(f"cannot create {spec!r}: {_first_line(exc)}") from None
+        raise ProjectGenError(f"cannot create {spec!r}: {first_line(exc)}") from None
 
 
 def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | None,
@@ -235,7 +234,7 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
     try:
         return ChatOpenAI(**params)
     except Exception as exc:
-        raise ProjectGenError(f"cannot create {spec!r} at {base_url}: {_first_line(exc)}") from None
+        raise ProjectGenError(f"cannot create {spec!r} at {base_url}: {first_line(exc)}") from None
 
 
 def check_base_url(url: str) -> None:
@@ -317,11 +316,6 @@ def describe_model(model: Any) -> str:
     description = f"{getattr(model, '_llm_type', type(model).__name__)} {model_name(model)}"
     url = getattr(model, "openai_api_base", None)
     return f"{description} at {url}" if url else description
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 # --------------------------------------------------------------------------- models per role
@@ -442,7 +436,7 @@ def load_script(source: str | Path | Mapping[str, Any] | Sequence[Mapping[str, A
         except FileNotFoundError:
             raise ProjectGenError(f"{path}: script file not found") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProjectGenError(f"{path}: not a readable JSON script ({_first_line(exc)})") from None
+            raise ProjectGenError(f"{path}: not a readable JSON script ({first_line(exc)})") from None
     else:
         data = source
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
@@ -1012,7 +1006,7 @@ class _Call:
             logger.warning("model call %s/%s (target %s) failed with %s; retry %d of %d in %.1fs", self.stage,
                            self.role, self.target, type(exc).__name__, attempt, self.retries, delay)
             return delay
-        error = f"{type(exc).__name__}: {_first_line(exc)}"
+        error = f"{type(exc).__name__}: {first_line(exc)}"
         record = self.record(latency_s=latency, attempts=attempt, error=error)
         if isinstance(exc, ProjectGenError):
             raise exc
