@@ -229,7 +229,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     console = Console(stderr=False)
     task = load_task(args.task)
@@ -267,7 +267,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from projectgen.experiments.reference_bench import bench_reference
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
@@ -299,7 +299,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
 def check_out_path(path: Path, *, folder: bool) -> None:
     """Refuse, before any work, an output path that cannot be made: a file where a folder is needed (or
     the reverse), or a path below a file."""
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     if path.exists():
         if folder and not path.is_dir():
@@ -318,7 +318,7 @@ def _resolve_task(spec: str):
     """A task folder, or the name of a bundled example."""
     from projectgen.datasets.examples import example_task_names, example_task_path
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     path = Path(spec)
     if not path.exists() and spec in example_task_names():
@@ -333,7 +333,7 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
     """``{"default": SPEC, ROLE: SPEC, ..., "base_url": URL}`` from the options: what run.json records."""
     import os
 
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     if args.model is not None and not args.model.strip():
         raise ProjectGenError("--model is empty: give PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or scripted:PATH")
@@ -430,7 +430,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                  force: bool, resume: bool = False) -> int:
     from rich.console import Console
 
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
     from projectgen.runs.livecoder import read_manifest, run_livecoder
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
@@ -463,7 +463,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
 def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
 
     if args.resume is not None:
         given = _options_fixed_by_run_json(args)
@@ -509,7 +509,7 @@ def _options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
 def _resume(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
     from projectgen.runs.livecoder import read_manifest
 
     if not args.resume.is_dir():
@@ -538,7 +538,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError, one_line
+    from projectgen.errors import ProjectGenError
     from projectgen.llm import ScriptedChatModel
 
     console = Console()
@@ -550,7 +550,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   "each agent from the script. Run a real model with `projectgen run kvstore --model "
                   "openai:gpt-4o-mini`.", highlight=False)
     model = ScriptedChatModel.from_file(script)
-    if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / "run.json").is_file():
+    from projectgen.runs import layout
+
+    if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / layout.MANIFEST).is_file():
         raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                               "choose another --out")
     args.no_unit_tests = False

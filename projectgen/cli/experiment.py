@@ -51,7 +51,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings, check_out_path
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments.experiment import LEDGER_FILE, NOTES, run_experiment
+    from projectgen.experiments.experiment import NOTES, run_experiment
+    from projectgen.runs import layout
 
     if not args.dataset.is_dir():
         raise ProjectGenError(f"{args.dataset}: dataset folder not found")
@@ -76,7 +77,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     def on_start(pending: int, already: int) -> None:
         progress.update(bar, total=pending)
         if already:
-            console.print(f"{already} pair(s) already finished in the ledger {out / LEDGER_FILE}; continuing",
+            console.print(f"{already} pair(s) already finished in the ledger {out / layout.LEDGER}; continuing",
                           highlight=False)
 
     def on_pair(result) -> None:

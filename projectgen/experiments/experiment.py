@@ -76,11 +76,8 @@ from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, error_line
 from projectgen.experiments.ledger import Ledger
+from projectgen.runs import layout
 
-LEDGER_FILE = "ledger.jsonl"
-CONFIG_FILE = "experiment.json"
-RESULTS_JSON = "results.json"
-RESULTS_MD = "results.md"
 SCRIPTED = "scripted:"
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -280,12 +277,12 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     """
     from projectgen.llm import UsageRecorder
 
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
     if prices is None:
         from projectgen.llm.pricing import PriceTable
 
         prices = PriceTable.default()
-    records = UsageRecorder.load(run_dir / "usage.jsonl").records
+    records = UsageRecorder.load(run_dir / layout.USAGE).records
     by_attempt: dict[int | None, list[Any]] = {}
     for record in records:
         by_attempt.setdefault(record.attempt, []).append(record)
@@ -463,8 +460,8 @@ class ExperimentResults(BaseModel):
     models: list[ModelReport]
 
     def write(self, out_dir: Path) -> None:
-        write_atomic(out_dir / RESULTS_JSON, self.model_dump_json(indent=1) + "\n")
-        write_atomic(out_dir / RESULTS_MD, render_markdown(self))
+        write_atomic(out_dir / layout.RESULTS_JSON, self.model_dump_json(indent=1) + "\n")
+        write_atomic(out_dir / layout.RESULTS_MD, render_markdown(self))
 
 
 def percent(value: float | None) -> str:
@@ -553,7 +550,7 @@ def _config(dataset: Path, models: Sequence[ExperimentModel], settings: Settings
 
 def _check_config(out_dir: Path, config: dict[str, Any], fresh: bool) -> dict[str, Any]:
     """Write experiment.json, or check that a continued experiment keeps its settings (models may be added)."""
-    path = out_dir / CONFIG_FILE
+    path = out_dir / layout.EXPERIMENT_CONFIG
     if path.exists() and not fresh:
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -581,9 +578,9 @@ def _check_config(out_dir: Path, config: dict[str, Any], fresh: bool) -> dict[st
 def _plan(run_dir: Path, fresh: bool) -> Literal["new", "resume", "collect"]:
     if fresh:
         return "new"
-    if (run_dir / "summary.json").is_file():
+    if (run_dir / layout.SUMMARY).is_file():
         return "collect"
-    if (run_dir / "run.json").is_file() and (run_dir / "checkpoints.sqlite").is_file():
+    if (run_dir / layout.MANIFEST).is_file() and (run_dir / layout.CHECKPOINTS).is_file():
         return "resume"
     return "new"
 
@@ -647,7 +644,7 @@ def run_experiment(dataset: Path | str, out_dir: Path | str, models: Iterable[Ex
     # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
     with folder_lock(out_dir, "experiment"):
         _check_config(out_dir, _config(dataset, chosen, settings, attempt_settings, max_tokens), fresh)
-        ledger = Ledger(out_dir / LEDGER_FILE)
+        ledger = Ledger(out_dir / layout.LEDGER)
         if fresh and ledger.path.exists():
             ledger.path.unlink()
         done = ledger.done()

@@ -16,6 +16,7 @@ from projectgen.datasets.task import SuiteKind, Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.ledger import Ledger
+from projectgen.runs import layout
 
 
 class BenchRow(BaseModel):
@@ -59,7 +60,7 @@ def bench_reference(
 ) -> list[BenchRow]:
     """Run `suite` of every task against its own reference; resumes from the ledger in `out_dir`."""
     tasks, load_errors = load_dataset_report(dataset_dir)
-    ledger = Ledger(out_dir / "ledger.jsonl")
+    ledger = Ledger(out_dir / layout.LEDGER)
     if fresh and ledger.path.exists():
         ledger.path.unlink()
     done = {key: BenchRow.model_validate(entry["row"]) for key, entry in ledger.done().items()}

@@ -36,6 +36,7 @@ from projectgen.graphs.state import ProjectState, RunContext, append_unique, ini
 from projectgen.llm import META_ATTEMPT, BudgetExceededError
 from projectgen.repository import write_repository
 from projectgen.runs.summary import stage_summaries
+from projectgen.runs import layout
 
 ATTEMPT_RECORD = "attempt:{}"
 
@@ -101,7 +102,7 @@ def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict
 
     tmp = folder.with_name(f".tmp-{folder.name}")
     shutil.rmtree(tmp, ignore_errors=True)
-    write_repository(repository, tmp / "repository")
+    write_repository(repository, tmp / layout.REPOSITORY)
     tmp.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
     (tmp / "attempt.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
     shutil.rmtree(folder, ignore_errors=True)
@@ -245,7 +246,7 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
                   "knowledge_added": extracted_kinds, "files": len(current["repository"]),
                   "stopped": current.get("stopped")}
         if ctx.out_dir is not None:
-            await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / "attempts" / str(attempt),
+            await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / layout.ATTEMPTS / str(attempt),
                                     current["repository"], record)
         ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
         return {**update, "records": [record], "attempt": attempt + 1}

@@ -27,6 +27,7 @@ from typing import Any
 from projectgen.errors import ProjectGenError
 from projectgen.inspection.run_view import RunView, diffs, load_run
 from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
+from projectgen.runs import layout
 
 STAGE_ORDER = ("architecture", "skeleton", "code")
 COLORS = {"input": "#4c78a8", "output": "#f58518", "score": "#2f9e44", "best": "#1c7ed6", "unit": "#9c36b5",
@@ -351,7 +352,7 @@ def _score_label(run: RunView) -> str:
 
 
 def _quality(run: RunView) -> tuple[list[list[Any]], str | None]:
-    repo = run.path / "repository"
+    repo = run.path / layout.REPOSITORY
     if not repo.is_dir():
         return [], "no repository/ folder: maintainability not measured"
     try:
@@ -724,7 +725,7 @@ def write_report(run_dir: Path | str, out_dir: Path | str | None = None,
     try:
         out.mkdir(parents=True, exist_ok=True)
         report = _build(run)
-        md_path, html_path = out / "report.md", out / "report.html"
+        md_path, html_path = out / layout.REPORT_MD, out / layout.REPORT_HTML
         md_path.write_text(render_markdown(run, report), encoding="utf-8")
         html_path.write_text(render_html(run, report), encoding="utf-8")
     except OSError as exc:

@@ -42,13 +42,8 @@ from pydantic import ValidationError
 from projectgen.errors import ProjectGenError
 from projectgen.llm import CallRecord, UsageTotals
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
-from projectgen.runs.trace import STAGES, TRACE_FILE, read_trace
-
-MANIFEST_FILE = "run.json"
-SUMMARY_FILE = "summary.json"
-USAGE_FILE = "usage.jsonl"
-STATE_FILE = "state.json"
-RUN_MARKERS = (MANIFEST_FILE, TRACE_FILE, SUMMARY_FILE, USAGE_FILE)
+from projectgen.runs.trace import STAGES, read_trace
+from projectgen.runs import layout
 
 # The file-writing role of each stage (files written in another stage, e.g. the skeleton
 # handed to the code stage, are not a model's work there).
@@ -363,8 +358,8 @@ def check_run_dir(path: Path | str) -> Path:
         raise ProjectGenError(f"{path}: run folder not found")
     if not path.is_dir():
         raise ProjectGenError(f"{path}: not a folder (give a run folder, e.g. runs/kvstore-...)")
-    if not any((path / name).is_file() for name in RUN_MARKERS):
-        raise ProjectGenError(f"{path}: not a run folder (none of {', '.join(RUN_MARKERS)} in it)")
+    if not any((path / name).is_file() for name in layout.RUN_MARKERS):
+        raise ProjectGenError(f"{path}: not a run folder (none of {', '.join(layout.RUN_MARKERS)} in it)")
     return path
 
 
@@ -372,15 +367,15 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     """Read a run folder (LiveCoder or plain ProjectGen) into a `RunView`."""
     path = check_run_dir(path)
     prices = prices if prices is not None else PriceTable.default()
-    manifest = _read_json(path / MANIFEST_FILE)
-    summary = _read_json(path / SUMMARY_FILE)
-    events = read_trace(path / TRACE_FILE, strict=True)
-    calls = read_calls(path / USAGE_FILE)
+    manifest = _read_json(path / layout.MANIFEST)
+    summary = _read_json(path / layout.SUMMARY)
+    events = read_trace(path / layout.EVENTS, strict=True)
+    calls = read_calls(path / layout.USAGE)
     livecoder = manifest is not None or bool(events) or (summary is not None and "attempts" in summary)
     view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
     if not livecoder:
-        view.state_verdicts = _state_verdicts(path / STATE_FILE)
+        view.state_verdicts = _state_verdicts(path / layout.STATE)
     view.rows = _rows(events)
     view.knowledge = _knowledge(view.rows)
     _attribute(view)

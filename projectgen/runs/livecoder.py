@@ -51,11 +51,9 @@ from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import build_project_graph
 from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder, model_failure_reason
 from projectgen.repository import write_repository
-from projectgen.runs.trace import TRACE_FILE, TraceWriter
+from projectgen.runs import layout
+from projectgen.runs.trace import TraceWriter
 
-MANIFEST = "run.json"
-CHECKPOINTS = "checkpoints.sqlite"
-CALLS = "calls.jsonl"
 
 
 class RunManifest(BaseModel):
@@ -93,7 +91,7 @@ def _knowledge_store(out_dir: Path, url: str | None, embeddings: Any):
 
     if url:
         return KnowledgeStore.server(url, embeddings=embeddings)
-    return KnowledgeStore.persistent(out_dir / "knowledge", embeddings=embeddings)
+    return KnowledgeStore.persistent(out_dir / layout.KNOWLEDGE, embeddings=embeddings)
 
 
 def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> Budget | None:
@@ -133,7 +131,7 @@ async def open_checkpointer(out_dir: Path, url: str | None) -> AsyncIterator[Any
     if url is None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with AsyncSqliteSaver.from_conn_string(str(out_dir / CHECKPOINTS)) as saver:
+        async with AsyncSqliteSaver.from_conn_string(str(out_dir / layout.CHECKPOINTS)) as saver:
             yield saver
         return
     _check_checkpoint_url(url)
@@ -219,15 +217,15 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     settings = settings or Settings()
     attempt_settings = attempt_settings or AttemptSettings()
     out_dir = Path(out_dir)
-    usage_path = out_dir / "usage.jsonl"
+    usage_path = out_dir / layout.USAGE
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
     # shareable); held until the run returns.
     with ExitStack() as locked:
         if resume:
             manifest = read_manifest(out_dir)
-            if (manifest.checkpoint_url is None and not (out_dir / CHECKPOINTS).is_file()
-                    and (out_dir / "attempts").exists()):
-                raise ProjectGenError(f"{out_dir}: no checkpoint to resume from (no {CHECKPOINTS}, though "
+            if (manifest.checkpoint_url is None and not (out_dir / layout.CHECKPOINTS).is_file()
+                    and (out_dir / layout.ATTEMPTS).exists()):
+                raise ProjectGenError(f"{out_dir}: no checkpoint to resume from (no {layout.CHECKPOINTS}, though "
                                       "attempts were made); start the run again instead")
             locked.enter_context(folder_lock(out_dir))
             if budget is None:
@@ -281,14 +279,14 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     from projectgen.agents.knowledge import KnowledgeExtractor
     from projectgen.memory.best_repo import BestRepositoryStore
 
-    trace = TraceWriter(out_dir / TRACE_FILE)
+    trace = TraceWriter(out_dir / layout.EVENTS)
     runner = runner or SandboxRunner(log=progress)
     knowledge_model = getattr(models, "for_role", lambda role: models)("knowledge") if models is not None else None
     extractor = KnowledgeExtractor(knowledge_model) if knowledge_model is not None else None
     context = AttemptsContext(
         task=task, runner=runner, knowledge=knowledge,
-        best=BestRepositoryStore(out_dir / "best"), extractor=extractor,
-        gateway=ModelGateway(recorder=recorder, budget=budget, cache=CallCache(out_dir / CALLS, manifest.run_id),
+        best=BestRepositoryStore(out_dir / layout.BEST), extractor=extractor,
+        gateway=ModelGateway(recorder=recorder, budget=budget, cache=CallCache(out_dir / layout.CALLS, manifest.run_id),
                              **settings.gateway_options()),
         run_id=manifest.run_id, progress=progress, out_dir=out_dir)
     started = time.monotonic()
@@ -301,7 +299,7 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
         # Killed before the first checkpoint: start from the beginning (completed calls are still replayed),
         # unless attempts were made whose checkpoints are gone (say, a PostgreSQL database was dropped).
         from_start = not resume or not snapshot.values
-        if resume and from_start and (out_dir / "attempts").exists():
+        if resume and from_start and (out_dir / layout.ATTEMPTS).exists():
             raise ProjectGenError(f"{out_dir}: no checkpoint to resume from")
         # Finished: nothing to run next and no task pending (a run killed right after its input was
         # checkpointed has no next node yet, but the pending start task).
@@ -325,9 +323,9 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
         if progress:
             progress("running the hidden unit tests on the final repository")
         unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
-        unit_report.write_json(out_dir / "unit_report.json")
+        unit_report.write_json(out_dir / layout.UNIT_REPORT)
     # Every call of the run, those made before a resume included.
-    summary = attempts_summary(state, UsageRecorder.load(out_dir / "usage.jsonl"), manifest,
+    summary = attempts_summary(state, UsageRecorder.load(out_dir / layout.USAGE), manifest,
                                time.monotonic() - started)
     from projectgen.runs.pipeline import describe_agents
 
@@ -335,7 +333,7 @@ async def _run(task: Task, out_dir: Path, manifest: RunManifest, agents: Agents,
     summary["unit_tests"] = unit_report.summary() if unit_report is not None else None
     _write_output(state.get("repository") or {}, out_dir)
     # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
-    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str) + "\n")
+    write_atomic(out_dir / layout.SUMMARY, json.dumps(summary, indent=1, default=str) + "\n")
     write_manifest(out_dir, manifest.model_copy(update={"status": summary["status"], "reason": summary["reason"]}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary["status"])
     return LiveCoderOutcome(state=state, summary=summary, out_dir=out_dir, unit_report=unit_report)
@@ -345,7 +343,7 @@ def _write_output(repository: Mapping[str, str], out_dir: Path) -> None:
     """The run's output repository, replacing what an earlier (failed or resumed) invocation left there."""
     import shutil
 
-    target = out_dir / "repository"
+    target = out_dir / layout.REPOSITORY
     if target.is_dir():
         shutil.rmtree(target)
     write_repository(repository, target)
@@ -373,13 +371,13 @@ def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
 
 
 def write_manifest(out_dir: Path, manifest: RunManifest) -> None:
-    write_atomic(out_dir / MANIFEST, manifest.model_dump_json(indent=1) + "\n")
+    write_atomic(out_dir / layout.MANIFEST, manifest.model_dump_json(indent=1) + "\n")
 
 
 def read_manifest(out_dir: Path) -> RunManifest:
-    path = Path(out_dir) / MANIFEST
+    path = Path(out_dir) / layout.MANIFEST
     if not path.is_file():
-        raise ProjectGenError(f"{out_dir}: not a run folder (no {MANIFEST})")
+        raise ProjectGenError(f"{out_dir}: not a run folder (no {layout.MANIFEST})")
     try:
         return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from projectgen.errors import ProjectGenError
+from projectgen.runs import layout
 
-LOCK_FILE = ".projectgen.lock"
 
 
 @contextmanager
@@ -28,7 +28,7 @@ def folder_lock(folder: Path | str, what: str = "run") -> Iterator[None]:
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(folder / layout.LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise ProjectGenError(f"{folder}: cannot write there ({exc.strerror or exc}); choose another --out") \
             from None

@@ -32,12 +32,10 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
 from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model, model_failure_reason
 from projectgen.repository import write_repository
+from projectgen.runs import layout
 from projectgen.runs.summary import RunSummary, summarize_run
 
 # What a run writes (ProjectGen alone or LiveCoder); --force removes these and nothing else.
-RUN_OUTPUTS = ("repository", "ssat.json", "state.json", "usage.jsonl", "unit_report.json", "summary.json",
-               "run.json", "events.jsonl", "calls.jsonl", "checkpoints.sqlite", "checkpoints.sqlite-wal",
-               "checkpoints.sqlite-shm", "knowledge", "best", "attempts", "report.md", "report.html")
 ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 
 
@@ -78,9 +76,8 @@ def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
     try:
         if out_dir.exists() and not out_dir.is_dir():
             raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
-        from projectgen.runs.locking import LOCK_FILE
 
-        if out_dir.exists() and any(p.name != LOCK_FILE for p in out_dir.iterdir()) and not force:
+        if out_dir.exists() and any(p.name != layout.LOCK for p in out_dir.iterdir()) and not force:
             raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
         if not out_dir.exists():
             made = out_dir
@@ -94,7 +91,7 @@ def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
         os.close(handle)
         os.unlink(probe)
         if force:
-            for name in RUN_OUTPUTS:
+            for name in layout.RUN_OUTPUTS:
                 target = out_dir / name
                 if target.is_dir() and not target.is_symlink():
                     import shutil
@@ -131,7 +128,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     if out_dir is not None:
         out_dir = Path(out_dir)
         prepare_out_dir(out_dir, force=force)
-    recorder = UsageRecorder(out_dir / "usage.jsonl" if out_dir is not None else None)
+    recorder = UsageRecorder(out_dir / layout.USAGE if out_dir is not None else None)
     runner = runner or SandboxRunner(log=progress)
     context = RunContext(task=task, runner=runner, progress=progress,
                          gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {}),
@@ -172,10 +169,10 @@ def run_project(task: Task, **kwargs: Any) -> RunOutcome:
 
 def write_outputs(out_dir: Path, state: Mapping[str, Any], summary: RunSummary,
                   unit_report: TestReport | None) -> None:
-    write_repository(state.get("repository") or {}, out_dir / "repository")
+    write_repository(state.get("repository") or {}, out_dir / layout.REPOSITORY)
     if state.get("ssat"):
-        (out_dir / "ssat.json").write_text(json.dumps(state["ssat"], indent=1) + "\n", encoding="utf-8")
-    (out_dir / "state.json").write_text(json.dumps(dict(state), indent=1, default=str) + "\n", encoding="utf-8")
+        (out_dir / layout.SSAT).write_text(json.dumps(state["ssat"], indent=1) + "\n", encoding="utf-8")
+    (out_dir / layout.STATE).write_text(json.dumps(dict(state), indent=1, default=str) + "\n", encoding="utf-8")
     if unit_report is not None:
-        unit_report.write_json(out_dir / "unit_report.json")
-    (out_dir / "summary.json").write_text(summary.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        unit_report.write_json(out_dir / layout.UNIT_REPORT)
+    (out_dir / layout.SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n", encoding="utf-8")

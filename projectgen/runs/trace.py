@@ -36,7 +36,6 @@ from typing import Any
 
 from projectgen.durable_files import append_line
 
-TRACE_FILE = "events.jsonl"
 STAGES = ("architecture", "skeleton", "code")
 _TEXT_LIMIT = 600
 
