@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.cli import EXIT_BUG, EXIT_USAGE, main
+from projectgen.cli import main
+from projectgen.cli.exit_codes import EXIT_BUG, EXIT_USAGE
 from projectgen.datasets.examples import example_script_path, example_task_path
 
 DEMO = example_script_path("kvstore.demo")
@@ -439,11 +440,12 @@ def test_resume_refuses_a_file_and_options_it_would_ignore(ws: Path, capsys) -> 
 
 
 def test_resume_may_change_the_sandbox_options_that_run_json_does_not_keep() -> None:
-    from projectgen.cli import _options_fixed_by_run_json, build_parser
+    from projectgen.cli import build_parser
+    from projectgen.cli.run import options_fixed_by_run_json
 
     args = build_parser().parse_args(["run", "--resume", "r", "--timeout", "9", "--memory-mb", "512",
                                       "--isolation", "none", "--cache-dir", "c"])
-    assert _options_fixed_by_run_json(args) == []
+    assert options_fixed_by_run_json(args) == []
 
 
 # --------------------------------------------------------------------------- trace and report
@@ -586,12 +588,10 @@ def test_an_unknown_command_is_one_line(ws: Path, capsys) -> None:
 
 
 def test_a_bug_shows_its_traceback_and_says_it_is_a_bug(ws: Path, capsys, monkeypatch) -> None:
-    import projectgen.cli as cli
-
     def broken(args):
         raise KeyError("oops")
 
-    monkeypatch.setitem(cli.COMMANDS, "eval", broken)
+    monkeypatch.setattr("projectgen.cli.evaluate.cmd_eval", broken)
     assert main(["eval", "--task", str(KVSTORE), "--repo", str(KVSTORE)]) == EXIT_BUG
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "KeyError: 'oops'" in err
@@ -599,13 +599,12 @@ def test_a_bug_shows_its_traceback_and_says_it_is_a_bug(ws: Path, capsys, monkey
 
 
 def test_a_multi_line_error_message_is_printed_on_one_line(ws: Path, capsys, monkeypatch) -> None:
-    import projectgen.cli as cli
     from projectgen.errors import ProjectGenError
 
     def wordy(args):
         raise ProjectGenError("first line\n  second line\n")
 
-    monkeypatch.setitem(cli.COMMANDS, "eval", wordy)
+    monkeypatch.setattr("projectgen.cli.evaluate.cmd_eval", wordy)
     refused(capsys, ws, ["eval", "--task", KVSTORE, "--repo", KVSTORE], "first line second line")
 
 

@@ -109,3 +109,33 @@ def test_help_lists_the_commands() -> None:
     assert done.returncode == 0
     for command in ("eval", "bench-reference", "demo"):
         assert command in done.stdout
+
+
+def test_pipeline_and_attempt_options_left_out_keep_the_settings_defaults() -> None:
+    from projectgen.cli import build_parser
+    from projectgen.cli.options import attempt_settings_from_args, settings_from_args
+    from projectgen.config import AttemptSettings, Settings
+
+    args = build_parser().parse_args(["run", "kvstore", "--model", "x"])
+    assert settings_from_args(args) == Settings()
+    assert attempt_settings_from_args(args) == AttemptSettings()
+    args = build_parser().parse_args(["run", "kvstore", "--model", "x", "--threshold", "7", "--iterations", "1,2,3",
+                                      "--gamma", "0", "--attempts", "2", "--selection", "unit", "--no-best"])
+    settings, attempts = settings_from_args(args), attempt_settings_from_args(args)
+    assert (settings.threshold, settings.architecture_iterations, settings.skeleton_iterations,
+            settings.code_iterations, settings.gamma) == (7, 1, 2, 3, 0)
+    assert (attempts.attempts, attempts.selection, attempts.historical_best) == (2, "unit", False)
+
+
+def test_help_prints_the_defaults_the_settings_hold(capsys, monkeypatch) -> None:
+    """The numbers in --help are read from Settings/AttemptSettings, not written again in the CLI."""
+    from projectgen.config import AttemptSettings, Settings
+
+    monkeypatch.setattr(Settings.model_fields["gamma"], "default", 5)
+    monkeypatch.setattr(AttemptSettings.model_fields["attempts"], "default", 6)
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "stage-memory entries per prompt (default 5)" in text
+    assert "attempts at the task (default 6)" in text
+    assert "judge score a stage needs (default 8)" in text
+    assert "code stages (default 3,3,5)" in text

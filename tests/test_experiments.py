@@ -73,14 +73,14 @@ def script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | None = None
 
 def cli(*argv: str) -> tuple[int, str]:
     """`projectgen experiment ...` through the sub-command the CLI wires in; returns (exit code, output)."""
-    from projectgen.cli.experiment import add_experiment_command
+    from projectgen.cli.experiment import add_commands
 
     parser = argparse.ArgumentParser(prog="projectgen")
-    commands = add_experiment_command(parser.add_subparsers(dest="command"))
+    add_commands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["experiment", *argv])
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        code = commands[args.command](args)
+        code = args.handler(args)
     return code, buffer.getvalue()
 
 

@@ -1,22 +1,18 @@
-"""`projectgen experiment`: every task x model of a dataset as LiveCoder runs, resumable, with tables per model.
-
-Wired into `projectgen.cli` through `add_experiment_command(subparsers)`, which adds the
-sub-command and returns its handler by name::
-
-    COMMANDS.update(add_experiment_command(commands))
-"""
+"""`projectgen experiment`: every task x model of a dataset as LiveCoder runs, resumable, with tables per model."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
+                                    attempt_settings_from_args, check_out_path, positive_int, prices_from_args,
+                                    runner_from_args, settings_from_args)
+from projectgen.cli.tables import print_model_table
 
-def add_experiment_command(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add ``experiment`` to the CLI's sub-parsers; return ``{"experiment": handler}``."""
-    from projectgen.cli import _add_attempt_options, _add_pipeline_options, _add_runner_options, _positive_int, \
-        _add_prices_option
 
+def add_commands(subparsers) -> None:
+    """Add `experiment` to the CLI's sub-parsers."""
     parser = subparsers.add_parser(
         "experiment", help="run every task x model of a dataset (LiveCoder runs), resumable, with per-attempt tables",
         description="Each task x model pair is one LiveCoder run in OUT/MODEL/TASK (its attempts in order); pairs "
@@ -30,18 +26,18 @@ def add_experiment_command(subparsers) -> dict[str, Callable[[argparse.Namespace
                              "scripted:FILE, or scripted:DIR replaying DIR/<task-id>.json per task; LABEL names "
                              "its folder and table (default: from the spec)")
     parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
-    parser.add_argument("--workers", type=_positive_int, default=1, help="pairs run in parallel (default 1)")
+    parser.add_argument("--workers", type=positive_int, default=1, help="pairs run in parallel (default 1)")
     parser.add_argument("--out", type=Path, default=None,
                         help="experiment folder with the resumable ledger (default: ./runs/experiment-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every pair again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
-    _add_prices_option(parser)
+    add_prices_option(parser)
     parser.add_argument("--no-unit-tests", action="store_true",
                         help="do not run the hidden unit tests (no functional score: tokens and cost only)")
-    _add_pipeline_options(parser)
-    _add_attempt_options(parser)
-    _add_runner_options(parser)
-    return {"experiment": cmd_experiment}
+    add_pipeline_options(parser)
+    add_attempt_options(parser)
+    add_runner_options(parser)
+    parser.set_defaults(handler=cmd_experiment)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -49,7 +45,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings, check_out_path
     from projectgen.errors import ProjectGenError
     from projectgen.experiments.experiment import NOTES, run_experiment
     from projectgen.runs import layout
@@ -68,7 +63,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if not args.base_url.strip():
             raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
         check_base_url(args.base_url)
-    prices, source = _prices(args.prices)
+    prices, source = prices_from_args(args.prices)
     console = Console()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console)
@@ -98,10 +93,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     tasks = args.tasks.split(",") if args.tasks else None
     with progress:
         results = run_experiment(
-            args.dataset, out, args.model, settings=_settings(args), attempt_settings=_attempt_settings(args),
+            args.dataset, out, args.model, settings=settings_from_args(args), attempt_settings=attempt_settings_from_args(args),
             tasks=tasks, workers=args.workers, fresh=args.fresh, base_url=args.base_url,
             max_tokens=args.max_tokens, knowledge_url=args.knowledge_store,
-            runner_factory=lambda: _runner(args, log=lambda message: log("sandbox", message)),
+            runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
             prices=prices, prices_source=source, on_start=on_start, on_pair=on_pair, progress=log)
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
@@ -109,37 +104,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     for report in results.models:
         print_model_table(console, report)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
-    console.print(f"results: {out / 'results.md'}, {out / 'results.json'}; runs in {out}/MODEL/TASK "
+    console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}; runs in {out}/MODEL/TASK "
                   f"(`projectgen trace DIR`)", highlight=False)
     errors = sum(report.final.errors for report in results.models)
     return EXIT_OK if not errors else EXIT_TESTS_FAILED
-
-
-def _prices(path: Path | None):
-    from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
-
-    if path is None:
-        return PriceTable.default(), f"list prices as of {PRICES_AS_OF}"
-    return PriceTable.from_file(path), f"{path} over list prices as of {PRICES_AS_OF}"
-
-
-def print_model_table(console, report) -> None:
-    """One model's per-attempt table, its final-output figures and its errors."""
-    from rich.table import Table
-
-    from projectgen.experiments.experiment import attempt_cells, final_lines
-
-    table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
-                  caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")
-    for column in ("t", "generated", "attempt t", "output after t", "reuse", "tokens", "cost"):
-        table.add_column(column, justify="left" if column == "t" else "right", no_wrap=True)
-    for row in report.per_attempt:
-        cells = attempt_cells(row)
-        table.add_row(cells[0], cells[1], f"{cells[2]} / {cells[3]}", f"{cells[4]} / {cells[5]}", *cells[6:])
-    console.print(table)
-    console.print(f"model: {report.spec}", highlight=False)
-    for line in final_lines(report):
-        console.print(line, highlight=False)
-    for pair in report.pairs:
-        if pair.status == "error":
-            console.print(f"  [red]error[/red] {pair.task_id}: {pair.error}", highlight=False)

@@ -1,7 +1,6 @@
 """`projectgen trace DIR` and `projectgen report DIR`: look into a finished (or running) run folder.
 
-`add_inspect_commands(subparsers)` adds both commands to the main parser and returns
-their handlers by name, for `projectgen.cli` to dispatch. As elsewhere in the CLI,
+As elsewhere in the CLI,
 imports happen inside the commands, and a user mistake (a folder that is not a run, an
 attempt the run does not have, a bad price file) raises `ProjectGenError`: one line on
 stderr, exit code 2.
@@ -9,17 +8,16 @@ stderr, exit code 2.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
-EXIT_OK = 0
+from projectgen.cli.exit_codes import EXIT_OK
+from projectgen.cli.options import add_prices_option, positive_int, prices_from_args
+
 TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
 
 
-def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add ``trace`` and ``report`` to `subparsers`; returns ``{"trace": cmd_trace, "report": cmd_report}``."""
-    from projectgen.cli import _positive_int, _add_prices_option
-
+def add_commands(subparsers) -> None:
+    """Add `trace` and `report` to the CLI's sub-parsers."""
     trace = subparsers.add_parser(
         "trace", help="show a run's timeline: nodes, judge scores, check tests, tokens and cost",
         description="The timeline of a run folder from its trace (events.jsonl) and model calls (usage.jsonl): "
@@ -28,10 +26,11 @@ def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace],
     trace.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
     trace.add_argument("--diff", action="store_true",
                        help="print the recorded diffs between iterations (files and architecture tree) instead")
-    trace.add_argument("--attempt", type=_positive_int, default=None, metavar="N", help="only attempt N")
+    trace.add_argument("--attempt", type=positive_int, default=None, metavar="N", help="only attempt N")
     trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
     trace.add_argument("--calls", action="store_true", help="also list every model call and the node it went to")
-    _add_prices_option(trace)
+    add_prices_option(trace)
+    trace.set_defaults(handler=cmd_trace)
 
     report = subparsers.add_parser(
         "report", help="write a Markdown and a self-contained HTML report of a run",
@@ -40,14 +39,12 @@ def add_inspect_commands(subparsers) -> dict[str, Callable[[argparse.Namespace],
                     "and the final repository's maintainability index.")
     report.add_argument("run_dir", type=Path, metavar="DIR", help="a run folder (projectgen run --out DIR)")
     report.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: DIR itself)")
-    _add_prices_option(report)
-    return {"trace": cmd_trace, "report": cmd_report}
+    add_prices_option(report)
+    report.set_defaults(handler=cmd_report)
 
 
 def _prices(args: argparse.Namespace):
-    from projectgen.llm.pricing import PriceTable
-
-    return PriceTable.from_file(args.prices) if getattr(args, "prices", None) else PriceTable.default()
+    return prices_from_args(getattr(args, "prices", None))[0]
 
 
 def _console():

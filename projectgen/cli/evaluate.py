@@ -1,0 +1,91 @@
+"""`projectgen eval` and `projectgen bench-reference`: run a task's tests against a repository, or every
+task's reference, in the sandbox."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import add_runner_options, check_out_path, positive_int, runner_from_args
+from projectgen.cli.tables import bench_table, print_test_report
+
+
+def add_commands(commands) -> None:
+    """Add `eval` and `bench-reference` to the CLI's sub-parsers."""
+    evaluate = commands.add_parser("eval", help="run a task's tests against a repository in the sandbox")
+    evaluate.add_argument("--task", required=True, type=Path, help="task folder (CodeProjectEval, DevBench or task.toml)")
+    evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
+    evaluate.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
+    evaluate.add_argument("--out", type=Path, default=None,
+                          help="JSON report path (default: ./projectgen-reports/TASK.SUITE.json)")
+    evaluate.add_argument("--keep-workspace", action="store_true", help="keep the sandbox workspace for inspection")
+    add_runner_options(evaluate)
+    evaluate.set_defaults(handler=cmd_eval)
+
+    bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
+    bench.add_argument("dataset", type=Path, help="folder of task folders")
+    bench.add_argument("--workers", type=positive_int, default=1, help="tasks evaluated in parallel (default 1)")
+    bench.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
+    bench.add_argument("--out", type=Path, default=None,
+                       help="results folder with the resumable ledger (default: ./runs/bench-reference-DATASET)")
+    bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
+    add_runner_options(bench)
+    bench.set_defaults(handler=cmd_bench_reference)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+
+    console = Console(stderr=False)
+    task = load_task(args.task)
+    if not args.repo.is_dir():
+        raise ProjectGenError(f"{args.repo}: repository folder not found")
+    task.suite(args.tests)
+    if args.out is not None:
+        check_out_path(args.out, folder=False)
+    runner = runner_from_args(args, log=lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
+    with console.status(f"running {args.tests} tests of {task.id} in the sandbox"):
+        report = runner.evaluate(task, args.repo, args.tests)
+    out = args.out or Path("projectgen-reports") / f"{task.id}.{args.tests}.json"
+    report.write_json(out)
+    print_test_report(console, report)
+    console.print(f"report: {out}", highlight=False)
+    return EXIT_OK if report.status == "passed" else EXIT_TESTS_FAILED
+
+
+def cmd_bench_reference(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from projectgen.experiments.reference_bench import bench_reference
+    from projectgen.errors import ProjectGenError
+    from projectgen.runs import layout
+
+    if not args.dataset.is_dir():
+        raise ProjectGenError(f"{args.dataset}: dataset folder not found")
+    out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
+    check_out_path(out, folder=True)
+    console = Console()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+    bar = progress.add_task("reference implementations", total=None)
+
+    def on_start(pending: int, already: int) -> None:
+        progress.update(bar, total=pending)
+        if already:
+            console.print(f"{already} task(s) already in the ledger {out / layout.LEDGER}; continuing")
+
+    def on_row(row) -> None:
+        progress.advance(bar)
+        progress.console.print(f"{row.task_id}: {row.status} {row.passed}/{row.total}", highlight=False)
+
+    runner = runner_from_args(args, log=lambda message: progress.console.print(f"[dim]{message}[/dim]", highlight=False))
+    with progress:
+        rows = bench_reference(args.dataset, runner, out, suite=args.tests, workers=args.workers,
+                               fresh=args.fresh, on_start=on_start, on_row=on_row)
+    console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))
+    console.print(f"ledger and reports: {out}", highlight=False)
+    return EXIT_OK

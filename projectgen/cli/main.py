@@ -1,0 +1,67 @@
+"""The `projectgen` command: its parser (one module per command group) and the one place that turns
+errors into exit codes. Start-up stays fast: each command imports what it needs when it runs."""
+from __future__ import annotations
+
+import sys
+
+from projectgen.cli import evaluate, experiment, inspect, run
+from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from projectgen.cli.options import Parser
+
+
+def build_parser() -> Parser:
+    """The parser of every command; each command's handler is its `handler` default."""
+    parser = Parser(
+        prog="projectgen",
+        description="Generate Python repositories from requirement documents and measure them by running their tests.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    evaluate.add_commands(commands)
+    run.add_run_command(commands)
+    experiment.add_commands(commands)
+    inspect.add_commands(commands)
+    run.add_demo_command(commands)
+    return parser
+
+
+def version() -> str:
+    from projectgen import __version__
+
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. A user mistake (bad option, task, model, folder) is one line on stderr and exit code 2;
+    an unexpected exception is a bug: its traceback is shown, with a line saying so, and exit code 70."""
+    import warnings
+
+    # When one task of a parallel LangGraph step fails for good, LangGraph drops the sibling tasks it
+    # had not started, and Python warns about their never-awaited coroutines: noise after our one line.
+    warnings.filterwarnings("ignore", message="coroutine '.*' was never awaited", category=RuntimeWarning)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help or --version (0), or a usage error already printed as one line
+        return exc.code if isinstance(exc.code, int) else EXIT_OK if exc.code is None else EXIT_USAGE
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    from projectgen.errors import ProjectGenError, one_line
+
+    try:
+        return args.handler(args)
+    except ProjectGenError as exc:
+        print(f"projectgen: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("projectgen: interrupted (finished work is saved; run the same command to continue)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:  # noqa: BLE001 - not a user mistake: show everything
+        import traceback
+
+        traceback.print_exc()
+        print("projectgen: internal error: this is a bug in projectgen, not a problem with your input; please "
+              "report it with the traceback above", file=sys.stderr)
+        return EXIT_BUG
+

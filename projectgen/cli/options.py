@@ -1,0 +1,219 @@
+"""Option builders and value parsers shared by the commands, and the objects built from options.
+
+Defaults of the pipeline and attempts options are read from `Settings` and `AttemptSettings`
+(the paper's hyperparameters), not repeated here: an option left out is not passed on, and
+`--help` shows the model's default, looked up only when the help is printed (importing the
+settings loads pydantic, which `projectgen --help` should not pay for).
+"""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from projectgen.cli.exit_codes import EXIT_USAGE
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (no usage block), like every other user mistake."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"projectgen: error: {message} (see `{self.prog} --help`)\n")
+
+
+# --------------------------------------------------------------------------- value parsers
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
+    return value
+
+
+def whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def non_negative_int(text: str) -> int:
+    if (value := whole_number(text)) < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    if (value := whole_number(text)) <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def iteration_caps(text: str) -> tuple[int, int, int]:
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"give three numbers ARCH,SKELETON,CODE, e.g. 3,3,5: {text!r}")
+    return tuple(positive_int(p.strip()) for p in parts)  # type: ignore[return-value]
+
+
+def judge_score(text: str) -> float:
+    value = positive_float(text)
+    if value > 10:
+        raise argparse.ArgumentTypeError(f"scores go from 0 to 10: {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- defaults from the settings
+
+class SettingDefault:
+    """An option's default that is a field of `Settings` or `AttemptSettings`: left out, it is not passed
+    on, so the model's own default applies. `str()` (what `--help` prints) looks the value up."""
+
+    def __init__(self, model: str, *fields: str) -> None:
+        self.model, self.fields = model, fields
+
+    def value(self) -> Any:
+        from projectgen import config
+
+        defaults = getattr(config, self.model).model_fields
+        values = [defaults[field].default for field in self.fields]
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def __str__(self) -> str:
+        value = self.value()
+        if isinstance(value, tuple):
+            return ",".join(map(str, value))
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SettingDefault) and (self.model, self.fields) == (other.model, other.fields)
+
+    def __hash__(self) -> int:
+        return hash((self.model, self.fields))
+
+
+def given(args: argparse.Namespace, dest: str) -> bool:
+    """Whether the user gave the option (its value is not a settings default)."""
+    return not isinstance(getattr(args, dest, None), SettingDefault)
+
+
+# --------------------------------------------------------------------------- option groups
+
+def add_prices_option(parser) -> None:
+    """`--prices FILE`, the same for every command that prices model calls."""
+    parser.add_argument("--prices", type=Path, default=None, metavar="FILE",
+                        help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+
+
+def add_runner_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sandbox")
+    group.add_argument("--timeout", type=positive_float, default=300.0, help="seconds per test run (default 300)")
+    group.add_argument("--memory-mb", type=positive_int, default=8192, help="address-space limit (default 8192)")
+    group.add_argument("--isolation", choices=["auto", "namespaces", "none"], default="auto",
+                       help="auto: namespaces when available, else say so and run without")
+    group.add_argument("--cache-dir", type=Path, default=None,
+                       help="environment cache (default $PROJECTGEN_CACHE_DIR or ~/.cache/projectgen)")
+
+
+def add_pipeline_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("pipeline (paper defaults)")
+    group.add_argument("--threshold", type=judge_score, default=SettingDefault("Settings", "threshold"),
+                       help="judge score a stage needs (default %(default)s)")
+    group.add_argument("--iterations", type=iteration_caps, metavar="A,S,C",
+                       default=SettingDefault("Settings", "architecture_iterations", "skeleton_iterations",
+                                              "code_iterations"),
+                       help="iteration caps of the architecture, skeleton and code stages (default %(default)s)")
+    group.add_argument("--gamma", type=non_negative_int, default=SettingDefault("Settings", "gamma"),
+                       help="stage-memory entries per prompt (default %(default)s)")
+    group.add_argument("--edit-format", choices=["whole", "search_replace"],
+                       default=SettingDefault("Settings", "edit_format"),
+                       help="how the coder answers repair requests (default %(default)s)")
+    group.add_argument("--max-concurrency", type=positive_int, default=SettingDefault("Settings", "max_concurrency"),
+                       help="model calls in flight while filling one dependency layer (default %(default)s)")
+    group.add_argument("--max-tokens", type=positive_int, default=None, help="stop the run beyond this many tokens")
+
+
+def add_attempt_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("attempts (LiveCoder; paper defaults)")
+    group.add_argument("--attempts", type=positive_int, default=SettingDefault("AttemptSettings", "attempts"),
+                       help="attempts at the task (default %(default)s)")
+    group.add_argument("--selection", choices=["check", "unit"], default=SettingDefault("AttemptSettings", "selection"),
+                       help="tests that pick the best attempt: check (visible, default) or unit (hidden: the "
+                            "paper's oracle setting, labelled in every report)")
+    group.add_argument("--no-success-knowledge", action="store_true", help="ablation: no success knowledge")
+    group.add_argument("--no-failure-knowledge", action="store_true", help="ablation: no failure knowledge")
+    group.add_argument("--no-best", action="store_true",
+                       help="ablation: no historical best (the output is the last attempt)")
+    group.add_argument("--warm-start", action="store_true",
+                       help="later attempts start from the best attempt's architecture and skeleton")
+    group.add_argument("--knowledge-store", default=None, metavar="URL",
+                       help="a Chroma server (http://host:port) shared between runs; default: embedded in DIR")
+
+
+# --------------------------------------------------------------------------- what options build
+
+def settings_from_args(args: argparse.Namespace):
+    """The pipeline `Settings` the options give; options left out keep the model's defaults."""
+    from projectgen.config import Settings
+
+    values: dict[str, Any] = {name: getattr(args, dest) for name, dest in (
+        ("threshold", "threshold"), ("gamma", "gamma"), ("edit_format", "edit_format"),
+        ("max_concurrency", "max_concurrency")) if given(args, dest)}
+    if given(args, "iterations"):
+        values["architecture_iterations"], values["skeleton_iterations"], values["code_iterations"] = args.iterations
+    return Settings(**values)
+
+
+def attempt_settings_from_args(args: argparse.Namespace):
+    """LiveCoder's `AttemptSettings` the options give; options left out keep the model's defaults."""
+    from projectgen.config import AttemptSettings
+
+    values: dict[str, Any] = {name: getattr(args, name) for name in ("attempts", "selection") if given(args, name)}
+    return AttemptSettings(**values, success_knowledge=not args.no_success_knowledge,
+                           failure_knowledge=not args.no_failure_knowledge, historical_best=not args.no_best,
+                           warm_start=args.warm_start, measure_unit_tests=not args.no_unit_tests)
+
+
+def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
+    """The sandbox runner the sandbox options describe."""
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+    from projectgen.evaluation.sandbox import Limits
+
+    settings = RunnerSettings(
+        timeout=args.timeout, limits=Limits(memory_bytes=args.memory_mb * 1024**2), isolation=args.isolation,
+        cache_dir=args.cache_dir, keep_workspace=getattr(args, "keep_workspace", False),
+    )
+    return SandboxRunner(settings, log=log)
+
+
+def prices_from_args(path: Path | None):
+    """The price table of `--prices FILE` (over the list prices), and a phrase naming where prices came from."""
+    from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
+
+    if path is None:
+        return PriceTable.default(), f"list prices as of {PRICES_AS_OF}"
+    return PriceTable.from_file(path), f"{path} over list prices as of {PRICES_AS_OF}"
+
+
+def check_out_path(path: Path, *, folder: bool) -> None:
+    """Refuse, before any work, an output path that cannot be made: a file where a folder is needed (or
+    the reverse), or a path below a file."""
+    from projectgen.errors import ProjectGenError
+
+    if path.exists():
+        if folder and not path.is_dir():
+            raise ProjectGenError(f"{path} exists and is not a folder; choose another --out")
+        if not folder and path.is_dir():
+            raise ProjectGenError(f"{path} is a folder; --out takes the path of a file")
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ProjectGenError(f"{path}: cannot write there ({parent} is not a folder); choose another --out")

@@ -1,0 +1,255 @@
+"""`projectgen run` (and `--resume`) and `projectgen demo`: a LiveCoder run around ProjectGen, in a run folder."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pipeline_options, add_prices_option,
+                                    add_runner_options, attempt_settings_from_args, positive_float,
+                                    runner_from_args, settings_from_args)
+from projectgen.cli.tables import print_attempts
+
+# What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
+RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
+
+
+def add_run_command(commands) -> None:
+    """Add `run` to the CLI's sub-parsers."""
+    run = commands.add_parser("run", help="generate a repository for a task (ProjectGen inside LiveCoder's attempts)",
+                              description="Attempts (LiveCoder) of architecture -> skeleton -> code (each stage "
+                                          "with its judge loop); keeps knowledge and the best repository across "
+                                          "attempts, checkpoints to DIR/checkpoints.sqlite, traces to "
+                                          "DIR/events.jsonl, and ends with the hidden unit tests.")
+    run.add_argument("task", nargs="?", default=None,
+                     help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+    run.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                     help="continue the run in DIR where it stopped (no completed model call is repeated)")
+    run.add_argument("--model", default=None,
+                     help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
+                          "with --base-url, or scripted:PATH to replay a script (default $PROJECTGEN_MODEL)")
+    run.add_argument("--role-model", action="append", default=[], metavar="ROLE=SPEC",
+                     help="a different model for one role (architect, architecture_judge, skeleton, "
+                          "skeleton_judge, coder, code_judge); repeatable")
+    run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
+    run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
+    run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
+    run.add_argument("--inject-faults", default=None, metavar="SPEC",
+                     help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
+                          "seed=7; kinds: see projectgen.llm.faults")
+    add_pipeline_options(run)
+    add_attempt_options(run)
+    run.add_argument("--no-unit-tests", action="store_true",
+                     help="do not run the hidden unit tests (neither per attempt nor at the end)")
+    durable = run.add_argument_group("budget and checkpoints")
+    durable.add_argument("--max-cost", type=positive_float, default=None, metavar="USD",
+                         help="stop the run (keeping the best so far) once its priced calls cost more than this")
+    add_prices_option(durable)
+    durable.add_argument("--checkpoint-url", default=None, metavar="URL",
+                         help="PostgreSQL database for the checkpoints (postgresql://user@host/db), for runs "
+                              "shared between machines; default: DIR/checkpoints.sqlite")
+    add_runner_options(run)
+    run.set_defaults(handler=cmd_run)
+
+
+def add_demo_command(commands) -> None:
+    """Add `demo` to the CLI's sub-parsers."""
+    demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")
+    demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (replaced on each run)")
+    add_runner_options(demo)
+    demo.set_defaults(handler=cmd_demo)
+
+
+def _resolve_task(spec: str):
+    """A task folder, or the name of a bundled example."""
+    from projectgen.datasets.examples import example_task_names, example_task_path
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+
+    path = Path(spec)
+    if not path.exists() and spec in example_task_names():
+        path = example_task_path(spec)
+    elif not path.exists() and "/" not in spec and spec not in (".", ".."):
+        raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
+                              f"{', '.join(example_task_names())})")
+    return load_task(path)
+
+
+def _model_specs(args: argparse.Namespace) -> dict[str, str]:
+    """``{"default": SPEC, ROLE: SPEC, ..., "base_url": URL}`` from the options: what run.json records."""
+    import os
+
+    from projectgen.errors import ProjectGenError
+
+    if args.model is not None and not args.model.strip():
+        raise ProjectGenError("--model is empty: give PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or scripted:PATH")
+    default = args.model or os.environ.get("PROJECTGEN_MODEL")
+    if not default:
+        raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
+                              "PROJECTGEN_MODEL")
+    specs = {"default": default}
+    for item in args.role_model:
+        role, sep, spec = item.partition("=")
+        if not sep or not role.strip() or not spec.strip():
+            raise ProjectGenError(f"--role-model expects ROLE=SPEC (e.g. coder=openai:gpt-4o), got {item!r}")
+        specs[role.strip()] = spec.strip()
+    if args.base_url is not None:
+        if not args.base_url.strip():
+            raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
+        specs["base_url"] = args.base_url
+    if getattr(args, "inject_faults", None):
+        specs["faults"] = args.inject_faults
+    return specs
+
+
+def _models_from_specs(specs: dict[str, str]):
+    """The `ModelRoles` a spec mapping (see `_model_specs`) describes."""
+    from projectgen.llm import ModelRoles
+
+    roles = dict(specs)
+    default = roles.pop("default")
+    base_url = roles.pop("base_url", None)
+    faults = roles.pop("faults", None)
+    if faults:
+        from projectgen.llm.faults import FaultPlan, inject_faults
+
+        plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
+        return inject_faults(ModelRoles.from_specs(default, base_url=base_url, **roles), plan)
+    return ModelRoles.from_specs(default, base_url=base_url, **roles)
+
+
+def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
+                 force: bool, resume: bool = False) -> int:
+    from rich.console import Console
+
+    from projectgen.errors import ProjectGenError
+    from projectgen.runs.livecoder import read_manifest, run_livecoder
+    from projectgen.llm import MODEL_FAILURES, model_failure_reason
+
+    console = Console()
+
+    def progress(message: str) -> None:
+        console.print(f"[dim]{message}[/dim]", highlight=False)
+
+    try:
+        outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
+                                attempt_settings=attempt_settings, runner=runner_from_args(args, log=progress),
+                                knowledge_url=getattr(args, "knowledge_store", None),
+                                max_tokens=getattr(args, "max_tokens", None),
+                                max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
+                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
+                                progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+    except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
+        reason = read_manifest(out).reason or model_failure_reason(exc)
+        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / 'repository'}; "
+                              f"continue with `projectgen run --resume {out}`") from None
+    print_attempts(console, outcome)
+    console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
+                  f"inspect with `projectgen trace {out}` and `projectgen report {out}`)", highlight=False)
+    if outcome.unit_report is not None:
+        return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
+    final = outcome.summary.get("final") or {}
+    return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from projectgen.errors import ProjectGenError
+
+    if args.resume is not None:
+        given = options_fixed_by_run_json(args)
+        if given:
+            raise ProjectGenError(f"--resume DIR continues a run with the task, models, settings, budgets and folder "
+                                  f"in its run.json: leave out {', '.join(given)}")
+        return _resume(args)
+    if not args.task:
+        raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
+    # Everything the user gave is checked here, before the run folder is made or any model is called.
+    task = _resolve_task(args.task)
+    specs = _model_specs(args)
+    models = _models_from_specs(specs)
+    settings, attempt_settings = settings_from_args(args), attempt_settings_from_args(args)
+    if attempt_settings.selection not in task.suites:
+        raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
+                              f"attempts (--selection {attempt_settings.selection}); it has: "
+                              f"{', '.join(task.suites) or 'no tests'}")
+    if args.knowledge_store:
+        from projectgen.memory.knowledge_store import parse_server_url
+
+        parse_server_url(args.knowledge_store)
+    out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
+                        attempt_settings=attempt_settings, out=out, force=args.force)
+
+
+def options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
+    """The `run` options given along with --resume that the run's run.json fixes, as the user spelled them.
+
+    Silently running with run.json's value instead would surprise whoever typed, say, --attempts 8.
+    """
+    parser = argparse.ArgumentParser()
+    add_run_command(parser.add_subparsers(dest="command"))
+    defaults = vars(parser.parse_args(["run"]))
+    return ["TASK" if dest == "task" else "--" + dest.replace("_", "-")
+            for dest, default in defaults.items()
+            if dest not in RESUME_MAY_CHANGE and resolved(getattr(args, dest, default)) != resolved(default)]
+
+
+def resolved(value):
+    """An option's value, with a settings default replaced by the value it stands for."""
+    return value.value() if isinstance(value, SettingDefault) else value
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from projectgen.config import AttemptSettings, Settings
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+    from projectgen.runs.livecoder import read_manifest
+
+    if not args.resume.is_dir():
+        raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()
+                              else f"{args.resume}: not a folder (--resume takes a run folder)")
+    manifest = read_manifest(args.resume)
+    if not manifest.models.get("default"):
+        raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
+                              "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")
+    if not Path(manifest.task_path).exists():
+        raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
+                              "to resume")
+    task = load_task(Path(manifest.task_path))
+    models = _models_from_specs(manifest.models)
+    args.knowledge_store = manifest.knowledge_store
+    attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
+    args.no_unit_tests = not attempt_settings.measure_unit_tests
+    return _execute_run(args, task, models=models, model_specs=manifest.models,
+                        settings=Settings.model_validate(manifest.settings), attempt_settings=attempt_settings,
+                        out=args.resume, force=False, resume=True)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from projectgen.config import AttemptSettings, Settings
+    from projectgen.datasets.examples import example_script_path, example_task_path
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+    from projectgen.llm import ScriptedChatModel
+
+    console = Console()
+    task = load_task(example_task_path("kvstore"))
+    script = example_script_path("kvstore.demo")
+    console.print(f"[bold]demo[/bold]: the full pipeline (LiveCoder attempts around ProjectGen) on the bundled "
+                  f"example task {task.id!r}, offline.\n"
+                  f"The model is a [bold]scripted replay[/bold] of {script.name}, not a real model: it answers "
+                  "each agent from the script. Run a real model with `projectgen run kvstore --model "
+                  "openai:gpt-4o-mini`.", highlight=False)
+    model = ScriptedChatModel.from_file(script)
+    from projectgen.runs import layout
+
+    if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / layout.MANIFEST).is_file():
+        raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
+                              "choose another --out")
+    args.no_unit_tests = False
+    return _execute_run(args, task, models=model, model_specs={"default": f"scripted:{script}"},
+                        settings=Settings(), attempt_settings=AttemptSettings(), out=args.out, force=True)

@@ -1,0 +1,101 @@
+"""The rich tables and summaries the commands print: test reports, reference benchmarks, attempts, experiments."""
+from __future__ import annotations
+
+
+def print_test_report(console, report) -> None:
+    """Outcome counts, pass rate, and the first collection errors and failures of one test run."""
+    from rich.table import Table
+
+    table = Table(title=f"{report.task_id} - {report.suite} tests", show_lines=False)
+    table.add_column("outcome")
+    table.add_column("count", justify="right")
+    for key, value in report.summary().items():
+        if key not in ("total", "pass_rate", "status") and value:
+            table.add_row(key, str(value))
+    table.add_row("total", str(report.total))
+    table.add_row("pass rate", f"{report.pass_rate:.1%}")
+    console.print(table)
+    for error in report.collection_errors[:10]:
+        last = [line for line in error.message.strip().splitlines() if line.startswith("E ")][-1:] or [""]
+        console.print(f"  [red]collection error[/red] {error.nodeid}: {last[0][:160]}", highlight=False)
+    for failure in report.failures()[:10]:
+        last = failure.message.strip().splitlines()[-1:] or [""]
+        console.print(f"  [red]{failure.outcome.value}[/red] {failure.nodeid}: {last[0][:160]}", highlight=False)
+    if report.timed_out:
+        console.print("[yellow]the run hit its timeout; unfinished tests count as errors[/yellow]")
+    if report.error:
+        console.print(f"[red]{report.error}[/red]", highlight=False)
+
+
+def bench_table(rows, title: str):
+    """One row per task: status, passed/total, rate, seconds and a note."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column, justify in (("task", "left"), ("status", "left"), ("passed", "right"), ("total", "right"),
+                            ("rate", "right"), ("seconds", "right"), ("note", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    for row in rows:
+        color = {"passed": "green", "failed": "yellow"}.get(row.status, "red")
+        table.add_row(row.task_id, f"[{color}]{row.status}[/{color}]", str(row.passed), str(row.total),
+                      f"{row.pass_rate:.1%}", f"{row.duration:.1f}", row.note[:300])
+    return table
+
+
+def print_attempts(console, outcome) -> None:
+    """The attempts of a LiveCoder run, the model(s), the output chosen and its unit tests."""
+    from rich.table import Table
+
+    summary = outcome.summary
+    oracle = " (selection by hidden unit tests: oracle setting)" if summary.get("oracle") else ""
+    table = Table(title=f"{summary['task_id']}: attempts{oracle}")
+    for column in ("attempt", "score", "unit tests", "stage iterations", "best so far", "knowledge in", "tokens"):
+        table.add_column(column)
+    for row in summary["attempts"]:
+        if row.get("reused"):
+            table.add_row(str(row["attempt"]), "reused", "", "", f"{row['best_score']:.2f} (#{row['best_attempt']})",
+                          "", "0")
+            continue
+        if row.get("budget_limited"):
+            table.add_row(str(row["attempt"]), "[red]budget[/red]", "", "", "", "", str(row["tokens"]["total_tokens"]))
+            continue
+        unit = row.get("unit") or {}
+        stages = row.get("stages") or {}
+        iterations = "/".join(str(stages[s]["iterations"]) for s in ("architecture", "skeleton", "code") if s in stages)
+        used = row.get("knowledge_used") or {}
+        table.add_row(str(row["attempt"]), f"{row['score']:.2f}",
+                      f"{unit.get('passed', '')}/{unit.get('total', '')}" if unit else "", iterations,
+                      f"{row['best_score']:.2f} (#{row['best_attempt']})",
+                      f"{len(used.get('success', []))} ok, {len(used.get('failure', []))} failed",
+                      str(row["tokens"]["total_tokens"]))
+    console.print(table)
+    models = sorted(set(summary.get("model_descriptions", {}).values()) or set(summary.get("models", {}).values()))
+    if models:
+        console.print(f"model(s): {'; '.join(models)}", highlight=False)
+    final = summary.get("final") or {}
+    console.print(f"output: attempt {final.get('attempt')} ({final.get('source')}), score {final.get('score')}"
+                  + ("; [red]stopped by the budget[/red]" if summary.get("budget_limited") else ""), highlight=False)
+    if outcome.unit_report is not None:
+        print_test_report(console, outcome.unit_report)
+
+
+def print_model_table(console, report) -> None:
+    """One model's per-attempt table, its final-output figures and its errors."""
+    from rich.table import Table
+
+    from projectgen.experiments.experiment import attempt_cells, final_lines
+
+    table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
+                  caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")
+    for column in ("t", "generated", "attempt t", "output after t", "reuse", "tokens", "cost"):
+        table.add_column(column, justify="left" if column == "t" else "right", no_wrap=True)
+    for row in report.per_attempt:
+        cells = attempt_cells(row)
+        table.add_row(cells[0], cells[1], f"{cells[2]} / {cells[3]}", f"{cells[4]} / {cells[5]}", *cells[6:])
+    console.print(table)
+    console.print(f"model: {report.spec}", highlight=False)
+    for line in final_lines(report):
+        console.print(line, highlight=False)
+    for pair in report.pairs:
+        if pair.status == "error":
+            console.print(f"  [red]error[/red] {pair.task_id}: {pair.error}", highlight=False)
