@@ -20,6 +20,7 @@ from pydantic import AfterValidator, BeforeValidator
 from projectgen.errors import ProjectGenError
 from projectgen.repository import safe_relpath
 
+# Spellings models use for a parameter or global kind, mapped to ours.
 _KIND_ALIASES = MappingProxyType(
     {
         "positional_or_keyword": "positional",
