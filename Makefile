@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
 	touch $(STAMP)
 
+# The default suite on every core: one test file per worker keeps each file's module fixtures
+# (sandbox environments, scripted runs) built once.
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 test-slow: venv
 	$(BIN)/python -m pytest -q -m slow
