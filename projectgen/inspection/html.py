@@ -23,7 +23,7 @@ from projectgen.inspection.contents import (
 )
 from projectgen.inspection.formatting import esc
 from projectgen.inspection.queries import diffs
-from projectgen.inspection.views import RunView
+from projectgen.inspection.views import RunView, diff_line_kind
 
 _CSS = """
 *{box-sizing:border-box}
@@ -141,9 +141,7 @@ def _changes_section(run: RunView) -> list[str]:
 def _diff_html(text: str) -> str:
     lines = []
     for line in text.splitlines():
-        cls = ("add" if line.startswith("+") and not line.startswith("+++") else
-               "del" if line.startswith("-") and not line.startswith("---") else
-               "hunk" if line.startswith("@@") else "")
+        cls = diff_line_kind(line)
         lines.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
     return "\n".join(lines)
 

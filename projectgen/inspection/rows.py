@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from projectgen.inspection.timestamps import parse_time
-from projectgen.inspection.views import KnowledgeRow, TimelineRow
+from projectgen.inspection.views import KnowledgeRow, TimelineRow, diff_line_counts
 
 
 def timeline_rows(events: list[dict[str, Any]]) -> list[TimelineRow]:
@@ -169,9 +169,7 @@ def _file_phrase(changes: list[Mapping[str, Any]]) -> str:
         note = f"{change.get('lines', '?')} lines"
         diff = change.get("diff")
         if diff:
-            lines = str(diff).splitlines()
-            plus = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-            minus = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+            plus, minus = diff_line_counts(str(diff))
             note += f", +{plus} -{minus}"
         parts.append(f"{change.get('path')} ({note})")
     return ", ".join(parts)

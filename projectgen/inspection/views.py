@@ -92,11 +92,26 @@ class DiffEntry:
 
     @property
     def added(self) -> int:
-        return sum(1 for line in self.diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
+        return diff_line_counts(self.diff)[0]
 
     @property
     def removed(self) -> int:
-        return sum(1 for line in self.diff.splitlines() if line.startswith("-") and not line.startswith("---"))
+        return diff_line_counts(self.diff)[1]
+
+
+def diff_line_kind(line: str) -> str:
+    """What a unified-diff line is: "add", "del", "hunk" (an ``@@`` header) or "" (context, file headers)."""
+    if line.startswith("+") and not line.startswith("+++"):
+        return "add"
+    if line.startswith("-") and not line.startswith("---"):
+        return "del"
+    return "hunk" if line.startswith("@@") else ""
+
+
+def diff_line_counts(diff: str) -> tuple[int, int]:
+    """(lines added, lines removed) of a unified diff, not counting its ``+++``/``---`` file headers."""
+    kinds = [diff_line_kind(line) for line in diff.splitlines()]
+    return kinds.count("add"), kinds.count("del")
 
 
 @dataclass
@@ -179,15 +194,19 @@ class RunView:
     def final(self) -> dict[str, Any] | None:
         if self.summary and self.summary.get("final"):
             return dict(self.summary["final"])
-        end = next((e for e in reversed(self.events) if e.get("event") == "run_end"), None)
+        end = self._run_end()
         return dict(end["final"]) if end and isinstance(end.get("final"), Mapping) else None
 
     @property
     def stopped(self) -> str | None:
         if self.summary and self.summary.get("stopped"):
             return str(self.summary["stopped"])
-        end = next((e for e in reversed(self.events) if e.get("event") == "run_end"), None)
+        end = self._run_end()
         return str(end["stopped"]) if end and end.get("stopped") else None
+
+    def _run_end(self) -> dict[str, Any] | None:
+        """The last ``run_end`` event (a run still going or killed has none)."""
+        return next((e for e in reversed(self.events) if e.get("event") == "run_end"), None)
 
     @property
     def status(self) -> str:
