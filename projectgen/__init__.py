@@ -117,8 +117,8 @@ _EXPORTS: dict[str, str] = {
     "AllBudgets": "projectgen.llm",
     # inspection and experiments
     "read_trace": "projectgen.runs.trace",
-    "load_run": "projectgen.inspection.run_view",
-    "write_report": "projectgen.inspection.report",
+    "load_run": "projectgen.inspection",
+    "write_report": "projectgen.inspection",
     "run_experiment": "projectgen.experiments.experiment",
 }
 

@@ -15,9 +15,8 @@ import pytest
 
 from projectgen.cli.inspect import add_commands as add_inspect_commands
 from projectgen.errors import ProjectGenError
-from projectgen.inspection.run_view import diffs, load_run, timeline
+from projectgen.inspection import diffs, load_run, render_html, render_markdown, timeline, write_report
 from projectgen.llm.pricing import PriceTable
-from projectgen.inspection.report import render_html, render_markdown, write_report
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 MINI = "gpt-4o-mini"  # USD 0.15 in / 0.60 out per 1M tokens

@@ -59,7 +59,7 @@ def _console():
 def cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.inspection.report import write_report
+    from projectgen.inspection import write_report
 
     md_path, html_path = write_report(args.run_dir, args.out, prices=_prices(args))
     console = Console()
@@ -70,7 +70,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
-    from projectgen.inspection.run_view import attempt_numbers, diffs, filter_calls, load_run, timeline
+    from projectgen.inspection import attempt_numbers, diffs, filter_calls, load_run, timeline
 
     run = load_run(args.run_dir, prices=_prices(args))
     console = _console()
@@ -119,7 +119,7 @@ def _text(value, style: str = ""):
 
 def _print_header(console, run) -> None:
     from projectgen.llm.pricing import is_scripted
-    from projectgen.inspection.report import fmt_score, fmt_seconds
+    from projectgen.inspection import fmt_score, fmt_seconds
 
     totals, cost = run.totals, run.cost
     parts = [run.task_id]
@@ -244,7 +244,7 @@ def _print_diffs(console, run, entries) -> None:
 def _print_calls(console, run, calls) -> None:
     from rich.table import Table
 
-    from projectgen.inspection.run_view import as_utc, effective_attempt
+    from projectgen.inspection import as_utc, effective_attempt
     from projectgen.llm.pricing import format_usd, is_scripted
 
     start = next((r.time for r in run.rows if r.time is not None), None)

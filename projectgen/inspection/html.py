@@ -1,0 +1,269 @@
+"""A run report as one self-contained HTML page (``report.html``) with inline CSS and SVG charts.
+
+No JavaScript and nothing fetched (a Content-Security-Policy says so), so the page can be
+mailed or archived as one file. Charts: attempt score with the best-so-far line (and the
+hidden unit-test pass rate, reported only), tokens and cost per attempt, tokens per
+stage, check tests per code iteration, judge scores per stage iteration. Below the
+tables: every recorded diff and the whole timeline, folded. All run text is escaped.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from projectgen.inspection.charts import COLORS, judge_chart, line_chart, stacked_bars
+from projectgen.inspection.contents import (
+    JUDGE_HEADERS,
+    KNOWLEDGE_HEADERS,
+    STAGE_HEADERS,
+    ReportContents,
+    report_contents,
+    score_label,
+)
+from projectgen.inspection.formatting import esc
+from projectgen.inspection.queries import diffs
+from projectgen.inspection.views import RunView, diff_line_kind
+
+_CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212529;background:#f8f9fa;
+margin:0;padding:24px}
+main{max-width:1120px;margin:0 auto}
+h1{font-size:24px;margin:0 0 12px}
+h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #dee2e6;padding-bottom:4px}
+.banner{background:#fff3bf;border:1px solid #fab005;padding:8px 12px;border-radius:6px;margin:8px 0 16px;
+font-weight:600}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;border:1px solid #dee2e6;
+border-radius:6px;padding:12px 16px;margin:0}
+dl.facts dt{font-weight:600;color:#495057}
+dl.facts dd{margin:0;overflow-wrap:anywhere}
+.charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:16px}
+.card{background:#fff;border:1px solid #dee2e6;border-radius:6px;padding:10px 12px}
+.card.wide{grid-column:1/-1}
+.card h3{font-size:14px;margin:0 0 6px;color:#495057}
+svg.chart{width:100%;height:auto;display:block}
+svg .tick{font-size:11px;fill:#495057}
+svg .note{font-size:10px;fill:#868e96}
+svg .legend{font-size:11.5px;fill:#343a40}
+svg .bar-note{font-size:11px;fill:#343a40}
+svg .axis-title{font-size:11px;fill:#495057}
+svg .panel-title{font-size:13px;font-weight:600;fill:#343a40}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}
+th,td{border:1px solid #dee2e6;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f1f3f5;overflow-wrap:normal;word-break:normal;hyphens:none}
+td.num,th.num{text-align:right;white-space:nowrap}
+td.wrap{overflow-wrap:anywhere}
+table.timeline td{font-size:12px}
+details{background:#fff;border:1px solid #dee2e6;border-radius:6px;padding:6px 10px;margin:6px 0}
+summary{cursor:pointer;font-weight:600}
+pre.diff{font:12px/1.35 "DejaVu Sans Mono",Menlo,Consolas,monospace;background:#f8f9fa;padding:8px;overflow-x:auto;
+margin:6px 0;white-space:pre}
+pre.diff .add{color:#2b8a3e;background:#ebfbee}
+pre.diff .del{color:#c92a2a;background:#fff5f5}
+pre.diff .hunk{color:#1971c2}
+ul.notes{margin:0;padding-left:20px}
+.muted{color:#868e96}
+footer{margin-top:28px;color:#868e96;font-size:12px}
+"""
+
+
+def render_html(run: RunView, report: ReportContents | None = None) -> str:
+    """The HTML report of `run` (`report`: its contents, when already gathered)."""
+    report = report or report_contents(run)
+    parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+             "img-src data:\">",
+             f"<title>{esc(report.title)}</title><style>{_CSS}</style></head><body><main>",
+             f"<h1>{esc(report.title)}</h1>"]
+    if run.oracle:
+        parts.append('<div class="banner">Oracle setting: attempts were selected with the hidden unit tests; '
+                     'the scores are an upper bound, not a fair result.</div>')
+    if any(m["scripted"] for m in run.models().values()):
+        parts.append('<div class="banner">Scripted replay: the answers were replayed from a script, not produced '
+                     'by a model.</div>')
+    parts.append('<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in report.facts)
+                 + "</dl>")
+    parts += _charts_section(run)
+    parts += _tables(run, report)
+    parts += _changes_section(run)
+    parts += _timeline_section(run)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+    parts.append(f'<h2 id="notes">Notes</h2><ul class="notes">{notes}</ul>')
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts.append(f"<footer>Generated by projectgen report from {esc(run.path)} on {esc(generated)}.</footer>")
+    parts.append("</main></body></html>")
+    return "\n".join(parts)
+
+
+def _tables(run: RunView, report: ReportContents) -> list[str]:
+    """The attempts, models, stages, judges, knowledge and quality sections."""
+    parts = [f"<h2 id=\"attempts\">Attempts <span class=\"muted\">(score: {esc(score_label(run))})</span></h2>"]
+    parts.append('<div class="scroll">' + _table(report.attempts_headers, report.attempts_rows,
+                                                 numeric=(1, 8, 9, 10)) + "</div>")
+    parts.append("<h2 id='models'>Models</h2>")
+    parts.append('<div class="scroll">' + _table(report.models_headers, report.models_rows, numeric=(3, 4, 5, 7),
+                                                 wrap=(8,))
+                 + "</div>" if report.models_rows else "<p>No model calls recorded.</p>")
+    parts.append("<h2 id='stages'>Tokens per stage</h2>")
+    parts.append(_table(STAGE_HEADERS, report.stage_rows, numeric=(1, 2, 3, 4, 5)) if report.stage_rows
+                 else "<p>No model calls recorded.</p>")
+    parts.append("<h2 id='judges'>Judge scores per stage iteration</h2>")
+    parts.append(_table(JUDGE_HEADERS, report.judge_rows, numeric=(4,), wrap=(7,)) if report.judge_rows
+                 else "<p>No verdicts recorded.</p>")
+    if run.kind == "livecoder":
+        parts.append("<h2 id='knowledge'>Knowledge given to attempts</h2>")
+        parts.append(_table(KNOWLEDGE_HEADERS, report.knowledge_rows, numeric=(3, 4), wrap=(5,))
+                     if report.knowledge_rows
+                     else "<p>No knowledge entries were given to any attempt.</p>")
+    parts.append("<h2 id='quality'>Final repository: non-functional figures</h2>")
+    parts.append(_table(["figure", "value"], report.quality_rows, numeric=(1,)) if report.quality_rows
+                 else "<p>Not measured.</p>")
+    return parts
+
+
+def _changes_section(run: RunView) -> list[str]:
+    """Every recorded diff, folded under a one-line summary."""
+    changes = diffs(run)
+    if not changes:
+        return []
+    parts = ["<h2 id='changes'>Changes between iterations</h2>"]
+    for d in changes:
+        head = (f"attempt {d.attempt} · {d.stage} iteration {d.iteration} · {d.path}"
+                + (f" (+{d.added} −{d.removed})" if d.kind != "ssat" else f" ({d.diff.splitlines()[0][:120]})"))
+        parts.append(f'<details><summary>{esc(head)}</summary><pre class="diff">{_diff_html(d.diff)}</pre>'
+                     "</details>")
+    return parts
+
+
+def _diff_html(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        cls = diff_line_kind(line)
+        lines.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
+    return "\n".join(lines)
+
+
+def _timeline_section(run: RunView) -> list[str]:
+    """The whole timeline as one folded table."""
+    if not run.rows:
+        return []
+    return ["<h2 id='timeline'>Timeline</h2><details><summary>"
+            f"{len(run.rows)} trace events</summary><div class=\"scroll\">",
+            _table(["t (s)", "attempt", "stage", "node", "iter", "judge", "check", "tokens", "cost", "dur (s)",
+                    "detail"],
+                   [[f"{r.offset_s:.2f}" if r.offset_s is not None else "", r.attempt if r.attempt is not None else "",
+                     r.stage or "", r.node, r.iteration or "", ", ".join(f"{s:g}" for s in r.scores),
+                     f"{r.check[0]}/{r.check[1]}" if r.check else "", f"{r.total_tokens:,}" if r.calls else "",
+                     r.cost.label() if r.calls else "", f"{r.duration_s:.2f}" if r.duration_s is not None else "",
+                     r.detail] for r in run.rows], numeric=(0, 7, 8, 9), cls="timeline", wrap=(10,)),
+            "</div></details>"]
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = (),
+           cls: str = "", wrap: Sequence[int] = ()) -> str:
+    """A table of escaped cells; `numeric` columns align right, `wrap` columns may break anywhere (long ids)."""
+
+    def kind(i: int) -> str:
+        return "num" if i in numeric else "wrap" if i in wrap else ""
+
+    head = "".join(f'<th class="{kind(i)}">{esc(h)}</th>' for i, h in enumerate(headers))
+    body = []
+    for row in rows:
+        cells = "".join(f'<td class="{kind(i)}">{esc(c)}</td>' for i, c in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+# --------------------------------------------------------------------------- charts
+
+Draw = Callable[[int], str]
+"""A chart drawn at a given width."""
+
+
+def _charts_section(run: RunView) -> list[str]:
+    """The chart cards: half-width charts come in pairs (an odd last one spans the page), then wide ones."""
+    half = [*_attempt_charts(run), *_stage_chart(run), *_check_chart(run)]
+    wide = _judge_charts(run)
+    charts: list[tuple[str, str, bool]] = []
+    for i, (title, draw) in enumerate(half):
+        alone = i == len(half) - 1 and len(half) % 2 == 1
+        charts.append((title, draw(1060 if alone else 520), alone))
+    charts += [(title, svg, True) for title, svg in wide]
+    if not charts:
+        return []
+    parts = ['<h2 id="charts">Charts</h2><div class="charts">']
+    for title, svg, is_wide in charts:
+        parts.append(f'<div class="card{" wide" if is_wide else ""}"><h3>{esc(title)}</h3>{svg}</div>')
+    parts.append("</div>")
+    return parts
+
+
+def _attempt_charts(run: RunView) -> list[tuple[str, Draw]]:
+    """Score per attempt (with the best so far) and tokens and cost per attempt."""
+    attempts = [a for a in run.attempts if a.attempt is not None]
+    if not attempts:
+        return []
+    labels = [f"#{a.attempt}" for a in attempts]
+    scores = [None if a.reused else a.score for a in attempts]
+    best, running = [], None
+    for a in attempts:
+        if a.best_score is not None:
+            running = a.best_score
+        elif a.score is not None and not a.reused:
+            running = a.score if running is None else max(running, a.score)
+        best.append(running)
+    unit = [a.unit.get("pass_rate") if isinstance(a.unit, dict) and not a.reused else None for a in attempts]
+    series = [("score", COLORS["score"], "line", scores), ("best so far", COLORS["best"], "step", best)]
+    if any(u is not None for u in unit) and not run.oracle:
+        series.append(("unit tests (reported only)", COLORS["unit"], "dot", unit))
+    markers = ["reused" if a.reused else ("budget" if a.stopped else "") for a in attempts]
+    title = f"Score per attempt ({score_label(run)})"
+    notes = ["reused" if a.reused else (a.cost.label(short=True) if a.tokens.calls else "") for a in attempts]
+    stacks = [("input tokens", COLORS["input"], [a.tokens.input_tokens for a in attempts]),
+              ("output tokens", COLORS["output"], [a.tokens.output_tokens for a in attempts])]
+    return [(title, lambda w: line_chart(title, labels, series, markers=markers, width=w)),
+            ("Tokens and cost per attempt",
+             lambda w: stacked_bars("Tokens and cost per attempt", labels, stacks, notes=notes, width=w))]
+
+
+def _stage_chart(run: RunView) -> list[tuple[str, Draw]]:
+    """Tokens and cost per stage."""
+    stages = run.stage_totals()
+    if not stages:
+        return []
+    names = list(stages)
+    stacks = [("input tokens", COLORS["input"], [stages[n][0].input_tokens for n in names]),
+              ("output tokens", COLORS["output"], [stages[n][0].output_tokens for n in names])]
+    notes = [stages[n][1].label(short=True) for n in names]
+    return [("Tokens and cost per stage",
+             lambda w: stacked_bars("Tokens and cost per stage", names, stacks, notes=notes, width=w))]
+
+
+def _check_chart(run: RunView) -> list[tuple[str, Draw]]:
+    """Share of check tests passed per code iteration (attempts not joined to each other)."""
+    checks = [v for v in run.judge_iterations() if v.get("check") and v["check"][1]]
+    if not checks:
+        return []
+    multi = len({v.get("attempt") for v in checks}) > 1
+    labels = [f"A{v.get('attempt')}·{v.get('iteration')}" if multi else f"it {v.get('iteration')}" for v in checks]
+    rates = [v["check"][0] / v["check"][1] for v in checks]
+    breaks = [i for i in range(1, len(checks)) if checks[i].get("attempt") != checks[i - 1].get("attempt")]
+    title = "Check tests passed per code iteration"
+    return [(title, lambda w: line_chart(title, labels, [("check tests passed", COLORS["best"], "line", rates)],
+                                         width=w, breaks=breaks))]
+
+
+def _judge_charts(run: RunView) -> list[tuple[str, str]]:
+    """Judge scores per stage iteration, with the acceptance threshold when the settings give one."""
+    verdicts = run.judge_iterations()
+    if not verdicts:
+        return []
+    threshold = None
+    settings = (run.summary or {}).get("settings") or (run.manifest or {}).get("settings") or {}
+    if isinstance(settings.get("threshold"), (int, float)):
+        threshold = float(settings["threshold"])
+    return [("Judge scores per stage iteration (0-10)",
+             judge_chart("Judge scores per stage iteration", verdicts, threshold))]

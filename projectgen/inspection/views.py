@@ -1,0 +1,291 @@
+"""What a run folder is read into: `RunView` and its rows, attempts, knowledge entries and diffs.
+
+A `RunView` (built by `projectgen.inspection.loading.load_run`) holds:
+
+- ``rows``: one `TimelineRow` per trace event (nodes, stage ends, run start/resume/end)
+  with its offset from the run's start, attempt, stage, node, iteration, judge scores,
+  check-test result, a one-line detail, and the model calls attributed to it with
+  their tokens and cost;
+- ``knowledge``: the knowledge entries given to each attempt's prompts (`KnowledgeRow`);
+- ``attempts``: one `AttemptView` per attempt (score, best so far, tokens, cost);
+- ``calls`` and ``unattributed``: every model call, and those no event could take.
+
+These are plain data with read-only queries; building them is the other modules' job.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from projectgen.llm import CallRecord, UsageTotals
+from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
+from projectgen.runs.trace import STAGES
+
+
+@dataclass
+class TimelineRow:
+    """One trace event, with the model calls attributed to it."""
+
+    index: int
+    event: str
+    node: str
+    attempt: int | None = None
+    stage: str | None = None
+    iteration: int | None = None
+    offset_s: float | None = None
+    time: datetime | None = None
+    duration_s: float | None = None
+    scores: list[float] = field(default_factory=list)
+    accepted: bool | None = None
+    check: tuple[int, int] | None = None
+    detail: str = ""
+    feedback: str = ""
+    calls: list[CallRecord] = field(default_factory=list)
+    calls_by_time: int = 0
+    cost: CostTotal = field(default_factory=CostTotal)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(c.input_tokens for c in self.calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.calls)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def tokens_estimated(self) -> bool:
+        return any(c.tokens_estimated for c in self.calls)
+
+
+@dataclass
+class KnowledgeRow:
+    """A knowledge entry given to an attempt's prompts."""
+
+    attempt: int | None
+    kind: str  # "success" | "failure"
+    source_attempt: int | None
+    score: float | None
+    similarity: float | None
+    text: str
+
+
+@dataclass
+class DiffEntry:
+    """A recorded change between two versions of a file or of the architecture tree."""
+
+    attempt: int | None
+    stage: str | None
+    node: str
+    iteration: int | None
+    kind: str  # "skeleton" | "repository" | "ssat"
+    path: str
+    diff: str
+    offset_s: float | None = None
+
+    @property
+    def added(self) -> int:
+        return diff_line_counts(self.diff)[0]
+
+    @property
+    def removed(self) -> int:
+        return diff_line_counts(self.diff)[1]
+
+
+def diff_line_kind(line: str) -> str:
+    """What a unified-diff line is: "add", "del", "hunk" (an ``@@`` header) or "" (context, file headers)."""
+    if line.startswith("+") and not line.startswith("+++"):
+        return "add"
+    if line.startswith("-") and not line.startswith("---"):
+        return "del"
+    return "hunk" if line.startswith("@@") else ""
+
+
+def diff_line_counts(diff: str) -> tuple[int, int]:
+    """(lines added, lines removed) of a unified diff, not counting its ``+++``/``---`` file headers."""
+    kinds = [diff_line_kind(line) for line in diff.splitlines()]
+    return kinds.count("add"), kinds.count("del")
+
+
+@dataclass
+class AttemptView:
+    """One LiveCoder attempt (or the single run of a ProjectGen pipeline, attempt None)."""
+
+    attempt: int | None
+    score: float | None = None
+    best_score: float | None = None
+    best_attempt: int | None = None
+    reused: bool = False
+    improved: bool | None = None
+    check: dict[str, Any] | None = None
+    unit: dict[str, Any] | None = None
+    stages: dict[str, Any] = field(default_factory=dict)
+    knowledge_added: list[str] = field(default_factory=list)
+    knowledge_used: int = 0
+    stopped: str | None = None
+    tokens: UsageTotals = field(default_factory=UsageTotals)
+    cost: CostTotal = field(default_factory=CostTotal)
+    duration_s: float | None = None
+
+
+@dataclass
+class RunView:
+    """A run folder read back; see the module docstring."""
+
+    path: Path
+    kind: str  # "livecoder" | "projectgen"
+    manifest: dict[str, Any] | None
+    summary: dict[str, Any] | None
+    events: list[dict[str, Any]]
+    calls: list[CallRecord]
+    rows: list[TimelineRow]
+    knowledge: list[KnowledgeRow]
+    unattributed: list[CallRecord]
+    prices: PriceTable
+    attempts: list[AttemptView] = field(default_factory=list)
+    call_rows: dict[int, int] = field(default_factory=dict)
+    """id(call) -> index of the row it was attributed to."""
+    call_by_time: set[int] = field(default_factory=set)
+    """ids of the calls attributed by time rather than by key."""
+    state_verdicts: list[dict[str, Any]] = field(default_factory=list)
+    """Verdicts from a plain ProjectGen run's ``state.json`` (it has no trace)."""
+
+    @property
+    def has_trace(self) -> bool:
+        return bool(self.events)
+
+    @property
+    def task_id(self) -> str:
+        for source in (self.summary, self.manifest):
+            if source and source.get("task_id"):
+                return str(source["task_id"])
+        start = next((e for e in self.events if e.get("event") == "run_start"), None)
+        return str(start.get("task_id")) if start and start.get("task_id") else self.path.name
+
+    @property
+    def run_id(self) -> str | None:
+        for source in (self.summary, self.manifest):
+            if source and source.get("run_id"):
+                return str(source["run_id"])
+        return None
+
+    @property
+    def selection(self) -> str | None:
+        if self.summary and self.summary.get("selection"):
+            return str(self.summary["selection"])
+        settings = (self.manifest or {}).get("attempt_settings") or {}
+        return settings.get("selection")
+
+    @property
+    def oracle(self) -> bool:
+        """Attempts were chosen with the hidden unit tests (an oracle upper bound, not a fair score)."""
+        if self.summary and "oracle" in self.summary:
+            return bool(self.summary["oracle"])
+        return self.selection == "unit"
+
+    @property
+    def final(self) -> dict[str, Any] | None:
+        if self.summary and self.summary.get("final"):
+            return dict(self.summary["final"])
+        end = self._run_end()
+        return dict(end["final"]) if end and isinstance(end.get("final"), Mapping) else None
+
+    @property
+    def stopped(self) -> str | None:
+        if self.summary and self.summary.get("stopped"):
+            return str(self.summary["stopped"])
+        end = self._run_end()
+        return str(end["stopped"]) if end and end.get("stopped") else None
+
+    def _run_end(self) -> dict[str, Any] | None:
+        """The last ``run_end`` event (a run still going or killed has none)."""
+        return next((e for e in reversed(self.events) if e.get("event") == "run_end"), None)
+
+    @property
+    def status(self) -> str:
+        if self.manifest and self.manifest.get("status"):
+            return str(self.manifest["status"])
+        if self.kind == "projectgen":
+            return "finished" if self.summary else "unknown"
+        return "finished" if any(e.get("event") == "run_end" for e in self.events) else "running or interrupted"
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.summary and isinstance(self.summary.get("duration_s"), (int, float)):
+            return float(self.summary["duration_s"])
+        offsets = [r.offset_s for r in self.rows if r.offset_s is not None]
+        return max(offsets) if offsets else None
+
+    @property
+    def totals(self) -> UsageTotals:
+        return UsageTotals.of(self.calls)
+
+    @property
+    def cost(self) -> CostTotal:
+        return CostTotal.of(self.calls, self.prices)
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Per model name: calls, tokens, cost, and whether it is a scripted replay."""
+        groups: dict[str, list[CallRecord]] = {}
+        for call in self.calls:
+            groups.setdefault(call.model, []).append(call)
+        out = {}
+        for name, calls in sorted(groups.items()):
+            price = self.prices.price_of(name)
+            out[name] = {"scripted": is_scripted(name), "roles": sorted({c.role for c in calls}),
+                         "totals": UsageTotals.of(calls), "cost": CostTotal.of(calls, self.prices),
+                         "price": price}
+        return out
+
+    def stage_totals(self) -> dict[str, tuple[UsageTotals, CostTotal]]:
+        """Tokens and cost per stage (``knowledge`` for the extraction calls)."""
+        groups: dict[str, list[CallRecord]] = {}
+        for call in self.calls:
+            groups.setdefault(call.stage, []).append(call)
+        order = {name: i for i, name in enumerate((*STAGES, "knowledge"))}
+        return {stage: (UsageTotals.of(calls), CostTotal.of(calls, self.prices))
+                for stage, calls in sorted(groups.items(), key=lambda kv: (order.get(kv[0], 99), kv[0]))}
+
+    def judge_iterations(self) -> list[dict[str, Any]]:
+        """Every judge verdict in order: attempt, stage, iteration, judge, score, accepted, check, feedback.
+
+        From the trace; a plain ProjectGen run (no trace) falls back to its ``state.json``
+        verdicts, and then to the scores and checks in its summary.
+        """
+        out = [_judge_entry(verdict, row.attempt, verdict.get("stage") or row.stage)
+               for row in self.rows for verdict in row.data.get("verdicts") or []]
+        if out or self.kind != "projectgen":
+            return out
+        out = [_judge_entry(verdict, None, verdict.get("stage")) for verdict in self.state_verdicts]
+        if out or not self.summary:
+            return out
+        for stage, info in (self.summary.get("stages") or {}).items():  # only the summary: scores and checks
+            checks = info.get("checks") or []
+            for i, score in enumerate(info.get("scores") or []):
+                check = checks[i] if i < len(checks) and stage == "code" else None
+                last = i == len(info.get("scores") or []) - 1
+                out.append({"attempt": None, "stage": stage, "iteration": i + 1, "judge": None, "score": score,
+                            "accepted": bool(info.get("accepted")) if last else False,
+                            "check": (check.get("passed"), check.get("total")) if check else None, "feedback": ""})
+        return out
+
+    def call_row(self, call: CallRecord) -> TimelineRow | None:
+        """The row a model call was attributed to, if any."""
+        index = self.call_rows.get(id(call))
+        return self.rows[index] if index is not None else None
+
+
+def _judge_entry(verdict: Mapping[str, Any], attempt: int | None, stage: Any) -> dict[str, Any]:
+    """One recorded verdict as a `RunView.judge_iterations` entry."""
+    check = verdict.get("check") or None
+    return {"attempt": attempt, "stage": stage, "iteration": verdict.get("iteration"), "judge": verdict.get("judge"),
+            "score": verdict.get("score"), "accepted": verdict.get("accepted"),
+            "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None,
+            "feedback": str(verdict.get("feedback") or "")}
