@@ -1,9 +1,8 @@
 """`projectgen trace DIR` and `projectgen report DIR`: look into a finished (or running) run folder.
 
-As elsewhere in the CLI,
-imports happen inside the commands, and a user mistake (a folder that is not a run, an
-attempt the run does not have, a bad price file) raises `ProjectGenError`: one line on
-stderr, exit code 2.
+As elsewhere in the CLI, imports happen inside the commands, and a user mistake (a folder
+that is not a run, an attempt the run does not have, a bad price file) raises
+`ProjectGenError`: one line on stderr, exit code 2.
 """
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from projectgen.cli.exit_codes import EXIT_OK
 from projectgen.cli.options import add_prices_option, positive_int, prices_from_args
 
 TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
+DIFF_STYLES = {"add": "green", "del": "red", "hunk": "cyan", "": ""}
 
 
 def add_commands(subparsers) -> None:
@@ -221,6 +221,8 @@ def _print_diffs(console, run, entries) -> None:
     from rich.rule import Rule
     from rich.text import Text
 
+    from projectgen.inspection.views import diff_line_kind
+
     if not run.has_trace:
         console.print("no diffs: this run folder has no trace (events.jsonl)", highlight=False)
         return
@@ -234,9 +236,7 @@ def _print_diffs(console, run, entries) -> None:
                                  f"{entry.path}{counts} · {entry.node}"), align="left"))
         text = Text()
         for line in entry.diff.splitlines():
-            style = ("green" if line.startswith("+") and not line.startswith("+++") else
-                     "red" if line.startswith("-") and not line.startswith("---") else
-                     "cyan" if line.startswith("@@") else "")
+            style = DIFF_STYLES[diff_line_kind(line)]
             text.append(_clean(line) + "\n", style=style)
         console.print(text, end="")
 
