@@ -51,7 +51,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     from projectgen.cli import EXIT_OK, EXIT_TESTS_FAILED, _attempt_settings, _runner, _settings, check_out_path
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments.experiment import NOTES, run_experiment
+    from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, LocalExecutor, run_experiment
     from projectgen.runs import layout
 
     if not args.dataset.is_dir():
@@ -97,12 +97,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     tasks = args.tasks.split(",") if args.tasks else None
     with progress:
+        spec = ExperimentSpec(dataset=args.dataset, models=args.model, settings=_settings(args),
+                              attempt_settings=_attempt_settings(args), tasks=tasks, max_tokens=args.max_tokens,
+                              base_url=args.base_url, knowledge_url=args.knowledge_store)
         results = run_experiment(
-            args.dataset, out, args.model, settings=_settings(args), attempt_settings=_attempt_settings(args),
-            tasks=tasks, workers=args.workers, fresh=args.fresh, base_url=args.base_url,
-            max_tokens=args.max_tokens, knowledge_url=args.knowledge_store,
+            spec, out, executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
             runner_factory=lambda: _runner(args, log=lambda message: log("sandbox", message)),
-            prices=prices, prices_source=source, on_start=on_start, on_pair=on_pair, progress=log)
+            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log))
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")
@@ -127,7 +128,7 @@ def print_model_table(console, report) -> None:
     """One model's per-attempt table, its final-output figures and its errors."""
     from rich.table import Table
 
-    from projectgen.experiments.experiment import attempt_cells, final_lines
+    from projectgen.experiments import attempt_cells, final_lines
 
     table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
                   caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")
