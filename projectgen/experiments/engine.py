@@ -6,8 +6,8 @@ units an earlier invocation finished: `Batch.restore` turns their lines back int
 they are not run again. The others go to an `Executor`, which runs them on its workers and
 yields each outcome as it finishes; the engine, in the process that drives the batch, records
 each one in the ledger at once and exactly once (a unit whose work raised too: its row is made
-from the one-line reason) and then reports it. Interrupted, a batch loses at most the units
-that were running; the next invocation runs them again.
+from the one-line reason) and then reports it. Interrupted, a batch loses only the units not
+recorded yet (those running, or finished a moment before); the next invocation runs them again.
 
 Units, the rows their work returns and the `UnitOutcome`s that carry them are plain picklable
 data, so an executor may run the work in other processes or on other machines.
