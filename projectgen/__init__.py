@@ -119,7 +119,9 @@ _EXPORTS: dict[str, str] = {
     "read_trace": "projectgen.runs.trace",
     "load_run": "projectgen.inspection",
     "write_report": "projectgen.inspection",
-    "run_experiment": "projectgen.experiments.experiment",
+    "run_experiment": "projectgen.experiments",
+    "ExperimentSpec": "projectgen.experiments",
+    "LocalExecutor": "projectgen.experiments",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

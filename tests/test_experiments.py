@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +33,18 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.experiments.experiment import (
+from projectgen.experiments import (
     AttemptFigures,
+    Batch,
     ExperimentModel,
     ExperimentResults,
+    ExperimentSpec,
+    Ledger,
+    LocalExecutor,
     PairResult,
     attempt_scores,
     model_slug,
+    run_batch,
     run_experiment,
     summarize_pairs,
 )
@@ -209,8 +217,9 @@ def test_finished_pairs_are_skipped_on_a_rerun(setup, first, second) -> None:
 
 def test_a_continued_experiment_must_keep_its_settings(setup, second) -> None:
     with pytest.raises(ProjectGenError, match="other settings"):
-        run_experiment(setup["data"], setup["out"], models(setup), settings=Settings(code_iterations=2),
-                       attempt_settings=AttemptSettings(attempts=ATTEMPTS))
+        run_experiment(ExperimentSpec(dataset=setup["data"], models=models(setup),
+                                      settings=Settings(code_iterations=2),
+                                      attempt_settings=AttemptSettings(attempts=ATTEMPTS)), setup["out"])
 
 
 # --------------------------------------------------------------------------- figures
@@ -322,3 +331,80 @@ def test_model_specs_slugs_and_per_task_scripts(tmp_path: Path) -> None:
     assert ExperimentModel.parse("openai:gpt-4o").spec_for("any") == "openai:gpt-4o"
     with pytest.raises(ProjectGenError, match="no such script"):
         ExperimentModel.parse(f"scripted:{tmp_path / 'missing'}")
+
+
+# --------------------------------------------------------------------------- the batch engine
+
+
+@dataclasses.dataclass(frozen=True)
+class Square:
+    key: str
+    n: int
+
+
+class Squares(Batch):
+    """A batch whose unit 3 raises; its ledger lines hold the row under ``row``, errors run again."""
+
+    def __init__(self) -> None:
+        self.ran: list[int] = []
+
+    def setup(self) -> str:
+        return "state"
+
+    def run(self, unit: Square, state: str) -> dict:
+        assert state == "state"
+        self.ran.append(unit.n)
+        if unit.n == 3:
+            raise ValueError("three\nis not allowed")
+        return {"n": unit.n, "square": unit.n * unit.n}
+
+    def failed(self, unit: Square, reason: str) -> dict:
+        return {"n": unit.n, "error": reason}
+
+    def record(self, row: dict) -> dict:
+        return {"row": row}
+
+    def restore(self, entry: dict) -> dict | None:
+        return None if "error" in entry["row"] else entry["row"]
+
+
+def test_the_engine_records_every_unit_once_and_skips_them_on_a_rerun(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    units = [Square(f"u{n}", n) for n in range(6)]
+    batch, started, rows = Squares(), [], []
+    done = run_batch(batch, units, ledger, LocalExecutor(workers=3),
+                     on_start=lambda pending, already: started.append((pending, already)), on_row=rows.append)
+    assert list(done) == [u.key for u in units]  # plan order, whatever order they finished in
+    assert done["u3"] == {"n": 3, "error": "ValueError: three"} and done["u4"]["square"] == 16
+    assert started == [(6, 0)] and len(rows) == 6
+    assert sorted(e["key"] for e in ledger.entries()) == sorted(u.key for u in units)
+
+    again = Squares()
+    assert run_batch(again, units, ledger, LocalExecutor(workers=2)) == done
+    assert again.ran == [3]  # only the failed unit runs again
+    assert len(ledger.entries()) == 7
+
+
+def test_the_local_executor_stops_without_waiting_for_running_units() -> None:
+    release, ran = threading.Event(), []
+
+    def work(n: int, state: None) -> int:
+        ran.append(n)
+        if n == 1:
+            release.wait(10)
+        return n
+
+    results = LocalExecutor(workers=1).run(work, [0, 1, 2], lambda: None)
+    assert next(results) == 0
+    results.close()  # the consumer stops (Ctrl-C): unit 1 is still running, unit 2 never starts
+    release.set()
+    time.sleep(0.1)
+    assert ran == [0, 1]
+
+    def broken() -> None:
+        raise OSError("no sandbox")
+
+    with pytest.raises(OSError, match="no sandbox"):
+        list(LocalExecutor(workers=2).run(work, [0, 2], broken))
+    with pytest.raises(ProjectGenError, match="workers must be at least 1"):
+        LocalExecutor(workers=0)

@@ -60,7 +60,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from projectgen.experiments.reference_bench import bench_reference
+    from projectgen.experiments import LocalExecutor, bench_reference
     from projectgen.errors import ProjectGenError
     from projectgen.runs import layout
 
@@ -84,8 +84,9 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
 
     runner = runner_from_args(args, log=lambda message: progress.console.print(f"[dim]{message}[/dim]", highlight=False))
     with progress:
-        rows = bench_reference(args.dataset, runner, out, suite=args.tests, workers=args.workers,
-                               fresh=args.fresh, on_start=on_start, on_row=on_row)
+        rows = bench_reference(args.dataset, runner, out, suite=args.tests,
+                               executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
+                               on_start=on_start, on_row=on_row)
     console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))
     console.print(f"ledger and reports: {out}", highlight=False)
     return EXIT_OK

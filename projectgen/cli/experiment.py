@@ -46,7 +46,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments.experiment import NOTES, run_experiment
+    from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, LocalExecutor, run_experiment
     from projectgen.runs import layout
 
     if not args.dataset.is_dir():
@@ -92,12 +92,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     tasks = args.tasks.split(",") if args.tasks else None
     with progress:
+        spec = ExperimentSpec(dataset=args.dataset, models=args.model, settings=settings_from_args(args),
+                              attempt_settings=attempt_settings_from_args(args), tasks=tasks,
+                              max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store)
         results = run_experiment(
-            args.dataset, out, args.model, settings=settings_from_args(args), attempt_settings=attempt_settings_from_args(args),
-            tasks=tasks, workers=args.workers, fresh=args.fresh, base_url=args.base_url,
-            max_tokens=args.max_tokens, knowledge_url=args.knowledge_store,
+            spec, out, executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
             runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
-            prices=prices, prices_source=source, on_start=on_start, on_pair=on_pair, progress=log)
+            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log))
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")

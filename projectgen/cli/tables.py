@@ -83,7 +83,7 @@ def print_model_table(console, report) -> None:
     """One model's per-attempt table, its final-output figures and its errors."""
     from rich.table import Table
 
-    from projectgen.experiments.experiment import attempt_cells, final_lines
+    from projectgen.experiments import attempt_cells, final_lines
 
     table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
                   caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")

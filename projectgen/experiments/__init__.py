@@ -1,0 +1,64 @@
+"""Batches of runs: experiments (task x model LiveCoder runs) and the reference bench, on one engine.
+
+    models       ExperimentModel: spec strings, folder names, per-task replay scripts
+    spec         ExperimentSpec: what an experiment is; experiment.json ties a folder to it
+    engine       plan -> ledger -> executor -> rows (Executor interface, Batch, run_batch)
+    executors    LocalExecutor: this process's threads
+    ledger       the resumable JSONL ledger
+    pairs        one task x model pair as a unit: run, resume or collect its LiveCoder folder
+    figures      one pair's figures (PairResult), read from its run folder
+    results      a model's figures per attempt and final (summarize_pairs, ExperimentResults)
+    tables       results.md and the table cells the CLI shares
+    experiment   run_experiment
+    reference_bench   bench_reference: every task's reference through the sandbox runner
+
+Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
+`projectgen --help` must stay fast.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "ExperimentModel": "projectgen.experiments.models",
+    "model_slug": "projectgen.experiments.models",
+    "parse_models": "projectgen.experiments.models",
+    "ExperimentSpec": "projectgen.experiments.spec",
+    "Executor": "projectgen.experiments.engine",
+    "Batch": "projectgen.experiments.engine",
+    "run_batch": "projectgen.experiments.engine",
+    "LocalExecutor": "projectgen.experiments.executors",
+    "Ledger": "projectgen.experiments.ledger",
+    "PairResult": "projectgen.experiments.figures",
+    "AttemptFigures": "projectgen.experiments.figures",
+    "CostFigures": "projectgen.experiments.figures",
+    "TokenFigures": "projectgen.experiments.figures",
+    "pair_from_run": "projectgen.experiments.figures",
+    "attempt_scores": "projectgen.experiments.results",
+    "summarize_pairs": "projectgen.experiments.results",
+    "ModelReport": "projectgen.experiments.results",
+    "ExperimentResults": "projectgen.experiments.results",
+    "NOTES": "projectgen.experiments.tables",
+    "attempt_cells": "projectgen.experiments.tables",
+    "final_lines": "projectgen.experiments.tables",
+    "render_markdown": "projectgen.experiments.tables",
+    "ExperimentHooks": "projectgen.experiments.experiment",
+    "run_experiment": "projectgen.experiments.experiment",
+    "BenchRow": "projectgen.experiments.reference_bench",
+    "bench_reference": "projectgen.experiments.reference_bench",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the defining module on first use of a public name."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'projectgen.experiments' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

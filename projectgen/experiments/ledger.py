@@ -19,7 +19,12 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
+    def clear(self) -> None:
+        """Forget every record (a fresh start of the batch)."""
+        self.path.unlink(missing_ok=True)
+
     def entries(self) -> list[dict[str, Any]]:
+        """Every whole entry, oldest first."""
         if not self.path.exists():
             return []
         entries = []

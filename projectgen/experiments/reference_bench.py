@@ -2,20 +2,25 @@
 
 A reference that fails its own tests means a broken task or a broken harness;
 either must be visible before any generated repository is scored against it.
+Each task is one unit of the batch engine (`projectgen.experiments.engine`): its row is a
+ledger line keyed ``<task-id>:<suite>``, so a second invocation evaluates only what is missing.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
-from projectgen.datasets.loaders import load_dataset_report
 from projectgen.datasets.task import SuiteKind, Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
+from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.tasks import load_tasks
 from projectgen.runs import layout
 
 
@@ -33,6 +38,7 @@ class BenchRow(BaseModel):
 
 
 def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
+    """A test report as a bench row; the note says why a suite did not run cleanly."""
     notes = []
     if report.error:
         notes.append(report.error)
@@ -47,59 +53,72 @@ def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
     )
 
 
+@dataclass(frozen=True)
+class ReferenceUnit:
+    """One task's reference against one of its suites; the test report goes to `report_path`."""
+
+    key: str
+    task: Task
+    suite: SuiteKind
+    report_path: Path
+
+
+@dataclass(frozen=True)
+class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
+    """Reference evaluations sharing one sandbox runner; a ledger line holds the row under ``row``."""
+
+    runner: SandboxRunner
+
+    def setup(self) -> SandboxRunner:
+        return self.runner
+
+    def run(self, unit: ReferenceUnit, state: SandboxRunner) -> BenchRow:
+        report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
+        report.write_json(unit.report_path)
+        return row_from_report(report, unit.report_path)
+
+    def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:
+        return BenchRow(task_id=unit.task.id, status="error", note=reason)
+
+    def record(self, row: BenchRow) -> dict[str, Any]:
+        return {"row": row.model_dump(mode="json")}
+
+    def restore(self, entry: dict[str, Any]) -> BenchRow | None:
+        return BenchRow.model_validate(entry["row"])
+
+
 def bench_reference(
     dataset_dir: Path,
     runner: SandboxRunner,
     out_dir: Path,
     *,
     suite: SuiteKind = "unit",
-    workers: int = 1,
+    executor: Executor | None = None,
     fresh: bool = False,
     on_start: Callable[[int, int], None] | None = None,  # (tasks to run, tasks resumed from the ledger)
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
-    """Run `suite` of every task against its own reference; resumes from the ledger in `out_dir`."""
-    tasks, load_errors = load_dataset_report(dataset_dir)
+    """Run `suite` of every task against its own reference; resumes from the ledger in `out_dir`.
+
+    `executor` runs the evaluations (default: `LocalExecutor()`, one at a time). Returns one row
+    per task, sorted by task id; a task that does not load, or has no reference or no such
+    suite, is an error row that is not recorded in the ledger.
+    """
+    tasks, load_errors = load_tasks(dataset_dir)
     ledger = Ledger(out_dir / layout.LEDGER)
-    if fresh and ledger.path.exists():
-        ledger.path.unlink()
-    done = {key: BenchRow.model_validate(entry["row"]) for key, entry in ledger.done().items()}
-    rows: dict[str, BenchRow] = {}
-    for error in load_errors:
-        task_id = error.path.parent.name if error.path.name in ("config.json", "task.toml") else error.path.name
-        rows[task_id] = BenchRow(task_id=task_id, status="error", note=str(error))
-    pending: list[Task] = []
-    resumed = 0
+    if fresh:
+        ledger.clear()
+    rows = {task_id: BenchRow(task_id=task_id, status="error", note=reason) for task_id, reason in load_errors.items()}
+    units: list[ReferenceUnit] = []
     for task in tasks:
-        key = f"{task.id}:{suite}"
-        if key in done:
-            rows[task.id] = done[key]
-            resumed += 1
-        elif not task.has_reference:
+        if not task.has_reference:
             rows[task.id] = BenchRow(task_id=task.id, status="error", note="task has no reference implementation")
         elif suite not in task.suites:
             rows[task.id] = BenchRow(task_id=task.id, status="error", note=f"task has no {suite} tests")
         else:
-            pending.append(task)
-    if on_start:
-        on_start(len(pending), resumed)
-
-    def evaluate(task: Task) -> BenchRow:
-        report = runner.evaluate(task, task.reference_files(), suite)
-        report_path = out_dir / "reports" / f"{task.id}.{suite}.json"
-        report.write_json(report_path)
-        return row_from_report(report, report_path)
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(evaluate, task): task for task in pending}
-        for future in as_completed(futures):
-            task = futures[future]
-            try:
-                row = future.result()
-            except Exception as exc:  # one broken task must not end the bench
-                row = BenchRow(task_id=task.id, status="error", note=f"{type(exc).__name__}: {exc}")
-            ledger.append(f"{task.id}:{suite}", row=row.model_dump(mode="json"))
-            rows[task.id] = row
-            if on_row:
-                on_row(row)
+            units.append(ReferenceUnit(key=f"{task.id}:{suite}", task=task, suite=suite,
+                                       report_path=out_dir / "reports" / f"{task.id}.{suite}.json"))
+    done = run_batch(ReferenceBatch(runner), units, ledger, executor or LocalExecutor(),
+                     on_start=on_start, on_row=on_row)
+    rows.update({unit.task.id: done[unit.key] for unit in units})
     return [rows[key] for key in sorted(rows)]

@@ -1,0 +1,131 @@
+"""One batch engine for experiments and the reference bench: plan -> ledger -> executor -> rows.
+
+A batch is a plan of units, each with a key that stays the same across invocations. The
+ledger (`projectgen.experiments.ledger.Ledger`, one JSONL line per finished unit) says which
+units an earlier invocation finished: `Batch.restore` turns their lines back into rows and
+they are not run again. The others go to an `Executor`, which runs them on its workers and
+yields each outcome as it finishes; the engine, in the process that drives the batch, records
+each one in the ledger at once and exactly once (a unit whose work raised too: its row is made
+from the one-line reason) and then reports it. Interrupted, a batch loses only the units not
+recorded yet (those running, or finished a moment before); the next invocation runs them again.
+
+Units, the rows their work returns and the `UnitOutcome`s that carry them are plain picklable
+data, so an executor may run the work in other processes or on other machines.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from projectgen.errors import error_line
+from projectgen.experiments.ledger import Ledger
+
+
+class Unit(Protocol):
+    """One unit of batch work: plain picklable data with a stable key (its ledger key)."""
+
+    @property
+    def key(self) -> str: ...
+
+
+U = TypeVar("U", bound=Unit)  # a unit
+S = TypeVar("S")  # a worker's state, made once per worker by `setup` (e.g. a sandbox runner)
+R = TypeVar("R")  # a unit's row
+
+
+class Executor(Protocol):
+    """Runs a batch of units on at most `workers` workers; yields each result as it finishes.
+
+    `run` calls `setup()` once on each worker before its first unit (the state stays on that
+    worker: it is neither shared nor sent back) and `work(unit, state)` once per unit, and
+    yields what `work` returns in the order units finish; work starts when iteration starts.
+    When `work` or `setup` raises, iterating raises that exception (the engine's work returns
+    a unit's own failure as an outcome, so that means a bug). When the consumer stops iterating
+    (an exception, Ctrl-C), units not started are dropped, and the executor must not keep the
+    process from exiting while units are still running.
+    """
+
+    @property
+    def workers(self) -> int: ...
+
+    def run(self, work: Callable[[U, S], R], units: Sequence[U], setup: Callable[[], S]) -> Iterator[R]: ...
+
+
+class Batch(ABC, Generic[U, S, R]):
+    """One kind of batch work: how a unit runs, and how its row is kept in the ledger."""
+
+    @abstractmethod
+    def setup(self) -> S:
+        """A worker's state, made once on each worker before its first unit."""
+
+    @abstractmethod
+    def run(self, unit: U, state: S) -> R:
+        """Do one unit's work on a worker and return its row; raising makes it a failed unit."""
+
+    @abstractmethod
+    def failed(self, unit: U, reason: str) -> R:
+        """The row of a unit whose work raised, from the one-line reason (``Class: first line``)."""
+
+    @abstractmethod
+    def record(self, row: R) -> dict[str, Any]:
+        """The fields of a row's ledger line (besides ``key``)."""
+
+    @abstractmethod
+    def restore(self, entry: dict[str, Any]) -> R | None:
+        """The row of a unit's latest ledger line when it counts as done, else None (run it again)."""
+
+
+@dataclass(frozen=True)
+class UnitOutcome(Generic[R]):
+    """What a worker sends back for one unit: its row, or the one-line reason its work raised."""
+
+    key: str
+    row: R | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class GuardedWork(Generic[U, S, R]):
+    """A batch's work that returns a failure as an outcome: one failing unit must not end the batch."""
+
+    batch: Batch[U, S, R]
+
+    def __call__(self, unit: U, state: S) -> UnitOutcome[R]:
+        try:
+            return UnitOutcome(unit.key, row=self.batch.run(unit, state))
+        except Exception as exc:  # noqa: BLE001 - recorded as the unit's error row
+            return UnitOutcome(unit.key, error=error_line(exc))
+
+
+def run_batch(batch: Batch[U, S, R], units: Sequence[U], ledger: Ledger, executor: Executor, *,
+              on_start: Callable[[int, int], None] | None = None,
+              on_row: Callable[[R], None] | None = None) -> dict[str, R]:
+    """Run the units the ledger does not hold as done; return every unit's row by key, in plan order.
+
+    `on_start(to run, already done)` is called once the plan is known; `on_row(row)` after each
+    unit that ran has been recorded.
+    """
+    done = ledger.done()
+    rows: dict[str, R] = {}
+    pending: dict[str, U] = {}
+    for unit in units:
+        if unit.key in rows or unit.key in pending:
+            raise ValueError(f"two units share the key {unit.key!r}")
+        entry = done.get(unit.key)
+        restored = batch.restore(entry) if entry is not None else None
+        if restored is not None:
+            rows[unit.key] = restored
+        else:
+            pending[unit.key] = unit
+    if on_start:
+        on_start(len(pending), len(rows))
+    for outcome in executor.run(GuardedWork(batch), list(pending.values()), batch.setup):
+        unit = pending[outcome.key]
+        row = outcome.row if outcome.error is None else batch.failed(unit, outcome.error)
+        ledger.append(unit.key, **batch.record(row))
+        rows[unit.key] = row
+        if on_row:
+            on_row(row)
+    return {unit.key: rows[unit.key] for unit in units}

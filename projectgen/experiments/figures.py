@@ -1,0 +1,170 @@
+"""The figures of one task x model pair: one ledger line, one row of the per-task table.
+
+`pair_from_run` reads them from a finished LiveCoder run folder: the attempts from
+``summary.json``, tokens and cost from ``usage.jsonl``. Cost uses
+`projectgen.llm.pricing.PriceTable` (list prices, or a price file); a call whose model has no
+price is counted apart and its cost shown as "n/a", never guessed. Scripted replays cost 0.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from projectgen.datasets.task import Task
+from projectgen.experiments.models import ExperimentModel
+from projectgen.runs import layout
+
+PairStatus = Literal["finished", "budget-limited", "error"]
+FINISHED: tuple[str, ...] = ("finished", "budget-limited")
+
+
+class CostFigures(BaseModel):
+    """USD of a set of calls; calls whose model has no price are counted apart, never guessed."""
+
+    usd: float = 0.0
+    priced_calls: int = 0
+    unpriced_calls: int = 0
+
+    @property
+    def value(self) -> float | None:
+        """The sum when every call had a price, else None."""
+        return self.usd if self.unpriced_calls == 0 else None
+
+    def __add__(self, other: CostFigures) -> CostFigures:
+        return CostFigures(usd=self.usd + other.usd, priced_calls=self.priced_calls + other.priced_calls,
+                           unpriced_calls=self.unpriced_calls + other.unpriced_calls)
+
+    def label(self) -> str:
+        from projectgen.llm.pricing import format_usd
+
+        if self.priced_calls == 0 and self.unpriced_calls == 0:
+            return "-"
+        if self.priced_calls == 0:
+            return "n/a"
+        text = format_usd(self.usd)
+        return text if not self.unpriced_calls else f"{text} + n/a ({self.unpriced_calls} calls)"
+
+
+class TokenFigures(BaseModel):
+    """Calls and tokens of a set of calls."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenFigures) -> TokenFigures:
+        return TokenFigures(calls=self.calls + other.calls, input_tokens=self.input_tokens + other.input_tokens,
+                            output_tokens=self.output_tokens + other.output_tokens)
+
+
+class AttemptFigures(BaseModel):
+    """One attempt of one run, as LiveCoder recorded it."""
+
+    attempt: int
+    kind: Literal["generated", "reused", "budget"] = Field(
+        description="generated a repository / reused the full-score best / stopped by the token budget")
+    score: float | None = Field(default=None, description="the selection score (check tests unless oracle)")
+    unit_passed: int | None = None
+    unit_total: int | None = None
+    best_attempt: int | None = Field(default=None, description="the historical best after this attempt")
+    tokens: TokenFigures = Field(default_factory=TokenFigures)
+    cost: CostFigures = Field(default_factory=CostFigures)
+
+
+class PairResult(BaseModel):
+    """One task x model pair: one ledger line, one row of the per-task table."""
+
+    key: str
+    model: str
+    spec: str
+    task_id: str
+    status: PairStatus
+    error: str | None = None
+    loc: int | None = Field(default=None, description="Task.size().loc: the LOC weight")
+    attempts_planned: int | None = None
+    historical_best: bool = True
+    unit_measured: bool = True
+    attempts: list[AttemptFigures] = Field(default_factory=list)
+    final: dict[str, Any] | None = None
+    final_unit_passed: int | None = None
+    final_unit_total: int | None = None
+    tokens: TokenFigures = Field(default_factory=TokenFigures)
+    cost: CostFigures = Field(default_factory=CostFigures)
+    duration_s: float | None = None
+    run_dir: str | None = None
+    how: str = Field(default="run", description="run / resumed / collected (from a finished folder) / ledger")
+
+    @property
+    def ok(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def attempts_run(self) -> int:
+        return sum(1 for a in self.attempts if a.kind == "generated")
+
+    @property
+    def reused_at(self) -> int | None:
+        return next((a.attempt for a in self.attempts if a.kind == "reused"), None)
+
+
+def pair_key(model: str, task_id: str) -> str:
+    """A pair's ledger key and folder path below the experiment folder: ``<model-slug>/<task-id>``."""
+    return f"{model}/{task_id}"
+
+
+def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
+                  how: str = "run") -> PairResult:
+    """A finished run folder's figures: attempts from summary.json, tokens and cost from usage.jsonl.
+
+    Tokens are counted from usage.jsonl (every call of the run, also those made before a
+    resume), not from the summary, whose counts cover only the calls of its last process.
+    """
+    from projectgen.llm import UsageRecorder
+
+    summary = json.loads((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
+    if prices is None:
+        from projectgen.llm.pricing import PriceTable
+
+        prices = PriceTable.default()
+    records = UsageRecorder.load(run_dir / layout.USAGE).records
+    by_attempt: dict[int | None, list[Any]] = {}
+    for record in records:
+        by_attempt.setdefault(record.attempt, []).append(record)
+
+    def tokens(calls: Sequence[Any]) -> TokenFigures:
+        return TokenFigures(calls=len(calls), input_tokens=sum(c.input_tokens for c in calls),
+                            output_tokens=sum(c.output_tokens for c in calls))
+
+    def cost(calls: Sequence[Any]) -> CostFigures:
+        total = prices.total(calls)
+        return CostFigures(usd=total.usd, priced_calls=total.priced_calls, unpriced_calls=total.unpriced_calls)
+
+    attempts = []
+    for row in summary.get("attempts") or []:
+        number = int(row["attempt"])
+        kind = "reused" if row.get("reused") else "budget" if row.get("budget_limited") else "generated"
+        unit = row.get("unit") or {}
+        calls = by_attempt.get(number, [])
+        attempts.append(AttemptFigures(
+            attempt=number, kind=kind, score=row.get("score"),
+            unit_passed=unit.get("passed") if unit else None, unit_total=unit.get("total") if unit else None,
+            best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls)))
+    attempt_settings = summary.get("attempt_settings") or {}
+    unit = summary.get("unit_tests") or {}
+    return PairResult(
+        key=pair_key(model.slug, task.id), model=model.slug, spec=model.spec, task_id=task.id,
+        status="budget-limited" if summary.get("budget_limited") else "finished", loc=task.size().loc,
+        attempts_planned=attempt_settings.get("attempts"),
+        historical_best=attempt_settings.get("historical_best", True),
+        unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
+        final=summary.get("final"), final_unit_passed=unit.get("passed") if unit else None,
+        final_unit_total=unit.get("total") if unit else None, tokens=tokens(records), cost=cost(records),
+        duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)

@@ -1,0 +1,130 @@
+"""One task x model pair as a unit of the batch engine: a LiveCoder run in ``OUT/<model-slug>/<task-id>/``.
+
+How a pair runs depends on what its folder holds when the experiment is planned (`pair_mode`):
+a ``summary.json`` means it finished (its figures are collected from the folder without running
+anything); ``run.json`` and a checkpoint but no summary mean it was killed or raised (it resumes:
+the checkpointer replays what was done, so no finished model call is repeated); anything else
+starts afresh in an emptied folder.
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from projectgen.datasets.task import Task
+from projectgen.errors import ProjectGenError
+from projectgen.experiments.engine import Batch
+from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
+from projectgen.experiments.models import ExperimentModel
+from projectgen.experiments.spec import ExperimentSpec
+from projectgen.runs import layout
+
+RunMode = Literal["new", "resume", "collect"]
+ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
+
+
+@dataclass(frozen=True)
+class PairUnit:
+    """One pair to run: its model, its task, its run folder and how to run it there."""
+
+    key: str
+    model: ExperimentModel
+    task: Task
+    run_dir: Path
+    mode: RunMode
+
+    @classmethod
+    def plan(cls, out_dir: Path, model: ExperimentModel, task: Task, *, fresh: bool) -> PairUnit:
+        """The pair of `model` and `task` in the experiment folder `out_dir`."""
+        run_dir = out_dir / model.slug / task.id
+        if ".." in (model.slug, task.id) or run_dir.resolve().parent.parent != out_dir.resolve():
+            raise ProjectGenError(f"unsafe run folder for {model.slug}/{task.id}")
+        return cls(pair_key(model.slug, task.id), model, task, run_dir, pair_mode(run_dir, fresh))
+
+
+def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
+    """Collect a finished folder, resume an interrupted one, else start anew (see the module docstring)."""
+    if fresh:
+        return "new"
+    if (run_dir / layout.SUMMARY).is_file():
+        return "collect"
+    if (run_dir / layout.MANIFEST).is_file() and (run_dir / layout.CHECKPOINTS).is_file():
+        return "resume"
+    return "new"
+
+
+def task_loc(task: Task) -> int | None:
+    """The task's LOC weight, or None when its reference cannot be read."""
+    try:
+        return task.size().loc
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class PairBatch(Batch[PairUnit, Any, PairResult]):
+    """The pairs of one experiment: each worker has its own sandbox runner; a ledger line is a `PairResult`.
+
+    `runner_factory` makes a worker's runner (default `SandboxRunner()` logging to `progress`);
+    `prices` is a `projectgen.llm.pricing.PriceTable`; `progress(key, message)` relays the runs'
+    progress lines.
+    """
+
+    spec: ExperimentSpec
+    prices: Any
+    runner_factory: Callable[[], Any] | None = None
+    progress: ProgressFn | None = None
+
+    def setup(self) -> Any:
+        if self.runner_factory is not None:
+            return self.runner_factory()
+        from projectgen.evaluation.runner import SandboxRunner
+
+        progress = self.progress
+        return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
+
+    def run(self, unit: PairUnit, state: Any) -> PairResult:
+        """Run (or resume, or collect) the pair's LiveCoder run with `state` as its sandbox runner."""
+        from projectgen.llm import ModelRoles
+        from projectgen.runs.livecoder import run_livecoder
+
+        if unit.mode == "collect":
+            return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, how="collected")
+        spec, settings = unit.model.spec_for(unit.task.id), self.spec.attempt_settings
+        base_url, progress = self.spec.base_url, self.progress
+        common = dict(models=ModelRoles.from_specs(spec, base_url=base_url),
+                      model_specs={"default": spec, **({"base_url": base_url} if base_url else {})},
+                      settings=self.spec.settings, attempt_settings=settings, runner=state,
+                      knowledge_url=self.spec.knowledge_url, max_tokens=self.spec.max_tokens,
+                      progress=(lambda message: progress(unit.key, message)) if progress else None,
+                      evaluate_unit=settings.measure_unit_tests)
+        if unit.mode == "resume":
+            try:
+                run_livecoder(unit.task, unit.run_dir, resume=True, **common)
+                return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices,
+                                     how="resumed")
+            except ProjectGenError as exc:
+                if "no checkpoint to resume from" not in str(exc):
+                    raise
+        # A new run starts in an emptied folder: LiveCoder's best-repository and knowledge stores are
+        # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
+        if unit.run_dir.exists():
+            shutil.rmtree(unit.run_dir)
+        run_livecoder(unit.task, unit.run_dir, force=False, **common)
+        return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices)
+
+    def failed(self, unit: PairUnit, reason: str) -> PairResult:
+        return PairResult(key=unit.key, model=unit.model.slug, spec=unit.model.spec, task_id=unit.task.id,
+                          status="error", error=reason, run_dir=str(unit.run_dir), loc=task_loc(unit.task))
+
+    def record(self, row: PairResult) -> dict[str, Any]:
+        return row.model_dump(mode="json", exclude={"key"})
+
+    def restore(self, entry: dict[str, Any]) -> PairResult | None:
+        """A finished (or budget-limited) pair; an error line is run again."""
+        if entry.get("status") not in FINISHED:
+            return None
+        return PairResult.model_validate(entry).model_copy(update={"how": "ledger"})

@@ -1,0 +1,169 @@
+"""A model's figures over its pairs: per attempt and for the final outputs (`summarize_pairs`).
+
+The functional score of a task is its hidden unit-test pass rate
+(`projectgen.evaluation.metrics.pass_rate`), and a dataset figure is given both as the plain
+mean over tasks and as ProjectGen's LOC-weighted average (`loc_weighted_average`, weight
+`Task.size().loc`), over the pairs that did not fail:
+
+- per attempt t: the pass rate of attempt t (``attempt``), the pass rate of what the run
+  outputs after t attempts (``output``: the historical best so far; the last attempt under
+  the no-historical-best ablation), the reuse rate, tokens and cost of the calls tagged with
+  attempt t (summed over tasks). See `attempt_scores` for attempts that generated nothing.
+- final: the hidden unit tests run on each run's final repository: #Pass, mean and
+  LOC-weighted pass rate, tasks fully passing; tokens and cost of the whole runs.
+
+Error pairs are left out of every mean and LOC-weighted figure and counted apart (``errors``):
+a run that raised is usually the infrastructure (an unreachable endpoint), not the model.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
+from projectgen.experiments.models import ExperimentModel
+
+def _rate(passed: int | None, total: int | None) -> float:
+    from projectgen.evaluation.metrics import pass_rate
+
+    return pass_rate(passed or 0, total or 0)
+
+
+def attempt_scores(pair: PairResult, attempts: int) -> list[tuple[float | None, float | None, bool]]:
+    """Per attempt t = 1..attempts: (pass rate of attempt t, pass rate of the output after t, reuse at t).
+
+    The pass rate is the hidden unit tests' (None throughout when the run did not measure
+    them). An attempt that generated a repository scores its own pass rate (0 when it
+    produced nothing to test); its output is the historical best so far (under the
+    no-historical-best ablation, the attempt itself).
+
+    An attempt that generated nothing carries the best so far forward, as LiveCoder
+    reports it: a reuse (the best already had the full score) scores the pass rate of the
+    reused best attempt; an attempt stopped by the token budget, and any attempt after the
+    run ended early, scores what the run outputs at that point (the best so far, or the
+    last attempt under the ablation; 0 if nothing was generated yet). A run stops at its
+    first reuse, and every later attempt would reuse too, so the attempts after a reuse
+    count as reuses.
+    """
+    rows = {a.attempt: a for a in pair.attempts}
+    rates = {a.attempt: _rate(a.unit_passed, a.unit_total) for a in pair.attempts if a.kind == "generated"}
+    out: list[tuple[float | None, float | None, bool]] = []
+    output: float = 0.0
+    reused = False
+    for t in range(1, attempts + 1):
+        row = rows.get(t)
+        if row is not None and row.kind == "generated":
+            own = rates[t]
+            output = rates.get(row.best_attempt, own) if pair.historical_best and row.best_attempt else own
+            out.append((own, output, False))
+        elif row is not None and row.kind == "reused":
+            reused = True
+            output = rates.get(row.best_attempt, output) if row.best_attempt else output
+            out.append((output, output, True))
+        else:
+            out.append((output, output, reused))
+    if not pair.unit_measured:
+        return [(None, None, r) for _, _, r in out]
+    return out
+
+
+class AttemptRow(BaseModel):
+    """One attempt index over a model's tasks."""
+
+    attempt: int
+    tasks: int
+    generated: int = Field(description="tasks whose attempt t generated a repository")
+    reuse_rate: float
+    attempt_mean: float | None = Field(description="mean over tasks of attempt t's unit pass rate")
+    attempt_loc_weighted: float | None
+    output_mean: float | None = Field(description="mean over tasks of the unit pass rate of the output after t")
+    output_loc_weighted: float | None
+    tokens: TokenFigures
+    cost: CostFigures
+
+
+class FinalFigures(BaseModel):
+    """The final outputs (the hidden unit tests on each run's final repository) over a model's tasks."""
+
+    tasks: int
+    errors: int
+    passed: int | None = None
+    total: int | None = None
+    mean_pass_rate: float | None = None
+    loc_weighted_pass_rate: float | None = None
+    fully_passing: int | None = None
+    mean_attempts_run: float | None = None
+    reused: int = 0
+    budget_limited: int = 0
+    tokens: TokenFigures = Field(default_factory=TokenFigures)
+    cost: CostFigures = Field(default_factory=CostFigures)
+
+
+class ModelReport(BaseModel):
+    """One model's figures and its pairs (sorted by task id)."""
+
+    model: str
+    spec: str
+    attempts: int
+    per_attempt: list[AttemptRow]
+    final: FinalFigures
+    pairs: list[PairResult]
+
+
+def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int) -> ModelReport:
+    """A model's figures per attempt and for the final outputs (see the module docstring)."""
+    from projectgen.evaluation.metrics import TaskScore, loc_weighted_average, summarize
+
+    ok = [p for p in pairs if p.ok]
+    measured = bool(ok) and all(p.unit_measured for p in ok)
+    scores = [attempt_scores(p, attempts) for p in ok]
+
+    def mean(values: list[float]) -> float:
+        return math.fsum(values) / len(values)
+
+    rows = []
+    for t in range(1, attempts + 1):
+        own = [(s[t - 1][0], p.loc or 0) for s, p in zip(scores, ok)]
+        output = [(s[t - 1][1], p.loc or 0) for s, p in zip(scores, ok)]
+        figures = [next((a for a in p.attempts if a.attempt == t), None) for p in ok]
+        tokens = sum((a.tokens for a in figures if a is not None), TokenFigures())
+        cost = sum((a.cost for a in figures if a is not None), CostFigures())
+        rows.append(AttemptRow(
+            attempt=t, tasks=len(ok), generated=sum(1 for a in figures if a is not None and a.kind == "generated"),
+            reuse_rate=mean([float(s[t - 1][2]) for s in scores]) if ok else 0.0,
+            attempt_mean=mean([s for s, _ in own]) if ok and measured else None,
+            attempt_loc_weighted=loc_weighted_average(own) if ok and measured else None,
+            output_mean=mean([s for s, _ in output]) if ok and measured else None,
+            output_loc_weighted=loc_weighted_average(output) if ok and measured else None,
+            tokens=tokens, cost=cost))
+    final = FinalFigures(
+        tasks=len(ok), errors=len(pairs) - len(ok),
+        mean_attempts_run=mean([p.attempts_run for p in ok]) if ok else None,
+        reused=sum(1 for p in ok if p.reused_at is not None),
+        budget_limited=sum(1 for p in ok if p.status == "budget-limited"),
+        tokens=sum((p.tokens for p in ok), TokenFigures()), cost=sum((p.cost for p in ok), CostFigures()))
+    if ok and measured:
+        task_scores = [TaskScore(task_id=p.task_id, passed=p.final_unit_passed or 0, total=p.final_unit_total or 0,
+                                 loc=p.loc or 0) for p in ok]
+        dataset = summarize(task_scores)
+        final = final.model_copy(update={
+            "passed": dataset.passed, "total": dataset.total, "mean_pass_rate": dataset.mean_pass_rate,
+            "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
+            "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total)})
+    return ModelReport(model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows, final=final,
+                       pairs=sorted(pairs, key=lambda p: p.task_id))
+
+
+class ExperimentResults(BaseModel):
+    """An experiment's results: what results.json holds (and results.md shows as tables)."""
+
+    dataset: str
+    out_dir: str
+    settings: dict[str, Any]
+    attempt_settings: dict[str, Any]
+    max_tokens: int | None = None
+    prices: str = Field(default="", description="where the prices came from")
+    models: list[ModelReport]

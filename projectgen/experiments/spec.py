@@ -1,0 +1,87 @@
+"""What an experiment is (`ExperimentSpec`), and the experiment.json that ties a folder to it.
+
+An experiment folder is tied to its settings: continuing it with other pipeline or attempt
+settings, token cap or dataset is refused (start afresh, or use another folder); adding models
+or tasks is fine.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from projectgen.config import AttemptSettings, Settings
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.experiments.models import ExperimentModel, parse_models
+from projectgen.runs import layout
+
+# The fields of experiment.json that a continued experiment must keep.
+FIXED_FIELDS = ("dataset", "settings", "attempt_settings", "max_tokens")
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """Which tasks of which dataset run with which models and settings.
+
+    `models`: `ExperimentModel`s or spec strings (``LABEL=SPEC`` allowed, ``scripted:DIR`` per
+    task), parsed on construction. `tasks`: the task ids to keep (None: all). `max_tokens`: the
+    token cap of each run. `base_url`: an OpenAI-compatible endpoint for every model.
+    `knowledge_url`: a shared knowledge store server, allowed with one model only (the runs of
+    one task by different models would read each other's knowledge).
+    """
+
+    dataset: Path
+    models: tuple[ExperimentModel, ...]
+    settings: Settings = field(default_factory=Settings)
+    attempt_settings: AttemptSettings = field(default_factory=AttemptSettings)
+    tasks: tuple[str, ...] | None = None
+    max_tokens: int | None = None
+    base_url: str | None = None
+    knowledge_url: str | None = None
+
+    def __post_init__(self) -> None:
+        # frozen: normalise the given values once, here
+        object.__setattr__(self, "dataset", Path(self.dataset))
+        object.__setattr__(self, "models", parse_models(self.models))
+        if self.tasks is not None:
+            object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))
+        if self.knowledge_url and len(self.models) > 1:
+            raise ProjectGenError("a shared knowledge store would let the runs of one task by different models read "
+                                  "each other's knowledge: run one model per experiment with it, or leave it out")
+
+    def stored(self) -> dict[str, Any]:
+        """What experiment.json records: the dataset (absolute), settings, token cap and models by folder."""
+        return {"dataset": str(self.dataset.resolve()), "settings": self.settings.model_dump(mode="json"),
+                "attempt_settings": self.attempt_settings.model_dump(mode="json"), "max_tokens": self.max_tokens,
+                "models": {m.slug: m.spec for m in self.models}}
+
+
+def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool) -> dict[str, Any]:
+    """Write experiment.json, or check that a continued experiment keeps its settings (models may be added).
+
+    Returns what was written: a continued experiment's file keeps the models it had."""
+    path = out_dir / layout.EXPERIMENT_CONFIG
+    config = spec.stored()
+    if path.exists() and not fresh:
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ProjectGenError(f"{path}: unreadable ({exc}); use --fresh or another --out") from None
+        changed = [name for name in FIXED_FIELDS if stored.get(name) != config[name]]
+        if changed:
+            raise ProjectGenError(f"{out_dir} holds an experiment with other {', '.join(changed)}; continue it with "
+                                  "the same options, or use --fresh or another --out")
+        for slug, spec_text in (stored.get("models") or {}).items():
+            if slug in config["models"] and config["models"][slug] != spec_text:
+                raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec_text!r}, not "
+                                      f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
+        config = {**config, "models": {**stored.get("models", {}), **config["models"]}}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(config, indent=1) + "\n")
+    except OSError as exc:
+        raise ProjectGenError(f"{out_dir}: cannot write the experiment there ({exc.strerror or exc}); choose "
+                              "another --out") from None
+    return config

@@ -1,0 +1,183 @@
+"""The package layout's rules, checked on the source: no import cycles, no private names
+imported across modules, few modules at the top, and a public API that imports."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import projectgen
+
+PACKAGE_DIR = Path(projectgen.__file__).parent
+# Code that projectgen ships as data (example tasks' references, files copied into the sandbox):
+# it is not part of the package's import graph.
+DATA_DIRS = (PACKAGE_DIR / "datasets" / "examples", PACKAGE_DIR / "evaluation" / "sandbox_files")
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package by dotted name."""
+    found = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if any(path.is_relative_to(data) for data in DATA_DIRS):
+            continue
+        parts = ["projectgen", *path.relative_to(PACKAGE_DIR).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imported_names(module: str, path: Path) -> Iterator[tuple[str, str | None, int]]:
+    """(imported module, imported name or None, line) for every import in a module, at any depth."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                yield source, alias.name, node.lineno
+
+
+def resolve(source: str, name: str | None, modules: dict[str, Path]) -> str | None:
+    """The projectgen module an import loads: `from pkg import sub` loads pkg.sub when it is a module."""
+    if name and f"{source}.{name}" in modules:
+        return f"{source}.{name}"
+    return source if source in modules else None
+
+
+def with_parents(module: str) -> list[str]:
+    """Importing a.b.c runs a/__init__ and a/b/__init__ first: those are imports too."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(2, len(parts) + 1)]
+
+
+def import_graph(*, top_level_only: bool) -> dict[str, set[str]]:
+    """Module -> the projectgen modules it imports (all imports, or only those run at import time)."""
+    modules = module_files()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed = None
+        if top_level_only:
+            # imports at module level (including inside `if`/`try` there), not inside functions or classes,
+            # and not under `if TYPE_CHECKING:`
+            allowed = set()
+            stack = list(tree.body)
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    allowed.add(node.lineno)
+                elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                    stack.extend(node.orelse)
+                elif isinstance(node, (ast.If, ast.Try)):
+                    stack.extend(node.body + node.orelse + getattr(node, "handlers", []) + getattr(node, "finalbody", []))
+                elif isinstance(node, ast.ExceptHandler):
+                    stack.extend(node.body)
+        for source, name, line in imported_names(module, path):
+            if allowed is not None and line not in allowed:
+                continue
+            target = resolve(source, name, modules)
+            if target is None:
+                continue
+            # the module itself, and the packages it runs on the way that are not already loading
+            # (a module's own parents are; but importing one of them by name is a real edge)
+            graph[module].update(dependency for dependency in with_parents(target)
+                                 if dependency != module and (dependency == target
+                                                              or not module.startswith(dependency + ".")))
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_find_cycle_reports_a_cycle_and_accepts_a_tree() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_at_import_time() -> None:
+    cycle = find_cycle(import_graph(top_level_only=True))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_even_through_deferred_imports() -> None:
+    """Imports inside functions count too: a cycle there is a tangle of responsibilities, only hidden."""
+    cycle = find_cycle(import_graph(top_level_only=False))
+    assert cycle is None, "import cycle through a deferred import: " + " -> ".join(cycle)
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    modules = module_files()
+    offences = []
+    for module, path in modules.items():
+        for source, name, line in imported_names(module, path):
+            if source.startswith("projectgen") and name and name.startswith("_") and name != "__version__":
+                offences.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{line} imports {source}.{name}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            # `module._name` on an imported projectgen module
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name)):
+                bound = {alias.asname or alias.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                         if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("projectgen")
+                         for alias in n.names if f"{n.module}.{alias.name}" in modules}
+                if node.value.id in bound:
+                    offences.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{node.lineno} uses "
+                                    f"{node.value.id}.{node.attr}")
+    assert not offences, "\n".join(offences)
+
+
+def test_the_top_level_holds_at_most_eight_modules() -> None:
+    top = sorted(p.name for p in PACKAGE_DIR.glob("*.py"))
+    assert len(top) <= 8, top
+
+
+def test_every_public_name_imports() -> None:
+    for name in projectgen.__all__:
+        assert getattr(projectgen, name) is not None, name
+
+
+def test_importing_projectgen_loads_no_heavy_library() -> None:
+    """`projectgen --help` stays fast: the CLI and the package import nothing heavy until a command needs it."""
+    code = ("import sys, projectgen, projectgen.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "{'langchain', 'langchain_core', 'langgraph', 'chromadb', 'pydantic', 'rich'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_python_dash_m_projectgen_runs_the_cli() -> None:
+    done = subprocess.run([sys.executable, "-m", "projectgen", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and projectgen.__version__ in done.stdout, done.stdout + done.stderr
