@@ -117,7 +117,7 @@ def bench_reference(
             rows[task.id] = BenchRow(task_id=task.id, status="error", note=f"task has no {suite} tests")
         else:
             units.append(ReferenceUnit(key=f"{task.id}:{suite}", task=task, suite=suite,
-                                       report_path=out_dir / "reports" / f"{task.id}.{suite}.json"))
+                                       report_path=out_dir / layout.TEST_REPORTS / f"{task.id}.{suite}.json"))
     done = run_batch(ReferenceBatch(runner), units, ledger, executor or LocalExecutor(),
                      on_start=on_start, on_row=on_row)
     rows.update({unit.task.id: done[unit.key] for unit in units})
