@@ -135,6 +135,36 @@ def load_script(source: str | Path | Mapping[str, Any] | Sequence[Mapping[str, A
         raise ProjectGenError(f"{where}: invalid script at {loc}: {err['msg']}") from None
 
 
+def answer_call(script: Script, metadata: Mapping[str, Any], *, fallback: str | None,
+                label: str) -> tuple[str, dict[str, Any]]:
+    """The reply text for a call labelled by its run-config `metadata`, and the call's key as the
+    model's `calls` list keeps it; raises `ScriptExhaustedError` when nothing (not even `fallback`) answers."""
+    role = metadata.get(META_ROLE)
+    target = metadata.get(META_TARGET)
+    target = None if target is None else str(target)
+    iteration = int(metadata.get(META_ITERATION) or 0)
+    attempt = int(metadata.get(META_ATTEMPT) or 0)
+    entry = script.match(str(role), target, iteration, attempt) if role is not None else None
+    if entry is not None:
+        text = entry.text
+    elif fallback is not None:
+        text = fallback
+    elif role is None:
+        raise ScriptExhaustedError(
+            f"scripted model ({label}) was called without {META_ROLE!r} metadata; call it through "
+            f"projectgen.llm.call_model or pass config={{'metadata': {{{META_ROLE!r}: ...}}}}",
+            role=None, target=target, iteration=iteration)
+    else:
+        raise ScriptExhaustedError(
+            f"scripted model ({label}) has no response for role={role!r} target={target!r} "
+            f"iteration={iteration}" + (f" attempt={attempt}" if attempt else "")
+            + "; add an entry to the script or set a fallback",
+            role=str(role), target=target, iteration=iteration)
+    call = {"role": role, "target": target, "iteration": iteration, "attempt": attempt,
+            "matched": entry.key if entry is not None else None}
+    return text, call
+
+
 def __getattr__(name: str) -> Any:
     """`ScriptedChatModel` is built on first use so that importing this module stays cheap."""
     if name == "ScriptedChatModel":
@@ -208,34 +238,13 @@ def scripted_chat_model_class() -> type[BaseChatModel]:
             return self._reply(messages, stop, getattr(run_manager, "metadata", None) or {})
 
         def _reply(self, messages: list[Any], stop: list[str] | None, metadata: Mapping[str, Any]) -> ChatResult:
-            role = metadata.get(META_ROLE)
-            target = metadata.get(META_TARGET)
-            target = None if target is None else str(target)
-            iteration = int(metadata.get(META_ITERATION) or 0)
-            attempt = int(metadata.get(META_ATTEMPT) or 0)
-            entry = self.script.match(str(role), target, iteration, attempt) if role is not None else None
-            if entry is not None:
-                text = entry.text
-            elif self.fallback is not None:
-                text = self.fallback
-            elif role is None:
-                raise ScriptExhaustedError(
-                    f"scripted model ({self.label}) was called without {META_ROLE!r} metadata; call it through "
-                    f"projectgen.llm.call_model or pass config={{'metadata': {{{META_ROLE!r}: ...}}}}",
-                    role=None, target=target, iteration=iteration)
-            else:
-                raise ScriptExhaustedError(
-                    f"scripted model ({self.label}) has no response for role={role!r} target={target!r} "
-                    f"iteration={iteration}" + (f" attempt={attempt}" if attempt else "")
-                    + "; add an entry to the script or set a fallback",
-                    role=str(role), target=target, iteration=iteration)
+            text, call = answer_call(self.script, metadata, fallback=self.fallback, label=self.label)
             for word in stop or ():
                 if word and word in text:
                     text = text[:text.index(word)]
             prompt_tokens, reply_tokens = estimate_tokens(input_text(messages)), estimate_tokens(text)
             with self._lock:
-                self._calls.append({"role": role, "target": target, "iteration": iteration, "attempt": attempt,
-                                    "matched": entry.key if entry is not None else None})
+                self._calls.append(call)
             message = AIMessage(
                 content=text,
                 usage_metadata={"input_tokens": prompt_tokens, "output_tokens": reply_tokens,
