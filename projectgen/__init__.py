@@ -113,7 +113,7 @@ _EXPORTS: dict[str, str] = {
     "KnowledgeExtractor": "projectgen.agents.knowledge",
     "BestRepositoryStore": "projectgen.memory.best_repo",
     "PriceTable": "projectgen.llm.pricing",
-    "CostBudget": "projectgen.llm.pricing",
+    "CostBudget": "projectgen.llm",
     "AllBudgets": "projectgen.llm",
     # inspection and experiments
     "read_trace": "projectgen.runs.trace",

@@ -6,9 +6,8 @@ import json
 import pytest
 
 from projectgen.errors import ProjectGenError
-from projectgen.llm import BudgetExceededError, CallRecord, UsageRecorder, call_model
-from projectgen.llm.pricing import (DEFAULT_PRICES, PRICES_AS_OF, CostBudget, CostTotal, ModelPrice, PriceTable,
-                                format_usd)
+from projectgen.llm import BudgetExceededError, CallRecord, CostBudget, UsageRecorder, call_model
+from projectgen.llm.pricing import DEFAULT_PRICES, PRICES_AS_OF, CostTotal, ModelPrice, PriceTable, format_usd
 
 
 def record(model: str, tokens_in: int, tokens_out: int, **fields) -> CallRecord:

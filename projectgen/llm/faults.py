@@ -48,10 +48,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from projectgen.errors import ProjectGenError
-from projectgen.llm import (
-    META_ATTEMPT, META_ITERATION, META_ROLE, META_STAGE, META_TARGET, ROLES, describe_model, estimate_tokens,
-    input_text, message_text, model_name,
-)
+from projectgen.llm.messages import estimate_tokens, input_text, message_text
+from projectgen.llm.naming import describe_model, model_name
+from projectgen.llm.roles import META_ATTEMPT, META_ITERATION, META_ROLE, META_STAGE, META_TARGET, ROLES
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -310,7 +309,7 @@ def inject_faults(models: Any, plan: FaultPlan | str) -> Any:
 
     Models shared between roles stay shared (one wrapper each), so their fault counts are too.
     """
-    from projectgen.llm import ModelRoles
+    from projectgen.llm.factory import ModelRoles
 
     plan = FaultPlan.parse(plan) if isinstance(plan, str) else plan
     cls = _faulty_chat_model_class()
@@ -440,6 +439,6 @@ def _faulty_chat_model_class() -> type[BaseChatModel]:
 __all__ = [
     "APITimeoutError", "AuthenticationError", "CONTENT_FAULTS", "ERROR_FAULTS", "FAULT_KINDS", "FaultPlan",
     "GLITCHES",
-    "FaultyChatModel", "InjectedFault", "InternalServerError", "RateLimitError", "TRANSIENT_FAULTS",
+    "FaultyChatModel", "InjectedFault", "InternalServerError", "RateLimitError", "TRANSIENT_FAULTS",  # noqa: F822 - built on first use by __getattr__
     "break_reply", "escape_paths", "inject_faults", "pad_reply", "transform",
 ]

@@ -1,4 +1,4 @@
-"""What model calls cost: a price table per model name, and a budget in US dollars.
+"""What model calls cost: a price table per model name, in US dollars.
 
 `PriceTable` maps model names to list prices in USD per million input and output
 tokens. Keys are exact names, names with a date or ``-latest`` suffix
@@ -25,22 +25,21 @@ them with a file (`PriceTable.from_file`, TOML or JSON) or a mapping
 (JSON: ``{"models": {"gpt-4o": {"input": 2.5, "output": 10.0}}}``; the ``models``
 level may be left out.)
 
-`CostBudget` stops a run once its priced calls have cost more than a limit; it plugs
-into the model door like `projectgen.llm.TokenBudget`.
+`projectgen.llm.budgets.CostBudget` stops a run once its priced calls have cost more
+than a limit.
 """
 from __future__ import annotations
 
 import fnmatch
 import json
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
-from projectgen.llm import BudgetExceededError, CallRecord
+from projectgen.llm.usage import CallRecord
 
 PRICES_AS_OF = "2025-10-01"
 """The date the default list prices were copied; check your provider's page and override as needed."""
@@ -276,6 +275,7 @@ class CostTotal:
 
 
 def format_usd(value: float | None) -> str:
+    """Dollars as reports show them: "n/a" when unknown, more decimals the smaller the sum."""
     if value is None:
         return "n/a"
     if value == 0:
@@ -283,60 +283,3 @@ def format_usd(value: float | None) -> str:
     if abs(value) < 0.01:
         return f"${value:.4f}"
     return f"${value:.2f}" if abs(value) >= 1 else f"${value:.3f}"
-
-
-class CostBudget:
-    """Stops a run once the priced calls it has checked cost more than `max_usd`.
-
-    Implements `projectgen.llm.Budget`. Calls whose model has no price count as 0 but are
-    counted in `unpriced_calls` (and their models in `unpriced_models`) so a report can say
-    the budget did not see them.
-    """
-
-    def __init__(self, max_usd: float, prices: PriceTable | None = None, spent: float = 0.0) -> None:
-        """`spent` carries over what a resumed run had already cost."""
-        if max_usd < 0:
-            raise ProjectGenError(f"a cost budget must be 0 or more dollars, got {max_usd}")
-        self.max_usd = float(max_usd)
-        self.prices = prices if prices is not None else PriceTable.default()
-        self._spent = float(spent)
-        self._unpriced = 0
-        self._unpriced_models: set[str] = set()
-        self._lock = threading.Lock()
-
-    @property
-    def spent(self) -> float:
-        with self._lock:
-            return self._spent
-
-    @property
-    def unpriced_calls(self) -> int:
-        with self._lock:
-            return self._unpriced
-
-    @property
-    def unpriced_models(self) -> set[str]:
-        with self._lock:
-            return set(self._unpriced_models)
-
-    def before_call(self) -> None:
-        with self._lock:
-            if self._spent > self.max_usd:
-                raise BudgetExceededError(f"cost budget spent: {format_usd(self._spent)} of "
-                                          f"{format_usd(self.max_usd)} used")
-
-    def check(self, record: CallRecord) -> None:
-        cost = self.prices.cost_of(record)
-        with self._lock:
-            if cost is None:
-                self._unpriced += 1
-                self._unpriced_models.add(record.model)
-            else:
-                self._spent += cost
-            spent = self._spent
-            unpriced = self._unpriced
-        if spent > self.max_usd:
-            note = f"; {unpriced} call(s) without a price not counted" if unpriced else ""
-            raise BudgetExceededError(f"cost budget exceeded: {format_usd(spent)} > {format_usd(self.max_usd)} "
-                                      f"(last call: role={record.role}, stage={record.stage}, "
-                                      f"model={record.model}{note})")

@@ -17,9 +17,9 @@ from typing import Any
 
 from projectgen.config import EditFormat
 from projectgen.datasets.task import Task
-from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
 from projectgen.errors import ProjectGenError
-from projectgen.llm import Script, load_script
+from projectgen.llm.scripted import Script, load_script
+from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 
 

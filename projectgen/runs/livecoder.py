@@ -96,15 +96,14 @@ def _knowledge_store(out_dir: Path, url: str | None, embeddings: Any):
 
 def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> Budget | None:
     """The token and cost budgets run.json asks for, already charged with the calls in `earlier`."""
-    from projectgen.llm import AllBudgets, TokenBudget
+    from projectgen.llm import AllBudgets, CostBudget, TokenBudget
+    from projectgen.llm.pricing import PriceTable
 
     calls = earlier.records if earlier is not None else []
     budgets: list[Budget] = []
     if manifest.max_tokens:
         budgets.append(TokenBudget(manifest.max_tokens, used=sum(c.total_tokens for c in calls)))
     if manifest.max_cost_usd is not None:
-        from projectgen.llm.pricing import CostBudget, PriceTable
-
         prices = PriceTable.from_file(manifest.prices_file) if manifest.prices_file else PriceTable.default()
         budgets.append(CostBudget(manifest.max_cost_usd, prices, spent=prices.total(calls).value or 0.0))
     if len(budgets) > 1:

@@ -1,0 +1,248 @@
+"""The one door to the model: every agent's call is labelled, timed, recorded, retried, capped and budgeted.
+
+Every agent calls its model through `call_model` / `acall_model`, which tags the
+call with run-config metadata (role, stage, target, iteration), measures latency,
+records tokens in a `UsageRecorder`, retries transient failures (429, timeouts,
+connection errors, 5xx) with exponential backoff, enforces an optional budget and
+cuts a runaway reply at `MAX_REPLY_CHARS` (recorded as `CallRecord.cut_chars`).
+`projectgen.llm.faults.FaultyChatModel` wraps any model to inject such failures.
+Given a `CallCache` (durable runs), it answers a call that a killed run had completed
+with the recorded reply instead of calling the model again.
+
+Both forms run one implementation, `DoorCall.run` (a coroutine): `acall_model` awaits it
+with ``model.ainvoke`` and an async sleep; `call_model` hands it plain ``model.invoke``
+and a blocking sleep wrapped as coroutines that never suspend, and runs it to the end
+without an event loop.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from projectgen.errors import ProjectGenError, first_line
+from projectgen.llm.budgets import Budget
+from projectgen.llm.call_cache import CallCache
+from projectgen.llm.errors import ModelCallError
+from projectgen.llm.messages import estimate_tokens, input_text, message_text
+from projectgen.llm.naming import model_name
+from projectgen.llm.retries import is_transient, retry_delay
+from projectgen.llm.roles import CallLabels
+from projectgen.llm.usage import CallRecord, UsageRecorder
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_REPLY_CHARS = 200_000
+"""Replies longer than this are cut at the door, marked ``finish_reason: "length"``, and the record
+says how much was dropped (`CallRecord.cut_chars`). About 50k tokens of visible text: more than one
+file, tree or review needs and above the output limit of most models, so only a runaway or hostile
+reply is cut, and it cannot fill memory or disk through the state, every checkpoint of it, the
+trace and the repository that follow."""
+
+
+@dataclass(frozen=True)
+class DoorSettings:
+    """How the door treats a call: where it is recorded, which budget and call cache apply, how
+    often and how patiently it is retried, and how long a reply may be (None: no cap)."""
+
+    recorder: UsageRecorder | None = None
+    budget: Budget | None = None
+    cache: CallCache | None = None
+    retries: int = 3
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    max_reply_chars: int | None = MAX_REPLY_CHARS
+
+
+@dataclass
+class DoorCall:
+    """One call going through the door: its bookkeeping from the budget check to the record."""
+
+    model: Any
+    labels: CallLabels
+    settings: DoorSettings
+    started: float = field(default_factory=time.perf_counter)
+    timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    key: str | None = None
+
+    async def run(self, messages: Any, invoke: Callable[[], Awaitable[Any]],
+                  sleep: Callable[[float], Awaitable[Any]]) -> AIMessage:
+        """The reply: replayed from the call cache, or from `invoke`, tried again after `sleep`
+        while the error is transient and retries are left."""
+        replayed = self.begin(messages)
+        if replayed is not None:
+            return replayed
+        attempt = 0
+        while True:
+            attempt += 1
+            start = time.perf_counter()
+            try:
+                reply = await invoke()
+            except Exception as exc:
+                await sleep(self.failed(exc, attempt, time.perf_counter() - start))
+                continue
+            return self.succeeded(messages, reply, attempt, time.perf_counter() - start)
+
+    def begin(self, messages: Any) -> AIMessage | None:
+        """The cached reply of this call, or None once the budget has allowed a fresh call."""
+        replayed = self.replayed(messages)
+        if replayed is None:
+            self.before()
+        return replayed
+
+    def replayed(self, messages: Any) -> AIMessage | None:
+        """The reply of this call if the run's call cache has it (recording its usage if that was lost)."""
+        cache = self.settings.cache
+        if cache is None:
+            return None
+        self.key = cache.key(self.labels, model_name(self.model), messages)
+        entry = cache.get(self.key)
+        if entry is None:
+            return None
+        recorder = self.settings.recorder
+        if recorder is None or not recorder.has(self.key):
+            # Killed between the cache line and the usage line: record it now (the budget checks it as before).
+            self.commit(CallRecord.model_validate(entry["record"]))
+        else:
+            self.before()  # a resumed run's budget counts this call already: refuse as its check did
+        return CallCache.reply(entry)
+
+    def before(self) -> None:
+        before_call = getattr(self.settings.budget, "before_call", None)
+        if before_call is not None:
+            before_call()
+
+    def record(self, reply: Any = None, **fields: Any) -> CallRecord:
+        labels = self.labels
+        record = CallRecord(role=labels.role, stage=labels.stage, target=labels.target, iteration=labels.iteration,
+                            attempt=labels.attempt, model=model_name(self.model),
+                            elapsed_s=time.perf_counter() - self.started, timestamp=self.timestamp,
+                            call_id=self.key if reply is not None else None, **fields)
+        if reply is not None and self.settings.cache is not None and self.key is not None:
+            self.settings.cache.put(self.key, reply, record)  # before the usage line: see CallCache
+        return self.commit(record)
+
+    def commit(self, record: CallRecord) -> CallRecord:
+        if self.settings.recorder is not None:
+            self.settings.recorder.record(record)
+        if self.settings.budget is not None:
+            self.settings.budget.check(record)
+        return record
+
+    def succeeded(self, messages: Any, reply: Any, attempt: int, latency: float) -> Any:
+        usage = getattr(reply, "usage_metadata", None)
+        estimated = bool((getattr(reply, "response_metadata", None) or {}).get("tokens_estimated"))
+        if usage:
+            tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        else:
+            tokens_in, tokens_out = estimate_tokens(input_text(messages)), estimate_tokens(message_text(reply))
+            estimated = True
+        reply, cut = self.capped(reply)  # the cache keeps what the agents saw
+        self.record(reply, input_tokens=tokens_in, output_tokens=tokens_out, tokens_estimated=estimated,
+                    latency_s=latency, attempts=attempt, cut_chars=cut)
+        return reply
+
+    def capped(self, reply: Any) -> tuple[Any, int]:
+        """The reply cut to `max_reply_chars` (as if the model had hit its length limit), and the
+        number of characters dropped (0 when it fits)."""
+        limit = self.settings.max_reply_chars
+        if limit is None:
+            return reply, 0
+        text = message_text(reply)
+        if len(text) <= limit:
+            return reply, 0
+        cut = len(text) - limit
+        logger.warning("model call %s/%s (target %s): reply of %d characters cut to the cap of %d", self.labels.stage,
+                       self.labels.role, self.labels.target, len(text), limit)
+        metadata = {**(getattr(reply, "response_metadata", None) or {}), "finish_reason": "length",
+                    "projectgen_cut_chars": cut}
+        try:
+            return reply.model_copy(update={"content": text[:limit], "response_metadata": metadata}), cut
+        except AttributeError:  # not a message object: hand back the cut text
+            return text[:limit], cut
+
+    def failed(self, exc: Exception, attempt: int, latency: float) -> float:
+        """The wait before the next try, or raise: the error itself if a `ProjectGenError`, else `ModelCallError`."""
+        settings, labels = self.settings, self.labels
+        transient = is_transient(exc)
+        if transient and attempt <= settings.retries:
+            delay = retry_delay(exc, attempt, settings.backoff, settings.max_backoff)
+            logger.warning("model call %s/%s (target %s) failed with %s; retry %d of %d in %.1fs", labels.stage,
+                           labels.role, labels.target, type(exc).__name__, attempt, settings.retries, delay)
+            return delay
+        error = f"{type(exc).__name__}: {first_line(exc)}"
+        record = self.record(latency_s=latency, attempts=attempt, error=error)
+        if isinstance(exc, ProjectGenError):
+            raise exc
+        kind = "transient error persisted" if transient else "non-retryable error"
+        where = f"role={labels.role}, stage={labels.stage}" + (f", target={labels.target}" if labels.target else "")
+        raise ModelCallError(f"model call failed after {attempt} attempt(s), {kind} ({where}): {error}",
+                             record=record, cause=exc) from exc
+
+
+def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str | None = None,
+               iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
+               retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
+               sleep: Callable[[float], Any] = time.sleep, config: Mapping[str, Any] | None = None,
+               max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
+    """Invoke `model` through the one door: tag, time, record, retry transient errors, enforce the budget.
+
+    `retries` is the number of retries after the first try (waits: backoff, 2*backoff, ... capped
+    at `max_backoff`, or longer when the server sends Retry-After). `config` is merged into the run
+    config (callbacks, tags, extra metadata such as ``projectgen_attempt``). A reply longer than
+    `max_reply_chars` (None: no cap) is cut to it (see `MAX_REPLY_CHARS`). With a `cache`, a call
+    it has completed before is answered from it (see `CallCache`). Raises `ModelCallError`
+    (with `.record` and `.cause`), or a `ProjectGenError` from the model or budget as is.
+    """
+    labels = CallLabels.of_call(role, stage, target, iteration, config)
+    settings = DoorSettings(recorder=recorder, budget=budget, cache=cache, retries=retries, backoff=backoff,
+                            max_backoff=max_backoff, max_reply_chars=max_reply_chars)
+    run_config = labels.run_config(config)
+
+    async def invoke() -> Any:
+        return model.invoke(messages, config=run_config)
+
+    async def pause(seconds: float) -> None:
+        sleep(seconds)
+
+    return run_to_end(DoorCall(model, labels, settings).run(messages, invoke, pause))
+
+
+async def acall_model(model: Any, messages: Any, *, role: str, stage: str, target: str | None = None,
+                      iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
+                      retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
+                      sleep: Callable[[float], Awaitable[Any]] | None = None,
+                      config: Mapping[str, Any] | None = None,
+                      max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
+    """The async twin of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
+    if sleep is None:
+        import asyncio  # here, not at the top: it would double the import time of this module
+
+        sleep = asyncio.sleep
+    labels = CallLabels.of_call(role, stage, target, iteration, config)
+    settings = DoorSettings(recorder=recorder, budget=budget, cache=cache, retries=retries, backoff=backoff,
+                            max_backoff=max_backoff, max_reply_chars=max_reply_chars)
+    run_config = labels.run_config(config)
+
+    def invoke() -> Awaitable[Any]:
+        return model.ainvoke(messages, config=run_config)
+
+    return await DoorCall(model, labels, settings).run(messages, invoke, sleep)
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The result of a coroutine that never suspends (everything it awaits is plain, blocking work),
+    computed here without an event loop, so it works in any thread, also one running a loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("a blocking door call suspended: it awaited something that was not plain blocking work")

@@ -1,0 +1,50 @@
+"""The agent roles a model can serve, and the labels each model call carries.
+
+The door (`projectgen.llm.door`) puts a call's `CallLabels` into the metadata of its
+LangChain run config (keys ``META_*``); the scripted and fault-injecting models read them
+back to know who is asking, and the call's record and call-cache key are made of them.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ROLES: tuple[str, ...] = (
+    "architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge", "knowledge",
+)
+META_ROLE = "projectgen_role"
+META_STAGE = "projectgen_stage"
+META_TARGET = "projectgen_target"
+META_ITERATION = "projectgen_iteration"
+META_ATTEMPT = "projectgen_attempt"
+
+
+@dataclass(frozen=True)
+class CallLabels:
+    """Who is asking: the agent role, the pipeline stage, the file or item (target), the stage
+    iteration, and LiveCoder's attempt (which comes in the caller's run-config metadata)."""
+
+    role: str
+    stage: str
+    target: str | None = None
+    iteration: int = 0
+    attempt: int | None = None
+
+    @classmethod
+    def of_call(cls, role: str, stage: str, target: str | None, iteration: int,
+                config: Mapping[str, Any] | None) -> CallLabels:
+        """The labels of a call given its caller's run config (which may name the attempt)."""
+        attempt = (config or {}).get("metadata", {}).get(META_ATTEMPT)
+        return cls(role, stage, target, iteration, int(attempt) if attempt is not None else None)
+
+    def run_config(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The caller's run config with these labels added to its metadata (and a run name)."""
+        merged = dict(config or {})
+        metadata = dict(merged.get("metadata") or {})
+        metadata.update({META_ROLE: self.role, META_STAGE: self.stage, META_ITERATION: self.iteration})
+        if self.target is not None:
+            metadata[META_TARGET] = self.target
+        merged["metadata"] = metadata
+        merged.setdefault("run_name", f"{self.stage}:{self.role}")
+        return merged
