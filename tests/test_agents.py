@@ -41,6 +41,7 @@ from projectgen.agents import (
 from projectgen.agents.architect import ssat_json
 from projectgen.agents.code_judge import error_log, mentioned_files
 from projectgen.agents.coder import FORMAT_INSTRUCTIONS, interface_of
+from projectgen.config import EditFormat, Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.datasets.task import Documents, Task
@@ -49,11 +50,10 @@ from projectgen.evaluation.report import CollectionError, Outcome, TestReport, T
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, code_stage, initial_state
 from projectgen.graphs.state import ssat_data
-from projectgen.config import EditFormat, Settings
-from projectgen.repository.edits import EditOutcome
 from projectgen.llm import ModelRoles, ScriptedChatModel, UsageRecorder
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.prompts import Prompt, load_prompt, prompt_names
+from projectgen.repository.edits import EditOutcome
 from projectgen.llm.reference_replay import Breakage, break_function
 from projectgen.ssat import SSAT, SSATValidationError, render_file, render_stub, render_tree, validate_ssat_json
 
