@@ -18,12 +18,20 @@ from pydantic import Field
 from projectgen.agents import (
     Agents,
     Architect,
+    ArchitectureGenerator,
     ArchitectureJudge,
+    ArchitectureReviewer,
     CheckStatus,
+    CodeGenerator,
     CodeJudge,
     Coder,
+    CodeReviewer,
+    KnowledgeExtractor,
+    LessonExtractor,
     ModelGateway,
+    SkeletonGenerator,
     SkeletonJudge,
+    SkeletonReviewer,
     SkeletonWriter,
     Verdict,
     combine_verdicts,
@@ -33,15 +41,19 @@ from projectgen.agents import (
 from projectgen.agents.architect import ssat_json
 from projectgen.agents.code_judge import error_log, mentioned_files
 from projectgen.agents.coder import FORMAT_INSTRUCTIONS, interface_of
+from projectgen.config import EditFormat, Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.datasets.task import Documents, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs import RunContext, code_stage, initial_state
+from projectgen.graphs.state import ssat_data
 from projectgen.llm import ModelRoles, ScriptedChatModel, UsageRecorder
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.prompts import Prompt, load_prompt, prompt_names
+from projectgen.repository.edits import EditOutcome
 from projectgen.llm.reference_replay import Breakage, break_function
 from projectgen.ssat import SSAT, SSATValidationError, render_file, render_stub, render_tree, validate_ssat_json
 
@@ -855,3 +867,64 @@ def test_agents_from_models_gives_each_role_its_model():
     custom = Coder(coder_model, prompt=Prompt.from_text("s\n=== user ===\nu"))
     swapped = agents.replace(coder=custom)
     assert swapped.coder is custom and agents.coder is not custom and swapped.architect is agents.architect
+
+
+# --------------------------------------------------------------------------- protocols: a user's own agents
+
+
+class StubFiller:
+    """A user's coder with no base class: it has only the two methods `CodeGenerator` names."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, /, *,
+                   dependencies: Mapping[str, str], iteration: int, guidance: str) -> str:
+        self.calls.append(("fill", path))
+        return skeleton.replace("pass\n", "return 0\n")
+
+    async def repair(self, gateway: ModelGateway, path: str, content: str, /, *, suggestion: str, error_log: str,
+                     memory: str, iteration: int, edit_format: EditFormat, guidance: str) -> EditOutcome:
+        self.calls.append(("repair", path))
+        return EditOutcome(format=edit_format, repo={path: content + f"# {suggestion}\n"}, well_formed=True)
+
+
+class SecondRoundJudge:
+    """A user's code judge: names calc/core.py in round 1, accepts round 2; runs nothing."""
+
+    async def review(self, gateway: ModelGateway, task: Task, repository: Mapping[str, str], /, *,
+                     runner: SandboxRunner, iteration: int) -> Verdict:
+        accepted = iteration > 1
+        return Verdict(judge="second_round", stage="code", iteration=iteration, score=10 if accepted else 5,
+                       accepted=accepted, files={} if accepted else {"calc/core.py": "checked"})
+
+
+def test_a_user_agent_that_only_satisfies_the_protocols_runs_in_a_stage(kvstore: Task) -> None:
+    coder: CodeGenerator = StubFiller()  # what a type checker checks; isinstance checks the methods exist
+    judge: CodeReviewer = SecondRoundJudge()
+    assert isinstance(coder, CodeGenerator) and isinstance(judge, CodeReviewer)
+    ssat = tree()
+    state = {**initial_state(kvstore), "ssat": ssat_data(ssat), "skeleton": stubs(ssat)}
+    graph = code_stage(coder, [judge], Settings(code_iterations=3))
+    result = run(graph.ainvoke(state, context=RunContext(task=kvstore, runner=SandboxRunner())))
+    core = result["repository"]["calc/core.py"]
+    assert "return 0" in core and "pass\n" not in core and core.endswith("# checked\n")
+    assert [c for c in coder.calls if c[0] == "repair"] == [("repair", "calc/core.py")]
+    assert {p for kind, p in coder.calls if kind == "fill"} >= set(stubs(ssat))
+    assert result["verdicts"][-1]["accepted"] and result["iterations"]["code"] == 2
+
+
+def test_the_default_agents_satisfy_their_protocols_and_a_coder_without_repair_does_not() -> None:
+    model = scripted()
+    pairs = [(Architect(model), ArchitectureGenerator), (ArchitectureJudge(model), ArchitectureReviewer),
+             (SkeletonWriter(model), SkeletonGenerator), (SkeletonJudge(model), SkeletonReviewer),
+             (Coder(model), CodeGenerator), (CodeJudge(model), CodeReviewer),
+             (KnowledgeExtractor(model), LessonExtractor)]
+    assert [type(agent).__name__ for agent, protocol in pairs if not isinstance(agent, protocol)] == []
+
+    class FillOnly:
+        async def fill(self, *args: Any, **kwargs: Any) -> str:
+            return ""
+
+    assert not isinstance(FillOnly(), CodeGenerator)
+    assert not isinstance(Coder(model), CodeReviewer)

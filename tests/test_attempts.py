@@ -13,7 +13,7 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
-from projectgen.graphs.state import ProjectState, RunContext
+from projectgen.graphs import ProjectState, RunContext
 from projectgen.runs.livecoder import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
 from projectgen.llm.reference_replay import reference_script
@@ -77,7 +77,7 @@ class NoKnowledge:
 def run_scores(task, scores: list[float], tmp_path: Path, **settings: Any) -> dict[str, Any]:
     import asyncio
 
-    from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
+    from projectgen.graphs import AttemptsContext, build_attempts_graph
     from projectgen.memory.best_repo import BestRepositoryStore
 
     graph = build_attempts_graph(scored_project_graph(scores), settings=AttemptSettings(**settings))

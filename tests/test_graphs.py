@@ -391,6 +391,23 @@ def test_import_cycle_members_share_a_layer_and_see_each_others_skeleton(task):
     assert [c["path"] for c in coder.fills].count("pkg/ping.py") == 1
 
 
+def test_a_node_is_a_function_that_runs_on_its_own(task):
+    """Nodes are module-level functions of (state, runtime, *bound arguments), testable without a graph."""
+    from langgraph.runtime import Runtime
+
+    from projectgen.graphs.code import fill_jobs, plan_code
+
+    said: list[str] = []
+    ctx = RunContext(task=task, runner=NoSandbox(), progress=said.append)  # type: ignore[arg-type]
+    state = code_start(task)
+    update = asyncio.run(plan_code(state, Runtime(context=ctx), cap=5))
+    assert update == {"iterations": {"code": 1}, "skeleton": STUBS, "layers": LAYERS, "layer": 0}
+    assert said == ["code 1/5: filling 6 files in 3 dependency layers"]
+    jobs = fill_jobs({**state, **update})
+    assert [job.node for job in jobs] == ["fill_file"] * len(LAYERS[0])
+    assert [job.arg["path"] for job in jobs] == LAYERS[0]
+
+
 def _calls(coder: FakeCoder) -> list[tuple]:
     fills = sorted((c["path"], c["skeleton"], tuple(sorted(c["dependencies"].items()))) for c in coder.fills)
     repairs = sorted((c["path"], c["iteration"], c["content"], c["suggestion"], c["memory"]) for c in coder.repairs)

@@ -10,7 +10,7 @@ import pytest
 
 from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
-from projectgen.graphs.state import RunContext, initial_state
+from projectgen.graphs import RunContext, initial_state
 
 ROOT = Path(__file__).resolve().parents[1]
 

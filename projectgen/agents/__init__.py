@@ -3,6 +3,8 @@
 Generators (`Architect`, `SkeletonWriter`, `Coder`) produce; judges
 (`ArchitectureJudge`, `SkeletonJudge`, `CodeJudge`) return a `Verdict`. `Agents`
 bundles one of each, so a graph builder can take them all and a user can swap one.
+`protocols` says what the graphs call on each role (`ArchitectureGenerator`,
+`CodeReviewer`, ...), so a user's own agent is type-checked against it.
 """
 from __future__ import annotations
 
@@ -17,19 +19,23 @@ from projectgen.agents.coder import Coder
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
 from projectgen.agents.knowledge import KnowledgeExtractor, render_guidance
+from projectgen.agents.protocols import (
+    ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, SkeletonGenerator,
+    SkeletonReviewer,
+)
 
 
 @dataclass(frozen=True)
 class Agents:
     """One agent per role. `extra_code_judges` run after the code judge (all must accept)."""
 
-    architect: Any
-    architecture_judge: Any
-    skeleton: Any
-    skeleton_judge: Any
-    coder: Any
-    code_judge: Any
-    extra_code_judges: tuple[Any, ...] = field(default=())
+    architect: ArchitectureGenerator
+    architecture_judge: ArchitectureReviewer
+    skeleton: SkeletonGenerator
+    skeleton_judge: SkeletonReviewer
+    coder: CodeGenerator
+    code_judge: CodeReviewer
+    extra_code_judges: tuple[CodeReviewer, ...] = field(default=())
 
     @classmethod
     def from_models(cls, models: Any) -> Agents:
@@ -54,4 +60,6 @@ __all__ = [
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
     "KnowledgeExtractor", "render_guidance",
+    "ArchitectureGenerator", "ArchitectureReviewer", "CodeGenerator", "CodeReviewer", "LessonExtractor",
+    "SkeletonGenerator", "SkeletonReviewer",
 ]

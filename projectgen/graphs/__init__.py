@@ -1,4 +1,9 @@
-"""LangGraph graphs: typed state, one subgraph per stage, and the project graph that chains them.
+"""LangGraph graphs: typed state (`state`), runtime contexts (`context`), one subgraph per stage,
+the project graph that chains them, and LiveCoder's attempts graph around it.
+
+Every node is a module-level function (``projectgen.graphs.code.fill_file``, ...) that reads
+the state and the runtime context; a builder binds the stage's agents and settings to its
+nodes and wires them.
 
 Compose your own pipeline from the stage builders::
 
@@ -9,12 +14,15 @@ Compose your own pipeline from the stage builders::
 from __future__ import annotations
 
 from projectgen.graphs.architecture import architecture_stage
+from projectgen.graphs.attempts import build_attempts_graph
 from projectgen.graphs.code import code_stage
+from projectgen.graphs.context import AttemptsContext, RunContext
 from projectgen.graphs.project import build_project_graph, default_stages
 from projectgen.graphs.skeleton import skeleton_stage
-from projectgen.graphs.state import ProjectState, RunContext, append_unique, initial_state, merge_dict
+from projectgen.graphs.state import AttemptsState, ProjectState, append_unique, initial_state, merge_dict
 
 __all__ = [
-    "ProjectState", "RunContext", "append_unique", "architecture_stage", "build_project_graph", "code_stage",
-    "default_stages", "initial_state", "merge_dict", "skeleton_stage",
+    "AttemptsContext", "AttemptsState", "ProjectState", "RunContext", "append_unique", "architecture_stage",
+    "build_attempts_graph", "build_project_graph", "code_stage", "default_stages", "initial_state", "merge_dict",
+    "skeleton_stage",
 ]

@@ -7,11 +7,13 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import Verdict
+from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureReviewer
 from projectgen.config import Settings
-from projectgen.graphs.loop import after_judge, describe
+from projectgen.graphs.context import RunContext
+from projectgen.graphs.loop import after_judge, bind, describe
 from projectgen.graphs.state import (
-    ProjectState, RunContext, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of,
-    stage_memory, verdict_record,
+    ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of, stage_memory,
+    verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.llm.parsing import StructuredOutputError
@@ -20,54 +22,60 @@ from projectgen.ssat import SSATValidationError, diff_ssat, render_diff
 STAGE = "architecture"
 
 
-def architecture_stage(architect: Any, judge: Any, settings: Settings | None = None):
+async def design_architecture(state: ProjectState, runtime: Runtime[RunContext], *,
+                              architect: ArchitectureGenerator, settings: Settings) -> dict[str, Any]:
+    """Node "architect": the next tree, revised from the last verdict and the stage memory."""
+    ctx = runtime.context
+    iteration = iteration_of(state, STAGE) + 1
+    previous = ssat_of(state)
+    verdict = last_verdict(state, STAGE)
+    feedback = verdict.feedback if verdict else ""
+    memory = stage_memory(state, STAGE).recall(feedback, settings.gamma) if iteration > 1 else ""
+    ctx.say(f"architecture {iteration}/{settings.cap(STAGE)}: designing")
+    update: dict[str, Any] = {"iterations": {STAGE: iteration}, "generation_errors": {STAGE: None}}
+    try:
+        ssat = await architect.design(ctx.gateway, documents_of(state), iteration=iteration, previous=previous,
+                                      feedback=feedback, memory=memory, guidance=state.get("guidance", ""))
+    except (StructuredOutputError, SSATValidationError) as exc:
+        update["generation_errors"] = {STAGE: f"the architecture tree could not be used: {exc}"}
+        return update
+    update["ssat"] = ssat_data(ssat)
+    if iteration > 1:
+        diff = render_diff(diff_ssat(previous, ssat)) if previous else "(new tree)"
+        update["memory"] = [memory_record(MemoryEntry(stage=STAGE, iteration=iteration - 1, feedback=feedback,
+                                                      diff=diff))]
+    return update
+
+
+async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], *,
+                             judge: ArchitectureReviewer, settings: Settings) -> dict[str, Any]:
+    """Node "judge_architecture": the judge's verdict, or the parser's when no usable tree came."""
+    ctx = runtime.context
+    cap = settings.cap(STAGE)
+    iteration = iteration_of(state, STAGE)
+    ssat = ssat_of(state)
+    error = (state.get("generation_errors") or {}).get(STAGE)
+    if error or ssat is None:
+        verdict = Verdict(judge="parser", stage=STAGE, iteration=iteration, score=0, accepted=False,
+                          feedback=error or "no architecture tree was produced")
+    else:
+        verdict = await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
+                                     threshold=settings.threshold)
+    update: dict[str, Any] = {"verdicts": [verdict_record(verdict)]}
+    ctx.say(f"architecture {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
+    if not verdict.accepted and iteration >= cap and ssat is None:
+        update["stopped"] = f"architecture: no usable tree after {iteration} iteration(s): {verdict.feedback}"
+    return update
+
+
+def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureReviewer,
+                       settings: Settings | None = None):
     """The compiled stage subgraph; `architect` has ``design(...)``, `judge` has ``review(...)``."""
     settings = settings or Settings()
-    cap = settings.cap(STAGE)
-
-    async def design(state: ProjectState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        iteration = iteration_of(state, STAGE) + 1
-        previous = ssat_of(state)
-        verdict = last_verdict(state, STAGE)
-        feedback = verdict.feedback if verdict else ""
-        memory = stage_memory(state, STAGE).recall(feedback, settings.gamma) if iteration > 1 else ""
-        ctx.say(f"architecture {iteration}/{cap}: designing")
-        update: dict[str, Any] = {"iterations": {STAGE: iteration}, "generation_errors": {STAGE: None}}
-        try:
-            ssat = await architect.design(ctx.gateway, documents_of(state), iteration=iteration, previous=previous,
-                                          feedback=feedback, memory=memory, guidance=state.get("guidance", ""))
-        except (StructuredOutputError, SSATValidationError) as exc:
-            update["generation_errors"] = {STAGE: f"the architecture tree could not be used: {exc}"}
-            return update
-        update["ssat"] = ssat_data(ssat)
-        if iteration > 1:
-            diff = render_diff(diff_ssat(previous, ssat)) if previous else "(new tree)"
-            update["memory"] = [memory_record(MemoryEntry(stage=STAGE, iteration=iteration - 1, feedback=feedback,
-                                                          diff=diff))]
-        return update
-
-    async def review(state: ProjectState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        iteration = iteration_of(state, STAGE)
-        ssat = ssat_of(state)
-        error = (state.get("generation_errors") or {}).get(STAGE)
-        if error or ssat is None:
-            verdict = Verdict(judge="parser", stage=STAGE, iteration=iteration, score=0, accepted=False,
-                              feedback=error or "no architecture tree was produced")
-        else:
-            verdict = await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
-                                         threshold=settings.threshold)
-        update: dict[str, Any] = {"verdicts": [verdict_record(verdict)]}
-        ctx.say(f"architecture {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
-        if not verdict.accepted and iteration >= cap and ssat is None:
-            update["stopped"] = f"architecture: no usable tree after {iteration} iteration(s): {verdict.feedback}"
-        return update
-
     graph = StateGraph(ProjectState, context_schema=RunContext)
-    graph.add_node("architect", design)
-    graph.add_node("judge_architecture", review)
+    graph.add_node("architect", bind(design_architecture, architect=architect, settings=settings))
+    graph.add_node("judge_architecture", bind(judge_architecture, judge=judge, settings=settings))
     graph.add_edge(START, "architect")
     graph.add_edge("architect", "judge_architecture")
-    graph.add_conditional_edges("judge_architecture", after_judge(STAGE, cap, "architect"))
+    graph.add_conditional_edges("judge_architecture", after_judge(STAGE, settings.cap(STAGE), "architect"))
     return graph.compile(name=STAGE)

@@ -12,73 +12,34 @@ generators; ``selection="unit"`` is the paper's oracle setting. Hidden unit test
 attempt are measured for reports only.
 
 Runtime resources (task, sandbox, stores, extractor's gateway) travel in
-`AttemptsContext`; state holds JSON-ready values, so a killed run resumes from its
-checkpoint, the inner project graph included.
+`AttemptsContext`; state (`AttemptsState`) holds JSON-ready values, so a killed run
+resumes from its checkpoint, the inner project graph included. Each node is a function
+here; `build_attempts_graph` binds the settings and the inner graphs to them.
 """
 from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field, replace
+import shutil
 from pathlib import Path
-from typing import Annotated, Any, Callable, TypedDict
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from projectgen.agents.base import ModelGateway
 from projectgen.config import AttemptSettings
-from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
-from projectgen.evaluation.runner import SandboxRunner
-from projectgen.graphs.state import ProjectState, RunContext, append_unique, initial_state, last_verdict
-from projectgen.llm import META_ATTEMPT, BudgetExceededError
+from projectgen.graphs.context import AttemptsContext
+from projectgen.graphs.loop import bind
+from projectgen.graphs.state import AttemptsState, ProjectState, initial_state, last_verdict
+from projectgen.llm import BudgetExceededError
+from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
 from projectgen.repository import write_repository
 from projectgen.runs.summary import stage_summaries
 from projectgen.runs import layout
 
 ATTEMPT_RECORD = "attempt:{}"
-
-
-class AttemptsState(TypedDict, total=False):
-    """The outer loop's state; `repository` is the final output once `final` is set."""
-
-    task_id: str
-    attempt: int
-    guidance: str
-    knowledge_used: dict[str, list[dict[str, Any]]]
-    current: dict[str, Any]
-    records: Annotated[list[dict[str, Any]], append_unique]
-    best: dict[str, Any] | None
-    best_design: dict[str, Any] | None
-    final: dict[str, Any] | None
-    repository: dict[str, str]
-    stopped: str | None
-
-
-@dataclass
-class AttemptsContext:
-    """What the outer loop needs besides state: the task, sandbox, stores, extractor and gateway."""
-
-    task: Task
-    runner: SandboxRunner
-    knowledge: Any  # KnowledgeStore: add(task_id, entry, run_id) / retrieve(task_id, query, kind, k)
-    best: Any  # BestRepositoryStore: offer(...) / best(task_id)
-    extractor: Any = None  # KnowledgeExtractor, or None to skip extraction
-    gateway: ModelGateway = field(default_factory=ModelGateway)
-    run_id: str = "run"
-    progress: Callable[[str], None] | None = None
-    out_dir: Path | None = None  # when set, each attempt's repository goes to out_dir/attempts/N
-
-    def say(self, message: str) -> None:
-        if self.progress is not None:
-            self.progress(message)
-
-    def attempt_context(self, attempt: int) -> RunContext:
-        """The inner graph's context: same task and sandbox, calls tagged with the attempt."""
-        gateway = replace(self.gateway, metadata={**self.gateway.metadata, META_ATTEMPT: attempt})
-        return RunContext(task=self.task, runner=self.runner, gateway=gateway, progress=self.progress)
 
 
 def _score(report: TestReport) -> float:
@@ -98,8 +59,6 @@ def _stage_summary(state: ProjectState) -> dict[str, Any]:
 def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict[str, Any]) -> None:
     """attempts/N with the attempt's repository and record, complete or not at all: written aside, then
     renamed into place (a run killed while writing it writes it again when it resumes)."""
-    import shutil
-
     tmp = folder.with_name(f".tmp-{folder.name}")
     shutil.rmtree(tmp, ignore_errors=True)
     write_repository(repository, tmp / layout.REPOSITORY)
@@ -108,6 +67,197 @@ def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
 
+
+# --------------------------------------------------------------------------- nodes and routes
+
+async def plan_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
+                       settings: AttemptSettings) -> dict[str, Any]:
+    """Node "plan_attempt": reuse the historical best when it already has the full score."""
+    ctx = runtime.context
+    attempt = state.get("attempt") or 1
+    best = state.get("best")
+    if attempt > settings.attempts:
+        return {"attempt": attempt}
+    if settings.historical_best and best and best["score"] >= settings.full_score:
+        ctx.say(f"attempt {attempt}: the best (attempt {best['attempt']}) has the full score; reused")
+        stored = ctx.best.best(ctx.task.id)
+        record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": True,
+                  "score": best["score"], "best_score": best["score"], "best_attempt": best["attempt"]}
+        return {"records": [record], "final": {"source": "reused", "attempt": best["attempt"],
+                                               "score": best["score"]},
+                "repository": dict(stored.repository) if stored else {}}
+    return {"attempt": attempt}
+
+
+def after_plan(state: AttemptsState, *, attempts: int) -> str:
+    if state.get("final"):
+        return END
+    return "retrieve_knowledge" if (state.get("attempt") or 1) <= attempts else "finish"
+
+
+async def retrieve_knowledge(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
+                             settings: AttemptSettings) -> dict[str, Any]:
+    """Node "retrieve_knowledge": success and failure knowledge relevant to the requirement, as guidance."""
+    from projectgen.agents.knowledge import render_guidance
+
+    ctx = runtime.context
+    query = ctx.task.docs.prd
+    used: dict[str, list[dict[str, Any]]] = {"success": [], "failure": []}
+    picked: dict[str, list[Any]] = {"success": [], "failure": []}
+    for kind, wanted in (("success", settings.success_knowledge), ("failure", settings.failure_knowledge)):
+        if not wanted or settings.knowledge_k == 0:
+            continue
+        found = await asyncio.to_thread(ctx.knowledge.retrieve, ctx.task.id, query, kind, settings.knowledge_k)
+        picked[kind] = [r.entry for r in found]
+        used[kind] = [{"attempt": r.entry.attempt, "score": r.entry.score, "similarity": round(r.similarity, 4),
+                       "text": r.entry.text()} for r in found]
+    guidance = render_guidance(picked["success"], picked["failure"])
+    count = len(used["success"]) + len(used["failure"])
+    ctx.say(f"attempt {state['attempt']}: {count} knowledge entries retrieved")
+    return {"guidance": guidance, "knowledge_used": used}
+
+
+async def run_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], config: RunnableConfig, *,
+                      settings: AttemptSettings, project_graph: Any, warm_graph: Any) -> dict[str, Any]:
+    """Node "run_attempt": the inner graph (the warm one from the best design when warm-starting), under
+    this node's config, so its checkpoints nest in this run's."""
+    ctx = runtime.context
+    attempt = state["attempt"]
+    design = state.get("best_design") if settings.warm_start else None
+    graph = warm_graph if design else project_graph
+    start = initial_state(ctx.task, state.get("guidance", ""))
+    if design:
+        start.update(ssat=design["ssat"], skeleton=design["skeleton"])
+    ctx.say(f"attempt {attempt}/{settings.attempts}: generating" + (" (warm start)" if design else ""))
+    try:
+        inner = await graph.ainvoke(start, config, context=ctx.attempt_context(attempt))
+    except BudgetExceededError as exc:
+        ctx.say(f"attempt {attempt}: budget reached; stopping with the best so far")
+        record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": False,
+                  "budget_limited": True, "score": None}
+        return {"records": [record], "stopped": f"budget: {exc}"}
+    current = {"repository": dict(inner.get("repository") or {}), "ssat": inner.get("ssat"),
+               "skeleton": dict(inner.get("skeleton") or {}), "check": _check_from_state(inner),
+               "stages": _stage_summary(inner), "stopped": inner.get("stopped"),
+               "edits": inner.get("edits") or []}
+    return {"current": current}
+
+
+def after_attempt(state: AttemptsState) -> str:
+    return "finish" if state.get("stopped") else "score_attempt"
+
+
+async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
+                        settings: AttemptSettings) -> dict[str, Any]:
+    """Node "score_attempt": the selection suite's pass rate (and the hidden unit tests, for reports)."""
+    ctx = runtime.context
+    current = dict(state["current"])
+    repository = current["repository"]
+    reports: dict[str, TestReport] = {}
+    suites = {settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
+    for suite in sorted(suites):
+        if suite in ctx.task.suites and repository:
+            reports[suite] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
+    selected = reports.get(settings.selection)
+    current["score"] = _score(selected) if selected else 0.0
+    current["feedback_report"] = selected.model_dump(mode="json") if selected else None
+    current["unit"] = reports["unit"].summary() if "unit" in reports else None
+    label = " (oracle: hidden unit tests)" if settings.selection == "unit" else ""
+    ctx.say(f"attempt {state['attempt']}: score {current['score']:.3f}{label}")
+    return {"current": current}
+
+
+async def extract_knowledge(ctx: AttemptsContext, settings: AttemptSettings, attempt: int,
+                            current: dict[str, Any]) -> ExtractedKnowledge:
+    """The extractor's knowledge of the scored attempt `current` (one model call)."""
+    from projectgen.agents.observations import execution_feedback, observe_repository
+
+    report = TestReport.model_validate(current["feedback_report"]) if current["feedback_report"] else None
+    return await ctx.extractor.extract(
+        ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,
+        score=current["score"], observation=observe_repository(current["repository"]),
+        feedback=execution_feedback(report, current["score"], settings.selection))
+
+
+async def store_knowledge(ctx: AttemptsContext, settings: AttemptSettings, extracted: ExtractedKnowledge
+                          ) -> list[str]:
+    """Adds the entries of the kinds the settings keep to the knowledge store; their kinds."""
+    kinds: list[str] = []
+    for entry in extracted.entries():
+        if (isinstance(entry, SuccessKnowledge) and settings.success_knowledge) or (
+                isinstance(entry, FailureKnowledge) and settings.failure_knowledge):
+            await asyncio.to_thread(ctx.knowledge.add, ctx.task.id, entry, ctx.run_id)
+            kinds.append(entry.kind)
+    return kinds
+
+
+def attempt_record(state: AttemptsState, *, improved: bool, best: dict[str, Any],
+                   knowledge_added: list[str]) -> dict[str, Any]:
+    """The record of the scored attempt, as `records` and attempts/N/attempt.json keep it."""
+    attempt, current = state["attempt"], state["current"]
+    return {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": False,
+            "score": current["score"], "unit": current["unit"], "check": current["check"],
+            "stages": current["stages"], "improved": improved, "best_score": best["score"],
+            "best_attempt": best["attempt"], "knowledge_used": state.get("knowledge_used") or {},
+            "knowledge_added": knowledge_added, "files": len(current["repository"]),
+            "stopped": current.get("stopped")}
+
+
+async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
+                settings: AttemptSettings) -> dict[str, Any]:
+    """Node "learn": keep the attempt if it beats the best, extract and store its knowledge, record it."""
+    ctx = runtime.context
+    attempt, current = state["attempt"], state["current"]
+    best = state.get("best")
+    update: dict[str, Any] = {}
+    improved = best is None or current["score"] > best["score"]
+    if improved:
+        # Offered before the knowledge call: if that call fails for good, the run's output is
+        # still this attempt (the store keeps only strictly better offers, so a resume that
+        # repeats this node changes nothing).
+        await asyncio.to_thread(ctx.best.offer, ctx.task.id, current["repository"], current["score"], attempt,
+                                run_id=ctx.run_id)
+        best = {"attempt": attempt, "score": current["score"]}
+        update.update(best=best, best_design={"ssat": current["ssat"], "skeleton": current["skeleton"]})
+    knowledge_added: list[str] = []
+    # Knowledge serves later attempts only: none is extracted after the last one.
+    if (ctx.extractor is not None and attempt < settings.attempts
+            and (settings.success_knowledge or settings.failure_knowledge)):
+        try:
+            extracted = await extract_knowledge(ctx, settings, attempt, current)
+        except BudgetExceededError as exc:  # the attempt counts; no knowledge, no further attempt
+            ctx.say(f"attempt {attempt}: budget reached while extracting knowledge; stopping with the best so far")
+            update["stopped"] = f"budget: {exc}"
+        else:
+            knowledge_added = await store_knowledge(ctx, settings, extracted)
+    record = attempt_record(state, improved=improved, best=best, knowledge_added=knowledge_added)
+    if ctx.out_dir is not None:
+        await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / layout.ATTEMPTS / str(attempt),
+                                current["repository"], record)
+    ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
+    return {**update, "records": [record], "attempt": attempt + 1}
+
+
+def after_learn(state: AttemptsState) -> str:
+    return "finish" if state.get("stopped") else "plan_attempt"
+
+
+async def finish(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
+                 settings: AttemptSettings) -> dict[str, Any]:
+    """Node "finish": the output, the historical best (the last attempt without historical best)."""
+    ctx = runtime.context
+    if settings.historical_best:
+        stored = ctx.best.best(ctx.task.id)
+        if stored is not None:
+            return {"final": {"source": "best", "attempt": stored.attempt, "score": stored.score},
+                    "repository": dict(stored.repository)}
+        return {"final": {"source": "none", "attempt": None, "score": None}, "repository": {}}
+    current = state.get("current") or {}
+    return {"final": {"source": "last", "attempt": (state.get("attempt") or 2) - 1,
+                      "score": current.get("score")}, "repository": dict(current.get("repository") or {})}
+
+
+# --------------------------------------------------------------------------- the graph
 
 def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None = None,
                          warm_graph: Any = None, checkpointer: Any = None, name: str = "livecoder"):
@@ -119,162 +269,17 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
     settings = settings or AttemptSettings()
     if settings.warm_start and warm_graph is None:
         raise ValueError("warm_start needs a warm_graph (e.g. build_project_graph(stages=[('code', ...)]))")
-
-    async def plan(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        attempt = state.get("attempt") or 1
-        best = state.get("best")
-        if attempt > settings.attempts:
-            return {"attempt": attempt}
-        if settings.historical_best and best and best["score"] >= settings.full_score:
-            ctx.say(f"attempt {attempt}: the best (attempt {best['attempt']}) has the full score; reused")
-            stored = ctx.best.best(ctx.task.id)
-            record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": True,
-                      "score": best["score"], "best_score": best["score"], "best_attempt": best["attempt"]}
-            return {"records": [record], "final": {"source": "reused", "attempt": best["attempt"],
-                                                   "score": best["score"]},
-                    "repository": dict(stored.repository) if stored else {}}
-        return {"attempt": attempt}
-
-    def after_plan(state: AttemptsState) -> str:
-        if state.get("final"):
-            return END
-        return "retrieve_knowledge" if (state.get("attempt") or 1) <= settings.attempts else "finish"
-
-    async def retrieve(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
-        from projectgen.agents.knowledge import render_guidance
-
-        ctx = runtime.context
-        query = ctx.task.docs.prd
-        used: dict[str, list[dict[str, Any]]] = {"success": [], "failure": []}
-        picked: dict[str, list[Any]] = {"success": [], "failure": []}
-        for kind, wanted in (("success", settings.success_knowledge), ("failure", settings.failure_knowledge)):
-            if not wanted or settings.knowledge_k == 0:
-                continue
-            found = await asyncio.to_thread(ctx.knowledge.retrieve, ctx.task.id, query, kind, settings.knowledge_k)
-            picked[kind] = [r.entry for r in found]
-            used[kind] = [{"attempt": r.entry.attempt, "score": r.entry.score, "similarity": round(r.similarity, 4),
-                           "text": r.entry.text()} for r in found]
-        guidance = render_guidance(picked["success"], picked["failure"])
-        count = len(used["success"]) + len(used["failure"])
-        ctx.say(f"attempt {state['attempt']}: {count} knowledge entries retrieved")
-        return {"guidance": guidance, "knowledge_used": used}
-
-    async def run_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext],
-                          config: RunnableConfig) -> dict[str, Any]:
-        ctx = runtime.context
-        attempt = state["attempt"]
-        design = state.get("best_design") if settings.warm_start else None
-        graph = warm_graph if design else project_graph
-        start = initial_state(ctx.task, state.get("guidance", ""))
-        if design:
-            start.update(ssat=design["ssat"], skeleton=design["skeleton"])
-        ctx.say(f"attempt {attempt}/{settings.attempts}: generating" + (" (warm start)" if design else ""))
-        try:
-            inner = await graph.ainvoke(start, config, context=ctx.attempt_context(attempt))
-        except BudgetExceededError as exc:
-            ctx.say(f"attempt {attempt}: budget reached; stopping with the best so far")
-            record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": False,
-                      "budget_limited": True, "score": None}
-            return {"records": [record], "stopped": f"budget: {exc}"}
-        current = {"repository": dict(inner.get("repository") or {}), "ssat": inner.get("ssat"),
-                   "skeleton": dict(inner.get("skeleton") or {}), "check": _check_from_state(inner),
-                   "stages": _stage_summary(inner), "stopped": inner.get("stopped"),
-                   "edits": inner.get("edits") or []}
-        return {"current": current}
-
-    def after_attempt(state: AttemptsState) -> str:
-        return "finish" if state.get("stopped") else "score_attempt"
-
-    async def score(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        current = dict(state["current"])
-        repository = current["repository"]
-        reports: dict[str, TestReport] = {}
-        suites = {settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
-        for suite in sorted(suites):
-            if suite in ctx.task.suites and repository:
-                reports[suite] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
-        selected = reports.get(settings.selection)
-        current["score"] = _score(selected) if selected else 0.0
-        current["feedback_report"] = selected.model_dump(mode="json") if selected else None
-        current["unit"] = reports["unit"].summary() if "unit" in reports else None
-        label = " (oracle: hidden unit tests)" if settings.selection == "unit" else ""
-        ctx.say(f"attempt {state['attempt']}: score {current['score']:.3f}{label}")
-        return {"current": current}
-
-    async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
-        from projectgen.memory.knowledge_entries import FailureKnowledge, SuccessKnowledge
-        from projectgen.agents.observations import execution_feedback, observe_repository
-
-        ctx = runtime.context
-        attempt, current = state["attempt"], state["current"]
-        best = state.get("best")
-        update: dict[str, Any] = {}
-        improved = best is None or current["score"] > best["score"]
-        if improved:
-            # Offered before the knowledge call: if that call fails for good, the run's output is
-            # still this attempt (the store keeps only strictly better offers, so a resume that
-            # repeats this node changes nothing).
-            await asyncio.to_thread(ctx.best.offer, ctx.task.id, current["repository"], current["score"], attempt,
-                                    run_id=ctx.run_id)
-            best = {"attempt": attempt, "score": current["score"]}
-            update.update(best=best, best_design={"ssat": current["ssat"], "skeleton": current["skeleton"]})
-        extracted_kinds: list[str] = []
-        # Knowledge serves later attempts only: none is extracted after the last one.
-        if (ctx.extractor is not None and attempt < settings.attempts
-                and (settings.success_knowledge or settings.failure_knowledge)):
-            report = TestReport.model_validate(current["feedback_report"]) if current["feedback_report"] else None
-            try:
-                extracted = await ctx.extractor.extract(
-                    ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,
-                    score=current["score"], observation=observe_repository(current["repository"]),
-                    feedback=execution_feedback(report, current["score"], settings.selection))
-            except BudgetExceededError as exc:  # the attempt counts; no knowledge, no further attempt
-                ctx.say(f"attempt {attempt}: budget reached while extracting knowledge; stopping with the best so far")
-                update["stopped"] = f"budget: {exc}"
-            else:
-                for entry in extracted.entries():
-                    if (isinstance(entry, SuccessKnowledge) and settings.success_knowledge) or (
-                            isinstance(entry, FailureKnowledge) and settings.failure_knowledge):
-                        await asyncio.to_thread(ctx.knowledge.add, ctx.task.id, entry, ctx.run_id)
-                        extracted_kinds.append(entry.kind)
-        record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": False,
-                  "score": current["score"], "unit": current["unit"], "check": current["check"],
-                  "stages": current["stages"], "improved": improved, "best_score": best["score"],
-                  "best_attempt": best["attempt"], "knowledge_used": state.get("knowledge_used") or {},
-                  "knowledge_added": extracted_kinds, "files": len(current["repository"]),
-                  "stopped": current.get("stopped")}
-        if ctx.out_dir is not None:
-            await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / layout.ATTEMPTS / str(attempt),
-                                    current["repository"], record)
-        ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
-        return {**update, "records": [record], "attempt": attempt + 1}
-
-    def after_learn(state: AttemptsState) -> str:
-        return "finish" if state.get("stopped") else "plan_attempt"
-
-    async def finish(state: AttemptsState, runtime: Runtime[AttemptsContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        if settings.historical_best:
-            stored = ctx.best.best(ctx.task.id)
-            if stored is not None:
-                return {"final": {"source": "best", "attempt": stored.attempt, "score": stored.score},
-                        "repository": dict(stored.repository)}
-            return {"final": {"source": "none", "attempt": None, "score": None}, "repository": {}}
-        current = state.get("current") or {}
-        return {"final": {"source": "last", "attempt": (state.get("attempt") or 2) - 1,
-                          "score": current.get("score")}, "repository": dict(current.get("repository") or {})}
-
     graph = StateGraph(AttemptsState, context_schema=AttemptsContext)
-    graph.add_node("plan_attempt", plan)
-    graph.add_node("retrieve_knowledge", retrieve)
-    graph.add_node("run_attempt", run_attempt)
-    graph.add_node("score_attempt", score)
-    graph.add_node("learn", learn)
-    graph.add_node("finish", finish)
+    graph.add_node("plan_attempt", bind(plan_attempt, settings=settings))
+    graph.add_node("retrieve_knowledge", bind(retrieve_knowledge, settings=settings))
+    graph.add_node("run_attempt", bind(run_attempt, settings=settings, project_graph=project_graph,
+                                       warm_graph=warm_graph))
+    graph.add_node("score_attempt", bind(score_attempt, settings=settings))
+    graph.add_node("learn", bind(learn, settings=settings))
+    graph.add_node("finish", bind(finish, settings=settings))
     graph.add_edge(START, "plan_attempt")
-    graph.add_conditional_edges("plan_attempt", after_plan, ["retrieve_knowledge", "finish", END])
+    graph.add_conditional_edges("plan_attempt", bind(after_plan, attempts=settings.attempts),
+                                ["retrieve_knowledge", "finish", END])
     graph.add_edge("retrieve_knowledge", "run_attempt")
     graph.add_conditional_edges("run_attempt", after_attempt, ["score_attempt", "finish"])
     graph.add_edge("score_attempt", "learn")

@@ -1,11 +1,25 @@
-"""The generate <-> judge loop shared by every stage."""
+"""What every graph builder shares: binding a node's fixed arguments, the generate <-> judge loop."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
 from langgraph.graph import END
 
 from projectgen.graphs.state import ProjectState, iteration_of, last_verdict
+
+Result = TypeVar("Result")
+
+
+def bind(node: Callable[..., Result], **fixed: Any) -> Callable[..., Result]:
+    """`node` with keyword arguments fixed by its builder (the stage's agents, settings), so nodes
+    stay module-level functions. It keeps the node's name, which LangGraph gives a routing
+    function's branch and the traced run. Don't fix `config`, `runtime`, `store`, `writer`,
+    `previous` or `error`: LangGraph passes those itself."""
+    bound = partial(node, **fixed)
+    bound.__name__ = node.__name__  # type: ignore[attr-defined]  # partial objects take attributes
+    return bound
 
 
 def after_judge(stage: str, cap: int, generator: str) -> Callable[[ProjectState], str]:

@@ -12,7 +12,8 @@ from projectgen.errors import ProjectGenError
 from projectgen.graphs.architecture import architecture_stage
 from projectgen.graphs.code import code_stage
 from projectgen.graphs.skeleton import skeleton_stage
-from projectgen.graphs.state import ProjectState, RunContext
+from projectgen.graphs.context import RunContext
+from projectgen.graphs.state import ProjectState
 
 Stage = tuple[str, Any]  # (node name, compiled stage subgraph or any LangGraph node)
 

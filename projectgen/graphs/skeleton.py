@@ -12,10 +12,12 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
-from projectgen.graphs.loop import after_judge, describe
+from projectgen.graphs.context import RunContext
+from projectgen.graphs.loop import after_judge, bind, describe
 from projectgen.graphs.state import (
-    ProjectState, RunContext, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.ssat import SSAT, diff_ssat, render_diff, ssat_from_repository
@@ -39,64 +41,76 @@ def python_files(ssat: SSAT) -> list[str]:
     return [f.path for f in ssat.files() if f.path.endswith(".py")]
 
 
-def skeleton_stage(writer: Any, judge: Any, settings: Settings | None = None):
+async def plan_skeleton(state: ProjectState, runtime: Runtime[RunContext], *, cap: int) -> dict[str, Any]:
+    """Node "plan_skeleton": the next iteration begins."""
+    iteration = iteration_of(state, STAGE) + 1
+    runtime.context.say(f"skeleton {iteration}/{cap}: writing files")
+    return {"iterations": {STAGE: iteration}}
+
+
+def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
+    """One "write_skeleton_file" job per file to (re)write, with its feedback and memory; the judge
+    when there is none."""
+    ssat = ssat_of(state)
+    iteration = iteration_of(state, STAGE)
+    paths = python_files(ssat)
+    verdict = last_verdict(state, STAGE) if iteration > 1 else None
+    if verdict is not None and verdict.files:
+        paths = [p for p in paths if p in verdict.files] or paths
+    memory = stage_memory(state, STAGE)
+    skeleton = state.get("skeleton") or {}
+    sends = []
+    for path in paths:
+        feedback = ""
+        if verdict is not None:
+            feedback = "\n".join(filter(None, [verdict.files.get(path, ""), verdict.feedback]))
+        sends.append(Send("write_skeleton_file", {
+            "path": path, "iteration": iteration, "ssat": state["ssat"], "previous": skeleton.get(path),
+            "guidance": state.get("guidance", ""),
+            "feedback": feedback,
+            "memory": memory.recall(feedback, gamma, target=path) if verdict else "",
+        }))
+    return sends or ["judge_skeleton"]
+
+
+async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext], *,
+                              skeleton_writer: SkeletonGenerator) -> dict[str, Any]:
+    """Node "write_skeleton_file": one file's skeleton (one `fan_out` job)."""
+    path, iteration = job["path"], job["iteration"]
+    code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
+                                       iteration=iteration, previous=job["previous"], feedback=job["feedback"],
+                                       memory=job["memory"], guidance=job["guidance"])
+    update: dict[str, Any] = {"skeleton": {path: code}}
+    if iteration > 1:
+        entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],
+                            diff=skeleton_diff(path, job["previous"] or "", code))
+        update["memory"] = [memory_record(entry)]
+    return update
+
+
+async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
+                         judge: SkeletonReviewer, settings: Settings) -> dict[str, Any]:
+    """Node "judge_skeleton": the judge's verdict on all skeleton files."""
+    ctx = runtime.context
+    cap = settings.cap(STAGE)
+    iteration = iteration_of(state, STAGE)
+    verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
+                                 threshold=settings.threshold)
+    ctx.say(f"skeleton {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
+    return {"verdicts": [verdict_record(verdict)]}
+
+
+def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer, settings: Settings | None = None):
     """The compiled stage subgraph; `writer` has ``write(...)``, `judge` has ``review(...)``."""
     settings = settings or Settings()
     cap = settings.cap(STAGE)
-
-    async def plan(state: ProjectState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        iteration = iteration_of(state, STAGE) + 1
-        runtime.context.say(f"skeleton {iteration}/{cap}: writing files")
-        return {"iterations": {STAGE: iteration}}
-
-    def fan_out(state: ProjectState) -> list[Send] | list[str]:
-        ssat = ssat_of(state)
-        iteration = iteration_of(state, STAGE)
-        paths = python_files(ssat)
-        verdict = last_verdict(state, STAGE) if iteration > 1 else None
-        if verdict is not None and verdict.files:
-            paths = [p for p in paths if p in verdict.files] or paths
-        memory = stage_memory(state, STAGE)
-        skeleton = state.get("skeleton") or {}
-        sends = []
-        for path in paths:
-            feedback = ""
-            if verdict is not None:
-                feedback = "\n".join(filter(None, [verdict.files.get(path, ""), verdict.feedback]))
-            sends.append(Send("write_skeleton_file", {
-                "path": path, "iteration": iteration, "ssat": state["ssat"], "previous": skeleton.get(path),
-                "guidance": state.get("guidance", ""),
-                "feedback": feedback,
-                "memory": memory.recall(feedback, settings.gamma, target=path) if verdict else "",
-            }))
-        return sends or ["judge_skeleton"]
-
-    async def write_file(job: dict[str, Any], runtime: Runtime[RunContext]) -> dict[str, Any]:
-        path, iteration = job["path"], job["iteration"]
-        code = await writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
-                                  iteration=iteration, previous=job["previous"], feedback=job["feedback"],
-                                  memory=job["memory"], guidance=job["guidance"])
-        update: dict[str, Any] = {"skeleton": {path: code}}
-        if iteration > 1:
-            entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],
-                                diff=skeleton_diff(path, job["previous"] or "", code))
-            update["memory"] = [memory_record(entry)]
-        return update
-
-    async def review(state: ProjectState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        ctx = runtime.context
-        iteration = iteration_of(state, STAGE)
-        verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
-                                     threshold=settings.threshold)
-        ctx.say(f"skeleton {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
-        return {"verdicts": [verdict_record(verdict)]}
-
     graph = StateGraph(ProjectState, context_schema=RunContext)
-    graph.add_node("plan_skeleton", plan)
-    graph.add_node("write_skeleton_file", write_file)
-    graph.add_node("judge_skeleton", review)
+    graph.add_node("plan_skeleton", bind(plan_skeleton, cap=cap))
+    graph.add_node("write_skeleton_file", bind(write_skeleton_file, skeleton_writer=writer))
+    graph.add_node("judge_skeleton", bind(judge_skeleton, judge=judge, settings=settings))
     graph.add_edge(START, "plan_skeleton")
-    graph.add_conditional_edges("plan_skeleton", fan_out, ["write_skeleton_file", "judge_skeleton"])
+    graph.add_conditional_edges("plan_skeleton", bind(fan_out, gamma=settings.gamma),
+                                ["write_skeleton_file", "judge_skeleton"])
     graph.add_edge("write_skeleton_file", "judge_skeleton")
     graph.add_conditional_edges("judge_skeleton", after_judge(STAGE, cap, "plan_skeleton"))
     return graph.compile(name=STAGE)

@@ -1,8 +1,8 @@
-"""Typed graph state, its reducers, and the run context that is not state.
+"""Every graph's typed state, its reducers, and helpers that read state.
 
 State holds only JSON-ready values (strings, numbers, lists, dicts), so any checkpoint
 resumes in a new process. Things that are not data (the task folder's `Task`, the
-sandbox runner, the usage recorder) travel in `RunContext`, LangGraph's run context.
+sandbox runner, the usage recorder) travel in the runtime contexts (`projectgen.graphs.context`).
 
 Reducers are idempotent on purpose: a stage subgraph hands its whole final state back
 to the parent graph, so a plain list-append reducer would add every entry twice.
@@ -11,13 +11,11 @@ dicts merge, and a ``None`` value deletes its key.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypedDict
 
-from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.agents.base import Verdict
 from projectgen.datasets.task import Documents, Task
-from projectgen.evaluation.runner import SandboxRunner
 from projectgen.memory import MemoryEntry, Stage, StageMemory
 from projectgen.ssat import SSAT
 
@@ -73,31 +71,20 @@ def initial_state(task: Task, guidance: str = "") -> ProjectState:
             "guidance": guidance}
 
 
-@dataclass
-class RunContext:
-    """Per-run things that are not data: the task, the sandbox, how models are reached, progress.
+class AttemptsState(TypedDict, total=False):
+    """LiveCoder's attempts graph state; `repository` is the final output once `final` is set."""
 
-    `task` may be given as a folder path or a bundled example name and `runner` left out, so
-    that a JSON context (LangGraph Studio: ``{"task": "kvstore"}``) is enough to run a graph.
-    """
-
-    task: Task | str
-    runner: SandboxRunner | None = None
-    gateway: ModelGateway = field(default_factory=ModelGateway)
-    progress: Callable[[str], None] | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.task, str):
-            from projectgen.datasets.examples import example_task_names, example_task_path
-            from projectgen.datasets.loaders import load_task
-
-            self.task = load_task(example_task_path(self.task) if self.task in example_task_names() else self.task)
-        if self.runner is None:
-            self.runner = SandboxRunner()
-
-    def say(self, message: str) -> None:
-        if self.progress is not None:
-            self.progress(message)
+    task_id: str
+    attempt: int
+    guidance: str
+    knowledge_used: dict[str, list[dict[str, Any]]]
+    current: dict[str, Any]
+    records: Annotated[list[dict[str, Any]], append_unique]
+    best: dict[str, Any] | None
+    best_design: dict[str, Any] | None
+    final: dict[str, Any] | None
+    repository: dict[str, str]
+    stopped: str | None
 
 
 # --------------------------------------------------------------------------- state helpers

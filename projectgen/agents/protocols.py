@@ -1,0 +1,91 @@
+"""What the graphs call on an agent, as `typing.Protocol`s, so a user's agent is type-checked.
+
+One Protocol per role, each naming exactly the methods and arguments the stage (or the
+attempts graph) calls: the architecture, skeleton and code stages each have a generator
+and a judge (`...Reviewer`, since judges answer ``review``), and LiveCoder's learn step
+has the knowledge extractor. The default agents (`Architect`, `ArchitectureJudge`, ...)
+satisfy them; so does any class with the same async methods, no base class needed.
+
+The stages pass the gateway and the reviewed values positionally (the ``/``), so their
+names are free; everything after the ``*`` is passed by keyword. Every Protocol is
+`runtime_checkable`: ``isinstance(agent, CodeGenerator)`` checks that the methods exist
+(not their signatures; a type checker does that).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.agents.observations import ExecutionFeedback, RepositoryObservation
+from projectgen.config import EditFormat
+from projectgen.datasets.task import Documents, Task
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.memory.knowledge_entries import ExtractedKnowledge
+from projectgen.repository.edits import EditOutcome
+from projectgen.ssat import SSAT
+
+
+@runtime_checkable
+class ArchitectureGenerator(Protocol):
+    """The architecture stage's generator (default `Architect`): documents -> architecture tree.
+
+    It may raise `StructuredOutputError` or `SSATValidationError` on an unusable reply; the stage
+    turns that into feedback for the next iteration."""
+
+    async def design(self, gateway: ModelGateway, documents: Documents, /, *, iteration: int,
+                     previous: SSAT | None, feedback: str, memory: str, guidance: str) -> SSAT: ...
+
+
+@runtime_checkable
+class ArchitectureReviewer(Protocol):
+    """The architecture stage's judge (default `ArchitectureJudge`)."""
+
+    async def review(self, gateway: ModelGateway, documents: Documents, ssat: SSAT, /, *, iteration: int,
+                     threshold: float) -> Verdict: ...
+
+
+@runtime_checkable
+class SkeletonGenerator(Protocol):
+    """The skeleton stage's generator (default `SkeletonWriter`): one file's skeleton from the tree."""
+
+    async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, /, *, iteration: int,
+                    previous: str | None, feedback: str, memory: str, guidance: str) -> str: ...
+
+
+@runtime_checkable
+class SkeletonReviewer(Protocol):
+    """The skeleton stage's judge (default `SkeletonJudge`): all skeleton files at once."""
+
+    async def review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], /, *, iteration: int,
+                     threshold: float) -> Verdict: ...
+
+
+@runtime_checkable
+class CodeGenerator(Protocol):
+    """The code stage's generator, the coder (default `Coder`): fills a file in round 1, then
+    repairs the files the judges name. `ssat` is None when a graph has no architecture stage."""
+
+    async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, /, *,
+                   dependencies: Mapping[str, str], iteration: int, guidance: str) -> str: ...
+
+    async def repair(self, gateway: ModelGateway, path: str, content: str, /, *, suggestion: str, error_log: str,
+                     memory: str, iteration: int, edit_format: EditFormat, guidance: str) -> EditOutcome: ...
+
+
+@runtime_checkable
+class CodeReviewer(Protocol):
+    """A code stage judge (default `CodeJudge`, which runs the check tests in `runner`)."""
+
+    async def review(self, gateway: ModelGateway, task: Task, repository: Mapping[str, str], /, *,
+                     runner: SandboxRunner, iteration: int) -> Verdict: ...
+
+
+@runtime_checkable
+class LessonExtractor(Protocol):
+    """LiveCoder's knowledge extractor (default `KnowledgeExtractor`): one attempt -> success and
+    failure knowledge for later attempts."""
+
+    async def extract(self, gateway: ModelGateway, /, *, task_summary_source: str, attempt: int, score: float,
+                      observation: RepositoryObservation | str, feedback: ExecutionFeedback | str
+                      ) -> ExtractedKnowledge: ...

@@ -1,0 +1,71 @@
+"""The runtime contexts: per-run things that are not state (LangGraph's ``context_schema``).
+
+State holds only JSON-ready values so that a checkpoint resumes in a new process; what is
+not data (the task folder's `Task`, the sandbox runner, the gateway with its usage recorder
+and budget, the stores, progress output) travels here, given again on every (re)start.
+`RunContext` serves the project graph and its stages, `AttemptsContext` LiveCoder's
+attempts graph, which derives each attempt's `RunContext` from it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from projectgen.agents.base import ModelGateway
+from projectgen.agents.protocols import LessonExtractor
+from projectgen.datasets.task import Task
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.llm import META_ATTEMPT
+
+
+@dataclass
+class RunContext:
+    """Per-run things that are not data: the task, the sandbox, how models are reached, progress.
+
+    `task` may be given as a folder path or a bundled example name and `runner` left out, so
+    that a JSON context (LangGraph Studio: ``{"task": "kvstore"}``) is enough to run a graph.
+    """
+
+    task: Task | str
+    runner: SandboxRunner | None = None
+    gateway: ModelGateway = field(default_factory=ModelGateway)
+    progress: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.task, str):
+            from projectgen.datasets.examples import example_task_names, example_task_path
+            from projectgen.datasets.loaders import load_task
+
+            self.task = load_task(example_task_path(self.task) if self.task in example_task_names() else self.task)
+        if self.runner is None:
+            self.runner = SandboxRunner()
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+
+@dataclass
+class AttemptsContext:
+    """What the outer loop needs besides state: the task, sandbox, stores, extractor and gateway."""
+
+    task: Task
+    runner: SandboxRunner
+    knowledge: Any  # KnowledgeStore: add(task_id, entry, run_id) / retrieve(task_id, query, kind, k)
+    best: Any  # BestRepositoryStore: offer(...) / best(task_id)
+    extractor: LessonExtractor | None = None  # KnowledgeExtractor by default; None skips extraction
+    gateway: ModelGateway = field(default_factory=ModelGateway)
+    run_id: str = "run"
+    progress: Callable[[str], None] | None = None
+    out_dir: Path | None = None  # when set, each attempt's repository goes to out_dir/attempts/N
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+    def attempt_context(self, attempt: int) -> RunContext:
+        """The inner graph's context: same task and sandbox, calls tagged with the attempt."""
+        gateway = replace(self.gateway, metadata={**self.gateway.metadata, META_ATTEMPT: attempt})
+        return RunContext(task=self.task, runner=self.runner, gateway=gateway, progress=self.progress)
