@@ -8,7 +8,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-
 import projectgen
 
 PACKAGE_DIR = Path(projectgen.__file__).parent
