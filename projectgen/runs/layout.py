@@ -1,0 +1,40 @@
+"""Every file and folder name of a run folder and of an experiment folder, named once.
+
+Writers, readers (trace, report, experiments) and the CLI take the names from here, so
+a file cannot be renamed on one side and missed on the other.
+"""
+from __future__ import annotations
+
+# ------------------------------------------------------------------ a run folder
+MANIFEST = "run.json"  # what was run (task, models, settings) and how it ended; --resume reads it
+SUMMARY = "summary.json"  # the run's figures: per attempt (LiveCoder) or per stage (single pass)
+USAGE = "usage.jsonl"  # one line per model call
+CALLS = "calls.jsonl"  # replies of completed model calls, replayed by a resumed node
+EVENTS = "events.jsonl"  # the trace: one event per graph node
+CHECKPOINTS = "checkpoints.sqlite"  # LangGraph's SQLite checkpoints (and its -wal/-shm files)
+STATE = "state.json"  # the single pass's final graph state
+SSAT = "ssat.json"  # the single pass's architecture tree
+UNIT_REPORT = "unit_report.json"  # the hidden unit tests of the final repository
+REPOSITORY = "repository"  # the final output
+ATTEMPTS = "attempts"  # attempts/N/: each attempt's repository and record
+KNOWLEDGE = "knowledge"  # the embedded Chroma knowledge store
+BEST = "best"  # the historical-best repository store
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+LOCK = ".projectgen.lock"  # held by the one process working in a run or experiment folder
+
+# Files that mark a folder as a run (for `trace` and `report`).
+RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
+
+# Everything a run may write: what `--force` clears from an existing output folder.
+RUN_OUTPUTS: tuple[str, ...] = (
+    REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS,
+    CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
+    REPORT_MD, REPORT_HTML,
+)
+
+# ------------------------------------------------------------------ an experiment folder
+LEDGER = "ledger.jsonl"  # one line per finished unit: what resume skips
+EXPERIMENT_CONFIG = "experiment.json"  # what the experiment was started with; a resume must match it
+RESULTS_JSON = "results.json"
+RESULTS_MD = "results.md"
