@@ -33,7 +33,7 @@ from projectgen.repository.edits import make_whole_file_reply
 from projectgen.graphs import architecture_stage, build_project_graph, code_stage
 from projectgen.llm import Script, ScriptedChatModel, load_script
 from projectgen.errors import ProjectGenError
-from projectgen.runs.pipeline import run_project
+from projectgen.runs import run_project
 from projectgen.llm.reference_replay import reference_python_files, reference_script
 
 

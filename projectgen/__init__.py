@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "arun_project": "projectgen.runs.pipeline",
     "RunOutcome": "projectgen.runs.pipeline",
     "RunSummary": "projectgen.runs.summary",
+    "LiveCoderSummary": "projectgen.runs.summary",
     "build_project_graph": "projectgen.graphs",
     "architecture_stage": "projectgen.graphs",
     "skeleton_stage": "projectgen.graphs",

@@ -14,7 +14,7 @@ from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
-from projectgen.runs.livecoder import run_livecoder
+from projectgen.runs import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
 from projectgen.llm.reference_replay import reference_script
 from projectgen.runs.trace import read_trace
@@ -268,7 +268,7 @@ def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: 
 
 
 def test_a_resumed_run_is_charged_with_what_it_spent_before(tmp_path: Path) -> None:
-    from projectgen.runs.livecoder import RunManifest, run_budget
+    from projectgen.runs import RunManifest, run_budget
     from projectgen.llm import AllBudgets, CallRecord, UsageRecorder
 
     recorder = UsageRecorder()

@@ -194,7 +194,7 @@ def test_a_second_process_in_a_busy_run_folder_is_refused(tmp_path: Path) -> Non
 
 def test_resuming_a_run_that_is_still_going_is_refused(tmp_path: Path) -> None:
     from projectgen.errors import ProjectGenError
-    from projectgen.runs.livecoder import RunManifest, run_livecoder, write_manifest
+    from projectgen.runs import RunManifest, run_livecoder, write_manifest
     from projectgen.runs.locking import folder_lock
 
     write_manifest(tmp_path, RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))

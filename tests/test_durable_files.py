@@ -144,14 +144,14 @@ def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_p
     out = tmp_path / "run"
     options = dict(settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2),
                    evaluate_unit=False)
-    opened = livecoder._knowledge_store
-    monkeypatch.setattr(livecoder, "_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
+    opened = livecoder.open_knowledge_store
+    monkeypatch.setattr(livecoder, "open_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
     first = ScriptedChatModel.from_responses(attempt_script(task))
     with pytest.raises(Interrupted):
         livecoder.run_livecoder(task, out, models=first, **options)
     assert [c["role"] for c in first.calls].count("knowledge") == 1  # made, but `learn` never returned
 
-    monkeypatch.setattr(livecoder, "_knowledge_store", opened)
+    monkeypatch.setattr(livecoder, "open_knowledge_store", opened)
     second = ScriptedChatModel.from_responses(attempt_script(task))
     outcome = livecoder.run_livecoder(task, out, models=second, resume=True, **options)
     assert outcome.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}

@@ -21,7 +21,7 @@ from projectgen import load_task
 from projectgen.config import EditFormat, Settings
 from projectgen.datasets.task import Task
 from projectgen.llm import ScriptedChatModel
-from projectgen.runs.pipeline import RunOutcome, run_project
+from projectgen.runs import RunOutcome, run_project
 from projectgen.llm.reference_replay import Breakage, break_function, reference_python_files, reference_script
 
 pytestmark = pytest.mark.datasets

@@ -43,7 +43,7 @@ from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.llm.faults import (
     CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
 )
-from projectgen.runs.livecoder import run_livecoder
+from projectgen.runs import run_livecoder
 from projectgen.llm import (
     MAX_REPLY_CHARS, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder, call_model, describe_model,
     model_name,

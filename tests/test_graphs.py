@@ -30,7 +30,7 @@ from projectgen.graphs import (
 )
 from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel, UsageRecorder
-from projectgen.runs.pipeline import run_project
+from projectgen.runs import run_project
 from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 

@@ -123,7 +123,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.runs.livecoder import read_manifest, run_livecoder
+    from projectgen.runs import read_manifest, run_livecoder
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
     console = Console()
@@ -205,7 +205,7 @@ def _resume(args: argparse.Namespace) -> int:
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
-    from projectgen.runs.livecoder import read_manifest
+    from projectgen.runs import read_manifest
 
     if not args.resume.is_dir():
         raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()

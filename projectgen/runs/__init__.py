@@ -1,0 +1,47 @@
+"""Runs: one execution path for a run folder (the single ProjectGen pass and LiveCoder's attempts).
+
+`layout` names every file of a run folder; `execution` holds the steps both kinds of run share;
+`pipeline` is the single pass, `livecoder` the durable attempts loop (`manifest`: run.json,
+`checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
+`trace` the events.jsonl trace; `locking` one process per folder.
+
+Names are re-exported lazily: `projectgen.graphs.attempts` imports `projectgen.runs.summary`, and
+an eager import of `livecoder` (which imports the graphs) here would close an import cycle.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "run_project": "projectgen.runs.pipeline",
+    "arun_project": "projectgen.runs.pipeline",
+    "RunOutcome": "projectgen.runs.pipeline",
+    "run_livecoder": "projectgen.runs.livecoder",
+    "arun_livecoder": "projectgen.runs.livecoder",
+    "LiveCoderOutcome": "projectgen.runs.livecoder",
+    "RunManifest": "projectgen.runs.manifest",
+    "read_manifest": "projectgen.runs.manifest",
+    "write_manifest": "projectgen.runs.manifest",
+    "run_budget": "projectgen.runs.manifest",
+    "open_checkpointer": "projectgen.runs.checkpoints",
+    "SCHEMA_VERSION": "projectgen.runs.summary",
+    "RunSummary": "projectgen.runs.summary",
+    "StageSummary": "projectgen.runs.summary",
+    "LiveCoderSummary": "projectgen.runs.summary",
+    "AttemptRecord": "projectgen.runs.summary",
+    "FinalChoice": "projectgen.runs.summary",
+    "TraceWriter": "projectgen.runs.trace",
+    "read_trace": "projectgen.runs.trace",
+    "folder_lock": "projectgen.runs.locking",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the defining module on first use of a public name."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'projectgen.runs' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

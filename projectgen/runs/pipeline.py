@@ -16,27 +16,26 @@ Output folder layout::
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from projectgen.agents import Agents, ModelGateway
+from projectgen.agents import Agents
 from projectgen.config import Settings
 from projectgen.datasets.task import Task
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
-from projectgen.llm import MODEL_FAILURES, Budget, UsageRecorder, describe_model, model_failure_reason
-from projectgen.repository import write_repository
+from projectgen.llm import Budget, UsageRecorder
 from projectgen.runs import layout
-from projectgen.runs.summary import RunSummary, summarize_run
-
-# What a run writes (ProjectGen alone or LiveCoder); --force removes these and nothing else.
-ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
+from projectgen.runs.execution import (
+    GraphRun, open_gateway, prepare_out_dir, run_hidden_unit_tests, stream_graph, write_json, write_output_repository,
+)
+from projectgen.runs.summary import RunSummary, called_models, describe_agents, summarize_run
 
 
 @dataclass
@@ -51,61 +50,6 @@ class RunOutcome:
     @property
     def repository(self) -> dict[str, str]:
         return dict(self.state.get("repository") or {})
-
-
-def describe_agents(agents: Agents) -> dict[str, str]:
-    """role -> model description, for the summary (agents without a `model` are named by class)."""
-    described = {}
-    for role in ROLE_FIELDS:
-        agent = getattr(agents, role)
-        model = getattr(agent, "model", None)
-        described[role] = describe_model(model) if model is not None else type(agent).__name__
-    return described
-
-
-def called_models(recorder: UsageRecorder) -> dict[str, str]:
-    """role -> model name, from the calls made (for graphs built without an `Agents` bundle)."""
-    return {record.role: record.model for record in recorder.records}
-
-
-def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
-    """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
-    written; both before anything is written or removed (a folder made here is removed again on failure)."""
-    out_dir = Path(out_dir)
-    made: Path | None = None  # the topmost folder this call creates
-    try:
-        if out_dir.exists() and not out_dir.is_dir():
-            raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
-
-        if out_dir.exists() and any(p.name != layout.LOCK for p in out_dir.iterdir()) and not force:
-            raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
-        if not out_dir.exists():
-            made = out_dir
-            while not made.parent.exists() and made.parent != made:
-                made = made.parent
-            out_dir.mkdir(parents=True)
-        import os
-        import tempfile
-
-        handle, probe = tempfile.mkstemp(prefix=".projectgen-write-check-", dir=out_dir)
-        os.close(handle)
-        os.unlink(probe)
-        if force:
-            for name in layout.RUN_OUTPUTS:
-                target = out_dir / name
-                if target.is_dir() and not target.is_symlink():
-                    import shutil
-
-                    shutil.rmtree(target)
-                elif target.exists() or target.is_symlink():
-                    target.unlink()
-    except OSError as exc:
-        if made is not None and made.is_dir():
-            import shutil
-
-            shutil.rmtree(made, ignore_errors=True)
-        raise ProjectGenError(f"{out_dir}: cannot write there ({exc.strerror or exc}); choose another --out") \
-            from None
 
 
 async def arun_project(task: Task, *, models: Any = None, agents: Agents | None = None,
@@ -131,35 +75,33 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     recorder = UsageRecorder(out_dir / layout.USAGE if out_dir is not None else None)
     runner = runner or SandboxRunner(log=progress)
     context = RunContext(task=task, runner=runner, progress=progress,
-                         gateway=ModelGateway(recorder=recorder, budget=budget, metadata=dict(metadata or {}),
-                                              **settings.gateway_options()))
+                         gateway=open_gateway(settings, recorder=recorder, budget=budget, metadata=metadata))
     started = time.monotonic()
-    state: Mapping[str, Any] = initial_state(task)
-    failure: BaseException | None = None
-    try:
-        async for state in graph.astream(state, context=context, stream_mode="values",
-                                         config={"max_concurrency": settings.max_concurrency}):
-            pass  # keep the state after each step: what a failure leaves is written below
-    except MODEL_FAILURES as exc:
-        if out_dir is None:
-            raise
-        failure = exc
+    run = await stream_graph(graph, initial_state(task), context=context,
+                             config={"max_concurrency": settings.max_concurrency})
+    if run.failure is not None and out_dir is None:
+        raise run.failure
     unit_report = None
-    if failure is None and evaluate_unit and "unit" in task.suites and state.get("repository"):
-        if progress:
-            progress("running the hidden unit tests")
-        unit_report = await asyncio.to_thread(runner.evaluate, task, dict(state["repository"]), "unit")
-    summary = summarize_run(
-        state, recorder.records, models=describe_agents(agents) if agents is not None else called_models(recorder),
-        settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
-        duration_s=time.monotonic() - started)
-    if failure is not None:
-        summary = summary.model_copy(update={"status": "failed", "reason": model_failure_reason(failure)})
+    if run.failure is None and evaluate_unit:
+        unit_report = await run_hidden_unit_tests(runner, task, run.state.get("repository") or {}, progress=progress)
+    summary = _summary(run, recorder, agents, settings, unit_report, time.monotonic() - started)
     if out_dir is not None:
-        write_outputs(out_dir, state, summary, unit_report)
-    if failure is not None:
-        raise failure
-    return RunOutcome(state=dict(state), summary=summary, unit_report=unit_report, out_dir=out_dir)
+        write_outputs(out_dir, run.state, summary, unit_report)
+    if run.failure is not None:
+        raise run.failure
+    return RunOutcome(state=run.state, summary=summary, unit_report=unit_report, out_dir=out_dir)
+
+
+def _summary(run: GraphRun, recorder: UsageRecorder, agents: Agents | None, settings: Settings,
+             unit_report: TestReport | None, duration_s: float) -> RunSummary:
+    """The pass's summary; a model that failed for good makes it `failed`, with the reason."""
+    summary = summarize_run(
+        run.state, recorder.records, models=describe_agents(agents) if agents is not None else called_models(recorder),
+        settings=settings.model_dump(), unit_tests=unit_report.summary() if unit_report else None,
+        duration_s=duration_s)
+    if run.failure is not None:
+        summary = summary.model_copy(update={"status": "failed", "reason": run.reason})
+    return summary
 
 
 def run_project(task: Task, **kwargs: Any) -> RunOutcome:
@@ -169,10 +111,11 @@ def run_project(task: Task, **kwargs: Any) -> RunOutcome:
 
 def write_outputs(out_dir: Path, state: Mapping[str, Any], summary: RunSummary,
                   unit_report: TestReport | None) -> None:
-    write_repository(state.get("repository") or {}, out_dir / layout.REPOSITORY)
+    """The pass's files in `out_dir` (see the module's docstring); every JSON file is replaced atomically."""
+    write_output_repository(out_dir, state.get("repository") or {})
     if state.get("ssat"):
-        (out_dir / layout.SSAT).write_text(json.dumps(state["ssat"], indent=1) + "\n", encoding="utf-8")
-    (out_dir / layout.STATE).write_text(json.dumps(dict(state), indent=1, default=str) + "\n", encoding="utf-8")
+        write_json(out_dir / layout.SSAT, state["ssat"])
+    write_json(out_dir / layout.STATE, dict(state))
     if unit_report is not None:
         unit_report.write_json(out_dir / layout.UNIT_REPORT)
-    (out_dir / layout.SUMMARY).write_text(summary.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    write_atomic(out_dir / layout.SUMMARY, summary.model_dump_json(indent=1) + "\n")

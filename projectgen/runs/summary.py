@@ -1,17 +1,32 @@
-"""The run summary: per stage iterations, judge scores and check-test status; tokens; edits; unit tests.
+"""The run summaries written as ``summary.json``: typed, and versioned by `SCHEMA_VERSION`.
 
-Built from the final graph state and the usage records, so it can be rebuilt from a
-saved ``state.json`` and ``usage.jsonl`` at any time.
+`RunSummary` is the single pass's (per stage iterations, judge scores and check-test status;
+tokens; edits; unit tests), built from the final graph state and the usage records, so it can
+be rebuilt from a saved ``state.json`` and ``usage.jsonl`` at any time. `LiveCoderSummary` is
+LiveCoder's: one `AttemptRecord` per attempt, the final choice, why the run stopped, tokens.
+Readers (inspection, experiments, the CLI) read either file as plain JSON; `schema_version`
+tells them which shape they hold.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from projectgen.agents.base import CheckStatus
-from projectgen.llm import CallRecord, UsageTotals
+from projectgen.llm import CallRecord, UsageRecorder, UsageTotals, describe_model
+from projectgen.runs.manifest import RunManifest
+
+if TYPE_CHECKING:
+    from projectgen.agents import Agents
+
+# The shape of summary.json; raise it when a key is renamed, removed or changes meaning.
+SCHEMA_VERSION = 1
+
+# The agents of a run, in the order `RunSummary.models` names them.
+ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 
 
 class StageSummary(BaseModel):
@@ -33,6 +48,9 @@ class EditSummary(BaseModel):
 
 
 class RunSummary(BaseModel):
+    """The single pass's summary.json."""
+
+    schema_version: int = SCHEMA_VERSION
     task_id: str
     models: dict[str, str] = Field(default_factory=dict, description="role -> model; replays are named as such")
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -76,3 +94,110 @@ def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, mo
         tokens=UsageTotals.of(records), tokens_by_role={r: UsageTotals.of(v) for r, v in sorted(by_role.items())},
         unit_tests=dict(unit_tests) if unit_tests is not None else None, duration_s=round(duration_s, 3),
     )
+
+
+def describe_agents(agents: Agents) -> dict[str, str]:
+    """role -> model description, for the summary (agents without a `model` are named by class)."""
+    described = {}
+    for role in ROLE_FIELDS:
+        agent = getattr(agents, role)
+        model = getattr(agent, "model", None)
+        described[role] = describe_model(model) if model is not None else type(agent).__name__
+    return described
+
+
+def called_models(recorder: UsageRecorder) -> dict[str, str]:
+    """role -> model name, from the calls made (for graphs built without an `Agents` bundle)."""
+    return {record.role: record.model for record in recorder.records}
+
+
+# ------------------------------------------------------------------ LiveCoder
+
+
+class FinalChoice(BaseModel):
+    """Which repository a LiveCoder run gives as its output."""
+
+    source: str = Field(description="best (historical best), reused (a full score reused), last, or none")
+    attempt: int | None = None
+    score: float | None = None
+
+
+class AttemptRecord(BaseModel):
+    """One attempt's row: the attempts graph's record (without its id) plus the attempt's tokens.
+
+    A reused attempt and one stopped by the budget carry only some of the fields; the keys an
+    attempt did not have stay out of the JSON, as the attempts graph wrote them.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    attempt: int
+    reused: bool = False
+    budget_limited: bool | None = None
+    score: float | None = None
+    unit: dict[str, Any] | None = Field(default=None, description="hidden unit-test summary, when measured")
+    check: CheckStatus | None = Field(default=None, description="the last code verdict's check-test status")
+    stages: dict[str, StageSummary] = Field(default_factory=dict)
+    improved: bool | None = None
+    best_score: float | None = None
+    best_attempt: int | None = None
+    knowledge_used: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    knowledge_added: list[str] = Field(default_factory=list)
+    files: int | None = None
+    stopped: str | None = None
+    tokens: UsageTotals = Field(default_factory=UsageTotals)
+
+    @model_serializer(mode="wrap")
+    def _only_keys_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        given = self.model_fields_set | set(self.model_extra or {})
+        return {key: value for key, value in handler(self).items() if key in given}
+
+
+class LiveCoderSummary(BaseModel):
+    """LiveCoder's summary.json: per attempt score, best so far, reuse, knowledge, tokens; the final choice."""
+
+    schema_version: int = SCHEMA_VERSION
+    task_id: str
+    run_id: str
+    models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
+    selection: str = Field(default="check", description="the suite attempts are scored and chosen by")
+    oracle: bool = Field(default=False, description="chosen by the hidden unit tests (an oracle setting)")
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+    final: FinalChoice | None = None
+    stopped: str | None = None
+    status: str = Field(default="finished", description="finished or budget-limited (a failed run writes none)")
+    reason: str | None = None
+    budget_limited: bool = False
+    reuse: bool = False
+    attempts_run: int = Field(default=0, description="attempts generated (reused ones not counted)")
+    tokens: UsageTotals = Field(default_factory=UsageTotals)
+    duration_s: float = 0.0
+    settings: dict[str, Any] = Field(default_factory=dict)
+    attempt_settings: dict[str, Any] = Field(default_factory=dict)
+    model_descriptions: dict[str, str] = Field(default_factory=dict, description="role -> model description")
+    unit_tests: dict[str, Any] | None = Field(default=None, description="the final repository's hidden unit tests")
+
+    def to_json(self) -> str:
+        """The text of summary.json (written with `json.dumps`, as before the summary was typed)."""
+        return json.dumps(self.model_dump(mode="json"), indent=1) + "\n"
+
+
+def summarize_attempts(state: Mapping[str, Any], records: Sequence[CallRecord], manifest: RunManifest, *,
+                       model_descriptions: Mapping[str, str], unit_tests: Mapping[str, Any] | None,
+                       duration_s: float) -> LiveCoderSummary:
+    """LiveCoder's summary from the attempts graph's final state and every call of the run."""
+    rows = [AttemptRecord.model_validate(
+        {**{k: v for k, v in record.items() if k != "id"},
+         "tokens": UsageTotals.of(r for r in records if r.attempt == record["attempt"])})
+        for record in state.get("records") or []]
+    stopped = state.get("stopped")
+    return LiveCoderSummary(
+        task_id=manifest.task_id, run_id=manifest.run_id, models=manifest.models,
+        selection=manifest.attempt_settings.get("selection", "check"),
+        oracle=manifest.attempt_settings.get("selection") == "unit",
+        attempts=rows, final=state.get("final"), stopped=stopped,
+        status="budget-limited" if stopped else "finished", reason=stopped, budget_limited=bool(stopped),
+        reuse=any(row.reused for row in rows), attempts_run=sum(1 for row in rows if not row.reused),
+        tokens=UsageTotals.of(records), duration_s=round(duration_s, 3), settings=manifest.settings,
+        attempt_settings=manifest.attempt_settings, model_descriptions=dict(model_descriptions),
+        unit_tests=dict(unit_tests) if unit_tests is not None else None)

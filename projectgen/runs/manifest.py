@@ -1,0 +1,73 @@
+"""run.json: what a LiveCoder run folder holds a run of, and the budgets it asked for.
+
+Written first (so a killed run can be resumed) and again when the run ends (its status and
+why); `read_manifest` turns a missing or unreadable file into one line for the user.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.llm import Budget, UsageRecorder
+from projectgen.runs import layout
+
+
+class RunManifest(BaseModel):
+    """What a run folder holds a run of; written first, read on resume."""
+
+    run_id: str
+    task_path: str
+    task_id: str
+    models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
+    settings: dict[str, Any] = Field(default_factory=dict)
+    attempt_settings: dict[str, Any] = Field(default_factory=dict)
+    knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")
+    checkpoint_url: str | None = Field(default=None, description="PostgreSQL URL; None = checkpoints.sqlite in the run")
+    status: str = Field(default="running", description="running, finished, budget-limited or failed")
+    reason: str | None = Field(default=None, description="why the run stopped early (one line), if it did")
+
+
+def write_manifest(out_dir: Path, manifest: RunManifest) -> None:
+    write_atomic(Path(out_dir) / layout.MANIFEST, manifest.model_dump_json(indent=1) + "\n")
+
+
+def read_manifest(out_dir: Path) -> RunManifest:
+    path = Path(out_dir) / layout.MANIFEST
+    if not path.is_file():
+        raise ProjectGenError(f"{out_dir}: not a run folder (no {layout.MANIFEST})")
+    try:
+        return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        problem = error["msg"] if error["type"] == "json_invalid" else f"{where or 'top level'}: {error['msg']}"
+        raise ProjectGenError(f"{path}: not a readable run manifest ({problem})") from None
+    except UnicodeDecodeError as exc:
+        raise ProjectGenError(f"{path}: not a readable run manifest (not valid UTF-8 at byte {exc.start})") from None
+    except OSError as exc:
+        raise ProjectGenError(f"{path}: cannot read the run manifest ({exc.strerror or exc})") from None
+
+
+def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> Budget | None:
+    """The token and cost budgets run.json asks for, already charged with the calls in `earlier`."""
+    from projectgen.llm import AllBudgets, CostBudget, TokenBudget
+
+    calls = earlier.records if earlier is not None else []
+    budgets: list[Budget] = []
+    if manifest.max_tokens:
+        budgets.append(TokenBudget(manifest.max_tokens, used=sum(c.total_tokens for c in calls)))
+    if manifest.max_cost_usd is not None:
+        from projectgen.llm.pricing import PriceTable
+
+        prices = PriceTable.from_file(manifest.prices_file) if manifest.prices_file else PriceTable.default()
+        budgets.append(CostBudget(manifest.max_cost_usd, prices, spent=prices.total(calls).value or 0.0))
+    if len(budgets) > 1:
+        return AllBudgets(*budgets)
+    return budgets[0] if budgets else None
