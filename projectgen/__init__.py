@@ -1,7 +1,11 @@
 """projectgen: requirement documents in, a tested Python repository out.
 
-Public names are re-exported lazily so that `import projectgen` (and the CLI's
-start-up) stays fast; heavy libraries load only when a name that needs them is used.
+What users call is re-exported here (tasks, settings, graph and stage builders, agents and
+the Protocols a stage expects of them, prompts, models, the runner, run and experiment entry
+points, trace and report); helpers stay in their sub-packages (`projectgen.ssat.render_stub`,
+`projectgen.llm.parsing.extract_json`, `projectgen.repository.dependencies.topological_order`).
+Names are re-exported lazily so that `import projectgen` (and the CLI's start-up) stays fast;
+heavy libraries load only when a name that needs them is used.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "ProjectGenError": "projectgen.errors",
+    # tasks
     "Task": "projectgen.datasets.task",
     "TestSuite": "projectgen.datasets.task",
     "EnvSpec": "projectgen.datasets.task",
@@ -19,26 +24,12 @@ _EXPORTS: dict[str, str] = {
     "load_task": "projectgen.datasets.loaders",
     "load_dataset": "projectgen.datasets.loaders",
     "example_tasks_dir": "projectgen.datasets.examples",
-    "Repository": "projectgen.repository",
-    "load_repository": "projectgen.repository",
-    "write_repository": "projectgen.repository",
-    "SandboxRunner": "projectgen.evaluation.runner",
-    "RunnerSettings": "projectgen.evaluation.runner",
-    "TestReport": "projectgen.evaluation.report",
-    "TestResult": "projectgen.evaluation.report",
-    "Outcome": "projectgen.evaluation.report",
-    "pass_rate": "projectgen.evaluation.metrics",
-    "loc_weighted_average": "projectgen.evaluation.metrics",
-    "repository_stats": "projectgen.evaluation.metrics",
     "example_task_path": "projectgen.datasets.examples",
     "example_script_path": "projectgen.datasets.examples",
-    # pipeline
+    # settings
     "Settings": "projectgen.config",
-    "run_project": "projectgen.runs.pipeline",
-    "arun_project": "projectgen.runs.pipeline",
-    "RunOutcome": "projectgen.runs.pipeline",
-    "RunSummary": "projectgen.runs.summary",
-    "LiveCoderSummary": "projectgen.runs.summary",
+    "AttemptSettings": "projectgen.config",
+    # graphs and stages
     "build_project_graph": "projectgen.graphs",
     "architecture_stage": "projectgen.graphs",
     "skeleton_stage": "projectgen.graphs",
@@ -47,7 +38,9 @@ _EXPORTS: dict[str, str] = {
     "initial_state": "projectgen.graphs",
     "ProjectState": "projectgen.graphs",
     "RunContext": "projectgen.graphs",
-    # agents
+    "build_attempts_graph": "projectgen.graphs",
+    "AttemptsContext": "projectgen.graphs",
+    # agents and what a stage expects of them
     "Agents": "projectgen.agents",
     "Architect": "projectgen.agents",
     "ArchitectureJudge": "projectgen.agents",
@@ -55,74 +48,68 @@ _EXPORTS: dict[str, str] = {
     "SkeletonJudge": "projectgen.agents",
     "Coder": "projectgen.agents",
     "CodeJudge": "projectgen.agents",
+    "KnowledgeExtractor": "projectgen.agents",
     "ModelGateway": "projectgen.agents",
     "Verdict": "projectgen.agents",
     "CheckStatus": "projectgen.agents",
+    "ArchitectureGenerator": "projectgen.agents",
+    "ArchitectureReviewer": "projectgen.agents",
+    "SkeletonGenerator": "projectgen.agents",
+    "SkeletonReviewer": "projectgen.agents",
+    "CodeGenerator": "projectgen.agents",
+    "CodeReviewer": "projectgen.agents",
+    "LessonExtractor": "projectgen.agents",
     "Prompt": "projectgen.prompts",
     "load_prompt": "projectgen.prompts",
-    # models
+    # models: real, replayed, faulty
     "make_chat_model": "projectgen.llm",
     "ModelRoles": "projectgen.llm",
     "ScriptedChatModel": "projectgen.llm",
     "load_script": "projectgen.llm",
-    "call_model": "projectgen.llm",
-    "acall_model": "projectgen.llm",
-    "UsageRecorder": "projectgen.llm",
-    "TokenBudget": "projectgen.llm",
     "ModelCallError": "projectgen.llm",
     "BudgetExceededError": "projectgen.llm",
+    "PriceTable": "projectgen.llm.pricing",
     "FaultyChatModel": "projectgen.llm.faults",
     "FaultPlan": "projectgen.llm.faults",
     "inject_faults": "projectgen.llm.faults",
     "reference_script": "projectgen.llm.reference_replay",
     "Breakage": "projectgen.llm.reference_replay",
-    # architecture tree
+    # what flows between stages, and the memories
     "SSAT": "projectgen.ssat",
-    "ModuleNode": "projectgen.ssat",
-    "FileNode": "projectgen.ssat",
-    "ClassNode": "projectgen.ssat",
-    "FunctionNode": "projectgen.ssat",
-    "Parameter": "projectgen.ssat",
-    "GlobalCode": "projectgen.ssat",
-    "Attribute": "projectgen.ssat",
     "SSATValidationError": "projectgen.ssat",
     "validate_ssat_json": "projectgen.ssat",
-    "render_tree": "projectgen.ssat",
-    "render_file": "projectgen.ssat",
-    "render_stub": "projectgen.ssat",
-    "diff_ssat": "projectgen.ssat",
-    "ssat_from_repository": "projectgen.ssat",
-    # parsing, memory, edits, dependencies
-    "StructuredOutputError": "projectgen.llm.parsing",
-    "extract_json": "projectgen.llm.parsing",
-    "parse_model": "projectgen.llm.parsing",
+    "Repository": "projectgen.repository",
+    "load_repository": "projectgen.repository",
+    "write_repository": "projectgen.repository",
     "StageMemory": "projectgen.memory",
-    "MemoryEntry": "projectgen.memory",
-    "apply_edits": "projectgen.repository.edits",
-    "EditOutcome": "projectgen.repository.edits",
-    "import_graph": "projectgen.repository.dependencies",
-    "dependency_layers": "projectgen.repository.dependencies",
-    "topological_order": "projectgen.repository.dependencies",
-    # LiveCoder: attempts, knowledge, best repository, budgets
-    "AttemptSettings": "projectgen.config",
-    "run_livecoder": "projectgen.runs.livecoder",
-    "arun_livecoder": "projectgen.runs.livecoder",
-    "LiveCoderOutcome": "projectgen.runs.livecoder",
-    "build_attempts_graph": "projectgen.graphs",
-    "AttemptsContext": "projectgen.graphs",
     "KnowledgeStore": "projectgen.memory.knowledge_store",
-    "KnowledgeExtractor": "projectgen.agents.knowledge",
     "BestRepositoryStore": "projectgen.memory.best_repo",
-    "PriceTable": "projectgen.llm.pricing",
-    "CostBudget": "projectgen.llm",
-    "AllBudgets": "projectgen.llm",
-    # inspection and experiments
-    "read_trace": "projectgen.runs.trace",
-    "load_run": "projectgen.inspection",
-    "write_report": "projectgen.inspection",
+    # the sandboxed runner and metrics
+    "SandboxRunner": "projectgen.evaluation.runner",
+    "RunnerSettings": "projectgen.evaluation.runner",
+    "TestReport": "projectgen.evaluation.report",
+    "TestResult": "projectgen.evaluation.report",
+    "Outcome": "projectgen.evaluation.report",
+    "pass_rate": "projectgen.evaluation.metrics",
+    "loc_weighted_average": "projectgen.evaluation.metrics",
+    "repository_stats": "projectgen.evaluation.metrics",
+    # runs and experiments
+    "run_project": "projectgen.runs",
+    "arun_project": "projectgen.runs",
+    "RunOutcome": "projectgen.runs",
+    "RunSummary": "projectgen.runs",
+    "run_livecoder": "projectgen.runs",
+    "arun_livecoder": "projectgen.runs",
+    "LiveCoderOutcome": "projectgen.runs",
+    "LiveCoderSummary": "projectgen.runs",
     "run_experiment": "projectgen.experiments",
     "ExperimentSpec": "projectgen.experiments",
     "LocalExecutor": "projectgen.experiments",
+    "bench_reference": "projectgen.experiments",
+    # trace and report
+    "read_trace": "projectgen.runs",
+    "load_run": "projectgen.inspection",
+    "write_report": "projectgen.inspection",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.llm.reference_replay import reference_script
 
 __test__ = False  # not a test module, despite its name
 
@@ -78,3 +79,51 @@ def make_task(root: Path, tests: dict[str, str], env_vars: dict[str, str] | None
         suites={"unit": TestSuite(kind="unit", path="unit_tests")},
         env=EnvSpec(env_vars=env_vars or {}),
     )
+
+
+# --------------------------------------------------------------------------- reference replays of kvstore
+
+ATTEMPTS_KNOWLEDGE = {
+    "success": {"task_summary": "kvstore", "repository_signals": ["package kvstore with store.py over storage.py"],
+                "functional_signals": ["set/get and namespaces pass"], "carry_over": ["keep the storage layering"]},
+    "failure": {"observed_failures": ["test_ttl_expiry_with_injected_clock fails at the expiry instant"],
+                "carry_over_constraints": ["an entry expires when now >= expires_at"]},
+}
+
+
+def attempt_script(task) -> dict[str, Any]:
+    """Reference replay where attempt 1's store.py has the expiry off-by-one (4/5 check tests)
+    and attempt 2's is right; the knowledge agent answers with ATTEMPTS_KNOWLEDGE."""
+    script = reference_script(task).model_dump(mode="json", exclude_none=True)
+    for entry in script["responses"]:
+        if entry["role"] == "coder" and entry.get("target") == "kvstore/store.py":
+            fixed = entry["content"]
+            entry.update(attempt=1, content=fixed.replace("now >= expires_at", "now > expires_at"))
+            script["responses"].append({"role": "coder", "target": "kvstore/store.py", "attempt": 2,
+                                        "content": fixed})
+            break
+    script["responses"].append({"role": "knowledge", "content": ATTEMPTS_KNOWLEDGE})
+    script["label"] = "attempts test replay (not a model)"
+    return script
+
+
+EXPERIMENT_KNOWLEDGE = {"success": {"task_summary": "t", "repository_signals": [], "functional_signals": [],
+                         "carry_over": ["keep the layout"]},
+             "failure": {"observed_failures": ["a check test fails"], "carry_over_constraints": ["fix it"]}}
+
+
+def experiment_script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | None = None, knowledge: bool = True) -> dict:
+    """The reference replay; `bugs[path][attempt]` lists (old, new) edits of that file's code at that attempt."""
+    data = reference_script(task).model_dump(mode="json", exclude_none=True)
+    for path, variants in (bugs or {}).items():
+        entry = next(e for e in data["responses"] if e["role"] == "coder" and e.get("target") == path)
+        data["responses"].remove(entry)
+        for attempt, edits in variants.items():
+            content = entry["content"]
+            for old, new in edits:
+                assert old in content, old
+                content = content.replace(old, new)
+            data["responses"].append({"role": "coder", "target": path, "attempt": attempt, "content": content})
+    if knowledge:
+        data["responses"].append({"role": "knowledge", "content": EXPERIMENT_KNOWLEDGE})
+    return data

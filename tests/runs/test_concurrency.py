@@ -48,7 +48,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """8 tasks (copies of the two examples under their own ids) and one replay script per task."""
-    from test_experiments import script
+    from test_support import experiment_script as script
 
     root = tmp_path_factory.mktemp("concurrency")
     data, scripts = root / "data", root / "scripts"

@@ -12,7 +12,7 @@ from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import RunContext, initial_state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_langgraph_json_names_loadable_factories(monkeypatch) -> None:

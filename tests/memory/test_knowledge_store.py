@@ -295,7 +295,7 @@ def test_importing_projectgen_memory_does_not_import_chromadb(tmp_path):
     script = ("import sys, projectgen.memory\n"
               "print(sorted({m.split('.')[0] for m in sys.modules} & {'chromadb', 'langchain_core', 'numpy'}))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

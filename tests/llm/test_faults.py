@@ -52,7 +52,7 @@ from projectgen.llm.parsing import StructuredOutputError, find_json
 from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 CAPS = {"architecture": 2, "skeleton": 2, "code": 2}
 SETTINGS = Settings(architecture_iterations=2, skeleton_iterations=2, code_iterations=2, retry_backoff=0)
 ATTEMPTS = AttemptSettings(attempts=2, measure_unit_tests=False)

@@ -47,7 +47,7 @@ PARALLEL = 2  # trials at a time (the kill moments are random anyway)
 
 
 def _script(path: Path) -> Path:
-    from test_attempts import attempt_script
+    from test_support import attempt_script
 
     data = attempt_script(load_task(example_task_path("kvstore")))
     data["delay_s"] = DELAY_S

@@ -16,16 +16,9 @@ from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
 from projectgen.runs import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
-from projectgen.llm.reference_replay import reference_script
 from projectgen.runs.trace import read_trace
 
-KNOWLEDGE_REPLY = {
-    "success": {"task_summary": "kvstore", "repository_signals": ["package kvstore with store.py over storage.py"],
-                "functional_signals": ["set/get and namespaces pass"], "carry_over": ["keep the storage layering"]},
-    "failure": {"observed_failures": ["test_ttl_expiry_with_injected_clock fails at the expiry instant"],
-                "carry_over_constraints": ["an entry expires when now >= expires_at"]},
-}
-
+from test_support import attempt_script
 
 @pytest.fixture(scope="module")
 def task():
@@ -128,22 +121,6 @@ def test_selection_by_unit_tests_is_the_oracle_setting(task, tmp_path: Path) -> 
 
 
 # --------------------------------------------------------------------------- the real pipeline
-
-
-def attempt_script(task) -> dict[str, Any]:
-    """Reference replay where attempt 1's store.py has the expiry off-by-one (4/5 check tests)
-    and attempt 2's is right; the knowledge agent answers with KNOWLEDGE_REPLY."""
-    script = reference_script(task).model_dump(mode="json", exclude_none=True)
-    for entry in script["responses"]:
-        if entry["role"] == "coder" and entry.get("target") == "kvstore/store.py":
-            fixed = entry["content"]
-            entry.update(attempt=1, content=fixed.replace("now >= expires_at", "now > expires_at"))
-            script["responses"].append({"role": "coder", "target": "kvstore/store.py", "attempt": 2,
-                                        "content": fixed})
-            break
-    script["responses"].append({"role": "knowledge", "content": KNOWLEDGE_REPLY})
-    script["label"] = "attempts test replay (not a model)"
-    return script
 
 
 def recording_model(script: dict[str, Any]):

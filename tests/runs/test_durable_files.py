@@ -133,7 +133,7 @@ class DyingKnowledgeStore:
 
 
 def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_path: Path, monkeypatch) -> None:
-    from test_attempts import attempt_script
+    from test_support import attempt_script
 
     from projectgen.runs import livecoder
     from projectgen.config import AttemptSettings, Settings

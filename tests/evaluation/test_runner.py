@@ -181,7 +181,7 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
     victim = tmp_path / "precious.txt"
     victim.write_text("keep me")
     real_home_marker = Path(os.path.expanduser("~")) / "projectgen-sandbox-marker"
-    project_file = Path(__file__).resolve().parents[1] / "projectgen-sandbox-marker"
+    project_file = Path(__file__).resolve().parents[2] / "projectgen-sandbox-marker"
     task = make_task(tmp_path / "fs", {
         "test_fs.py": """
             import os, shutil

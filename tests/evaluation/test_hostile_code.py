@@ -33,7 +33,7 @@ from projectgen.evaluation.runner import OUTPUT_TAIL_CHARS, RunnerSettings, Sand
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits
 from test_support import free_port, make_task
 
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
 MIB = 1024**2
 

@@ -48,11 +48,9 @@ from projectgen.experiments import (
     run_experiment,
     summarize_pairs,
 )
-from projectgen.llm.reference_replay import reference_script
 
-KNOWLEDGE = {"success": {"task_summary": "t", "repository_signals": [], "functional_signals": [],
-                         "carry_over": ["keep the layout"]},
-             "failure": {"observed_failures": ["a check test fails"], "carry_over_constraints": ["fix it"]}}
+from test_support import experiment_script
+
 APOSTROPHES = ("r\"[^\\W_]+(?:'[^\\W_]+)*\"", "r\"[^\\W_]+\"")
 TIES = ("key=lambda pair: (-pair[1], pair[0])", "key=lambda pair: -pair[1]")
 BOOL_N = ("isinstance(n, bool) or ", "")
@@ -60,23 +58,6 @@ EXPIRY = ("now >= expires_at", "now > expires_at")
 LOC = {"kvstore": 496, "wordfreq": 46}  # Task.size().loc of the references
 ATTEMPTS = 3
 OPTIONS = ["--attempts", str(ATTEMPTS), "--iterations", "3,3,1", "--workers", "2"]
-
-
-def script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | None = None, knowledge: bool = True) -> dict:
-    """The reference replay; `bugs[path][attempt]` lists (old, new) edits of that file's code at that attempt."""
-    data = reference_script(task).model_dump(mode="json", exclude_none=True)
-    for path, variants in (bugs or {}).items():
-        entry = next(e for e in data["responses"] if e["role"] == "coder" and e.get("target") == path)
-        data["responses"].remove(entry)
-        for attempt, edits in variants.items():
-            content = entry["content"]
-            for old, new in edits:
-                assert old in content, old
-                content = content.replace(old, new)
-            data["responses"].append({"role": "coder", "target": path, "attempt": attempt, "content": content})
-    if knowledge:
-        data["responses"].append({"role": "knowledge", "content": KNOWLEDGE})
-    return data
 
 
 def cli(*argv: str) -> tuple[int, str]:
@@ -118,11 +99,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ref, buggy = root / "ref", root / "buggy"
     ref.mkdir()
     buggy.mkdir()
-    (ref / "kvstore.json").write_text(json.dumps(script(tasks["kvstore"])))
-    (ref / "wordfreq.json").write_text(json.dumps(script(tasks["wordfreq"], knowledge=False)))  # raises, for now
-    (buggy / "kvstore.json").write_text(json.dumps(script(tasks["kvstore"], {"kvstore/store.py": {1: [EXPIRY],
+    (ref / "kvstore.json").write_text(json.dumps(experiment_script(tasks["kvstore"])))
+    (ref / "wordfreq.json").write_text(json.dumps(experiment_script(tasks["wordfreq"], knowledge=False)))  # raises, for now
+    (buggy / "kvstore.json").write_text(json.dumps(experiment_script(tasks["kvstore"], {"kvstore/store.py": {1: [EXPIRY],
                                                                                                    2: []}})))
-    (buggy / "wordfreq.json").write_text(json.dumps(script(tasks["wordfreq"], {"wordfreq.py": {
+    (buggy / "wordfreq.json").write_text(json.dumps(experiment_script(tasks["wordfreq"], {"wordfreq.py": {
         1: [APOSTROPHES], 2: [APOSTROPHES, BOOL_N], 3: [TIES]}})))
     return {"root": root, "data": data, "ref": ref, "buggy": buggy, "out": root / "out",
             "tasks": tasks}  # type: ignore[dict-item]
@@ -149,7 +130,7 @@ def first(setup) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def second(setup, first) -> dict[str, Any]:
     """The ref wordfreq script completed, the same command again: that pair resumes, the rest is skipped."""
-    (setup["ref"] / "wordfreq.json").write_text(json.dumps(script(setup["tasks"]["wordfreq"])))
+    (setup["ref"] / "wordfreq.json").write_text(json.dumps(experiment_script(setup["tasks"]["wordfreq"])))
     code, output = run_cli(setup)
     return {"code": code, "output": output, "ledger": ledger(setup["out"]), "usage": usage_counts(setup["out"]),
             "results": ExperimentResults.model_validate_json((setup["out"] / "results.json").read_text())}
