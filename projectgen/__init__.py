@@ -9,8 +9,7 @@ heavy libraries load only when a name that needs them is used.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from projectgen.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -113,11 +112,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
-
-
-def __getattr__(name: str) -> Any:
-    """Import the defining module on first use of a public name."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'projectgen' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

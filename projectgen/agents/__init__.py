@@ -27,7 +27,8 @@ from projectgen.agents.protocols import (
 
 @dataclass(frozen=True)
 class Agents:
-    """One agent per role. `extra_code_judges` run after the code judge (all must accept)."""
+    """One agent per role (`projectgen.llm.STAGE_ROLES` names the fields). `extra_code_judges` run
+    after the code judge (all must accept)."""
 
     architect: ArchitectureGenerator
     architecture_judge: ArchitectureReviewer

@@ -9,6 +9,7 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pip
                                     add_runner_options, attempt_settings_from_args, positive_float,
                                     runner_from_args, settings_from_args)
 from projectgen.cli.tables import print_attempts
+from projectgen.llm.roles import ROLES
 
 # What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
 RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
@@ -29,8 +30,7 @@ def add_run_command(commands) -> None:
                      help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
                           "with --base-url, or scripted:PATH to replay a script (default $PROJECTGEN_MODEL)")
     run.add_argument("--role-model", action="append", default=[], metavar="ROLE=SPEC",
-                     help="a different model for one role (architect, architecture_judge, skeleton, "
-                          "skeleton_judge, coder, code_judge); repeatable")
+                     help=f"a different model for one role ({', '.join(ROLES)}); repeatable")
     run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
     run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")

@@ -17,8 +17,7 @@ Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGrap
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from projectgen.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "ExperimentModel": "projectgen.experiments.models",
@@ -50,15 +49,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    """Import the defining module on first use of a public name."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'projectgen.experiments' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,50 +17,58 @@ One job per module:
   fault injection and the reference replay; import those from their modules (`faults` and
   `reference_replay` build on other packages and are not imported here).
 
-Importing this package does not import LangChain: `ScriptedChatModel` is built on first use.
+Names are re-exported lazily: importing this package (or one of its modules) imports nothing
+else; `ScriptedChatModel` subclasses LangChain's chat model and is built on first use.
 """
 from __future__ import annotations
 
-from typing import Any
+from projectgen.lazy import lazy_exports
 
-from projectgen.llm.budgets import AllBudgets, Budget, CostBudget, TokenBudget
-from projectgen.llm.call_cache import CallCache
-from projectgen.llm.door import MAX_REPLY_CHARS, DoorSettings, acall_model, call_model
-from projectgen.llm.errors import (
-    MODEL_FAILURES,
-    BudgetExceededError,
-    ModelCallError,
-    ScriptExhaustedError,
-    model_failure_reason,
-)
-from projectgen.llm.factory import ModelRoles, check_base_url, known_providers, make_chat_model
-from projectgen.llm.messages import estimate_tokens, input_text, message_text
-from projectgen.llm.naming import describe_model, model_name
-from projectgen.llm.retries import is_transient, status_code
-from projectgen.llm.roles import (
-    META_ATTEMPT,
-    META_ITERATION,
-    META_ROLE,
-    META_STAGE,
-    META_TARGET,
-    ROLES,
-    CallLabels,
-)
-from projectgen.llm.scripted import Script, ScriptEntry, load_script, scripted_chat_model_class
-from projectgen.llm.usage import CallRecord, UsageRecorder, UsageTotals
+# public name -> its module in this package
+_EXPORTS: dict[str, str] = {
+    "AllBudgets": "projectgen.llm.budgets",
+    "Budget": "projectgen.llm.budgets",
+    "CostBudget": "projectgen.llm.budgets",
+    "TokenBudget": "projectgen.llm.budgets",
+    "CallCache": "projectgen.llm.call_cache",
+    "DoorSettings": "projectgen.llm.door",
+    "MAX_REPLY_CHARS": "projectgen.llm.door",
+    "acall_model": "projectgen.llm.door",
+    "call_model": "projectgen.llm.door",
+    "BudgetExceededError": "projectgen.llm.errors",
+    "MODEL_FAILURES": "projectgen.llm.errors",
+    "ModelCallError": "projectgen.llm.errors",
+    "ScriptExhaustedError": "projectgen.llm.errors",
+    "model_failure_reason": "projectgen.llm.errors",
+    "ModelRoles": "projectgen.llm.factory",
+    "check_base_url": "projectgen.llm.factory",
+    "known_providers": "projectgen.llm.factory",
+    "make_chat_model": "projectgen.llm.factory",
+    "estimate_tokens": "projectgen.llm.messages",
+    "input_text": "projectgen.llm.messages",
+    "message_text": "projectgen.llm.messages",
+    "describe_model": "projectgen.llm.naming",
+    "model_name": "projectgen.llm.naming",
+    "is_transient": "projectgen.llm.retries",
+    "status_code": "projectgen.llm.retries",
+    "CallLabels": "projectgen.llm.roles",
+    "META_ATTEMPT": "projectgen.llm.roles",
+    "META_ITERATION": "projectgen.llm.roles",
+    "META_ROLE": "projectgen.llm.roles",
+    "META_STAGE": "projectgen.llm.roles",
+    "META_TARGET": "projectgen.llm.roles",
+    "ROLES": "projectgen.llm.roles",
+    "STAGE_ROLES": "projectgen.llm.roles",
+    "KNOWLEDGE_ROLE": "projectgen.llm.roles",
+    "Script": "projectgen.llm.scripted",
+    "ScriptEntry": "projectgen.llm.scripted",
+    "ScriptedChatModel": "projectgen.llm.scripted",
+    "load_script": "projectgen.llm.scripted",
+    "scripted_chat_model_class": "projectgen.llm.scripted",
+    "CallRecord": "projectgen.llm.usage",
+    "UsageRecorder": "projectgen.llm.usage",
+    "UsageTotals": "projectgen.llm.usage",
+}
 
-__all__ = [
-    "AllBudgets", "Budget", "BudgetExceededError", "CallCache", "CallLabels", "CallRecord", "CostBudget",
-    "DoorSettings", "MAX_REPLY_CHARS", "META_ATTEMPT", "META_ITERATION", "META_ROLE", "META_STAGE", "META_TARGET",
-    "MODEL_FAILURES", "ModelCallError", "ModelRoles", "ROLES", "Script", "ScriptEntry", "ScriptExhaustedError",
-    "ScriptedChatModel", "TokenBudget", "UsageRecorder", "UsageTotals", "acall_model", "call_model",
-    "check_base_url", "describe_model", "estimate_tokens", "input_text", "is_transient", "known_providers",
-    "load_script", "make_chat_model", "message_text", "model_failure_reason", "model_name", "status_code",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """`ScriptedChatModel` is built on first use so that importing this package stays cheap."""
-    if name == "ScriptedChatModel":
-        return scripted_chat_model_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

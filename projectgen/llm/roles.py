@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ROLES: tuple[str, ...] = (
-    "architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge", "knowledge",
-)
+# The roles of the project graph's agents (the fields of `projectgen.agents.Agents`), then LiveCoder's.
+STAGE_ROLES: tuple[str, ...] = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
+KNOWLEDGE_ROLE = "knowledge"
+ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE)
 META_ROLE = "projectgen_role"
 META_STAGE = "projectgen_stage"
 META_TARGET = "projectgen_target"

@@ -10,8 +10,7 @@ an eager import of `livecoder` (which imports the graphs) here would close an im
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from projectgen.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "run_project": "projectgen.runs.pipeline",
@@ -37,11 +36,4 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    """Import the defining module on first use of a public name."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'projectgen.runs' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from projectgen.agents.base import CheckStatus
-from projectgen.llm import CallRecord, UsageRecorder, UsageTotals, describe_model
+from projectgen.llm import STAGE_ROLES, CallRecord, UsageRecorder, UsageTotals, describe_model
 from projectgen.runs.manifest import RunManifest
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 # The agents of a run, in the order `RunSummary.models` names them.
-ROLE_FIELDS = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 
 
 class StageSummary(BaseModel):
@@ -99,7 +98,7 @@ def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, mo
 def describe_agents(agents: Agents) -> dict[str, str]:
     """role -> model description, for the summary (agents without a `model` are named by class)."""
     described = {}
-    for role in ROLE_FIELDS:
+    for role in STAGE_ROLES:
         agent = getattr(agents, role)
         model = getattr(agent, "model", None)
         described[role] = describe_model(model) if model is not None else type(agent).__name__

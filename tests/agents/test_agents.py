@@ -928,3 +928,13 @@ def test_the_default_agents_satisfy_their_protocols_and_a_coder_without_repair_d
 
     assert not isinstance(FillOnly(), CodeGenerator)
     assert not isinstance(Coder(model), CodeReviewer)
+
+
+def test_the_stage_roles_are_the_agents_fields() -> None:
+    """describe_agents and --role-model name the agents by STAGE_ROLES: the two lists must not drift."""
+    import dataclasses
+
+    from projectgen.agents import Agents
+    from projectgen.llm import STAGE_ROLES
+
+    assert tuple(f.name for f in dataclasses.fields(Agents) if f.name != "extra_code_judges") == STAGE_ROLES
