@@ -7,7 +7,7 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import add_runner_options, check_out_path, positive_int, runner_from_args
-from projectgen.cli.tables import bench_table, print_test_report
+from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 
 
 def add_commands(commands) -> None:
@@ -58,7 +58,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from projectgen.experiments import LocalExecutor, bench_reference
     from projectgen.errors import ProjectGenError
@@ -69,14 +68,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
     console = Console()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console)
-    bar = progress.add_task("reference implementations", total=None)
-
-    def on_start(pending: int, already: int) -> None:
-        progress.update(bar, total=pending)
-        if already:
-            console.print(f"{already} task(s) already in the ledger {out / layout.LEDGER}; continuing")
+    progress, bar, on_start = batch_progress(console, "reference implementations", "task(s)", out / layout.LEDGER)
 
     def on_row(row) -> None:
         progress.advance(bar)

@@ -8,7 +8,7 @@ from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
                                     attempt_settings_from_args, check_out_path, positive_int, prices_from_args,
                                     runner_from_args, settings_from_args)
-from projectgen.cli.tables import print_model_table
+from projectgen.cli.tables import batch_progress, print_model_table
 
 
 def add_commands(subparsers) -> None:
@@ -43,7 +43,6 @@ def add_commands(subparsers) -> None:
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from projectgen.errors import ProjectGenError
     from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, LocalExecutor, run_experiment
@@ -65,15 +64,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         check_base_url(args.base_url)
     prices, source = prices_from_args(args.prices)
     console = Console()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console)
-    bar = progress.add_task("task x model runs", total=None)
-
-    def on_start(pending: int, already: int) -> None:
-        progress.update(bar, total=pending)
-        if already:
-            console.print(f"{already} pair(s) already finished in the ledger {out / layout.LEDGER}; continuing",
-                          highlight=False)
+    progress, bar, on_start = batch_progress(console, "task x model runs", "pair(s)", out / layout.LEDGER)
 
     def on_pair(result) -> None:
         if result.how != "load":

@@ -1,5 +1,8 @@
-"""The rich tables and summaries the commands print: test reports, reference benchmarks, attempts, experiments."""
+"""The rich tables and summaries the commands print: test reports, reference benchmarks, attempts, experiments,
+and the progress bar of a batch."""
 from __future__ import annotations
+
+from pathlib import Path
 
 
 def print_test_report(console, report) -> None:
@@ -99,3 +102,20 @@ def print_model_table(console, report) -> None:
     for pair in report.pairs:
         if pair.status == "error":
             console.print(f"  [red]error[/red] {pair.task_id}: {pair.error}", highlight=False)
+
+
+def batch_progress(console, description: str, units: str, ledger: Path):
+    """A batch's progress bar, its task id and the batch's `on_start` hook, which sets the total and says how
+    many `units` the ledger already holds."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+    bar = progress.add_task(description, total=None)
+
+    def on_start(pending: int, already: int) -> None:
+        progress.update(bar, total=pending)
+        if already:
+            console.print(f"{already} {units} already finished in the ledger {ledger}; continuing", highlight=False)
+
+    return progress, bar, on_start

@@ -90,7 +90,7 @@ def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, cache_dir: Path
     lines_before = len(ledger.entries())
     assert main(args) == 0
     second = capsys.readouterr().out
-    assert "2 task(s) already in the ledger" in second
+    assert "2 task(s) already finished in the ledger" in second
     assert len(ledger.entries()) == lines_before
 
 
