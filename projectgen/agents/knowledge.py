@@ -17,10 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projectgen.agents.base import ModelGateway
-from projectgen.errors import ProjectGenError
-from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
-from projectgen.agents.observations import ExecutionFeedback, RepositoryObservation, clip, fit_lines
+from projectgen.agents.observations import (
+    ExecutionFeedback,
+    RepositoryObservation,
+    clip,
+    fit_lines,
+)
+from projectgen.errors import ProjectGenError, first_line
 from projectgen.llm.parsing import StructuredOutputError, find_json
+from projectgen.memory.knowledge_entries import (
+    ExtractedKnowledge,
+    FailureKnowledge,
+    SuccessKnowledge,
+)
 from projectgen.prompts import Prompt, load_prompt
 
 MAX_ITEMS = 12
@@ -68,7 +77,7 @@ class KnowledgeExtractor:
             return knowledge_from_reply(reply, attempt=attempt, score=score, default_summary=default_summary)
         except StructuredOutputError as exc:
             return fallback_knowledge(attempt=attempt, score=score, feedback=feedback, observation=observation,
-                                      task_summary=default_summary, note=str(exc).splitlines()[0])
+                                      task_summary=default_summary, note=first_line(exc))
 
 
 def clamp_score(score: float) -> float:

@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from projectgen.repository.dependencies import import_cycles, import_graph
+from projectgen.errors import error_line
 from projectgen.evaluation.report import Outcome, TestReport
+from projectgen.repository.dependencies import import_cycles, import_graph
 from projectgen.ssat import render_tree, ssat_from_repository, unparsable_files
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -367,8 +368,7 @@ def observe_repository(repository: Mapping[str, str], *, project_name: str = "re
     try:
         tree = render_tree(ssat_from_repository(python, project_name))
     except Exception as exc:  # noqa: BLE001 - a repository the SSAT cannot express is still observed
-        note = f"the interfaces could not be read ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})" \
-            if str(exc) else f"the interfaces could not be read ({type(exc).__name__})"
+        note = f"the interfaces could not be read ({error_line(exc)[:240]})"
     else:
         lines = tree.splitlines()[1:]  # "Project NAME" says nothing
         lines = [_USES.sub("", line) for line in lines]  # the import graph is shown on its own

@@ -28,8 +28,12 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from projectgen.errors import ProjectGenError
-from projectgen.memory.embeddings import ChromaEmbeddingAdapter, EmbeddingsLike, HashingEmbeddings
+from projectgen.errors import ProjectGenError, first_line
+from projectgen.memory.embeddings import (
+    ChromaEmbeddingAdapter,
+    EmbeddingsLike,
+    HashingEmbeddings,
+)
 from projectgen.memory.knowledge_entries import (
     FailureKnowledge,
     KnowledgeEntry,
@@ -284,6 +288,5 @@ def _chroma_errors(prefix: str) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 - filtered by origin below
         origin = type(exc).__module__.split(".")[0]
         if origin in ("chromadb", "httpx", "httpcore", "sqlite3") or isinstance(exc, (ValueError, OSError)):
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ProjectGenError(f"{prefix}: {message}") from exc
+            raise ProjectGenError(f"{prefix}: {first_line(exc)}") from exc
         raise
