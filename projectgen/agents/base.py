@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from projectgen.llm import MAX_REPLY_CHARS, Budget, CallCache, UsageRecorder, acall_model, message_text
+from projectgen.llm import (MAX_REPLY_CHARS, Budget, CallCache, CallLabels, DoorSettings, UsageRecorder, acall_model,
+                            message_text)
 
 
 @dataclass
@@ -34,10 +35,10 @@ class ModelGateway:
                   target: str | None = None, iteration: int = 0) -> str:
         """The reply text of one model call, made through `acall_model` (the one door)."""
         config = {"metadata": dict(self.metadata)} if self.metadata else None
-        reply = await acall_model(model, list(messages), role=role, stage=stage, target=target,
-                                  iteration=iteration, recorder=self.recorder, budget=self.budget,
-                                  retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
-                                  config=config, max_reply_chars=self.max_reply_chars, cache=self.cache)
+        door = DoorSettings(recorder=self.recorder, budget=self.budget, cache=self.cache, retries=self.retries,
+                            backoff=self.backoff, max_backoff=self.max_backoff, max_reply_chars=self.max_reply_chars)
+        reply = await acall_model(model, list(messages), CallLabels(role, stage, target, iteration), door,
+                                  config=config)
         return message_text(reply)
 
 

@@ -187,24 +187,17 @@ class DoorCall:
                              record=record, cause=exc) from exc
 
 
-def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str | None = None,
-               iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
-               retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
-               sleep: Callable[[float], Any] = time.sleep, config: Mapping[str, Any] | None = None,
-               max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
+def call_model(model: Any, messages: Any, labels: CallLabels, door: DoorSettings | None = None, *,
+               config: Mapping[str, Any] | None = None, sleep: Callable[[float], Any] = time.sleep) -> AIMessage:
     """Invoke `model` through the one door: tag, time, record, retry transient errors, enforce the budget.
 
-    `retries` is the number of retries after the first try (waits: backoff, 2*backoff, ... capped
-    at `max_backoff`, or longer when the server sends Retry-After). `config` is merged into the run
-    config (callbacks, tags, extra metadata such as ``projectgen_attempt``). A reply longer than
-    `max_reply_chars` (None: no cap) is cut to it (see `MAX_REPLY_CHARS`). With a `cache`, a call
-    it has completed before is answered from it (see `CallCache`). Raises `ModelCallError`
-    (with `.record` and `.cause`), or a `ProjectGenError` from the model or budget as is.
+    `labels` say who is asking (role, stage, target, iteration; the attempt, when not given, comes from
+    ``config["metadata"]``); `door` says how the call is treated (recorder, budget, call cache,
+    retries and backoff, reply cap: see `DoorSettings`). `config` is merged into the run config
+    (callbacks, tags, extra metadata). Raises `ModelCallError` (with `.record` and `.cause`), or a
+    `ProjectGenError` from the model or budget as is.
     """
-    labels = CallLabels.of_call(role, stage, target, iteration, config)
-    settings = DoorSettings(recorder=recorder, budget=budget, cache=cache, retries=retries, backoff=backoff,
-                            max_backoff=max_backoff, max_reply_chars=max_reply_chars)
-    run_config = labels.run_config(config)
+    labels, run_config = labels.in_run(config)
 
     async def invoke() -> Any:
         return model.invoke(messages, config=run_config)
@@ -212,29 +205,23 @@ def call_model(model: Any, messages: Any, *, role: str, stage: str, target: str 
     async def pause(seconds: float) -> None:
         sleep(seconds)
 
-    return run_to_end(DoorCall(model, labels, settings).run(messages, invoke, pause))
+    return run_to_end(DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, pause))
 
 
-async def acall_model(model: Any, messages: Any, *, role: str, stage: str, target: str | None = None,
-                      iteration: int = 0, recorder: UsageRecorder | None = None, budget: Budget | None = None,
-                      retries: int = 3, backoff: float = 1.0, max_backoff: float = 30.0,
-                      sleep: Callable[[float], Awaitable[Any]] | None = None,
+async def acall_model(model: Any, messages: Any, labels: CallLabels, door: DoorSettings | None = None, *,
                       config: Mapping[str, Any] | None = None,
-                      max_reply_chars: int | None = MAX_REPLY_CHARS, cache: CallCache | None = None) -> AIMessage:
-    """The async twin of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
+                      sleep: Callable[[float], Awaitable[Any]] | None = None) -> AIMessage:
+    """The async form of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
     if sleep is None:
         import asyncio  # here, not at the top: it would double the import time of this module
 
         sleep = asyncio.sleep
-    labels = CallLabels.of_call(role, stage, target, iteration, config)
-    settings = DoorSettings(recorder=recorder, budget=budget, cache=cache, retries=retries, backoff=backoff,
-                            max_backoff=max_backoff, max_reply_chars=max_reply_chars)
-    run_config = labels.run_config(config)
+    labels, run_config = labels.in_run(config)
 
     def invoke() -> Awaitable[Any]:
         return model.ainvoke(messages, config=run_config)
 
-    return await DoorCall(model, labels, settings).run(messages, invoke, sleep)
+    return await DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, sleep)
 
 
 def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:

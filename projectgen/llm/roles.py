@@ -7,7 +7,7 @@ back to know who is asking, and the call's record and call-cache key are made of
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # The roles of the project graph's agents (the fields of `projectgen.agents.Agents`), then LiveCoder's.
@@ -32,18 +32,22 @@ class CallLabels:
     iteration: int = 0
     attempt: int | None = None
 
-    @classmethod
-    def of_call(cls, role: str, stage: str, target: str | None, iteration: int,
-                config: Mapping[str, Any] | None) -> CallLabels:
-        """The labels of a call given its caller's run config (which may name the attempt)."""
-        attempt = (config or {}).get("metadata", {}).get(META_ATTEMPT)
-        return cls(role, stage, target, iteration, int(attempt) if attempt is not None else None)
+    def in_run(self, config: Mapping[str, Any] | None) -> tuple[CallLabels, dict[str, Any]]:
+        """These labels completed by the caller's run config (which may name the attempt), and that
+        config with the labels added to its metadata."""
+        attempt = self.attempt
+        if attempt is None and (named := (config or {}).get("metadata", {}).get(META_ATTEMPT)) is not None:
+            attempt = int(named)
+        labels = replace(self, attempt=attempt)
+        return labels, labels.run_config(config)
 
     def run_config(self, config: Mapping[str, Any] | None) -> dict[str, Any]:
         """The caller's run config with these labels added to its metadata (and a run name)."""
         merged = dict(config or {})
         metadata = dict(merged.get("metadata") or {})
         metadata.update({META_ROLE: self.role, META_STAGE: self.stage, META_ITERATION: self.iteration})
+        if self.attempt is not None:
+            metadata[META_ATTEMPT] = self.attempt
         if self.target is not None:
             metadata[META_TARGET] = self.target
         merged["metadata"] = metadata

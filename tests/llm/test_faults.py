@@ -45,8 +45,8 @@ from projectgen.llm.faults import (
 )
 from projectgen.runs import run_livecoder
 from projectgen.llm import (
-    MAX_REPLY_CHARS, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder, call_model, describe_model,
-    model_name,
+    MAX_REPLY_CHARS, CallLabels, DoorSettings, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder,
+    call_model, describe_model, model_name,
 )
 from projectgen.llm.parsing import StructuredOutputError, find_json
 from projectgen.llm.reference_replay import Breakage, reference_script
@@ -135,8 +135,8 @@ def scripted(responses: list[dict[str, Any]]) -> Any:
 
 def ask(model: Any, **options: Any) -> tuple[Any, UsageRecorder, list[float]]:
     recorder, sleeps = UsageRecorder(), []
-    reply = call_model(model, "hello", role="architecture_judge", stage="architecture", iteration=1,
-                       recorder=recorder, sleep=sleeps.append, **options)
+    reply = call_model(model, "hello", CallLabels("architecture_judge", "architecture", None, 1),
+                       DoorSettings(recorder=recorder, **options), sleep=sleeps.append)
     return reply, recorder, sleeps
 
 
@@ -187,7 +187,7 @@ def test_content_faults_transform_the_wrapped_reply() -> None:
 def test_a_code_reply_is_broken_inside_its_code_block() -> None:
     inner = scripted([{"role": "coder", "content": "```python\nx = {'a': 1}\n```\n"}])
     model = FaultyChatModel(wrapped=inner, plan=FaultPlan.always("malformed"))
-    reply = call_model(model, "hi", role="coder", stage="code", target="a.py", iteration=1)
+    reply = call_model(model, "hi", CallLabels("coder", "code", "a.py", 1))
     code = reply.content.split("```python\n")[1].split("```")[0]
     with pytest.raises(SyntaxError):
         compile(code, "a.py", "exec")

@@ -21,7 +21,9 @@ from projectgen import llm
 from projectgen.errors import ProjectGenError
 from projectgen.llm import (
     BudgetExceededError,
+    CallLabels,
     CallRecord,
+    DoorSettings,
     ModelCallError,
     ModelRoles,
     ScriptExhaustedError,
@@ -252,7 +254,7 @@ def test_metadata_reaches_the_model_inside_a_langgraph_node() -> None:
         out: str
 
     def node(state: State) -> State:
-        return {"out": call_model(model, "go", role="coder", stage="code", target="kv/store.py", iteration=1).content}
+        return {"out": call_model(model, "go", CallLabels("coder", "code", "kv/store.py", 1)).content}
 
     builder = StateGraph(State)
     builder.add_node("code", node)
@@ -271,15 +273,15 @@ def test_scripted_replies_are_deterministic_under_concurrent_fan_out() -> None:
 
     async def fan_out() -> list[Any]:
         return await asyncio.gather(*(
-            acall_model(model, [HumanMessage(f"write {t}")], role="coder", stage="code", target=t, iteration=1,
-                        recorder=recorder) for t in reversed(targets)))
+            acall_model(model, [HumanMessage(f"write {t}")], CallLabels("coder", "code", t, 1),
+                        DoorSettings(recorder=recorder)) for t in reversed(targets)))
 
     for _ in range(3):
         replies = asyncio.run(fan_out())
         assert [r.content for r in replies] == [f"code of {t}" for t in reversed(targets)]
     with ThreadPoolExecutor(max_workers=8) as pool:
-        replies = list(pool.map(lambda t: call_model(model, "go", role="coder", stage="code", target=t,
-                                                      iteration=1, recorder=recorder), targets))
+        replies = list(pool.map(lambda t: call_model(model, "go", CallLabels("coder", "code", t, 1),
+                                                     DoorSettings(recorder=recorder)), targets))
     assert [r.content for r in replies] == [f"code of {t}" for t in targets]
     assert len(recorder.records) == 80 and len(model.calls) == 80
 
@@ -342,7 +344,7 @@ def test_scripted_usage_is_an_estimate_and_says_so() -> None:
     assert reply.response_metadata["tokens_estimated"] is True
     assert reply.response_metadata["model_name"] == "scripted:in-memory script"
     recorder = UsageRecorder()
-    call_model(model, prompt, role="architect", stage="architecture", recorder=recorder)
+    call_model(model, prompt, CallLabels("architect", "architecture"), DoorSettings(recorder=recorder))
     record = recorder.records[0]
     assert record.tokens_estimated and record.model == "scripted:in-memory script"
     assert (record.input_tokens, record.output_tokens) == (11, 11)
@@ -359,7 +361,7 @@ def test_stop_sequences_cut_the_scripted_reply() -> None:
 def test_call_model_retries_transient_errors_with_backoff() -> None:
     model = FlakyModel(errors=[_api_error(openai.RateLimitError, 429), openai.APITimeoutError(request=_request())])
     recorder, sleeps = UsageRecorder(), []
-    reply = call_model(model, "hi", role="coder", stage="code", target="a.py", iteration=2, recorder=recorder,
+    reply = call_model(model, "hi", CallLabels("coder", "code", "a.py", 2), DoorSettings(recorder=recorder),
                        sleep=sleeps.append)
     assert reply.content == "ok"
     assert sleeps == [1.0, 2.0]
@@ -374,7 +376,7 @@ def test_call_model_retries_transient_errors_with_backoff() -> None:
 
 def test_call_model_passes_the_key_in_the_run_config_and_merges_the_callers_config() -> None:
     model = FlakyModel()
-    call_model(model, "hi", role="code_judge", stage="code", target="a.py", iteration=4,
+    call_model(model, "hi", CallLabels("code_judge", "code", "a.py", 4),
                config={"metadata": {"projectgen_attempt": 2, "projectgen_role": "overridden"}, "tags": ["t"]})
     metadata = model._metadata[0]
     assert metadata["projectgen_role"] == "code_judge" and metadata["projectgen_stage"] == "code"
@@ -386,7 +388,7 @@ def test_retry_after_is_honoured_up_to_the_cap() -> None:
     model = FlakyModel(errors=[_api_error(openai.RateLimitError, 429, {"retry-after": "7"}),
                                _api_error(openai.RateLimitError, 429, {"retry-after": "700"})])
     sleeps: list[float] = []
-    call_model(model, "hi", role="coder", stage="code", sleep=sleeps.append, max_backoff=30.0)
+    call_model(model, "hi", CallLabels("coder", "code"), DoorSettings(max_backoff=30.0), sleep=sleeps.append)
     assert sleeps == [7.0, 30.0]
 
 
@@ -402,7 +404,8 @@ def test_non_transient_errors_are_not_retried(error: Exception) -> None:
     model = FlakyModel(errors=[error])
     recorder, sleeps = UsageRecorder(), []
     with pytest.raises(ModelCallError) as info:
-        call_model(model, "hi", role="architect", stage="architecture", recorder=recorder, sleep=sleeps.append)
+        call_model(model, "hi", CallLabels("architect", "architecture"), DoorSettings(recorder=recorder),
+                   sleep=sleeps.append)
     assert model._calls == 1 and sleeps == []
     assert info.value.cause is error and info.value.record.attempts == 1
     assert "non-retryable" in str(info.value) and type(error).__name__ in str(info.value)
@@ -415,7 +418,7 @@ def test_persistent_transient_errors_fail_after_the_last_retry() -> None:
     model = FlakyModel(errors=[_api_error(openai.InternalServerError, 503) for _ in range(5)])
     recorder, sleeps = UsageRecorder(), []
     with pytest.raises(ModelCallError, match=r"after 3 attempt\(s\), transient error persisted"):
-        call_model(model, "hi", role="coder", stage="code", recorder=recorder, retries=2, backoff=0.5,
+        call_model(model, "hi", CallLabels("coder", "code"), DoorSettings(recorder=recorder, retries=2, backoff=0.5),
                    sleep=sleeps.append)
     assert model._calls == 3 and sleeps == [0.5, 1.0]
     assert recorder.records[0].attempts == 3 and recorder.totals().failed_calls == 1
@@ -425,14 +428,14 @@ def test_project_errors_from_the_model_pass_through_and_are_recorded() -> None:
     model = ScriptedChatModel.from_responses([])
     recorder = UsageRecorder()
     with pytest.raises(ScriptExhaustedError):
-        call_model(model, "hi", role="coder", stage="code", target="x.py", iteration=1, recorder=recorder)
+        call_model(model, "hi", CallLabels("coder", "code", "x.py", 1), DoorSettings(recorder=recorder))
     assert recorder.records[0].error.startswith("ScriptExhaustedError")
 
 
 def test_missing_usage_is_estimated_from_text_and_flagged() -> None:
     model = FlakyModel(reply="r" * 12, usage=None)
     recorder = UsageRecorder()
-    call_model(model, "p" * 8, role="knowledge", stage="knowledge", recorder=recorder)
+    call_model(model, "p" * 8, CallLabels("knowledge", "knowledge"), DoorSettings(recorder=recorder))
     record = recorder.records[0]
     assert record.tokens_estimated is True
     assert (record.input_tokens, record.output_tokens) == (estimate_tokens("p" * 8), estimate_tokens("r" * 12))
@@ -445,7 +448,8 @@ def test_acall_model_retries_with_an_async_sleep() -> None:
     async def fake_sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    reply = asyncio.run(acall_model(model, "hi", role="coder", stage="code", sleep=fake_sleep, backoff=0.25))
+    reply = asyncio.run(acall_model(model, "hi", CallLabels("coder", "code"), DoorSettings(backoff=0.25),
+                                    sleep=fake_sleep))
     assert reply.content == "ok" and sleeps == [0.25, 0.5]
 
 
@@ -557,14 +561,14 @@ def test_token_budget_stops_the_run_once_exceeded() -> None:
     budget = TokenBudget(max_tokens=40)
     model = FlakyModel()  # 18 tokens a call
     recorder = UsageRecorder()
-    call_model(model, "a", role="coder", stage="code", recorder=recorder, budget=budget)
-    call_model(model, "b", role="coder", stage="code", recorder=recorder, budget=budget)
+    call_model(model, "a", CallLabels("coder", "code"), DoorSettings(recorder=recorder, budget=budget))
+    call_model(model, "b", CallLabels("coder", "code"), DoorSettings(recorder=recorder, budget=budget))
     assert budget.used == 36
     with pytest.raises(BudgetExceededError, match="token budget exceeded: 54 > 40"):
-        call_model(model, "c", role="coder", stage="code", recorder=recorder, budget=budget)
+        call_model(model, "c", CallLabels("coder", "code"), DoorSettings(recorder=recorder, budget=budget))
     assert len(recorder.records) == 3  # the over-budget call is still accounted for
     with pytest.raises(BudgetExceededError, match="token budget spent"):
-        call_model(model, "d", role="coder", stage="code", recorder=recorder, budget=budget)
+        call_model(model, "d", CallLabels("coder", "code"), DoorSettings(recorder=recorder, budget=budget))
     assert model._calls == 3  # refused before calling the model
 
 
@@ -575,7 +579,7 @@ def test_a_custom_budget_sees_every_record() -> None:
         def check(self, record: CallRecord) -> None:
             seen.append(record)
 
-    call_model(FlakyModel(), "a", role="skeleton", stage="skeleton", budget=Spy())
+    call_model(FlakyModel(), "a", CallLabels("skeleton", "skeleton"), DoorSettings(budget=Spy()))
     assert [r.role for r in seen] == ["skeleton"]
 
 

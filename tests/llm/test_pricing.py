@@ -6,8 +6,23 @@ import json
 import pytest
 
 from projectgen.errors import ProjectGenError
-from projectgen.llm import BudgetExceededError, CallRecord, CostBudget, UsageRecorder, call_model
-from projectgen.llm.pricing import DEFAULT_PRICES, PRICES_AS_OF, CostTotal, ModelPrice, PriceTable, format_usd
+from projectgen.llm import (
+    BudgetExceededError,
+    CallLabels,
+    CallRecord,
+    CostBudget,
+    DoorSettings,
+    UsageRecorder,
+    call_model,
+)
+from projectgen.llm.pricing import (
+    DEFAULT_PRICES,
+    PRICES_AS_OF,
+    CostTotal,
+    ModelPrice,
+    PriceTable,
+    format_usd,
+)
 
 
 def record(model: str, tokens_in: int, tokens_out: int, **fields) -> CallRecord:
@@ -160,11 +175,13 @@ def test_cost_budget_stops_calls_through_the_model_door():
     budget = CostBudget(0.05, PriceTable.default())
     recorder = UsageRecorder()
     model = _PricedFakeModel()
-    call_model(model, "hi", role="coder", stage="code", recorder=recorder, budget=budget)  # 0.025 + 0.01
+    call_model(model, "hi", CallLabels("coder", "code"), DoorSettings(recorder=recorder, budget=budget))  # 0.025 + 0.01
     assert budget.spent == pytest.approx(0.035)
     with pytest.raises(BudgetExceededError):
-        call_model(model, "hi", role="coder", stage="code", recorder=recorder, budget=budget)  # 0.07 > 0.05
+        call_model(model, "hi", CallLabels("coder", "code"),
+                   DoorSettings(recorder=recorder, budget=budget))  # 0.07 > 0.05
     with pytest.raises(BudgetExceededError, match="spent"):
-        call_model(model, "hi", role="coder", stage="code", recorder=recorder, budget=budget)  # refused up front
+        call_model(model, "hi", CallLabels("coder", "code"),
+                   DoorSettings(recorder=recorder, budget=budget))  # refused up front
     assert len(recorder.records) == 2  # the refused call was never made
     assert PriceTable.default().total(recorder.records).usd == pytest.approx(0.07)

@@ -15,7 +15,14 @@ import pytest
 
 from projectgen.durable_files import append_line
 from projectgen.experiments.ledger import Ledger
-from projectgen.llm import CallCache, ScriptedChatModel, UsageRecorder, call_model
+from projectgen.llm import (
+    CallCache,
+    CallLabels,
+    DoorSettings,
+    ScriptedChatModel,
+    UsageRecorder,
+    call_model,
+)
 from projectgen.runs.trace import TraceWriter, read_trace
 
 
@@ -41,10 +48,10 @@ def test_a_torn_last_line_is_cut_off_before_the_next_append(tmp_path: Path) -> N
 def test_the_usage_log_and_the_trace_stay_whole_after_a_torn_line(tmp_path: Path) -> None:
     recorder = UsageRecorder(tmp_path / "usage.jsonl")
     model = ScriptedChatModel.from_responses([{"role": "coder", "content": "x"}])
-    call_model(model, "a", role="coder", stage="code", recorder=recorder)
+    call_model(model, "a", CallLabels("coder", "code"), DoorSettings(recorder=recorder))
     with open(recorder.path, "a") as handle:
         handle.write('{"role": "coder", "sta')
-    call_model(model, "b", role="coder", stage="code", recorder=recorder)
+    call_model(model, "b", CallLabels("coder", "code"), DoorSettings(recorder=recorder))
     assert len(_lines(recorder.path)) == 2
     trace = TraceWriter(tmp_path / "events.jsonl")
     trace.write("run_start")
@@ -78,30 +85,30 @@ def test_a_cached_call_is_answered_without_the_model_and_recorded_once(tmp_path:
     script = [{"role": "coder", "target": "a.py", "content": "print(1)"}]
     cache_path, usage_path = tmp_path / "calls.jsonl", tmp_path / "usage.jsonl"
     first = ScriptedChatModel.from_responses(script)
-    reply = call_model(first, "write a.py", role="coder", stage="code", target="a.py", iteration=1,
-                       recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1"))
+    reply = call_model(first, "write a.py", CallLabels("coder", "code", "a.py", 1),
+                       DoorSettings(recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1")))
     assert reply.content == "print(1)" and len(first.calls) == 1
 
     # A restarted process: same run, same prompt -> the reply comes from the cache; no new usage line.
     again = ScriptedChatModel.from_responses(script)
-    replayed = call_model(again, "write a.py", role="coder", stage="code", target="a.py", iteration=1,
-                          recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1"))
+    replayed = call_model(again, "write a.py", CallLabels("coder", "code", "a.py", 1),
+                          DoorSettings(recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1")))
     assert replayed.content == "print(1)" and replayed.response_metadata["replayed"]
     assert again.calls == [] and len(_lines(usage_path)) == 1
     assert replayed.usage_metadata == reply.usage_metadata
 
     # Killed between the cache line and the usage line: the replay records the call's usage then.
     usage_path.unlink()
-    call_model(again, "write a.py", role="coder", stage="code", target="a.py", iteration=1,
-               recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1"))
+    call_model(again, "write a.py", CallLabels("coder", "code", "a.py", 1),
+               DoorSettings(recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run-1")))
     (record,) = _lines(usage_path)
     assert again.calls == [] and record["call_id"] == _lines(cache_path)[0]["key"]
 
     # Another prompt, iteration or run is another call.
     for prompt, iteration, scope in (("write a.py again", 1, "run-1"), ("write a.py", 2, "run-1"),
                                      ("write a.py", 1, "run-2")):
-        call_model(again, prompt, role="coder", stage="code", target="a.py", iteration=iteration,
-                   cache=CallCache(cache_path, scope))
+        call_model(again, prompt, CallLabels("coder", "code", "a.py", iteration),
+                   DoorSettings(cache=CallCache(cache_path, scope)))
     assert len(again.calls) == 3
 
 
@@ -110,7 +117,7 @@ def test_a_failed_call_is_not_cached(tmp_path: Path) -> None:
 
     cache = CallCache(tmp_path / "calls.jsonl", "run")
     with pytest.raises(ScriptExhaustedError):
-        call_model(ScriptedChatModel.from_responses([]), "hi", role="coder", stage="code", cache=cache)
+        call_model(ScriptedChatModel.from_responses([]), "hi", CallLabels("coder", "code"), DoorSettings(cache=cache))
     assert len(cache) == 0 and not (tmp_path / "calls.jsonl").exists()
 
 
@@ -135,10 +142,10 @@ class DyingKnowledgeStore:
 def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_path: Path, monkeypatch) -> None:
     from test_support import attempt_script
 
-    from projectgen.runs import livecoder
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_task_path
     from projectgen.datasets.loaders import load_task
+    from projectgen.runs import livecoder
 
     task = load_task(example_task_path("kvstore"))
     out = tmp_path / "run"
