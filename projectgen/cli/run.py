@@ -119,7 +119,9 @@ def _models_from_specs(specs: dict[str, str]):
 
 
 def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
-                 force: bool, resume: bool = False) -> int:
+                 resume: bool = False) -> int:
+    """Run (or resume) LiveCoder in `out` and print its attempts; `--force` and the sandbox options come from
+    `args`."""
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
@@ -137,7 +139,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 knowledge_url=getattr(args, "knowledge_store", None),
                                 max_tokens=getattr(args, "max_tokens", None),
                                 max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
-                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=force,
+                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=getattr(args, "force", False),
                                 progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = read_manifest(out).reason or model_failure_reason(exc)
@@ -180,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         parse_server_url(args.knowledge_store)
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
-                        attempt_settings=attempt_settings, out=out, force=args.force)
+                        attempt_settings=attempt_settings, out=out)
 
 
 def options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
@@ -224,7 +226,7 @@ def _resume(args: argparse.Namespace) -> int:
     args.no_unit_tests = not attempt_settings.measure_unit_tests
     return _execute_run(args, task, models=models, model_specs=manifest.models,
                         settings=Settings.model_validate(manifest.settings), attempt_settings=attempt_settings,
-                        out=args.resume, force=False, resume=True)
+                        out=args.resume, resume=True)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -251,5 +253,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                               "choose another --out")
     args.no_unit_tests = False
+    args.force = True  # the demo replaces its own outputs
     return _execute_run(args, task, models=model, model_specs={"default": f"scripted:{script}"},
-                        settings=Settings(), attempt_settings=AttemptSettings(), out=args.out, force=True)
+                        settings=Settings(), attempt_settings=AttemptSettings(), out=args.out)
