@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import projectgen
@@ -26,7 +26,7 @@ def module_files() -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
-    return found
+    return sorted(found)
 
 
 def imported_names(module: str, path: Path) -> Iterator[tuple[str, str | None, int]]:
@@ -79,7 +79,8 @@ def import_graph(*, top_level_only: bool) -> dict[str, set[str]]:
                 elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                     stack.extend(node.orelse)
                 elif isinstance(node, (ast.If, ast.Try)):
-                    stack.extend(node.body + node.orelse + getattr(node, "handlers", []) + getattr(node, "finalbody", []))
+                    stack.extend([*node.body, *node.orelse, *getattr(node, "handlers", []),
+                                  *getattr(node, "finalbody", [])])
                 elif isinstance(node, ast.ExceptHandler):
                     stack.extend(node.body)
         for source, name, line in imported_names(module, path):
@@ -135,23 +136,40 @@ def test_no_import_cycle_even_through_deferred_imports() -> None:
     assert cycle is None, "import cycle through a deferred import: " + " -> ".join(cycle)
 
 
+def private_uses(module: str, source: str, modules: Iterable[str]) -> list[tuple[int, str]]:
+    """(line, what) for each private name of another projectgen module that `source` imports or reaches
+    as ``module._name``."""
+    modules, tree = set(modules), ast.parse(source)
+    found, bound = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("projectgen") and not node.level:
+            for alias in node.names:
+                if alias.name.startswith("_") and alias.name != "__version__":
+                    found.append((node.lineno, f"imports {node.module}.{alias.name}"))
+                if f"{node.module}.{alias.name}" in modules:
+                    bound.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            bound.update(alias.asname for alias in node.names if alias.asname and alias.name in modules)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name) and node.value.id in bound):
+            found.append((node.lineno, f"uses {node.value.id}.{node.attr}"))
+    return sorted(found)
+
+
+def test_private_uses_finds_both_kinds() -> None:
+    modules = {"projectgen.a", "projectgen.b"}
+    source = ("from projectgen.a import _hidden, shown\nfrom projectgen import b\nimport projectgen.a as a\n"
+              "b._inner()\na._other\nb.public()\n")
+    assert private_uses("projectgen.c", source, modules) == [
+        (1, "imports projectgen.a._hidden"), (4, "uses b._inner"), (5, "uses a._other")]
+
+
 def test_no_module_imports_a_private_name_of_another() -> None:
     modules = module_files()
-    offences = []
-    for module, path in modules.items():
-        for source, name, line in imported_names(module, path):
-            if source.startswith("projectgen") and name and name.startswith("_") and name != "__version__":
-                offences.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{line} imports {source}.{name}")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            # `module._name` on an imported projectgen module
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                    and isinstance(node.value, ast.Name)):
-                bound = {alias.asname or alias.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                         if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("projectgen")
-                         for alias in n.names if f"{n.module}.{alias.name}" in modules}
-                if node.value.id in bound:
-                    offences.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{node.lineno} uses "
-                                    f"{node.value.id}.{node.attr}")
+    offences = [f"{path.relative_to(PACKAGE_DIR.parent)}:{line} {what}"
+                for module, path in modules.items()
+                for line, what in private_uses(module, path.read_text(encoding="utf-8"), modules)]
     assert not offences, "\n".join(offences)
 
 

@@ -13,7 +13,8 @@ from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 def add_commands(commands) -> None:
     """Add `eval` and `bench-reference` to the CLI's sub-parsers."""
     evaluate = commands.add_parser("eval", help="run a task's tests against a repository in the sandbox")
-    evaluate.add_argument("--task", required=True, type=Path, help="task folder (CodeProjectEval, DevBench or task.toml)")
+    evaluate.add_argument("--task", required=True, type=Path,
+                          help="task folder (CodeProjectEval, DevBench or task.toml)")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
     evaluate.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
     evaluate.add_argument("--out", type=Path, default=None,
@@ -74,7 +75,8 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
         progress.advance(bar)
         progress.console.print(f"{row.task_id}: {row.status} {row.passed}/{row.total}", highlight=False)
 
-    runner = runner_from_args(args, log=lambda message: progress.console.print(f"[dim]{message}[/dim]", highlight=False))
+    runner = runner_from_args(args, log=lambda message: progress.console.print(f"[dim]{message}[/dim]",
+                                                                                highlight=False))
     with progress:
         rows = bench_reference(args.dataset, runner, out, suite=args.tests,
                                executor=LocalExecutor(workers=args.workers), fresh=args.fresh,

@@ -125,8 +125,8 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.runs import read_manifest, run_livecoder
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
+    from projectgen.runs import layout, read_manifest, run_livecoder
 
     console = Console()
 
@@ -139,11 +139,12 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 knowledge_url=getattr(args, "knowledge_store", None),
                                 max_tokens=getattr(args, "max_tokens", None),
                                 max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
-                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume, force=getattr(args, "force", False),
-                                progress=progress, evaluate_unit=not getattr(args, "no_unit_tests", False))
+                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume,
+                                force=getattr(args, "force", False), progress=progress,
+                                evaluate_unit=not getattr(args, "no_unit_tests", False))
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = read_manifest(out).reason or model_failure_reason(exc)
-        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / 'repository'}; "
+        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / layout.REPOSITORY}; "
                               f"continue with `projectgen run --resume {out}`") from None
     print_attempts(console, outcome)
     console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
@@ -237,6 +238,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
     from projectgen.llm import ScriptedChatModel
+    from projectgen.runs import layout
 
     console = Console()
     task = load_task(example_task_path("kvstore"))
@@ -247,8 +249,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   "each agent from the script. Run a real model with `projectgen run kvstore --model "
                   "openai:gpt-4o-mini`.", highlight=False)
     model = ScriptedChatModel.from_file(script)
-    from projectgen.runs import layout
-
     if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / layout.MANIFEST).is_file():
         raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                               "choose another --out")
