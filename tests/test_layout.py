@@ -26,7 +26,7 @@ def module_files() -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
-    return sorted(found)
+    return found
 
 
 def imported_names(module: str, path: Path) -> Iterator[tuple[str, str | None, int]]:
