@@ -107,6 +107,9 @@ def loc_weighted_average(results: Iterable[tuple[float, int]]) -> float:
     rates as fractions give a fraction; percentages give a percentage). An empty input, or
     one whose weights are all zero, gives 0.0; negative weights are refused.
 
+    ProjectGen's AVG_weighted (Tables 3 and 5) feeds the per-task #Pass *counts*, not rates:
+    ``loc_weighted_average((passed, loc) ...)`` (`summarize` gives both).
+
     Which LOC: the '#LOC' column of the ProjectGen paper's CodeProjectEval table counts
     every physical line of the reference's ``*.py`` files (`RepoStats.physical_lines`),
     not `count_loc`; pass those figures to reproduce the paper's weights.
@@ -154,6 +157,8 @@ class DatasetSummary(BaseModel):
     total: int = Field(description="tests run, summed over all tasks")
     mean_pass_rate: float = Field(description="unweighted mean of the per-task pass rates")
     loc_weighted_pass_rate: float = Field(description="per-task pass rates weighted by reference LOC")
+    avg_weighted: float = Field(description="ProjectGen's AVG_weighted: the per-task #Pass *counts* weighted by "
+                                "#LOC, sum(#Pass x #LOC) / sum(#LOC), as in its Tables 3 and 5")
     total_loc: int
 
 
@@ -166,6 +171,7 @@ def summarize(scores: Sequence[TaskScore]) -> DatasetSummary:
         total=sum(score.total for score in scores),
         mean_pass_rate=_mean(rates),
         loc_weighted_pass_rate=loc_weighted_average((score.pass_rate, score.loc) for score in scores),
+        avg_weighted=loc_weighted_average((score.passed, score.loc) for score in scores),
         total_loc=sum(score.loc for score in scores),
     )
 
