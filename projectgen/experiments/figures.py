@@ -88,7 +88,8 @@ class PairResult(BaseModel):
     task_id: str
     status: PairStatus
     error: str | None = None
-    loc: int | None = Field(default=None, description="Task.size().loc: the LOC weight")
+    loc: int | None = Field(default=None, description="the task's #LOC weight (projectgen.datasets.published)")
+    loc_source: str | None = Field(default=None, description="where the #LOC weight came from")
     attempts_planned: int | None = None
     historical_best: bool = True
     unit_measured: bool = True
@@ -127,8 +128,10 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
     resume), not from the summary, whose counts cover only the calls of its last process.
     """
+    from projectgen.datasets.published import task_weight
     from projectgen.llm import UsageRecorder
 
+    weight = task_weight(task)
     summary = json.loads((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
     if prices is None:
         from projectgen.llm.pricing import PriceTable
@@ -161,7 +164,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     unit = summary.get("unit_tests") or {}
     return PairResult(
         key=pair_key(model.slug, task.id), model=model.slug, spec=model.spec, task_id=task.id,
-        status="budget-limited" if summary.get("budget_limited") else "finished", loc=task.size().loc,
+        status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
+        loc_source=weight.source,
         attempts_planned=attempt_settings.get("attempts"),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,

@@ -57,9 +57,11 @@ def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
 
 
 def task_loc(task: Task) -> int | None:
-    """The task's LOC weight, or None when its reference cannot be read."""
+    """The task's #LOC weight (published, else its reference's), or None when its reference cannot be read."""
+    from projectgen.datasets.published import task_weight
+
     try:
-        return task.size().loc
+        return task_weight(task).loc
     except OSError:
         return None
 

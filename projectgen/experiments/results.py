@@ -2,15 +2,17 @@
 
 The functional score of a task is its hidden unit-test pass rate
 (`projectgen.evaluation.metrics.pass_rate`), and a dataset figure is given both as the plain
-mean over tasks and as ProjectGen's LOC-weighted average (`loc_weighted_average`, weight
-`Task.size().loc`), over the pairs that did not fail:
+mean over tasks and LOC-weighted (`loc_weighted_average`, weight: the task's published #LOC,
+else its reference's lines; `projectgen.datasets.published`), over the pairs that did not fail;
+the final outputs also get ProjectGen's own figures, SUM of #Pass and AVG_weighted (the #Pass
+*counts* weighted by #LOC, as its Tables 3 and 5):
 
 - per attempt t: the pass rate of attempt t (``attempt``), the pass rate of what the run
   outputs after t attempts (``output``: the historical best so far; the last attempt under
   the no-historical-best ablation), the reuse rate, tokens and cost of the calls tagged with
   attempt t (summed over tasks). See `attempt_scores` for attempts that generated nothing.
-- final: the hidden unit tests run on each run's final repository: #Pass, mean and
-  LOC-weighted pass rate, tasks fully passing; tokens and cost of the whole runs.
+- final: the hidden unit tests run on each run's final repository: SUM of #Pass, AVG_weighted,
+  mean and LOC-weighted pass rate, tasks fully passing; tokens and cost of the whole runs.
 
 Error pairs are left out of every mean and LOC-weighted figure and counted apart (``errors``):
 a run that raised is usually the infrastructure (an unreachable endpoint), not the model.
@@ -21,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
 from projectgen.experiments.models import ExperimentModel
@@ -90,8 +92,11 @@ class FinalFigures(BaseModel):
 
     tasks: int
     errors: int
-    passed: int | None = None
+    passed: int | None = Field(default=None, description="SUM of #Pass: unit tests passed over the tasks")
     total: int | None = None
+    avg_weighted: float | None = Field(default=None, description="ProjectGen's AVG_weighted: sum(#Pass x #LOC) / "
+                                       "sum(#LOC) over the tasks (#Pass a count, #LOC the published figure)")
+    weights: list[str] = Field(default_factory=list, description="where the #LOC weights came from")
     mean_pass_rate: float | None = None
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
@@ -105,6 +110,7 @@ class FinalFigures(BaseModel):
 class ModelReport(BaseModel):
     """One model's figures and its pairs (sorted by task id)."""
 
+    method: str = Field(default="livecoder", description="the method (arm) the runs used")
     model: str
     spec: str
     attempts: int
@@ -150,16 +156,37 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
                                  loc=p.loc or 0) for p in ok]
         dataset = summarize(task_scores)
         final = final.model_copy(update={
-            "passed": dataset.passed, "total": dataset.total, "mean_pass_rate": dataset.mean_pass_rate,
+            "passed": dataset.passed, "total": dataset.total, "avg_weighted": dataset.avg_weighted,
+            "weights": sorted({p.loc_source for p in ok if p.loc_source}), "mean_pass_rate": dataset.mean_pass_rate,
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
             "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total)})
     return ModelReport(model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows, final=final,
                        pairs=sorted(pairs, key=lambda p: p.task_id))
 
 
-class ExperimentResults(BaseModel):
-    """An experiment's results: what results.json holds (and results.md shows as tables)."""
+RESULTS_SCHEMA_VERSION = 1
 
+
+class SummaryEntry(BaseModel):
+    """One (method, model) of an experiment in the papers' terms: ProjectGen's SUM and AVG_weighted."""
+
+    method: str
+    model: str
+    tasks: int
+    errors: int
+    pass_sum: int | None = Field(description="SUM of #Pass over the scored tasks (None: unit tests not run)")
+    tests: int | None = Field(description="unit tests over the scored tasks (the SUM row's #Tests)")
+    avg_weighted: float | None = Field(description="sum(#Pass x #LOC) / sum(#LOC) over the scored tasks")
+    weights: list[str] = Field(description="where the #LOC weights came from")
+
+
+class ExperimentResults(BaseModel):
+    """An experiment's results: what results.json holds (and results.md shows as tables).
+
+    `schema_version` changes when a field changes meaning or goes away; `summary` holds one entry
+    per (method, model)."""
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
     dataset: str
     out_dir: str
     settings: dict[str, Any]
@@ -167,3 +194,11 @@ class ExperimentResults(BaseModel):
     max_tokens: int | None = None
     prices: str = Field(default="", description="where the prices came from")
     models: list[ModelReport]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary(self) -> list[SummaryEntry]:
+        """One entry per (method, model): SUM of #Pass and AVG_weighted of the final outputs."""
+        return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
+                             pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
+                             weights=r.final.weights) for r in self.models]

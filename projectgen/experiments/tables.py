@@ -32,6 +32,8 @@ def final_lines(report: ModelReport) -> list[str]:
         lines.append(f"final output (hidden unit tests): #Pass {f.passed}/{f.total}, mean {percent(f.mean_pass_rate)}, "
                      f"LOC-weighted {percent(f.loc_weighted_pass_rate)}, fully passing {f.fully_passing}/{f.tasks} "
                      "tasks")
+        lines.append(f"ProjectGen's figures: SUM of #Pass {f.passed}, AVG_weighted {f.avg_weighted:.2f} "
+                     f"(#LOC: {'; '.join(f.weights) or 'n/a'})")
     elif f.tasks:
         lines.append("final output: hidden unit tests not run")
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
@@ -48,14 +50,51 @@ NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate
          "are left out. Tokens and cost: calls tagged with attempt t, summed over tasks.")
 
 
+def pass_table(results: ExperimentResults) -> list[str]:
+    """ProjectGen's Tables 3/5 shape: per task #LOC, #Tests and #Pass per (method, model), then SUM and
+    AVG_weighted rows (Markdown lines; empty when no unit tests were run)."""
+    reports = [r for r in results.models if r.final.avg_weighted is not None]
+    if not reports:
+        return []
+    pairs = {(r.method, r.model): {p.task_id: p for p in r.pairs} for r in reports}
+    tasks = sorted({task for by_task in pairs.values() for task in by_task})
+
+    def first(task: str, field: str) -> int | None:
+        values = [getattr(by_task[task], field) for by_task in pairs.values() if task in by_task]
+        return next((v for v in values if v is not None), None)
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value)
+
+    heads = [f"{method} / {model}" for method, model in pairs]
+    lines = ["| task | #LOC | #Tests | " + " | ".join(heads) + " |", "|---|---|---|" + "---|" * len(heads)]
+    for task in tasks:
+        passes = [cell(by_task[task].final_unit_passed) if task in by_task and by_task[task].ok else "error"
+                  for by_task in pairs.values()]
+        lines.append(f"| {task} | {cell(first(task, 'loc'))} | {cell(first(task, 'final_unit_total'))} | "
+                     + " | ".join(passes) + " |")
+    total_loc = sum(first(task, "loc") or 0 for task in tasks)
+    total_tests = sum(first(task, "final_unit_total") or 0 for task in tasks)
+    lines.append(f"| SUM | {total_loc} | {total_tests} | " + " | ".join(str(r.final.passed) for r in reports) + " |")
+    lines.append("| AVG_weighted | | | " + " | ".join(f"{r.final.avg_weighted:.2f}" for r in reports) + " |")
+    return lines
+
+
 def render_markdown(results: ExperimentResults) -> str:
-    """results.md: the settings, then per model its per-attempt table, final figures and per-task table."""
+    """results.md: the settings, ProjectGen's #Pass table, then per model its per-attempt table, final figures
+    and per-task table."""
     lines = [f"# Experiment on {results.dataset}", "",
              f"attempts: {results.attempt_settings.get('attempts')}, selection: "
              f"{results.attempt_settings.get('selection')}"
              + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
              + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
              + (f"; prices: {results.prices}" if results.prices else ""), "", NOTES, ""]
+    if table := pass_table(results):
+        lines += ["## #Pass per task (ProjectGen Tables 3 and 5)", "",
+                  "#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "
+                  "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else the "
+                  "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
+                  *table, ""]
     for report in results.models:
         lines += [f"## {report.model}", "", f"model: `{report.spec}`", "",
                   "| " + " | ".join(ATTEMPT_COLUMNS) + " |", "|" + "---|" * len(ATTEMPT_COLUMNS)]

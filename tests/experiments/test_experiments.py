@@ -239,6 +239,9 @@ def test_the_buggy_models_table_by_hand(setup, second) -> None:
     assert (final.tasks, final.errors, final.passed, final.total, final.fully_passing) == (2, 1, 39, 40, 1)
     assert final.mean_pass_rate == pytest.approx((1 + w1) / 2)
     assert final.loc_weighted_pass_rate == pytest.approx(weighted(1, w1))
+    # ProjectGen's AVG_weighted weights the #Pass counts (29 and 10), not the rates
+    assert final.avg_weighted == pytest.approx((496 * 29 + 46 * 10) / 542)
+    assert final.weights == ["reference LOC (physical lines of its .py files)"]  # no published #LOC for these
     assert final.mean_attempts_run == 2.5 and final.reused == 1
     # Tokens per attempt are the calls tagged with that attempt, summed over the tasks.
     calls = [c for task in ("kvstore", "wordfreq") for c in usage(setup["out"] / "scripted-buggy" / task)]
@@ -257,13 +260,27 @@ def test_the_reference_models_table_by_hand(second) -> None:
     assert (report.final.passed, report.final.total, report.final.errors) == (40, 40, 1)
 
 
+def test_results_json_has_a_versioned_summary_per_method_and_model(setup, second) -> None:
+    data = json.loads((setup["out"] / "results.json").read_text())
+    assert data["schema_version"] == 1
+    summary = {entry["model"]: entry for entry in data["summary"]}
+    assert set(summary) == {"ref", "scripted-buggy"}
+    assert {e["method"] for e in summary.values()} == {"livecoder"}
+    assert (summary["ref"]["pass_sum"], summary["ref"]["tests"]) == (40, 40)
+    assert summary["ref"]["avg_weighted"] == pytest.approx((496 * 29 + 46 * 11) / 542)
+    assert summary["scripted-buggy"]["pass_sum"] == 39 and summary["scripted-buggy"]["errors"] == 1
+    markdown = (setup["out"] / "results.md").read_text()
+    assert "| kvstore | 496 | 29 | 29 | 29 |" in markdown  # task, #LOC, #Tests, #Pass per method/model
+    assert "| SUM | 542 | 40 | 40 | 39 |" in markdown
+
+
 def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     text = " ".join(second["output"].split())
     assert "ref: 2 task(s), 3 attempt(s)" in text and "scripted-buggy: 2 task(s), 3 attempt(s)" in text
     assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
     assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
     markdown = (setup["out"] / "results.md").read_text()
-    assert markdown.count("\n## ") == 2
+    assert markdown.count("\n## ") == 3  # the #Pass table, then one section per model
     assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
