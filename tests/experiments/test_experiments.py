@@ -100,9 +100,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     ref.mkdir()
     buggy.mkdir()
     (ref / "kvstore.json").write_text(json.dumps(experiment_script(tasks["kvstore"])))
-    (ref / "wordfreq.json").write_text(json.dumps(experiment_script(tasks["wordfreq"], knowledge=False)))  # raises, for now
-    (buggy / "kvstore.json").write_text(json.dumps(experiment_script(tasks["kvstore"], {"kvstore/store.py": {1: [EXPIRY],
-                                                                                                   2: []}})))
+    # raises, for now
+    (ref / "wordfreq.json").write_text(json.dumps(experiment_script(tasks["wordfreq"], knowledge=False)))
+    (buggy / "kvstore.json").write_text(json.dumps(experiment_script(tasks["kvstore"],
+                                                                     {"kvstore/store.py": {1: [EXPIRY], 2: []}})))
     (buggy / "wordfreq.json").write_text(json.dumps(experiment_script(tasks["wordfreq"], {"wordfreq.py": {
         1: [APOSTROPHES], 2: [APOSTROPHES, BOOL_N], 3: [TIES]}})))
     return {"root": root, "data": data, "ref": ref, "buggy": buggy, "out": root / "out",
