@@ -10,6 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 EditFormat = Literal["whole", "search_replace"]
+# How a judge's score is held against the threshold. ProjectGen's architecture judge accepts a tree whose
+# score *exceeds* the threshold (8); "at_least" accepts a score equal to it (projectgen before 0.2).
+ThresholdRule = Literal["exceeds", "at_least"]
 
 
 class Settings(BaseModel):
@@ -18,6 +21,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     threshold: float = Field(default=8.0, ge=0, le=10, description="judge score (0-10) a stage needs to pass")
+    threshold_rule: ThresholdRule = Field(default="exceeds", description="'exceeds': a score must be above the "
+                                          "threshold (the paper's rule); 'at_least': equal to it is enough")
     architecture_iterations: int = Field(default=3, ge=1, description="cap on architect revisions")
     skeleton_iterations: int = Field(default=3, ge=1, description="cap on skeleton revisions")
     code_iterations: int = Field(default=5, ge=1, description="cap on code rounds (first fill + repairs)")
@@ -34,6 +39,10 @@ class Settings(BaseModel):
     def gateway_options(self) -> dict[str, Any]:
         """The `ModelGateway` fields these settings decide."""
         return {"retries": self.retries, "backoff": self.retry_backoff, "max_reply_chars": self.max_reply_chars}
+
+    def accepts(self, score: float) -> bool:
+        """Whether a judge's score passes the threshold under the threshold rule."""
+        return score > self.threshold if self.threshold_rule == "exceeds" else score >= self.threshold
 
     def cap(self, stage: str) -> int:
         """The iteration cap of `stage` ("architecture", "skeleton" or "code")."""

@@ -125,6 +125,10 @@ def add_pipeline_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("pipeline (paper defaults)")
     group.add_argument("--threshold", type=judge_score, default=SettingDefault("Settings", "threshold"),
                        help="judge score a stage needs (default %(default)s)")
+    group.add_argument("--threshold-rule", choices=["exceeds", "at_least"],
+                       default=SettingDefault("Settings", "threshold_rule"),
+                       help="exceeds: a score must be above the threshold (the paper's rule); at_least: equal is "
+                            "enough (default %(default)s)")
     group.add_argument("--iterations", type=iteration_caps, metavar="A,S,C",
                        default=SettingDefault("Settings", "architecture_iterations", "skeleton_iterations",
                                               "code_iterations"),
@@ -163,7 +167,7 @@ def settings_from_args(args: argparse.Namespace):
     from projectgen.config import Settings
 
     values: dict[str, Any] = {name: getattr(args, dest) for name, dest in (
-        ("threshold", "threshold"), ("gamma", "gamma"), ("edit_format", "edit_format"),
+        ("threshold", "threshold"), ("threshold_rule", "threshold_rule"), ("gamma", "gamma"), ("edit_format", "edit_format"),
         ("max_concurrency", "max_concurrency")) if given(args, dest)}
     if given(args, "iterations"):
         values["architecture_iterations"], values["skeleton_iterations"], values["code_iterations"] = args.iterations

@@ -10,7 +10,7 @@ from projectgen.agents.base import Verdict
 from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe
+from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
 from projectgen.graphs.state import (
     ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of, stage_memory,
     verdict_record,
@@ -61,6 +61,7 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
     else:
         verdict = await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
                                      threshold=settings.threshold)
+        verdict = with_threshold_rule(verdict, settings)
     update: dict[str, Any] = {"verdicts": [verdict_record(verdict)]}
     ctx.say(f"architecture {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
     if not verdict.accepted and iteration >= cap and ssat is None:

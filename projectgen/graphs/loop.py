@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 
 from langgraph.graph import END
 
+from projectgen.agents.base import Verdict
+from projectgen.config import Settings
 from projectgen.graphs.state import ProjectState, iteration_of, last_verdict
 
 Result = TypeVar("Result")
@@ -40,3 +42,11 @@ def describe(verdict_score: float, accepted: bool, cap_reached: bool) -> str:
     if accepted:
         return f"score {verdict_score:g}, accepted"
     return f"score {verdict_score:g}, " + ("cap reached, moving on" if cap_reached else "revising")
+
+
+def with_threshold_rule(verdict: Verdict, settings: Settings) -> Verdict:
+    """A scoring judge's verdict under the settings' threshold rule: the judge's own acceptance (it
+    compares with ``>=`` and may reject for other reasons) and, with the paper's rule "exceeds", a score
+    above the threshold. Applied by the stage, so a user's judge needs no knowledge of the rule."""
+    accepted = verdict.accepted and settings.accepts(verdict.score)
+    return verdict if accepted == verdict.accepted else verdict.model_copy(update={"accepted": accepted})

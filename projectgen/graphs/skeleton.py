@@ -15,7 +15,7 @@ from langgraph.types import Send
 from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe
+from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
 from projectgen.graphs.state import (
     ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
 )
@@ -96,6 +96,7 @@ async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
     iteration = iteration_of(state, STAGE)
     verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
                                  threshold=settings.threshold)
+    verdict = with_threshold_rule(verdict, settings)
     ctx.say(f"skeleton {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
     return {"verdicts": [verdict_record(verdict)]}
 

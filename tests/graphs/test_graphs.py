@@ -632,3 +632,34 @@ def test_reference_replay_with_search_replace_repairs(task):
     assert state["repository"]["kvstore/store.py"] == task.reference_repository()["kvstore/store.py"]
     assert [(e["format"], e["well_formed"]) for e in state["edits"]] == [("search_replace", True)]
     assert len(recorder.records) == len(model.calls)
+
+
+class ScoringJudge:
+    """An architecture judge that gives a fixed score and accepts by its own `>=` comparison."""
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+
+    async def review(self, gateway, documents, ssat, /, *, iteration: int, threshold: float) -> Verdict:
+        return Verdict(judge="fixed", stage="architecture", iteration=iteration, score=self.score,
+                       accepted=self.score >= threshold, feedback="fixed")
+
+
+@pytest.mark.parametrize("rule, score, accepted", [
+    ("exceeds", 8.0, False), ("exceeds", 8.5, True), ("at_least", 8.0, True), ("at_least", 7.9, False),
+])
+def test_the_threshold_rule_decides_a_score_at_the_threshold(task, rule, score, accepted):
+    """The paper's architecture judge accepts a score above 8 ("exceeds", the default); a stage applies the
+    rule to any judge's verdict, so a user's judge comparing with >= is held to it too."""
+    from langgraph.runtime import Runtime
+
+    from projectgen.graphs.architecture import judge_architecture
+
+    settings = Settings(threshold_rule=rule)
+    assert Settings().threshold_rule == "exceeds"
+    ssat = ssat_data(ssat_from_repository(task.reference_repository(), "kvstore"))
+    state = {"task_id": task.id, "documents": task.docs.model_dump(), "ssat": ssat, "iterations": {"architecture": 1}}
+    ctx = RunContext(task=task, runner=NoSandbox(), progress=lambda message: None)  # type: ignore[arg-type]
+    update = asyncio.run(judge_architecture(state, Runtime(context=ctx), judge=ScoringJudge(score),
+                                            settings=settings))
+    assert update["verdicts"][0]["accepted"] is accepted and settings.accepts(score) is accepted
