@@ -5,6 +5,7 @@ written into its summary (and, in the attempts loop, compared between runs).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +40,13 @@ class Settings(BaseModel):
     def gateway_options(self) -> dict[str, Any]:
         """The `ModelGateway` fields these settings decide."""
         return {"retries": self.retries, "backoff": self.retry_backoff, "max_reply_chars": self.max_reply_chars}
+
+    @classmethod
+    def with_profile(cls, profile: Mapping[str, Any], settings: Settings | None = None) -> Settings:
+        """`settings` with the fields it leaves unset taken from `profile` (a task's paper settings,
+        `Task.settings_profile`): what a user sets always wins, and a field set nowhere keeps its default."""
+        given = settings.model_dump(exclude_unset=True) if settings is not None else {}
+        return cls(**{**profile, **given})
 
     def accepts(self, score: float) -> bool:
         """Whether a judge's score passes the threshold under the threshold rule."""

@@ -457,8 +457,14 @@ def _config_task(
         required_files=_fixtures(ctx, config, reference, suites),
         reference=reference,
         package=package,
+        settings_profile=dict(PAPER_SETTINGS[fmt]),
     )
 
+
+# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: its code stage
+# may take up to 10 rounds on CodeProjectEval and 5 on DevBench.
+PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iterations": 10},
+                                             "devbench": {"code_iterations": 5}}
 
 _DOCUMENT_KEYS = ("PRD", "UML", "UML_class", "UML_sequence", "architecture_design")
 

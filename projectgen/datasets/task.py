@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,6 +101,9 @@ class Task(BaseModel):
         default=(), description="files of the reference implementation, relative to root; never shown to a generator"
     )
     package: str | None = Field(default=None, description="top-level package or module under test, if known")
+    settings_profile: dict[str, Any] = Field(
+        default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
+        "(e.g. the code-stage cap), used where a run leaves them unset (`Settings.with_profile`)")
 
     def suite(self, kind: SuiteKind) -> TestSuite:
         """The suite of that kind, or a clear error naming the task."""

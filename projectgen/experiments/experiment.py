@@ -105,7 +105,7 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
 
         batch = PairBatch(spec, prices, runner_factory=runner_factory, progress=hooks.progress)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=on_start, on_row=hooks.on_pair)
-        results = collect_results(spec, out_dir, [*unloaded, *rows.values()], prices_source)
+        results = collect_results(spec, out_dir, [*unloaded, *rows.values()], prices_source, tasks)
         write_results(results, out_dir)
         return results
 
@@ -140,12 +140,20 @@ def record_load_errors(ledger: Ledger, models: Sequence[ExperimentModel],
     return results
 
 
-def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairResult],
-                    prices_source: str) -> ExperimentResults:
-    """Every model's figures over its pairs."""
+def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairResult], prices_source: str,
+                    tasks: Sequence[Task] = ()) -> ExperimentResults:
+    """Every model's figures over its pairs, and the paper settings each task ran with where the experiment
+    left them unset."""
     attempts = spec.attempt_settings.attempts
     reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug], attempts) for model in spec.models]
     return ExperimentResults(
         dataset=str(spec.dataset), out_dir=str(out_dir), settings=spec.settings.model_dump(mode="json"),
         attempt_settings=spec.attempt_settings.model_dump(mode="json"), max_tokens=spec.max_tokens,
-        prices=prices_source, models=reports)
+        prices=prices_source, models=reports, settings_profiles=applied_profiles(spec, tasks))
+
+
+def applied_profiles(spec: ExperimentSpec, tasks: Sequence[Task]) -> dict[str, dict[str, Any]]:
+    """task id -> the settings its paper profile set because the experiment did not (only tasks with any)."""
+    given = spec.settings.model_fields_set
+    applied = {task.id: {k: v for k, v in task.settings_profile.items() if k not in given} for task in tasks}
+    return {task_id: values for task_id, values in sorted(applied.items()) if values}

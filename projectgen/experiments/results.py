@@ -193,6 +193,9 @@ class ExperimentResults(BaseModel):
     attempt_settings: dict[str, Any]
     max_tokens: int | None = None
     prices: str = Field(default="", description="where the prices came from")
+    settings_profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="task id -> settings its benchmark's paper profile gave it over "
+        "`settings` (fields the experiment left unset, e.g. the code-stage cap of 10 on CodeProjectEval)")
     models: list[ModelReport]
 
     @computed_field  # type: ignore[prop-decorator]

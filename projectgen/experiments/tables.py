@@ -89,6 +89,12 @@ def render_markdown(results: ExperimentResults) -> str:
              + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
              + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
              + (f"; prices: {results.prices}" if results.prices else ""), "", NOTES, ""]
+    if results.settings_profiles:
+        by_profile: dict[str, list[str]] = {}
+        for task_id, values in results.settings_profiles.items():
+            by_profile.setdefault(", ".join(f"{k}={v}" for k, v in sorted(values.items())), []).append(task_id)
+        lines += ["Paper settings applied where the experiment left them unset: "
+                  + "; ".join(f"{profile} ({', '.join(tasks)})" for profile, tasks in by_profile.items()), ""]
     if table := pass_table(results):
         lines += ["## #Pass per task (ProjectGen Tables 3 and 5)", "",
                   "#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "

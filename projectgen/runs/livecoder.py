@@ -126,7 +126,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     """
     from projectgen.memory.best_repo import BestRepositoryStore
 
-    settings = settings or Settings()
+    settings = Settings.with_profile(task.settings_profile, settings)  # on --resume, run.json's instead
     attempt_settings = attempt_settings or AttemptSettings()
     out_dir = Path(out_dir)
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not

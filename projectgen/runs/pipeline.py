@@ -63,7 +63,7 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
     before it (accepted tree, filled files, usage) is written first, with `summary.json`
     saying `failed` and why, so the calls already paid for are not lost.
     """
-    settings = settings or Settings()
+    settings = Settings.with_profile(task.settings_profile, settings)
     if graph is None:
         if agents is None and models is None:
             raise ProjectGenError("run_project needs models, agents or a graph")

@@ -663,3 +663,24 @@ def test_the_threshold_rule_decides_a_score_at_the_threshold(task, rule, score, 
     update = asyncio.run(judge_architecture(state, Runtime(context=ctx), judge=ScoringJudge(score),
                                             settings=settings))
     assert update["verdicts"][0]["accepted"] is accepted and settings.accepts(score) is accepted
+
+
+def test_a_tasks_paper_settings_apply_where_the_run_leaves_them_unset():
+    from projectgen.config import Settings as S
+
+    profile = {"code_iterations": 10}
+    assert S.with_profile(profile).code_iterations == 10
+    assert S.with_profile(profile, S(code_iterations=3)).code_iterations == 3  # what the user sets wins
+    assert S.with_profile(profile, S(gamma=1)).model_dump() == {**S().model_dump(), "code_iterations": 10, "gamma": 1}
+    assert S.with_profile({}, None) == S()
+
+
+def test_run_project_applies_the_tasks_profile(task, tmp_path):
+    model = ScriptedChatModel.from_responses(reference_script(task))
+    profiled = task.model_copy(update={"settings_profile": {"code_iterations": 2}})
+    outcome = run_project(profiled, models=model, out_dir=tmp_path / "a", evaluate_unit=False)
+    assert outcome.summary.settings["code_iterations"] == 2
+    model = ScriptedChatModel.from_responses(reference_script(task))
+    outcome = run_project(profiled, models=model, settings=Settings(code_iterations=4), out_dir=tmp_path / "b",
+                          evaluate_unit=False)
+    assert outcome.summary.settings["code_iterations"] == 4
