@@ -101,6 +101,11 @@ class Task(BaseModel):
         default=(), description="files of the reference implementation, relative to root; never shown to a generator"
     )
     package: str | None = Field(default=None, description="top-level package or module under test, if known")
+    expected_tests: dict[SuiteKind, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "
+        "expected tests are measured by running the reference (projectgen.evaluation.expectations)",
+    )
 
     def suite(self, kind: SuiteKind) -> TestSuite:
         """The suite of that kind, or a clear error naming the task."""
