@@ -183,15 +183,15 @@ def declared(task: Task, suite: SuiteKind) -> ExpectedTests | None:
     ids = task.expected_tests.get(suite)
     if ids is None:
         return None
-    return ExpectedTests(task_id=task.id, suite=suite, source="dataset", modules=group_by_file(ids))
+    return ExpectedTests(task_id=task.id, suite=suite, source="dataset", modules=group_by_file(dict.fromkeys(ids)))
 
 
 def score_report(report: TestReport, expected: ExpectedTests) -> TestScore:
     """#Pass and the expected count of one run; see `TestScore` for each count.
 
     A collection error in a test file counts every expected test of that file as failed,
-    whether or not the test then reported anything (an error in a class: the tests of the class); tests the reference did not collect
-    are ignored (counted in `extra`).
+    whether or not the test then reported anything (an error in a class: the tests of that
+    class); tests the reference did not collect are ignored (counted in `extra`).
     """
     outcomes = {t.nodeid: t.outcome for t in report.tests}
     errors = [e.nodeid for e in report.collection_errors]

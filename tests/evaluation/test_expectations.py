@@ -8,7 +8,7 @@ import pytest
 
 from projectgen.datasets.loaders import load_dataset
 from projectgen.datasets.task import Task
-from projectgen.evaluation.expectations import ExpectationError, covers, score_report
+from projectgen.evaluation.expectations import ExpectationError, ExpectedTests, covers, group_by_file, score_report
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from test_support import make_task
@@ -154,8 +154,6 @@ def test_scores_without_a_sandbox() -> None:
     """Missing results (a killed run) fail; an error in a class covers its tests only."""
     module = "unit_tests/test_m.py"
     ids = [f"{module}::TestA::test_1", f"{module}::TestA::test_2", f"{module}::test_free", f"{module}::test_late"]
-    from projectgen.evaluation.expectations import ExpectedTests, group_by_file
-
     expected = ExpectedTests(task_id="t", suite="unit", source="dataset", modules=group_by_file(ids))
     report = TestReport(task_id="t", suite="unit", tests=[TestResult(nodeid=ids[2], outcome=Outcome.PASSED)],
                         collection_errors=[CollectionError(nodeid=f"{module}::TestA")])
