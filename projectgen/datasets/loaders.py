@@ -40,7 +40,8 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteKind, str] = {
 }
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
-_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "required_files", "docs", "tests", "env"})
+_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "required_files", "docs", "tests", "env",
+                            "expected_tests"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields)
 _TOML_TESTS_KEYS = frozenset(SUITE_KINDS)
 _TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script"})
@@ -466,6 +467,18 @@ def _config_task(
 PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iterations": 10},
                                              "devbench": {"code_iterations": 5}}
 
+
+def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteKind, TestSuite]
+                    ) -> dict[SuiteKind, tuple[str, ...]]:
+    """`[expected_tests]`: per suite, the node ids it is expected to run (for tasks without a reference)."""
+    declared = {}
+    for kind, value in table.items():
+        if kind not in suites:
+            raise ctx.fail("[expected_tests]", f"{kind!r} is not a suite of this task (it has: {', '.join(suites)})")
+        declared[kind] = tuple(ctx.str_list(f"[expected_tests].{kind}", value))
+    return declared
+
+
 _DOCUMENT_KEYS = ("PRD", "UML", "UML_class", "UML_sequence", "architecture_design")
 
 
@@ -602,6 +615,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
     ctx.known_keys("[docs]", docs_table, _TOML_DOCS_KEYS)
     ctx.known_keys("[tests]", tests_table, _TOML_TESTS_KEYS)
     ctx.known_keys("[env]", env_table, _TOML_ENV_KEYS)
+    expected_table = ctx.table("[expected_tests]", config.get("expected_tests"))
 
     task_id = ctx.string("id", config.get("id"), "textstats") or ctx.root.name
     if not _TASK_ID.match(task_id):
@@ -642,4 +656,5 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
         reference=ctx.files("reference", config.get("reference"), missing_ok=False),
         package=package,
+        expected_tests=_declared_tests(ctx, expected_table, suites),
     )

@@ -104,6 +104,11 @@ class Task(BaseModel):
     settings_profile: dict[str, Any] = Field(
         default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
         "(e.g. the code-stage cap), used where a run leaves them unset (`Settings.with_profile`)")
+    expected_tests: dict[SuiteKind, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "
+        "expected tests are measured by running the reference (projectgen.evaluation.expectations)",
+    )
 
     def suite(self, kind: SuiteKind) -> TestSuite:
         """The suite of that kind, or a clear error naming the task."""

@@ -59,6 +59,11 @@ class TestReport(BaseModel):
     tests: list[TestResult] = Field(default_factory=list)
     collection_errors: list[CollectionError] = Field(default_factory=list)
     collected: int | None = Field(default=None, description="items pytest collected, if collection finished")
+    collected_ids: list[str] = Field(
+        default_factory=list, exclude=True,
+        description="node ids of the collected items, for measuring expected tests; not written to JSON "
+        "(a report read back from a file has none)",
+    )
     duration: float = 0.0
     exit_status: int | None = None
     timed_out: bool = False

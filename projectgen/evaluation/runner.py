@@ -28,6 +28,16 @@ from pathlib import Path
 from projectgen.datasets.task import SuiteKind, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
+from projectgen.evaluation.expectations import (
+    ExpectationError,
+    ExpectationStore,
+    ExpectedTests,
+    ScoredRun,
+    declared,
+    expectation_key,
+    from_reference_report,
+    score_report,
+)
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
 from projectgen.evaluation.sandbox import (
     NAMESPACES,
@@ -57,6 +67,7 @@ class RunnerSettings:
     limits: Limits = field(default_factory=Limits)
     isolation: str = "auto"  # "auto" | "namespaces" | "none"
     cache_dir: Path | None = None
+    expectations_dir: Path | None = None  # measured expected tests (default: `expected-tests` in the env cache)
     workdir: Path | None = None  # where workspaces are created (default: system temp)
     keep_workspace: bool = False
     use_uv: bool = True
@@ -121,6 +132,33 @@ class SandboxRunner:
                 shutil.rmtree(workspace, ignore_errors=True)
         report.duration = time.monotonic() - started
         return report
+
+    def expected_tests(self, task: Task, suite: SuiteKind = "unit", *, refresh: bool = False) -> ExpectedTests:
+        """The tests `suite` is expected to pass: declared by the dataset, else measured by running
+        the reference once and cached per (task, suite, environment, test files)."""
+        task.suite(suite)
+        given = declared(task, suite)
+        if given is not None:
+            return given
+        if not task.has_reference:
+            raise ExpectationError(f"task {task.id!r} has no reference and declares no expected {suite} tests")
+        key = expectation_key(task, suite)
+        store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
+        with store.locked(key):
+            cached = None if refresh else store.load(key)
+            if cached is not None:
+                return cached
+            self.log(f"measuring the expected {suite} tests of {task.id} by running its reference")
+            measured = from_reference_report(self.evaluate(task, task.reference_files(), suite), key)
+            if measured.complete:
+                store.save(measured)
+        return measured
+
+    def score(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> ScoredRun:
+        """Run `suite` against `candidate` and score it against the expected tests (#Pass / expected)."""
+        expected = self.expected_tests(task, suite)
+        report = self.evaluate(task, candidate, suite)
+        return ScoredRun(report=report, score=score_report(report, expected), expected=expected)
 
     # -- workspace -----------------------------------------------------------------
     def _prepare_workspace(self, workspace: Path, task: Task, candidate: Candidate, suite_path: str) -> None:
@@ -215,12 +253,14 @@ class SandboxRunner:
                 cgroup.remove()
         events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
         tests, collection_errors, collected = _combine(events, ended.reason)
+        collected_ids = next((list(e.get("nodeids") or []) for e in events if e.get("event") == "collected"), [])
         return TestReport(
             task_id=task.id,
             suite=suite,
             tests=tests,
             collection_errors=collection_errors,
             collected=collected,
+            collected_ids=collected_ids,
             exit_status=ended.exit_status,
             timed_out=ended.stop == TIMED_OUT,
             output_tail=ended.output,

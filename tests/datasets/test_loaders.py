@@ -243,6 +243,15 @@ def test_taskdir_inline_requirements_and_file_argument(tmp_path: Path) -> None:
     assert task.env.requirements == ("requests>=2",)
 
 
+def test_taskdir_declares_expected_tests(tmp_path: Path) -> None:
+    toml = '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "ut"\n[expected_tests]\nunit = ["ut/test_a.py::test_x"]\n'
+    root = toml_task(tmp_path / "t", toml, {"docs/PRD.md": "p", "ut/test_a.py": "def test_x(): pass\n"})
+    assert load_task(root).expected_tests == {"unit": ("ut/test_a.py::test_x",)}
+    bad = toml_task(tmp_path / "u", toml.replace("[expected_tests]\nunit", "[expected_tests]\ncheck"),
+                    {"docs/PRD.md": "p", "ut/test_a.py": ""})
+    expect_error(bad, "task.toml", "[expected_tests]", "'check' is not a suite of this task")
+
+
 def test_task_toml_wins_over_config_json(tmp_path: Path) -> None:
     root = cpe_task(tmp_path / "both")
     write(root, {"task.toml": '[docs]\nprd = "docs/PRD.md"\n'})

@@ -25,7 +25,7 @@ class _Recorder:
             self.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
 
     def pytest_collection_modifyitems(self, session, config, items):
-        self.emit(event="collected", count=len(items))
+        self.emit(event="collected", count=len(items), nodeids=[item.nodeid for item in items])
 
     def pytest_runtest_logstart(self, nodeid, location):
         self.emit(event="start", nodeid=nodeid)
