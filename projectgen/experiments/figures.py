@@ -95,8 +95,11 @@ class PairResult(BaseModel):
     unit_measured: bool = True
     attempts: list[AttemptFigures] = Field(default_factory=list)
     final: dict[str, Any] | None = None
-    final_unit_passed: int | None = None
-    final_unit_total: int | None = None
+    final_unit_passed: int | None = Field(default=None, description="#Pass of the final output's unit tests")
+    final_unit_total: int | None = Field(default=None, description="#Tests: the expected unit tests (what the "
+                                         "reference collects, skips left out), or the tests run when unknown")
+    unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'expected' "
+                                         "(the reference's tests) or 'run' (the tests the output ran)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
     duration_s: float | None = None
@@ -122,11 +125,13 @@ def pair_key(model: str, task_id: str) -> str:
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
-                  how: str = "run") -> PairResult:
+                  how: str = "run", runner: Any = None) -> PairResult:
     """A finished run folder's figures: attempts from summary.json, tokens and cost from usage.jsonl.
 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
-    resume), not from the summary, whose counts cover only the calls of its last process.
+    resume), not from the summary, whose counts cover only the calls of its last process. With a
+    sandbox `runner`, the final output's unit tests are scored against the task's expected tests
+    (`final_unit_scores`).
     """
     from projectgen.datasets.published import task_weight
     from projectgen.llm import UsageRecorder
@@ -162,6 +167,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
             best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls)))
     attempt_settings = summary.get("attempt_settings") or {}
     unit = summary.get("unit_tests") or {}
+    passed, total, denominator = final_unit_scores(run_dir, task, runner, unit)
     return PairResult(
         key=pair_key(model.slug, task.id), model=model.slug, spec=model.spec, task_id=task.id,
         status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
@@ -169,6 +175,31 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         attempts_planned=attempt_settings.get("attempts"),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
-        final=summary.get("final"), final_unit_passed=unit.get("passed") if unit else None,
-        final_unit_total=unit.get("total") if unit else None, tokens=tokens(records), cost=cost(records),
+        final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=denominator,
+        tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
+
+
+def final_unit_scores(run_dir: Path, task: Task, runner: Any,
+                      unit: dict[str, Any]) -> tuple[int | None, int | None, str | None]:
+    """(#Pass, #Tests, what #Tests counts) of the final output's unit tests.
+
+    The paper's denominator is the task's expected tests (`SandboxRunner.expected_tests`: what the
+    reference collects, skips left out), where a test file that does not collect fails all its tests;
+    without a runner, a unit report or a reference, the counts of the tests the output ran.
+    """
+    from projectgen.evaluation.expectations import ExpectationError, score_report
+    from projectgen.evaluation.report import TestReport
+
+    if not unit:
+        return None, None, None
+    report_path = run_dir / layout.UNIT_REPORT
+    if runner is not None and report_path.is_file():
+        try:
+            expected = runner.expected_tests(task, "unit")
+        except ExpectationError:
+            expected = None
+        if expected is not None:
+            score = score_report(TestReport.model_validate_json(report_path.read_text(encoding="utf-8")), expected)
+            return score.passed, score.expected, "expected"
+    return unit.get("passed"), unit.get("total"), "run"

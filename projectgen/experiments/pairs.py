@@ -94,7 +94,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.runs.livecoder import run_livecoder
 
         if unit.mode == "collect":
-            return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, how="collected")
+            return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, how="collected",
+                                 runner=state)
         spec, settings = unit.model.spec_for(unit.task.id), self.spec.attempt_settings
         base_url, progress = self.spec.base_url, self.progress
         common = dict(models=ModelRoles.from_specs(spec, base_url=base_url),
@@ -107,7 +108,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
             try:
                 run_livecoder(unit.task, unit.run_dir, resume=True, **common)
                 return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices,
-                                     how="resumed")
+                                     how="resumed", runner=state)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):
                     raise
@@ -116,7 +117,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
         run_livecoder(unit.task, unit.run_dir, force=False, **common)
-        return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices)
+        return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, runner=state)
 
     def failed(self, unit: PairUnit, reason: str) -> PairResult:
         return PairResult(key=unit.key, model=unit.model.slug, spec=unit.model.spec, task_id=unit.task.id,

@@ -217,6 +217,9 @@ def test_per_task_outcomes_behind_the_figures(second) -> None:
     }
     assert {t: p.loc for t, p in buggy.items() if p.ok} == LOC
     assert (buggy["kvstore"].final_unit_passed, buggy["wordfreq"].final_unit_passed) == (29, 10)
+    # #Tests is what each reference collects (measured once in the sandbox), not what the output ran
+    assert {(p.final_unit_total, p.unit_denominator) for p in buggy.values() if p.ok} == {(29, "expected"),
+                                                                                         (11, "expected")}
 
 
 def test_the_buggy_models_table_by_hand(setup, second) -> None:
