@@ -42,7 +42,19 @@ from projectgen.runs import layout
 ATTEMPT_RECORD = "attempt:{}"
 
 
-def _score(report: TestReport) -> float:
+def attempt_score(runner: Any, task: Any, report: TestReport) -> float:
+    """The pass rate of `report` over the task's expected tests of its suite (what the reference collects,
+    skips left out; a module that does not collect fails all its tests), so a perfect output scores 1.0
+    and reaches the reuse trigger. Over the tests that ran when the expectation cannot be known (no
+    reference, or a runner without `expected_tests`)."""
+    from projectgen.evaluation.expectations import ExpectationError, score_report
+
+    expected_tests = getattr(runner, "expected_tests", None)
+    if expected_tests is not None:
+        try:
+            return score_report(report, expected_tests(task, report.suite)).pass_rate
+        except ExpectationError:
+            pass
     return report.passed / report.total if report.total else 0.0
 
 
@@ -159,7 +171,7 @@ async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext],
         if suite in ctx.task.suites and repository:
             reports[suite] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
     selected = reports.get(settings.selection)
-    current["score"] = _score(selected) if selected else 0.0
+    current["score"] = (await asyncio.to_thread(attempt_score, ctx.runner, ctx.task, selected)) if selected else 0.0
     current["feedback_report"] = selected.model_dump(mode="json") if selected else None
     current["unit"] = reports["unit"].summary() if "unit" in reports else None
     label = " (oracle: hidden unit tests)" if settings.selection == "unit" else ""
