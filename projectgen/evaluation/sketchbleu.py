@@ -31,6 +31,10 @@ Choices where CodeS is unclear or wrong, all recorded in `SketchBLEUSettings.to_
 - `empty_dataflow_pairs` and `structure_counting`: see their modules.
 `SketchBLEUSettings.codes()` turns the three switches back to CodeS's behaviour.
 
+One limit stays, codebleu's own: the weighted unigram recall divides by at least 1, so a
+reference with fewer than five non-keyword tokens (a one-line file) scores below 100
+against itself.
+
 Tasks are averaged as Tables 4 and 6 do: the unweighted mean over the tasks that have a
 value (`average_sketchbleu`).
 
