@@ -17,6 +17,8 @@ Departures from CodeS, each a named setting recorded with the score:
   scored against itself stays below 100. ``"zero"`` is CodeS's rule.
 - Repositories without functions: both empty -> 1.0 (nothing differs), one empty -> 0.0
   (CodeS divides by zero).
+- Each variable's sources are sorted by name before normalising, so the score does not
+  depend on the hash seed (codebleu's graphs order them through sets of names).
 - Functions are found per file (a file that does not parse costs only its own
   functions; CodeS parses all files stacked into one source and, when any file fails,
   falls back to top-level ``def`` lines), async functions included.
@@ -78,7 +80,11 @@ def dataflow_edges(source: str, parser: Any) -> tuple[Edge, ...]:
         source = remove_comments_and_docstrings(source, "python")
     except Exception:  # noqa: BLE001 - CodeBLEU keeps the text as it is when tokenize fails
         pass
-    flow = normalize_dataflow(get_data_flow(source, [parser, DFG_python]))
+    # codebleu merges a variable's sources through sets of names, so their order (and with it
+    # the var_N numbering) follows the interpreter's hash seed; sorted, the graph does not.
+    raw = [(name, index, relation, sorted(parents), parent_indices)
+           for name, index, relation, parents, parent_indices in get_data_flow(source, [parser, DFG_python])]
+    flow = normalize_dataflow(raw)
     return tuple((var, relation, tuple(sorted(parents))) for var, relation, parents in flow)
 
 

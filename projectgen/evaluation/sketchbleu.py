@@ -66,7 +66,8 @@ FIXED_CHOICES: dict[str, str] = {
     "ngram_match": "codebleu==0.7.0 bleu.corpus_bleu (BLEU-4)",
     "weighted_ngram_match": "codebleu==0.7.0 weighted_ngram_match.corpus_bleu (keywords 1.0, other 0.2)",
     "structure_match": "depth-3 subtrees over Root/Directory/File/tree-sitter nodes",
-    "dataflow_match": "codebleu get_data_flow per function, scipy linear_sum_assignment, two-sided count penalty",
+    "dataflow_match": ("codebleu get_data_flow per function, sources sorted by name; "
+                       "scipy linear_sum_assignment; two-sided count penalty"),
 }
 
 _SKIPPED_TOKENS = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER})
@@ -138,7 +139,8 @@ def python_files(repository: Mapping[str, str]) -> dict[str, str]:
     return {path: repository[path].strip() + "\n" for path in sorted(repository) if path.endswith(".py")}
 
 
-def _python_parser() -> Any:
+def python_parser() -> Any:
+    """A tree-sitter parser for Python; a missing extra is a one-line `ProjectGenError`."""
     try:
         import scipy.optimize  # noqa: F401 - checked here so a missing extra fails before any work
         from codebleu.utils import get_tree_sitter_language
@@ -175,7 +177,7 @@ def sketch_bleu(candidate: Mapping[str, str], reference: Mapping[str, str],
     ref_files, cand_files = python_files(reference), python_files(candidate)
     if not ref_files:
         raise ProjectGenError("SketchBLEU: the reference repository has no .py file to compare with")
-    parser = _python_parser()
+    parser = python_parser()
     token_cache: dict[str, list[str]] = {}
     ref_tokens = [token for text in ref_files.values() for token in _cached_tokens(text, token_cache)]
     cand_tokens = [token for text in cand_files.values() for token in _cached_tokens(text, token_cache)]
