@@ -96,6 +96,10 @@ _EXPORTS: dict[str, str] = {
     "pass_rate": "projectgen.evaluation.metrics",
     "loc_weighted_average": "projectgen.evaluation.metrics",
     "repository_stats": "projectgen.evaluation.metrics",
+    "sketch_bleu": "projectgen.evaluation.sketchbleu",
+    "average_sketchbleu": "projectgen.evaluation.sketchbleu",
+    "SketchBLEUScore": "projectgen.evaluation.sketchbleu",
+    "SketchBLEUSettings": "projectgen.evaluation.sketchbleu",
     # runs and experiments
     "run_project": "projectgen.runs",
     "arun_project": "projectgen.runs",
