@@ -75,6 +75,8 @@ class AttemptFigures(BaseModel):
     unit_passed: int | None = None
     unit_total: int | None = None
     best_attempt: int | None = Field(default=None, description="the historical best after this attempt")
+    maintainability: float | None = Field(default=None, description="radon's mean maintainability index (0-100) "
+                                          "of the attempt's repository (LiveCoder's maintainability figure)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
 
@@ -164,7 +166,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         attempts.append(AttemptFigures(
             attempt=number, kind=kind, score=row.get("score"),
             unit_passed=unit.get("passed") if unit else None, unit_total=unit.get("total") if unit else None,
-            best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls)))
+            best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls),
+            maintainability=attempt_maintainability(run_dir, number) if kind == "generated" else None))
     attempt_settings = summary.get("attempt_settings") or {}
     unit = summary.get("unit_tests") or {}
     passed, total, denominator = final_unit_scores(run_dir, task, runner, unit)
@@ -203,3 +206,14 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any,
             score = score_report(TestReport.model_validate_json(report_path.read_text(encoding="utf-8")), expected)
             return score.passed, score.expected, "expected"
     return unit.get("passed"), unit.get("total"), "run"
+
+
+def attempt_maintainability(run_dir: Path, attempt: int) -> float | None:
+    """radon's mean maintainability index of attempts/N/repository (None when it has no parsable Python)."""
+    from projectgen.evaluation.metrics import repository_stats
+
+    folder = run_dir / layout.ATTEMPTS / str(attempt) / layout.REPOSITORY
+    if not folder.is_dir():
+        return None
+    stats = repository_stats(folder)
+    return stats.mean_maintainability_index if stats.python_files > stats.unparsable_files else None

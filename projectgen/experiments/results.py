@@ -72,6 +72,31 @@ def attempt_scores(pair: PairResult, attempts: int) -> list[tuple[float | None, 
     return out
 
 
+def cost_reduction(first: float | None, last: float | None) -> float | None:
+    """LiveCoder Table 5's reduction: (cost of A1 - cost of the last attempt) / cost of A1 x 100."""
+    if not first or last is None:
+        return None
+    return (first - last) / first * 100
+
+
+# LiveCoder's difficulty buckets (NL2Repo-Bench, its Table 2) by the reference's lines of code.
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def difficulty(loc: int) -> str:
+    """easy (<= 1.5k LOC), medium (1.5k-4k) or hard (>= 4k), as LiveCoder reports NL2Repo-Bench."""
+    if loc <= 1500:
+        return "easy"
+    return "medium" if loc < 4000 else "hard"
+
+
+class BucketFigures(BaseModel):
+    """The final outputs of the tasks of one difficulty bucket."""
+
+    tasks: int
+    mean_pass_rate: float | None
+
+
 class AttemptRow(BaseModel):
     """One attempt index over a model's tasks."""
 
@@ -83,6 +108,8 @@ class AttemptRow(BaseModel):
     attempt_loc_weighted: float | None
     output_mean: float | None = Field(description="mean over tasks of the unit pass rate of the output after t")
     output_loc_weighted: float | None
+    maintainability: float | None = Field(default=None, description="mean over the attempts that generated a "
+                                          "repository of radon's maintainability index")
     tokens: TokenFigures
     cost: CostFigures
 
@@ -100,6 +127,10 @@ class FinalFigures(BaseModel):
     mean_pass_rate: float | None = None
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
+    by_difficulty: dict[str, BucketFigures] = Field(default_factory=dict, description="mean final pass rate by "
+                                                    "reference size: easy <= 1.5k LOC, medium, hard >= 4k")
+    cost_reduction_pct: float | None = Field(default=None, description="(cost of attempt 1 - cost of the last "
+                                             "attempt) / cost of attempt 1 x 100 (LiveCoder Table 5)")
     mean_attempts_run: float | None = None
     reused: int = 0
     budget_limited: int = 0
@@ -137,8 +168,10 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         figures = [next((a for a in p.attempts if a.attempt == t), None) for p in ok]
         tokens = sum((a.tokens for a in figures if a is not None), TokenFigures())
         cost = sum((a.cost for a in figures if a is not None), CostFigures())
+        indices = [a.maintainability for a in figures if a is not None and a.maintainability is not None]
         rows.append(AttemptRow(
             attempt=t, tasks=len(ok), generated=sum(1 for a in figures if a is not None and a.kind == "generated"),
+            maintainability=mean(indices) if indices else None,
             reuse_rate=mean([float(s[t - 1][2]) for s in scores]) if ok else 0.0,
             attempt_mean=mean([s for s, _ in own]) if ok and measured else None,
             attempt_loc_weighted=loc_weighted_average(own) if ok and measured else None,
@@ -150,7 +183,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         mean_attempts_run=mean([p.attempts_run for p in ok]) if ok else None,
         reused=sum(1 for p in ok if p.reused_at is not None),
         budget_limited=sum(1 for p in ok if p.status == "budget-limited"),
-        tokens=sum((p.tokens for p in ok), TokenFigures()), cost=sum((p.cost for p in ok), CostFigures()))
+        tokens=sum((p.tokens for p in ok), TokenFigures()), cost=sum((p.cost for p in ok), CostFigures()),
+        cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None)
     if ok and measured:
         task_scores = [TaskScore(task_id=p.task_id, passed=p.final_unit_passed or 0, total=p.final_unit_total or 0,
                                  loc=p.loc or 0) for p in ok]
@@ -159,7 +193,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
             "passed": dataset.passed, "total": dataset.total, "avg_weighted": dataset.avg_weighted,
             "weights": sorted({p.loc_source for p in ok if p.loc_source}), "mean_pass_rate": dataset.mean_pass_rate,
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
-            "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total)})
+            "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total),
+            "by_difficulty": difficulty_buckets(task_scores)})
     return ModelReport(model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows, final=final,
                        pairs=sorted(pairs, key=lambda p: p.task_id))
 
@@ -178,6 +213,15 @@ class SummaryEntry(BaseModel):
     tests: int | None = Field(description="unit tests over the scored tasks (the SUM row's #Tests)")
     avg_weighted: float | None = Field(description="sum(#Pass x #LOC) / sum(#LOC) over the scored tasks")
     weights: list[str] = Field(description="where the #LOC weights came from")
+
+
+def difficulty_buckets(scores: Sequence[Any]) -> dict[str, BucketFigures]:
+    """Mean final pass rate per difficulty bucket (only the buckets that have tasks)."""
+    buckets: dict[str, list[float]] = {}
+    for score in scores:
+        buckets.setdefault(difficulty(score.loc), []).append(score.pass_rate)
+    return {name: BucketFigures(tasks=len(buckets[name]), mean_pass_rate=math.fsum(buckets[name]) / len(buckets[name]))
+            for name in DIFFICULTIES if name in buckets}
 
 
 class ExperimentResults(BaseModel):

@@ -14,14 +14,15 @@ def percent(value: float | None) -> str:
 
 
 ATTEMPT_COLUMNS = ("attempt", "generated", "attempt t: mean", "attempt t: LOC-w.", "output: mean",
-                   "output: LOC-w.", "reuse", "tokens", "cost")
+                   "output: LOC-w.", "reuse", "tokens", "cost", "MI")
 
 
 def attempt_cells(row: AttemptRow) -> list[str]:
     """The cells of one per-attempt table row (shared by the rich and Markdown tables)."""
     return [str(row.attempt), f"{row.generated}/{row.tasks}", percent(row.attempt_mean),
             percent(row.attempt_loc_weighted), percent(row.output_mean), percent(row.output_loc_weighted),
-            percent(row.reuse_rate), f"{row.tokens.total_tokens:,}", row.cost.label()]
+            percent(row.reuse_rate), f"{row.tokens.total_tokens:,}", row.cost.label(),
+            "n/a" if row.maintainability is None else f"{row.maintainability:.1f}"]
 
 
 def final_lines(report: ModelReport) -> list[str]:
@@ -39,7 +40,13 @@ def final_lines(report: ModelReport) -> list[str]:
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
                  f"{'n/a' if f.mean_attempts_run is None else f'{f.mean_attempts_run:.2f}'}; reused: {f.reused}; "
                  f"stopped by the budget: {f.budget_limited}")
-    lines.append(f"tokens: {f.tokens.total_tokens:,} in {f.tokens.calls} calls; cost: {f.cost.label()}")
+    if f.by_difficulty:
+        buckets = [f"{name} {percent(bucket.mean_pass_rate)} ({bucket.tasks} task(s))"
+                   for name, bucket in f.by_difficulty.items()]
+        lines.append("by difficulty (reference LOC; easy <= 1.5k, hard >= 4k): " + ", ".join(buckets))
+    lines.append(f"tokens: {f.tokens.total_tokens:,} in {f.tokens.calls} calls; cost: {f.cost.label()}"
+                 + (f"; cost reduction attempt 1 -> {report.attempts}: {f.cost_reduction_pct:.2f}%"
+                    if f.cost_reduction_pct is not None else ""))
     return lines
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import dataclasses
 import io
 import json
@@ -410,3 +411,53 @@ def test_the_local_executor_stops_without_waiting_for_running_units() -> None:
         list(LocalExecutor(workers=2).run(work, [0, 2], broken))
     with pytest.raises(ProjectGenError, match="workers must be at least 1"):
         LocalExecutor(workers=0)
+
+
+# --------------------------------------------------------------------------- LiveCoder's table shapes
+
+
+def livecoder_table(name: str) -> list[dict[str, str]]:
+    path = Path(__file__).resolve().parents[3] / "shared" / "paper_tables" / name
+    if not path.is_file():
+        pytest.skip(f"paper tables not found at {path.parent}")
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_cost_reduction_reproduces_livecoder_table_5() -> None:
+    from projectgen.experiments.results import cost_reduction
+
+    rows = livecoder_table("livecoder_table5_cost.csv")
+    assert len(rows) == 4
+    for row in rows:
+        reduction = cost_reduction(float(row["cost_a1_usd"]), float(row["cost_a4_usd"]))
+        # the printed costs are rounded to cents: carry that rounding into the tolerance
+        first, last = float(row["cost_a1_usd"]), float(row["cost_a4_usd"])
+        slack = 0.005 + 100 * 0.005 * (1 / first + last / first**2)
+        assert abs(reduction - float(row["reduction_pct"])) <= slack, row["model"]
+    assert cost_reduction(0.0, 1.0) is None and cost_reduction(None, 1.0) is None
+
+
+def test_difficulty_buckets_follow_livecoders_nl2repo_split() -> None:
+    from projectgen.evaluation.metrics import TaskScore
+    from projectgen.experiments.results import difficulty, difficulty_buckets
+
+    assert [difficulty(n) for n in (100, 1500, 1501, 3999, 4000, 9314)] == [
+        "easy", "easy", "medium", "medium", "hard", "hard"]
+    scores = [TaskScore(task_id="a", passed=1, total=2, loc=500), TaskScore(task_id="b", passed=2, total=2, loc=900),
+              TaskScore(task_id="c", passed=0, total=3, loc=9314)]
+    buckets = difficulty_buckets(scores)
+    assert list(buckets) == ["easy", "hard"]
+    assert (buckets["easy"].tasks, buckets["easy"].mean_pass_rate) == (2, 0.75)
+    assert (buckets["hard"].tasks, buckets["hard"].mean_pass_rate) == (1, 0.0)
+
+
+def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
+    """Table 3's columns (score per attempt, reuse %, maintainability) and Table 5's cost per attempt."""
+    report = by_model(second["results"], "scripted-buggy")
+    assert [row.attempt for row in report.per_attempt] == [1, 2, 3]
+    assert all(row.maintainability is not None and 0 < row.maintainability <= 100 for row in report.per_attempt)
+    assert report.final.by_difficulty["easy"].tasks == 2  # kvstore and wordfreq are small
+    assert report.final.cost_reduction_pct is None  # scripted replays cost nothing: no reduction to report
+    markdown = (setup["out"] / "results.md").read_text()
+    assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
