@@ -9,6 +9,8 @@
     figures      one pair's figures (PairResult), read from its run folder
     results      a model's figures per attempt and final (summarize_pairs, ExperimentResults)
     tables       results.md and the table cells the CLI shares
+    html         results.html: the plots (score per attempt, #Pass per task) and the #Pass table
+    writing      write_results: results.json, results.md, results.html
     experiment   run_experiment
     reference_bench   bench_reference: every task's reference through the sandbox runner
 
@@ -42,6 +44,8 @@ _EXPORTS: dict[str, str] = {
     "attempt_cells": "projectgen.experiments.tables",
     "final_lines": "projectgen.experiments.tables",
     "render_markdown": "projectgen.experiments.tables",
+    "render_html": "projectgen.experiments.html",
+    "write_results": "projectgen.experiments.writing",
     "ExperimentHooks": "projectgen.experiments.experiment",
     "run_experiment": "projectgen.experiments.experiment",
     "BenchRow": "projectgen.experiments.reference_bench",

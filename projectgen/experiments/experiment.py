@@ -49,7 +49,7 @@ from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.spec import ExperimentSpec, write_experiment_json
-from projectgen.experiments.tables import write_results
+from projectgen.experiments.writing import write_results
 from projectgen.experiments.tasks import load_tasks
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock

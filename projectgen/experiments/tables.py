@@ -1,11 +1,8 @@
 """An experiment's results as tables: results.md, and the cells and lines the CLI's tables share."""
 from __future__ import annotations
 
-from pathlib import Path
 
-from projectgen.durable_files import write_atomic
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
-from projectgen.runs import layout
 
 
 def percent(value: float | None) -> str:
@@ -123,9 +120,3 @@ def render_markdown(results: ExperimentResults) -> str:
                          f"{p.tokens.total_tokens:,} | {p.cost.label() if p.ok else ''} | {note} |")
         lines.append("")
     return "\n".join(lines)
-
-
-def write_results(results: ExperimentResults, out_dir: Path) -> None:
-    """Write ``results.json`` and ``results.md`` into the experiment folder (each whole or not at all)."""
-    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
-    write_atomic(out_dir / layout.RESULTS_MD, render_markdown(results))

@@ -25,7 +25,7 @@ from projectgen.inspection.formatting import esc
 from projectgen.inspection.queries import diffs
 from projectgen.inspection.views import RunView, diff_line_kind
 
-_CSS = """
+REPORT_CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212529;background:#f8f9fa;
 margin:0;padding:24px}
@@ -76,7 +76,7 @@ def render_html(run: RunView, report: ReportContents | None = None) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
              "img-src data:\">",
-             f"<title>{esc(report.title)}</title><style>{_CSS}</style></head><body><main>",
+             f"<title>{esc(report.title)}</title><style>{REPORT_CSS}</style></head><body><main>",
              f"<h1>{esc(report.title)}</h1>"]
     if run.oracle:
         parts.append('<div class="banner">Oracle setting: attempts were selected with the hidden unit tests; '

@@ -38,4 +38,5 @@ LEDGER = "ledger.jsonl"  # one line per finished unit: what resume skips
 EXPERIMENT_CONFIG = "experiment.json"  # what the experiment was started with; a resume must match it
 RESULTS_JSON = "results.json"
 RESULTS_MD = "results.md"
+RESULTS_HTML = "results.html"
 TEST_REPORTS = "reports"  # bench-reference: reports/TASK.SUITE.json, one per task

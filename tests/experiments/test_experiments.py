@@ -461,3 +461,7 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert report.final.cost_reduction_pct is None  # scripted replays cost nothing: no reduction to report
     markdown = (setup["out"] / "results.md").read_text()
     assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
+    page = (setup["out"] / "results.html").read_text()
+    assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models
+    assert "Functional score of the output after each attempt" in page and "#Pass per task: livecoder / ref" in page
+    assert "<td>SUM</td>" in page and "<script" not in page
