@@ -22,6 +22,8 @@ class RunManifest(BaseModel):
     run_id: str
     task_path: str
     task_id: str
+    method: str = Field(default="livecoder", description="the method run (projectgen.runs.METHODS); older "
+                        "run.json files without it ran LiveCoder")
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
     settings: dict[str, Any] = Field(default_factory=dict)
     attempt_settings: dict[str, Any] = Field(default_factory=dict)
