@@ -57,8 +57,8 @@ from projectgen.runs.execution import (
 )
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
-from projectgen.runs.methods import (DEFAULT_METHOD, describe_method, direct_generator, inner_graph,
-                                     method_attempt_settings, warm_graph)
+from projectgen.runs.method_graphs import direct_generator, inner_graph, warm_graph
+from projectgen.runs.methods import DEFAULT_METHOD, describe_method, method_attempt_settings
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -151,7 +151,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             method = method or DEFAULT_METHOD
             attempt_settings = method_attempt_settings(method, attempt_settings)
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
-                                   method=method,
+                                   method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
                                    attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
@@ -184,6 +184,14 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
     """`arun_livecoder` for synchronous callers."""
     return asyncio.run(arun_livecoder(task, out_dir, **kwargs))
+
+
+def model_label(model_specs: Mapping[str, str] | None) -> str | None:
+    """run.json's label for a run whose models are the reference replay (spec "reference")."""
+    from projectgen.llm.naming import REFERENCE_LABEL
+    from projectgen.llm.reference_replay import REFERENCE_SPEC
+
+    return REFERENCE_LABEL if REFERENCE_SPEC in (model_specs or {}).values() else None
 
 
 def _resumed_method(manifest: RunManifest, asked: str | None) -> str:

@@ -14,21 +14,21 @@ run makes exactly the calls of the inner graph:
 
 `method_attempt_settings` resolves the settings: the method's defaults, then what the caller set
 explicitly (an `AttemptSettings` field given when it was made), then the ablation's switch, which
-cannot be turned back on.
+cannot be turned back on. The graphs themselves are built by `projectgen.runs.method_graphs`; this
+module stays light (no pydantic, LangChain or LangGraph), so the CLI can list the methods at start-up.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from projectgen.agents import Agents, DirectGenerator
-from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
-from projectgen.graphs import build_direct_graph, build_project_graph, build_self_reflection_graph, code_stage
-from projectgen.graphs.project import default_stages
 from projectgen.llm.roles import DIRECT_ROLE, STAGE_ROLES
+
+if TYPE_CHECKING:
+    from projectgen.config import AttemptSettings
 
 InnerGraph = Literal["project", "project-no-judges", "direct", "self-reflection"]
 DEFAULT_METHOD = "livecoder"
@@ -85,6 +85,8 @@ def describe_method(name: str) -> Method:
 def method_attempt_settings(name: str, given: AttemptSettings | None = None) -> AttemptSettings:
     """The attempt settings of a run of method `name`: its defaults, overridden by the fields set
     explicitly in `given`, then its fixed switch (``livecoder-no-best`` keeps ``historical_best`` off)."""
+    from projectgen.config import AttemptSettings
+
     method = describe_method(name)
     explicit = given.model_dump(include=given.model_fields_set) if given is not None else {}
     values = {**method.settings, **explicit, **{key: method.settings[key] for key in method.fixed}}
@@ -93,36 +95,3 @@ def method_attempt_settings(name: str, given: AttemptSettings | None = None) -> 
         raise ProjectGenError(f"method {name} has no architecture or skeleton to warm-start from; "
                               "leave out --warm-start")
     return settings
-
-
-def direct_generator(models: Any) -> DirectGenerator:
-    """The baselines' generator on the "direct" role's model (`ModelRoles`, or one model for all)."""
-    if models is None:
-        raise ProjectGenError("the direct and self-reflection methods need models (the 'direct' role's)")
-    return DirectGenerator(getattr(models, "for_role", lambda role: models)(DIRECT_ROLE))
-
-
-def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: Any = None) -> Any:
-    """The compiled graph one attempt of method `name` runs (over `ProjectState`): the project graph
-    (with or without its judges) from `agents`, or a baseline from the "direct" role of `models`."""
-    method = describe_method(name)
-    if method.graph in ("direct", "self-reflection"):
-        generator = direct_generator(models)
-        if method.graph == "direct":
-            return build_direct_graph(generator)
-        return build_self_reflection_graph(generator, settings=settings)
-    if agents is None:
-        raise ProjectGenError(f"method {name} needs the ProjectGen agents (models or agents)")
-    if method.graph == "project-no-judges":
-        return build_project_graph(stages=default_stages(agents, settings, judges=False), settings=settings)
-    return build_project_graph(agents=agents, settings=settings)
-
-
-def warm_graph(name: str, agents: Agents | None, settings: Settings) -> Any:
-    """The graph of warm-started attempts (the code stage, from the best attempt's design); None for
-    the baselines, which have no design to start from."""
-    method = describe_method(name)
-    if agents is None or method.graph not in ("project", "project-no-judges"):
-        return None
-    judges = [agents.code_judge, *agents.extra_code_judges] if method.graph == "project" else []
-    return build_project_graph(stages=[("code", code_stage(agents.coder, judges, settings))])
