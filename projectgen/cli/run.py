@@ -29,12 +29,13 @@ def add_run_command(commands) -> None:
                      help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     run.add_argument("--resume", type=Path, default=None, metavar="DIR",
                      help="continue the run in DIR where it stopped (no completed model call is repeated)")
-    run.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
-                     help="what generates the repository (default %(default)s): direct (one call), self-reflection "
-                          "(direct + up to 4 rounds on the check-test errors), projectgen-no-iter (no judges), "
-                          "projectgen (one pass), livecoder (attempts around projectgen) and its ablations "
-                          "livecoder-no-success, -no-failure, -no-best; the baselines make one attempt unless "
-                          "--attempts says otherwise")
+    # default None, so that a --method given with --resume is told apart from the default
+    run.add_argument("--method", choices=METHODS, default=None, metavar="METHOD",
+                     help=f"what generates the repository (default {DEFAULT_METHOD}): direct (one call), "
+                          "self-reflection (direct + up to 4 rounds on the check-test errors), projectgen-no-iter "
+                          "(no judges), projectgen (one pass), livecoder (attempts around projectgen) and its "
+                          "ablations livecoder-no-success, livecoder-no-failure, livecoder-no-best; the baselines "
+                          "make one attempt unless --attempts says otherwise")
     run.add_argument("--model", default=None,
                      help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
                           "with --base-url, scripted:PATH to replay a script, or 'reference': the reference replay "
@@ -209,6 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     specs = _model_specs(args)
     models = _models_from_specs(specs, task)
     settings = settings_from_args(args)
+    args.method = args.method or DEFAULT_METHOD
     attempt_settings = method_attempt_settings(args.method, attempt_settings_from_args(args))
     if attempt_settings.selection not in task.suites:
         raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
