@@ -99,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "projectgen.runs",
     "RunSummary": "projectgen.runs",
     "run_livecoder": "projectgen.runs",
+    "METHODS": "projectgen.runs",
     "arun_livecoder": "projectgen.runs",
     "LiveCoderOutcome": "projectgen.runs",
     "LiveCoderSummary": "projectgen.runs",
