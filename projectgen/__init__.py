@@ -72,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "FaultPlan": "projectgen.llm.faults",
     "inject_faults": "projectgen.llm.faults",
     "reference_script": "projectgen.llm.reference_replay",
+    "reference_model": "projectgen.llm.reference_replay",
     "Breakage": "projectgen.llm.reference_replay",
     # what flows between stages, and the memories
     "SSAT": "projectgen.ssat",
@@ -106,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "projectgen.runs",
     "RunSummary": "projectgen.runs",
     "run_livecoder": "projectgen.runs",
+    "METHODS": "projectgen.runs",
     "arun_livecoder": "projectgen.runs",
     "LiveCoderOutcome": "projectgen.runs",
     "LiveCoderSummary": "projectgen.runs",

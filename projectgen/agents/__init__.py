@@ -16,12 +16,13 @@ from projectgen.agents.architecture_judge import ArchitectureJudge, Architecture
 from projectgen.agents.base import CheckStatus, ModelGateway, Verdict, combine_verdicts
 from projectgen.agents.code_judge import CodeJudge
 from projectgen.agents.coder import Coder
+from projectgen.agents.direct import DirectGenerator
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
 from projectgen.agents.knowledge import KnowledgeExtractor, render_guidance
 from projectgen.agents.protocols import (
-    ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, SkeletonGenerator,
-    SkeletonReviewer,
+    ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, RepositoryGenerator,
+    SkeletonGenerator, SkeletonReviewer,
 )
 
 
@@ -58,9 +59,10 @@ class Agents:
 
 __all__ = [
     "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
+    "DirectGenerator",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
     "KnowledgeExtractor", "render_guidance",
     "ArchitectureGenerator", "ArchitectureReviewer", "CodeGenerator", "CodeReviewer", "LessonExtractor",
-    "SkeletonGenerator", "SkeletonReviewer",
+    "RepositoryGenerator", "SkeletonGenerator", "SkeletonReviewer",
 ]

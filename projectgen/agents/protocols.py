@@ -89,3 +89,14 @@ class LessonExtractor(Protocol):
     async def extract(self, gateway: ModelGateway, /, *, task_summary_source: str, attempt: int, score: float,
                       observation: RepositoryObservation | str, feedback: ExecutionFeedback | str
                       ) -> ExtractedKnowledge: ...
+
+
+@runtime_checkable
+class RepositoryGenerator(Protocol):
+    """The baselines' generator (default `DirectGenerator`): the whole repository in one reply from the
+    documents (`direct`), then, for `self-reflection`, the files to change given the check-test errors."""
+
+    async def generate(self, gateway: ModelGateway, documents: Documents, /, *, guidance: str) -> EditOutcome: ...
+
+    async def reflect(self, gateway: ModelGateway, documents: Documents, repository: Mapping[str, str], /, *,
+                      error_log: str, passed: int, total: int, iteration: int, guidance: str) -> EditOutcome: ...

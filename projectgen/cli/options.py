@@ -179,9 +179,13 @@ def attempt_settings_from_args(args: argparse.Namespace):
     from projectgen.config import AttemptSettings
 
     values: dict[str, Any] = {name: getattr(args, name) for name in ("attempts", "selection") if given(args, name)}
-    return AttemptSettings(**values, success_knowledge=not args.no_success_knowledge,
-                           failure_knowledge=not args.no_failure_knowledge, historical_best=not args.no_best,
-                           warm_start=args.warm_start, measure_unit_tests=not args.no_unit_tests)
+    # Only the switches the user gave are set, so a method's defaults (`projectgen.runs.methods`) hold otherwise.
+    switches = {"success_knowledge": args.no_success_knowledge, "failure_knowledge": args.no_failure_knowledge,
+                "historical_best": args.no_best, "measure_unit_tests": args.no_unit_tests}
+    values.update({name: False for name, off in switches.items() if off})
+    if args.warm_start:
+        values["warm_start"] = True
+    return AttemptSettings(**values)
 
 
 def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):

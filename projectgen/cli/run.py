@@ -10,6 +10,9 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pip
                                     runner_from_args, settings_from_args)
 from projectgen.cli.tables import print_attempts
 from projectgen.llm.roles import ROLES
+from projectgen.runs.methods import DEFAULT_METHOD, METHODS
+
+REFERENCE_SPEC = "reference"  # projectgen.llm.reference_replay.REFERENCE_SPEC, without importing it at start-up
 
 # What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
 RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
@@ -26,9 +29,18 @@ def add_run_command(commands) -> None:
                      help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     run.add_argument("--resume", type=Path, default=None, metavar="DIR",
                      help="continue the run in DIR where it stopped (no completed model call is repeated)")
+    # default None, so that a --method given with --resume is told apart from the default
+    run.add_argument("--method", choices=METHODS, default=None, metavar="METHOD",
+                     help=f"what generates the repository (default {DEFAULT_METHOD}): direct (one call), "
+                          "self-reflection (direct + up to 4 rounds on the check-test errors), projectgen-no-iter "
+                          "(no judges), projectgen (one pass), livecoder (attempts around projectgen) and its "
+                          "ablations livecoder-no-success, livecoder-no-failure, livecoder-no-best; the baselines "
+                          "make one attempt unless --attempts says otherwise")
     run.add_argument("--model", default=None,
                      help="chat model for every role: PROVIDER:MODEL (openai:gpt-4o-mini), a served model name "
-                          "with --base-url, or scripted:PATH to replay a script (default $PROJECTGEN_MODEL)")
+                          "with --base-url, scripted:PATH to replay a script, or 'reference': the reference replay "
+                          "(oracle, not a model), every agent answered from the task's reference code, to check "
+                          "that the harness gives a perfect generator full marks (default $PROJECTGEN_MODEL)")
     run.add_argument("--role-model", action="append", default=[], metavar="ROLE=SPEC",
                      help=f"a different model for one role ({', '.join(ROLES)}); repeatable")
     run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
@@ -86,7 +98,7 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
     default = args.model or os.environ.get("PROJECTGEN_MODEL")
     if not default:
         raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
-                              "PROJECTGEN_MODEL")
+                              "PROJECTGEN_MODEL; --model reference replays the task's reference code)")
     specs = {"default": default}
     for item in args.role_model:
         role, sep, spec = item.partition("=")
@@ -102,20 +114,43 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
     return specs
 
 
-def _models_from_specs(specs: dict[str, str]):
-    """The `ModelRoles` a spec mapping (see `_model_specs`) describes."""
+def _models_from_specs(specs: dict[str, str], task):
+    """The `ModelRoles` a spec mapping (see `_model_specs`) describes; "reference" is `task`'s reference replay."""
     from projectgen.llm import ModelRoles
 
     roles = dict(specs)
     default = roles.pop("default")
     base_url = roles.pop("base_url", None)
     faults = roles.pop("faults", None)
+    plan = None
     if faults:
-        from projectgen.llm.faults import FaultPlan, inject_faults
+        from projectgen.llm.faults import FaultPlan
 
         plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
-        return inject_faults(ModelRoles.from_specs(default, base_url=base_url, **roles), plan)
-    return ModelRoles.from_specs(default, base_url=base_url, **roles)
+    if REFERENCE_SPEC in (default, *roles.values()):
+        models = _with_reference_replay(default, roles, base_url, task)
+    else:
+        models = ModelRoles.from_specs(default, base_url=base_url, **roles)
+    if plan is not None:
+        from projectgen.llm.faults import inject_faults
+
+        return inject_faults(models, plan)
+    return models
+
+
+def _with_reference_replay(default: str, roles: dict[str, str], base_url: str | None, task):
+    """`ModelRoles` where the "reference" spec is `task`'s reference replay (one object for every such role)."""
+    from projectgen.llm import ModelRoles, make_chat_model
+    from projectgen.llm.reference_replay import reference_model
+
+    made = {REFERENCE_SPEC: reference_model(task)}
+
+    def make(spec: str):
+        if spec not in made:
+            made[spec] = make_chat_model(spec, base_url=base_url)
+        return made[spec]
+
+    return ModelRoles(default=make(default), overrides={role: make(spec) for role, spec in roles.items() if spec})
 
 
 def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
@@ -134,7 +169,8 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
     try:
-        outcome = run_livecoder(task, out, models=models, model_specs=model_specs, settings=settings,
+        outcome = run_livecoder(task, out, method=getattr(args, "method", None), models=models,
+                                model_specs=model_specs, settings=settings,
                                 attempt_settings=attempt_settings, runner=runner_from_args(args, log=progress),
                                 knowledge_url=getattr(args, "knowledge_store", None),
                                 max_tokens=getattr(args, "max_tokens", None),
@@ -159,6 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from projectgen.errors import ProjectGenError
+    from projectgen.runs.methods import method_attempt_settings
 
     if args.resume is not None:
         given = options_fixed_by_run_json(args)
@@ -171,8 +208,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Everything the user gave is checked here, before the run folder is made or any model is called.
     task = _resolve_task(args.task)
     specs = _model_specs(args)
-    models = _models_from_specs(specs)
-    settings, attempt_settings = settings_from_args(args), attempt_settings_from_args(args)
+    models = _models_from_specs(specs, task)
+    settings = settings_from_args(args)
+    args.method = args.method or DEFAULT_METHOD
+    attempt_settings = method_attempt_settings(args.method, attempt_settings_from_args(args))
     if attempt_settings.selection not in task.suites:
         raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
                               f"attempts (--selection {attempt_settings.selection}); it has: "
@@ -221,8 +260,9 @@ def _resume(args: argparse.Namespace) -> int:
         raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
                               "to resume")
     task = load_task(Path(manifest.task_path))
-    models = _models_from_specs(manifest.models)
+    models = _models_from_specs(manifest.models, task)
     args.knowledge_store = manifest.knowledge_store
+    args.method = manifest.method
     attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
     args.no_unit_tests = not attempt_settings.measure_unit_tests
     return _execute_run(args, task, models=models, model_specs=manifest.models,

@@ -51,7 +51,7 @@ def print_attempts(console, outcome) -> None:
 
     summary = outcome.summary
     oracle = " (selection by hidden unit tests: oracle setting)" if summary.get("oracle") else ""
-    table = Table(title=f"{summary['task_id']}: attempts{oracle}")
+    table = Table(title=f"{summary['task_id']}: {summary.get('method', 'livecoder')} attempts{oracle}")
     for column in ("attempt", "score", "unit tests", "stage iterations", "best so far", "knowledge in", "tokens"):
         table.add_column(column)
     for row in summary["attempts"]:

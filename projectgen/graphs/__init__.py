@@ -1,5 +1,6 @@
 """LangGraph graphs: typed state (`state`), runtime contexts (`context`), one subgraph per stage,
-the project graph that chains them, and LiveCoder's attempts graph around it.
+the project graph that chains them, LiveCoder's attempts graph around it, and the baselines
+(`baselines`: Direct and Self-Reflection) that it can wrap instead.
 
 Every node is a module-level function (``projectgen.graphs.code.fill_file``, ...) that reads
 the state and the runtime context; a builder binds the stage's agents and settings to its
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from projectgen.graphs.architecture import architecture_stage
 from projectgen.graphs.attempts import build_attempts_graph
+from projectgen.graphs.baselines import build_direct_graph, build_self_reflection_graph
 from projectgen.graphs.code import code_stage
 from projectgen.graphs.context import AttemptsContext, RunContext
 from projectgen.graphs.project import build_project_graph, default_stages
@@ -23,6 +25,6 @@ from projectgen.graphs.state import AttemptsState, ProjectState, append_unique, 
 
 __all__ = [
     "AttemptsContext", "AttemptsState", "ProjectState", "RunContext", "append_unique", "architecture_stage",
-    "build_attempts_graph", "build_project_graph", "code_stage", "default_stages", "initial_state", "merge_dict",
-    "skeleton_stage",
+    "build_attempts_graph", "build_direct_graph", "build_project_graph", "build_self_reflection_graph", "code_stage",
+    "default_stages", "initial_state", "merge_dict", "skeleton_stage",
 ]

@@ -48,8 +48,9 @@ async def design_architecture(state: ProjectState, runtime: Runtime[RunContext],
 
 
 async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], *,
-                             judge: ArchitectureReviewer, settings: Settings) -> dict[str, Any]:
-    """Node "judge_architecture": the judge's verdict, or the parser's when no usable tree came."""
+                             judge: ArchitectureReviewer | None, settings: Settings) -> dict[str, Any]:
+    """Node "judge_architecture": the judge's verdict, or the parser's when no usable tree came (only the
+    parser's without a judge)."""
     ctx = runtime.context
     cap = settings.cap(STAGE)
     iteration = iteration_of(state, STAGE)
@@ -58,6 +59,9 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
     if error or ssat is None:
         verdict = Verdict(judge="parser", stage=STAGE, iteration=iteration, score=0, accepted=False,
                           feedback=error or "no architecture tree was produced")
+    elif judge is None:  # no judge (ProjectGen w/o iter): the tree is used as it is
+        ctx.say(f"architecture {iteration}/{cap}: no judge, moving on")
+        return {}
     else:
         verdict = await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
                                      threshold=settings.threshold)
@@ -69,10 +73,15 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
     return update
 
 
-def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureReviewer,
+def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureReviewer | None,
                        settings: Settings | None = None):
-    """The compiled stage subgraph; `architect` has ``design(...)``, `judge` has ``review(...)``."""
+    """The compiled stage subgraph; `architect` has ``design(...)``, `judge` has ``review(...)``.
+
+    Without a judge (``judge=None``: ProjectGen w/o iter) the architect designs once; the run stops
+    only when that tree cannot be used."""
     settings = settings or Settings()
+    if judge is None:
+        settings = settings.model_copy(update={"architecture_iterations": 1})
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("architect", bind(design_architecture, architect=architect, settings=settings))
     graph.add_node("judge_architecture", bind(judge_architecture, judge=judge, settings=settings))

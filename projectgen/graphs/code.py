@@ -159,6 +159,9 @@ async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judge
     ctx = runtime.context
     iteration = iteration_of(state, STAGE)
     repository = state.get("repository") or {}
+    if not judges:  # ProjectGen w/o iter: one fill, nothing run, no verdict
+        ctx.say(f"code {iteration}/{cap}: no judge, done")
+        return {}
     ctx.say(f"code {iteration}/{cap}: running check tests")
     verdicts = [await judge.review(ctx.gateway, ctx.task, repository, runner=ctx.runner, iteration=iteration)
                 for judge in judges]
@@ -176,11 +179,12 @@ async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judge
 
 def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer], settings: Settings | None = None):
     """The compiled stage subgraph. `coder` has ``fill``/``repair``; each judge has ``review(...)``
-    (the code judge first; all must accept)."""
+    (the code judge first; all must accept). With no judges (ProjectGen w/o iter) every file is
+    filled once and nothing is run or repaired."""
     settings = settings or Settings()
-    cap = settings.cap(STAGE)
     if not judges:
-        raise ValueError("the code stage needs at least one judge")
+        settings = settings.model_copy(update={"code_iterations": 1})
+    cap = settings.cap(STAGE)
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("plan_code", bind(plan_code, cap=cap))
     graph.add_node("fill_file", bind(fill_file, coder=coder, read_tree=tree_reader()))

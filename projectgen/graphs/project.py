@@ -18,8 +18,13 @@ from projectgen.graphs.state import ProjectState
 Stage = tuple[str, Any]  # (node name, compiled stage subgraph or any LangGraph node)
 
 
-def default_stages(agents: Agents, settings: Settings) -> list[Stage]:
-    """Architecture -> skeleton -> code, as in the paper."""
+def default_stages(agents: Agents, settings: Settings, *, judges: bool = True) -> list[Stage]:
+    """Architecture -> skeleton -> code, as in the paper; ``judges=False`` is its "w/o iter" ablation:
+    each generator runs once and no judge is asked (no check tests run inside the stages)."""
+    if not judges:
+        return [("architecture", architecture_stage(agents.architect, None, settings)),
+                ("skeleton", skeleton_stage(agents.skeleton, None, settings)),
+                ("code", code_stage(agents.coder, [], settings))]
     return [
         ("architecture", architecture_stage(agents.architect, agents.architecture_judge, settings)),
         ("skeleton", skeleton_stage(agents.skeleton, agents.skeleton_judge, settings)),

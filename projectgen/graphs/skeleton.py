@@ -89,11 +89,14 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
 
 
 async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
-                         judge: SkeletonReviewer, settings: Settings) -> dict[str, Any]:
-    """Node "judge_skeleton": the judge's verdict on all skeleton files."""
+                         judge: SkeletonReviewer | None, settings: Settings) -> dict[str, Any]:
+    """Node "judge_skeleton": the judge's verdict on all skeleton files (none without a judge)."""
     ctx = runtime.context
     cap = settings.cap(STAGE)
     iteration = iteration_of(state, STAGE)
+    if judge is None:
+        ctx.say(f"skeleton {iteration}/{cap}: no judge, moving on")
+        return {}
     verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
                                  threshold=settings.threshold)
     verdict = with_threshold_rule(verdict, settings)
@@ -101,9 +104,13 @@ async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
     return {"verdicts": [verdict_record(verdict)]}
 
 
-def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer, settings: Settings | None = None):
-    """The compiled stage subgraph; `writer` has ``write(...)``, `judge` has ``review(...)``."""
+def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer | None, settings: Settings | None = None):
+    """The compiled stage subgraph; `writer` has ``write(...)``, `judge` has ``review(...)``.
+
+    Without a judge (``judge=None``: ProjectGen w/o iter) every file is written once."""
     settings = settings or Settings()
+    if judge is None:
+        settings = settings.model_copy(update={"skeleton_iterations": 1})
     cap = settings.cap(STAGE)
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("plan_skeleton", bind(plan_skeleton, cap=cap))

@@ -13,8 +13,10 @@ from typing import Any
 
 from projectgen.inspection.formatting import fmt_score, fmt_seconds
 from projectgen.inspection.views import RunView
+from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.pricing import PRICES_AS_OF
 from projectgen.runs import layout
+from projectgen.runs.methods import DEFAULT_METHOD, describe_method
 from projectgen.runs.trace import STAGES
 
 ATTEMPT_HEADERS = ["attempt", "score", "check tests", "unit tests (reported)", "stage iterations (judge scores)",
@@ -72,6 +74,8 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     if run.run_id:
         facts.append(("run id", run.run_id))
     facts.append(("kind", "LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline (one run)"))
+    if run.kind == "livecoder":
+        facts.append(("method", method_fact((run.summary or {}).get("method") or DEFAULT_METHOD)))
     facts.append(("status", run.status))
     if run.kind == "livecoder":
         selection = run.selection or "check"
@@ -96,9 +100,26 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     facts.append(("cost", cost.label()))
     models = run.models()
     if models:
-        facts.append(("models", "; ".join(("scripted replay (not a model): " + name[len("scripted:"):])
-                                          if info["scripted"] else name for name, info in models.items())))
+        facts.append(("models", "; ".join(_model_fact(name, info) for name, info in models.items())))
     return facts
+
+
+def _model_fact(name: str, info: dict[str, Any]) -> str:
+    """How the facts name a model; a replay as one (the reference replay's label says so itself)."""
+    if not info["scripted"]:
+        return name
+    label = name[len("scripted:"):]
+    return label if label == REFERENCE_LABEL else f"scripted replay (not a model): {label}"
+
+
+def method_fact(name: str) -> str:
+    """The method's name and label (the name alone for a method this version does not know)."""
+    from projectgen.errors import ProjectGenError
+
+    try:
+        return f"{name}: {describe_method(name).label}"
+    except ProjectGenError:
+        return name
 
 
 def _attempt_rows(run: RunView) -> list[list[Any]]:

@@ -60,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "ROLES": "projectgen.llm.roles",
     "STAGE_ROLES": "projectgen.llm.roles",
     "KNOWLEDGE_ROLE": "projectgen.llm.roles",
+    "DIRECT_ROLE": "projectgen.llm.roles",
     "Script": "projectgen.llm.scripted",
     "ScriptEntry": "projectgen.llm.scripted",
     "ScriptedChatModel": "projectgen.llm.scripted",

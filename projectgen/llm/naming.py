@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
+REFERENCE_LABEL = "reference replay (oracle, not a model)"
+"""How reports name the reference replay (``--model reference``: `projectgen.llm.reference_replay.reference_model`)."""
+
 
 def model_name(model: Any) -> str:
     """A short name for records: ``gpt-4o-mini``, or ``scripted:LABEL`` for a replay.
@@ -32,7 +35,8 @@ def describe_model(model: Any) -> str:
     if callable(described):
         return str(described())
     if getattr(model, "_llm_type", None) == "scripted":
-        return f"scripted model ({model.label})"
+        # The oracle's label already says what it is.
+        return model.label if model.label == REFERENCE_LABEL else f"scripted model ({model.label})"
     description = f"{getattr(model, '_llm_type', type(model).__name__)} {model_name(model)}"
     url = getattr(model, "openai_api_base", None)
     return f"{description} at {url}" if url else description

@@ -2,11 +2,17 @@
 
 Used to test the real graph end to end without a model, and to write the demo's script:
 the architect answers with the SSAT derived from the reference, the skeleton agent with
-that tree's stubs, the coder with the reference files, the judges accept. Optionally one
-function is broken in the first code version, so the code-judge loop must repair it.
+that tree's stubs, the coder with the reference files, the judges accept, and the baselines'
+"direct" role with the whole reference as whole-file blocks. Optionally one function is
+broken in the first code version (and the first direct reply), so the code-judge loop (or a
+self-reflection round) must repair it.
 
 The result is a `Script` for `ScriptedChatModel`; its label says it replays reference
-code, so no report can mistake it for a model's work.
+code, so no report can mistake it for a model's work. `reference_model(task)` is the
+oracle behind ``--model reference``: every agent answered from the reference, the knowledge
+agent included, labelled "reference replay (oracle, not a model)" everywhere. It checks that
+the harness gives a perfect generator full marks on a dataset (as SWE-bench validates its
+gold patches).
 """
 from __future__ import annotations
 
@@ -18,7 +24,9 @@ from typing import Any
 from projectgen.config import EditFormat
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
-from projectgen.llm.scripted import Script, load_script
+from projectgen.llm.naming import REFERENCE_LABEL
+from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE
+from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 
@@ -67,13 +75,35 @@ def reference_ssat(task: Task, files: Mapping[str, str] | None = None) -> SSAT:
                                 description=f"Architecture of {task.id}, derived from its reference code.")
 
 
+REFERENCE_SPEC = "reference"
+"""The model spec (``--model reference``) of the reference replay; run.json records it, so a resume rebuilds it."""
+
+
+def reference_knowledge(task: Task) -> dict[str, Any]:
+    """The knowledge agent's answer in a reference replay: a success entry naming the reference files."""
+    return {"success": {"task_summary": f"{task.id} (reference replay)",
+                        "repository_signals": [f"the reference layout: {', '.join(sorted(task.reference)[:12])}"],
+                        "functional_signals": ["the reference implementation passes the check tests"],
+                        "carry_over": ["keep the reference implementation"]},
+            "failure": {"observed_failures": [], "repository_failures": [], "carry_over_constraints": []}}
+
+
+def reference_model(task: Task) -> Any:
+    """The oracle behind ``--model reference``: a `ScriptedChatModel` answering every agent of every
+    method (the knowledge agent included) from `task`'s reference code, labelled `REFERENCE_LABEL`."""
+    script = reference_script(task, label=REFERENCE_LABEL, knowledge=True)
+    return scripted_chat_model_class().from_responses(script.model_dump(mode="json", exclude_none=True),
+                                                      label=REFERENCE_LABEL)
+
+
 def _fenced(code: str) -> str:
     return f"```python\n{code}```\n"
 
 
 def reference_script(task: Task, *, breakage: Breakage | None = None, edit_format: EditFormat = "whole",
-                     label: str | None = None) -> Script:
-    """A script answering every call of a default ProjectGen run on `task` from its reference code."""
+                     label: str | None = None, knowledge: bool = False) -> Script:
+    """A script answering every call of a default ProjectGen run, and of the direct and self-reflection
+    baselines, on `task` from its reference code; with `knowledge`, LiveCoder's knowledge agent too."""
     files = reference_python_files(task)
     if not files:
         raise ProjectGenError(f"task {task.id} has no reference Python files")
@@ -93,6 +123,9 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
             responses.append({"role": "skeleton", "target": node.path, "content": _fenced(stub)})
     for path, code in sorted(files.items()):
         responses.append({"role": "coder", "target": path, "content": _fenced(code)})
+    responses.append({"role": DIRECT_ROLE, "content": make_whole_file_reply(sorted(files), files)})
+    if knowledge:
+        responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
     if breakage is not None:
         if breakage.path not in files:
             raise ProjectGenError(f"{breakage.path} is not a reference file of {task.id}")
@@ -104,6 +137,11 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         repair = (make_whole_file_reply([breakage.path], files) if edit_format == "whole"
                   else make_search_replace_reply({breakage.path: broken}, {breakage.path: files[breakage.path]}))
         responses.append({"role": "coder", "target": breakage.path, "iteration": 2, "content": repair})
+        # The baselines: the first direct reply has the break, a self-reflection round rewrites the file.
+        responses.append({"role": DIRECT_ROLE, "iteration": 1,
+                          "content": make_whole_file_reply(sorted(files), {**files, breakage.path: broken})})
+        responses.append({"role": DIRECT_ROLE, "iteration": 2,
+                          "content": make_whole_file_reply([breakage.path], files)})
         responses.append({"role": "code_judge", "iteration": 1, "content": {
             "summary": f"{breakage.function} is not implemented",
             "files": [{"path": breakage.path, "suggestion": f"implement {breakage.function} as the documents "

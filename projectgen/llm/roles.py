@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-# The roles of the project graph's agents (the fields of `projectgen.agents.Agents`), then LiveCoder's.
+# The roles of the project graph's agents (the fields of `projectgen.agents.Agents`), then LiveCoder's,
+# then the baselines' (`projectgen.runs.methods`: the one-call generator of `direct` and `self-reflection`).
 STAGE_ROLES: tuple[str, ...] = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 KNOWLEDGE_ROLE = "knowledge"
-ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE)
+DIRECT_ROLE = "direct"
+ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE)
 META_ROLE = "projectgen_role"
 META_STAGE = "projectgen_stage"
 META_TARGET = "projectgen_target"

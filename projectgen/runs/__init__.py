@@ -1,7 +1,8 @@
 """Runs: one execution path for a run folder (the single ProjectGen pass and LiveCoder's attempts).
 
 `layout` names every file of a run folder; `execution` holds the steps both kinds of run share;
-`pipeline` is the single pass, `livecoder` the durable attempts loop (`manifest`: run.json,
+`pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
+runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
 `trace` the events.jsonl trace; `locking` one process per folder.
 
@@ -19,6 +20,10 @@ _EXPORTS: dict[str, str] = {
     "run_livecoder": "projectgen.runs.livecoder",
     "arun_livecoder": "projectgen.runs.livecoder",
     "LiveCoderOutcome": "projectgen.runs.livecoder",
+    "METHODS": "projectgen.runs.methods",
+    "Method": "projectgen.runs.methods",
+    "describe_method": "projectgen.runs.methods",
+    "method_attempt_settings": "projectgen.runs.methods",
     "RunManifest": "projectgen.runs.manifest",
     "read_manifest": "projectgen.runs.manifest",
     "write_manifest": "projectgen.runs.manifest",

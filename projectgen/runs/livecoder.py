@@ -1,5 +1,9 @@
 """Run LiveCoder on one task: attempts around the project graph, durable and traced.
 
+The same path runs every method (`projectgen.runs.methods`: direct, self-reflection, projectgen,
+projectgen-no-iter, LiveCoder and its ablations): the method picks the graph inside the attempts
+and the attempt settings, and run.json and summary.json name it.
+
 Everything lands in one run folder::
 
     run.json            what was run (task, model specs, settings, run id): enough to resume
@@ -28,8 +32,6 @@ error to the caller; its checkpoint still holds the failed step, so a resume con
 """
 from __future__ import annotations
 
-from __future__ import annotations
-
 import asyncio
 import time
 import uuid
@@ -46,9 +48,8 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.graphs import build_project_graph
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
-from projectgen.llm import Budget, CallCache, UsageRecorder, model_failure_reason
+from projectgen.llm import Budget, CallCache, UsageRecorder, describe_model, model_failure_reason
 from projectgen.runs import layout
 from projectgen.runs.checkpoints import check_checkpoint_url, open_checkpointer
 from projectgen.runs.execution import (
@@ -56,6 +57,8 @@ from projectgen.runs.execution import (
 )
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
+from projectgen.runs.method_graphs import direct_generator, inner_graph, warm_graph
+from projectgen.runs.methods import DEFAULT_METHOD, describe_method, method_attempt_settings
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -82,6 +85,7 @@ class LiveCoderRun:
     out_dir: Path
     manifest: RunManifest
     agents: Agents
+    models: Any
     settings: Settings
     attempt_settings: AttemptSettings
     context: AttemptsContext
@@ -115,9 +119,12 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          max_cost_usd: float | None = None, prices_file: Path | str | None = None,
                          checkpoint_url: str | None = None, budget: Budget | None = None, resume: bool = False,
                          force: bool = False,
-                         progress: Callable[[str], None] | None = None, evaluate_unit: bool = True
-                         ) -> LiveCoderOutcome:
+                         progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
+                         method: str | None = None) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
+
+    `method` (`projectgen.runs.METHODS`; default "livecoder") picks the graph inside the attempts and
+    the attempt settings' defaults (`method_attempt_settings`); a resume continues run.json's method.
 
     `max_tokens` and `max_cost_usd` (priced with the list prices, or `prices_file` over them)
     stop the run cleanly with the best so far; `checkpoint_url` puts the checkpoints in
@@ -127,18 +134,24 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     from projectgen.memory.best_repo import BestRepositoryStore
 
     settings = Settings.with_profile(task.settings_profile, settings)  # on --resume, run.json's instead
-    attempt_settings = attempt_settings or AttemptSettings()
     out_dir = Path(out_dir)
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
     # shareable); held until the run returns.
     with ExitStack() as locked:
         if resume:
             manifest = _resumable_manifest(out_dir)
+            method = _resumed_method(manifest, method)
+            if attempt_settings is None:
+                attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
+            attempt_settings = method_attempt_settings(method, attempt_settings)
             locked.enter_context(folder_lock(out_dir))
             if budget is None:
                 budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
         else:
+            method = method or DEFAULT_METHOD
+            attempt_settings = method_attempt_settings(method, attempt_settings)
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
+                                   method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
                                    attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
@@ -161,7 +174,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                 task=task, runner=runner or SandboxRunner(log=progress), knowledge=knowledge,
                 best=BestRepositoryStore(out_dir / layout.BEST), extractor=knowledge_extractor(models),
                 gateway=gateway, run_id=manifest.run_id, progress=progress, out_dir=out_dir)
-            return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents,
+            return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
                                            settings=settings, attempt_settings=attempt_settings, context=context,
                                            resume=resume, evaluate_unit=evaluate_unit))
         finally:
@@ -171,6 +184,23 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
     """`arun_livecoder` for synchronous callers."""
     return asyncio.run(arun_livecoder(task, out_dir, **kwargs))
+
+
+def model_label(model_specs: Mapping[str, str] | None) -> str | None:
+    """run.json's label for a run whose models are the reference replay (spec "reference")."""
+    from projectgen.llm.naming import REFERENCE_LABEL
+    from projectgen.llm.reference_replay import REFERENCE_SPEC
+
+    return REFERENCE_LABEL if REFERENCE_SPEC in (model_specs or {}).values() else None
+
+
+def _resumed_method(manifest: RunManifest, asked: str | None) -> str:
+    """run.json's method; asking a resume for another one is a mistake (the checkpoints are of that graph)."""
+    describe_method(manifest.method)
+    if asked is not None and asked != manifest.method:
+        raise ProjectGenError(f"the run was started with method {manifest.method}, not {asked}; a resume "
+                              "continues its own method")
+    return manifest.method
 
 
 def _resumable_manifest(out_dir: Path) -> RunManifest:
@@ -200,11 +230,16 @@ async def _refuse_bad_options(out_dir: Path, *, checkpoint_url: str | None, pric
             pass  # an unreachable database fails here, not after the run folder is made
 
 
-def _warm_graph(agents: Agents, settings: Settings) -> Any:
-    from projectgen.graphs import code_stage
-
-    return build_project_graph(stages=[("code", code_stage(agents.coder, [agents.code_judge,
-                                                                         *agents.extra_code_judges], settings))])
+def model_descriptions(run: LiveCoderRun) -> dict[str, str]:
+    """role -> model description of the roles the run's method calls (a replay is named as one)."""
+    method = describe_method(run.manifest.method)
+    if method.graph in ("direct", "self-reflection"):
+        return {"direct": describe_model(direct_generator(run.models).model)}
+    described = {role: text for role, text in describe_agents(run.agents).items() if role in method.roles}
+    settings, extractor = run.attempt_settings, run.context.extractor
+    if extractor is not None and settings.attempts > 1 and (settings.success_knowledge or settings.failure_knowledge):
+        described["knowledge"] = describe_model(getattr(extractor, "model", extractor))
+    return described
 
 
 async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
@@ -213,9 +248,10 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
     started = time.monotonic()
     config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency}
     async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
-        graph = build_attempts_graph(build_project_graph(agents=run.agents, settings=run.settings),
-                                     settings=run.attempt_settings, warm_graph=_warm_graph(run.agents, run.settings),
-                                     checkpointer=saver)
+        method = run.manifest.method
+        graph = build_attempts_graph(inner_graph(method, run.agents, run.settings, models=run.models),
+                                     settings=run.attempt_settings,
+                                     warm_graph=warm_graph(method, run.agents, run.settings), checkpointer=saver)
         failure = await _stream_attempts(run, graph, config, trace)
         if failure is not None:
             await _record_failure(run, trace, failure)
@@ -239,6 +275,7 @@ async def _stream_attempts(run: LiveCoderRun, graph: Any, config: Mapping[str, A
         trace.write("run_resumed", run_id=run.manifest.run_id, note="already finished")
         return None
     trace.write("run_resumed" if run.resume else "run_start", run_id=run.manifest.run_id, task_id=run.task.id,
+                method=run.manifest.method, models=model_descriptions(run),
                 **({"note": "no checkpoint yet: from the beginning"} if run.resume and from_start else {}))
     trace.resume_at(None if from_start else snapshot.values.get("attempt"))
     start = {"task_id": run.task.id, "attempt": 1} if from_start else None
@@ -256,7 +293,7 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
             unit_report.write_json(run.out_dir / layout.UNIT_REPORT)
     # Every call of the run, those made before a resume included.
     summary = summarize_attempts(state, UsageRecorder.load(run.out_dir / layout.USAGE).records, run.manifest,
-                                 model_descriptions=describe_agents(run.agents),
+                                 model_descriptions=model_descriptions(run),
                                  unit_tests=unit_report.summary() if unit_report is not None else None,
                                  duration_s=time.monotonic() - started)
     write_output_repository(run.out_dir, state.get("repository") or {})

@@ -22,7 +22,11 @@ class RunManifest(BaseModel):
     run_id: str
     task_path: str
     task_id: str
+    method: str = Field(default="livecoder", description="the method run (projectgen.runs.METHODS); older "
+                        "run.json files without it ran LiveCoder")
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
+    model_label: str | None = Field(default=None, description="what the models are when they are not models: "
+                                    "'reference replay (oracle, not a model)' for the spec 'reference'")
     settings: dict[str, Any] = Field(default_factory=dict)
     attempt_settings: dict[str, Any] = Field(default_factory=dict)
     knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")

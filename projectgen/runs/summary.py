@@ -158,6 +158,7 @@ class LiveCoderSummary(BaseModel):
     schema_version: int = SCHEMA_VERSION
     task_id: str
     run_id: str
+    method: str = Field(default="livecoder", description="the method run (projectgen.runs.METHODS)")
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
     selection: str = Field(default="check", description="the suite attempts are scored and chosen by")
     oracle: bool = Field(default=False, description="chosen by the hidden unit tests (an oracle setting)")
@@ -191,7 +192,7 @@ def summarize_attempts(state: Mapping[str, Any], records: Sequence[CallRecord], 
         for record in state.get("records") or []]
     stopped = state.get("stopped")
     return LiveCoderSummary(
-        task_id=manifest.task_id, run_id=manifest.run_id, models=manifest.models,
+        task_id=manifest.task_id, run_id=manifest.run_id, method=manifest.method, models=manifest.models,
         selection=manifest.attempt_settings.get("selection", "check"),
         oracle=manifest.attempt_settings.get("selection") == "unit",
         attempts=rows, final=state.get("final"), stopped=stopped,

@@ -547,8 +547,7 @@ def test_graph_builders_reject_what_cannot_run():
     stage = code_stage(FakeCoder(), [FakeJudge("code")])
     with pytest.raises(ProjectGenError, match="unique"):
         build_project_graph(stages=[("code", stage), ("code", stage)])
-    with pytest.raises(ValueError):
-        code_stage(FakeCoder(), [])
+    # An empty judge list is ProjectGen w/o iter's code stage (one fill, nothing run): tests/graphs/test_baselines.py
 
 
 # --------------------------------------------------------------------------- real agents, sandbox

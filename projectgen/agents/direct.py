@@ -1,0 +1,48 @@
+"""The baselines' generator: the whole repository in one reply (Direct), then files rewritten from
+check-test errors (Self-Reflection), as LiveCoder's paper compares against.
+
+Both replies use the whole-file edit format (`projectgen.repository.edits`): a path line and a
+fenced block per file; unsafe paths are refused by `apply_edits`, never written.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from projectgen.agents.architect import document_values
+from projectgen.agents.base import ModelGateway, guidance_section
+from projectgen.datasets.task import Documents
+from projectgen.llm.roles import DIRECT_ROLE
+from projectgen.prompts import Prompt, load_prompt
+from projectgen.repository.edits import EditOutcome, apply_edits, make_whole_file_reply
+
+DIRECT_STAGE = "direct"
+REFLECTION_STAGE = "self_reflection"
+
+
+@dataclass
+class DirectGenerator:
+    """Writes the whole repository from the documents in one call (role "direct"), and revises it from
+    the check-test errors (same role, the self-reflection prompt, iteration 2, 3, ...)."""
+
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("direct"))
+    reflect_prompt: Prompt = field(default_factory=lambda: load_prompt("self_reflection"))
+    role: str = DIRECT_ROLE
+
+    async def generate(self, gateway: ModelGateway, documents: Documents, *, guidance: str = "") -> EditOutcome:
+        """The repository the reply gives (its `repo`), with the blocks that could not be used."""
+        messages = self.prompt.messages(**document_values(documents), guidance=guidance_section(guidance))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage=DIRECT_STAGE, iteration=1)
+        return apply_edits({}, reply, "whole")
+
+    async def reflect(self, gateway: ModelGateway, documents: Documents, repository: Mapping[str, str], *,
+                      error_log: str, passed: int, total: int, iteration: int, guidance: str = "") -> EditOutcome:
+        """`repository` with the files the reply rewrites replaced (the others kept)."""
+        listing = make_whole_file_reply(sorted(repository), repository) if repository else "(no files)"
+        messages = self.reflect_prompt.messages(**document_values(documents), repository=listing,
+                                                error_log=error_log or "(no log)", passed=passed, total=total,
+                                                guidance=guidance_section(guidance))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage=REFLECTION_STAGE, iteration=iteration)
+        return apply_edits(repository, reply, "whole")

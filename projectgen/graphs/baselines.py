@@ -1,0 +1,110 @@
+"""The baselines LiveCoder's paper compares against, as graphs over `ProjectState`:
+
+- Direct: one call, the documents in, the whole repository out as files.
+- Self-Reflection: Direct, then up to `rounds` (default 4) rounds of: run the check tests in the
+  sandbox, give the errors back, take the files the model rewrites. It stops early once every
+  check test passes (or the tests cannot be run at all).
+
+Their state is the project graph's, so LiveCoder's attempts graph wraps them like the
+project graph: `repository` is the output, and each check run is a "code" verdict (judge
+"check_tests"), so attempt records show its check-test status like a ProjectGen attempt's.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from projectgen.agents.base import Verdict
+from projectgen.agents.code_judge import check_status, error_log
+from projectgen.agents.protocols import RepositoryGenerator
+from projectgen.config import Settings
+from projectgen.graphs.context import RunContext
+from projectgen.graphs.loop import after_judge, bind
+from projectgen.graphs.state import ProjectState, documents_of, iteration_of, last_verdict, verdict_record
+
+STAGE = "code"  # the rounds count as code rounds: attempt records read the check status from this stage
+CHECK_JUDGE = "check_tests"
+REFLECTION_ROUNDS = 4
+
+
+async def generate_directly(state: ProjectState, runtime: Runtime[RunContext], *,
+                            generator: RepositoryGenerator) -> dict[str, Any]:
+    """Node "direct": the whole repository from the documents, in one call."""
+    ctx = runtime.context
+    ctx.say("direct: writing the whole repository in one call")
+    outcome = await generator.generate(ctx.gateway, documents_of(state), guidance=state.get("guidance", ""))
+    if not outcome.repo:
+        ctx.say("direct: the reply held no usable file")
+    return {"repository": outcome.repo, "iterations": {STAGE: 1},
+            "generation_errors": {STAGE: outcome.feedback() or None}}
+
+
+async def run_check_tests(state: ProjectState, runtime: Runtime[RunContext], *, log_chars: int,
+                          cap: int) -> dict[str, Any]:
+    """Node "check": the check tests on the current repository, as a verdict (no model call)."""
+    ctx = runtime.context
+    iteration = iteration_of(state, STAGE)
+    base = dict(judge=CHECK_JUDGE, stage=STAGE, iteration=iteration)
+    if "check" not in ctx.task.suites:
+        verdict = Verdict(**base, score=10, accepted=True, feedback="the task has no check tests; nothing was run")
+        return {"verdicts": [verdict_record(verdict)]}
+    report = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, dict(state.get("repository") or {}), "check")
+    status = check_status(report)
+    if report.error:
+        verdict = Verdict(**base, check=status, score=0, accepted=False, stop=True,
+                          feedback=f"the check tests could not be run: {report.error}")
+    else:
+        verdict = Verdict(**base, check=status, score=round(10 * report.pass_rate, 2),
+                          accepted=status.status == "passed", log=error_log(report, log_chars),
+                          feedback=f"{status.passed} of {status.total} check tests pass")
+    ctx.say(f"self-reflection {iteration}/{cap}: {status.passed}/{status.total} check tests pass")
+    return {"verdicts": [verdict_record(verdict)]}
+
+
+async def reflect(state: ProjectState, runtime: Runtime[RunContext], *,
+                  generator: RepositoryGenerator) -> dict[str, Any]:
+    """Node "reflect": the errors go back to the model, the files it rewrites replace the old ones."""
+    ctx = runtime.context
+    iteration = iteration_of(state, STAGE) + 1
+    verdict = last_verdict(state, STAGE)
+    check = verdict.check
+    ctx.say(f"self-reflection {iteration}: giving {len(check.failing) if check else 0} failures back")
+    outcome = await generator.reflect(ctx.gateway, documents_of(state), dict(state.get("repository") or {}),
+                                      error_log=verdict.log, passed=check.passed if check else 0,
+                                      total=check.total if check else 0, iteration=iteration,
+                                      guidance=state.get("guidance", ""))
+    record = {"id": f"{iteration}:*", "path": "*", "iteration": iteration, "format": outcome.format,
+              "well_formed": outcome.well_formed, "applied": len(outcome.applied), "failed": len(outcome.failed),
+              "feedback": outcome.feedback()}
+    return {"repository": outcome.repo, "iterations": {STAGE: iteration}, "edits": [record]}
+
+
+def build_direct_graph(generator: RepositoryGenerator, *, name: str = "direct"):
+    """The compiled Direct graph: one node, one model call. Run it with ``context=RunContext(...)``."""
+    graph = StateGraph(ProjectState, context_schema=RunContext)
+    graph.add_node("direct", bind(generate_directly, generator=generator))
+    graph.add_edge(START, "direct")
+    graph.add_edge("direct", END)
+    return graph.compile(name=name)
+
+
+def build_self_reflection_graph(generator: RepositoryGenerator, rounds: int = REFLECTION_ROUNDS,
+                                settings: Settings | None = None, *, name: str = "self-reflection"):
+    """The compiled Self-Reflection graph: Direct, then up to `rounds` check -> reflect rounds (at most
+    1 + `rounds` model calls); `settings` gives the error-log excerpt's size."""
+    if rounds < 0:
+        raise ValueError(f"rounds must be 0 or more, not {rounds}")
+    settings = settings or Settings()
+    cap = rounds + 1  # the direct reply is iteration 1
+    graph = StateGraph(ProjectState, context_schema=RunContext)
+    graph.add_node("direct", bind(generate_directly, generator=generator))
+    graph.add_node("check", bind(run_check_tests, log_chars=settings.error_log_chars, cap=cap))
+    graph.add_node("reflect", bind(reflect, generator=generator))
+    graph.add_edge(START, "direct")
+    graph.add_edge("direct", "check")
+    graph.add_conditional_edges("check", after_judge(STAGE, cap, "reflect"), ["reflect", END])
+    graph.add_edge("reflect", "check")
+    return graph.compile(name=name)
