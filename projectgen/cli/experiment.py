@@ -9,6 +9,7 @@ from projectgen.cli.options import (add_attempt_options, add_pipeline_options, a
                                     attempt_settings_from_args, check_out_path, positive_int, prices_from_args,
                                     runner_from_args, settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
+from projectgen.runs.methods import METHODS
 
 
 def add_commands(subparsers) -> None:
@@ -23,8 +24,12 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--dataset", required=True, type=Path, help="folder of task folders")
     parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
                         help="a model to run (repeatable): PROVIDER:MODEL, a served name with --base-url, "
-                             "scripted:FILE, or scripted:DIR replaying DIR/<task-id>.json per task; LABEL names "
-                             "its folder and table (default: from the spec)")
+                             "scripted:FILE, scripted:DIR replaying DIR/<task-id>.json per task, or reference "
+                             "(each task's reference replayed: an oracle, not a model); LABEL names its folder and "
+                             "table (default: from the spec)")
+    parser.add_argument("--method", default="livecoder", metavar="M,M",
+                        help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
+                             "each task x method x model is one run")
     parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
     parser.add_argument("--workers", type=positive_int, default=1, help="pairs run in parallel (default 1)")
     parser.add_argument("--out", type=Path, default=None,
@@ -83,7 +88,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     tasks = args.tasks.split(",") if args.tasks else None
     with progress:
-        spec = ExperimentSpec(dataset=args.dataset, models=args.model, settings=settings_from_args(args),
+        spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
+                              settings=settings_from_args(args),
                               attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                               max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store)
         results = run_experiment(
@@ -96,7 +102,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     for report in results.models:
         print_model_table(console, report)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
-    console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}; runs in {out}/MODEL/TASK "
-                  f"(`projectgen trace DIR`)", highlight=False)
+    console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
+                  f"runs in {out}/MODEL/TASK, other methods in {out}/METHOD/MODEL/TASK (`projectgen trace DIR`)",
+                  highlight=False)
     errors = sum(report.final.errors for report in results.models)
     return EXIT_OK if not errors else EXIT_TESTS_FAILED

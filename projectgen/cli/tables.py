@@ -88,7 +88,7 @@ def print_model_table(console, report) -> None:
 
     from projectgen.experiments import attempt_cells, final_lines
 
-    table = Table(title=f"{report.model}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
+    table = Table(title=f"{report.name}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
                   caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")
     for column in ("t", "generated", "attempt t", "output after t", "reuse", "tokens", "cost", "MI"):
         table.add_column(column, justify="left" if column == "t" else "right", no_wrap=True)

@@ -45,7 +45,7 @@ from projectgen.experiments.engine import Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult, pair_key
 from projectgen.experiments.ledger import Ledger
-from projectgen.experiments.models import ExperimentModel, preflight
+from projectgen.experiments.models import preflight
 from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.spec import ExperimentSpec, write_experiment_json
@@ -93,8 +93,9 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
-        unloaded = record_load_errors(ledger, spec.models, load_errors)
-        units = [PairUnit.plan(out_dir, model, task, fresh=fresh) for model in spec.models for task in tasks]
+        unloaded = record_load_errors(ledger, spec, load_errors)
+        units = [PairUnit.plan(out_dir, model, task, fresh=fresh, method=method)
+                 for method in spec.methods for model in spec.models for task in tasks]
 
         def on_start(pending: int, already: int) -> None:
             if hooks.on_start:
@@ -123,16 +124,16 @@ def select_tasks(spec: ExperimentSpec) -> tuple[list[Task], dict[str, str]]:
     return [t for t in loaded if t.id in spec.tasks], {k: v for k, v in errors.items() if k in spec.tasks}
 
 
-def record_load_errors(ledger: Ledger, models: Sequence[ExperimentModel],
-                       errors: dict[str, str]) -> list[PairResult]:
-    """An error pair per model for each task that does not load, in the ledger unless its last line says so."""
+def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, str]) -> list[PairResult]:
+    """An error unit per method and model for each task that does not load, in the ledger unless its last line
+    says so."""
     done = ledger.done()
     results = []
-    for model in models:
+    for method, model in ((method, model) for method in spec.methods for model in spec.models):
         for task_id, reason in sorted(errors.items()):
-            key = pair_key(model.slug, task_id)
-            result = PairResult(key=key, model=model.slug, spec=model.spec, task_id=task_id, status="error",
-                                error=f"task does not load: {reason}", how="load")
+            key = pair_key(model.slug, task_id, method)
+            result = PairResult(key=key, method=method, model=model.slug, spec=model.spec, task_id=task_id,
+                                status="error", error=f"task does not load: {reason}", how="load")
             previous = done.get(key)
             if previous is None or previous.get("status") != "error" or previous.get("error") != result.error:
                 ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))
@@ -144,8 +145,11 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
                     tasks: Sequence[Task] = ()) -> ExperimentResults:
     """Every model's figures over its pairs, and the paper settings each task ran with where the experiment
     left them unset."""
-    attempts = spec.attempt_settings.attempts
-    reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug], attempts) for model in spec.models]
+    from projectgen.runs.methods import method_attempt_settings
+
+    reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug and p.method == method],
+                               method_attempt_settings(method, spec.attempt_settings).attempts, method=method)
+               for method in spec.methods for model in spec.models]
     return ExperimentResults(
         dataset=str(spec.dataset), out_dir=str(out_dir), settings=spec.settings.model_dump(mode="json"),
         attempt_settings=spec.attempt_settings.model_dump(mode="json"), max_tokens=spec.max_tokens,

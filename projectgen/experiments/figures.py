@@ -85,6 +85,7 @@ class PairResult(BaseModel):
     """One task x model pair: one ledger line, one row of the per-task table."""
 
     key: str
+    method: str = "livecoder"
     model: str
     spec: str
     task_id: str
@@ -121,13 +122,14 @@ class PairResult(BaseModel):
         return next((a.attempt for a in self.attempts if a.kind == "reused"), None)
 
 
-def pair_key(model: str, task_id: str) -> str:
-    """A pair's ledger key and folder path below the experiment folder: ``<model-slug>/<task-id>``."""
-    return f"{model}/{task_id}"
+def pair_key(model: str, task_id: str, method: str = "livecoder") -> str:
+    """A unit's ledger key and folder path below the experiment folder: ``<model-slug>/<task-id>`` for
+    LiveCoder (as before methods existed), ``<method>/<model-slug>/<task-id>`` for any other method."""
+    return f"{model}/{task_id}" if method == "livecoder" else f"{method}/{model}/{task_id}"
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
-                  how: str = "run", runner: Any = None) -> PairResult:
+                  how: str = "run", runner: Any = None, method: str = "livecoder") -> PairResult:
     """A finished run folder's figures: attempts from summary.json, tokens and cost from usage.jsonl.
 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
@@ -172,7 +174,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     unit = summary.get("unit_tests") or {}
     passed, total, denominator = final_unit_scores(run_dir, task, runner, unit)
     return PairResult(
-        key=pair_key(model.slug, task.id), model=model.slug, spec=model.spec, task_id=task.id,
+        key=pair_key(model.slug, task.id, method), method=method, model=model.slug, spec=model.spec, task_id=task.id,
         status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
         loc_source=weight.source,
         attempts_planned=attempt_settings.get("attempts"),

@@ -18,6 +18,7 @@ from pathlib import Path
 from projectgen.errors import ProjectGenError
 
 SCRIPTED = "scripted:"
+REFERENCE = "reference"  # each task's own reference, replayed: an oracle, not a model
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -59,6 +60,11 @@ class ExperimentModel:
         return cls(slug=label or model_slug(spec), spec=spec)
 
     @property
+    def is_reference(self) -> bool:
+        """The reference replay (`--model reference`): each task answered from its own reference code."""
+        return self.spec == REFERENCE
+
+    @property
     def script_dir(self) -> Path | None:
         """The folder of per-task scripts of a ``scripted:DIR`` model, else None."""
         if self.spec.startswith(SCRIPTED):
@@ -97,6 +103,8 @@ def preflight(model: ExperimentModel, base_url: str | None) -> None:
     """Fail before any run on a spec that cannot make a model (unknown provider, missing key, bad script)."""
     from projectgen.llm import ModelRoles
 
+    if model.is_reference:
+        return
     if model.script_dir is not None:
         if not any(model.script_dir.glob("*.json")):
             raise ProjectGenError(f"{model.script_dir}: no replay scripts (<task-id>.json) in the folder")

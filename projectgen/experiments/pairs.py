@@ -1,4 +1,5 @@
-"""One task x model pair as a unit of the batch engine: a LiveCoder run in ``OUT/<model-slug>/<task-id>/``.
+"""One task x method x model unit of the batch engine: a run of that method in its folder
+(``OUT/<model-slug>/<task-id>/`` for LiveCoder, ``OUT/<method>/<model-slug>/<task-id>/`` otherwise).
 
 How a pair runs depends on what its folder holds when the experiment is planned (`pair_mode`):
 a ``summary.json`` means it finished (its figures are collected from the folder without running
@@ -18,7 +19,7 @@ from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
-from projectgen.experiments.models import ExperimentModel
+from projectgen.experiments.models import REFERENCE, ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.runs import layout
 
@@ -28,21 +29,24 @@ ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
 
 @dataclass(frozen=True)
 class PairUnit:
-    """One pair to run: its model, its task, its run folder and how to run it there."""
+    """One unit to run: its method, model and task, its run folder and how to run it there."""
 
     key: str
     model: ExperimentModel
     task: Task
     run_dir: Path
     mode: RunMode
+    method: str = "livecoder"
 
     @classmethod
-    def plan(cls, out_dir: Path, model: ExperimentModel, task: Task, *, fresh: bool) -> PairUnit:
-        """The pair of `model` and `task` in the experiment folder `out_dir`."""
-        run_dir = out_dir / model.slug / task.id
-        if ".." in (model.slug, task.id) or run_dir.resolve().parent.parent != out_dir.resolve():
-            raise ProjectGenError(f"unsafe run folder for {model.slug}/{task.id}")
-        return cls(pair_key(model.slug, task.id), model, task, run_dir, pair_mode(run_dir, fresh))
+    def plan(cls, out_dir: Path, model: ExperimentModel, task: Task, *, fresh: bool,
+             method: str = "livecoder") -> PairUnit:
+        """The unit of `method`, `model` and `task` in the experiment folder `out_dir`."""
+        key = pair_key(model.slug, task.id, method)
+        run_dir = out_dir / key
+        if ".." in (model.slug, task.id, method) or not run_dir.resolve().is_relative_to(out_dir.resolve()):
+            raise ProjectGenError(f"unsafe run folder for {key}")
+        return cls(key, model, task, run_dir, pair_mode(run_dir, fresh), method)
 
 
 def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
@@ -89,26 +93,25 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
 
     def run(self, unit: PairUnit, state: Any) -> PairResult:
-        """Run (or resume, or collect) the pair's LiveCoder run with `state` as its sandbox runner."""
-        from projectgen.llm import ModelRoles
+        """Run (or resume, or collect) the unit's run with `state` as its sandbox runner."""
         from projectgen.runs.livecoder import run_livecoder
+        from projectgen.runs.methods import method_attempt_settings
 
+        figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method)
         if unit.mode == "collect":
-            return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, how="collected",
-                                 runner=state)
-        spec, settings = unit.model.spec_for(unit.task.id), self.spec.attempt_settings
-        base_url, progress = self.spec.base_url, self.progress
-        common = dict(models=ModelRoles.from_specs(spec, base_url=base_url),
-                      model_specs={"default": spec, **({"base_url": base_url} if base_url else {})},
-                      settings=self.spec.settings, attempt_settings=settings, runner=state,
+            return pair_from_run(unit.run_dir, how="collected", **figures)
+        settings = method_attempt_settings(unit.method, self.spec.attempt_settings)
+        models, model_specs = self.models_for(unit)
+        progress = self.progress
+        common = dict(models=models, model_specs=model_specs, method=unit.method,
+                      settings=self.spec.settings, attempt_settings=self.spec.attempt_settings, runner=state,
                       knowledge_url=self.spec.knowledge_url, max_tokens=self.spec.max_tokens,
                       progress=(lambda message: progress(unit.key, message)) if progress else None,
                       evaluate_unit=settings.measure_unit_tests)
         if unit.mode == "resume":
             try:
                 run_livecoder(unit.task, unit.run_dir, resume=True, **common)
-                return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices,
-                                     how="resumed", runner=state)
+                return pair_from_run(unit.run_dir, how="resumed", **figures)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):
                     raise
@@ -117,10 +120,23 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
         run_livecoder(unit.task, unit.run_dir, force=False, **common)
-        return pair_from_run(unit.run_dir, model=unit.model, task=unit.task, prices=self.prices, runner=state)
+        return pair_from_run(unit.run_dir, **figures)
+
+    def models_for(self, unit: PairUnit) -> tuple[Any, dict[str, str]]:
+        """The unit's models and the specs its run.json records (the reference replay is built per task)."""
+        from projectgen.llm import ModelRoles
+
+        if unit.model.is_reference:
+            from projectgen.llm.reference_replay import reference_model
+
+            return reference_model(unit.task), {"default": REFERENCE}
+        spec, base_url = unit.model.spec_for(unit.task.id), self.spec.base_url
+        return (ModelRoles.from_specs(spec, base_url=base_url),
+                {"default": spec, **({"base_url": base_url} if base_url else {})})
 
     def failed(self, unit: PairUnit, reason: str) -> PairResult:
-        return PairResult(key=unit.key, model=unit.model.slug, spec=unit.model.spec, task_id=unit.task.id,
+        return PairResult(key=unit.key, method=unit.method, model=unit.model.slug, spec=unit.model.spec,
+                          task_id=unit.task.id,
                           status="error", error=reason, run_dir=str(unit.run_dir), loc=task_loc(unit.task))
 
     def record(self, row: PairResult) -> dict[str, Any]:

@@ -139,7 +139,7 @@ class FinalFigures(BaseModel):
 
 
 class ModelReport(BaseModel):
-    """One model's figures and its pairs (sorted by task id)."""
+    """One (method, model)'s figures and its pairs (sorted by task id)."""
 
     method: str = Field(default="livecoder", description="the method (arm) the runs used")
     model: str
@@ -149,8 +149,14 @@ class ModelReport(BaseModel):
     final: FinalFigures
     pairs: list[PairResult]
 
+    @property
+    def name(self) -> str:
+        """How tables name it: the model for LiveCoder, ``method / model`` for another method."""
+        return self.model if self.method == "livecoder" else f"{self.method} / {self.model}"
 
-def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int) -> ModelReport:
+
+def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int,
+                    method: str = "livecoder") -> ModelReport:
     """A model's figures per attempt and for the final outputs (see the module docstring)."""
     from projectgen.evaluation.metrics import TaskScore, loc_weighted_average, summarize
 
@@ -195,7 +201,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
             "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total),
             "by_difficulty": difficulty_buckets(task_scores)})
-    return ModelReport(model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows, final=final,
+    return ModelReport(method=method, model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows,
+                       final=final,
                        pairs=sorted(pairs, key=lambda p: p.task_id))
 
 

@@ -29,7 +29,8 @@ class ExperimentSpec:
     task), parsed on construction. `tasks`: the task ids to keep (None: all). `max_tokens`: the
     token cap of each run. `base_url`: an OpenAI-compatible endpoint for every model.
     `knowledge_url`: a shared knowledge store server, allowed with one model only (the runs of
-    one task by different models would read each other's knowledge).
+    one task by different models would read each other's knowledge). `methods`: the arms to run
+    (`projectgen.runs.METHODS`), each task x method x model one run.
     """
 
     dataset: Path
@@ -40,10 +41,19 @@ class ExperimentSpec:
     max_tokens: int | None = None
     base_url: str | None = None
     knowledge_url: str | None = None
+    methods: tuple[str, ...] = ("livecoder",)
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
+        from projectgen.runs.methods import METHODS
+
         object.__setattr__(self, "dataset", Path(self.dataset))
+        methods = tuple(dict.fromkeys(m.strip() for m in self.methods if m.strip()))
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown or not methods:
+            raise ProjectGenError(f"unknown method(s) {', '.join(unknown) or '(none given)'} (methods: "
+                                  f"{', '.join(METHODS)})")
+        object.__setattr__(self, "methods", methods)
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:
             object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))

@@ -50,8 +50,8 @@ def final_lines(report: ModelReport) -> list[str]:
 NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate of what the run outputs after t "
          "attempts (the historical best so far). An attempt that generated nothing (a reuse of a full-score best, "
          "a budget stop, or after the run ended) carries the best so far forward; attempts after a reuse count as "
-         "reuses. Means are over tasks; LOC-w. weights each task by its reference LOC (ProjectGen). Error pairs "
-         "are left out. Tokens and cost: calls tagged with attempt t, summed over tasks.")
+         "reuses. Means are over tasks; LOC-w. weights each task by its #LOC (ProjectGen's published figure, else "
+         "the reference's lines). Error pairs are left out. Tokens and cost: calls tagged with attempt t, summed over tasks.")
 
 
 def pass_table(results: ExperimentResults) -> list[str]:
@@ -106,7 +106,7 @@ def render_markdown(results: ExperimentResults) -> str:
                   "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
                   *table, ""]
     for report in results.models:
-        lines += [f"## {report.model}", "", f"model: `{report.spec}`", "",
+        lines += [f"## {report.name}", "", f"model: `{report.spec}`", "",
                   "| " + " | ".join(ATTEMPT_COLUMNS) + " |", "|" + "---|" * len(ATTEMPT_COLUMNS)]
         lines += ["| " + " | ".join(attempt_cells(row)) + " |" for row in report.per_attempt]
         lines += [""] + [f"- {line}" for line in final_lines(report)] + [""]

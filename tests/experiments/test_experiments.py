@@ -465,3 +465,45 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models
     assert "Functional score of the output after each attempt" in page and "#Pass per task: livecoder / ref" in page
     assert "<td>SUM</td>" in page and "<script" not in page
+
+
+# --------------------------------------------------------------------------- methods and the reference replay
+
+
+def test_every_method_with_the_reference_replay_scores_full_marks(setup, tmp_path: Path) -> None:
+    """--model reference checks the harness: a perfect generator gets every expected test, by any method."""
+    code, output = cli("--dataset", str(setup["data"]), "--model", "reference", "--tasks", "kvstore",
+                       "--method", "projectgen,direct", "--attempts", "1", "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [(e["method"], e["model"], e["pass_sum"], e["tests"]) for e in data["summary"]] == [
+        ("projectgen", "reference", 29, 29), ("direct", "reference", 29, 29)]
+    assert (tmp_path / "out" / "direct" / "reference" / "kvstore" / "summary.json").is_file()
+    manifest = json.loads((tmp_path / "out" / "direct" / "reference" / "kvstore" / "run.json").read_text())
+    assert manifest["method"] == "direct" and manifest["models"] == {"default": "reference"}
+
+
+def test_an_unknown_method_is_one_clear_error(setup, tmp_path: Path) -> None:
+    from projectgen.errors import ProjectGenError
+
+    with pytest.raises(ProjectGenError, match="unknown method"):
+        cli("--dataset", str(setup["data"]), "--model", "reference", "--method", "projectgen,magic",
+            "--out", str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.datasets
+def test_devbench_reference_replay_reproduces_the_issues_figures(shared_datasets: Path, tmp_path: Path) -> None:
+    """lice and readtime by every one-pass method: #Pass 25 and 8, SUM 33, AVG_weighted (25x376 + 8x284) / 660."""
+    methods = "projectgen,projectgen-no-iter,direct,self-reflection"
+    code, output = cli("--dataset", str(shared_datasets / "DevBench"), "--tasks", "lice,readtime", "--model",
+                       "reference", "--method", methods, "--attempts", "1", "--workers", "2", "--out",
+                       str(tmp_path / "out"))
+    assert code == 0, output
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [e["method"] for e in data["summary"]] == methods.split(",")
+    for entry in data["summary"]:
+        assert (entry["pass_sum"], entry["tests"]) == (33, 33), entry
+        assert round(entry["avg_weighted"], 2) == 17.68 == round((25 * 376 + 8 * 284) / 660, 2)
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert "| lice | 376 | 25 | 25 | 25 | 25 | 25 |" in table and "| readtime | 284 | 8 | 8 | 8 | 8 | 8 |" in table
