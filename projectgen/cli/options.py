@@ -166,9 +166,8 @@ def settings_from_args(args: argparse.Namespace):
     """The pipeline `Settings` the options give; options left out keep the model's defaults."""
     from projectgen.config import Settings
 
-    values: dict[str, Any] = {name: getattr(args, dest) for name, dest in (
-        ("threshold", "threshold"), ("threshold_rule", "threshold_rule"), ("gamma", "gamma"), ("edit_format", "edit_format"),
-        ("max_concurrency", "max_concurrency")) if given(args, dest)}
+    names = ("threshold", "threshold_rule", "gamma", "edit_format", "max_concurrency")
+    values: dict[str, Any] = {name: getattr(args, name) for name in names if given(args, name)}
     if given(args, "iterations"):
         values["architecture_iterations"], values["skeleton_iterations"], values["code_iterations"] = args.iterations
     return Settings(**values)

@@ -51,7 +51,8 @@ NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate
          "attempts (the historical best so far). An attempt that generated nothing (a reuse of a full-score best, "
          "a budget stop, or after the run ended) carries the best so far forward; attempts after a reuse count as "
          "reuses. Means are over tasks; LOC-w. weights each task by its #LOC (ProjectGen's published figure, else "
-         "the reference's lines). Error pairs are left out. Tokens and cost: calls tagged with attempt t, summed over tasks.")
+         "the reference's lines). Error pairs are left out. Tokens and cost: calls tagged with attempt t, summed "
+         "over tasks.")
 
 
 def pass_table(results: ExperimentResults) -> list[str]:
