@@ -85,6 +85,31 @@ def pass_table(results: ExperimentResults) -> list[str]:
     return lines
 
 
+ABLATIONS = (("livecoder", "LiveCoder"), ("livecoder-no-success", "w/o Success Knowledge"),
+             ("livecoder-no-failure", "w/o Failure Knowledge"), ("livecoder-no-best", "w/o Historical-Best Repo."))
+
+
+def ablation_table(results: ExperimentResults, attempt: int = 2) -> list[str]:
+    """LiveCoder's Table 4 shape: per model, the functional score (mean unit pass rate of the output) at
+    attempt `attempt` of LiveCoder and of each ablation present, with the change from LiveCoder (points)."""
+    reports = {(r.method, r.model): r for r in results.models}
+    lines: list[str] = []
+    for model in dict.fromkeys(r.model for r in results.models):
+        base = reports.get(("livecoder", model))
+        variants = [(name, reports[(method, model)]) for method, name in ABLATIONS if (method, model) in reports]
+        if base is None or len(variants) < 2 or len(base.per_attempt) < attempt:
+            continue
+        base_score = base.per_attempt[attempt - 1].output_mean
+        lines += [f"| {model} | variant | func at A{attempt} | change |", "|---|---|---|---|"]
+        for name, report in variants:
+            score = report.per_attempt[attempt - 1].output_mean if len(report.per_attempt) >= attempt else None
+            change = (f"{(score - base_score) * 100:+.2f}" if score is not None and base_score is not None
+                      and name != "LiveCoder" else "")
+            lines.append(f"| | {name} | {percent(score)} | {change} |")
+        lines.append("")
+    return lines
+
+
 def render_markdown(results: ExperimentResults) -> str:
     """results.md: the settings, ProjectGen's #Pass table, then per model its per-attempt table, final figures
     and per-task table."""
@@ -106,6 +131,10 @@ def render_markdown(results: ExperimentResults) -> str:
                   "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else the "
                   "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
                   *table, ""]
+    if ablations := ablation_table(results):
+        lines += ["## Ablations at attempt 2 (LiveCoder Table 4)", "",
+                  "func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points.", "",
+                  *ablations]
     for report in results.models:
         lines += [f"## {report.name}", "", f"model: `{report.spec}`", "",
                   "| " + " | ".join(ATTEMPT_COLUMNS) + " |", "|" + "---|" * len(ATTEMPT_COLUMNS)]

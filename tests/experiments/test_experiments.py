@@ -507,3 +507,25 @@ def test_devbench_reference_replay_reproduces_the_issues_figures(shared_datasets
         assert round(entry["avg_weighted"], 2) == 17.68 == round((25 * 376 + 8 * 284) / 660, 2)
     table = (tmp_path / "out" / "results.md").read_text()
     assert "| lice | 376 | 25 | 25 | 25 | 25 | 25 |" in table and "| readtime | 284 | 8 | 8 | 8 | 8 | 8 |" in table
+
+
+def test_the_ablations_give_livecoders_table_4_shape(setup, tmp_path: Path) -> None:
+    """A scripted experiment of LiveCoder and its three ablations: one Table 4 row per switch, at attempt 2,
+    beside the Table 3 shape (score per attempt, reuse) of every arm."""
+    methods = "livecoder,livecoder-no-success,livecoder-no-failure,livecoder-no-best"
+    code, output = cli("--dataset", str(setup["data"]), "--model", f"scripted:{setup['buggy']}", "--tasks",
+                       "kvstore,wordfreq", "--method", methods, "--attempts", "2", "--iterations", "3,3,1",
+                       "--out", str(tmp_path / "out"))
+    assert code == 0, output
+    results = ExperimentResults.model_validate_json((tmp_path / "out" / "results.json").read_text())
+    assert [(r.method, len(r.per_attempt)) for r in results.models] == [(m, 2) for m in methods.split(",")]
+    by_method = {r.method: r for r in results.models}
+    assert by_method["livecoder-no-best"].pairs[0].historical_best is False
+    markdown = (tmp_path / "out" / "results.md").read_text()
+    section = markdown.split("## Ablations at attempt 2 (LiveCoder Table 4)")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| |")]
+    assert [row.split("|")[2].strip() for row in rows] == [
+        "LiveCoder", "w/o Success Knowledge", "w/o Failure Knowledge", "w/o Historical-Best Repo."]
+    base = by_method["livecoder"].per_attempt[1].output_mean
+    ablated = by_method["livecoder-no-best"].per_attempt[1].output_mean
+    assert f"{(ablated - base) * 100:+.2f}" in rows[3]
