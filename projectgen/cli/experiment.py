@@ -1,4 +1,4 @@
-"""`projectgen experiment`: every task x model of a dataset as LiveCoder runs, resumable, with tables per model."""
+"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable."""
 from __future__ import annotations
 
 import argparse
@@ -6,8 +6,9 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
-                                    attempt_settings_from_args, check_out_path, positive_int, prices_from_args,
-                                    runner_from_args, settings_from_args)
+                                    add_sampling_options, attempt_settings_from_args, check_out_path, positive_int,
+                                    prices_from_args, runner_from_args, sampling_arguments, sampling_from_args,
+                                    settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
 from projectgen.runs.methods import METHODS
 
@@ -39,6 +40,7 @@ def add_commands(subparsers) -> None:
     add_prices_option(parser)
     parser.add_argument("--no-unit-tests", action="store_true",
                         help="do not run the hidden unit tests (no functional score: tokens and cost only)")
+    add_sampling_options(parser)
     add_pipeline_options(parser)
     add_attempt_options(parser)
     add_runner_options(parser)
@@ -89,6 +91,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     tasks = args.tasks.split(",") if args.tasks else None
     with progress:
         spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
+                              sampling=sampling_arguments(sampling_from_args(args)),
                               settings=settings_from_args(args),
                               attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                               max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store)

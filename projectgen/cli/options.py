@@ -49,6 +49,12 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return positive_float(text)
+
+
 def positive_int(text: str) -> int:
     if (value := whole_number(text)) <= 0:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
@@ -109,6 +115,33 @@ def add_prices_option(parser) -> None:
     """`--prices FILE`, the same for every command that prices model calls."""
     parser.add_argument("--prices", type=Path, default=None, metavar="FILE",
                         help="model prices (TOML or JSON, USD per 1M tokens) over the built-in list prices")
+
+
+def add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    """Overrides of the sampling every real model is made with (`projectgen.llm.sampling`)."""
+    group = parser.add_argument_group("sampling (defaults: temperature 0, top_p 1.0, the per-model output cap)")
+    group.add_argument("--temperature", type=non_negative_float, default=None, help="sampling temperature")
+    group.add_argument("--top-p", type=positive_float, default=None, help="nucleus sampling mass (at most 1)")
+    group.add_argument("--max-output-tokens", type=positive_int, default=None, metavar="N",
+                       help="the longest reply a model may give (default: projectgen.llm.sampling's table: 8k for "
+                            "DeepSeek-V3, 16k for GPT-4o, 8k otherwise)")
+
+
+def sampling_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """The sampling overrides given, as run.json's model specs keep them (strings), for `ModelRoles`."""
+    if getattr(args, "top_p", None) is not None and args.top_p > 1:
+        from projectgen.errors import ProjectGenError
+
+        raise ProjectGenError(f"--top-p is a probability mass: at most 1, got {args.top_p:g}")
+    given = {"temperature": getattr(args, "temperature", None), "top_p": getattr(args, "top_p", None),
+             "max_tokens": getattr(args, "max_output_tokens", None)}
+    return {key: str(value) for key, value in given.items() if value is not None}
+
+
+def sampling_arguments(specs: dict[str, str]) -> dict[str, float | int]:
+    """`ModelRoles.from_specs` keyword arguments from the sampling entries of a spec mapping."""
+    return {key: (int(specs[key]) if key == "max_tokens" else float(specs[key]))
+            for key in ("temperature", "top_p", "max_tokens") if key in specs}
 
 
 def add_runner_options(parser: argparse.ArgumentParser) -> None:

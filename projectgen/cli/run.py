@@ -6,8 +6,9 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pipeline_options, add_prices_option,
-                                    add_runner_options, attempt_settings_from_args, positive_float,
-                                    runner_from_args, settings_from_args)
+                                    add_runner_options, add_sampling_options, attempt_settings_from_args,
+                                    positive_float, runner_from_args, sampling_arguments, sampling_from_args,
+                                    settings_from_args)
 from projectgen.cli.tables import print_attempts
 from projectgen.llm.roles import ROLES
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
@@ -49,6 +50,7 @@ def add_run_command(commands) -> None:
     run.add_argument("--inject-faults", default=None, metavar="SPEC",
                      help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
                           "seed=7; kinds: see projectgen.llm.faults")
+    add_sampling_options(run)
     add_pipeline_options(run)
     add_attempt_options(run)
     run.add_argument("--no-unit-tests", action="store_true",
@@ -87,7 +89,7 @@ def _resolve_task(spec: str):
     return load_task(path)
 
 
-def _model_specs(args: argparse.Namespace) -> dict[str, str]:
+def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
     """``{"default": SPEC, ROLE: SPEC, ..., "base_url": URL}`` from the options: what run.json records."""
     import os
 
@@ -111,26 +113,30 @@ def _model_specs(args: argparse.Namespace) -> dict[str, str]:
         specs["base_url"] = args.base_url
     if getattr(args, "inject_faults", None):
         specs["faults"] = args.inject_faults
+    specs.update(sampling_from_args(args))
     return specs
 
 
-def _models_from_specs(specs: dict[str, str], task):
-    """The `ModelRoles` a spec mapping (see `_model_specs`) describes; "reference" is `task`'s reference replay."""
+def models_from_specs(specs: dict[str, str], task):
+    """The `ModelRoles` a spec mapping (see `model_specs_from_args`) describes; "reference" is `task`'s reference replay."""
     from projectgen.llm import ModelRoles
 
     roles = dict(specs)
     default = roles.pop("default")
     base_url = roles.pop("base_url", None)
     faults = roles.pop("faults", None)
+    sampling = sampling_arguments(roles)
+    for key in sampling:
+        roles.pop(key)
     plan = None
     if faults:
         from projectgen.llm.faults import FaultPlan
 
         plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
     if REFERENCE_SPEC in (default, *roles.values()):
-        models = _with_reference_replay(default, roles, base_url, task)
+        models = _with_reference_replay(default, roles, base_url, task, sampling)
     else:
-        models = ModelRoles.from_specs(default, base_url=base_url, **roles)
+        models = ModelRoles.from_specs(default, base_url=base_url, **sampling, **roles)
     if plan is not None:
         from projectgen.llm.faults import inject_faults
 
@@ -138,7 +144,8 @@ def _models_from_specs(specs: dict[str, str], task):
     return models
 
 
-def _with_reference_replay(default: str, roles: dict[str, str], base_url: str | None, task):
+def _with_reference_replay(default: str, roles: dict[str, str], base_url: str | None, task,
+                           sampling: dict[str, float | int]):
     """`ModelRoles` where the "reference" spec is `task`'s reference replay (one object for every such role)."""
     from projectgen.llm import ModelRoles, make_chat_model
     from projectgen.llm.reference_replay import reference_model
@@ -147,7 +154,7 @@ def _with_reference_replay(default: str, roles: dict[str, str], base_url: str | 
 
     def make(spec: str):
         if spec not in made:
-            made[spec] = make_chat_model(spec, base_url=base_url)
+            made[spec] = make_chat_model(spec, base_url=base_url, **sampling)
         return made[spec]
 
     return ModelRoles(default=make(default), overrides={role: make(spec) for role, spec in roles.items() if spec})
@@ -207,8 +214,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
     # Everything the user gave is checked here, before the run folder is made or any model is called.
     task = _resolve_task(args.task)
-    specs = _model_specs(args)
-    models = _models_from_specs(specs, task)
+    specs = model_specs_from_args(args)
+    models = models_from_specs(specs, task)
     settings = settings_from_args(args)
     args.method = args.method or DEFAULT_METHOD
     attempt_settings = method_attempt_settings(args.method, attempt_settings_from_args(args))
@@ -260,7 +267,7 @@ def _resume(args: argparse.Namespace) -> int:
         raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
                               "to resume")
     task = load_task(Path(manifest.task_path))
-    models = _models_from_specs(manifest.models, task)
+    models = models_from_specs(manifest.models, task)
     args.knowledge_store = manifest.knowledge_store
     args.method = manifest.method
     attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)

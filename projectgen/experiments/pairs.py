@@ -130,9 +130,10 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
             from projectgen.llm.reference_replay import reference_model
 
             return reference_model(unit.task), {"default": REFERENCE}
-        spec, base_url = unit.model.spec_for(unit.task.id), self.spec.base_url
-        return (ModelRoles.from_specs(spec, base_url=base_url),
-                {"default": spec, **({"base_url": base_url} if base_url else {})})
+        spec, base_url, sampling = unit.model.spec_for(unit.task.id), self.spec.base_url, dict(self.spec.sampling)
+        return (ModelRoles.from_specs(spec, base_url=base_url, **sampling),
+                {"default": spec, **({"base_url": base_url} if base_url else {}),
+                 **{key: str(value) for key, value in sampling.items()}})
 
     def failed(self, unit: PairUnit, reason: str) -> PairResult:
         return PairResult(key=unit.key, method=unit.method, model=unit.model.slug, spec=unit.model.spec,

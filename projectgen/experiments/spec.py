@@ -7,6 +7,7 @@ or tasks is fine.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,8 @@ class ExperimentSpec:
     token cap of each run. `base_url`: an OpenAI-compatible endpoint for every model.
     `knowledge_url`: a shared knowledge store server, allowed with one model only (the runs of
     one task by different models would read each other's knowledge). `methods`: the arms to run
-    (`projectgen.runs.METHODS`), each task x method x model one run.
+    (`projectgen.runs.METHODS`), each task x method x model one run. `sampling`: overrides of the
+    models' temperature, top_p and max_tokens (`projectgen.llm.sampling`; recorded in each run.json).
     """
 
     dataset: Path
@@ -42,6 +44,7 @@ class ExperimentSpec:
     base_url: str | None = None
     knowledge_url: str | None = None
     methods: tuple[str, ...] = ("livecoder",)
+    sampling: Mapping[str, float | int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.llm.naming import describe_model
 from projectgen.llm.roles import ROLES
+from projectgen.llm.sampling import DEFAULT_TEMPERATURE, DEFAULT_TOP_P, max_output_tokens, sampling_of
 from projectgen.llm.scripted import scripted_chat_model_class
 
 if TYPE_CHECKING:
@@ -42,11 +43,14 @@ _NO_KEY_PLACEHOLDER = "not-needed"
 
 
 def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                    temperature: float | None = 0.0, **kwargs: Any) -> BaseChatModel:
+                    temperature: float | None = DEFAULT_TEMPERATURE, top_p: float | None = DEFAULT_TOP_P,
+                    max_tokens: int | None = None, **kwargs: Any) -> BaseChatModel:
     """A chat model from a spec (see the module docstring); raises `ProjectGenError` with one clear line.
 
     Creating a model never touches the network; a wrong key or URL fails on the first call.
-    `temperature=None` leaves the provider default (some reasoning models reject the parameter).
+    Sampling is set explicitly (`projectgen.llm.sampling`): temperature 0, top_p 1.0 and
+    `max_tokens` from the per-model table when not given; `temperature=None` or `top_p=None`
+    leaves the provider default (some reasoning models reject the parameters).
     """
     spec = spec.strip()
     if base_url:
@@ -64,7 +68,9 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     if url:
         check_base_url(url)
         served = name if provider in known else spec  # "llama3:8b" on an endpoint is a model name
-        return _openai_compatible(spec, served, url, api_key, temperature, kwargs)
+        sampling = {"temperature": temperature, "top_p": top_p,
+                    "max_tokens": max_tokens if max_tokens is not None else max_output_tokens(served)}
+        return _openai_compatible(spec, served, url, api_key, sampling, kwargs)
     if sep and provider not in known:
         raise ProjectGenError(f"unknown model provider {provider!r} in {spec!r} ({_providers_hint(provider, known)}; "
                               "or pass a base URL for an OpenAI-compatible endpoint)")
@@ -75,8 +81,9 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
                                   f"({_providers_hint('', known)})")
         name = spec
     params = dict(kwargs)
-    if temperature is not None:
-        params["temperature"] = temperature
+    sampling = {"temperature": temperature, "top_p": top_p,
+                "max_tokens": max_tokens if max_tokens is not None else max_output_tokens(name)}
+    params.update({key: value for key, value in sampling.items() if value is not None})
     if api_key:
         params["api_key"] = api_key
     if provider in _SDK_RETRY_PROVIDERS:
@@ -93,7 +100,7 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
 
 
 def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | None,
-                       temperature: float | None, kwargs: dict[str, Any]) -> BaseChatModel:
+                       sampling: dict[str, Any], kwargs: dict[str, Any]) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
     except ImportError:
@@ -102,8 +109,7 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
     key = (api_key or os.environ.get("PROJECTGEN_API_KEY") or os.environ.get("OPENAI_API_KEY")
            or _NO_KEY_PLACEHOLDER)
     params: dict[str, Any] = {"model": served, "base_url": base_url, "api_key": key, "max_retries": 0, **kwargs}
-    if temperature is not None:
-        params["temperature"] = temperature
+    params.update({name: value for name, value in sampling.items() if value is not None})
     try:
         return ChatOpenAI(**params)
     except Exception as exc:
@@ -173,17 +179,19 @@ class ModelRoles:
 
     @classmethod
     def from_specs(cls, default: str = "openai:gpt-4o-mini", *, base_url: str | None = None,
-                   api_key: str | None = None, temperature: float | None = 0.0,
+                   api_key: str | None = None, temperature: float | None = DEFAULT_TEMPERATURE,
+                   top_p: float | None = DEFAULT_TOP_P, max_tokens: int | None = None,
                    **roles: str | None) -> ModelRoles:
         """Build models from spec strings, e.g. ``from_specs("openai:gpt-4o-mini", coder="deepseek:deepseek-chat")``.
 
-        A spec used by several roles yields one shared model object.
+        A spec used by several roles yields one shared model object; sampling as `make_chat_model`.
         """
         made: dict[str, Any] = {}
 
         def make(spec: str) -> Any:
             if spec not in made:
-                made[spec] = make_chat_model(spec, base_url=base_url, api_key=api_key, temperature=temperature)
+                made[spec] = make_chat_model(spec, base_url=base_url, api_key=api_key, temperature=temperature,
+                                             top_p=top_p, max_tokens=max_tokens)
             return made[spec]
 
         _check_roles(roles)  # before any model is made
@@ -199,6 +207,10 @@ class ModelRoles:
     def describe(self) -> dict[str, str]:
         """Role -> model description, for reports."""
         return {role: describe_model(self.for_role(role)) for role in ROLES}
+
+    def sampling(self) -> dict[str, dict[str, Any]]:
+        """Role -> the sampling parameters its model sends (empty for a replay), for run.json."""
+        return {role: sampling_of(self.for_role(role)) for role in ROLES}
 
 
 def _check_roles(roles: Iterable[str]) -> None:

@@ -50,6 +50,8 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.llm import Budget, CallCache, UsageRecorder, describe_model, model_failure_reason
+from projectgen.llm.roles import ROLES
+from projectgen.llm.sampling import sampling_by_role
 from projectgen.runs import layout
 from projectgen.runs.checkpoints import check_checkpoint_url, open_checkpointer
 from projectgen.runs.execution import (
@@ -153,6 +155,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
                                    method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
+                                   sampling=sampling_by_role(models, ROLES) if models is not None else {},
                                    attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
                                    prices_file=str(Path(prices_file).resolve()) if prices_file else None,

@@ -27,6 +27,9 @@ class RunManifest(BaseModel):
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
     model_label: str | None = Field(default=None, description="what the models are when they are not models: "
                                     "'reference replay (oracle, not a model)' for the spec 'reference'")
+    sampling: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="role -> the temperature, top_p and max_tokens its model was made with "
+        "(projectgen.llm.sampling; empty for a replay)")
     settings: dict[str, Any] = Field(default_factory=dict)
     attempt_settings: dict[str, Any] = Field(default_factory=dict)
     knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")

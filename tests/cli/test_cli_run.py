@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from projectgen.cli import main
-from projectgen.datasets.examples import example_script_path
+from projectgen.datasets.examples import example_script_path, example_task_path
+from projectgen.datasets.loaders import load_task
 
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 
@@ -134,3 +135,30 @@ def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, cache_dir: 
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["max_cost_usd"] == 0.5 and manifest["max_tokens"] == 900000
     assert manifest["status"] == "finished"  # a scripted replay costs nothing
+
+
+def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> None:
+    """The models' temperature, top_p and output cap are in run.json; overrides from the CLI are kept in its
+    model specs, so --resume makes the same models."""
+    from projectgen.cli import build_parser
+    from projectgen.cli.run import model_specs_from_args, models_from_specs
+    from projectgen.config import Settings
+    from projectgen.llm import ModelCallError
+    from projectgen.llm.roles import ROLES
+    from projectgen.llm.sampling import sampling_by_role
+    from projectgen.runs import read_manifest, run_livecoder
+
+    args = build_parser().parse_args(["run", "kvstore", "--model", "openai:gpt-4o", "--base-url",
+                                      "http://localhost:8000/v1", "--temperature", "0.2", "--max-output-tokens",
+                                      "1000"])
+    specs = model_specs_from_args(args)
+    assert (specs["temperature"], specs["max_tokens"]) == ("0.2", "1000") and "top_p" not in specs
+    models = models_from_specs(specs, None)
+    assert sampling_by_role(models, ROLES)["coder"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
+    # A run records what its models send before the first call (here refused at once: nothing listens there).
+    task = load_task(example_task_path("kvstore"))
+    out = tmp_path / "run"
+    with pytest.raises(ModelCallError):
+        run_livecoder(task, out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task),
+                      model_specs=specs, settings=Settings(retries=0), evaluate_unit=False)
+    assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}

@@ -595,3 +595,18 @@ def test_importing_llm_does_not_import_langchain() -> None:
 def test_a_bare_model_name_uses_the_inferred_provider() -> None:
     model = make_chat_model("gpt-4o-mini", api_key="sk-test")
     assert type(model).__name__ == "ChatOpenAI" and model.max_retries == 0
+
+
+def test_every_real_model_gets_explicit_sampling_from_the_per_model_table() -> None:
+    """temperature 0, top_p 1.0 and the papers' output caps (DeepSeek-V3 8k, GPT-4o 16k) are sent, never left
+    to the provider; each can be overridden."""
+    from projectgen.llm.sampling import max_output_tokens, sampling_of
+
+    url = "http://localhost:8000/v1"
+    assert sampling_of(make_chat_model("openai:gpt-4o", base_url=url)) == {
+        "temperature": 0.0, "top_p": 1.0, "max_tokens": 16384}
+    assert sampling_of(make_chat_model("deepseek-chat", base_url=url))["max_tokens"] == 8192
+    assert sampling_of(make_chat_model("qwen2.5-coder", base_url=url))["max_tokens"] == max_output_tokens("other")
+    custom = make_chat_model("openai:gpt-4o", base_url=url, temperature=0.7, top_p=0.9, max_tokens=1000)
+    assert sampling_of(custom) == {"temperature": 0.7, "top_p": 0.9, "max_tokens": 1000}
+    assert sampling_of(ScriptedChatModel.from_responses([])) == {}  # a replay samples nothing
