@@ -118,7 +118,8 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
 
 
 def models_from_specs(specs: dict[str, str], task):
-    """The `ModelRoles` a spec mapping (see `model_specs_from_args`) describes; "reference" is `task`'s reference replay."""
+    """The `ModelRoles` a spec mapping (see `model_specs_from_args`) describes; "reference" is `task`'s
+    reference replay."""
     from projectgen.llm import ModelRoles
 
     roles = dict(specs)

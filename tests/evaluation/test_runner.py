@@ -288,3 +288,22 @@ def test_read_only_task_files_are_writable_in_the_workspace(tmp_path: Path, env_
             path.chmod(0o755)
     assert outcomes(report) == {"test_rewrite_fixture": Outcome.PASSED}
     assert (task.root / "data" / "fixture.txt").read_text() == "original"
+
+
+def test_the_same_suite_on_the_same_files_runs_once(tmp_path) -> None:
+    """An attempt's score right after the code judge's check on the same repository reuses that report."""
+    from projectgen.datasets.examples import example_task_path
+    from projectgen.datasets.loaders import load_task
+
+    task = load_task(example_task_path("kvstore"))
+    runner = SandboxRunner(RunnerSettings(timeout=120))
+    files = task.reference_repository()
+    first = runner.evaluate(task, files, "check")
+    again = runner.evaluate(task, dict(files), "check")
+    assert runner.recent.hits == 1 and again.passed == first.passed and again.total == first.total
+    changed = {**files, "kvstore/__init__.py": files["kvstore/__init__.py"] + "\n# changed\n"}
+    runner.evaluate(task, changed, "check")
+    runner.evaluate(task, files, "unit")  # another suite runs its own tests
+    assert runner.recent.hits == 1
+    again.tests.clear()  # a caller changing its copy changes nothing kept
+    assert runner.evaluate(task, files, "check").total == first.total and runner.recent.hits == 2

@@ -281,3 +281,24 @@ def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: P
     rows = outcome.summary["attempts"]
     assert set(rows[1]["stages"]) == {"code"} and rows[1]["score"] == 1.0
     assert outcome.summary["final"]["attempt"] == 2
+
+
+def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
+    """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
+    repository instead of running the same tests again."""
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+    from projectgen.llm.reference_replay import reference_model
+
+    runner = SandboxRunner(RunnerSettings(timeout=120))
+    runs: list[str] = []
+    evaluate = runner.evaluate
+
+    def counting(task_, candidate, suite="unit"):
+        runs.append(suite)
+        return evaluate(task_, candidate, suite)
+
+    runner.evaluate = counting  # type: ignore[method-assign]
+    outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
+                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
+    assert outcome.summary["final"]["score"] == 1.0
+    assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
