@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from projectgen.datasets.task import Task
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs import layout
+from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
 FINISHED: tuple[str, ...] = ("finished", "budget-limited")
@@ -103,6 +104,8 @@ class PairResult(BaseModel):
                                          "reference collects, skips left out), or the tests run when unknown")
     unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'expected' "
                                          "(the reference's tests) or 'run' (the tests the output ran)")
+    sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100) of the final output against the "
+                                     "reference (ProjectGen Tables 4 and 6); None without a reference or the extra")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
     duration_s: float | None = None
@@ -181,6 +184,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=denominator,
+        sketchbleu=final_sketchbleu(run_dir, task),
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
 
@@ -219,3 +223,18 @@ def attempt_maintainability(run_dir: Path, attempt: int) -> float | None:
         return None
     stats = repository_stats(folder)
     return stats.mean_maintainability_index if stats.python_files > stats.unparsable_files else None
+
+
+def final_sketchbleu(run_dir: Path, task: Task) -> float | None:
+    """SketchBLEU of the run's output repository against the task's reference (None when there is no
+    reference, no output, or the `sketchbleu` extra is not installed)."""
+    from projectgen.evaluation.sketchbleu import sketch_bleu
+    from projectgen.repository import load_repository
+
+    output = run_dir / layout.REPOSITORY
+    if not task.has_reference or not output.is_dir():
+        return None
+    try:
+        return sketch_bleu(load_repository(output), task.reference_repository()).total
+    except ProjectGenError:  # the extra is missing, or the reference has no Python file
+        return None

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from projectgen.evaluation.sketchbleu import average_sketchbleu
 from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
 from projectgen.experiments.models import ExperimentModel
 
@@ -124,6 +125,8 @@ class FinalFigures(BaseModel):
     avg_weighted: float | None = Field(default=None, description="ProjectGen's AVG_weighted: sum(#Pass x #LOC) / "
                                        "sum(#LOC) over the tasks (#Pass a count, #LOC the published figure)")
     weights: list[str] = Field(default_factory=list, description="where the #LOC weights came from")
+    sketchbleu: float | None = Field(default=None, description="ProjectGen Tables 4/6's AVG: the unweighted mean "
+                                     "SketchBLEU over the tasks that have one")
     mean_pass_rate: float | None = None
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
@@ -190,7 +193,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         reused=sum(1 for p in ok if p.reused_at is not None),
         budget_limited=sum(1 for p in ok if p.status == "budget-limited"),
         tokens=sum((p.tokens for p in ok), TokenFigures()), cost=sum((p.cost for p in ok), CostFigures()),
-        cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None)
+        cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None,
+        sketchbleu=average_sketchbleu(p.sketchbleu for p in ok))
     if ok and measured:
         task_scores = [TaskScore(task_id=p.task_id, passed=p.final_unit_passed or 0, total=p.final_unit_total or 0,
                                  loc=p.loc or 0) for p in ok]
@@ -219,6 +223,7 @@ class SummaryEntry(BaseModel):
     pass_sum: int | None = Field(description="SUM of #Pass over the scored tasks (None: unit tests not run)")
     tests: int | None = Field(description="unit tests over the scored tasks (the SUM row's #Tests)")
     avg_weighted: float | None = Field(description="sum(#Pass x #LOC) / sum(#LOC) over the scored tasks")
+    sketchbleu: float | None = Field(default=None, description="mean SketchBLEU over the tasks that have one")
     weights: list[str] = Field(description="where the #LOC weights came from")
 
 
@@ -255,4 +260,5 @@ class ExperimentResults(BaseModel):
         """One entry per (method, model): SUM of #Pass and AVG_weighted of the final outputs."""
         return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
+                             sketchbleu=r.final.sketchbleu,
                              weights=r.final.weights) for r in self.models]

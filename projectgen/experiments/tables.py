@@ -85,6 +85,25 @@ def pass_table(results: ExperimentResults) -> list[str]:
     return lines
 
 
+def sketchbleu_table(results: ExperimentResults) -> list[str]:
+    """ProjectGen's Tables 4/6 shape: per task #LOC and SketchBLEU per (method, model), then the AVG row
+    (the mean over the tasks that have a value); empty when no output was scored."""
+    reports = [r for r in results.models if r.final.sketchbleu is not None]
+    if not reports:
+        return []
+    by_report = [{p.task_id: p for p in r.pairs} for r in reports]
+    tasks = sorted({task for pairs in by_report for task in pairs})
+    lines = ["| task | #LOC | " + " | ".join(f"{r.method} / {r.model}" for r in reports) + " |",
+             "|---|---|" + "---|" * len(reports)]
+    for task in tasks:
+        pairs = [pairs.get(task) for pairs in by_report]
+        loc = next((p.loc for p in pairs if p is not None and p.loc is not None), None)
+        cells = ["" if p is None or p.sketchbleu is None else f"{p.sketchbleu:.2f}" for p in pairs]
+        lines.append(f"| {task} | {'' if loc is None else loc} | " + " | ".join(cells) + " |")
+    lines.append("| AVG | | " + " | ".join(f"{r.final.sketchbleu:.2f}" for r in reports) + " |")
+    return lines
+
+
 ABLATIONS = (("livecoder", "LiveCoder"), ("livecoder-no-success", "w/o Success Knowledge"),
              ("livecoder-no-failure", "w/o Failure Knowledge"), ("livecoder-no-best", "w/o Historical-Best Repo."))
 
@@ -131,6 +150,10 @@ def render_markdown(results: ExperimentResults) -> str:
                   "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else the "
                   "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
                   *table, ""]
+    if sketch := sketchbleu_table(results):
+        lines += ["## SketchBLEU per task (ProjectGen Tables 4 and 6)", "",
+                  "SketchBLEU (0-100) of the final output against the reference; AVG over the tasks that have one "
+                  "(settings: projectgen.evaluation.sketchbleu, recorded in docs/architecture.md).", "", *sketch, ""]
     if ablations := ablation_table(results):
         lines += ["## Ablations at attempt 2 (LiveCoder Table 4)", "",
                   "func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points.", "",

@@ -258,6 +258,17 @@ def test_the_buggy_models_table_by_hand(setup, second) -> None:
     assert final.tokens.total_tokens == sum(c["input_tokens"] + c["output_tokens"] for c in calls)
 
 
+def test_sketchbleu_of_each_final_output_and_its_average(setup, second) -> None:
+    """ProjectGen Tables 4/6: the reference replay's outputs are the references (100); a buggy one scores less."""
+    ref, buggy = by_model(second["results"], "ref"), by_model(second["results"], "scripted-buggy")
+    assert {p.task_id: p.sketchbleu for p in ref.pairs if p.ok} == {"kvstore": 100.0, "wordfreq": 100.0}
+    scores = {p.task_id: p.sketchbleu for p in buggy.pairs if p.ok}
+    assert 0 < scores["wordfreq"] < 100 and ref.final.sketchbleu == 100.0
+    assert buggy.final.sketchbleu == pytest.approx(sum(scores.values()) / 2)
+    markdown = (setup["out"] / "results.md").read_text()
+    assert "## SketchBLEU per task (ProjectGen Tables 4 and 6)" in markdown and "| AVG | | 100.00 |" in markdown
+
+
 def test_the_reference_models_table_by_hand(second) -> None:
     report = by_model(second["results"], "ref")
     assert [(r.generated, r.attempt_mean, r.output_loc_weighted, r.reuse_rate) for r in report.per_attempt] == [
@@ -285,7 +296,7 @@ def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
     assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
     markdown = (setup["out"] / "results.md").read_text()
-    assert markdown.count("\n## ") == 3  # the #Pass table, then one section per model
+    assert markdown.count("\n## ") == 4  # the #Pass and SketchBLEU tables, then one section per model
     assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
