@@ -540,3 +540,21 @@ def test_the_ablations_give_livecoders_table_4_shape(setup, tmp_path: Path) -> N
     base = by_method["livecoder"].per_attempt[1].output_mean
     ablated = by_method["livecoder-no-best"].per_attempt[1].output_mean
     assert f"{(ablated - base) * 100:+.2f}" in rows[3]
+
+
+def test_priced_attempts_give_cost_per_attempt_and_the_reduction() -> None:
+    """LiveCoder Tables 3 and 5 on priced calls: cost per attempt summed over tasks, and the reduction from
+    attempt 1 to the last (a reuse costs nothing)."""
+    from projectgen.experiments.figures import CostFigures
+    from projectgen.experiments.results import summarize_pairs
+
+    def priced(t: int, passed: int, best: int, usd: float) -> AttemptFigures:
+        return generated(t, passed, best).model_copy(update={"cost": CostFigures(usd=usd, priced_calls=3)})
+
+    pairs = [pair([priced(1, 5, 1, 2.0), priced(2, 10, 2, 1.0)]).model_copy(update={"task_id": "a"}),
+             pair([priced(1, 10, 1, 2.0), AttemptFigures(attempt=2, kind="reused", best_attempt=1)])
+             .model_copy(update={"task_id": "b"})]
+    report = summarize_pairs(ExperimentModel.parse("openai:gpt-4o"), pairs, 2)
+    assert [row.cost.usd for row in report.per_attempt] == [4.0, 1.0]
+    assert [row.reuse_rate for row in report.per_attempt] == [0.0, 0.5]
+    assert report.final.cost_reduction_pct == pytest.approx(75.0)
