@@ -127,3 +127,20 @@ def experiment_script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | 
     if knowledge:
         data["responses"].append({"role": "knowledge", "content": EXPERIMENT_KNOWLEDGE})
     return data
+
+
+# --------------------------------------------------------------------------- the papers' tables
+
+# Every result table of the four papers as CSV (../shared/paper_tables), for known-answer tests.
+PAPER_TABLES = Path(__file__).resolve().parents[1].parent / "shared" / "paper_tables"
+
+
+def paper_table(name: str) -> list[dict[str, str]]:
+    """The rows of one paper table; skips the test when the tables are absent."""
+    import csv
+
+    path = PAPER_TABLES / name
+    if not path.is_file():
+        pytest.skip(f"paper tables not found at {PAPER_TABLES}")
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

@@ -1,32 +1,23 @@
 """Published task sizes: the packaged table equals the paper's, and weights say where they came from."""
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-import pytest
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_dataset, load_task
 from projectgen.datasets.published import REFERENCE_LOC, published_sizes, task_weight
 
-PAPER_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper_tables"
-
-
-def rows(name: str) -> list[dict[str, str]]:
-    if not (PAPER_TABLES / name).is_file():
-        pytest.skip(f"paper tables not found at {PAPER_TABLES}")
-    with (PAPER_TABLES / name).open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+from test_support import paper_table
 
 
 def test_the_packaged_sizes_are_the_papers() -> None:
-    table2 = {r["repository"]: r for r in rows("projectgen_table2_dataset_stats.csv")
+    table2 = {r["repository"]: r for r in paper_table("projectgen_table2_dataset_stats.csv")
               if r["repository"] not in ("AVG", "MEDIAN")}
     cpe = published_sizes()["codeprojecteval"]
     assert {task: (size.loc, size.tests) for task, size in cpe.items()} == {
         task: (int(r["loc"]), int(r["unit_tests"])) for task, r in table2.items()}
-    table3 = {r["task"]: r for r in rows("projectgen_table3_devbench_pass.csv")
+    table3 = {r["task"]: r for r in paper_table("projectgen_table3_devbench_pass.csv")
               if r["task"] not in ("SUM", "AVG_weighted")}
     devbench = published_sizes()["devbench"]
     assert {size.paper_name: (size.loc, size.tests) for size in devbench.values()} == {

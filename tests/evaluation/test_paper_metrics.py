@@ -5,24 +5,14 @@ and which printed cells are typos (none of the cells used here).
 """
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from projectgen.evaluation.metrics import TaskScore, loc_weighted_average, summarize
 
-PAPER_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper_tables"
-
-
-def table(name: str) -> list[dict[str, str]]:
-    path = PAPER_TABLES / name
-    if not path.is_file():
-        pytest.skip(f"paper tables not found at {PAPER_TABLES}")
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+from test_support import paper_table
 
 
 def half_unit(printed: str) -> float:
@@ -34,7 +24,7 @@ def half_unit(printed: str) -> float:
 def pass_groups(name: str) -> dict[tuple[str, str], dict[str, dict[str, str]]]:
     """(backbone, method) -> task (or SUM / AVG_weighted) -> row."""
     groups: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
-    for row in table(name):
+    for row in paper_table(name):
         groups[(row["backbone"], row["method"])][row["task"]] = row
     return groups
 

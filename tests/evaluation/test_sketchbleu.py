@@ -3,7 +3,6 @@ components checked by hand on tiny repositories, the CodeS defect fixed, the pap
 from __future__ import annotations
 
 import ast
-import csv
 import math
 import sys
 from collections import defaultdict
@@ -26,7 +25,8 @@ from projectgen.evaluation.sketchbleu import (  # noqa: E402
     sketch_bleu,
 )
 
-PAPER_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper_tables"
+from test_support import paper_table  # noqa: E402
+
 
 
 @pytest.fixture(scope="module")
@@ -166,12 +166,6 @@ def test_a_missing_extra_fails_with_one_line(monkeypatch: pytest.MonkeyPatch) ->
     assert "projectgen[sketchbleu]" in MISSING_EXTRA
 
 
-def table(name: str) -> list[dict[str, str]]:
-    path = PAPER_TABLES / name
-    if not path.is_file():
-        pytest.skip(f"paper tables not found at {PAPER_TABLES}")
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
 
 
 # Printed AVG cells the paper_tables README lists as typos: not asserted.
@@ -187,7 +181,7 @@ AVG_TYPOS = {
 ])
 def test_average_reproduces_the_printed_avg_rows(name: str, tasks: int) -> None:
     groups: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-    for row in table(name):
+    for row in paper_table(name):
         groups[(row["backbone"], row["method"])][row["task"]] = row["sketchbleu"]
     checked = 0
     for key, cells in groups.items():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import dataclasses
 import io
 import json
@@ -50,7 +49,7 @@ from projectgen.experiments import (
     summarize_pairs,
 )
 
-from test_support import experiment_script
+from test_support import experiment_script, paper_table
 
 APOSTROPHES = ("r\"[^\\W_]+(?:'[^\\W_]+)*\"", "r\"[^\\W_]+\"")
 TIES = ("key=lambda pair: (-pair[1], pair[0])", "key=lambda pair: -pair[1]")
@@ -427,18 +426,10 @@ def test_the_local_executor_stops_without_waiting_for_running_units() -> None:
 # --------------------------------------------------------------------------- LiveCoder's table shapes
 
 
-def livecoder_table(name: str) -> list[dict[str, str]]:
-    path = Path(__file__).resolve().parents[3] / "shared" / "paper_tables" / name
-    if not path.is_file():
-        pytest.skip(f"paper tables not found at {path.parent}")
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_cost_reduction_reproduces_livecoder_table_5() -> None:
     from projectgen.experiments.results import cost_reduction
 
-    rows = livecoder_table("livecoder_table5_cost.csv")
+    rows = paper_table("livecoder_table5_cost.csv")
     assert len(rows) == 4
     for row in rows:
         reduction = cost_reduction(float(row["cost_a1_usd"]), float(row["cost_a4_usd"]))
