@@ -6,15 +6,15 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import add_runner_options, check_out_path, positive_int, runner_from_args
+from projectgen.cli.options import add_runner_options, check_out_path, positive_int, resolve_task, runner_from_args
 from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 
 
 def add_commands(commands) -> None:
     """Add `eval` and `bench-reference` to the CLI's sub-parsers."""
     evaluate = commands.add_parser("eval", help="run a task's tests against a repository in the sandbox")
-    evaluate.add_argument("--task", required=True, type=Path,
-                          help="task folder (CodeProjectEval, DevBench or task.toml)")
+    evaluate.add_argument("--task", required=True,
+                          help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
     evaluate.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
     evaluate.add_argument("--out", type=Path, default=None,
@@ -29,6 +29,7 @@ def add_commands(commands) -> None:
     bench.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
     bench.add_argument("--out", type=Path, default=None,
                        help="results folder with the resumable ledger (default: ./runs/bench-reference-DATASET)")
+    bench.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
     bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
     add_runner_options(bench)
     bench.set_defaults(handler=cmd_bench_reference)
@@ -37,11 +38,10 @@ def add_commands(commands) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
 
     console = Console(stderr=False)
-    task = load_task(args.task)
+    task = resolve_task(args.task)
     if not args.repo.is_dir():
         raise ProjectGenError(f"{args.repo}: repository folder not found")
     task.suite(args.tests)
@@ -80,6 +80,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     with progress:
         rows = bench_reference(args.dataset, runner, out, suite=args.tests,
                                executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
+                               tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
                                on_start=on_start, on_row=on_row)
     console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))
     console.print(f"ledger and reports: {out}", highlight=False)

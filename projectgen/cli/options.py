@@ -257,3 +257,18 @@ def check_out_path(path: Path, *, folder: bool) -> None:
         parent = parent.parent
     if not parent.is_dir():
         raise ProjectGenError(f"{path}: cannot write there ({parent} is not a folder); choose another --out")
+
+
+def resolve_task(spec: str):
+    """A task folder, or the name of a bundled example (`run` and `eval` accept both)."""
+    from projectgen.datasets.examples import example_task_names, example_task_path
+    from projectgen.datasets.loaders import load_task
+    from projectgen.errors import ProjectGenError
+
+    path = Path(spec)
+    if not path.exists() and spec in example_task_names():
+        path = example_task_path(spec)
+    elif not path.exists() and "/" not in spec and spec not in (".", ".."):
+        raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
+                              f"{', '.join(example_task_names())})")
+    return load_task(path)

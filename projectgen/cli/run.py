@@ -7,8 +7,8 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pipeline_options, add_prices_option,
                                     add_runner_options, add_sampling_options, attempt_settings_from_args,
-                                    positive_float, runner_from_args, sampling_arguments, sampling_from_args,
-                                    settings_from_args)
+                                    positive_float, resolve_task, runner_from_args, sampling_arguments,
+                                    sampling_from_args, settings_from_args)
 from projectgen.cli.tables import print_attempts
 from projectgen.llm.roles import ROLES
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
@@ -72,21 +72,6 @@ def add_demo_command(commands) -> None:
     demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (replaced on each run)")
     add_runner_options(demo)
     demo.set_defaults(handler=cmd_demo)
-
-
-def _resolve_task(spec: str):
-    """A task folder, or the name of a bundled example."""
-    from projectgen.datasets.examples import example_task_names, example_task_path
-    from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
-
-    path = Path(spec)
-    if not path.exists() and spec in example_task_names():
-        path = example_task_path(spec)
-    elif not path.exists() and "/" not in spec and spec not in (".", ".."):
-        raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
-                              f"{', '.join(example_task_names())})")
-    return load_task(path)
 
 
 def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
@@ -214,7 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
     # Everything the user gave is checked here, before the run folder is made or any model is called.
-    task = _resolve_task(args.task)
+    task = resolve_task(args.task)
     specs = model_specs_from_args(args)
     models = models_from_specs(specs, task)
     settings = settings_from_args(args)

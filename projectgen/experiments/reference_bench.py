@@ -7,7 +7,7 @@ ledger line keyed ``<task-id>:<suite>``, so a second invocation evaluates only w
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from projectgen.datasets.task import SuiteKind, Task
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.engine import Batch, Executor, run_batch
@@ -95,22 +96,32 @@ def bench_reference(
     suite: SuiteKind = "unit",
     executor: Executor | None = None,
     fresh: bool = False,
+    tasks: Sequence[str] | None = None,
     on_start: Callable[[int, int], None] | None = None,  # (tasks to run, tasks resumed from the ledger)
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
     """Run `suite` of every task against its own reference; resumes from the ledger in `out_dir`.
 
-    `executor` runs the evaluations (default: `LocalExecutor()`, one at a time). Returns one row
-    per task, sorted by task id; a task that does not load, or has no reference or no such
-    suite, is an error row that is not recorded in the ledger.
+    `executor` runs the evaluations (default: `LocalExecutor()`, one at a time); `tasks` keeps only
+    those task ids (an unknown one is an error). Returns one row per task, sorted by task id; a task
+    that does not load, or has no reference or no such suite, is an error row that is not recorded in
+    the ledger.
     """
-    tasks, load_errors = load_tasks(dataset_dir)
+    loaded, load_errors = load_tasks(dataset_dir)
+    if tasks is not None:
+        known = {task.id for task in loaded} | set(load_errors)
+        unknown = sorted(set(tasks) - known)
+        if unknown:
+            raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {dataset_dir} (tasks: "
+                                  f"{', '.join(sorted(known))})")
+        loaded = [task for task in loaded if task.id in tasks]
+        load_errors = {task_id: reason for task_id, reason in load_errors.items() if task_id in tasks}
     ledger = Ledger(out_dir / layout.LEDGER)
     if fresh:
         ledger.clear()
     rows = {task_id: BenchRow(task_id=task_id, status="error", note=reason) for task_id, reason in load_errors.items()}
     units: list[ReferenceUnit] = []
-    for task in tasks:
+    for task in loaded:
         if not task.has_reference:
             rows[task.id] = BenchRow(task_id=task.id, status="error", note="task has no reference implementation")
         elif suite not in task.suites:

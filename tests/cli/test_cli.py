@@ -31,6 +31,15 @@ def test_eval_of_the_reference_passes_and_writes_a_report(tmp_path: Path, cache_
     assert "pass rate" in capsys.readouterr().out
 
 
+def test_eval_takes_a_bundled_example_name_as_run_does(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    out = tmp_path / "report.json"
+    code = main(["eval", "--task", "kvstore", "--repo", str(example_task_path("kvstore")), "--tests", "check",
+                 "--out", str(out), "--cache-dir", str(cache_dir)])
+    assert code == 0 and json.loads(out.read_text())["summary"]["passed"] == 5
+    assert main(["eval", "--task", "no-such-example", "--repo", "."]) == 2
+    assert "no such task folder or bundled example" in capsys.readouterr().err
+
+
 def test_eval_of_a_broken_repository_exits_1_and_names_the_failures(tmp_path: Path, cache_dir: Path, capsys) -> None:
     task = example_task_path("wordfreq")
     repo = tmp_path / "repo"
@@ -92,6 +101,13 @@ def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, cache_dir: Path
     second = capsys.readouterr().out
     assert "2 task(s) already finished in the ledger" in second
     assert len(ledger.entries()) == lines_before
+
+    # --tasks keeps only the tasks named; an unknown one is one line, exit 2
+    assert main([*args, "--tasks", "wordfreq", "--fresh"]) == 0
+    only = capsys.readouterr().out
+    assert "wordfreq" in only and "kvstore" not in only and "broken" not in only
+    assert main([*args, "--tasks", "wordfreq,nope"]) == 2
+    assert "unknown task(s) nope" in capsys.readouterr().err
 
 
 def test_ledger_ignores_a_line_torn_by_a_kill(tmp_path: Path) -> None:
