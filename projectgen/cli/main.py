@@ -2,7 +2,9 @@
 errors into exit codes. Start-up stays fast: each command imports what it needs when it runs."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 from projectgen.cli import evaluate, experiment, inspect, run
 from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -49,13 +51,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from projectgen.errors import ProjectGenError, one_line
 
+    # SIGTERM (a scheduler, `kill`) ends a command as Ctrl-C does: finished work saved, run.json updated.
+    in_main_thread = threading.current_thread() is threading.main_thread()  # signals can only be set there
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if in_main_thread else None
     try:
         return args.handler(args)
     except ProjectGenError as exc:
         print(f"projectgen: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("projectgen: interrupted (finished work is saved; run the same command to continue)", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        advice = getattr(exc, "advice", "finished work is saved; run the same command to continue")
+        print(f"projectgen: interrupted ({advice})", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:  # noqa: BLE001 - not a user mistake: show everything
         import traceback
@@ -64,4 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print("projectgen: internal error: this is a bug in projectgen, not a problem with your input; please "
               "report it with the traceback above", file=sys.stderr)
         return EXIT_BUG
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 

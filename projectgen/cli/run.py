@@ -19,6 +19,14 @@ REFERENCE_SPEC = "reference"  # projectgen.llm.reference_replay.REFERENCE_SPEC, 
 RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a run: the run is saved, and `advice` says how to continue it."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(str(out))
+        self.advice = f"the run is saved in {out}; continue it with `projectgen run --resume {out}`"
+
+
 def add_run_command(commands) -> None:
     """Add `run` to the CLI's sub-parsers."""
     run = commands.add_parser("run", help="generate a repository for a task (ProjectGen inside LiveCoder's attempts)",
@@ -171,6 +179,8 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume,
                                 force=getattr(args, "force", False), progress=progress,
                                 evaluate_unit=not getattr(args, "no_unit_tests", False))
+    except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
+        raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = read_manifest(out).reason or model_failure_reason(exc)
         raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / layout.REPOSITORY}; "

@@ -24,8 +24,8 @@ was cut short runs again with its completed model calls answered from calls.json
 completed model call is made again.
 
 How a run ends (``status`` in run.json, with a one-line ``reason`` unless finished):
-``finished``; ``budget-limited`` (a token or cost budget stopped it; the best so far is the
-output, summary.json says so); ``failed`` (a model kept failing: a transient error after the
+``finished``; ``interrupted`` (Ctrl-C or SIGTERM: resume it); ``budget-limited`` (a token or cost
+budget stopped it; the best so far is the output, summary.json says so); ``failed`` (a model kept failing: a transient error after the
 door's retries, or a non-transient one such as a rejected key). A failed run writes the best
 so far to ``repository/`` and ends its trace, writes no summary.json, and raises the model's
 error to the caller; its checkpoint still holds the failed step, so a resume continues there.
@@ -255,7 +255,11 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
         graph = build_attempts_graph(inner_graph(method, run.agents, run.settings, models=run.models),
                                      settings=run.attempt_settings,
                                      warm_graph=warm_graph(method, run.agents, run.settings), checkpointer=saver)
-        failure = await _stream_attempts(run, graph, config, trace)
+        try:
+            failure = await _stream_attempts(run, graph, config, trace)
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM through the CLI
+            record_interruption(run, trace)
+            raise
         if failure is not None:
             await _record_failure(run, trace, failure)
             raise failure
@@ -306,6 +310,14 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
     return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
                             unit_report=unit_report)
+
+
+def record_interruption(run: LiveCoderRun, trace: TraceWriter) -> None:
+    """An interrupted run must not stay "running" in run.json: it says "interrupted", and the trace ends.
+    Its checkpoint holds every finished step, so `--resume` continues it."""
+    reason = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
+    write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "interrupted", "reason": reason}))
+    trace.write("run_end", stopped=reason, status="interrupted")
 
 
 async def _record_failure(run: LiveCoderRun, trace: TraceWriter, exc: BaseException) -> None:

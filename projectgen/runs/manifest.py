@@ -37,7 +37,8 @@ class RunManifest(BaseModel):
     max_cost_usd: float | None = None
     prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")
     checkpoint_url: str | None = Field(default=None, description="PostgreSQL URL; None = checkpoints.sqlite in the run")
-    status: str = Field(default="running", description="running, finished, budget-limited or failed")
+    status: str = Field(default="running", description="running, finished, interrupted, budget-limited or "
+                        "failed")
     reason: str | None = Field(default=None, description="why the run stopped early (one line), if it did")
 
 

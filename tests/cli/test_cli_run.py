@@ -162,3 +162,35 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
         run_livecoder(task, out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task),
                       model_specs=specs, settings=Settings(retries=0), evaluate_unit=False)
     assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_path: Path, cache_dir: Path,
+                                                                         sig: str) -> None:
+    """Ctrl-C (or SIGTERM) mid-run: run.json says "interrupted" (not "running"), the CLI prints the
+    `--resume DIR` command (the same command would now be refused as a non-empty --out), and that
+    command finishes the run."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
+               "--out", str(out), "--cache-dir", str(cache_dir), "--no-unit-tests"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events = out / "events.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if events.is_file() and len(events.read_text().splitlines()) >= 3:  # inside the first attempt
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(getattr(signal, sig))
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert f"continue it with `projectgen run --resume {out}`" in " ".join(err.split())
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["status"] == "interrupted" and "--resume" in manifest["reason"]
+    again = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "--resume", str(out), "--cache-dir",
+                            str(cache_dir)], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((out / "run.json").read_text())["status"] == "finished"
