@@ -93,13 +93,13 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
     default = args.model or os.environ.get("PROJECTGEN_MODEL")
     if not default:
         raise ProjectGenError("no model given: pass --model PROVIDER:MODEL (or scripted:PATH), or set "
-                              "PROJECTGEN_MODEL; --model reference replays the task's reference code)")
-    specs = {"default": default}
+                              "PROJECTGEN_MODEL (--model reference replays the task's reference code)")
+    specs = {"default": absolute_script(default)}
     for item in args.role_model:
         role, sep, spec = item.partition("=")
         if not sep or not role.strip() or not spec.strip():
             raise ProjectGenError(f"--role-model expects ROLE=SPEC (e.g. coder=openai:gpt-4o), got {item!r}")
-        specs[role.strip()] = spec.strip()
+        specs[role.strip()] = absolute_script(spec.strip())
     if args.base_url is not None:
         if not args.base_url.strip():
             raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
@@ -108,6 +108,15 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
         specs["faults"] = args.inject_faults
     specs.update(sampling_from_args(args))
     return specs
+
+
+def absolute_script(spec: str) -> str:
+    """A ``scripted:PATH`` spec with its path made absolute, so run.json resumes from any folder."""
+    from projectgen.llm.pricing import SCRIPTED_PREFIX
+
+    if not spec.startswith(SCRIPTED_PREFIX) or not spec[len(SCRIPTED_PREFIX):].strip():
+        return spec  # no path: make_chat_model says the spec is malformed
+    return SCRIPTED_PREFIX + str(Path(spec[len(SCRIPTED_PREFIX):]).expanduser().resolve())
 
 
 def models_from_specs(specs: dict[str, str], task):

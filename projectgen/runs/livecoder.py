@@ -25,8 +25,9 @@ completed model call is made again.
 
 How a run ends (``status`` in run.json, with a one-line ``reason`` unless finished):
 ``finished``; ``interrupted`` (Ctrl-C or SIGTERM: resume it); ``budget-limited`` (a token or cost
-budget stopped it; the best so far is the output, summary.json says so); ``failed`` (a model kept failing: a transient error after the
-door's retries, or a non-transient one such as a rejected key). A failed run writes the best
+budget stopped it; the best so far is the output, summary.json says so); ``failed`` (a model kept
+failing: a transient error after the door's retries, or a non-transient one such as a rejected
+key). A failed run writes the best
 so far to ``repository/`` and ends its trace, writes no summary.json, and raises the model's
 error to the caller; its checkpoint still holds the failed step, so a resume continues there.
 """
@@ -152,7 +153,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         else:
             method = method or DEFAULT_METHOD
             attempt_settings = method_attempt_settings(method, attempt_settings)
-            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(task.root), task_id=task.id,
+            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
+                                   task_id=task.id,
                                    method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
                                    sampling=sampling_by_role(models, ROLES) if models is not None else {},

@@ -194,3 +194,24 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
                             str(cache_dir)], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
+
+
+def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, cache_dir: Path) -> None:
+    """run.json keeps the script and task paths absolute: `--resume` works whatever the current folder."""
+    work = tmp_path / "work"
+    (work / "scripts").mkdir(parents=True)
+    (work / "scripts" / "demo.json").write_text(DEMO_SCRIPT.read_text())
+    out = tmp_path / "run"
+    first = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
+                            "scripted:scripts/demo.json", "--out", str(out), "--cache-dir", str(cache_dir),
+                            "--no-unit-tests", "--attempts", "1"], capture_output=True, text=True, cwd=work,
+                           timeout=600)
+    assert first.returncode in (0, 1), first.stderr
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["models"]["default"] == f"scripted:{work / 'scripts' / 'demo.json'}"
+    assert Path(manifest["task_path"]).is_absolute()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "--resume", str(out), "--cache-dir",
+                            str(cache_dir)], capture_output=True, text=True, cwd=elsewhere, timeout=600)
+    assert again.returncode in (0, 1), again.stderr
