@@ -293,9 +293,14 @@ async def _stream_attempts(run: LiveCoderRun, graph: Any, config: Mapping[str, A
 
 
 async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, started: float) -> LiveCoderOutcome:
-    """Hidden unit tests, summary.json, the output repository and run.json's end status."""
+    """Hidden unit tests, summary.json, the output repository and run.json's end status. A resume of a run
+    that had finished keeps its unit report instead of running the same tests on the same output again."""
     unit_report = None
-    if run.evaluate_unit:
+    kept = run.out_dir / layout.UNIT_REPORT
+    if run.evaluate_unit and run.resume and run.manifest.status == "finished" and kept.is_file():
+        unit_report = TestReport.model_validate_json(kept.read_text(encoding="utf-8"))
+        run.context.say(f"the run had finished: its hidden unit tests are read from {kept}, not run again")
+    elif run.evaluate_unit:
         unit_report = await run_hidden_unit_tests(run.context.runner, run.task, state.get("repository") or {},
                                                   progress=run.context.progress, what=" on the final repository")
         if unit_report is not None:

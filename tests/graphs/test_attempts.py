@@ -302,3 +302,25 @@ def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path
                             attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
     assert outcome.summary["final"]["score"] == 1.0
     assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
+
+
+def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+    from projectgen.llm.reference_replay import reference_model
+
+    runner = SandboxRunner(RunnerSettings(timeout=120))
+    suites: list[str] = []
+    evaluate = runner.evaluate
+
+    def counting(task_, candidate, suite="unit"):
+        suites.append(suite)
+        return evaluate(task_, candidate, suite)
+
+    runner.evaluate = counting  # type: ignore[method-assign]
+    first = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
+                          attempt_settings=AttemptSettings(attempts=1))
+    assert suites.count("unit") == 2 and first.unit_report.passed == 29  # the attempt's figures, then the final
+    suites.clear()
+    again = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
+                          attempt_settings=AttemptSettings(attempts=1), resume=True)
+    assert suites == [] and again.unit_report.passed == 29 and again.summary["unit_tests"]["passed"] == 29
