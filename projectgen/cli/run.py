@@ -11,9 +11,9 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pip
                                     sampling_from_args, settings_from_args)
 from projectgen.cli.tables import print_attempts
 from projectgen.llm.roles import ROLES
+from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX, absolute_script
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
 
-REFERENCE_SPEC = "reference"  # projectgen.llm.reference_replay.REFERENCE_SPEC, without importing it at start-up
 
 # What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
 RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
@@ -108,15 +108,6 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
         specs["faults"] = args.inject_faults
     specs.update(sampling_from_args(args))
     return specs
-
-
-def absolute_script(spec: str) -> str:
-    """A ``scripted:PATH`` spec with its path made absolute, so run.json resumes from any folder."""
-    from projectgen.llm.pricing import SCRIPTED_PREFIX
-
-    if not spec.startswith(SCRIPTED_PREFIX) or not spec[len(SCRIPTED_PREFIX):].strip():
-        return spec  # no path: make_chat_model says the spec is malformed
-    return SCRIPTED_PREFIX + str(Path(spec[len(SCRIPTED_PREFIX):]).expanduser().resolve())
 
 
 def models_from_specs(specs: dict[str, str], task):
@@ -306,5 +297,5 @@ def cmd_demo(args: argparse.Namespace) -> int:
                               "choose another --out")
     args.no_unit_tests = False
     args.force = True  # the demo replaces its own outputs
-    return _execute_run(args, task, models=model, model_specs={"default": f"scripted:{script}"},
+    return _execute_run(args, task, models=model, model_specs={"default": f"{SCRIPTED_PREFIX}{script}"},
                         settings=Settings(), attempt_settings=AttemptSettings(), out=args.out)

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from projectgen.errors import ProjectGenError
+from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX, absolute_script
 
-SCRIPTED = "scripted:"
-REFERENCE = "reference"  # each task's own reference, replayed: an oracle, not a model
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -28,8 +27,8 @@ def model_slug(spec: str) -> str:
     """A folder name for a model spec: ``openai:gpt-4o-mini`` -> ``openai-gpt-4o-mini``;
     ``scripted:/x/replays`` -> ``scripted-replays``; ``scripted:/x/run.json`` -> ``scripted-run``."""
     text = spec.strip()
-    if text.startswith(SCRIPTED):
-        path = Path(text[len(SCRIPTED):].rstrip("/"))
+    if text.startswith(SCRIPTED_PREFIX):
+        path = Path(text[len(SCRIPTED_PREFIX):].rstrip("/"))
         text = "scripted-" + (path.stem if path.suffix == ".json" else path.name)
     return _UNSAFE.sub("-", text).strip("-.") or "model"
 
@@ -52,23 +51,22 @@ class ExperimentModel:
             label, spec = "", text
         if not spec:
             raise ProjectGenError("empty model spec")
-        if spec.startswith(SCRIPTED):
-            path = Path(spec[len(SCRIPTED):]).expanduser()
-            if not path.exists():
-                raise ProjectGenError(f"{spec}: no such script file or folder")
-            spec = f"{SCRIPTED}{path.resolve()}"
+        if spec.startswith(SCRIPTED_PREFIX):
+            given, spec = spec, absolute_script(spec)
+            if not Path(spec[len(SCRIPTED_PREFIX):]).exists():
+                raise ProjectGenError(f"{given}: no such script file or folder")
         return cls(slug=label or model_slug(spec), spec=spec)
 
     @property
     def is_reference(self) -> bool:
         """The reference replay (`--model reference`): each task answered from its own reference code."""
-        return self.spec == REFERENCE
+        return self.spec == REFERENCE_SPEC
 
     @property
     def script_dir(self) -> Path | None:
         """The folder of per-task scripts of a ``scripted:DIR`` model, else None."""
-        if self.spec.startswith(SCRIPTED):
-            path = Path(self.spec[len(SCRIPTED):])
+        if self.spec.startswith(SCRIPTED_PREFIX):
+            path = Path(self.spec[len(SCRIPTED_PREFIX):])
             if path.is_dir():
                 return path
         return None
@@ -81,7 +79,7 @@ class ExperimentModel:
         script = folder / f"{task_id}.json"
         if not script.is_file():
             raise ProjectGenError(f"{folder}: no replay script for task {task_id!r} (expected {script.name})")
-        return f"{SCRIPTED}{script}"
+        return f"{SCRIPTED_PREFIX}{script}"
 
 
 def parse_models(models: Iterable[ExperimentModel | str]) -> tuple[ExperimentModel, ...]:

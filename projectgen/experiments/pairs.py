@@ -19,8 +19,9 @@ from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
-from projectgen.experiments.models import REFERENCE, ExperimentModel
+from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
+from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.runs import layout
 
 RunMode = Literal["new", "resume", "collect"]
@@ -129,7 +130,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         if unit.model.is_reference:
             from projectgen.llm.reference_replay import reference_model
 
-            return reference_model(unit.task), {"default": REFERENCE}
+            return reference_model(unit.task), {"default": REFERENCE_SPEC}
         spec, base_url, sampling = unit.model.spec_for(unit.task.id), self.spec.base_url, dict(self.spec.sampling)
         return (ModelRoles.from_specs(spec, base_url=base_url, **sampling),
                 {"default": spec, **({"base_url": base_url} if base_url else {}),

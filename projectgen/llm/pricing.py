@@ -40,11 +40,11 @@ from typing import Any
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm.usage import CallRecord
+from projectgen.llm.specs import SCRIPTED_PREFIX
 
 PRICES_AS_OF = "2025-10-01"
 """The date the default list prices were copied; check your provider's page and override as needed."""
 
-SCRIPTED_PREFIX = "scripted:"
 _GLOB_CHARS = frozenset("*?[")
 _VERSION_SUFFIX = re.compile(r"-(?:\d{4}-?\d{2}-?\d{2}|\d{4}|latest)$")
 

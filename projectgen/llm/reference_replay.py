@@ -75,10 +75,6 @@ def reference_ssat(task: Task, files: Mapping[str, str] | None = None) -> SSAT:
                                 description=f"Architecture of {task.id}, derived from its reference code.")
 
 
-REFERENCE_SPEC = "reference"
-"""The model spec (``--model reference``) of the reference replay; run.json records it, so a resume rebuilds it."""
-
-
 def reference_knowledge(task: Task) -> dict[str, Any]:
     """The knowledge agent's answer in a reference replay: a success entry naming the reference files."""
     return {"success": {"task_summary": f"{task.id} (reference replay)",

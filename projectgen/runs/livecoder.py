@@ -194,7 +194,7 @@ def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
 def model_label(model_specs: Mapping[str, str] | None) -> str | None:
     """run.json's label for a run whose models are the reference replay (spec "reference")."""
     from projectgen.llm.naming import REFERENCE_LABEL
-    from projectgen.llm.reference_replay import REFERENCE_SPEC
+    from projectgen.llm.specs import REFERENCE_SPEC
 
     return REFERENCE_LABEL if REFERENCE_SPEC in (model_specs or {}).values() else None
 
