@@ -24,14 +24,18 @@ class Parser(argparse.ArgumentParser):
 
 # --------------------------------------------------------------------------- value parsers
 
-def positive_float(text: str) -> float:
+def finite_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
-    if value <= 0:
+    return value
+
+
+def positive_float(text: str) -> float:
+    if (value := finite_float(text)) <= 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
     return value
 
@@ -50,9 +54,9 @@ def non_negative_int(text: str) -> int:
 
 
 def non_negative_float(text: str) -> float:
-    if text.strip() in ("0", "0.0"):
-        return 0.0
-    return positive_float(text)
+    if (value := finite_float(text)) < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
 
 
 def positive_int(text: str) -> int:

@@ -156,3 +156,16 @@ def test_help_prints_the_defaults_the_settings_hold(capsys, monkeypatch) -> None
     assert "attempts at the task (default 6)" in text
     assert "judge score a stage needs (default 8)" in text
     assert "code stages (default 3,3,5)" in text
+
+
+@pytest.mark.parametrize("text, ok", [("0", True), ("0.00", True), ("1e-3", True), ("-0.1", False), ("nan", False),
+                                      ("warm", False)])
+def test_temperature_takes_any_finite_number_from_0(text: str, ok: bool, capsys) -> None:
+    from projectgen.cli import build_parser
+
+    if ok:
+        assert build_parser().parse_args(["run", "kvstore", "--temperature", text]).temperature == float(text)
+    else:
+        with pytest.raises(SystemExit) as exited:
+            build_parser().parse_args(["run", "kvstore", "--temperature", text])
+        assert exited.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
