@@ -283,30 +283,9 @@ def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: P
     assert outcome.summary["final"]["attempt"] == 2
 
 
-def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
-    """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
-    repository instead of running the same tests again."""
+def counting_runner() -> tuple[Any, list[str]]:
+    """A real sandbox runner, and the suites it is asked to evaluate, in order."""
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-    from projectgen.llm.reference_replay import reference_model
-
-    runner = SandboxRunner(RunnerSettings(timeout=120))
-    runs: list[str] = []
-    evaluate = runner.evaluate
-
-    def counting(task_, candidate, suite="unit"):
-        runs.append(suite)
-        return evaluate(task_, candidate, suite)
-
-    runner.evaluate = counting  # type: ignore[method-assign]
-    outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
-                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
-    assert outcome.summary["final"]["score"] == 1.0
-    assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
-
-
-def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
-    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-    from projectgen.llm.reference_replay import reference_model
 
     runner = SandboxRunner(RunnerSettings(timeout=120))
     suites: list[str] = []
@@ -317,6 +296,25 @@ def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_p
         return evaluate(task_, candidate, suite)
 
     runner.evaluate = counting  # type: ignore[method-assign]
+    return runner, suites
+
+
+def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
+    """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
+    repository instead of running the same tests again."""
+    from projectgen.llm.reference_replay import reference_model
+
+    runner, runs = counting_runner()
+    outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
+                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
+    assert outcome.summary["final"]["score"] == 1.0
+    assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
+
+
+def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
+    from projectgen.llm.reference_replay import reference_model
+
+    runner, suites = counting_runner()
     first = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
                           attempt_settings=AttemptSettings(attempts=1))
     assert suites.count("unit") == 2 and first.unit_report.passed == 29  # the attempt's figures, then the final
