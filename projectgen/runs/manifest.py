@@ -16,9 +16,15 @@ from projectgen.llm import Budget, UsageRecorder
 from projectgen.runs import layout
 
 
+# Changes when a field of run.json changes meaning or goes away (a new field with a default does not).
+MANIFEST_SCHEMA_VERSION = 1
+
+
 class RunManifest(BaseModel):
     """What a run folder holds a run of; written first, read on resume."""
 
+    schema_version: int = Field(default=MANIFEST_SCHEMA_VERSION, description="run.json's schema version; a file "
+                                "written before it was recorded reads as 1 (every later field has a default)")
     run_id: str
     task_path: str
     task_id: str
