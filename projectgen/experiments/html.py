@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from projectgen.experiments.results import ExperimentResults, ModelReport
-from projectgen.experiments.tables import pass_table
+from projectgen.experiments.tables import Table, pass_table
 from projectgen.inspection.charts import line_chart, stacked_bars
 from projectgen.inspection.formatting import esc
 from projectgen.inspection.html import REPORT_CSS
@@ -47,12 +47,11 @@ def pass_per_task(report: ModelReport) -> str:
                         y_title="unit tests")
 
 
-def markdown_table_html(lines: list[str]) -> str:
-    """A Markdown table (as `pass_table` writes it) as an HTML table."""
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines if line.strip()]
-    head, body = rows[0], [r for r in rows[2:]]
-    out = ["<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in head) + "</tr>"]
-    out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in body]
+def html_table(table: Table) -> str:
+    """A table of escaped cells."""
+    header, rows = table
+    out = ["<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in header) + "</tr>"]
+    out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows]
     return "\n".join(out + ["</table>"])
 
 
@@ -72,7 +71,7 @@ def render_html(results: ExperimentResults) -> str:
                                for title, chart in charts if chart) + "</div>")
     if table := pass_table(results):
         parts += ["<h2>#Pass per task (ProjectGen Tables 3 and 5)</h2>", "<div class='scroll'>",
-                  markdown_table_html(table), "</div>"]
+                  html_table(table), "</div>"]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts.append(f"<footer>projectgen experiment results, written {stamp}; results.md and results.json hold "
                  "every figure.</footer></main></body></html>")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 
+from projectgen.experiments.figures import PairResult
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
 
 
@@ -55,53 +56,61 @@ NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate
          "over tasks.")
 
 
-def pass_table(results: ExperimentResults) -> list[str]:
+Table = tuple[list[str], list[list[str]]]
+"""A table as data: its header cells and its rows of cells (rendered as Markdown here, as HTML in `html`)."""
+
+
+def markdown_table(table: Table) -> list[str]:
+    """The lines of a Markdown table (an empty cell stays one space wide)."""
+    header, rows = table
+
+    def line(cells: list[str]) -> str:
+        return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
+
+    return [line(header), "|" + "---|" * len(header), *(line(row) for row in rows)]
+
+
+def first_of(by_report: list[dict[str, PairResult]], task: str, field: str) -> int | None:
+    """A task's figure that every (method, model) shares (#LOC, #Tests): the first one recorded."""
+    values = [getattr(pairs[task], field) for pairs in by_report if task in pairs]
+    return next((value for value in values if value is not None), None)
+
+
+def cell(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def pass_table(results: ExperimentResults) -> Table | None:
     """ProjectGen's Tables 3/5 shape: per task #LOC, #Tests and #Pass per (method, model), then SUM and
-    AVG_weighted rows (Markdown lines; empty when no unit tests were run)."""
+    AVG_weighted rows (None when no unit tests were run)."""
     reports = [r for r in results.models if r.final.avg_weighted is not None]
     if not reports:
-        return []
-    pairs = {(r.method, r.model): {p.task_id: p for p in r.pairs} for r in reports}
-    tasks = sorted({task for by_task in pairs.values() for task in by_task})
-
-    def first(task: str, field: str) -> int | None:
-        values = [getattr(by_task[task], field) for by_task in pairs.values() if task in by_task]
-        return next((v for v in values if v is not None), None)
-
-    def cell(value: object) -> str:
-        return "" if value is None else str(value)
-
-    heads = [f"{method} / {model}" for method, model in pairs]
-    lines = ["| task | #LOC | #Tests | " + " | ".join(heads) + " |", "|---|---|---|" + "---|" * len(heads)]
-    for task in tasks:
-        passes = [cell(by_task[task].final_unit_passed) if task in by_task and by_task[task].ok else "error"
-                  for by_task in pairs.values()]
-        lines.append(f"| {task} | {cell(first(task, 'loc'))} | {cell(first(task, 'final_unit_total'))} | "
-                     + " | ".join(passes) + " |")
-    total_loc = sum(first(task, "loc") or 0 for task in tasks)
-    total_tests = sum(first(task, "final_unit_total") or 0 for task in tasks)
-    lines.append(f"| SUM | {total_loc} | {total_tests} | " + " | ".join(str(r.final.passed) for r in reports) + " |")
-    lines.append("| AVG_weighted | | | " + " | ".join(f"{r.final.avg_weighted:.2f}" for r in reports) + " |")
-    return lines
-
-
-def sketchbleu_table(results: ExperimentResults) -> list[str]:
-    """ProjectGen's Tables 4/6 shape: per task #LOC and SketchBLEU per (method, model), then the AVG row
-    (the mean over the tasks that have a value); empty when no output was scored."""
-    reports = [r for r in results.models if r.final.sketchbleu is not None]
-    if not reports:
-        return []
+        return None
     by_report = [{p.task_id: p for p in r.pairs} for r in reports]
     tasks = sorted({task for pairs in by_report for task in pairs})
-    lines = ["| task | #LOC | " + " | ".join(f"{r.method} / {r.model}" for r in reports) + " |",
-             "|---|---|" + "---|" * len(reports)]
-    for task in tasks:
-        pairs = [pairs.get(task) for pairs in by_report]
-        loc = next((p.loc for p in pairs if p is not None and p.loc is not None), None)
-        cells = ["" if p is None or p.sketchbleu is None else f"{p.sketchbleu:.2f}" for p in pairs]
-        lines.append(f"| {task} | {'' if loc is None else loc} | " + " | ".join(cells) + " |")
-    lines.append("| AVG | | " + " | ".join(f"{r.final.sketchbleu:.2f}" for r in reports) + " |")
-    return lines
+    rows = [[task, cell(first_of(by_report, task, "loc")), cell(first_of(by_report, task, "final_unit_total")),
+             *(cell(pairs[task].final_unit_passed) if task in pairs and pairs[task].ok else "error"
+               for pairs in by_report)] for task in tasks]
+    rows.append(["SUM", str(sum(first_of(by_report, task, "loc") or 0 for task in tasks)),
+                 str(sum(first_of(by_report, task, "final_unit_total") or 0 for task in tasks)),
+                 *(str(r.final.passed) for r in reports)])
+    rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports)])
+    return ["task", "#LOC", "#Tests", *(f"{r.method} / {r.model}" for r in reports)], rows
+
+
+def sketchbleu_table(results: ExperimentResults) -> Table | None:
+    """ProjectGen's Tables 4/6 shape: per task #LOC and SketchBLEU per (method, model), then the AVG row
+    (the mean over the tasks that have a value); None when no output was scored."""
+    reports = [r for r in results.models if r.final.sketchbleu is not None]
+    if not reports:
+        return None
+    by_report = [{p.task_id: p for p in r.pairs} for r in reports]
+    tasks = sorted({task for pairs in by_report for task in pairs})
+    rows = [[task, cell(first_of(by_report, task, "loc")),
+             *("" if task not in pairs or pairs[task].sketchbleu is None else f"{pairs[task].sketchbleu:.2f}"
+               for pairs in by_report)] for task in tasks]
+    rows.append(["AVG", "", *(f"{r.final.sketchbleu:.2f}" for r in reports)])
+    return ["task", "#LOC", *(f"{r.method} / {r.model}" for r in reports)], rows
 
 
 ABLATIONS = (("livecoder", "LiveCoder"), ("livecoder-no-success", "w/o Success Knowledge"),
@@ -149,11 +158,11 @@ def render_markdown(results: ExperimentResults) -> str:
                   "#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "
                   "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else the "
                   "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
-                  *table, ""]
+                  *markdown_table(table), ""]
     if sketch := sketchbleu_table(results):
         lines += ["## SketchBLEU per task (ProjectGen Tables 4 and 6)", "",
                   "SketchBLEU (0-100) of the final output against the reference; AVG over the tasks that have one "
-                  "(settings: projectgen.evaluation.sketchbleu, recorded in docs/architecture.md).", "", *sketch, ""]
+                  "(settings: projectgen.evaluation.sketchbleu, recorded in docs/architecture.md).", "", *markdown_table(sketch), ""]
     if ablations := ablation_table(results):
         lines += ["## Ablations at attempt 2 (LiveCoder Table 4)", "",
                   "func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points.", "",
