@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -212,6 +212,21 @@ def score_report(report: TestReport, expected: ExpectedTests) -> TestScore:
         collection_failed=collection_failed, missing=missing, extra=sum(1 for n in outcomes if n not in known),
         left_out=len(expected.left_out), source=expected.source,
     )
+
+
+def expected_counts(runner: Any, task: Task, report: TestReport) -> tuple[int, int, str]:
+    """(#Pass, denominator, what the denominator counts) of one run: over the task's expected tests of the
+    report's suite ("expected") when `runner` can tell them (`SandboxRunner.expected_tests`), else over the
+    tests that ran ("run": no reference and none declared, or a runner without expectations)."""
+    expected_tests = getattr(runner, "expected_tests", None)
+    if expected_tests is not None:
+        try:
+            score = score_report(report, expected_tests(task, report.suite))
+        except ExpectationError:
+            pass
+        else:
+            return score.passed, score.expected, "expected"
+    return report.passed, report.total, "run"
 
 
 # --------------------------------------------------------------------------- the on-disk cache

@@ -197,20 +197,14 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any,
     reference collects, skips left out), where a test file that does not collect fails all its tests;
     without a runner, a unit report or a reference, the counts of the tests the output ran.
     """
-    from projectgen.evaluation.expectations import ExpectationError, score_report
+    from projectgen.evaluation.expectations import expected_counts
     from projectgen.evaluation.report import TestReport
 
     if not unit:
         return None, None, None
     report_path = run_dir / layout.UNIT_REPORT
     if runner is not None and report_path.is_file():
-        try:
-            expected = runner.expected_tests(task, "unit")
-        except ExpectationError:
-            expected = None
-        if expected is not None:
-            score = score_report(TestReport.model_validate_json(report_path.read_text(encoding="utf-8")), expected)
-            return score.passed, score.expected, "expected"
+        return expected_counts(runner, task, TestReport.model_validate_json(report_path.read_text(encoding="utf-8")))
     return unit.get("passed"), unit.get("total"), "run"
 
 

@@ -45,17 +45,11 @@ ATTEMPT_RECORD = "attempt:{}"
 def attempt_score(runner: Any, task: Any, report: TestReport) -> float:
     """The pass rate of `report` over the task's expected tests of its suite (what the reference collects,
     skips left out; a module that does not collect fails all its tests), so a perfect output scores 1.0
-    and reaches the reuse trigger. Over the tests that ran when the expectation cannot be known (no
-    reference, or a runner without `expected_tests`)."""
-    from projectgen.evaluation.expectations import ExpectationError, score_report
+    and reaches the reuse trigger (`expected_counts`)."""
+    from projectgen.evaluation.expectations import expected_counts
 
-    expected_tests = getattr(runner, "expected_tests", None)
-    if expected_tests is not None:
-        try:
-            return score_report(report, expected_tests(task, report.suite)).pass_rate
-        except ExpectationError:
-            pass
-    return report.passed / report.total if report.total else 0.0
+    passed, total, _ = expected_counts(runner, task, report)
+    return passed / total if total else 0.0
 
 
 def _check_from_state(state: ProjectState) -> dict[str, Any] | None:
