@@ -127,9 +127,31 @@ def watching(marker: str) -> Iterator[HostWatch]:
 
 
 def cgroups_left() -> list[Path]:
-    """This process's per-run cgroups that were not removed (they sit a few levels below /sys/fs/cgroup)."""
-    name = f"projectgen-{os.getpid()}-*"
-    return [p for depth in range(5) for p in Path("/sys/fs/cgroup").glob("/".join(["*"] * depth + [name]))]
+    """This process's per-run cgroups that were not removed (they sit a few levels below /sys/fs/cgroup).
+
+    Other processes' cgroups come and go while we look (the suite runs on several workers), so a folder
+    that vanishes during the walk is passed over instead of failing it."""
+    prefix = f"projectgen-{os.getpid()}-"
+    found: list[Path] = []
+
+    def walk(folder: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:  # removed since it was listed
+            return
+        for entry in entries:
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+            except FileNotFoundError:
+                continue
+            if entry.name.startswith(prefix):
+                found.append(Path(entry.path))
+            elif depth < 4:
+                walk(entry.path, depth + 1)
+
+    walk("/sys/fs/cgroup", 0)
+    return found
 
 
 def requires(condition: bool, reason: str) -> None:
