@@ -211,10 +211,24 @@ class RunView:
     @property
     def status(self) -> str:
         if self.manifest and self.manifest.get("status"):
-            return str(self.manifest["status"])
+            recorded = str(self.manifest["status"])
+            return self._liveness(recorded) if recorded == "running" else recorded
         if self.kind == "projectgen":
             return "finished" if self.summary else "unknown"
         return "finished" if any(e.get("event") == "run_end" for e in self.events) else "running or interrupted"
+
+    def _liveness(self, recorded: str) -> str:
+        """run.json says "running": check that a process still holds the run (a SIGKILL or a crash
+        leaves the word behind), and say so when none does."""
+        from projectgen.runs.locking import last_holder, lock_holder
+
+        holder = lock_holder(self.path)
+        if holder is not None:
+            return f"{recorded} (pid {holder})" if holder > 0 else recorded
+        pid = last_holder(self.path)
+        who = f"pid {pid}" if pid else "its process"
+        return (f"not running ({who} ended without finishing: killed or crashed; continue with "
+                f"`projectgen run --resume {self.path}`)")
 
     @property
     def duration_s(self) -> float | None:

@@ -20,6 +20,36 @@ from projectgen.errors import ProjectGenError
 from projectgen.runs import layout
 
 
+def lock_holder(folder: Path | str) -> int | None:
+    """The pid of the live process holding `folder`'s lock (-1 when it did not write one), or None
+    when no process holds it: a run whose run.json still says "running" then died without finishing.
+
+    Probing takes a shared lock for an instant and releases it; nothing is created or written.
+    """
+    try:
+        fd = os.open(Path(folder) / layout.LOCK, os.O_RDONLY)
+    except OSError:
+        return None  # never locked (or unreadable): no live holder we can know of
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def last_holder(folder: Path | str) -> int | None:
+    """The pid the last holder of `folder`'s lock wrote (it may be long gone), if any."""
+    try:
+        text = (Path(folder) / layout.LOCK).read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
 
 @contextmanager
 def folder_lock(folder: Path | str, what: str = "run") -> Iterator[None]:

@@ -224,3 +224,38 @@ def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run.json").read_text())["schema_version"] == MANIFEST_SCHEMA_VERSION == 1
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t"}))
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded
+
+
+def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, cache_dir: Path) -> None:
+    """SIGKILL leaves run.json saying "running" (nothing can run at a SIGKILL): `trace` and `report`
+    check that a process still holds the run and show the dead run's pid as not running, with the
+    command that continues it; while the run is alive they show it running with its pid."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
+               "--out", str(out), "--cache-dir", str(cache_dir), "--no-unit-tests"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    events = out / "events.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if events.is_file() and len(events.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be killed"
+    alive = subprocess.run([sys.executable, "-m", "projectgen.cli", "trace", str(out)], capture_output=True,
+                           text=True, timeout=120)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    assert f"running (pid {process.pid})" in alive.stdout, alive.stdout + alive.stderr
+    assert json.loads((out / "run.json").read_text())["status"] == "running"
+    trace = subprocess.run([sys.executable, "-m", "projectgen.cli", "trace", str(out)], capture_output=True,
+                           text=True, timeout=120)
+    flat = " ".join(trace.stdout.split())
+    assert f"not running (pid {process.pid} ended without finishing" in flat, trace.stdout + trace.stderr
+    assert f"projectgen run --resume {out}" in flat
+    report = subprocess.run([sys.executable, "-m", "projectgen.cli", "report", str(out), "--out",
+                             str(tmp_path / "report")], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert f"not running (pid {process.pid} ended" in (tmp_path / "report" / "report.md").read_text()
