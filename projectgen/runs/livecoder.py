@@ -141,6 +141,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
     # shareable); held until the run returns.
     with ExitStack() as locked:
+        knowledge = None
         if resume:
             manifest = _resumable_manifest(out_dir)
             method = _resumed_method(manifest, method)
@@ -164,6 +165,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                    checkpoint_url=checkpoint_url)
             await _refuse_bad_options(out_dir, checkpoint_url=checkpoint_url, prices_file=prices_file,
                                       knowledge_url=knowledge_url)
+            if knowledge_url:  # a server that cannot be reached is refused before the run folder is made
+                knowledge = locked.enter_context(open_knowledge_store(out_dir, knowledge_url, embeddings))
             budget = budget if budget is not None else run_budget(manifest)
             locked.enter_context(new_run_folder(out_dir, force=force))
             write_manifest(out_dir, manifest)
@@ -173,17 +176,15 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             agents = Agents.from_models(models)
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
                                cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
-        knowledge = open_knowledge_store(out_dir, manifest.knowledge_store, embeddings)
-        try:
-            context = AttemptsContext(
-                task=task, runner=runner or SandboxRunner(log=progress), knowledge=knowledge,
-                best=BestRepositoryStore(out_dir / layout.BEST), extractor=knowledge_extractor(models),
-                gateway=gateway, run_id=manifest.run_id, progress=progress, out_dir=out_dir)
-            return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
-                                           settings=settings, attempt_settings=attempt_settings, context=context,
-                                           resume=resume, evaluate_unit=evaluate_unit))
-        finally:
-            knowledge.close()
+        if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
+            knowledge = locked.enter_context(open_knowledge_store(out_dir, manifest.knowledge_store, embeddings))
+        context = AttemptsContext(
+            task=task, runner=runner or SandboxRunner(log=progress), knowledge=knowledge,
+            best=BestRepositoryStore(out_dir / layout.BEST), extractor=knowledge_extractor(models),
+            gateway=gateway, run_id=manifest.run_id, progress=progress, out_dir=out_dir)
+        return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
+                                       settings=settings, attempt_settings=attempt_settings, context=context,
+                                       resume=resume, evaluate_unit=evaluate_unit))
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
@@ -339,4 +340,4 @@ async def _record_failure(run: LiveCoderRun, trace: TraceWriter, exc: BaseExcept
     await asyncio.to_thread(write_output_repository, run.out_dir, dict(stored.repository) if stored is not None else {})
     write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "failed", "reason": reason}))
     trace.write("run_end", final=final, stopped=reason, status="failed")
-    context.say(f"the run failed ({reason}); the best so far is in {run.out_dir / layout.REPOSITORY}")
+    # Not said here too: the exception that follows carries the reason (the CLI prints it once).

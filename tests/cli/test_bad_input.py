@@ -317,6 +317,9 @@ def price_files(ws: Path) -> dict[str, Path]:
                  id="knowledge-store-no-scheme"),
     pytest.param(["--knowledge-store", "http://chroma:8000/api"], ("a path, query or fragment is not supported",),
                  id="knowledge-store-path"),
+    # a well-formed URL where no server answers: refused before the run folder is made
+    pytest.param(["--knowledge-store", "http://127.0.0.1:9"], ("knowledge store http://127.0.0.1:9: cannot connect",),
+                 id="knowledge-store-unreachable"),
     pytest.param(["--timeout", "0"], ("argument --timeout: must be greater than 0",), id="timeout-0"),
     pytest.param(["--memory-mb", "lots"], ("argument --memory-mb: not a whole number",), id="memory-mb"),
     pytest.param(["--isolation", "vm"], ("argument --isolation: invalid choice",), id="isolation"),

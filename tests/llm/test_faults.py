@@ -503,6 +503,7 @@ def test_the_cli_ends_a_failing_run_with_one_line(task, runner, sentinels, capsy
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.startswith("projectgen: error: the run failed (model: ModelCallError: ")
     assert "AuthenticationError" in done.stderr and f"--resume {sentinels.out}" in done.stderr
+    assert "the run failed" not in done.stdout, done.stdout  # said once, not also as a progress line
     check_run(sentinels, SETTINGS, ATTEMPTS, 10**9)
     assert main(["run", "kvstore", "--model", f"scripted:{script}", "--inject-faults", "bogus=1",
                  "--out", str(sentinels.base / "x")]) == 2
