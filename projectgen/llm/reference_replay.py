@@ -93,7 +93,12 @@ def reference_model(task: Task) -> Any:
 
 
 def _fenced(code: str) -> str:
-    return f"```python\n{code}```\n"
+    """`code` in a fence the reply parser reads back whole (a file without a final newline, such as
+    Hybrid_Images' src/hybrid.py, glued the closing fence to its last line)."""
+    from projectgen.repository.edits import fenced_body
+
+    fence, body = fenced_body(code)
+    return f"{fence}python\n{body}{fence}\n"
 
 
 def reference_script(task: Task, *, breakage: Breakage | None = None, edit_format: EditFormat = "whole",

@@ -497,12 +497,18 @@ def make_whole_file_reply(paths: Iterable[str], repo: Mapping[str, str]) -> str:
     for path in paths:
         if path not in repo:
             raise ValueError(f"{path} is not in the repository")
-        content = repo[path]
-        longest = max((len(m.group(1)) for m in re.finditer(r"(?m)^ {0,3}(`{3,})", content)), default=0)
-        fence = "`" * max(3, longest + 1)
-        body = content if not content or content.endswith("\n") else content + "\n"
+        fence, body = fenced_body(repo[path])
         parts.append(f"{_named_fence(path, fence, _language(path))}{body}{fence}\n")
     return "\n".join(parts)
+
+
+def fenced_body(content: str) -> tuple[str, str]:
+    """The fence and body that put `content` in a fenced block read back whole: the fence longer
+    than any backtick run starting a line of the file (files holding Markdown fences survive the
+    round trip), the body ending with a newline so the closing fence stands on its own line."""
+    longest = max((len(m.group(1)) for m in re.finditer(r"(?m)^ {0,3}(`{3,})", content)), default=0)
+    body = content if not content or content.endswith("\n") else content + "\n"
+    return "`" * max(3, longest + 1), body
 
 
 def _hunk_blocks(before: str, after: str, context: int) -> list[tuple[list[str], list[str]]]:
