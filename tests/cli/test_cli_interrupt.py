@@ -1,0 +1,51 @@
+"""Ctrl-C during a batch (`projectgen experiment`): a terminal sends SIGINT to the whole foreground
+process group, the command's children (environment builds, model servers) included. The command
+ends promptly with exit code 130; the ledger holds only units that finished (none of the units
+that were running is recorded as an error), and the same command then finishes every unit once."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from projectgen.datasets.examples import example_task_path, example_tasks_dir
+from projectgen.datasets.loaders import load_task
+from test_support import experiment_script, strict_jsonl
+
+
+def _restore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background job starts with SIGINT ignored
+
+
+def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path) -> None:
+    script = experiment_script(load_task(example_task_path("kvstore")))
+    script["delay_s"] = 0.3
+    (tmp_path / "slow.json").write_text(json.dumps(script))
+    out = tmp_path / "exp"
+    command = [sys.executable, "-m", "projectgen.cli", "experiment", "--dataset", str(example_tasks_dir()), "--tasks", "kvstore",
+               "--model", f"scripted:{tmp_path / 'slow.json'}", "--method", "livecoder,direct", "--attempts", "2",
+               "--workers", "2", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, preexec_fn=_restore_sigint)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if list(out.glob("**/events.jsonl")):  # units are running
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)
+    assert process.poll() is None, "the experiment ended before it could be interrupted"
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    ledger = out / "ledger.jsonl"
+    recorded = strict_jsonl(ledger) if ledger.is_file() else []
+    assert all(entry["status"] == "finished" and not entry.get("error") for entry in recorded), recorded
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode in (0, 1), again.stdout + again.stderr
+    entries = strict_jsonl(ledger)
+    assert len({e["key"] for e in entries}) == len(entries) == 2, entries  # each unit once
+    assert all(e["status"] == "finished" and not e.get("error") for e in entries), entries
