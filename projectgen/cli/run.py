@@ -77,7 +77,10 @@ def add_run_command(commands) -> None:
 def add_demo_command(commands) -> None:
     """Add `demo` to the CLI's sub-parsers."""
     demo = commands.add_parser("demo", help="run the whole pipeline offline on the bundled example (scripted replay)")
-    demo.add_argument("--out", type=Path, default=Path("demo-output"), help="output folder (replaced on each run)")
+    demo.add_argument("--out", type=Path, default=Path("demo-output"),
+                      help="output folder (an earlier demo's output there is replaced; anything else is refused)")
+    demo.add_argument("--force", action="store_true", help="replace the run folder at --out even when it is not "
+                      "an earlier demo's output")
     add_runner_options(demo)
     demo.set_defaults(handler=cmd_demo)
 
@@ -292,10 +295,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   "each agent from the script. Run a real model with `projectgen run kvstore --model "
                   "openai:gpt-4o-mini`.", highlight=False)
     model = ScriptedChatModel.from_file(script)
-    if args.out.is_dir() and any(args.out.iterdir()) and not (args.out / layout.MANIFEST).is_file():
-        raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
-                              "choose another --out")
+    specs = {"default": f"{SCRIPTED_PREFIX}{script}"}
+    if args.out.is_dir() and any(args.out.iterdir()):
+        if not (args.out / layout.MANIFEST).is_file():
+            raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
+                                  "choose another --out")
+        if not args.force and not _is_demo_output(args.out, specs):
+            raise ProjectGenError(f"{args.out} holds a run that is not an earlier demo's output; choose another "
+                                  "--out, or add --force to replace it")
     args.no_unit_tests = False
     args.force = True  # the demo replaces its own outputs
-    return _execute_run(args, task, models=model, model_specs={"default": f"{SCRIPTED_PREFIX}{script}"},
+    return _execute_run(args, task, models=model, model_specs=specs,
                         settings=Settings(), attempt_settings=AttemptSettings(), out=args.out)
+
+
+def _is_demo_output(out: Path, demo_specs: dict[str, str]) -> bool:
+    """Whether the run folder `out` is what a demo wrote (the demo's task and replay script)."""
+    from projectgen.errors import ProjectGenError
+    from projectgen.runs import read_manifest
+
+    try:
+        manifest = read_manifest(out)
+    except ProjectGenError:
+        return False
+    return manifest.task_id == "kvstore" and manifest.models == demo_specs

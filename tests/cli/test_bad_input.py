@@ -583,6 +583,18 @@ def test_demo_refuses_to_replace_a_folder_that_is_not_a_run(ws: Path, capsys) ->
     refused(capsys, ws, ["demo", "--out", write(ws / "f.txt", "x")], "exists and is not a folder")
 
 
+def test_demo_refuses_to_replace_a_run_that_is_not_a_demo(ws: Path, capsys) -> None:
+    """A real run's folder (its calls were paid for) is not the demo's to replace without --force."""
+    from projectgen.runs.manifest import RunManifest, write_manifest
+
+    paid = ws / "paid"
+    write_manifest(paid, RunManifest(run_id="r1", task_path=str(ws), task_id="kvstore",
+                                     models={"default": "openai:gpt-4o"}))
+    write(paid / "repository" / "kvstore" / "store.py", "# generated at a price")
+    refused(capsys, ws, ["demo", "--out", paid], "paid holds a run that is not an earlier demo's output",
+            "--force")
+
+
 def test_an_unknown_command_is_one_line(ws: Path, capsys) -> None:
     refused(capsys, ws, ["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'")
 
