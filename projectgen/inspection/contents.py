@@ -68,6 +68,21 @@ def report_contents(run: RunView) -> ReportContents:
                           quality_rows=quality_rows, notes=_notes(run, quality_note))
 
 
+def banners(run: RunView) -> list[str]:
+    """What a reader must know before any number of the report: set in a banner at the top."""
+    out = []
+    if run.oracle:
+        out.append("Oracle setting: attempts were selected with the hidden unit tests; the scores are an upper "
+                   "bound, not a fair result.")
+    if any(m["scripted"] for m in run.models().values()):
+        out.append("Scripted replay: the answers were replayed from a script, not produced by a model.")
+    faults = run.injected_faults
+    if faults:
+        out.append(f"Fault injection: faults were injected into the model calls ({faults}); the failed calls, "
+                   "retries and any early stop they caused are deliberate, not the model's or the provider's.")
+    return out
+
+
 def _facts(run: RunView) -> list[tuple[str, str]]:
     totals, cost = run.totals, run.cost
     facts = [("task", run.task_id)]

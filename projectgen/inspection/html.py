@@ -18,6 +18,7 @@ from projectgen.inspection.contents import (
     KNOWLEDGE_HEADERS,
     STAGE_HEADERS,
     ReportContents,
+    banners,
     report_contents,
     score_label,
 )
@@ -55,6 +56,11 @@ th,td{border:1px solid #dee2e6;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#f1f3f5;overflow-wrap:normal;word-break:normal;hyphens:none}
 td.num,th.num{text-align:right;white-space:nowrap}
 td.wrap{overflow-wrap:anywhere}
+table.models{table-layout:fixed}
+table.models th.num{white-space:normal}
+table.models th:nth-child(1){width:24%}
+table.models th:nth-child(3){width:13%}
+table.models th:nth-child(9){width:24%}
 table.timeline td{font-size:12px}
 details{background:#fff;border:1px solid #dee2e6;border-radius:6px;padding:6px 10px;margin:6px 0}
 summary{cursor:pointer;font-weight:600}
@@ -78,12 +84,7 @@ def render_html(run: RunView, report: ReportContents | None = None) -> str:
              "img-src data:\">",
              f"<title>{esc(report.title)}</title><style>{REPORT_CSS}</style></head><body><main>",
              f"<h1>{esc(report.title)}</h1>"]
-    if run.oracle:
-        parts.append('<div class="banner">Oracle setting: attempts were selected with the hidden unit tests; '
-                     'the scores are an upper bound, not a fair result.</div>')
-    if any(m["scripted"] for m in run.models().values()):
-        parts.append('<div class="banner">Scripted replay: the answers were replayed from a script, not produced '
-                     'by a model.</div>')
+    parts += [f'<div class="banner">{esc(text)}</div>' for text in banners(run)]
     parts.append('<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in report.facts)
                  + "</dl>")
     parts += _charts_section(run)
@@ -105,7 +106,7 @@ def _tables(run: RunView, report: ReportContents) -> list[str]:
                                                  numeric=(1, 8, 9, 10)) + "</div>")
     parts.append("<h2 id='models'>Models</h2>")
     parts.append('<div class="scroll">' + _table(report.models_headers, report.models_rows, numeric=(3, 4, 5, 7),
-                                                 wrap=(8,))
+                                                 wrap=(0, 8), cls="models")
                  + "</div>" if report.models_rows else "<p>No model calls recorded.</p>")
     parts.append("<h2 id='stages'>Tokens per stage</h2>")
     parts.append(_table(STAGE_HEADERS, report.stage_rows, numeric=(1, 2, 3, 4, 5)) if report.stage_rows

@@ -12,6 +12,7 @@ from projectgen.inspection.contents import (
     KNOWLEDGE_HEADERS,
     STAGE_HEADERS,
     ReportContents,
+    banners,
     report_contents,
     score_label,
 )
@@ -24,9 +25,9 @@ def render_markdown(run: RunView, report: ReportContents | None = None) -> str:
     """The Markdown report of `run` (`report`: its contents, when already gathered)."""
     report = report or report_contents(run)
     out = [f"# {md(report.title)}", ""]
-    if run.oracle:
-        out += ["> **Oracle setting:** attempts were selected with the hidden unit tests; the scores are an upper "
-                "bound, not a fair result.", ""]
+    for text in banners(run):
+        label, _, rest = text.partition(": ")
+        out += [f"> **{md(label)}:** {md(rest)}", ""]
     out += [f"- **{md(k)}**: {md(v)}" for k, v in report.facts]
     out += ["", f"## Attempts (score: {md(score_label(run))})", "",
             _table(report.attempts_headers, report.attempts_rows), ""]

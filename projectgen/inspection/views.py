@@ -231,6 +231,12 @@ class RunView:
                 f"`projectgen run --resume {self.path}`)")
 
     @property
+    def injected_faults(self) -> str | None:
+        """The `--inject-faults` spec the run was made with (run.json keeps it beside the models), if any."""
+        models = (self.manifest or {}).get("models") or {}
+        return str(models["faults"]) if isinstance(models, Mapping) and models.get("faults") else None
+
+    @property
     def duration_s(self) -> float | None:
         if self.summary and isinstance(self.summary.get("duration_s"), (int, float)):
             return float(self.summary["duration_s"])

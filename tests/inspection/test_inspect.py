@@ -265,6 +265,25 @@ def test_scripted_and_oracle_runs_are_labelled(run_dir):
     assert run.cost.label() == "$0"
 
 
+def test_injected_faults_are_said_in_the_banner_and_long_model_cells_wrap(run_dir):
+    """A run made with --inject-faults says so at the top of both reports, not only in the models
+    table's description column; that table keeps to the page (fixed layout, long cells wrap)."""
+    manifest = json.loads((run_dir / "run.json").read_text())
+    manifest["models"] = {"default": "openai:gpt-4o-mini", "faults": "server_error=0.3,seed=1"}
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    run = load_run(run_dir)
+    page, text = render_html(run), render_markdown(run)
+    assert '<div class="banner">Fault injection: faults were injected into the model calls (server_error=0.3,' \
+           'seed=1)' in page
+    assert text.index("> **Fault injection:** faults were injected") < text.index("## Attempts")
+    assert '<table class="models">' in page and "table.models{table-layout:fixed}" in page
+    header = page[page.index('<table class="models">'):].split("</thead>")[0]
+    assert header.startswith('<table class="models"><thead><tr><th class="wrap">model</th>')
+    manifest["models"] = {"default": "openai:gpt-4o-mini"}
+    (run_dir / "run.json").write_text(json.dumps(manifest))
+    assert "Fault injection" not in render_html(load_run(run_dir))
+
+
 def test_plain_projectgen_run_folder(tmp_path):
     root = tmp_path / "pg"
     root.mkdir()
