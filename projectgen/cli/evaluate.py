@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import add_runner_options, check_out_path, positive_int, resolve_task, runner_from_args
+from projectgen.cli.options import (add_runner_options, check_out_path, positive_int, resolve_dataset, resolve_task,
+                                    runner_from_args)
 from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 
 
@@ -24,7 +25,7 @@ def add_commands(commands) -> None:
     evaluate.set_defaults(handler=cmd_eval)
 
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
-    bench.add_argument("dataset", type=Path, help="folder of task folders")
+    bench.add_argument("dataset", help="folder of task folders, or `examples` (the bundled tasks)")
     bench.add_argument("--workers", type=positive_int, default=1, help="tasks evaluated in parallel (default 1)")
     bench.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
     bench.add_argument("--out", type=Path, default=None,
@@ -61,11 +62,11 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.experiments import LocalExecutor, bench_reference
-    from projectgen.errors import ProjectGenError
     from projectgen.runs import layout
 
-    if not args.dataset.is_dir():
-        raise ProjectGenError(f"{args.dataset}: dataset folder not found")
+    from projectgen.datasets.examples import example_tasks_dir
+
+    args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
     console = Console()

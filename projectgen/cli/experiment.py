@@ -7,8 +7,8 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
                                     add_sampling_options, attempt_settings_from_args, check_out_path, positive_int,
-                                    prices_from_args, runner_from_args, sampling_arguments, sampling_from_args,
-                                    settings_from_args)
+                                    prices_from_args, resolve_dataset, runner_from_args, sampling_arguments,
+                                    sampling_from_args, settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
 from projectgen.runs.methods import METHODS
 
@@ -22,7 +22,7 @@ def add_commands(subparsers) -> None:
                     "same command again to continue (finished pairs are skipped, interrupted runs resume). Prints "
                     "one table per model (per attempt: unit-test pass rate, mean and LOC-weighted; reuse rate; "
                     "tokens; cost) and writes OUT/results.json and OUT/results.md.")
-    parser.add_argument("--dataset", required=True, type=Path, help="folder of task folders")
+    parser.add_argument("--dataset", required=True, help="folder of task folders, or `examples` (the bundled tasks)")
     parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
                         help="a model to run (repeatable): PROVIDER:MODEL, a served name with --base-url, "
                              "scripted:FILE, scripted:DIR replaying DIR/<task-id>.json per task, or reference "
@@ -55,8 +55,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, LocalExecutor, run_experiment
     from projectgen.runs import layout
 
-    if not args.dataset.is_dir():
-        raise ProjectGenError(f"{args.dataset}: dataset folder not found")
+    from projectgen.datasets.examples import example_tasks_dir
+
+    args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"experiment-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
     if args.knowledge_store:

@@ -276,3 +276,19 @@ def resolve_task(spec: str):
         raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
                               f"{', '.join(example_task_names())})")
     return load_task(path)
+
+
+BUNDLED_DATASET = "examples"
+
+
+def resolve_dataset(given: str | Path, bundled: Path) -> Path:
+    """A dataset folder, or the bundled one when given as the bare name ``examples`` (write
+    ``./examples`` for a folder of that name: the repository's own ``examples/`` holds scripts)."""
+    from projectgen.errors import ProjectGenError
+
+    if str(given) == BUNDLED_DATASET:
+        return bundled
+    path = Path(given)
+    if not path.is_dir():
+        raise ProjectGenError(f"{path}: dataset folder not found (or `{BUNDLED_DATASET}` for the bundled one)")
+    return path

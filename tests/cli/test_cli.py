@@ -169,3 +169,20 @@ def test_temperature_takes_any_finite_number_from_0(text: str, ok: bool, capsys)
         with pytest.raises(SystemExit) as exited:
             build_parser().parse_args(["run", "kvstore", "--temperature", text])
         assert exited.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_examples_names_the_bundled_dataset(tmp_path: Path, cache_dir: Path, monkeypatch, capsys) -> None:
+    """`--dataset examples` (and bench-reference's DATASET) is the bundled task folder, even where a folder
+    named examples exists (the repository's own holds scripts, not tasks); ./examples is that folder."""
+    import json
+
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "custom_graph.py").write_text("# a script, not a task\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bench"
+    assert main(["bench-reference", "examples", "--out", str(out), "--cache-dir", str(cache_dir)]) == 0
+    keys = {json.loads(line)["key"] for line in (out / "ledger.jsonl").read_text().splitlines()}
+    assert {"kvstore:unit", "wordfreq:unit"} <= keys
+    capsys.readouterr()
+    assert main(["bench-reference", "./examples", "--out", str(tmp_path / "b2"), "--cache-dir", str(cache_dir)]) == 2
+    assert "no tasks found" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from projectgen.datasets.examples import example_task_path, example_tasks_dir
+from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from test_support import experiment_script, strict_jsonl
 
@@ -26,7 +26,7 @@ def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path) -
     script["delay_s"] = 0.3
     (tmp_path / "slow.json").write_text(json.dumps(script))
     out = tmp_path / "exp"
-    command = [sys.executable, "-m", "projectgen.cli", "experiment", "--dataset", str(example_tasks_dir()), "--tasks", "kvstore",
+    command = [sys.executable, "-m", "projectgen.cli", "experiment", "--dataset", "examples", "--tasks", "kvstore",
                "--model", f"scripted:{tmp_path / 'slow.json'}", "--method", "livecoder,direct", "--attempts", "2",
                "--workers", "2", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
