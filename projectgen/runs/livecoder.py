@@ -37,7 +37,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,7 +166,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             await _refuse_bad_options(out_dir, checkpoint_url=checkpoint_url, prices_file=prices_file,
                                       knowledge_url=knowledge_url)
             if knowledge_url:  # a server that cannot be reached is refused before the run folder is made
-                knowledge = locked.enter_context(open_knowledge_store(out_dir, knowledge_url, embeddings))
+                knowledge = locked.enter_context(closing(open_knowledge_store(out_dir, knowledge_url, embeddings)))
             budget = budget if budget is not None else run_budget(manifest)
             locked.enter_context(new_run_folder(out_dir, force=force))
             write_manifest(out_dir, manifest)
@@ -177,7 +177,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
                                cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
         if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
-            knowledge = locked.enter_context(open_knowledge_store(out_dir, manifest.knowledge_store, embeddings))
+            knowledge = locked.enter_context(closing(open_knowledge_store(out_dir, manifest.knowledge_store,
+                                                                          embeddings)))
         context = AttemptsContext(
             task=task, runner=runner or SandboxRunner(log=progress), knowledge=knowledge,
             best=BestRepositoryStore(out_dir / layout.BEST), extractor=knowledge_extractor(models),
