@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from projectgen.llm import (MAX_REPLY_CHARS, Budget, CallCache, CallLabels, DoorSettings, UsageRecorder, acall_model,
-                            message_text)
+from projectgen.llm import (MAX_REPLY_CHARS, Budget, CallCache, CallLabels, DoorSettings, PromptStore, UsageRecorder,
+                            acall_model, message_text)
 
 
 @dataclass
@@ -17,7 +17,7 @@ class ModelGateway:
 
     Agents hold their model and prompt; the gateway is what differs between runs (where
     usage is recorded, which budget applies, which LiveCoder attempt this is, which call
-    cache answers calls a killed run had completed). `retries`, `backoff` (seconds before the
+    cache answers calls a killed run had completed, where the prompts are kept). `retries`, `backoff` (seconds before the
     first retry, doubling, at most `max_backoff`) and `max_reply_chars` (longer replies are
     cut) are the door's (`acall_model`).
     """
@@ -30,13 +30,15 @@ class ModelGateway:
     max_backoff: float = 30.0
     max_reply_chars: int | None = MAX_REPLY_CHARS
     cache: CallCache | None = None
+    prompts: PromptStore | None = None
 
     async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                   target: str | None = None, iteration: int = 0) -> str:
         """The reply text of one model call, made through `acall_model` (the one door)."""
         config = {"metadata": dict(self.metadata)} if self.metadata else None
-        door = DoorSettings(recorder=self.recorder, budget=self.budget, cache=self.cache, retries=self.retries,
-                            backoff=self.backoff, max_backoff=self.max_backoff, max_reply_chars=self.max_reply_chars)
+        door = DoorSettings(recorder=self.recorder, budget=self.budget, cache=self.cache, prompts=self.prompts,
+                            retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
+                            max_reply_chars=self.max_reply_chars)
         reply = await acall_model(model, list(messages), CallLabels(role, stage, target, iteration), door,
                                   config=config)
         return message_text(reply)

@@ -15,21 +15,17 @@ from pydantic import BaseModel, Field
 from projectgen.agents.base import ModelGateway, Verdict
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.repository.syntax import syntax_error
 from projectgen.ssat import SSAT, ClassNode, FileNode, FunctionNode, render_stub, render_tree, ssat_from_repository
 
 
 def compile_errors(files: Mapping[str, str]) -> dict[str, str]:
-    """path -> "line N: message" for every .py file that does not compile."""
+    """path -> "line N: message" for every Python file that does not compile (`syntax_error`)."""
     errors: dict[str, str] = {}
     for path, code in sorted(files.items()):
-        if not path.endswith(".py"):
-            continue
-        try:
-            compile(code, path, "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            errors[path] = f"line {exc.lineno}: {exc.msg}"
-        except ValueError as exc:  # e.g. null bytes
-            errors[path] = str(exc)
+        error = syntax_error(path, code)
+        if error is not None:
+            errors[path] = error
     return errors
 
 

@@ -7,6 +7,7 @@ that is not a run, an attempt the run does not have, a bad price file) raises
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK
@@ -28,7 +29,10 @@ def add_commands(subparsers) -> None:
                        help="print the recorded diffs between iterations (files and architecture tree) instead")
     trace.add_argument("--attempt", type=positive_int, default=None, metavar="N", help="only attempt N")
     trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
-    trace.add_argument("--calls", action="store_true", help="also list every model call and the node it went to")
+    trace.add_argument("--calls", action="store_true",
+                       help="also list every model call (numbered) and the node it went to")
+    trace.add_argument("--call", type=positive_int, default=None, metavar="N",
+                       help="print the exact prompt (every message) of call N of --calls, and its reply, instead")
     add_prices_option(trace)
     trace.set_defaults(handler=cmd_trace)
 
@@ -79,6 +83,13 @@ def cmd_trace(args: argparse.Namespace) -> int:
         if args.attempt not in known:
             have = (f"attempts {', '.join(map(str, known))}" if known else "no numbered attempts")
             raise ProjectGenError(f"{args.run_dir}: no attempt {args.attempt} in this run (it has {have})")
+    if args.call is not None:
+        from projectgen.inspection import call_prompt
+
+        prompt = call_prompt(run, args.call)
+        _print_header(console, run)
+        _print_prompt(console, prompt)
+        return EXIT_OK
     _print_header(console, run)
     if args.diff:
         _print_diffs(console, run, diffs(run, args.attempt, args.stage))
@@ -244,14 +255,14 @@ def _print_diffs(console, run, entries) -> None:
 def _print_calls(console, run, calls) -> None:
     from rich.table import Table
 
-    from projectgen.inspection import as_utc, effective_attempt
+    from projectgen.inspection import as_utc, call_number, effective_attempt
     from projectgen.llm.pricing import format_usd, is_scripted
 
     start = next((r.time for r in run.rows if r.time is not None), None)
     if start is None and calls:
         start = min(as_utc(c.timestamp) for c in calls)
-    table = Table(title="model calls", header_style="bold")
-    for name, justify in (("t (s)", "right"), ("att", "right"), ("stage", "left"), ("role", "left"),
+    table = Table(title="model calls (trace --call N shows call N's prompt)", header_style="bold")
+    for name, justify in (("#", "right"), ("t (s)", "right"), ("att", "right"), ("stage", "left"), ("role", "left"),
                           ("target", "left"), ("it", "right"), ("model", "left"), ("in", "right"), ("out", "right"),
                           ("latency", "right"), ("cost", "right"), ("node", "left")):
         table.add_column(name, justify=justify, overflow="fold")
@@ -262,7 +273,7 @@ def _print_calls(console, run, calls) -> None:
                                                                       else "")
         cost = run.prices.cost_of(call)
         attempt = effective_attempt(run, call)
-        table.add_row(_text(f"{offset:.2f}" if offset is not None else ""),
+        table.add_row(_text(call_number(run, call)), _text(f"{offset:.2f}" if offset is not None else ""),
                       _text(attempt if attempt is not None else ""), _text(call.stage), _text(call.role),
                       _text(call.target or ""), _text(call.iteration),
                       _text("scripted replay" if is_scripted(call.model) else call.model),
@@ -271,3 +282,31 @@ def _print_calls(console, run, calls) -> None:
                       _text(f"{call.latency_s:.2f}s" + (" ERR" if call.error else "")), _text(format_usd(cost)),
                       _text(node or ("(no event)" if run.has_trace else "")))
     console.print(table)
+
+
+def _print_prompt(console, prompt) -> None:
+    """One call: who asked, then each message of its prompt verbatim, then its reply."""
+    from rich.rule import Rule
+
+    call = prompt.call
+    where = ", ".join(f"{name} {value}" for name, value in (
+        ("attempt", call.attempt), ("stage", call.stage), ("role", call.role), ("target", call.target),
+        ("iteration", call.iteration)) if value is not None)
+    console.print(_clean(f"call {prompt.number}: {where}; model {call.model}; {call.input_tokens:,} tokens in, "
+                         f"{call.output_tokens:,} out" + (f"; failed: {call.error}" if call.error else "")),
+                  highlight=False, markup=False)
+    if prompt.messages is None:
+        console.print(_clean("no prompt recorded for this call (the run kept none: recorded before prompts were "
+                             f"kept, or without a run folder); prompt id {call.prompt_id or '-'}"),
+                      highlight=False, markup=False)
+    else:
+        console.print(_clean(f"prompt {call.prompt_id} ({len(prompt.messages)} messages)"), highlight=False,
+                      markup=False)
+        for index, message in enumerate(prompt.messages, 1):
+            console.print(Rule(_text(f"message {index}: {message.get('role')}"), align="left"))
+            content = message.get("content")
+            console.print(_text(content if isinstance(content, str) else json.dumps(content, indent=1)),
+                          soft_wrap=True)
+    if prompt.reply is not None:
+        console.print(Rule(_text("reply"), align="left"))
+        console.print(_text(prompt.reply), soft_wrap=True)

@@ -145,7 +145,7 @@ async def run_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], c
     current = {"repository": dict(inner.get("repository") or {}), "ssat": inner.get("ssat"),
                "skeleton": dict(inner.get("skeleton") or {}), "check": _check_from_state(inner),
                "stages": _stage_summary(inner), "stopped": inner.get("stopped"),
-               "edits": inner.get("edits") or []}
+               "edits": inner.get("edits") or [], "rejected": inner.get("rejected") or []}
     return {"current": current}
 
 
@@ -206,7 +206,7 @@ def attempt_record(state: AttemptsState, *, improved: bool, best: dict[str, Any]
             "stages": current["stages"], "improved": improved, "best_score": best["score"],
             "best_attempt": best["attempt"], "knowledge_used": state.get("knowledge_used") or {},
             "knowledge_added": knowledge_added, "files": len(current["repository"]),
-            "stopped": current.get("stopped")}
+            "rejected_files": len(current.get("rejected") or []), "stopped": current.get("stopped")}
 
 
 async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,

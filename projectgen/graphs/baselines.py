@@ -5,6 +5,10 @@
   sandbox, give the errors back, take the files the model rewrites. It stops early once every
   check test passes (or the tests cannot be run at all).
 
+A file of a reply that is not valid Python is not accepted (`projectgen.repository.syntax`):
+it keeps its previous version (Direct: it is left out), the refusal is recorded (`rejected`), and
+Self-Reflection's next round gives its syntax error back with the check-test errors.
+
 Their state is the project graph's, so LiveCoder's attempts graph wraps them like the
 project graph: `repository` is the output, and each check run is a "code" verdict (judge
 "check_tests"), so attempt records show its check-test status like a ProjectGen attempt's.
@@ -23,7 +27,10 @@ from projectgen.agents.protocols import RepositoryGenerator
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind
-from projectgen.graphs.state import ProjectState, documents_of, iteration_of, last_verdict, verdict_record
+from projectgen.graphs.state import (
+    ProjectState, documents_of, iteration_of, last_verdict, rejection_records, rejections_of, verdict_record,
+)
+from projectgen.repository.syntax import keep_parsable, rejection_feedback
 
 STAGE = "code"  # the rounds count as code rounds: attempt records read the check status from this stage
 CHECK_JUDGE = "check_tests"
@@ -36,10 +43,12 @@ async def generate_directly(state: ProjectState, runtime: Runtime[RunContext], *
     ctx = runtime.context
     ctx.say("direct: writing the whole repository in one call")
     outcome = await generator.generate(ctx.gateway, documents_of(state), guidance=state.get("guidance", ""))
-    if not outcome.repo:
+    repository, refused = keep_parsable(outcome.repo, {})
+    if not repository:
         ctx.say("direct: the reply held no usable file")
-    return {"repository": outcome.repo, "iterations": {STAGE: 1},
-            "generation_errors": {STAGE: outcome.feedback() or None}}
+    errors = "\n".join([outcome.feedback(), *(rejection_feedback(p, e) for p, e in sorted(refused.items()))])
+    return {"repository": repository, "iterations": {STAGE: 1}, "rejected": rejection_records(STAGE, 1, refused),
+            "generation_errors": {STAGE: errors.strip() or None}}
 
 
 async def run_check_tests(state: ProjectState, runtime: Runtime[RunContext], *, log_chars: int,
@@ -72,14 +81,18 @@ async def reflect(state: ProjectState, runtime: Runtime[RunContext], *,
     verdict = last_verdict(state, STAGE)
     check = verdict.check
     ctx.say(f"self-reflection {iteration}: giving {len(check.failing) if check else 0} failures back")
-    outcome = await generator.reflect(ctx.gateway, documents_of(state), dict(state.get("repository") or {}),
-                                      error_log=verdict.log, passed=check.passed if check else 0,
-                                      total=check.total if check else 0, iteration=iteration,
-                                      guidance=state.get("guidance", ""))
+    before = dict(state.get("repository") or {})
+    refused_before = rejections_of(state, STAGE, iteration - 1)
+    error_log = "\n\n".join([*(rejection_feedback(p, e) for p, e in sorted(refused_before.items())), verdict.log])
+    outcome = await generator.reflect(ctx.gateway, documents_of(state), before, error_log=error_log.strip(),
+                                      passed=check.passed if check else 0, total=check.total if check else 0,
+                                      iteration=iteration, guidance=state.get("guidance", ""))
+    repository, refused = keep_parsable(outcome.repo, before)
     record = {"id": f"{iteration}:*", "path": "*", "iteration": iteration, "format": outcome.format,
               "well_formed": outcome.well_formed, "applied": len(outcome.applied), "failed": len(outcome.failed),
-              "feedback": outcome.feedback()}
-    return {"repository": outcome.repo, "iterations": {STAGE: iteration}, "edits": [record]}
+              "feedback": outcome.feedback(), "rejected": len(refused)}
+    return {"repository": repository, "iterations": {STAGE: iteration}, "edits": [record],
+            "rejected": rejection_records(STAGE, iteration, refused)}
 
 
 def build_direct_graph(generator: RepositoryGenerator, *, name: str = "direct"):

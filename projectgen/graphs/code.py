@@ -5,7 +5,10 @@ Round 1 fills every file: layer k's files are sent out together (LangGraph `Send
 the run's ``max_concurrency``), each with its skeleton and the interfaces of the files it
 imports, which earlier layers have already filled. Later rounds repair only the files the
 judges named, in the configured edit format; an edit that does not apply is recorded (the
-well-format rate) and its reason goes back to the coder with the next request.
+well-format rate) and its reason goes back to the coder with the next request. A filled or
+repaired file that is not valid Python is not accepted (`projectgen.repository.syntax`): the
+file keeps its previous version (the skeleton, for a fill), the round cannot be accepted, and
+the next round repairs it with the syntax error as feedback.
 """
 from __future__ import annotations
 
@@ -25,11 +28,13 @@ from projectgen.agents.protocols import CodeGenerator, CodeReviewer
 from projectgen.config import EditFormat, Settings
 from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe
+from projectgen.graphs.loop import after_judge, bind, describe, with_rejections
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, iteration_of, last_verdict, memory_record, rejection_records, rejections_of, ssat_of,
+    stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
+from projectgen.repository.syntax import keep_parsable, rejection_feedback
 from projectgen.ssat import SSAT, render_stub
 
 STAGE = "code"
@@ -96,18 +101,22 @@ def fill_jobs(state: ProjectState) -> list[Send] | list[str]:
 
 
 def repair_jobs(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
-    """One "repair_file" job per file the judges named (every .py file when they named none)."""
+    """One "repair_file" job per file the judges named (every .py file when they named none), each
+    with the reason its previous edit did not apply or was not accepted, if so."""
     iteration = iteration_of(state, STAGE)
     verdict = last_verdict(state, STAGE)
     repository = state.get("repository") or {}
     memory = stage_memory(state, STAGE)
     failed_edits = {r["path"]: r["feedback"] for r in state.get("edits") or []
                     if r["iteration"] == iteration - 1 and r["feedback"]}
+    rejected = rejections_of(state, STAGE, iteration - 1)
     targets = verdict.files or {p: verdict.feedback for p in repository if p.endswith(".py")}
     jobs = []
     for path, suggestion in sorted(targets.items()):
         if path in failed_edits:
             suggestion += f"\n\nYour previous edit of this file did not apply:\n{failed_edits[path]}"
+        if path in rejected:
+            suggestion = f"{suggestion}\n\n{rejection_feedback(path, rejected[path])}".strip()
         jobs.append(Send("repair_file", {
             "path": path, "content": repository.get(path, ""), "suggestion": suggestion,
             "log": verdict.log, "iteration": iteration, "guidance": state.get("guidance", ""),
@@ -124,11 +133,17 @@ def after_plan(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
 
 async def fill_file(job: dict[str, Any], runtime: Runtime[RunContext], *, coder: CodeGenerator,
                     read_tree: Callable[[str], SSAT] = SSAT.model_validate_json) -> dict[str, Any]:
-    """Node "fill_file": one file implemented from its skeleton (one `fill_jobs` job)."""
+    """Node "fill_file": one file implemented from its skeleton (one `fill_jobs` job); a file that is not
+    valid Python is refused (the skeleton stays) and recorded for the next round."""
     ssat = read_tree(json.dumps(job["ssat"], sort_keys=True)) if job["ssat"] else None
-    code = await coder.fill(runtime.context.gateway, ssat, job["path"], job["skeleton"],
+    path = job["path"]
+    code = await coder.fill(runtime.context.gateway, ssat, path, job["skeleton"],
                             dependencies=job["dependencies"], iteration=1, guidance=job["guidance"])
-    return {"repository": {job["path"]: code}}
+    accepted, errors = keep_parsable({path: code}, {path: job["skeleton"]})
+    if errors:
+        runtime.context.say(f"code 1: {path} is not valid Python; kept its skeleton")
+        return {"repository": accepted, "rejected": rejection_records(STAGE, 1, errors)}
+    return {"repository": accepted}
 
 
 async def next_layer(state: ProjectState) -> dict[str, Any]:
@@ -144,13 +159,18 @@ async def repair_file(job: dict[str, Any], runtime: Runtime[RunContext], *, code
     outcome = await coder.repair(runtime.context.gateway, path, job["content"], suggestion=job["suggestion"],
                                  error_log=job["log"], memory=job["memory"], iteration=iteration,
                                  edit_format=edit_format, guidance=job["guidance"])
-    new = outcome.repo.get(path, job["content"])
+    accepted, errors = keep_parsable({path: outcome.repo.get(path, job["content"])}, {path: job["content"]})
+    new = accepted[path]
     record = {"id": f"{iteration}:{path}", "path": path, "iteration": iteration, "format": outcome.format,
               "well_formed": outcome.well_formed, "applied": len(outcome.applied),
-              "failed": len(outcome.failed), "feedback": outcome.feedback()}
+              "failed": len(outcome.failed), "feedback": outcome.feedback(), "rejected": bool(errors)}
     pending = {"iteration": iteration - 1, "feedback": job["suggestion"], "passed_before": job["passed_before"],
                "diff": code_diff(path, job["content"], new)}
-    return {"repository": {path: new}, "edits": [record], "pending": {path: pending}}
+    update: dict[str, Any] = {"repository": {path: new}, "edits": [record], "pending": {path: pending}}
+    if errors:
+        runtime.context.say(f"code {iteration}: the edit of {path} is not valid Python; kept the previous version")
+        update["rejected"] = rejection_records(STAGE, iteration, errors)
+    return update
 
 
 async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judges: Sequence[CodeReviewer],
@@ -165,7 +185,7 @@ async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judge
     ctx.say(f"code {iteration}/{cap}: running check tests")
     verdicts = [await judge.review(ctx.gateway, ctx.task, repository, runner=ctx.runner, iteration=iteration)
                 for judge in judges]
-    verdict = combine_verdicts(verdicts)
+    verdict = with_rejections(combine_verdicts(verdicts), rejections_of(state, STAGE, iteration))
     check = f" ({verdict.check.passed}/{verdict.check.total} check tests)" if verdict.check else ""
     ctx.say(f"code {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}{check}")
     pending = state.get("pending") or {}

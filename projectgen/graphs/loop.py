@@ -1,7 +1,7 @@
 """What every graph builder shares: binding a node's fixed arguments, the generate <-> judge loop."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, TypeVar
 
@@ -50,3 +50,19 @@ def with_threshold_rule(verdict: Verdict, settings: Settings) -> Verdict:
     above the threshold. Applied by the stage, so a user's judge needs no knowledge of the rule."""
     accepted = verdict.accepted and settings.accepts(verdict.score)
     return verdict if accepted == verdict.accepted else verdict.model_copy(update={"accepted": accepted})
+
+
+def with_rejections(verdict: Verdict, rejected: Mapping[str, str]) -> Verdict:
+    """A judge's verdict on an iteration in which generated files were refused because they do not parse
+    (`rejected`: path -> error): not accepted, so the generator gets them back (within the stage's cap),
+    with those files among the ones to revise and its feedback saying which. Unchanged when nothing was
+    refused; the generator's next request carries each file's own error (the stage adds it)."""
+    if not rejected:
+        return verdict
+    note = "Not accepted: these generated files are not valid Python and were not written:\n" + "\n".join(
+        f"- {path}, {error.splitlines()[0]}" for path, error in sorted(rejected.items()))
+    files = dict(verdict.files)
+    if files or verdict.accepted:  # the judge named files, or none at all: revise those and the refused ones
+        files.update({path: files.get(path, "") for path in rejected})
+    feedback = f"{verdict.feedback}\n\n{note}" if verdict.feedback else note
+    return verdict.model_copy(update={"accepted": False, "feedback": feedback, "files": files})

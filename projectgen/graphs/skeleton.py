@@ -1,7 +1,10 @@
 """Skeleton stage: per-file skeletons written in parallel <-> skeleton judge, cap default 3.
 
 The first iteration writes every .py file of the tree; later ones rewrite only the files
-the judge named (all of them when it named none).
+the judge named (all of them when it named none). A skeleton that is not valid Python is not
+accepted (`projectgen.repository.syntax`): the file keeps its previous skeleton (or has none
+yet, and the code stage starts it from the tree's stub), the iteration cannot be accepted, and
+the next one rewrites it with the syntax error as feedback.
 """
 from __future__ import annotations
 
@@ -15,11 +18,13 @@ from langgraph.types import Send
 from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
+from projectgen.graphs.loop import after_judge, bind, describe, with_rejections, with_threshold_rule
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, iteration_of, last_verdict, memory_record, rejection_records, rejections_of, ssat_of,
+    stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
+from projectgen.repository.syntax import keep_parsable, rejection_feedback
 from projectgen.ssat import SSAT, diff_ssat, render_diff, ssat_from_repository
 
 STAGE = "skeleton"
@@ -49,21 +54,23 @@ async def plan_skeleton(state: ProjectState, runtime: Runtime[RunContext], *, ca
 
 
 def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
-    """One "write_skeleton_file" job per file to (re)write, with its feedback and memory; the judge
-    when there is none."""
+    """One "write_skeleton_file" job per file to (re)write, with its feedback (and the syntax error of a
+    skeleton that was not accepted) and memory; the judge when there is none."""
     ssat = ssat_of(state)
     iteration = iteration_of(state, STAGE)
     paths = python_files(ssat)
     verdict = last_verdict(state, STAGE) if iteration > 1 else None
     if verdict is not None and verdict.files:
         paths = [p for p in paths if p in verdict.files] or paths
+    rejected = rejections_of(state, STAGE, iteration - 1)
     memory = stage_memory(state, STAGE)
     skeleton = state.get("skeleton") or {}
     sends = []
     for path in paths:
         feedback = ""
         if verdict is not None:
-            feedback = "\n".join(filter(None, [verdict.files.get(path, ""), verdict.feedback]))
+            refused = rejection_feedback(path, rejected[path]) if path in rejected else ""
+            feedback = "\n".join(filter(None, [verdict.files.get(path, ""), verdict.feedback, refused]))
         sends.append(Send("write_skeleton_file", {
             "path": path, "iteration": iteration, "ssat": state["ssat"], "previous": skeleton.get(path),
             "guidance": state.get("guidance", ""),
@@ -75,12 +82,19 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
 
 async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext], *,
                               skeleton_writer: SkeletonGenerator) -> dict[str, Any]:
-    """Node "write_skeleton_file": one file's skeleton (one `fan_out` job)."""
+    """Node "write_skeleton_file": one file's skeleton (one `fan_out` job); one that is not valid Python
+    is refused (the previous skeleton, if any, stays) and recorded for the judge and the next iteration."""
     path, iteration = job["path"], job["iteration"]
     code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
                                        iteration=iteration, previous=job["previous"], feedback=job["feedback"],
                                        memory=job["memory"], guidance=job["guidance"])
-    update: dict[str, Any] = {"skeleton": {path: code}}
+    previous = {path: job["previous"]} if job["previous"] is not None else {}
+    accepted, errors = keep_parsable({path: code}, previous)
+    update: dict[str, Any] = {"skeleton": accepted}
+    if errors:
+        runtime.context.say(f"skeleton {iteration}: {path} is not valid Python; not accepted")
+        update["rejected"] = rejection_records(STAGE, iteration, errors)
+        code = job["previous"] or ""
     if iteration > 1:
         entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],
                             diff=skeleton_diff(path, job["previous"] or "", code))
@@ -99,7 +113,7 @@ async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
         return {}
     verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
                                  threshold=settings.threshold)
-    verdict = with_threshold_rule(verdict, settings)
+    verdict = with_rejections(with_threshold_rule(verdict, settings), rejections_of(state, STAGE, iteration))
     ctx.say(f"skeleton {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
     return {"verdicts": [verdict_record(verdict)]}
 

@@ -57,6 +57,7 @@ class ProjectState(TypedDict, total=False):
     memory: Annotated[list[dict[str, Any]], append_unique]
     edits: Annotated[list[dict[str, Any]], append_unique]
     generation_errors: Annotated[dict[str, str], merge_dict]
+    rejected: Annotated[list[dict[str, Any]], append_unique]
     pending: Annotated[dict[str, dict[str, Any]], merge_dict]
     guidance: str
     layers: list[list[str]]
@@ -117,6 +118,19 @@ def last_verdict(state: ProjectState, stage: str) -> Verdict | None:
         if record["stage"] == stage:
             return Verdict.model_validate({k: v for k, v in record.items() if k != "id"})
     return None
+
+
+def rejection_records(stage: str, iteration: int, errors: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The `rejected` records of generated files that did not parse (`projectgen.repository.syntax`):
+    one per stage, iteration and file, with its error."""
+    return [{"id": f"{stage}:{iteration}:{path}", "stage": stage, "iteration": iteration, "path": path,
+             "error": error} for path, error in sorted(errors.items())]
+
+
+def rejections_of(state: ProjectState, stage: str, iteration: int) -> dict[str, str]:
+    """path -> syntax error of the files of `stage` refused at `iteration`."""
+    return {r["path"]: r["error"] for r in state.get("rejected") or []
+            if r["stage"] == stage and r["iteration"] == iteration}
 
 
 def memory_record(entry: MemoryEntry) -> dict[str, Any]:

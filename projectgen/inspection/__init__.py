@@ -7,7 +7,8 @@ Modules, each with one job:
 - `loading`: `load_run` (and `check_run_dir`, `read_calls`);
 - `rows`: trace events as timeline rows with a one-line detail; `attribution`: which
   node made each model call; `attempts`: one view per attempt; `timestamps`: UTC times;
-- `queries`: queries on a loaded run (`timeline`, `diffs`, `filter_calls`, `attempt_numbers`);
+- `queries`: queries on a loaded run (`timeline`, `diffs`, `filter_calls`, `attempt_numbers`,
+  `call_prompt`: what one call was asked and answered);
 - `contents`: what a report says; `markdown`, `html`: its two renderings; `charts`: the
   SVG charts; `formatting`: escaping and number formats; `report`: `write_report`.
 """
@@ -20,13 +21,14 @@ from projectgen.inspection.html import render_html
 from projectgen.inspection.loading import check_run_dir, load_run, read_calls
 from projectgen.inspection.markdown import render_markdown
 from projectgen.inspection.report import write_report
-from projectgen.inspection.queries import attempt_numbers, diffs, filter_calls, timeline
+from projectgen.inspection.queries import (CallPrompt, attempt_numbers, call_number, call_prompt, diffs, filter_calls,
+                                          timeline)
 from projectgen.inspection.timestamps import as_utc
 from projectgen.inspection.views import AttemptView, DiffEntry, KnowledgeRow, RunView, TimelineRow
 
 __all__ = [
-    "AttemptView", "DiffEntry", "KnowledgeRow", "ReportContents", "RunView", "TimelineRow", "as_utc",
-    "attempt_numbers", "check_run_dir", "diffs", "effective_attempt", "esc", "filter_calls", "fmt_score",
+    "AttemptView", "CallPrompt", "DiffEntry", "KnowledgeRow", "ReportContents", "RunView", "TimelineRow", "as_utc",
+    "attempt_numbers", "call_number", "call_prompt", "check_run_dir", "diffs", "effective_attempt", "esc", "filter_calls", "fmt_score",
     "fmt_seconds", "fmt_tokens", "load_run", "md", "read_calls", "render_html", "render_markdown",
     "report_contents", "timeline", "write_report",
 ]

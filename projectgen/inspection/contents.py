@@ -110,6 +110,12 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     facts.append(("duration", fmt_seconds(run.duration_s)))
     failed = f" ({totals.failed_calls} failed)" if totals.failed_calls else ""
     facts.append(("model calls", f"{totals.calls}{failed}"))
+    prompted = [c for c in run.calls if c.prompt_id]
+    if prompted and (run.path / layout.PROMPTS).is_file():
+        distinct = len({c.prompt_id for c in prompted})
+        facts.append(("prompts", f"the exact prompt of {len(prompted)} of {totals.calls} calls ({distinct} distinct) "
+                                 f"in {layout.PROMPTS}; `projectgen trace {run.path} --call N` prints call N's "
+                                 f"(numbered by `--calls`)"))
     facts.append(("tokens", f"{totals.input_tokens:,} in + {totals.output_tokens:,} out"
                             + (" (estimated: scripted replies are counted as len/4)" if totals.estimated_calls else "")))
     facts.append(("cost", cost.label()))

@@ -1,16 +1,22 @@
-"""Queries on a loaded run: the timeline of one attempt or stage, recorded diffs, calls, attempt numbers.
+"""Queries on a loaded run: the timeline of one attempt or stage, recorded diffs, calls, attempt numbers,
+and the prompt of one call.
 
 `diffs(run, attempt=None, stage=None)` returns the recorded diffs between iterations:
 file diffs (skeleton and repository) and architecture-tree diffs, as written by
-`projectgen.runs.trace.TraceWriter`.
+`projectgen.runs.trace.TraceWriter`. `call_prompt(run, n)` returns call n's messages from the run's
+prompt store (``prompts.jsonl``) and its reply from the call cache (``calls.jsonl``).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from projectgen.errors import ProjectGenError
 from projectgen.inspection.attribution import effective_attempt
 from projectgen.inspection.views import DiffEntry, RunView, TimelineRow
-from projectgen.llm import CallRecord
+from projectgen.llm import CallCache, CallRecord, read_prompts
+from projectgen.runs import layout
 
 
 def timeline(run: RunView, attempt: int | None = None, stage: str | None = None) -> list[TimelineRow]:
@@ -62,3 +68,35 @@ def filter_calls(run: RunView, attempt: int | None = None, stage: str | None = N
     """The model calls of one attempt and/or stage, oldest first."""
     return [c for c in run.calls if (attempt is None or effective_attempt(run, c) == attempt)
             and (stage is None or c.stage == stage)]
+
+
+@dataclass
+class CallPrompt:
+    """What call `number` (1-based, in the order of `RunView.calls`) was asked and answered."""
+
+    number: int
+    call: CallRecord
+    messages: list[dict[str, Any]] | None
+    """The exact messages the model received; None when the run kept no prompt for the call."""
+    reply: str | None
+    """The reply as the agents saw it (from the call cache); None when not kept (a failed call, a run
+    without a cache)."""
+
+
+def call_number(run: RunView, call: CallRecord) -> int:
+    """The number `call_prompt` knows `call` by (its place among the run's calls, from 1)."""
+    return next(i for i, c in enumerate(run.calls, 1) if c is call)
+
+
+def call_prompt(run: RunView, number: int) -> CallPrompt:
+    """Call `number`'s prompt and reply; a one-line `ProjectGenError` when the run has no such call."""
+    if not 1 <= number <= len(run.calls):
+        have = f"calls 1-{len(run.calls)}" if run.calls else "no recorded calls"
+        raise ProjectGenError(f"{run.path}: no call {number} in this run (it has {have}; see trace --calls)")
+    call = run.calls[number - 1]
+    messages = read_prompts(run.path / layout.PROMPTS, {call.prompt_id}).get(call.prompt_id or "") \
+        if call.prompt_id else None
+    entry = CallCache(run.path / layout.CALLS).get(call.call_id) if call.call_id else None
+    reply = entry.get("content") if entry else None
+    return CallPrompt(number=number, call=call, messages=messages,
+                      reply=reply if isinstance(reply, str) or reply is None else str(reply))

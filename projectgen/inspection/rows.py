@@ -152,6 +152,10 @@ def _change_phrases(node: str, data: Mapping[str, Any]) -> list[str]:
         if isinstance(edit, Mapping):
             state = "ok" if edit.get("well_formed") and not edit.get("failed") else "did not apply"
             parts.append(f"edit {edit.get('path')} ({edit.get('format')}, {state})")
+    for refused in data.get("rejected") or []:
+        if isinstance(refused, Mapping):
+            error = str(refused.get("error") or "").splitlines()
+            parts.append(f"not accepted, not valid Python: {refused.get('path')}" + (f" ({error[0]})" if error else ""))
     if data.get("layer") is not None and node in ("next_layer", "plan_code"):
         parts.append(f"layer {data['layer']}")
     return parts

@@ -9,6 +9,7 @@ One job per module:
 - `retries`: which errors are transient and how long to wait
 - `usage`: `CallRecord`, `UsageTotals`, `UsageRecorder`
 - `call_cache`: `CallCache`, replies a resumed run replays
+- `prompt_store`: `PromptStore`, the exact prompts of a run's calls, each distinct one once
 - `budgets`: `TokenBudget`, `CostBudget`, `AllBudgets`
 - `errors`: `ModelCallError`, `BudgetExceededError`, `ScriptExhaustedError`
 - `messages`: the text of chat messages and a token estimate
@@ -44,6 +45,10 @@ _EXPORTS: dict[str, str] = {
     "check_base_url": "projectgen.llm.factory",
     "known_providers": "projectgen.llm.factory",
     "make_chat_model": "projectgen.llm.factory",
+    "PromptStore": "projectgen.llm.prompt_store",
+    "prompt_id": "projectgen.llm.prompt_store",
+    "prompt_messages": "projectgen.llm.prompt_store",
+    "read_prompts": "projectgen.llm.prompt_store",
     "estimate_tokens": "projectgen.llm.messages",
     "input_text": "projectgen.llm.messages",
     "message_text": "projectgen.llm.messages",

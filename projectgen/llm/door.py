@@ -7,7 +7,9 @@ connection errors, 5xx) with exponential backoff, enforces an optional budget an
 cuts a runaway reply at `MAX_REPLY_CHARS` (recorded as `CallRecord.cut_chars`).
 `projectgen.llm.faults.FaultyChatModel` wraps any model to inject such failures.
 Given a `CallCache` (durable runs), it answers a call that a killed run had completed
-with the recorded reply instead of calling the model again.
+with the recorded reply instead of calling the model again. Given a `PromptStore`, it keeps
+the exact messages of every call (each distinct prompt once) and names them in the call's
+record (`CallRecord.prompt_id`).
 
 Both forms run one implementation, `DoorCall.run` (a coroutine): `acall_model` awaits it
 with ``model.ainvoke`` and an async sleep; `call_model` hands it plain ``model.invoke``
@@ -29,6 +31,7 @@ from projectgen.llm.call_cache import CallCache
 from projectgen.llm.errors import ModelCallError
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.naming import model_name
+from projectgen.llm.prompt_store import PromptStore, prompt_id, prompt_messages
 from projectgen.llm.retries import is_transient, retry_delay
 from projectgen.llm.roles import CallLabels
 from projectgen.llm.usage import CallRecord, UsageRecorder
@@ -49,12 +52,13 @@ trace and the repository that follow."""
 
 @dataclass(frozen=True)
 class DoorSettings:
-    """How the door treats a call: where it is recorded, which budget and call cache apply, how
-    often and how patiently it is retried, and how long a reply may be (None: no cap)."""
+    """How the door treats a call: where it and its prompt are recorded, which budget and call cache
+    apply, how often and how patiently it is retried, and how long a reply may be (None: no cap)."""
 
     recorder: UsageRecorder | None = None
     budget: Budget | None = None
     cache: CallCache | None = None
+    prompts: PromptStore | None = None
     retries: int = 3
     backoff: float = 1.0
     max_backoff: float = 30.0
@@ -71,6 +75,7 @@ class DoorCall:
     started: float = field(default_factory=time.perf_counter)
     timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     key: str | None = None
+    prompt: str | None = None
 
     async def run(self, messages: Any, invoke: Callable[[], Awaitable[Any]],
                   sleep: Callable[[float], Awaitable[Any]]) -> AIMessage:
@@ -91,11 +96,24 @@ class DoorCall:
             return self.succeeded(messages, reply, attempt, time.perf_counter() - start)
 
     def begin(self, messages: Any) -> AIMessage | None:
-        """The cached reply of this call, or None once the budget has allowed a fresh call."""
+        """The cached reply of this call, or None once the budget has allowed a fresh call; either way
+        the prompt is in the prompt store from here on."""
         replayed = self.replayed(messages)
         if replayed is None:
             self.before()
+        self.remember(messages)
         return replayed
+
+    def remember(self, messages: Any) -> None:
+        """Put the call's messages in the prompt store (once per distinct prompt), for its record."""
+        store = self.settings.prompts
+        if store is None:
+            return
+        try:
+            stored = prompt_messages(messages)
+        except (TypeError, ValueError, NotImplementedError):  # a form LangChain cannot read: keep its text
+            stored = [{"role": "input", "content": input_text(messages)}]
+        self.prompt = store.put(stored, prompt_id(stored))
 
     def replayed(self, messages: Any) -> AIMessage | None:
         """The reply of this call if the run's call cache has it (recording its usage if that was lost)."""
@@ -124,7 +142,7 @@ class DoorCall:
         record = CallRecord(role=labels.role, stage=labels.stage, target=labels.target, iteration=labels.iteration,
                             attempt=labels.attempt, model=model_name(self.model),
                             elapsed_s=time.perf_counter() - self.started, timestamp=self.timestamp,
-                            call_id=self.key if reply is not None else None, **fields)
+                            call_id=self.key if reply is not None else None, prompt_id=self.prompt, **fields)
         if reply is not None and self.settings.cache is not None and self.key is not None:
             self.settings.cache.put(self.key, reply, record)  # before the usage line: see CallCache
         return self.commit(record)

@@ -37,6 +37,7 @@ class CallRecord(BaseModel):
     cut_chars: int = Field(default=0, description="characters of an oversized reply dropped at the door's size cap")
     timestamp: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     call_id: str | None = Field(default=None, description="the call's key in the run's `CallCache`, if any")
+    prompt_id: str | None = Field(default=None, description="the call's messages in the run's `PromptStore`, if any")
 
     @computed_field  # type: ignore[prop-decorator]
     @property

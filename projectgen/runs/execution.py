@@ -26,7 +26,7 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.llm import MODEL_FAILURES, Budget, CallCache, UsageRecorder, model_failure_reason
+from projectgen.llm import MODEL_FAILURES, Budget, CallCache, PromptStore, UsageRecorder, model_failure_reason
 from projectgen.repository import write_repository
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -92,10 +92,12 @@ def new_run_folder(out_dir: Path, *, force: bool) -> Iterator[None]:
 
 
 def open_gateway(settings: Settings, *, recorder: UsageRecorder, budget: Budget | None,
-                 cache: CallCache | None = None, metadata: Mapping[str, Any] | None = None) -> ModelGateway:
-    """The one door to the models for a run: calls recorded, charged to `budget`, answered from `cache`."""
-    return ModelGateway(recorder=recorder, budget=budget, cache=cache, metadata=dict(metadata or {}),
-                        **settings.gateway_options())
+                 cache: CallCache | None = None, prompts: PromptStore | None = None,
+                 metadata: Mapping[str, Any] | None = None) -> ModelGateway:
+    """The one door to the models for a run: calls recorded, charged to `budget`, answered from `cache`,
+    their prompts kept in `prompts`."""
+    return ModelGateway(recorder=recorder, budget=budget, cache=cache, prompts=prompts,
+                        metadata=dict(metadata or {}), **settings.gateway_options())
 
 
 @dataclass(frozen=True)

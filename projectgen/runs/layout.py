@@ -10,6 +10,7 @@ MANIFEST = "run.json"  # what was run (task, models, settings) and how it ended;
 SUMMARY = "summary.json"  # the run's figures: per attempt (LiveCoder) or per stage (single pass)
 USAGE = "usage.jsonl"  # one line per model call
 CALLS = "calls.jsonl"  # replies of completed model calls, replayed by a resumed node
+PROMPTS = "prompts.jsonl"  # the exact prompt of every call, each distinct one once (keyed by prompt_id)
 EVENTS = "events.jsonl"  # the trace: one event per graph node
 CHECKPOINTS = "checkpoints.sqlite"  # LangGraph's SQLite checkpoints (and its -wal/-shm files)
 STATE = "state.json"  # the single pass's final graph state
@@ -28,7 +29,7 @@ RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
 
 # Everything a run may write: what `--force` clears from an existing output folder.
 RUN_OUTPUTS: tuple[str, ...] = (
-    REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS,
+    REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
     REPORT_MD, REPORT_HTML,
 )

@@ -12,6 +12,7 @@ Everything lands in one run folder::
     events.jsonl        the trace (one event per node update; `projectgen trace DIR`)
     usage.jsonl         one line per model call
     calls.jsonl         the replies of completed model calls, replayed on resume (`CallCache`)
+    prompts.jsonl       the exact prompt of every call, each distinct one once (`PromptStore`)
     knowledge/          the Chroma knowledge store (embedded, unless a server URL is given)
     best/               the historical-best repository store
     attempts/N/         each attempt's repository and record
@@ -50,7 +51,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
-from projectgen.llm import Budget, CallCache, UsageRecorder, describe_model, model_failure_reason
+from projectgen.llm import Budget, CallCache, PromptStore, UsageRecorder, describe_model, model_failure_reason
 from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import sampling_by_role
 from projectgen.runs import layout
@@ -175,7 +176,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                 raise ProjectGenError("run_livecoder needs models or agents")
             agents = Agents.from_models(models)
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
-                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
+                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id),
+                               prompts=PromptStore(out_dir / layout.PROMPTS))
         if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
             knowledge = locked.enter_context(closing(open_knowledge_store(out_dir, manifest.knowledge_store,
                                                                           embeddings)))

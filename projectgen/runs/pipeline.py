@@ -9,7 +9,8 @@ Output folder layout::
     repository/      the generated files
     ssat.json        the accepted (or last) architecture tree
     state.json       the final graph state (verdicts, memory, edits, skeleton, ...)
-    usage.jsonl      one line per model call (role, stage, target, tokens, latency)
+    usage.jsonl      one line per model call (role, stage, target, tokens, latency, prompt id)
+    prompts.jsonl    the exact prompt of every call, each distinct one once
     unit_report.json the hidden unit-test report (unless skipped)
     summary.json     the run summary
 """
@@ -30,7 +31,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
-from projectgen.llm import Budget, UsageRecorder
+from projectgen.llm import Budget, PromptStore, UsageRecorder
 from projectgen.runs import layout
 from projectgen.runs.execution import (
     GraphRun, open_gateway, prepare_out_dir, run_hidden_unit_tests, stream_graph, write_json, write_output_repository,
@@ -73,9 +74,11 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
         out_dir = Path(out_dir)
         prepare_out_dir(out_dir, force=force)
     recorder = UsageRecorder(out_dir / layout.USAGE if out_dir is not None else None)
+    prompts = PromptStore(out_dir / layout.PROMPTS) if out_dir is not None else None
     runner = runner or SandboxRunner(log=progress)
     context = RunContext(task=task, runner=runner, progress=progress,
-                         gateway=open_gateway(settings, recorder=recorder, budget=budget, metadata=metadata))
+                         gateway=open_gateway(settings, recorder=recorder, budget=budget, prompts=prompts,
+                                              metadata=metadata))
     started = time.monotonic()
     run = await stream_graph(graph, initial_state(task), context=context,
                              config={"max_concurrency": settings.max_concurrency})

@@ -59,6 +59,8 @@ class RunSummary(BaseModel):
     reason: str | None = None
     files: int = 0
     edits: EditSummary = Field(default_factory=EditSummary)
+    rejected_files: int = Field(default=0, description="generated Python files refused because they did not parse "
+                                                        "(each stage iteration counts)")
     tokens: UsageTotals = Field(default_factory=UsageTotals)
     tokens_by_role: dict[str, UsageTotals] = Field(default_factory=dict)
     unit_tests: dict[str, Any] | None = None
@@ -90,7 +92,7 @@ def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, mo
         task_id=state.get("task_id", ""), models=dict(models), settings=dict(settings), stages=stages,
         stopped=state.get("stopped"), files=len(state.get("repository") or {}),
         edits=EditSummary(requests=len(edits), well_formed=sum(1 for e in edits if e["well_formed"])),
-        tokens=UsageTotals.of(records), tokens_by_role={r: UsageTotals.of(v) for r, v in sorted(by_role.items())},
+        rejected_files=len(state.get("rejected") or []), tokens=UsageTotals.of(records), tokens_by_role={r: UsageTotals.of(v) for r, v in sorted(by_role.items())},
         unit_tests=dict(unit_tests) if unit_tests is not None else None, duration_s=round(duration_s, 3),
     )
 
@@ -143,6 +145,8 @@ class AttemptRecord(BaseModel):
     knowledge_used: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     knowledge_added: list[str] = Field(default_factory=list)
     files: int | None = None
+    rejected_files: int | None = Field(default=None, description="generated Python files refused because they did "
+                                                                 "not parse (each stage iteration counts)")
     stopped: str | None = None
     tokens: UsageTotals = Field(default_factory=UsageTotals)
 

@@ -3,7 +3,8 @@
 Events come from LangGraph's update stream (``stream_mode="updates", subgraphs=True``),
 so every node of every stage and attempt is seen without the graph knowing about
 tracing. Each event keeps what a person inspecting the run wants (judge verdicts, check
-status, files written, edits, knowledge given to prompts, attempt scores) and, for
+status, files written, edits, generated files refused because they are not valid Python,
+knowledge given to prompts, attempt scores) and, for
 files and trees, the diff against the previous version seen in the same attempt, so
 ``projectgen trace --diff`` can show what changed between iterations. Model calls are in
 ``usage.jsonl`` beside it (same clock), one line per call.
@@ -136,8 +137,11 @@ class TraceWriter:
         if update.get("ssat"):
             data["ssat"] = self._ssat_change(update["ssat"])
         if update.get("edits"):
-            data["edits"] = [{k: e.get(k) for k in ("path", "iteration", "format", "well_formed", "failed", "feedback")}
-                             for e in update["edits"]]
+            data["edits"] = [{k: e.get(k) for k in ("path", "iteration", "format", "well_formed", "failed", "feedback",
+                                                    "rejected")} for e in update["edits"]]
+        if update.get("rejected"):
+            data["rejected"] = [{"path": r.get("path"), "stage": r.get("stage"), "iteration": r.get("iteration"),
+                                 "error": _cut(str(r.get("error") or ""))} for r in update["rejected"]]
         if update.get("memory"):
             data["memory"] = [{k: m.get(k) for k in ("stage", "iteration", "target", "passed_before", "passed_after")}
                               for m in update["memory"]]

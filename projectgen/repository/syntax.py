@@ -1,0 +1,63 @@
+"""Generated Python must parse before a repository accepts it.
+
+A model that answers in prose, or cuts a file short, gives text that is not Python; written
+into a ``.py`` file it fails every test that imports it, and the run scores 0 without saying
+why. Every stage that takes generated files into the repository state (skeleton, code fill
+and repair, the Direct and Self-Reflection baselines) passes them through `keep_parsable`:
+a Python file that does not compile keeps its previous version (or stays out when it had
+none), and the error, naming the file, the line and the syntax error, goes back to the
+generator as feedback.
+
+The check compiles (``compile(text, path, "exec")``, which also catches errors the parser
+alone lets through, such as ``return`` outside a function); nothing is executed. It uses
+this interpreter's grammar, so syntax newer than the interpreter running projectgen (a task
+pinned to a newer Python) is refused too.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def syntax_error(path: str, text: str) -> str | None:
+    """Why `text` is not valid Python for `path` (``"line 3: invalid syntax"`` and the offending line),
+    or None when it compiles or `path` is not a Python file."""
+    if not path.endswith(PYTHON_SUFFIXES):
+        return None
+    try:
+        with warnings.catch_warnings():  # invalid escapes and the like warn; only errors matter here
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        shown = (exc.text or "").strip()
+        return f"line {exc.lineno or '?'}: {exc.msg}" + (f"\n    {shown[:200]}" if shown else "")
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes; nesting too deep to compile
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def keep_parsable(new: Mapping[str, str], old: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """`new` as a repository may accept it, and the errors of the files it refused (path -> `syntax_error`).
+
+    Only files that differ from their `old` version are checked (what was accepted before stays);
+    a Python file that does not compile is put back to its `old` version, or left out when `old`
+    has none."""
+    accepted: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for path, text in new.items():
+        error = None if old.get(path) == text else syntax_error(path, text)
+        if error is None:
+            accepted[path] = text
+            continue
+        errors[path] = error
+        if path in old:
+            accepted[path] = old[path]
+    return accepted, errors
+
+
+def rejection_feedback(path: str, error: str) -> str:
+    """The feedback for a generator whose file `path` was refused with `error` (`syntax_error`)."""
+    return (f"Your version of {path} was not accepted: it is not valid Python, so it was not written "
+            f"(reply with Python code for the file, not prose).\n{path}, {error}")
