@@ -33,6 +33,8 @@ def error_log(report: TestReport, limit: int) -> str:
     parts: list[str] = []
     if report.error:
         parts.append(f"harness error: {report.error}")
+    if report.install_error:
+        parts.append(f"{report.install_error}; the tests did not run (its output is below)")
     if report.timed_out:
         parts.append("the test run timed out")
     for error in report.collection_errors:

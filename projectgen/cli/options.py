@@ -150,7 +150,8 @@ def sampling_arguments(specs: dict[str, str]) -> dict[str, float | int]:
 
 def add_runner_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sandbox")
-    group.add_argument("--timeout", type=positive_float, default=300.0, help="seconds per test run (default 300)")
+    group.add_argument("--timeout", type=positive_float, default=None,
+                       help="seconds per test run (default: the task's `timeout`, else 300); given, it wins")
     group.add_argument("--memory-mb", type=positive_int, default=8192, help="address-space limit (default 8192)")
     group.add_argument("--isolation", choices=["auto", "namespaces", "none"], default="auto",
                        help="auto: namespaces when available, else say so and run without")

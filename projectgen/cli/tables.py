@@ -9,25 +9,30 @@ def print_test_report(console, report) -> None:
     """Outcome counts, pass rate, and the first collection errors and failures of one test run."""
     from rich.table import Table
 
-    table = Table(title=f"{report.task_id} - {report.suite} tests", show_lines=False)
-    table.add_column("outcome")
-    table.add_column("count", justify="right")
-    for key, value in report.summary().items():
-        if key not in ("total", "pass_rate", "status") and value:
-            table.add_row(key, str(value))
-    table.add_row("total", str(report.total))
-    table.add_row("pass rate", f"{report.pass_rate:.1%}")
-    console.print(table)
+    reason = report.not_run_reason()
+    if reason:  # a table of zeros would hide it
+        console.print(f"[red]{report.task_id} - {report.suite} tests did not run: {reason}[/red]", highlight=False)
+    else:
+        table = Table(title=f"{report.task_id} - {report.suite} tests", show_lines=False)
+        table.add_column("outcome")
+        table.add_column("count", justify="right")
+        for key, value in report.summary().items():
+            if key not in ("total", "pass_rate", "status") and value:
+                table.add_row(key, str(value))
+        table.add_row("total", str(report.total))
+        table.add_row("pass rate", f"{report.pass_rate:.1%}")
+        console.print(table)
+    if (env := report.environment) and env.python_fallback:
+        console.print(f"[yellow]Python {env.python_requested} was not found: the tests ran on Python "
+                      f"{env.python}[/yellow]", highlight=False)
     for error in report.collection_errors[:10]:
         last = [line for line in error.message.strip().splitlines() if line.startswith("E ")][-1:] or [""]
         console.print(f"  [red]collection error[/red] {error.nodeid}: {last[0][:160]}", highlight=False)
     for failure in report.failures()[:10]:
         last = failure.message.strip().splitlines()[-1:] or [""]
         console.print(f"  [red]{failure.outcome.value}[/red] {failure.nodeid}: {last[0][:160]}", highlight=False)
-    if report.timed_out:
+    if report.timed_out and not reason:
         console.print("[yellow]the run hit its timeout; unfinished tests count as errors[/yellow]")
-    if report.error:
-        console.print(f"[red]{report.error}[/red]", highlight=False)
 
 
 def bench_table(rows, title: str):

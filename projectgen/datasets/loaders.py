@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from projectgen.datasets.compat import apply_compat
-from projectgen.datasets.task import SUITE_KINDS, Documents, EnvSpec, SuiteKind, Task, TestSuite
+from projectgen.datasets.task import INSTALL_STEPS, SUITE_KINDS, Documents, EnvSpec, SuiteKind, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -41,12 +41,14 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteKind, str] = {
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
 _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "required_files", "docs", "tests", "env",
-                            "expected_tests"})
+                            "expected_tests", "empty_dirs", "timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields)
 _TOML_TESTS_KEYS = frozenset(SUITE_KINDS)
-_TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script"})
+_TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script",
+                            "source_root", "install"})
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _REQ_COMMENT = re.compile(r"(^|\s)#.*$")  # pip's rule: '#' at line start or after whitespace
 _REQ_NAME = re.compile(r"^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
@@ -376,6 +378,25 @@ class _Ctx:
             out[str(name)] = str(item)
         return out
 
+    def folders(self, key: str, value: object) -> tuple[str, ...]:
+        """Relative folder paths that need not exist in the task folder (they are made in the workspace)."""
+        return tuple(dict.fromkeys(self.inside(f"{key}[{index}]", item)[0]
+                                   for index, item in enumerate(self.str_list(key, value))))
+
+    def seconds(self, key: str, value: object) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise self.fail(key, f"expected a positive number of seconds such as 120, got {_kind(value)}")
+        return float(value)
+
+    def choice(self, key: str, value: object, allowed: tuple[str, ...]) -> str | None:
+        if value is None:
+            return None
+        if value not in allowed:
+            raise self.fail(key, f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+        return str(value)
+
     def table(self, key: str, value: object) -> dict[str, Any]:
         if value is None:
             return {}
@@ -637,15 +658,23 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         and (suite := ctx.suite(f"[tests].{kind}", kind, tests_table[kind], required=True))
     }
     plugins = env_table.get("pytest_plugins")
+    python = ctx.string("[env].python", env_table.get("python"), "3.11")
+    if python is not None and not _PYTHON_VERSION.match(python):
+        raise ctx.fail("[env].python", f"expected a version such as '3.11' or '3.11.4', got {python!r}")
+    source_root = env_table.get("source_root")
     env = EnvSpec(
         requirements=ctx.requirements(
             "[env].requirements", env_table.get("requirements"), (package or "", task_id)
         ),
-        python=ctx.string("[env].python", env_table.get("python"), "3.11"),
+        python=python,
         setup_script=ctx.setup_script("[env].setup_script", env_table.get("setup_script"), required=True),
         env_vars=ctx.env_vars("[env].env_vars", env_table.get("env_vars")),
         pytest_plugins=None if plugins is None else tuple(ctx.str_list("[env].pytest_plugins", plugins)),
+        source_root=None if source_root is None else ctx.inside("[env].source_root", source_root)[0],
+        install=ctx.choice("[env].install", env_table.get("install"), INSTALL_STEPS),
     )
+    if env.install == "script" and env.setup_script is None:
+        raise ctx.fail("[env].install", "'script' runs the setup script, but [env].setup_script is not set")
     return Task(
         id=task_id,
         root=ctx.root,
@@ -654,6 +683,8 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         suites=suites,
         env=env,
         required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
+        empty_dirs=ctx.folders("empty_dirs", config.get("empty_dirs")),
+        timeout=ctx.seconds("timeout", config.get("timeout")),
         reference=ctx.files("reference", config.get("reference"), missing_ok=False),
         package=package,
         expected_tests=_declared_tests(ctx, expected_table, suites),

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SuiteKind = Literal["check", "unit", "acceptance"]
 SUITE_KINDS: tuple[SuiteKind, ...] = ("check", "unit", "acceptance")
+InstallStep = Literal["editable", "package", "script"]
+INSTALL_STEPS: tuple[InstallStep, ...] = ("editable", "package", "script")
 
 
 class Documents(BaseModel):
@@ -52,7 +54,8 @@ class EnvSpec(BaseModel):
     python: str | None = Field(default=None, description="e.g. '3.11'; None = the running interpreter's")
     setup_script: str | None = Field(
         default=None,
-        description="the task's setup script text; recorded, not executed (it only pip-installs the requirements)",
+        description="the task's setup script text; run (in the sandbox) only as the install step "
+        "`install = 'script'` (the benchmarks' scripts only pip-install the requirements)",
     )
     env_vars: dict[str, str] = Field(default_factory=dict)
     pytest_plugins: tuple[str, ...] | None = Field(
@@ -60,13 +63,27 @@ class EnvSpec(BaseModel):
         description="pytest plugins (entry-point names) to load; None = those installed by the requirements "
         "that provide fixtures, detected after the environment is built",
     )
+    source_root: str | None = Field(
+        default=None, description="folder of the candidate (e.g. 'src') put first on the tests' import path")
+    install: InstallStep | None = Field(
+        default=None,
+        description="how the candidate is installed in its workspace, in the sandbox, before its tests run: "
+        "'editable' (pip install -e .), 'package' (pip install .) or 'script' (the setup script)",
+    )
 
     def cache_key(self) -> str:
-        """Hash of everything that changes what gets installed (env vars and plugins do not)."""
-        payload = json.dumps(
-            {"requirements": list(self.requirements), "constraints": list(self.constraints), "python": self.python},
-            sort_keys=True,
-        )
+        """Hash of everything that changes what gets installed (env vars, plugins and the source root do not).
+
+        An install step needs pip and setuptools in the environment, so it changes the key; which step
+        does not (the install goes to the workspace, never to the environment). Keys stay as they were
+        for specs without one, so existing cached environments remain valid.
+        """
+        fields: dict[str, Any] = {
+            "requirements": list(self.requirements), "constraints": list(self.constraints), "python": self.python,
+        }
+        if self.install is not None:
+            fields["build_tools"] = True
+        payload = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -97,6 +114,10 @@ class Task(BaseModel):
     required_files: tuple[str, ...] = Field(
         default=(), description="task fixtures (data files, templates) copied into every test workspace"
     )
+    empty_dirs: tuple[str, ...] = Field(
+        default=(), description="folders created, empty, in every test workspace (tests that write to them)")
+    timeout: float | None = Field(
+        default=None, description="seconds one test run may take; a runner's explicit timeout wins over it")
     reference: tuple[str, ...] = Field(
         default=(), description="files of the reference implementation, relative to root; never shown to a generator"
     )

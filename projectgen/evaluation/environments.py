@@ -9,6 +9,13 @@ whole requirements set does not install (an ancient pin, a wheel that does not
 exist for this Python), each requirement is tried on its own and the ones that
 failed are recorded, so the tests can still run and the report says what is
 missing.
+
+A pinned Python (`EnvSpec.python`) is looked for as `interpreters.find_python`
+says, each candidate run to check it works and has that version; when none
+does, the environment is built on the running interpreter, with one log line
+saying so, and the manifest records both the version asked for and the one used.
+A spec with an install step also gets pip, setuptools and wheel (`BUILD_TOOLS`),
+which the runner's offline, per-workspace install needs.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.datasets.task import EnvSpec
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.interpreters import find_python, matches
 
 BUILDER_VERSION = 3  # bump when a build change must invalidate cached environments
 
@@ -41,6 +49,9 @@ NON_FIXTURE_PLUGINS = frozenset(
     }
 )
 
+# What an install step (`EnvSpec.install`) runs with: pip, and the setuptools backend built without isolation.
+BUILD_TOOLS = ("pip", "setuptools", "wheel")
+
 LIST_PLUGINS = """
 import json
 from importlib.metadata import entry_points
@@ -51,7 +62,7 @@ print(json.dumps(out))
 
 
 class EnvironmentBuildError(ProjectGenError):
-    """The environment could not be created at all (no interpreter, no pytest)."""
+    """The environment could not be created at all (no virtual environment, no pytest)."""
 
 
 class Environment(BaseModel):
@@ -60,6 +71,8 @@ class Environment(BaseModel):
     key: str
     path: Path
     python_version: str
+    python_requested: str | None = None  # the spec's pin; differs from python_version after a fallback
+    interpreter: str = ""  # the Python the venv was built on
     requirements: list[str]
     unsatisfied: list[str] = Field(default_factory=list)
     plugins: list[dict[str, str]] = Field(default_factory=list)
@@ -85,6 +98,16 @@ class Environment(BaseModel):
         return sorted(
             {p["module"] for p in self.plugins if _canonical(p["dist"]) not in NON_FIXTURE_PLUGINS and p["dist"]}
         )
+
+
+def _last_line(log_file: Path) -> str:
+    """The last line a failed build step printed (the reason, usually)."""
+    try:
+        lines = [line.strip() for line in log_file.read_text(encoding="utf-8", errors="replace").splitlines()]
+    except OSError:
+        return "(no log)"
+    said = [line for line in lines if line and not line.startswith("$ ")]
+    return said[-1][:300] if said else "(no output)"
 
 
 def _canonical(name: str) -> str:
@@ -167,14 +190,15 @@ class EnvironmentCache:
             return self._build(spec)
 
     def _interpreter(self, spec: EnvSpec) -> str:
-        """The Python to base the venv on: the spec's version if installed, else ours."""
-        current = f"{sys.version_info.major}.{sys.version_info.minor}"
-        if not spec.python or spec.python == current:
+        """The Python to base the venv on: one that runs and has the spec's version, else ours (said once)."""
+        current = "%d.%d.%d" % sys.version_info[:3]
+        if not spec.python or matches(current, spec.python):
             return sys.executable
-        found = shutil.which(f"python{spec.python}")
-        if found:
-            return found
-        self.log(f"Python {spec.python} is not installed; using Python {current}")
+        search = find_python(spec.python, uv=self.uv)
+        if search.found:
+            return search.found.path
+        self.log(f"Python {spec.python} not found ({search.explain()}); "
+                 f"building the test environment on the running Python {current} ({sys.executable})")
         return sys.executable
 
     def _run(self, command: list[str], log_file: Path) -> bool:
@@ -216,7 +240,8 @@ class EnvironmentCache:
             made = self._run([interpreter, "-m", "venv", str(path)], log_file)
             installer = "pip"
         if not made:
-            raise EnvironmentBuildError(f"could not create a virtual environment (log: {log_file})")
+            raise EnvironmentBuildError(f"could not create a virtual environment with {interpreter}: "
+                                        f"{_last_line(log_file)} (log: {log_file})")
         python = path / "bin" / "python"
         constraints = None
         if spec.constraints:
@@ -225,6 +250,8 @@ class EnvironmentCache:
         requirements = list(spec.requirements)
         if not _mentions_pytest(spec.requirements):
             requirements.append("pytest")
+        if spec.install is not None:
+            requirements += [tool for tool in BUILD_TOOLS if tool not in requirements]
         unsatisfied: list[str] = []
         if not self._install(python, requirements, log_file, constraints):
             self.log("the requirements do not install together; installing them one by one")
@@ -240,8 +267,9 @@ class EnvironmentCache:
         listed = subprocess.run([str(python), "-c", LIST_PLUGINS], capture_output=True, text=True)
         plugins = json.loads(listed.stdout) if listed.returncode == 0 else []
         env = Environment(
-            key=spec.cache_key(), path=path, python_version=version, requirements=list(spec.requirements),
-            unsatisfied=unsatisfied, plugins=plugins, installer=installer,
+            key=spec.cache_key(), path=path, python_version=version, python_requested=spec.python,
+            interpreter=interpreter, requirements=list(spec.requirements), unsatisfied=unsatisfied,
+            plugins=plugins, installer=installer,
         )
         (path / "projectgen-env.json").write_text(env.model_dump_json(indent=2), encoding="utf-8")
         return env

@@ -155,9 +155,9 @@ def covers(error_nodeid: str, nodeid: str) -> bool:
 
 def from_reference_report(report: TestReport, key: ExpectationKey) -> ExpectedTests:
     """The expected tests, read from the reference's own run (see `ExpectedTests`)."""
-    if report.error:
+    if report.error or report.install_error:
         raise ExpectationError(f"task {report.task_id!r}: the reference's {report.suite} tests did not run, "
-                               f"so the expected tests are unknown: {report.error}")
+                               f"so the expected tests are unknown: {report.not_run_reason()}")
     outcomes = {t.nodeid: t.outcome for t in report.tests}
     collected = list(dict.fromkeys([*report.collected_ids, *outcomes]))
     expected, left_out, not_passed = [], {}, {}
@@ -235,7 +235,12 @@ def expected_counts(runner: Any, task: Task, report: TestReport) -> tuple[int, i
 def expectation_key(task: Task, suite: SuiteKind) -> ExpectationKey:
     """The cache key of a measurement: task, suite, environment and a digest of what it ran."""
     digest = hashlib.sha256(f"v{EXPECTATIONS_VERSION}\n".encode())
-    settings = {"env_vars": task.env.env_vars, "pytest_plugins": task.env.pytest_plugins}
+    settings: dict[str, Any] = {"env_vars": task.env.env_vars, "pytest_plugins": task.env.pytest_plugins}
+    # What else shapes the reference's run; named only when set, so earlier measurements keep their keys.
+    for name, value in (("source_root", task.env.source_root), ("install", task.env.install),
+                        ("empty_dirs", list(task.empty_dirs))):
+        if value:
+            settings[name] = value
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest(task.root, _files_below(task.root, task.suite(suite).path)))
     digest.update(_files_digest(task.root, sorted(task.reference)))

@@ -6,12 +6,35 @@ passed (DevBench lice's coverage gate) or be killed with half its results in.
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from projectgen.evaluation.metrics import pass_rate
+
+
+PYTEST_NO_TESTS = 5
+PYTEST_EXIT_MEANING = {2: "was interrupted", 3: "hit an internal error", 4: "could not start (usage error)"}
+
+
+def _last_line(text: str) -> str:
+    """The line of a run's output that says most: pytest's last `E ` line, else the last line naming an
+    exception (pip's and Python's), else the last ERROR line (pytest's usage errors), else the last line."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    marked = [line for line in lines if line.startswith("E ")]
+    if marked:
+        return re.sub(r"^E\s+", "", marked[-1])[:300]
+    for line in reversed(lines):
+        named = _EXCEPTION.search(line)
+        if named:
+            return named.group(0)[:300]
+    chosen = [line for line in lines if line.startswith("ERROR")] or lines
+    return chosen[-1][:300] if chosen else "(no output)"
+
+
+_EXCEPTION = re.compile(r"\b[A-Za-z_][\w.]*(Error|Exception)\b:.*$")
 
 
 class Outcome(str, Enum):
@@ -43,10 +66,17 @@ class CollectionError(BaseModel):
 
 class EnvironmentInfo(BaseModel):
     key: str
-    python: str
+    python: str = Field(description="the Python version the tests ran on")
+    python_requested: str | None = Field(default=None, description="the task's pinned version, if any")
     path: str
     unsatisfied_requirements: list[str] = Field(default_factory=list)
     plugins: list[str] = Field(default_factory=list)
+
+    @property
+    def python_fallback(self) -> bool:
+        """The task pinned a Python that was not found, so the tests ran on another one."""
+        wanted = (self.python_requested or "").split(".")
+        return bool(self.python_requested) and self.python.split(".")[: len(wanted)] != wanted
 
 
 class TestReport(BaseModel):
@@ -68,6 +98,9 @@ class TestReport(BaseModel):
     exit_status: int | None = None
     timed_out: bool = False
     error: str | None = Field(default=None, description="why the harness could not run the tests at all")
+    install_error: str | None = Field(
+        default=None, description="the task's install step failed on this candidate, so its tests did not run "
+        "(the candidate's fault, unlike `error`); its output is in output_tail")
     output_tail: str = ""
     isolation: str = ""
     environment: EnvironmentInfo | None = None
@@ -108,6 +141,35 @@ class TestReport(BaseModel):
             status=self.status,
         )
         return counts
+
+    def not_run_reason(self) -> str | None:
+        """Why no test ran, in one line (None when some did): the harness, the install step, a conftest
+        that does not import, modules that do not collect, a pytest usage error, an empty suite."""
+        if self.error:
+            return self.error
+        if self.install_error:
+            return f"{self.install_error}: {_last_line(self.output_tail)}"
+        if self.tests:
+            return None
+        if self.collection_errors:
+            first = self.collection_errors[0]
+            where = first.nodeid or "the test session"
+            return (f"{len(self.collection_errors)} test module(s) could not be collected, none ran; "
+                    f"{where}: {_last_line(first.message)}")
+        if self.timed_out:
+            return "the run timed out before any test ran"
+        status, said = self.exit_status, _last_line(self.output_tail)
+        if status is None:
+            return f"the test process was stopped before any test ran: {said}"
+        conftest = re.search(r"while loading conftest '([^']+)'", self.output_tail)
+        if conftest:
+            where = re.sub(r"^.*/projectgen-[^/]*/", "", conftest.group(1))  # relative to the workspace
+            return f"{where} does not import (pytest exit status {status}): {said}"
+        if status == PYTEST_NO_TESTS:
+            return f"pytest collected no tests (exit status {status})"
+        if status in PYTEST_EXIT_MEANING:
+            return f"pytest {PYTEST_EXIT_MEANING[status]} (exit status {status}): {said}"
+        return f"the test process exited with status {status} before running any test: {said}"
 
     def failures(self) -> list[TestResult]:
         return [t for t in self.tests if t.outcome in (Outcome.FAILED, Outcome.ERROR)]

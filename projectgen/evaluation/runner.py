@@ -9,6 +9,16 @@ off, conftest lookup cut at the test folder, a hard timeout that kills the
 whole process tree, resource limits, and no network. Its output goes through a
 pipe of which only the end is kept; a run that prints more than the output
 limit is stopped.
+
+What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
+`{repo}` in its environment variables (the workspace's path), a source root put
+first on the import path, and an install step (`EnvSpec.install`) run in the same
+sandbox before pytest. The install never touches the shared, cached environment:
+pip installs offline, without build isolation (with the environment's own
+setuptools) and with `--prefix` into the workspace's `.projectgen/install`, whose
+site-packages a `sitecustomize` adds (with its `.pth` files, so editable installs
+work) and whose `bin` goes first on PATH. A failed install is the candidate's
+failure (`TestReport.install_error`): its tests do not run.
 """
 from __future__ import annotations
 
@@ -25,7 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from projectgen.datasets.task import SuiteKind, Task
+from projectgen.datasets.task import EnvSpec, SuiteKind, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
@@ -58,13 +68,19 @@ OUTPUT_TAIL_CHARS = 6000
 Candidate = Path | Mapping[str, str] | Mapping[str, Path]
 CONTROL_DIR = ".projectgen"
 FINISHED, TIMED_OUT, OUTPUT_LIMIT = "finished", "timed out", "output limit"
+DEFAULT_TIMEOUT = 300.0
+INSTALL_DIR = "install"  # under CONTROL_DIR: the prefix the install step installs into
+REPO_PLACEHOLDER = "{repo}"
+# pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
+INSTALL_VARIABLES = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                     "PIP_NO_INPUT": "1"}
 
 
 @dataclass
 class RunnerSettings:
     """How tests are run; defaults suit hundreds of untrusted runs on a small machine."""
 
-    timeout: float = 300.0
+    timeout: float | None = None  # seconds per run; None: the task's own timeout, else DEFAULT_TIMEOUT
     limits: Limits = field(default_factory=Limits)
     isolation: str = "auto"  # "auto" | "namespaces" | "none"
     cache_dir: Path | None = None
@@ -108,6 +124,13 @@ class SandboxRunner:
         """The isolation level in use ("namespaces" or "none")."""
         return self.containment().isolation
 
+    def timeout_for(self, task: Task) -> float:
+        """Seconds one run of `task` may take: the runner's timeout when set (a user's `--timeout` wins),
+        else the task's declared `timeout`, else DEFAULT_TIMEOUT."""
+        if self.settings.timeout is not None:
+            return self.settings.timeout
+        return task.timeout if task.timeout is not None else DEFAULT_TIMEOUT
+
     # -- public API ----------------------------------------------------------------
     def evaluate(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> TestReport:
         """Run one suite of `task` against `candidate`.
@@ -124,7 +147,7 @@ class SandboxRunner:
         try:
             env = self.environments.ensure(task.env)
         except EnvironmentBuildError as exc:
-            return TestReport(task_id=task.id, suite=suite, error=f"environment: {exc}",
+            return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
         parent = self.settings.workdir
         if parent:
@@ -205,9 +228,19 @@ class SandboxRunner:
         for rel in task.required_files:
             _copy(task.root / rel, workspace / rel)
         _copy(task.root / suite_path, workspace / suite_path)
+        for rel in task.empty_dirs:
+            try:
+                (workspace / rel).mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                pass  # the candidate has a file there: its tests meet that file
         control = workspace / CONTROL_DIR
         (control / "plugin").mkdir(parents=True, exist_ok=True)
         shutil.copy2(sandbox_file("projectgen_results.py"), control / "plugin" / "projectgen_results.py")
+        if task.env.install is not None:
+            (control / INSTALL_DIR).mkdir()
+            shutil.copy2(sandbox_file("install_site.py"), control / "plugin" / "sitecustomize.py")
+            if task.env.install == "script":
+                (control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
         (control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         for private in ("home", "tmp"):
             (control / private).mkdir(exist_ok=True)
@@ -217,8 +250,7 @@ class SandboxRunner:
             _hand_over(workspace, run_as)
 
     # -- running -------------------------------------------------------------------
-    def _command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str],
-                 cgroup: RunCgroup | None) -> list[str]:
+    def _pytest_command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str]) -> list[str]:
         pytest_args = [
             str(env.python), "-m", "pytest", suite_path,
             "-p", "projectgen_results", "-p", "no:cacheprovider",
@@ -228,37 +260,81 @@ class SandboxRunner:
         ]
         for module in plugins:
             pytest_args += ["-p", module]
-        paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())), hide=tuple(default_hidden_paths()),
-                      scratch=tuple(default_scratch_paths()))
-        return sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup) + pytest_args
+        return pytest_args
 
     def _environment_variables(self, workspace: Path, task: Task, env: Environment) -> dict[str, str]:
         control = workspace / CONTROL_DIR
+        imports = [str(workspace), str(control / "plugin")]
+        if task.env.source_root:
+            imports.insert(0, str(workspace / task.env.source_root))
+        path = f"{env.path / 'bin'}:/usr/local/bin:/usr/bin:/bin"
         variables = {
-            "PATH": f"{env.path / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": path,
             "HOME": str(control / "home"),
             "TMPDIR": str(control / "tmp"),
             "USER": "sandbox",  # getpass.getuser() without a passwd entry for the sandbox uid
             "LOGNAME": "sandbox",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "PYTHONPATH": f"{workspace}:{control / 'plugin'}",
+            "PYTHONPATH": ":".join(imports),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "PROJECTGEN_RESULTS_FILE": str(control / "results.jsonl"),
         }
-        variables.update(task.env.env_vars)
+        if task.env.install is not None:
+            prefix = control / INSTALL_DIR
+            variables.update(PATH=f"{prefix / 'bin'}:{path}", PROJECTGEN_INSTALL_PREFIX=str(prefix))
+        variables.update(expand_repo(task.env.env_vars, workspace))
         return variables
 
-    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteKind, suite_path: str, env: Environment) -> TestReport:
-        plugins = env.plugin_modules(task.env.pytest_plugins)
+    def _sandboxed(self, command: list[str], workspace: Path, env: Environment, variables: dict[str, str],
+                   timeout: float) -> _Ended:
+        """Run one command in the sandbox (its own cgroup, when there are cgroups) until it ends or is stopped."""
         cgroup = RunCgroup.create(self.settings.limits) if self.containment().cgroups else None
         try:
-            command = self._command(workspace, suite_path, env, plugins, cgroup)
-            ended = self._supervise(command, workspace, self._environment_variables(workspace, task, env), cgroup)
+            paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())),
+                          hide=tuple(default_hidden_paths()), scratch=tuple(default_scratch_paths()))
+            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup)
+            return self._supervise(prefix + command, workspace, variables, cgroup, timeout)
         finally:
             if cgroup:
                 cgroup.remove()
+
+    def _install(self, workspace: Path, spec: EnvSpec, env: Environment, variables: dict[str, str],
+                 timeout: float) -> tuple[_Ended, str | None]:
+        """Run the task's install step; how it ended, and why it failed (None when it worked)."""
+        prefix = workspace / CONTROL_DIR / INSTALL_DIR
+        if spec.install == "script":
+            command, what = ["/bin/sh", str(workspace / CONTROL_DIR / "setup.sh")], "the setup script"
+        else:
+            editable = ["-e"] if spec.install == "editable" else []
+            command = [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                       "--no-warn-script-location", "--prefix", str(prefix), *editable, "."]
+            what = f"pip install {'-e ' if editable else ''}."
+        ended = self._sandboxed(command, workspace, env, {**variables, **INSTALL_VARIABLES,
+                                                          "PIP_PREFIX": str(prefix)}, timeout)
+        if ended.stop == FINISHED and ended.exit_status == 0:
+            return ended, None
+        if ended.stop == FINISHED:
+            return ended, f"the install step ({what}) failed with exit status {ended.exit_status}"
+        return ended, f"the install step ({what}) was stopped: {ended.reason}"
+
+    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteKind, suite_path: str, env: Environment) -> TestReport:
+        plugins = env.plugin_modules(task.env.pytest_plugins)
+        variables = self._environment_variables(workspace, task, env)
+        timeout = self.timeout_for(task)
+        environment = EnvironmentInfo(
+            key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
+            unsatisfied_requirements=env.unsatisfied, plugins=plugins,
+        )
+        if task.env.install is not None:
+            installed, failure = self._install(workspace, task.env, env, variables, timeout)
+            if failure:
+                return TestReport(task_id=task.id, suite=suite, install_error=failure,
+                                  exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
+                                  output_tail=installed.output, isolation=self.isolation(), environment=environment)
+        ended = self._sandboxed(self._pytest_command(workspace, suite_path, env, plugins), workspace, env, variables,
+                                timeout)
         events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
         tests, collection_errors, collected = _combine(events, ended.reason)
         collected_ids = next((list(e.get("nodeids") or []) for e in events if e.get("event") == "collected"), [])
@@ -273,22 +349,19 @@ class SandboxRunner:
             timed_out=ended.stop == TIMED_OUT,
             output_tail=ended.output,
             isolation=self.isolation(),
-            environment=EnvironmentInfo(
-                key=env.key, python=env.python_version, path=str(env.path),
-                unsatisfied_requirements=env.unsatisfied, plugins=plugins,
-            ),
+            environment=environment,
         )
 
     def _supervise(self, command: list[str], workspace: Path, variables: dict[str, str],
-                   cgroup: RunCgroup | None) -> _Ended:
-        """Run pytest until it ends, times out or floods its output; then kill whatever is left."""
+                   cgroup: RunCgroup | None, timeout: float) -> _Ended:
+        """Run a command until it ends, times out or floods its output; then kill whatever is left."""
         output = _Tail(OUTPUT_TAIL_CHARS)
         process = subprocess.Popen(
             command, cwd=workspace, env=variables,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
-            stop = _pump(process, output, self.settings.timeout, self.settings.limits.output_bytes)
+            stop = _pump(process, output, timeout, self.settings.limits.output_bytes)
         finally:
             _kill_group(process)  # the hung run, or stragglers that outlived pytest in its session
             if cgroup:
@@ -342,6 +415,11 @@ class _Ended:
                          f"({_mib(limits.memory_bytes)})")
         text = output.text() + "".join(f"\n[projectgen] {note}" for note in notes)
         return cls(stop, returncode if stop == FINISHED else None, text, reason)
+
+
+def expand_repo(env_vars: Mapping[str, str], workspace: Path) -> dict[str, str]:
+    """The task's environment variables with `{repo}` replaced by the workspace's path (as the tests see it)."""
+    return {name: value.replace(REPO_PLACEHOLDER, str(workspace)) for name, value in env_vars.items()}
 
 
 def _mib(size: int | None) -> str:

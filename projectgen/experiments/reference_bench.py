@@ -41,10 +41,13 @@ class BenchRow(BaseModel):
 def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly."""
     notes = []
-    if report.error:
-        notes.append(report.error)
-    if report.collection_errors:
+    reason = report.not_run_reason()
+    if reason:
+        notes.append(reason)
+    elif report.collection_errors:
         notes.append(f"{len(report.collection_errors)} collection error(s): {report.collection_errors[0].nodeid}")
+    if (env := report.environment) and env.python_fallback:
+        notes.append(f"Python {env.python_requested} not found: ran on {env.python}")
     if report.environment and report.environment.unsatisfied_requirements:
         notes.append("not installed: " + ", ".join(report.environment.unsatisfied_requirements))
     return BenchRow(

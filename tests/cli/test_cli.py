@@ -54,6 +54,40 @@ def test_eval_of_a_broken_repository_exits_1_and_names_the_failures(tmp_path: Pa
     assert "top_n" in out
 
 
+def shaped_task(root: Path, toml_extra: str, tests: dict[str, str]) -> Path:
+    """A task.toml task with a unit suite of the given files."""
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "PRD.md").write_text("# PRD\n")
+    (root / "task.toml").write_text(toml_extra + '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "unit_tests"\n')
+    for name, text in tests.items():
+        (root / "unit_tests").mkdir(exist_ok=True)
+        (root / "unit_tests" / name).write_text(text)
+    return root
+
+
+def test_eval_says_why_the_tests_did_not_start(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    task = shaped_task(tmp_path / "conf", "", {"conftest.py": "import helper_nobody_wrote\n",
+                                               "test_a.py": "def test_a():\n    pass\n"})
+    out = tmp_path / "r.json"
+    code = main(["eval", "--task", str(task), "--repo", str(tmp_path), "--out", str(out),
+                 "--cache-dir", str(cache_dir)])
+    assert code == 1
+    printed = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert ("conf - unit tests did not run: unit_tests/conftest.py does not import (pytest exit status 4): "
+            "ModuleNotFoundError: No module named 'helper_nobody_wrote'") in printed
+    assert "pass rate" not in printed
+    assert json.loads(out.read_text())["exit_status"] == 4
+
+
+def test_eval_takes_the_task_timeout_unless_timeout_is_given(tmp_path: Path, cache_dir: Path) -> None:
+    task = shaped_task(tmp_path / "slow", "timeout = 1\n", {"test_slow.py": "import time\n\n"
+                                                             "def test_slow():\n    time.sleep(4)\n"})
+    args = ["eval", "--task", str(task), "--repo", str(tmp_path), "--cache-dir", str(cache_dir)]
+    assert main([*args, "--out", str(tmp_path / "task.json")]) == 1
+    assert json.loads((tmp_path / "task.json").read_text())["timed_out"] is True
+    assert main([*args, "--out", str(tmp_path / "given.json"), "--timeout", "60"]) == 0
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

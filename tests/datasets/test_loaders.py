@@ -234,6 +234,47 @@ def test_taskdir_minimal_defaults(tmp_path: Path) -> None:
     assert task.docs.uml_class is None
 
 
+def test_taskdir_workspace_and_install_keys(tmp_path: Path) -> None:
+    toml = """\
+        timeout = 90
+        empty_dirs = ["data/out", "logs", "data/out"]
+        [docs]
+        prd = "docs/PRD.md"
+        [env]
+        python = "3.12.1"
+        source_root = "src"
+        install = "script"
+        setup_script = "setup.sh"
+        env_vars = { HOME_OF_CODE = "{repo}/src" }
+    """
+    task = load_task(toml_task(tmp_path / "t", toml, {"docs/PRD.md": "p", "setup.sh": "pip install -e .\n"}))
+    assert task.timeout == 90.0
+    assert task.empty_dirs == ("data/out", "logs")  # need not exist in the task folder; duplicates dropped
+    assert (task.env.python, task.env.source_root, task.env.install) == ("3.12.1", "src", "script")
+    assert task.env.env_vars == {"HOME_OF_CODE": "{repo}/src"}  # expanded per workspace by the runner
+    assert load_task(toml_task(tmp_path / "u", '[docs]\nprd = "docs/PRD.md"\n')).timeout is None
+
+
+def test_cache_key_changes_only_with_what_is_installed() -> None:
+    from projectgen.datasets.task import EnvSpec
+
+    plain = EnvSpec(requirements=("requests",))
+    # the key of a spec without the new fields is the one earlier versions computed: cached envs stay valid
+    assert plain.cache_key() == _old_cache_key(plain)
+    assert plain.model_copy(update={"source_root": "src", "env_vars": {"A": "{repo}"}}).cache_key() == plain.cache_key()
+    editable = plain.model_copy(update={"install": "editable"})
+    assert editable.cache_key() != plain.cache_key()
+    assert editable.cache_key() == plain.model_copy(update={"install": "script"}).cache_key()
+
+
+def _old_cache_key(spec) -> str:
+    import hashlib
+
+    payload = json.dumps({"requirements": list(spec.requirements), "constraints": list(spec.constraints),
+                          "python": spec.python}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
 def test_taskdir_inline_requirements_and_file_argument(tmp_path: Path) -> None:
     root = toml_task(
         tmp_path / "t",
@@ -301,6 +342,17 @@ def test_taskdir_invalid_toml_reports_position(tmp_path: Path) -> None:
         ('[docs]\nprd = 1\n', ["[docs].prd", "expected a path"]),
         ('id = "bad id!"\n[docs]\nprd = "docs/PRD.md"\n', ["id: 'bad id!' is not a valid task id"]),
         ('package = 1\n[docs]\nprd = "docs/PRD.md"\n', ["package: expected a non-empty string"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\npython = "3,11"\n', ["[env].python", "such as '3.11'", "'3,11'"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\npython = "latest"\n', ["[env].python", "'latest'"]),
+        ('timeout = 0\n[docs]\nprd = "docs/PRD.md"\n', ["timeout: expected a positive number of seconds"]),
+        ('timeout = "60"\n[docs]\nprd = "docs/PRD.md"\n', ["timeout: expected a positive number", "a string"]),
+        ('timeout = true\n[docs]\nprd = "docs/PRD.md"\n', ["timeout: expected a positive number", "a boolean"]),
+        ('empty_dirs = [3]\n[docs]\nprd = "docs/PRD.md"\n', ["empty_dirs[0]: expected a string"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\ninstall = "pip"\n',
+         ["[env].install: expected one of 'editable', 'package', 'script', got 'pip'"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\ninstall = "script"\n',
+         ["[env].install: 'script' runs the setup script, but [env].setup_script is not set"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\nsource_root = 1\n', ["[env].source_root: expected a path string"]),
     ],
 )
 def test_taskdir_errors(tmp_path: Path, toml: str, fragments: list[str]) -> None:
@@ -315,6 +367,8 @@ ESCAPING_TOML_FIELDS = {
     "required_files[0]": 'required_files = ["{p}"]\n[docs]\nprd = "docs/PRD.md"\n',
     "[env].requirements": '[docs]\nprd = "docs/PRD.md"\n[env]\nrequirements = "{p}"\n',
     "[env].setup_script": '[docs]\nprd = "docs/PRD.md"\n[env]\nsetup_script = "{p}"\n',
+    "empty_dirs[0]": 'empty_dirs = ["{p}"]\n[docs]\nprd = "docs/PRD.md"\n',
+    "[env].source_root": '[docs]\nprd = "docs/PRD.md"\n[env]\nsource_root = "{p}"\n',
 }
 
 
