@@ -1,0 +1,194 @@
+"""Task shapes beyond one folder per suite, each a small task folder in tests/task_shapes: it loads, runs
+in the sandbox runner, and scores its reference test by test as plain pytest does on the same files."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.task import Task
+from projectgen.evaluation.expectations import expectation_key
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+SHAPES = Path(__file__).resolve().parents[1] / "task_shapes"
+VERBOSE_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
+    cache = tmp_path_factory.mktemp("shapes-env-cache")
+    return SandboxRunner(RunnerSettings(cache_dir=cache, expectations_dir=cache / "expected", timeout=120))
+
+
+def outcomes(report) -> dict[str, str]:
+    return {t.nodeid: t.outcome.value for t in report.tests}
+
+
+def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) -> dict[str, str]:
+    """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
+    `files` put at their repository paths (over any stub there)."""
+    shutil.copytree(task.root, work)
+    for rel, source in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, work / rel)
+    (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
+         "-c", str(work / "plain-pytest.ini"), *task.suite(suite).paths],
+        cwd=work, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    found: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        if match := VERBOSE_LINE.match(line):
+            found.setdefault(match.group(1), match.group(2).lower())
+    assert found, done.stdout + done.stderr
+    return found
+
+
+# --------------------------------------------------------------------------- item 3: lists, files, globs, names
+
+def test_suites_of_folders_files_and_globs_under_any_name_score_the_reference_as_plain_pytest(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "suites")
+    assert sorted(task.suites) == ["check", "performance", "robustness", "security", "unit"]
+    assert task.suite("unit").paths == ("tests/unit", "tests/test_extra.py", "tests/api/test_api_counts.py",
+                                        "tests/test_api_top.py")  # the glob, expanded in path order
+    assert task.suite_folder("unit") == "tests" and task.suite_folder("check") == "tests/unit"
+    assert "tests/conftest.py" in task.suite_files("unit")  # its fixture serves tests/unit and test_extra.py
+    assert "tests/api/test_other.py" not in task.suite_files("unit")  # the glob does not match it
+
+    seen: set[str] = set()
+    for name in task.suites:
+        report = sandbox.evaluate(task, task.reference_files(), name)
+        assert report.suite == name and not report.error and not report.collection_errors, report.output_tail
+        got = outcomes(report)
+        assert got == plain_pytest(task, name, task.reference_files(), tmp_path / name), name
+        seen |= set(got.values())
+        assert not any("test_other" in n or "test_not_listed" in n for n in got)
+    assert seen == {"passed", "failed", "skipped", "xfail"}  # the comparison covers more than passes
+
+    unit = outcomes(sandbox.evaluate(task, task.reference_files(), "unit"))
+    assert {n.split("::")[0] for n in unit} == {"tests/unit/test_basic.py", "tests/unit/test_remove.py",
+                                                "tests/test_extra.py", "tests/api/test_api_counts.py",
+                                                "tests/test_api_top.py"}
+    # each named suite has its own expected tests, kept under its name
+    performance = sandbox.expected_tests(task, "performance")
+    assert performance.suite == "performance" and performance.count == 2
+    assert performance.reference_not_passed == {"tests/performance/test_speed.py::test_total_is_cached": "failed"}
+    scored = sandbox.score(task, task.reference_files(), "robustness").score
+    assert (scored.suite, scored.passed, scored.expected) == ("robustness", 5, 5)
+
+
+def test_the_expected_tests_key_covers_every_path_of_a_suite(tmp_path: Path) -> None:
+    root = tmp_path / "suites"
+    shutil.copytree(SHAPES / "suites", root)
+    task = load_task(root)
+    before = expectation_key(task, "unit")
+
+    def changed(rel: str) -> bool:
+        path = root / rel
+        original = path.read_text()
+        path.write_text(original + "\n# changed\n")
+        try:
+            return expectation_key(load_task(root), "unit") != before
+        finally:
+            path.write_text(original)
+
+    assert changed("tests/unit/test_basic.py")       # inside a folder of the suite
+    assert changed("tests/test_extra.py")            # a file of the suite
+    assert changed("tests/api/test_api_counts.py")   # matched by its glob
+    assert changed("tests/conftest.py")              # read by pytest above its paths
+    assert changed("tally/core.py")                  # the reference
+    assert not changed("tests/api/test_other.py")    # not part of it
+    assert not changed("tests/performance/test_speed.py")  # another suite's
+    assert expectation_key(task, "performance") != before
+
+
+# --------------------------------------------------------------------------- item 5: tests inside the package
+
+def test_tests_inside_the_package_run_the_candidates_code_beside_them(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "inside")
+    # what runs is the candidate's code in that folder (not dropped, and not the reference's either)
+    wrong = {"wordcount/wordcount.py": "def count_words(text):\n    return {}\n"}
+    assert outcomes(sandbox.evaluate(task, wrong, "unit")) == {
+        "wordcount/wordcount_test.py::test_one_word": "failed", "wordcount/wordcount_test.py::test_case_insensitive":
+        "failed", "wordcount/wordcount_test.py::test_apostrophes_and_punctuation": "failed",
+        "wordcount/wordcount_test.py::test_sample_file": "failed", "wordcount/wordcount_test.py::test_empty": "passed"}
+    # laid out its own way: a helper module of its own beside the tests is kept too
+    own = {"wordcount/wordcount.py": textwrap.dedent("""\
+               from splitter import split
+               def count_words(text):
+                   counts = {}
+                   for word in split(text):
+                       counts[word] = counts.get(word, 0) + 1
+                   return counts
+           """),
+           "wordcount/splitter.py": textwrap.dedent("""\
+               import re
+               def split(text):
+                   return [w.strip("'") for w in re.findall(r"[a-z0-9']+", text.lower()) if w.strip("'")]
+           """)}
+    assert set(outcomes(sandbox.evaluate(task, own, "unit")).values()) == {"passed"}
+
+    # but never its tests, conftest files or the tests' data there
+    cheat = {**wrong,
+             "wordcount/wordcount_test.py": "def test_one_word(): pass\n",
+             "wordcount/free_test.py": "def test_free(): pass\n",
+             "wordcount/test_free.py": "def test_free(): pass\n",
+             "wordcount/data/sample.txt": "cat\n",
+             "wordcount/conftest.py": textwrap.dedent("""\
+                 import pytest
+                 @pytest.hookimpl(hookwrapper=True)
+                 def pytest_runtest_makereport(item, call):
+                     outcome = yield
+                     outcome.get_result().outcome = "passed"
+             """)}
+    assert outcomes(sandbox.evaluate(task, cheat, "unit")) == outcomes(sandbox.evaluate(task, wrong, "unit"))
+
+    got = outcomes(sandbox.evaluate(task, task.reference_files(), "unit"))
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain")
+    assert len(got) == 5 and set(got.values()) == {"passed"}
+
+
+def test_a_dedicated_test_folder_still_refuses_everything_but_python_modules() -> None:
+    from projectgen.evaluation.protected_paths import ProtectedPaths
+
+    task = load_task(SHAPES / "suites")
+    protected = ProtectedPaths.of(task)
+    assert protected.refuses("tests/unit/test_basic.py")      # the task's own test file
+    assert protected.refuses("tests/unit/test_new.py")        # a test module it does not have
+    assert protected.refuses("tests/api/helper_test.py")      # beside a file of a suite
+    assert protected.refuses("tally/conftest.py")             # conftest files, anywhere
+    assert protected.refuses("tests/performance/data.json")   # fixtures of a dedicated test folder
+    assert protected.refuses("tests/security/__init__.py")    # and its package marker
+    assert not protected.refuses("tally/core.py") and not protected.refuses("tally/test_helpers_data.json")
+    assert not protected.refuses("tests/unit/helpers.py")     # a module is not a test
+
+
+# --------------------------------------------------------------------------- item 7: starter files, reference root
+
+def test_a_reference_in_a_subfolder_scores_as_plain_pytest_and_the_starter_stub_does_not(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "starter")
+    stub = (task.root / "two_fer" / "two_fer.py").read_text()
+    assert (task.reference, task.reference_root) == (("two_fer/two_fer.py",), "solution")
+    assert task.reference_files() == {"two_fer/two_fer.py": task.root / "solution" / "two_fer" / "two_fer.py"}
+    assert task.reference_repository()["two_fer/two_fer.py"] != stub and task.size().files == 1
+    assert task.docs.starter == {"two_fer/two_fer.py": stub}
+    assert task.suite_files("unit") == ("two_fer/two_fer_test.py",)  # the stub beside it is no test file
+
+    reference = sandbox.evaluate(task, task.reference_files(), "unit")
+    got = outcomes(reference)
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain")
+    assert len(got) == 3 and set(got.values()) == {"passed"}
+    stub_score = sandbox.score(task, {"two_fer/two_fer.py": stub}, "unit").score
+    assert (stub_score.passed, stub_score.expected, stub_score.failed) == (0, 3, 3)
