@@ -17,7 +17,7 @@ from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.ssat import SSAT, diff_ssat, render_diff, ssat_from_repository
@@ -59,6 +59,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
         paths = [p for p in paths if p in verdict.files] or paths
     memory = stage_memory(state, STAGE)
     skeleton = state.get("skeleton") or {}
+    starter = documents_of(state).starter
     sends = []
     for path in paths:
         feedback = ""
@@ -69,6 +70,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
             "guidance": state.get("guidance", ""),
             "feedback": feedback,
             "memory": memory.recall(feedback, gamma, target=path) if verdict else "",
+            **({"starter": starter[path]} if path in starter else {}),
         }))
     return sends or ["judge_skeleton"]
 
@@ -77,9 +79,10 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
                               skeleton_writer: SkeletonGenerator) -> dict[str, Any]:
     """Node "write_skeleton_file": one file's skeleton (one `fan_out` job)."""
     path, iteration = job["path"], job["iteration"]
+    given = {"starter": job["starter"]} if "starter" in job else {}  # only for starter files: see SkeletonGenerator
     code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
                                        iteration=iteration, previous=job["previous"], feedback=job["feedback"],
-                                       memory=job["memory"], guidance=job["guidance"])
+                                       memory=job["memory"], guidance=job["guidance"], **given)
     update: dict[str, Any] = {"skeleton": {path: code}}
     if iteration > 1:
         entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],
