@@ -141,7 +141,7 @@ def reference(venv: Path, task, suite: str, scratch: Path, env: dict[str, str]) 
     started = time.perf_counter()
     for rel, source in task.reference_files().items():
         _copy(source, workspace / rel)
-    for rel in (*task.required_files, task.suite(suite).path):
+    for rel in (*task.required_files, *task.suite_files(suite)):
         _copy(task.root / rel, workspace / rel)
     requirements = task.root / "requirements.txt"
     if not requirements.is_file():
@@ -151,7 +151,8 @@ def reference(venv: Path, task, suite: str, scratch: Path, env: dict[str, str]) 
     code, _ = _run([str(python), "-m", "pip", "install", "-r", str(requirements)], workspace, env,
                    INSTALL_TIMEOUT, log)
     installed = time.perf_counter()
-    _, output = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", task.suite(suite).path],
+    _, output = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      *task.suite(suite).paths],
                      workspace, {**env, **task.env.env_vars}, TEST_TIMEOUT, log)
     last = output.strip().splitlines()[-1] if output.strip() else ""
     counts = {kind.rstrip("s"): int(n) for n, kind in SUMMARY.findall(last)}

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# Task folders written for the tests (tests/task_shapes) hold test files of their own, run only in the sandbox.
+collect_ignore = ["task_shapes"]
+
 # The published benchmark data lives next to the project, read-only: ../shared/datasets.
 SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 

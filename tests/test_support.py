@@ -76,7 +76,7 @@ def make_task(root: Path, tests: dict[str, str], env_vars: dict[str, str] | None
         path.write_text(textwrap.dedent(body), encoding="utf-8")
     return Task(
         id=root.name, root=root, format="taskdir", docs=Documents(prd="demo"),
-        suites={"unit": TestSuite(kind="unit", path="unit_tests")},
+        suites={"unit": TestSuite(name="unit", paths=("unit_tests",))},
         env=EnvSpec(env_vars=env_vars or {}),
     )
 

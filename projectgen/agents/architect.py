@@ -1,6 +1,7 @@
 """The architect: requirement documents -> SSAT, revised from judge feedback and stage memory."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,13 +15,30 @@ NOT_GIVEN = "(not given)"
 
 
 def document_values(documents: Documents) -> dict[str, str]:
-    """Prompt values for the four requirement documents."""
+    """Prompt values for the four requirement documents and the starter files ("" when none)."""
     return {
         "prd": documents.prd,
         "uml_class": documents.uml_class or NOT_GIVEN,
         "uml_sequence": documents.uml_sequence or NOT_GIVEN,
         "architecture_design": documents.architecture_design or NOT_GIVEN,
+        "starter": starter_section(documents.starter),
     }
+
+
+def starter_section(starter: Mapping[str, str]) -> str:
+    """The task's starter files as a prompt section, or "" when it gives none (the prompt is then unchanged)."""
+    if not starter:
+        return ""
+    files = "\n".join(f"{path}\n{fenced(path, text)}" for path, text in sorted(starter.items()))
+    return section("Starter files", "The task gives these files to start from. Keep each at its path, with "
+                   "every name, signature and default it defines; implement what they leave open.\n\n" + files)
+
+
+def fenced(path: str, text: str) -> str:
+    """A file's text in a fenced block (python for .py files)."""
+    language = "python" if path.endswith(".py") else ""
+    body = text if not text or text.endswith("\n") else text + "\n"
+    return f"```{language}\n{body}```"
 
 
 def ssat_json(ssat: SSAT) -> str:

@@ -47,10 +47,13 @@ class ArchitectureReviewer(Protocol):
 
 @runtime_checkable
 class SkeletonGenerator(Protocol):
-    """The skeleton stage's generator (default `SkeletonWriter`): one file's skeleton from the tree."""
+    """The skeleton stage's generator (default `SkeletonWriter`): one file's skeleton from the tree.
+    For a file the task gives a starter file for (`Documents.starter`), the stage also passes
+    `starter=` its text; a writer for tasks without starter files may leave that keyword out."""
 
     async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, /, *, iteration: int,
-                    previous: str | None, feedback: str, memory: str, guidance: str) -> str: ...
+                    previous: str | None, feedback: str, memory: str, guidance: str,
+                    starter: str | None = None) -> str: ...
 
 
 @runtime_checkable

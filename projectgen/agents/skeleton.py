@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from projectgen.agents.architect import fenced
 from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.llm.parsing import extract_code_blocks
 from projectgen.prompts import Prompt, load_prompt
@@ -27,6 +28,14 @@ def needs_writing(ssat: SSAT, path: str) -> bool:
                 or node.functions)
 
 
+def starter_file_section(starter: str | None) -> str:
+    """The starter file the task gives for this path, as a prompt section ("" when none)."""
+    if starter is None:
+        return ""
+    return section("Starter file given for this path", "Start from it: keep every name, signature and default "
+                   "it defines, and add what the design above asks for.\n" + fenced(".py", starter))
+
+
 @dataclass
 class SkeletonWriter:
     """Writes one file's skeleton from its SSAT node and the tree overview."""
@@ -36,9 +45,11 @@ class SkeletonWriter:
     role: str = "skeleton"
 
     async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, *, iteration: int,
-                    previous: str | None = None, feedback: str = "", memory: str = "", guidance: str = "") -> str:
+                    previous: str | None = None, feedback: str = "", memory: str = "", guidance: str = "",
+                    starter: str | None = None) -> str:
+        """`starter`: the task's starter file at `path` (a stub to start from), if it gives one."""
         if not needs_writing(ssat, path):
-            return ""
+            return starter or ""  # the tree leaves the file empty: its starter file as given, no model call
         revision = ""
         if iteration > 1:
             revision = (section("Your previous skeleton of this file", f"```python\n{previous}```" if previous
@@ -46,7 +57,8 @@ class SkeletonWriter:
                         + section("Reviewer feedback to address", feedback)
                         + section("Relevant earlier revisions", memory))
         messages = self.prompt.messages(overview=render_tree(ssat), path=path, file_spec=render_file(ssat, path),
-                                        revision=revision, guidance=guidance_section(guidance))
+                                        starter=starter_file_section(starter), revision=revision,
+                                        guidance=guidance_section(guidance))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", target=path,
                                   iteration=iteration)
         return code_from_reply(reply)

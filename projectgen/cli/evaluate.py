@@ -17,7 +17,8 @@ def add_commands(commands) -> None:
     evaluate.add_argument("--task", required=True,
                           help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
-    evaluate.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
+    evaluate.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
+                          help="the suite to run: unit (default), check, acceptance or another suite the task names")
     evaluate.add_argument("--out", type=Path, default=None,
                           help="JSON report path (default: ./projectgen-reports/TASK.SUITE.json)")
     evaluate.add_argument("--keep-workspace", action="store_true", help="keep the sandbox workspace for inspection")
@@ -27,7 +28,8 @@ def add_commands(commands) -> None:
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
     bench.add_argument("dataset", help="folder of task folders, or `examples` (the bundled tasks)")
     bench.add_argument("--workers", type=positive_int, default=1, help="tasks evaluated in parallel (default 1)")
-    bench.add_argument("--tests", choices=["check", "unit", "acceptance"], default="unit")
+    bench.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
+                       help="the suite to run (default unit); tasks without it are error rows")
     bench.add_argument("--out", type=Path, default=None,
                        help="results folder with the resumable ledger (default: ./runs/bench-reference-DATASET)")
     bench.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")

@@ -20,7 +20,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from projectgen.datasets.compat import apply_compat
-from projectgen.datasets.task import INSTALL_STEPS, SUITE_KINDS, Documents, EnvSpec, SuiteKind, Task, TestSuite
+from projectgen.datasets.task import (INSTALL_STEPS, STANDARD_SUITES, SUITE_NAME, Documents, EnvSpec, SuiteName,
+                                      Task, TestSuite)
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -32,18 +33,17 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 TASK_TOML = "task.toml"
 CONFIG_JSON = "config.json"
 
-_CPE_SUITE_KEYS: dict[SuiteKind, str] = {"check": "check_tests", "unit": "unit_tests"}
-_DEVBENCH_SUITE_KEYS: dict[SuiteKind, str] = {
+_CPE_SUITE_KEYS: dict[SuiteName, str] = {"check": "check_tests", "unit": "unit_tests"}
+_DEVBENCH_SUITE_KEYS: dict[SuiteName, str] = {
     "check": "check_tests",
     "unit": "unit_tests",
     "acceptance": "acceptance_tests",
 }
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
-_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "required_files", "docs", "tests", "env",
-                            "expected_tests", "empty_dirs", "timeout"})
-_TOML_DOCS_KEYS = frozenset(Documents.model_fields)
-_TOML_TESTS_KEYS = frozenset(SUITE_KINDS)
+_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
+                            "tests", "env", "expected_tests", "empty_dirs", "timeout"})
+_TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script",
                             "source_root", "install"})
 
@@ -287,9 +287,38 @@ class _Ctx:
             return None
         return self.document(key, value, required=required)
 
-    def suite(self, key: str, kind: SuiteKind, rel: object, *, required: bool) -> TestSuite | None:
+    def suite(self, key: str, name: SuiteName, rel: object, *, required: bool) -> TestSuite | None:
+        """A benchmark's suite: one folder."""
         clean = self.folder(key, rel, required=required)
-        return None if clean is None else TestSuite(kind=kind, path=clean)
+        return None if clean is None else TestSuite(name=name, paths=(clean,))
+
+    def test_paths(self, key: str, value: object) -> tuple[str, ...]:
+        """A suite's folders, files and globs (each must exist or match), in order; a path inside
+        another one of the suite is dropped (pytest would run its tests once anyway)."""
+        items = self.str_list(key, value)
+        if not items:
+            raise self.fail(key, "empty: name at least one folder, file or glob of tests")
+        paths: list[str] = []
+        for index, item in enumerate(items):
+            item_key = f"{key}[{index}]" if isinstance(value, list) else key
+            clean, full = self.inside(item_key, item)  # checked before globbing
+            if any(ch in clean for ch in "*?["):
+                matches = [m for m in sorted(self.root.glob(clean))
+                           if not any(_skipped_dir(part) for part in m.relative_to(self.root).parts)
+                           and not m.name.endswith(_SKIPPED_SUFFIXES)]
+                if not matches:
+                    raise self.fail(item_key, f"{clean!r} matches no files or folders")
+                for match in matches:
+                    rel = match.relative_to(self.root).as_posix()
+                    if not match.resolve().is_relative_to(self.root):
+                        raise self.fail(item_key, f"{rel!r} resolves outside the task folder (through a symlink)")
+                    paths.append(rel)
+            elif full.exists():
+                paths.append(clean)
+            else:
+                raise self.fail(item_key, f"{clean!r} not found (expected a folder, a file or a glob of tests)")
+        unique = list(dict.fromkeys(paths))
+        return tuple(p for p in unique if not any(p.startswith(other + "/") for other in unique))
 
     def files(self, key: str, patterns: object, *, missing_ok: bool) -> tuple[str, ...]:
         """Files named by paths, folders (all files below) and globs, sorted and deduplicated."""
@@ -459,7 +488,7 @@ def _config_task(
     config: dict[str, Any],
     fmt: Literal["codeprojecteval", "devbench"],
     docs: Documents,
-    suite_keys: Mapping[SuiteKind, str],
+    suite_keys: Mapping[SuiteName, str],
     package: str | None,
     reference: tuple[str, ...],
 ) -> Task:
@@ -489,8 +518,8 @@ PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iteration
                                              "devbench": {"code_iterations": 5}}
 
 
-def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteKind, TestSuite]
-                    ) -> dict[SuiteKind, tuple[str, ...]]:
+def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite]
+                    ) -> dict[SuiteName, tuple[str, ...]]:
     """`[expected_tests]`: per suite, the node ids it is expected to run (for tasks without a reference)."""
     declared = {}
     for kind, value in table.items():
@@ -519,7 +548,8 @@ def _fixtures(ctx: _Ctx, config: dict, reference: tuple[str, ...], suites: dict)
         value = config.get(key)
         for rel in ctx.str_list(key, value if value else None):
             documents.add(safe_relpath(rel))
-    test_dirs = {suite.path for suite in suites.values()} | {"check_tests", "unit_tests", "acceptance_tests"}
+    test_dirs = {path for suite in suites.values() for path in suite.paths}
+    test_dirs |= {"check_tests", "unit_tests", "acceptance_tests"}
     test_dirs |= {safe_relpath(v) for k, v in config.items() if k.endswith("_tests") and isinstance(v, str) and v}
     prefixes = tuple(d.rstrip("/") + "/" for d in test_dirs)
     excluded = set(reference) | documents | {CONFIG_JSON, TASK_TOML}
@@ -634,7 +664,6 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
     tests_table = ctx.table("[tests]", config.get("tests"))
     env_table = ctx.table("[env]", config.get("env"))
     ctx.known_keys("[docs]", docs_table, _TOML_DOCS_KEYS)
-    ctx.known_keys("[tests]", tests_table, _TOML_TESTS_KEYS)
     ctx.known_keys("[env]", env_table, _TOML_ENV_KEYS)
     expected_table = ctx.table("[expected_tests]", config.get("expected_tests"))
 
@@ -643,20 +672,17 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         raise ctx.fail("id", f"{task_id!r} is not a valid task id (letters, digits, '.', '_', '-')")
     package = ctx.string("package", config.get("package"), "textstats")
 
-    docs = Documents(
-        prd=_prd(ctx, "[docs].prd", docs_table.get("prd")),
-        **{
-            name: ctx.document(f"[docs].{name}", docs_table[name], required=True)
-            for name in ("uml_class", "uml_sequence", "architecture_design")
-            if name in docs_table
-        },
-    )
-    suites = {
-        kind: suite
-        for kind in SUITE_KINDS
-        if kind in tests_table
-        and (suite := ctx.suite(f"[tests].{kind}", kind, tests_table[kind], required=True))
+    prd = _prd(ctx, "[docs].prd", docs_table.get("prd"))
+    documents = {
+        name: ctx.document(f"[docs].{name}", docs_table[name], required=True)
+        for name in ("uml_class", "uml_sequence", "architecture_design")
+        if name in docs_table
     }
+    suites = _toml_suites(ctx, tests_table)
+    reference_root, reference = _toml_reference(ctx, config)
+    starter = _toml_starter(ctx, config.get("starter"))
+    _no_overlaps(ctx, suites, {f"{reference_root}/{rel}" if reference_root else rel for rel in reference}, starter)
+    docs = Documents(prd=prd, **documents, starter=starter)
     plugins = env_table.get("pytest_plugins")
     python = ctx.string("[env].python", env_table.get("python"), "3.11")
     if python is not None and not _PYTHON_VERSION.match(python):
@@ -685,7 +711,65 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
         empty_dirs=ctx.folders("empty_dirs", config.get("empty_dirs")),
         timeout=ctx.seconds("timeout", config.get("timeout")),
-        reference=ctx.files("reference", config.get("reference"), missing_ok=False),
+        reference=reference,
+        reference_root=reference_root,
         package=package,
         expected_tests=_declared_tests(ctx, expected_table, suites),
     )
+
+
+def _toml_suites(ctx: _Ctx, table: dict[str, Any]) -> dict[SuiteName, TestSuite]:
+    """`[tests]`: every key names a suite (check, unit, acceptance or a name of the user's), its value
+    a folder, a file, a glob or a list of them. A key that is no valid name, or that looks like a
+    misspelt standard suite the table lacks (`units` without `unit`), is an error."""
+    suites: dict[SuiteName, TestSuite] = {}
+    for name, value in table.items():
+        if not SUITE_NAME.match(name):
+            close = difflib.get_close_matches(name.lower(), STANDARD_SUITES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ctx.fail("[tests]", f"{name!r} is not a valid suite name (lowercase letters, digits, '_' and '-', "
+                                      f"starting with a letter){hint}")
+        if name not in STANDARD_SUITES:
+            missing = [standard for standard in STANDARD_SUITES if standard not in table]
+            close = difflib.get_close_matches(name, missing, n=1, cutoff=0.75)
+            if close:
+                raise ctx.fail("[tests]", f"suite {name!r} looks like a misspelt {close[0]!r}, which the task does "
+                                          f"not declare; did you mean {close[0]!r}?")
+        suites[name] = TestSuite(name=name, paths=ctx.test_paths(f"[tests].{name}", value))
+    return suites
+
+
+def _toml_reference(ctx: _Ctx, config: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """`reference_root` and `reference`: the reference's repository paths, relative to its root
+    folder (default: the task folder). With a root and no `reference`, the whole root is the reference."""
+    root_value = config.get("reference_root")
+    root = "" if root_value in (None, "") else ctx.folder("reference_root", root_value, required=True) or ""
+    if root and config.get("reference") is None:
+        found = ctx.files("reference_root", root, missing_ok=False)
+    else:
+        items = ctx.str_list("reference", config.get("reference"))
+        for index, item in enumerate(items):
+            ctx.inside(f"reference[{index}]", item)  # absolute paths and '..' refused before the root is prefixed
+        found = ctx.files("reference", [f"{root}/{item}" if root else item for item in items], missing_ok=False)
+    return root, tuple(rel[len(root) + 1:] if root else rel for rel in found)
+
+
+def _toml_starter(ctx: _Ctx, value: object) -> dict[str, str]:
+    """`starter`: files, folders or globs whose texts (UTF-8) the generators are shown; their repository
+    path is their path in the task folder."""
+    return {rel: ctx.read("starter", rel, required=True) or "" for rel in ctx.files("starter", value, missing_ok=False)}
+
+
+def _no_overlaps(ctx: _Ctx, suites: dict[SuiteName, TestSuite], reference_paths: set[str],
+                 starter: dict[str, str]) -> None:
+    """A file is a test, the reference or a starter file, never two: a test file that is the reference
+    would copy it over every candidate, and a starter file is shown to generators."""
+    for rel in starter:
+        if rel in reference_paths:
+            raise ctx.fail("starter", f"{rel!r} is also a reference file; a starter file is shown to generators")
+    for name, suite in suites.items():
+        for path in suite.paths:
+            if path in starter:
+                raise ctx.fail("starter", f"{path!r} is also a test file of the {name} suite")
+            if path in reference_paths:
+                raise ctx.fail(f"[tests].{name}", f"{path!r} is a reference file, not a test file")

@@ -3,20 +3,32 @@
 A task lives in a folder (its `root`). Every path it holds is relative to that
 root and was checked, when the task was loaded, to stay inside it. The
 candidate repository that a generator produces is laid out like the task root:
-the reference implementation's paths (for example `tinydb/table.py`) are the
-paths a generated repository is expected to use.
+its test suites sit at the same paths in the test workspace, and the reference
+implementation's repository paths (for example `tinydb/table.py`) are the paths a
+generated repository is expected to use. The reference's files may live in a
+subfolder of the root (`reference_root`), which is not part of their repository path.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import posixpath
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SuiteKind = Literal["check", "unit", "acceptance"]
-SUITE_KINDS: tuple[SuiteKind, ...] = ("check", "unit", "acceptance")
+from projectgen.repository import SKIPPED_DIRS
+
+SuiteName = str
+"""A suite's name: `check` (the tests a generator may run while it works), `unit` (the final
+evaluation, what runs and `eval` score by default) or any other name matching `SUITE_NAME`
+(benchmarks report per category: `performance`, `security`, ...)."""
+SUITE_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+STANDARD_SUITES: tuple[SuiteName, ...] = ("check", "unit", "acceptance")
+SUPPORT_FILES = ("conftest.py", "__init__.py")  # what pytest reads in the folders above a test file
 InstallStep = Literal["editable", "package", "script"]
 INSTALL_STEPS: tuple[InstallStep, ...] = ("editable", "package", "script")
 
@@ -30,16 +42,45 @@ class Documents(BaseModel):
     uml_class: str | None = None
     uml_sequence: str | None = None
     architecture_design: str | None = None
+    starter: dict[str, str] = Field(
+        default_factory=dict, description="starter files (stubs, signatures) given to the generators: "
+        "repository path -> text; a generator starts those files from them")
 
 
 class TestSuite(BaseModel):
-    """A folder of pytest tests inside the task root (check, unit or acceptance)."""
+    """A named set of pytest tests: folders and files inside the task root, run together.
+
+    The paths are where the tests sit in the task folder and, the same, in the test workspace;
+    globs were expanded by the loader. A suite that is one folder is the common case
+    (`TestSuite(name="unit", paths=("unit_tests",))`); a single path may be given as a string.
+    """
 
     model_config = ConfigDict(frozen=True)
     __test__ = False  # not a pytest test class
 
-    kind: SuiteKind
-    path: str = Field(description="folder relative to the task root, e.g. 'unit_tests'")
+    name: SuiteName = Field(description="check, unit, acceptance or another name matching SUITE_NAME")
+    paths: tuple[str, ...] = Field(description="folders and files relative to the task root, e.g. "
+                                   "('tests/unit', 'tests/test_extra.py'); run in this order")
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        if not SUITE_NAME.match(value):
+            raise ValueError(f"{value!r} is not a valid suite name (lowercase letters, digits, '_' and '-', "
+                             f"starting with a letter)")
+        return value
+
+    @field_validator("paths", mode="before")
+    @classmethod
+    def _one_or_more(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+    @field_validator("paths")
+    @classmethod
+    def _not_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("a suite needs at least one folder or file")
+        return value
 
 
 class EnvSpec(BaseModel):
@@ -109,7 +150,7 @@ class Task(BaseModel):
     root: Path
     format: Literal["codeprojecteval", "devbench", "taskdir"]
     docs: Documents
-    suites: dict[SuiteKind, TestSuite] = Field(default_factory=dict)
+    suites: dict[SuiteName, TestSuite] = Field(default_factory=dict, description="by name (= each suite's name)")
     env: EnvSpec = Field(default_factory=EnvSpec)
     required_files: tuple[str, ...] = Field(
         default=(), description="task fixtures (data files, templates) copied into every test workspace"
@@ -119,50 +160,112 @@ class Task(BaseModel):
     timeout: float | None = Field(
         default=None, description="seconds one test run may take; a runner's explicit timeout wins over it")
     reference: tuple[str, ...] = Field(
-        default=(), description="files of the reference implementation, relative to root; never shown to a generator"
+        default=(), description="repository paths of the reference implementation's files (on disk below "
+        "`reference_root`); never shown to a generator"
     )
+    reference_root: str = Field(
+        default="", description="folder of the reference relative to root ('' = the task folder itself): "
+        "'solution/pkg/pkg.py' is the repository path 'pkg/pkg.py' when it is 'solution'")
     package: str | None = Field(default=None, description="top-level package or module under test, if known")
     settings_profile: dict[str, Any] = Field(
         default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
         "(e.g. the code-stage cap), used where a run leaves them unset (`Settings.with_profile`)")
-    expected_tests: dict[SuiteKind, tuple[str, ...]] = Field(
+    expected_tests: dict[SuiteName, tuple[str, ...]] = Field(
         default_factory=dict,
         description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "
         "expected tests are measured by running the reference (projectgen.evaluation.expectations)",
     )
 
-    def suite(self, kind: SuiteKind) -> TestSuite:
-        """The suite of that kind, or a clear error naming the task."""
+    @model_validator(mode="after")
+    def _suites_by_name(self) -> Task:
+        for key, suite in self.suites.items():
+            if key != suite.name:
+                raise ValueError(f"suite {suite.name!r} is filed under the name {key!r}")
+        return self
+
+    def suite(self, name: SuiteName) -> TestSuite:
+        """The suite of that name, or a clear error naming the task."""
         from projectgen.errors import ProjectGenError
 
-        if kind not in self.suites:
+        if name not in self.suites:
             have = ", ".join(self.suites) or "none"
-            raise ProjectGenError(f"task {self.id!r} has no {kind} tests (it has: {have})")
-        return self.suites[kind]
+            raise ProjectGenError(f"task {self.id!r} has no {name} tests (it has: {have})")
+        return self.suites[name]
+
+    def suite_folder(self, name: SuiteName) -> str:
+        """The innermost folder holding all of a suite's paths ('' = the task root): pytest reads
+        conftest files from there down (`--confcutdir`)."""
+        folders = [path if (self.root / path).is_dir() else posixpath.dirname(path) for path in self.suite(name).paths]
+        return posixpath.commonpath(folders) if all(folders) else ""
+
+    def suite_files(self, name: SuiteName) -> tuple[str, ...]:
+        """The task's files a suite runs from, relative to root (= their workspace paths), sorted.
+
+        A file path is itself; a folder stands for every file below it except the implementation
+        (reference and starter files that live beside the tests, as Exercism puts `pkg/pkg.py`
+        beside `pkg/pkg_test.py`). Each path also brings the `conftest.py` and `__init__.py` files
+        of the folders between `suite_folder` and it, which plain pytest would read too.
+        """
+        implementation = set(self.reference_paths()) | set(self.docs.starter)
+        top = self.suite_folder(name)
+        found: set[str] = set()
+        for path in self.suite(name).paths:
+            full = self.root / path
+            if full.is_dir():
+                found.update(rel for rel in _files_below(self.root, path) if rel not in implementation)
+                folder = posixpath.dirname(path)
+            else:
+                found.add(path)
+                folder = posixpath.dirname(path)
+            while _is_below(folder, top):
+                found.update(support for support in (posixpath.join(folder, n) for n in SUPPORT_FILES)
+                             if (self.root / support).is_file() and support not in implementation)
+                if folder == top:
+                    break
+                folder = posixpath.dirname(folder)
+        return tuple(sorted(found))
 
     @property
     def has_reference(self) -> bool:
         return bool(self.reference)
 
+    def reference_paths(self) -> tuple[str, ...]:
+        """Where the reference's files are, relative to root (its repository paths under `reference_root`)."""
+        return tuple(posixpath.join(self.reference_root, rel) if self.reference_root else rel
+                     for rel in self.reference)
+
     def reference_repository(self) -> dict[str, str]:
-        """The reference implementation as a path -> text mapping (evaluation only)."""
-        return {rel: (self.root / rel).read_text(encoding="utf-8", errors="replace") for rel in self.reference}
+        """The reference implementation as a repository path -> text mapping (evaluation only)."""
+        return {rel: path.read_text(encoding="utf-8", errors="replace")
+                for rel, path in self.reference_files().items()}
 
     def reference_files(self) -> dict[str, Path]:
         """The reference implementation as repository path -> file on disk (binary-safe)."""
-        return {rel: self.root / rel for rel in self.reference}
+        return {rel: self.root / on_disk for rel, on_disk in zip(self.reference, self.reference_paths())}
 
     def size(self) -> SizeFigures:
         """Python files and lines of the reference implementation."""
         from projectgen.evaluation.metrics import count_loc
 
-        sources = [
-            (self.root / rel).read_text(encoding="utf-8", errors="replace")
-            for rel in self.reference
-            if rel.endswith(".py")
-        ]
+        sources = [path.read_text(encoding="utf-8", errors="replace")
+                   for rel, path in self.reference_files().items() if rel.endswith(".py")]
         return SizeFigures(
             files=len(sources),
             loc=sum(len(text.splitlines()) for text in sources),
             code_lines=sum(count_loc(text) for text in sources),
         )
+
+
+def _is_below(path: str, folder: str) -> bool:
+    """Whether a relative path is `folder` or inside it ('' is the root, above everything)."""
+    return not folder or path == folder or path.startswith(folder + "/")
+
+
+def _files_below(root: Path, folder: str) -> list[str]:
+    """Every file below a task folder, relative to `root`, caches and bytecode left out."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root / folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        found += [Path(dirpath, name).relative_to(root).as_posix() for name in filenames
+                  if not name.endswith((".pyc", ".pyo"))]
+    return found

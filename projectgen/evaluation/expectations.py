@@ -16,7 +16,7 @@ import fcntl
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from projectgen.datasets.task import SuiteKind, Task
+from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
@@ -178,7 +178,7 @@ def from_reference_report(report: TestReport, key: ExpectationKey) -> ExpectedTe
     )
 
 
-def declared(task: Task, suite: SuiteKind) -> ExpectedTests | None:
+def declared(task: Task, suite: SuiteName) -> ExpectedTests | None:
     """The expected tests the dataset declares for this suite, if it does."""
     ids = task.expected_tests.get(suite)
     if ids is None:
@@ -232,7 +232,7 @@ def expected_counts(runner: Any, task: Task, report: TestReport) -> tuple[int, i
 # --------------------------------------------------------------------------- the on-disk cache
 
 
-def expectation_key(task: Task, suite: SuiteKind) -> ExpectationKey:
+def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
     """The cache key of a measurement: task, suite, environment and a digest of what it ran."""
     digest = hashlib.sha256(f"v{EXPECTATIONS_VERSION}\n".encode())
     settings: dict[str, Any] = {"env_vars": task.env.env_vars, "pytest_plugins": task.env.pytest_plugins}
@@ -242,24 +242,17 @@ def expectation_key(task: Task, suite: SuiteKind) -> ExpectationKey:
         if value:
             settings[name] = value
     digest.update(json.dumps(settings, sort_keys=True).encode())
-    digest.update(_files_digest(task.root, _files_below(task.root, task.suite(suite).path)))
-    digest.update(_files_digest(task.root, sorted(task.reference)))
+    digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
+    digest.update(_files_digest(task.reference_files()))
     return ExpectationKey(task.id, suite, task.env.cache_key(), digest.hexdigest()[:16])
 
 
-def _files_below(root: Path, folder: str) -> list[str]:
-    base = root / folder
-    return sorted(
-        path.relative_to(root).as_posix() for path in base.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    )
-
-
-def _files_digest(root: Path, paths: Iterable[str]) -> bytes:
+def _files_digest(files: Mapping[str, Path]) -> bytes:
+    """Each path (as the tests see it) and its content, in path order."""
     digest = hashlib.sha256()
-    for rel in paths:
+    for rel in sorted(files):
         digest.update(rel.encode() + b"\0")
-        digest.update(hashlib.sha256((root / rel).read_bytes()).digest())
+        digest.update(hashlib.sha256(files[rel].read_bytes()).digest())
     return digest.digest()
 
 

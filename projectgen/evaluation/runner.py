@@ -1,11 +1,12 @@
 """Run a task's tests against a candidate repository, in a sandbox, and read the results.
 
 Each run gets a fresh workspace: the candidate's files first, then the task's
-fixtures and test suite on top (candidate files inside any test folder are
-dropped, so generated code can never replace or add to the tests). pytest runs
+fixtures and test suite on top (a candidate's test files, conftest files and test
+fixtures are dropped, so generated code can never replace or add to the tests;
+`protected_paths` says which; its other files stay, also beside the tests). pytest runs
 in the task's cached environment with our recorder plugin, a config file and
 rootdir chosen by us (the task's own flags are not used), plugin autoloading
-off, conftest lookup cut at the test folder, a hard timeout that kills the
+off, conftest lookup cut at the suite's folder, a hard timeout that kills the
 whole process tree, resource limits, and no network. Its output goes through a
 pipe of which only the end is kept; a run that prints more than the output
 limit is stopped.
@@ -35,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from projectgen.datasets.task import EnvSpec, SuiteKind, Task
+from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
@@ -48,6 +49,7 @@ from projectgen.evaluation.expectations import (
     from_reference_report,
     score_report,
 )
+from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
 from projectgen.evaluation.sandbox import (
@@ -132,14 +134,14 @@ class SandboxRunner:
         return task.timeout if task.timeout is not None else DEFAULT_TIMEOUT
 
     # -- public API ----------------------------------------------------------------
-    def evaluate(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> TestReport:
+    def evaluate(self, task: Task, candidate: Candidate, suite: SuiteName = "unit") -> TestReport:
         """Run one suite of `task` against `candidate`.
 
         `candidate` is a folder, or a mapping from repository path to file text
         (or to a file on disk to copy, which keeps binary files intact). The same suite asked again
         for the same files (a mapping of texts) gets the report of the run just made (`RecentRuns`).
         """
-        test_suite = task.suite(suite)
+        task.suite(suite)
         key = RecentRuns.key(task.id, str(task.root), suite, candidate)
         if key is not None and (known := self.recent.get(key)) is not None:
             return known
@@ -154,8 +156,8 @@ class SandboxRunner:
             Path(parent).mkdir(parents=True, exist_ok=True)
         workspace = Path(tempfile.mkdtemp(prefix=f"projectgen-{task.id}-", dir=parent))
         try:
-            self._prepare_workspace(workspace, task, candidate, test_suite.path)
-            report = self._run_pytest(workspace, task, suite, test_suite.path, env)
+            self._prepare_workspace(workspace, task, candidate, suite)
+            report = self._run_pytest(workspace, task, suite, env)
         finally:
             if not self.settings.keep_workspace:
                 shutil.rmtree(workspace, ignore_errors=True)
@@ -164,7 +166,7 @@ class SandboxRunner:
             self.recent.put(key, report)
         return report
 
-    def expected_tests(self, task: Task, suite: SuiteKind = "unit", *, refresh: bool = False) -> ExpectedTests:
+    def expected_tests(self, task: Task, suite: SuiteName = "unit", *, refresh: bool = False) -> ExpectedTests:
         """The tests `suite` is expected to pass: declared by the dataset, else measured by running
         the reference once and cached per (task, suite, environment, test files)."""
         task.suite(suite)
@@ -185,18 +187,18 @@ class SandboxRunner:
                 store.save(measured)
         return measured
 
-    def score(self, task: Task, candidate: Candidate, suite: SuiteKind = "unit") -> ScoredRun:
+    def score(self, task: Task, candidate: Candidate, suite: SuiteName = "unit") -> ScoredRun:
         """Run `suite` against `candidate` and score it against the expected tests (#Pass / expected)."""
         expected = self.expected_tests(task, suite)
         report = self.evaluate(task, candidate, suite)
         return ScoredRun(report=report, score=score_report(report, expected), expected=expected)
 
     # -- workspace -----------------------------------------------------------------
-    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Candidate, suite_path: str) -> None:
-        test_dirs = [s.path for s in task.suites.values()]
+    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Candidate, suite: SuiteName) -> None:
+        protected = ProtectedPaths.of(task)
 
         def is_test_path(rel: str) -> bool:
-            return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in test_dirs) or rel.startswith(CONTROL_DIR)
+            return protected.refuses(rel) or rel == CONTROL_DIR or rel.startswith(CONTROL_DIR + "/")
 
         if isinstance(candidate, Mapping):
             for rel, content in candidate.items():
@@ -215,19 +217,21 @@ class SandboxRunner:
                 raise ProjectGenError(f"{source}: candidate repository folder not found")
             for path in sorted(source.rglob("*")):
                 rel = path.relative_to(source).as_posix()
-                if any(part in SKIPPED_DIRS for part in path.relative_to(source).parts) or is_test_path(rel):
+                if any(part in SKIPPED_DIRS for part in path.relative_to(source).parts):
                     continue
                 if path.is_symlink():
                     continue  # a link could point anywhere on the host
                 target = workspace / rel
                 if path.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                elif path.is_file():
+                    if not is_test_path(rel + "/"):
+                        target.mkdir(parents=True, exist_ok=True)
+                elif path.is_file() and not is_test_path(rel):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, target)
         for rel in task.required_files:
             _copy(task.root / rel, workspace / rel)
-        _copy(task.root / suite_path, workspace / suite_path)
+        for rel in task.suite_files(suite):
+            _copy(task.root / rel, workspace / rel)
         for rel in task.empty_dirs:
             try:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
@@ -250,12 +254,13 @@ class SandboxRunner:
             _hand_over(workspace, run_as)
 
     # -- running -------------------------------------------------------------------
-    def _pytest_command(self, workspace: Path, suite_path: str, env: Environment, plugins: list[str]) -> list[str]:
+    def _pytest_command(self, workspace: Path, task: Task, suite: SuiteName, env: Environment,
+                        plugins: list[str]) -> list[str]:
         pytest_args = [
-            str(env.python), "-m", "pytest", suite_path,
+            str(env.python), "-m", "pytest", *task.suite(suite).paths,
             "-p", "projectgen_results", "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(workspace / CONTROL_DIR / "pytest.ini"),
-            f"--confcutdir={workspace / suite_path}", "--continue-on-collection-errors",
+            f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
         ]
         for module in plugins:
@@ -319,7 +324,7 @@ class SandboxRunner:
             return ended, f"the install step ({what}) failed with exit status {ended.exit_status}"
         return ended, f"the install step ({what}) was stopped: {ended.reason}"
 
-    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteKind, suite_path: str, env: Environment) -> TestReport:
+    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteName, env: Environment) -> TestReport:
         plugins = env.plugin_modules(task.env.pytest_plugins)
         variables = self._environment_variables(workspace, task, env)
         timeout = self.timeout_for(task)
@@ -333,7 +338,7 @@ class SandboxRunner:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
                                   output_tail=installed.output, isolation=self.isolation(), environment=environment)
-        ended = self._sandboxed(self._pytest_command(workspace, suite_path, env, plugins), workspace, env, variables,
+        ended = self._sandboxed(self._pytest_command(workspace, task, suite, env, plugins), workspace, env, variables,
                                 timeout)
         events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
         tests, collection_errors, collected = _combine(events, ended.reason)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from projectgen.datasets.task import SuiteKind, Task
+from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -63,7 +63,7 @@ class ReferenceUnit:
 
     key: str
     task: Task
-    suite: SuiteKind
+    suite: SuiteName
     report_path: Path
 
 
@@ -96,7 +96,7 @@ def bench_reference(
     runner: SandboxRunner,
     out_dir: Path,
     *,
-    suite: SuiteKind = "unit",
+    suite: SuiteName = "unit",
     executor: Executor | None = None,
     fresh: bool = False,
     tasks: Sequence[str] | None = None,

@@ -30,8 +30,8 @@ from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_rejections
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, rejection_records, rejections_of, ssat_of,
-    stage_memory, verdict_record,
+    ProjectState, documents_of, iteration_of, last_verdict, memory_record, rejection_records, rejections_of,
+    ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.repository.syntax import keep_parsable, rejection_feedback
@@ -41,12 +41,14 @@ STAGE = "code"
 
 
 def starting_skeleton(state: ProjectState) -> dict[str, str]:
-    """The skeleton stage's files, or stubs rendered from the tree when a graph has no skeleton stage."""
+    """The skeleton stage's files, or, when a graph has no skeleton stage, the task's starter file
+    for a path of the tree that has one, else a stub rendered from the tree."""
     skeleton = dict(state.get("skeleton") or {})
     ssat = ssat_of(state)
     if ssat is not None:
+        starter = documents_of(state).starter
         for node in ssat.files():
-            skeleton.setdefault(node.path, render_stub(node))
+            skeleton.setdefault(node.path, starter.get(node.path) or render_stub(node))
     return skeleton
 
 

@@ -20,8 +20,8 @@ from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_rejections, with_threshold_rule
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, rejection_records, rejections_of, ssat_of,
-    stage_memory, verdict_record,
+    ProjectState, documents_of, iteration_of, last_verdict, memory_record, rejection_records, rejections_of,
+    ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.repository.syntax import keep_parsable, rejection_feedback
@@ -65,6 +65,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
     rejected = rejections_of(state, STAGE, iteration - 1)
     memory = stage_memory(state, STAGE)
     skeleton = state.get("skeleton") or {}
+    starter = documents_of(state).starter
     sends = []
     for path in paths:
         feedback = ""
@@ -76,6 +77,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
             "guidance": state.get("guidance", ""),
             "feedback": feedback,
             "memory": memory.recall(feedback, gamma, target=path) if verdict else "",
+            **({"starter": starter[path]} if path in starter else {}),
         }))
     return sends or ["judge_skeleton"]
 
@@ -85,9 +87,10 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
     """Node "write_skeleton_file": one file's skeleton (one `fan_out` job); one that is not valid Python
     is refused (the previous skeleton, if any, stays) and recorded for the judge and the next iteration."""
     path, iteration = job["path"], job["iteration"]
+    given = {"starter": job["starter"]} if "starter" in job else {}  # only for starter files: see SkeletonGenerator
     code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
                                        iteration=iteration, previous=job["previous"], feedback=job["feedback"],
-                                       memory=job["memory"], guidance=job["guidance"])
+                                       memory=job["memory"], guidance=job["guidance"], **given)
     previous = {path: job["previous"]} if job["previous"] is not None else {}
     accepted, errors = keep_parsable({path: code}, previous)
     update: dict[str, Any] = {"skeleton": accepted}

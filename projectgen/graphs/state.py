@@ -48,7 +48,7 @@ class ProjectState(TypedDict, total=False):
     """Everything a ProjectGen run knows; every value is JSON-ready."""
 
     task_id: str
-    documents: dict[str, str | None]
+    documents: dict[str, Any]  # Documents.model_dump(): texts, and `starter` (path -> text)
     ssat: dict[str, Any] | None
     skeleton: Annotated[dict[str, str], merge_dict]
     repository: Annotated[dict[str, str], merge_dict]

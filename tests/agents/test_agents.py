@@ -177,7 +177,7 @@ def test_prompt_from_text_needs_the_separator_and_unknown_names_fail():
 
 def test_json_braces_in_prompts_survive_substitution():
     prompt = load_prompt("architect")
-    system, _ = prompt.messages(prd="p", uml_class="u", uml_sequence="s", architecture_design="a", revision="", guidance="")
+    system, _ = prompt.messages(prd="p", uml_class="u", uml_sequence="s", architecture_design="a", starter="", revision="", guidance="")
     assert '"project_name": "name"' in system[1]
 
 
@@ -355,6 +355,39 @@ def test_architecture_judge_prompt_holds_documents_and_the_tree():
     assert model.call_metadata[0]["projectgen_iteration"] == 3
 
 
+STUB = 'def evaluate(expression: str, precision: int = 2, *, strict: bool = False) -> float:\n    """STUB-MARKER"""\n'
+STARTER_DOCS = DOCS.model_copy(update={"starter": {"calc/core.py": STUB, "calc/data.txt": "DATA-MARKER"}})
+
+
+def test_starter_files_are_shown_with_the_documents_and_prompts_without_them_are_unchanged():
+    from projectgen.agents import DirectGenerator
+    from projectgen.repository.edits import make_whole_file_reply
+
+    for name, call in [("architect", lambda m, d: Architect(m).design(gateway(), d, iteration=1)),
+                       ("architecture_judge", lambda m, d: ArchitectureJudge(m).review(gateway(), d, tree(),
+                                                                                         iteration=1, threshold=7)),
+                       ("direct", lambda m, d: DirectGenerator(m).generate(gateway(), d)),
+                       ("self_reflection", lambda m, d: DirectGenerator(m).reflect(
+                           gateway(), d, {"calc/core.py": "x = 1\n"}, error_log="", passed=0, total=1, iteration=2))]:
+        model = PromptModel(answer=VALID_REPLY if name == "architect" else json.dumps(review(overall=9)))
+        run(call(model, STARTER_DOCS))
+        run(call(model, DOCS))
+        with_starter, without = model.prompts
+        assert "# Starter files" in with_starter, name
+        assert f"calc/core.py\n{F}python\n{STUB}{F}" in with_starter and "calc/data.txt\n```\nDATA-MARKER\n```" \
+            in with_starter, name
+        # a task without starter files gets the very prompt it got before starter files existed
+        before = load_prompt(name)
+        old = Prompt(name, before.system, before.user.replace("${starter}", ""))
+        assert "Starter" not in without
+        values = {"revision": "", "guidance": "", "ssat": ssat_json(tree()), "error_log": "(no log)", "passed": 0,
+                  "total": 1, "repository": make_whole_file_reply(["calc/core.py"], {"calc/core.py": "x = 1\n"})}
+        expected = "\n".join(text for _, text in old.messages(**values, prd=DOCS.prd, uml_class=DOCS.uml_class,
+                                                                uml_sequence="(not given)",
+                                                                architecture_design="(not given)"))
+        assert without == expected, name
+
+
 # --------------------------------------------------------------------------- skeleton writer
 
 
@@ -386,6 +419,18 @@ def test_skeleton_writer_leaves_a_bare_init_empty_without_a_model_call():
     gw = gateway()
     assert run(SkeletonWriter(model).write(gw, tree(), "calc/__init__.py", iteration=1)) == ""
     assert model.calls == [] and gw.recorder.records == []
+
+
+def test_skeleton_writer_starts_a_starter_file_from_its_text():
+    model = PromptModel(answer=f"{F}python\nx = 1\n{F}")
+    run(SkeletonWriter(model).write(gateway(), tree(), "calc/core.py", iteration=1, starter=STUB))
+    run(SkeletonWriter(model).write(gateway(), tree(), "calc/core.py", iteration=1))
+    assert "# Starter file given for this path\nStart from it" in model.prompts[0] and STUB in model.prompts[0]
+    assert "Starter" not in model.prompts[1]
+    # a file the tree leaves empty is its starter file as given, without a model call
+    quiet = scripted()
+    assert run(SkeletonWriter(quiet).write(gateway(), tree(), "calc/__init__.py", iteration=1, starter=STUB)) == STUB
+    assert quiet.calls == []
 
 
 def test_skeleton_writer_revision_prompt_holds_previous_feedback_and_memory():

@@ -131,7 +131,7 @@ TASKS: list[tuple[str, TaskMaker, tuple[str, ...]]] = [
      ("[docs].uml_class: file 'docs/UML.md' not found",)),
     ("toml-prd-escapes", lambda ws: toml_task(ws / "t", '[docs]\nprd = "../PRD.md"\n'), ("escapes the task folder",)),
     ("toml-tests-missing", lambda ws: toml_task(ws / "t", '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "unit_tests"\n'),
-     ("[tests].unit: folder 'unit_tests' not found",)),
+     ("[tests].unit: 'unit_tests' not found",)),
     ("prd-not-utf8", lambda ws: toml_task(ws / "t", GOOD_TOML, {"docs/PRD.md": "caf\u00e9\n".encode("latin-1"),
                                                                "check_tests/test_x.py": "def test_x(): pass\n"}),
      ("[docs].prd: 'docs/PRD.md' is not valid UTF-8 (byte 3); save it as UTF-8",)),

@@ -88,6 +88,25 @@ def test_eval_takes_the_task_timeout_unless_timeout_is_given(tmp_path: Path, cac
     assert main([*args, "--out", str(tmp_path / "given.json"), "--timeout", "60"]) == 0
 
 
+def test_eval_runs_a_named_suite_and_its_report_keeps_the_name(tmp_path: Path, cache_dir: Path, capsys) -> None:
+    """tests/task_shapes/suites names five suites; its reference passes security and fails one performance test."""
+    task = Path(__file__).resolve().parents[1] / "task_shapes" / "suites"
+    out = tmp_path / "perf.json"
+    code = main(["eval", "--task", str(task), "--repo", str(task), "--suite", "performance", "--out", str(out),
+                 "--cache-dir", str(cache_dir)])
+    report = json.loads(out.read_text())
+    assert code == 1 and report["suite"] == "performance"
+    assert {t["nodeid"]: t["outcome"] for t in report["tests"]} == {
+        "tests/performance/test_speed.py::test_many_adds_are_fast": "passed",
+        "tests/performance/test_speed.py::test_total_is_cached": "failed"}
+    assert "shape-suites - performance tests" in " ".join(capsys.readouterr().out.split())  # the table title
+    assert main(["eval", "--task", str(task), "--repo", str(task), "--tests", "security", "--out",
+                 str(tmp_path / "sec.json"), "--cache-dir", str(cache_dir)]) == 0
+    assert json.loads((tmp_path / "sec.json").read_text())["suite"] == "security"
+    assert main(["eval", "--task", str(task), "--repo", str(task), "--suite", "speed"]) == 2
+    assert "has no speed tests (it has: check, unit, performance, robustness, security)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

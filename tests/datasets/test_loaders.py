@@ -207,10 +207,10 @@ def test_taskdir_full(tmp_path: Path) -> None:
     assert task.docs.uml_class == "classes\n"
     assert task.docs.uml_sequence == "sequence\n"
     assert task.docs.architecture_design == "arch\n"
-    assert {k: s.path for k, s in task.suites.items()} == {
-        "check": "check_tests",
-        "unit": "unit_tests",
-        "acceptance": "acceptance_tests",
+    assert {k: s.paths for k, s in task.suites.items()} == {
+        "check": ("check_tests",),
+        "unit": ("unit_tests",),
+        "acceptance": ("acceptance_tests",),
     }
     assert task.reference == ("cli.py", "textstats/__init__.py", "textstats/count.py")
     assert task.required_files == ("data/a.txt", "data/b.txt", "fixtures/deep/x.json")
@@ -293,6 +293,79 @@ def test_taskdir_declares_expected_tests(tmp_path: Path) -> None:
     expect_error(bad, "task.toml", "[expected_tests]", "'check' is not a suite of this task")
 
 
+def test_taskdir_suites_are_named_lists_of_folders_files_and_globs(tmp_path: Path) -> None:
+    toml = ('[docs]\nprd = "docs/PRD.md"\n[tests]\ncheck = "t/unit/test_a.py"\n'
+            'unit = ["t/unit", "t/unit/test_a.py", "t/test_b.py", "t/**/test_api_*.py", "t/unit"]\n'
+            'performance = "t/perf"\nsecurity-2 = ["t/**/test_api_*.py"]\n')
+    root = toml_task(tmp_path / "t", toml, {"docs/PRD.md": "p", "t/unit/test_a.py": "", "t/test_b.py": "",
+                                             "t/api/test_api_x.py": "", "t/test_api_y.py": "", "t/perf/test_p.py": "",
+                                             "t/api/__pycache__/test_api_z.py": ""})
+    task = load_task(root)
+    assert {name: suite.paths for name, suite in task.suites.items()} == {
+        "check": ("t/unit/test_a.py",),
+        # in order, each once, a path inside another left out, caches never matched
+        "unit": ("t/unit", "t/test_b.py", "t/api/test_api_x.py", "t/test_api_y.py"),
+        "performance": ("t/perf",),
+        "security-2": ("t/api/test_api_x.py", "t/test_api_y.py"),
+    }
+    assert all(name == suite.name for name, suite in task.suites.items())
+    assert (task.suite_folder("unit"), task.suite_folder("check"), task.suite_folder("security-2")) == ("t", "t/unit", "t")
+
+
+def test_taskdir_reference_root_and_starter_files(tmp_path: Path) -> None:
+    files = {"docs/PRD.md": "p", "solution/pkg/pkg.py": "X = 1\n", "solution/pkg/data.csv": "a\n",
+             "solution/extra.py": "", "pkg/pkg.py": "X = None\n", "pkg/pkg_test.py": "", "stubs/b.py": "B\n"}
+    root = toml_task(tmp_path / "t", 'reference_root = "solution"\nreference = ["pkg"]\nstarter = ["pkg/pkg.py", "stubs"]\n'
+                                     '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "pkg"\n', files)
+    task = load_task(root)
+    assert task.reference == ("pkg/data.csv", "pkg/pkg.py") and task.reference_root == "solution"
+    assert task.reference_files()["pkg/pkg.py"] == root.resolve() / "solution" / "pkg" / "pkg.py"
+    assert task.reference_repository() == {"pkg/data.csv": "a\n", "pkg/pkg.py": "X = 1\n"}
+    assert task.docs.starter == {"pkg/pkg.py": "X = None\n", "stubs/b.py": "B\n"}
+    assert task.suite_files("unit") == ("pkg/pkg_test.py",)  # the starter stub beside the test is no test file
+    whole = toml_task(tmp_path / "w", 'reference_root = "solution"\n[docs]\nprd = "docs/PRD.md"\n', files)
+    assert load_task(whole).reference == ("extra.py", "pkg/data.csv", "pkg/pkg.py")  # the whole folder
+
+
+@pytest.mark.parametrize(
+    ("toml", "files", "fragments"),
+    [
+        ('reference_root = "nope"\n', {}, ["reference_root: folder 'nope' not found"]),
+        ('reference_root = "docs/PRD.md"\n', {}, ["reference_root: 'docs/PRD.md' is a file, expected a folder"]),
+        ('reference_root = "s"\nreference = ["nope.py"]\n', {"s/a.py": ""}, ["reference[0]: 's/nope.py' not found"]),
+        ('reference_root = "s"\nreference = ["../x.py"]\n', {"s/a.py": "", "x.py": ""}, ["reference[0]", "escapes"]),
+        ('starter = ["nope.py"]\n', {}, ["starter[0]: 'nope.py' not found"]),
+        ('starter = ["a.py"]\nreference = ["a.py"]\n', {"a.py": ""}, ["starter: 'a.py' is also a reference file"]),
+        ('starter = ["t/test_a.py"]\n', {"t/test_a.py": ""}, ["starter: 't/test_a.py' is also a test file of the unit"]),
+        ('reference = ["t"]\n', {"t/test_a.py": ""}, ["[tests].unit: 't/test_a.py' is a reference file"]),
+    ],
+)
+def test_taskdir_reference_root_and_starter_errors(tmp_path: Path, toml: str, files: dict, fragments: list[str]) -> None:
+    extra = '[tests]\nunit = ["t/test_a.py"]\n' if "t/test_a.py" in files else ""
+    root = toml_task(tmp_path / "t", toml + '[docs]\nprd = "docs/PRD.md"\n' + extra, {"docs/PRD.md": "p", **files})
+    expect_error(root, "task.toml", *fragments)
+
+
+def test_a_starter_file_must_be_utf8(tmp_path: Path) -> None:
+    root = toml_task(tmp_path / "t", 'starter = ["a.py"]\n[docs]\nprd = "docs/PRD.md"\n', {"docs/PRD.md": "p"})
+    (root / "a.py").write_bytes("caf\u00e9 = 1\n".encode("latin-1"))
+    expect_error(root, "task.toml", "starter: 'a.py' is not valid UTF-8")
+
+
+def test_a_test_suite_value_checks_its_name_and_paths() -> None:
+    from pydantic import ValidationError
+
+    from projectgen.datasets.task import Documents, Task, TestSuite
+
+    assert TestSuite(name="unit", paths="unit_tests").paths == ("unit_tests",)
+    for bad in ({"name": "Unit", "paths": ("t",)}, {"name": "unit", "paths": ()}):
+        with pytest.raises(ValidationError):
+            TestSuite(**bad)
+    with pytest.raises(ValidationError, match="filed under the name 'check'"):
+        Task(id="t", root=Path("."), format="taskdir", docs=Documents(prd="p"),
+             suites={"check": TestSuite(name="unit", paths=("t",))})
+
+
 def test_task_toml_wins_over_config_json(tmp_path: Path) -> None:
     root = cpe_task(tmp_path / "both")
     write(root, {"task.toml": '[docs]\nprd = "docs/PRD.md"\n'})
@@ -305,7 +378,11 @@ def test_task_toml_wins_over_config_json(tmp_path: Path) -> None:
         ('prd = "docs/PRD.md"\n', ["unknown key 'prd'"]),
         ('[docs]\nprd = "docs/PRD.md"\n[documents]\n', ["unknown key 'documents'", "did you mean 'docs'"]),
         ('[docs]\nprd = "docs/PRD.md"\numl_clas = "x.md"\n', ["[docs]: unknown key 'uml_clas'", "'uml_class'"]),
-        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunits = "unit_tests"\n', ["[tests]: unknown key 'units'"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunits = "unit_tests"\n',
+         ["[tests]: suite 'units' looks like a misspelt 'unit'", "did you mean 'unit'"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nUnit = "unit_tests"\n',
+         ["[tests]: 'Unit' is not a valid suite name", "did you mean 'unit'"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\n"per f" = "unit_tests"\n', ["[tests]: 'per f' is not a valid suite name"]),
         ('[docs]\nprd = "docs/PRD.md"\n[env]\npythn = "3.11"\n', ["[env]: unknown key 'pythn'"]),
         ('[docs]\nprd = "docs/PRD.md"\n[env]\nzzz = 1\n', ["[env]: unknown key 'zzz'", "allowed: env_vars"]),
     ],
@@ -327,8 +404,12 @@ def test_taskdir_invalid_toml_reports_position(tmp_path: Path) -> None:
         ('[docs]\nprd = "docs/NOPE.md"\n', ["[docs].prd: file 'docs/NOPE.md' not found"]),
         ('[docs]\nprd = "docs"\n', ["[docs].prd: 'docs' is a folder, expected a file"]),
         ('[docs]\nprd = "docs/PRD.md"\numl_class = "nope.md"\n', ["[docs].uml_class: file 'nope.md' not found"]),
-        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "docs/PRD.md"\n', ["[tests].unit", "is a file, expected a folder"]),
-        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "nope"\n', ["[tests].unit: folder 'nope' not found"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "nope"\n', ["[tests].unit: 'nope' not found"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = ["docs", "nope.py"]\n', ["[tests].unit[1]: 'nope.py' not found"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = ["docs/*_test.py"]\n',
+         ["[tests].unit[0]: 'docs/*_test.py' matches no files or folders"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = []\n', ["[tests].unit: empty"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = 3\n', ["[tests].unit", "list of strings"]),
         ('reference = ["nope"]\n[docs]\nprd = "docs/PRD.md"\n', ["reference[0]: 'nope' not found"]),
         ('reference = ["*.nope"]\n[docs]\nprd = "docs/PRD.md"\n', ["reference[0]", "matches no files"]),
         ('[docs]\nprd = "docs/PRD.md"\n[env]\nrequirements = "nope.txt"\n', ["[env].requirements: file"]),
@@ -369,6 +450,9 @@ ESCAPING_TOML_FIELDS = {
     "[env].setup_script": '[docs]\nprd = "docs/PRD.md"\n[env]\nsetup_script = "{p}"\n',
     "empty_dirs[0]": 'empty_dirs = ["{p}"]\n[docs]\nprd = "docs/PRD.md"\n',
     "[env].source_root": '[docs]\nprd = "docs/PRD.md"\n[env]\nsource_root = "{p}"\n',
+    "[tests].perf[1]": '[docs]\nprd = "docs/PRD.md"\n[tests]\nperf = ["docs", "{p}"]\n',
+    "reference_root": 'reference_root = "{p}"\n[docs]\nprd = "docs/PRD.md"\n',
+    "starter[0]": 'starter = ["{p}"]\n[docs]\nprd = "docs/PRD.md"\n',
 }
 
 
@@ -426,7 +510,7 @@ def test_codeprojecteval_mapping(tmp_path: Path) -> None:
     )
     assert task.docs.uml_sequence is None
     assert task.docs.architecture_design == "layers\n"
-    assert {k: s.path for k, s in task.suites.items()} == {"check": "check_tests", "unit": "unit_tests"}
+    assert {k: s.paths for k, s in task.suites.items()} == {"check": ("check_tests",), "unit": ("unit_tests",)}
     assert task.env.requirements == (
         "rwlock",
         "cachetools>=5",
@@ -719,7 +803,7 @@ def test_real_codeprojecteval_loads(shared_datasets: Path) -> None:
     assert "tinydb/table.py" in tinydb.reference
     assert sorted(tinydb.suites) == ["check", "unit"]
     assert tinydb.docs.uml_class and "<!-- file: docs/UML.md -->" in tinydb.docs.uml_class
-    assert by_id["voluptuous"].suite("unit").path == "unit_tests"
+    assert by_id["voluptuous"].suite("unit").paths == ("unit_tests",)
     portalocker = by_id["portalocker"].env.requirements
     assert portalocker and not any(r.lower().startswith("portalocker") for r in portalocker)
     assert by_id["xmnlp"].env.env_vars == {"XMNLP_MODEL": "./xmnlp-onnx-models"}

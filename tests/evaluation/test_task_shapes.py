@@ -1,11 +1,5 @@
-"""Task shapes that benchmarks need, each a small task folder written here: it loads, runs in the sandbox
-runner and scores its reference as plain pytest does.
-
-Shapes: a pinned Python whose name on PATH is a broken pyenv shim; tests that find the candidate through an
-environment variable (`{repo}`) and need an empty output folder; a `src/` layout on the import path; a
-package that must be installed (editable, or by the task's setup script) without leaking into the shared
-environment; a per-task timeout; and runs whose tests cannot start, which must say why.
-"""
+"""Task shapes beyond one folder per suite, each a small task folder in tests/task_shapes: it loads, runs
+in the sandbox runner, and scores its reference test by test as plain pytest does on the same files."""
 from __future__ import annotations
 
 import os
@@ -14,453 +8,187 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from projectgen.datasets.loaders import load_task
 from projectgen.datasets.task import Task
-from projectgen.evaluation.environments import find_uv
-from projectgen.evaluation.interpreters import find_python
-from projectgen.evaluation.report import Outcome
-from projectgen.evaluation.runner import DEFAULT_TIMEOUT, RunnerSettings, SandboxRunner
+from projectgen.evaluation.expectations import expectation_key
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
-RUNNING = "%d.%d" % sys.version_info[:2]
-PRD = {"docs/PRD.md": "# PRD\n"}
+SHAPES = Path(__file__).resolve().parents[1] / "task_shapes"
+VERBOSE_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 
 
 @pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shapes-env-cache")
-
-
-def make_runner(env_cache: Path, log: list[str] | None = None, **overrides) -> SandboxRunner:
-    settings = RunnerSettings(cache_dir=env_cache, timeout=overrides.pop("timeout", 120), **overrides)
-    return SandboxRunner(settings, log=log.append if log is not None else None)
-
-
-def write_task(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in {**PRD, **files}.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
+    cache = tmp_path_factory.mktemp("shapes-env-cache")
+    return SandboxRunner(RunnerSettings(cache_dir=cache, expectations_dir=cache / "expected", timeout=120))
 
 
 def outcomes(report) -> dict[str, str]:
     return {t.nodeid: t.outcome.value for t in report.tests}
 
 
-def plain_pytest(python: str | Path, folder: Path, env: dict[str, str] | None = None,
-                 suite: str = "unit_tests") -> dict[str, str]:
-    """Per-test outcomes of plain `python -m pytest SUITE` in `folder` (no sandbox, no plugin of ours)."""
-    variables = {"PATH": os.environ["PATH"], "HOME": str(folder), "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
-    done = subprocess.run([str(python), "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", suite], cwd=folder,
-                          capture_output=True, text=True, env=variables, timeout=300)
-    found = {m.group(2): m.group(1).lower()
-             for m in re.finditer(r"^(PASSED|FAILED|ERROR|XPASS|XFAIL) (\S+)", done.stdout, re.MULTILINE)}
+def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) -> dict[str, str]:
+    """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
+    `files` put at their repository paths (over any stub there)."""
+    shutil.copytree(task.root, work)
+    for rel, source in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, work / rel)
+    (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
+         "-c", str(work / "plain-pytest.ini"), *task.suite(suite).paths],
+        cwd=work, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    found: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        if match := VERBOSE_LINE.match(line):
+            found.setdefault(match.group(1), match.group(2).lower())
     assert found, done.stdout + done.stderr
     return found
 
 
-def scores_like_plain_pytest(runner: SandboxRunner, task: Task, plain: dict[str, str]) -> None:
-    """The reference's run matches plain pytest test by test, and its score counts every test as expected."""
-    scored = runner.score(task, task.reference_files(), "unit")
-    assert outcomes(scored.report) == plain
-    assert set(plain.values()) == {"passed"}
-    assert scored.score.passed == scored.score.expected == len(plain)
-
-
-def env_python(runner: SandboxRunner, task: Task) -> Path:
-    return runner.environments.ensure(task.env).python
-
-
-# --------------------------------------------------------------------------- 1. a pinned Python
-
-
-def fake_program(folder: Path, name: str, script: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text("#!/bin/sh\n" + textwrap.dedent(script))
-    path.chmod(0o755)
-    return path
-
-
-def pyenv_shim(folder: Path, name: str) -> Path:
-    """What pyenv puts on PATH for a version that is installed but not selected."""
-    return fake_program(folder, name, f"""\
-        echo "pyenv: {name}: command not found" >&2
-        exit 127
-    """)
-
-
-def test_every_python_on_path_is_probed_and_a_broken_shim_is_skipped(tmp_path: Path) -> None:
-    shim = pyenv_shim(tmp_path / "shims", f"python{RUNNING}")
-    real = tmp_path / "bin" / f"python{RUNNING}"
-    real.parent.mkdir()
-    real.symlink_to(sys.executable)
-    search = find_python(RUNNING, uv=None, search_path=f"{shim.parent}{os.pathsep}{real.parent}",
-                         pyenv_root=tmp_path / "no-pyenv")
-    assert search.found is not None and search.found.path == str(real)
-    assert search.found.version.startswith(RUNNING + ".")
-    assert search.skipped == [(str(shim), f"exit status 127: pyenv: python{RUNNING}: command not found")]
-
-
-def test_a_python_of_another_version_is_skipped_and_pyenv_installs_are_tried(tmp_path: Path) -> None:
-    liar = fake_program(tmp_path / "bin", "python3.4", "echo 3.9.1\n")
-    install = fake_program(tmp_path / "pyenv" / "versions" / "3.4.10" / "bin", "python3.4", "echo 3.4.10\n")
-    older = fake_program(tmp_path / "pyenv" / "versions" / "3.4.2" / "bin", "python3.4", "echo 3.4.2\n")
-    search = find_python("3.4", uv=None, search_path=str(liar.parent), pyenv_root=tmp_path / "pyenv")
-    assert search.found is not None and (search.found.path, search.found.version) == (str(install), "3.4.10")
-    assert search.skipped == [(str(liar), "it is Python 3.9.1")]
-    assert find_python("3.4.2", uv=None, search_path="", pyenv_root=tmp_path / "pyenv").found.path == str(older)
-
-
-PINNED = {
-    "task.toml": """\
-        reference = ["calc.py"]
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-        [env]
-        python = "3.4"
-    """,
-    "calc.py": "def add(a, b):\n    return a + b\n",
-    "unit_tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-}
-
-
-def test_a_pinned_python_that_is_only_a_broken_shim_falls_back_to_the_running_python(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shims = tmp_path / "shims"
-    pyenv_shim(shims, "python3.4")
-    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
-    task = load_task(write_task(tmp_path / "pinned", PINNED))
-    assert task.env.python == "3.4"
-    log: list[str] = []
-    runner = make_runner(env_cache, log)
-    report = runner.evaluate(task, task.reference_files(), "unit")
-    assert report.error is None and outcomes(report) == {"unit_tests/test_calc.py::test_add": "passed"}
-    said = [line for line in log if "Python 3.4 not found" in line]
-    assert len(said) == 1 and str(shims / "python3.4") in said[0] and "exit status 127" in said[0]
-    assert f"running Python {sys.version_info.major}.{sys.version_info.minor}" in said[0]
-    env = report.environment
-    assert env is not None and env.python_requested == "3.4" and env.python.startswith(RUNNING + ".")
-    assert env.python_fallback
-    manifest = runner.environments.lookup(task.env)
-    assert manifest is not None and manifest.interpreter == sys.executable and manifest.python_requested == "3.4"
-
-
-def test_an_environment_that_does_not_build_is_one_clear_error(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An interpreter that answers the probe but cannot make a venv: the report says so, with the reason."""
-    broken = fake_program(tmp_path / "bin", "python3.4", """\
-        case "$*" in *version_info*) echo 3.4.0; exit 0;; esac
-        echo "this python cannot create environments" >&2
-        exit 1
-    """)
-    monkeypatch.setenv("PATH", f"{broken.parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
-    task = load_task(write_task(tmp_path / "pinned", PINNED))
-    report = make_runner(tmp_path / "cache").evaluate(task, task.reference_files(), "unit")
-    assert report.error is not None and report.tests == []
-    assert report.error.startswith(f"the test environment could not be built: could not create a virtual "
-                                   f"environment with {broken}: ")
-    assert "log: " in report.error
-    assert report.not_run_reason() == report.error
-
-
-# --------------------------------------------------------------------------- 2. {repo} and empty folders
-
-LOCATED = {
-    "task.toml": """\
-        reference = ["reporter.py"]
-        empty_dirs = ["data/out", "data/cache"]
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-        [env]
-        env_vars = { APP_HOME = "{repo}", APP_OUT = "{repo}/data/out", PLAIN = "no {placeholder} here" }
-    """,
-    "reporter.py": """\
-        import os
-
-        def write_report(text):
-            with open(os.path.join(os.environ["APP_OUT"], "report.txt"), "w") as out:
-                out.write(text)
-    """,
-    "unit_tests/test_reporter.py": """\
-        import os
-        import reporter
-
-        def test_home_is_the_candidate_repository():
-            assert os.path.samefile(os.environ["APP_HOME"], os.path.dirname(reporter.__file__))
-
-        def test_output_folders_exist_and_are_empty():
-            assert os.listdir(os.environ["APP_OUT"]) == []
-            assert os.listdir(os.path.join(os.environ["APP_HOME"], "data", "cache")) == []
-
-        def test_report_is_written_where_the_variable_points():
-            reporter.write_report("done")
-            with open(os.path.join(os.environ["APP_HOME"], "data", "out", "report.txt")) as written:
-                assert written.read() == "done"
-
-        def test_other_braces_are_left_alone():
-            assert os.environ["PLAIN"] == "no {placeholder} here"
-    """,
-}
-
-
-def test_repo_placeholder_and_empty_folders(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "located", LOCATED))
-    assert task.empty_dirs == ("data/out", "data/cache")
-    runner = make_runner(env_cache)
-    plain_folder = shutil.copytree(task.root, tmp_path / "plain")
-    for rel in task.empty_dirs:
-        (plain_folder / rel).mkdir(parents=True)
-    plain = plain_pytest(env_python(runner, task), plain_folder, {
-        "APP_HOME": str(plain_folder), "APP_OUT": str(plain_folder / "data" / "out"),
-        "PLAIN": "no {placeholder} here"})
-    scores_like_plain_pytest(runner, task, plain)
-    assert not (task.root / "data").exists()  # made in the workspace, not in the task folder
-
-
-# --------------------------------------------------------------------------- 4. src layout and install steps
-
-SRC_LAYOUT = {
-    "task.toml": """\
-        reference = ["src"]
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-        [env]
-        source_root = "src"
-    """,
-    "src/shapes/__init__.py": "from shapes.area import square\n",
-    "src/shapes/area.py": "def square(side):\n    return side * side\n",
-    "unit_tests/test_area.py": """\
-        import shapes
-        from shapes.area import square
-
-        def test_square():
-            assert square(3) == 9
-
-        def test_package_comes_from_the_source_root():
-            assert shapes.__file__.replace("\\\\", "/").endswith("src/shapes/__init__.py")
-    """,
-}
-
-
-def test_src_layout_on_the_import_path(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "srclayout", SRC_LAYOUT))
-    assert task.env.source_root == "src" and task.env.install is None
-    runner = make_runner(env_cache)
-    plain = plain_pytest(env_python(runner, task), task.root, {"PYTHONPATH": "src"})
-    scores_like_plain_pytest(runner, task, plain)
-    no_root = task.model_copy(update={"env": task.env.model_copy(update={"source_root": None})})
-    report = make_runner(env_cache).evaluate(no_root, task.reference_files(), "unit")
-    assert report.passed == 0 and report.collection_errors  # without it the package is not found
-
-
-PYPROJECT = """\
-    [build-system]
-    requires = ["setuptools>=64"]
-    build-backend = "setuptools.build_meta"
-
-    [project]
-    name = "greeter"
-    version = "{version}"
-
-    [project.scripts]
-    greet = "greeter.cli:main"
-"""
-
-INSTALLED = {
-    "task.toml": """\
-        reference = ["pyproject.toml", "src"]
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-        [env]
-        install = "editable"
-    """,
-    "pyproject.toml": PYPROJECT.format(version="1.2.3"),
-    "src/greeter/__init__.py": "def greeting(name):\n    return f'Hello, {name}'\n",
-    "src/greeter/cli.py": "import sys\nfrom greeter import greeting\n\ndef main():\n    print(greeting(sys.argv[1]))\n",
-    "unit_tests/test_greeter.py": """\
-        import subprocess
-        from importlib.metadata import version
-
-        import greeter
-
-        def test_greeting():
-            assert greeter.greeting("Ada") == "Hello, Ada"
-
-        def test_installed_metadata():
-            assert version("greeter") == "1.2.3"
-
-        def test_console_script():
-            done = subprocess.run(["greet", "Bob"], capture_output=True, text=True, check=True)
-            assert done.stdout == "Hello, Bob\\n"
-    """,
-}
-
-
-def uv_venv_with(folder: Path, *requirements: str) -> Path:
-    """A throwaway venv holding pytest and `requirements` (pip's way, as a user would set one up)."""
-    uv = find_uv()
-    if uv is None:
-        pytest.skip("uv is needed to set up the plain-pytest venv")
-    venv = folder / ".plain-venv"
-    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "pytest",
-                    *requirements], check=True, cwd=folder)
-    return venv / "bin" / "python"
-
-
-def test_editable_install_runs_in_the_sandbox_and_never_leaks(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "installed", INSTALLED))
-    assert task.env.install == "editable"
-    runner = make_runner(env_cache)
-    plain_folder = shutil.copytree(task.root, tmp_path / "plain")
-    plain_python = uv_venv_with(plain_folder, "-e", ".")
-    plain = plain_pytest(plain_python, plain_folder, {"PATH": f"{plain_python.parent}:{os.environ['PATH']}"})
-    scores_like_plain_pytest(runner, task, plain)
-
-    # Another candidate in the same shared environment sees its own install, never the previous one's.
-    other = dict(task.reference_repository())
-    other["pyproject.toml"] = textwrap.dedent(PYPROJECT.format(version="2.0.0"))
-    report = runner.evaluate(task, other, "unit")
-    assert outcomes(report)["unit_tests/test_greeter.py::test_installed_metadata"] == "failed"
-    assert "2.0.0" in next(t.message for t in report.tests if t.nodeid.endswith("test_installed_metadata"))
-    env = runner.environments.ensure(task.env)
-    leaked = subprocess.run([str(env.python), "-c", "import greeter"], capture_output=True, text=True)
-    assert leaked.returncode != 0 and "No module named 'greeter'" in leaked.stderr
-    assert not list(env.path.glob("lib/python*/site-packages/*greeter*"))
-    assert task.env.cache_key() != task.env.model_copy(update={"install": None}).cache_key()
-    assert task.env.cache_key() == task.env.model_copy(update={"install": "package"}).cache_key()
-
-
-def test_without_the_install_the_tests_cannot_import_the_package(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "installed", INSTALLED))
-    plain = task.model_copy(update={"env": task.env.model_copy(update={"install": None})})
-    report = make_runner(env_cache).evaluate(plain, task.reference_files(), "unit")
-    assert report.passed == 0 and "No module named 'greeter'" in report.collection_errors[0].message
-
-
-def test_a_candidate_that_does_not_install_fails_with_the_reason(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "installed", INSTALLED))
-    broken = dict(task.reference_repository(), **{"pyproject.toml": "[project\nname = 'greeter'\n"})
-    report = make_runner(env_cache).evaluate(task, broken, "unit")
-    assert report.error is None and report.tests == [] and report.status == "error"
-    assert re.fullmatch(r"the install step \(pip install -e \.\) failed with exit status [12]", report.install_error)
-    reason = report.not_run_reason()
-    assert reason.startswith(report.install_error + ": ")
-    assert reason.endswith("TOMLDecodeError: Expected ']' at the end of a table declaration (at line 1, column 9)")
-
-
-SCRIPTED = {
-    **INSTALLED,
-    "task.toml": """\
-        reference = ["pyproject.toml", "src"]
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-        [env]
-        install = "script"
-        setup_script = "setup.sh"
-    """,
-    "setup.sh": """\
-        set -e
-        echo 'GENERATED = "by the setup script"' > src/greeter/generated.py
-        pip install --no-deps -e .
-    """,
-    "unit_tests/test_generated.py": """\
-        from greeter.generated import GENERATED
-
-        def test_generated_module():
-            assert GENERATED == "by the setup script"
-    """,
-}
-
-
-def test_the_setup_script_runs_in_the_sandbox_into_the_workspace(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "scripted", SCRIPTED))
-    runner = make_runner(env_cache)
-    plain_folder = shutil.copytree(task.root, tmp_path / "plain")
-    plain_python = uv_venv_with(plain_folder, "pip", "setuptools")
-    path = f"{plain_python.parent}:{os.environ['PATH']}"
-    subprocess.run(["sh", "setup.sh"], cwd=plain_folder, check=True, env={**os.environ, "PATH": path},
-                   capture_output=True)
-    plain = plain_pytest(plain_python, plain_folder, {"PATH": path})
-    scores_like_plain_pytest(runner, task, plain)
-    env = runner.environments.ensure(task.env)
-    assert not list(env.path.glob("lib/python*/site-packages/*greeter*"))
-    assert not (task.root / "src" / "greeter" / "generated.py").exists()
-
-
-# --------------------------------------------------------------------------- 6. a per-task timeout
-
-SLOW = {
-    "task.toml": """\
-        timeout = 3
-        [docs]
-        prd = "docs/PRD.md"
-        [tests]
-        unit = "unit_tests"
-    """,
-    "unit_tests/test_slow.py": "import time\n\ndef test_quick():\n    pass\n\ndef test_slow():\n    time.sleep(60)\n",
-}
-
-
-def test_the_task_timeout_is_used_unless_the_runner_is_given_one(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "slow", SLOW))
-    assert task.timeout == 3.0
-    assert make_runner(env_cache, timeout=None).timeout_for(task) == 3.0
-    assert make_runner(env_cache, timeout=7).timeout_for(task) == 7  # an explicit timeout wins
-    assert make_runner(env_cache, timeout=None).timeout_for(task.model_copy(update={"timeout": None})) \
-        == DEFAULT_TIMEOUT
-    report = make_runner(env_cache, timeout=None).evaluate(task, {}, "unit")
-    assert report.timed_out and report.duration < 30
-    assert {t.nodeid.split("::")[1]: t.outcome for t in report.tests} == {
-        "test_quick": Outcome.PASSED, "test_slow": Outcome.ERROR}
-
-
-# --------------------------------------------------------------------------- 8. tests that cannot start
-
-
-def test_a_conftest_that_does_not_import_is_named(tmp_path: Path, env_cache: Path) -> None:
-    task = load_task(write_task(tmp_path / "conf", {
-        "task.toml": '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "unit_tests"\n',
-        "unit_tests/conftest.py": "import helper_the_candidate_forgot\n",
-        "unit_tests/test_a.py": "def test_a():\n    pass\n",
-    }))
-    report = make_runner(env_cache).evaluate(task, {}, "unit")
-    assert report.exit_status == 4 and report.tests == [] and report.error is None
-    assert report.not_run_reason() == ("unit_tests/conftest.py does not import (pytest exit status 4): "
-                                       "ModuleNotFoundError: No module named 'helper_the_candidate_forgot'")
-
-
-def test_an_empty_suite_and_modules_that_do_not_collect_are_named(tmp_path: Path, env_cache: Path) -> None:
-    empty = load_task(write_task(tmp_path / "empty", {
-        "task.toml": '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "unit_tests"\n',
-        "unit_tests/test_nothing.py": "VALUE = 1\n",
-    }))
-    report = make_runner(env_cache).evaluate(empty, {}, "unit")
-    assert report.not_run_reason() == "pytest collected no tests (exit status 5)"
-    broken = load_task(write_task(tmp_path / "broken", {
-        "task.toml": '[docs]\nprd = "docs/PRD.md"\n[tests]\nunit = "unit_tests"\n',
-        "unit_tests/test_a.py": "from missing_module import thing\n\ndef test_a():\n    pass\n",
-    }))
-    report = make_runner(env_cache).evaluate(broken, {}, "unit")
-    assert report.not_run_reason() == ("1 test module(s) could not be collected, none ran; unit_tests/test_a.py: "
-                                       "ModuleNotFoundError: No module named 'missing_module'")
-    ran = make_runner(env_cache).evaluate(load_task(write_task(tmp_path / "ok", SRC_LAYOUT)),
-                                          load_task(tmp_path / "ok").reference_files(), "unit")
-    assert ran.passed == 2 and ran.not_run_reason() is None
+# --------------------------------------------------------------------------- item 3: lists, files, globs, names
+
+def test_suites_of_folders_files_and_globs_under_any_name_score_the_reference_as_plain_pytest(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "suites")
+    assert sorted(task.suites) == ["check", "performance", "robustness", "security", "unit"]
+    assert task.suite("unit").paths == ("tests/unit", "tests/test_extra.py", "tests/api/test_api_counts.py",
+                                        "tests/test_api_top.py")  # the glob, expanded in path order
+    assert task.suite_folder("unit") == "tests" and task.suite_folder("check") == "tests/unit"
+    assert "tests/conftest.py" in task.suite_files("unit")  # its fixture serves tests/unit and test_extra.py
+    assert "tests/api/test_other.py" not in task.suite_files("unit")  # the glob does not match it
+
+    seen: set[str] = set()
+    for name in task.suites:
+        report = sandbox.evaluate(task, task.reference_files(), name)
+        assert report.suite == name and not report.error and not report.collection_errors, report.output_tail
+        got = outcomes(report)
+        assert got == plain_pytest(task, name, task.reference_files(), tmp_path / name), name
+        seen |= set(got.values())
+        assert not any("test_other" in n or "test_not_listed" in n for n in got)
+    assert seen == {"passed", "failed", "skipped", "xfail"}  # the comparison covers more than passes
+
+    unit = outcomes(sandbox.evaluate(task, task.reference_files(), "unit"))
+    assert {n.split("::")[0] for n in unit} == {"tests/unit/test_basic.py", "tests/unit/test_remove.py",
+                                                "tests/test_extra.py", "tests/api/test_api_counts.py",
+                                                "tests/test_api_top.py"}
+    # each named suite has its own expected tests, kept under its name
+    performance = sandbox.expected_tests(task, "performance")
+    assert performance.suite == "performance" and performance.count == 2
+    assert performance.reference_not_passed == {"tests/performance/test_speed.py::test_total_is_cached": "failed"}
+    scored = sandbox.score(task, task.reference_files(), "robustness").score
+    assert (scored.suite, scored.passed, scored.expected) == ("robustness", 5, 5)
+
+
+def test_the_expected_tests_key_covers_every_path_of_a_suite(tmp_path: Path) -> None:
+    root = tmp_path / "suites"
+    shutil.copytree(SHAPES / "suites", root)
+    task = load_task(root)
+    before = expectation_key(task, "unit")
+
+    def changed(rel: str) -> bool:
+        path = root / rel
+        original = path.read_text()
+        path.write_text(original + "\n# changed\n")
+        try:
+            return expectation_key(load_task(root), "unit") != before
+        finally:
+            path.write_text(original)
+
+    assert changed("tests/unit/test_basic.py")       # inside a folder of the suite
+    assert changed("tests/test_extra.py")            # a file of the suite
+    assert changed("tests/api/test_api_counts.py")   # matched by its glob
+    assert changed("tests/conftest.py")              # read by pytest above its paths
+    assert changed("tally/core.py")                  # the reference
+    assert not changed("tests/api/test_other.py")    # not part of it
+    assert not changed("tests/performance/test_speed.py")  # another suite's
+    assert expectation_key(task, "performance") != before
+
+
+# --------------------------------------------------------------------------- item 5: tests inside the package
+
+def test_tests_inside_the_package_run_the_candidates_code_beside_them(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "inside")
+    # what runs is the candidate's code in that folder (not dropped, and not the reference's either)
+    wrong = {"wordcount/wordcount.py": "def count_words(text):\n    return {}\n"}
+    assert outcomes(sandbox.evaluate(task, wrong, "unit")) == {
+        "wordcount/wordcount_test.py::test_one_word": "failed", "wordcount/wordcount_test.py::test_case_insensitive":
+        "failed", "wordcount/wordcount_test.py::test_apostrophes_and_punctuation": "failed",
+        "wordcount/wordcount_test.py::test_sample_file": "failed", "wordcount/wordcount_test.py::test_empty": "passed"}
+    # laid out its own way: a helper module of its own beside the tests is kept too
+    own = {"wordcount/wordcount.py": textwrap.dedent("""\
+               from splitter import split
+               def count_words(text):
+                   counts = {}
+                   for word in split(text):
+                       counts[word] = counts.get(word, 0) + 1
+                   return counts
+           """),
+           "wordcount/splitter.py": textwrap.dedent("""\
+               import re
+               def split(text):
+                   return [w.strip("'") for w in re.findall(r"[a-z0-9']+", text.lower()) if w.strip("'")]
+           """)}
+    assert set(outcomes(sandbox.evaluate(task, own, "unit")).values()) == {"passed"}
+
+    # but never its tests, conftest files or the tests' data there
+    cheat = {**wrong,
+             "wordcount/wordcount_test.py": "def test_one_word(): pass\n",
+             "wordcount/free_test.py": "def test_free(): pass\n",
+             "wordcount/test_free.py": "def test_free(): pass\n",
+             "wordcount/data/sample.txt": "cat\n",
+             "wordcount/conftest.py": textwrap.dedent("""\
+                 import pytest
+                 @pytest.hookimpl(hookwrapper=True)
+                 def pytest_runtest_makereport(item, call):
+                     outcome = yield
+                     outcome.get_result().outcome = "passed"
+             """)}
+    assert outcomes(sandbox.evaluate(task, cheat, "unit")) == outcomes(sandbox.evaluate(task, wrong, "unit"))
+
+    got = outcomes(sandbox.evaluate(task, task.reference_files(), "unit"))
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain")
+    assert len(got) == 5 and set(got.values()) == {"passed"}
+
+
+def test_a_dedicated_test_folder_still_refuses_everything_but_python_modules() -> None:
+    from projectgen.evaluation.protected_paths import ProtectedPaths
+
+    task = load_task(SHAPES / "suites")
+    protected = ProtectedPaths.of(task)
+    assert protected.refuses("tests/unit/test_basic.py")      # the task's own test file
+    assert protected.refuses("tests/unit/test_new.py")        # a test module it does not have
+    assert protected.refuses("tests/api/helper_test.py")      # beside a file of a suite
+    assert protected.refuses("tally/conftest.py")             # conftest files, anywhere
+    assert protected.refuses("tests/performance/data.json")   # fixtures of a dedicated test folder
+    assert protected.refuses("tests/security/__init__.py")    # and its package marker
+    assert not protected.refuses("tally/core.py") and not protected.refuses("tally/test_helpers_data.json")
+    assert not protected.refuses("tests/unit/helpers.py")     # a module is not a test
+
+
+# --------------------------------------------------------------------------- item 7: starter files, reference root
+
+def test_a_reference_in_a_subfolder_scores_as_plain_pytest_and_the_starter_stub_does_not(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = load_task(SHAPES / "starter")
+    stub = (task.root / "two_fer" / "two_fer.py").read_text()
+    assert (task.reference, task.reference_root) == (("two_fer/two_fer.py",), "solution")
+    assert task.reference_files() == {"two_fer/two_fer.py": task.root / "solution" / "two_fer" / "two_fer.py"}
+    assert task.reference_repository()["two_fer/two_fer.py"] != stub and task.size().files == 1
+    assert task.docs.starter == {"two_fer/two_fer.py": stub}
+    assert task.suite_files("unit") == ("two_fer/two_fer_test.py",)  # the stub beside it is no test file
+
+    reference = sandbox.evaluate(task, task.reference_files(), "unit")
+    got = outcomes(reference)
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain")
+    assert len(got) == 3 and set(got.values()) == {"passed"}
+    stub_score = sandbox.score(task, {"two_fer/two_fer.py": stub}, "unit").score
+    assert (stub_score.passed, stub_score.expected, stub_score.failed) == (0, 3, 3)

@@ -355,6 +355,48 @@ def test_skeleton_revision_rewrites_only_the_files_the_judge_named(task):
     assert "mid_value needs a scale parameter" in state["memory"][0]["feedback"]
 
 
+STARTER_STUB = "def base_value() -> int:\n    \"\"\"STARTER-MARKER\"\"\"\n"
+
+
+def with_starter(task: Any) -> Any:
+    """The task with a starter file for pkg/base.py (and one the tree does not have)."""
+    starter = {"pkg/base.py": STARTER_STUB, "pkg/extra.txt": "not in the tree\n"}
+    return task.model_copy(update={"docs": task.docs.model_copy(update={"starter": starter})})
+
+
+class StarterSkeletonWriter(FakeSkeletonWriter):
+    async def write(self, gateway, ssat, path, *, iteration, previous=None, feedback="", memory="", guidance="",
+                    starter=None):
+        self.calls.append({"path": path, "starter": starter})
+        return starter if starter is not None else render_stub(ssat.file(path))
+
+
+def test_the_skeleton_stage_gives_a_writer_the_starter_file_of_its_path(task):
+    task = with_starter(task)
+    writer = StarterSkeletonWriter()
+    state = dict(initial_state(task))
+    state["ssat"] = ssat_data(TREE)
+    state = run(skeleton_stage(writer, FakeJudge("skeleton", accept_at=1)), task, state)
+    assert {c["path"]: c["starter"] for c in writer.calls} == {p: STARTER_STUB if p == "pkg/base.py" else None
+                                                               for p in PATHS}
+    assert state["skeleton"]["pkg/base.py"] == STARTER_STUB
+    # a writer that takes no `starter` keyword still serves a task without starter files
+    plain = FakeSkeletonWriter()
+    state = dict(initial_state(load_task(example_task_path("kvstore"))))
+    state["ssat"] = ssat_data(TREE)
+    run(skeleton_stage(plain, FakeJudge("skeleton", accept_at=1)), task, state)
+    assert sorted(c["path"] for c in plain.calls) == PATHS
+
+
+def test_a_graph_without_a_skeleton_stage_starts_a_starter_file_from_it(task):
+    coder = FakeCoder()
+    stages = [("architecture", architecture_stage(FakeArchitect(), FakeJudge("architecture", accept_at=1))),
+              ("code", code_stage(coder, [FakeJudge("code", accept_at=1)]))]
+    state = run(build_project_graph(stages=stages), with_starter(task))
+    assert {c["path"]: c["skeleton"] for c in coder.fills} == {**STUBS, "pkg/base.py": STARTER_STUB}
+    assert "pkg/extra.txt" not in state["repository"]  # shown to the generators, not added to the output
+
+
 # --------------------------------------------------------------------------- code stage
 
 def test_files_are_filled_in_dependency_order_with_filled_interfaces(task):
@@ -591,6 +633,19 @@ def test_reference_replay_repairs_the_broken_function_and_writes_the_run(task, t
 
     with pytest.raises(ProjectGenError, match="not empty"):
         run_project(task, models=model, runner=SandboxRunner(), out_dir=out)
+
+
+def test_a_reference_replay_of_a_starter_task_writes_the_reference_and_passes_its_tests(tmp_path):
+    """Exercism's layout (tests/task_shapes/starter): the reference lives under `solution/`, a stub beside
+    the test file; the replay answers from the reference's repository paths and the run scores 3/3."""
+    task = load_task(Path(__file__).resolve().parents[1] / "task_shapes" / "starter")
+    script = reference_script(task)
+    assert {e.get("target") for e in script.model_dump()["responses"] if e["role"] == "coder"} == {"two_fer/two_fer.py"}
+    outcome = run_project(task, models=ScriptedChatModel(script=script, label=script.label), runner=SandboxRunner(),
+                          out_dir=tmp_path / "out")
+    assert outcome.state["repository"] == task.reference_repository()
+    unit = json.loads((tmp_path / "out" / "unit_report.json").read_text(encoding="utf-8"))["summary"]
+    assert (unit["passed"], unit["total"]) == (3, 3)
 
 
 def test_a_model_failing_for_good_in_the_code_stage_still_leaves_the_run_on_disk(task, tmp_path):

@@ -1,0 +1,4 @@
+"""Count hashable items."""
+from tally.core import Tally
+
+__all__ = ["Tally"]
