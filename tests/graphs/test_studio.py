@@ -83,12 +83,13 @@ def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
     assert Path(asyncio.run(graph.aget_state(config)).values["task"]).name == "kvstore"
 
 
-def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values(scripted_env, tmp_path) -> None:
+def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values(scripted_env, monkeypatch,
+                                                                                 tmp_path) -> None:
     from projectgen.graphs.studio import attempts_graph
 
     graph = attempts_graph().copy(update={"checkpointer": InMemorySaver()})
-    model = scripted_env.pop("PROJECTGEN_MODEL")
-    os.environ.pop("PROJECTGEN_MODEL")  # the context's model stands in for the environment's
+    model = scripted_env["PROJECTGEN_MODEL"]
+    monkeypatch.delenv("PROJECTGEN_MODEL")  # the context's model stands in for the environment's
     state = asyncio.run(graph.ainvoke({"task": "kvstore"}, {"configurable": {"thread_id": "thread-1"}},
                                       context={"model": model, "attempts": 1}))
     assert state["final"] == {"source": "best", "attempt": 1, "score": 1.0}
