@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test test-slow test-all demo bench clean
+.PHONY: venv test test-slow test-all demo bench studio test-studio clean
 
 venv: $(STAMP)
 
@@ -36,6 +36,21 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# LangGraph Studio's local server (`langgraph dev`) for langgraph.json's graphs; models from
+# PROJECTGEN_MODEL (README, "LangGraph Studio")
+STUDIO_STAMP := $(VENV)/.studio-stamp
+
+$(STUDIO_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,studio]'
+	touch $(STUDIO_STAMP)
+
+studio: $(STUDIO_STAMP)
+	$(BIN)/langgraph dev
+
+# the Studio tests, `langgraph dev` itself included (skipped by the default suite without the extra)
+test-studio: $(STUDIO_STAMP)
+	$(BIN)/python -m pytest -q -m '' tests/graphs/test_studio.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

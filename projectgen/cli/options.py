@@ -266,17 +266,9 @@ def check_out_path(path: Path, *, folder: bool) -> None:
 
 def resolve_task(spec: str):
     """A task folder, or the name of a bundled example (`run` and `eval` accept both)."""
-    from projectgen.datasets.examples import example_task_names, example_task_path
-    from projectgen.datasets.loaders import load_task
-    from projectgen.errors import ProjectGenError
+    from projectgen.datasets.loaders import load_task_or_example
 
-    path = Path(spec)
-    if not path.exists() and spec in example_task_names():
-        path = example_task_path(spec)
-    elif not path.exists() and "/" not in spec and spec not in (".", ".."):
-        raise ProjectGenError(f"{spec}: no such task folder or bundled example (examples: "
-                              f"{', '.join(example_task_names())})")
-    return load_task(path)
+    return load_task_or_example(spec)
 
 
 BUNDLED_DATASET = "examples"

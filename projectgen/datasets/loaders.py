@@ -88,6 +88,19 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")
 
 
+def load_task_or_example(spec: str | os.PathLike[str]) -> Task:
+    """A task folder, or the name of a bundled example (`run`, `eval`, Studio's ``{"task": ...}`` take both)."""
+    from projectgen.datasets.examples import example_task_names, example_task_path
+
+    path, text = Path(spec), str(spec)
+    if not path.exists() and text in example_task_names():
+        path = example_task_path(text)
+    elif not path.exists() and "/" not in text and text not in (".", ".."):
+        raise ProjectGenError(f"{text}: no such task folder or bundled example (examples: "
+                              f"{', '.join(example_task_names())})")
+    return load_task(path)
+
+
 def load_dataset(
     path: str | os.PathLike[str], on_error: Literal["raise", "skip"] = "raise"
 ) -> list[Task]:

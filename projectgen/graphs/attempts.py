@@ -86,7 +86,7 @@ async def plan_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], 
         return {"attempt": attempt}
     if settings.historical_best and best and best["score"] >= settings.full_score:
         ctx.say(f"attempt {attempt}: the best (attempt {best['attempt']}) has the full score; reused")
-        stored = ctx.best.best(ctx.task.id)
+        stored = await asyncio.to_thread(ctx.best.best, ctx.task.id)
         record = {"id": ATTEMPT_RECORD.format(attempt), "attempt": attempt, "reused": True,
                   "score": best["score"], "best_score": best["score"], "best_attempt": best["attempt"]}
         return {"records": [record], "final": {"source": "reused", "attempt": best["attempt"],
@@ -253,7 +253,7 @@ async def finish(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
     """Node "finish": the output, the historical best (the last attempt without historical best)."""
     ctx = runtime.context
     if settings.historical_best:
-        stored = ctx.best.best(ctx.task.id)
+        stored = await asyncio.to_thread(ctx.best.best, ctx.task.id)
         if stored is not None:
             return {"final": {"source": "best", "attempt": stored.attempt, "score": stored.score},
                     "repository": dict(stored.repository)}

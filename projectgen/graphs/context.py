@@ -24,8 +24,9 @@ from projectgen.llm import META_ATTEMPT
 class RunContext:
     """Per-run things that are not data: the task, the sandbox, how models are reached, progress.
 
-    `task` may be given as a folder path or a bundled example name and `runner` left out, so
-    that a JSON context (LangGraph Studio: ``{"task": "kvstore"}``) is enough to run a graph.
+    `task` may be given as a folder path or a bundled example name and `runner` left out
+    (``RunContext(task="kvstore")``). LangGraph Studio gets a context of plain values instead
+    (`projectgen.graphs.studio`), from which one of these is built.
     """
 
     task: Task | str
@@ -35,10 +36,9 @@ class RunContext:
 
     def __post_init__(self) -> None:
         if isinstance(self.task, str):
-            from projectgen.datasets.examples import example_task_names, example_task_path
-            from projectgen.datasets.loaders import load_task
+            from projectgen.datasets.loaders import load_task_or_example
 
-            self.task = load_task(example_task_path(self.task) if self.task in example_task_names() else self.task)
+            self.task = load_task_or_example(self.task)
         if self.runner is None:
             self.runner = SandboxRunner()
 

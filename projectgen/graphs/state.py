@@ -12,7 +12,11 @@ dicts merge, and a ``None`` value deletes its key.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+# typing_extensions' TypedDict: pydantic (which gives LangGraph servers the graphs' JSON schemas)
+# takes typing's only from Python 3.12 on
+from typing_extensions import TypedDict
 
 from projectgen.agents.base import Verdict
 from projectgen.datasets.task import Documents, Task

@@ -1,32 +1,214 @@
-"""Graph factories for `langgraph dev` / LangGraph Studio (see langgraph.json).
+"""The graphs `langgraph dev` serves to LangGraph Studio (langgraph.json): ProjectGen's project graph
+and LiveCoder's attempts graph, each behind a small entry that a server can describe and start.
 
-Models come from the environment (``PROJECTGEN_MODEL``, per role ``PROJECTGEN_MODEL_CODER``
-etc., ``PROJECTGEN_BASE_URL``), because Studio loads graphs without arguments. Run a graph
-from Studio with the context ``{"task": "kvstore"}`` (a bundled example name or a task
-folder) and the input ``{"task_id": "kvstore", "documents": ...}`` — or, simpler, use
-`projectgen run`, which builds the same graph.
+    pip install -e '.[studio]'
+    PROJECTGEN_MODEL=openai:gpt-4o-mini langgraph dev
+
+A run starts from the input ``{"task": "kvstore"}`` (a bundled example name or a task folder):
+node "load_task" reads the task into the state, then node "projectgen" (or "livecoder") runs the
+real graph on it, under the node's config, so the inner graph's checkpoints and events nest in
+the run's. Studio builds its input and context forms from the graphs' JSON schemas, so both hold
+plain values only: the context (`StudioContext`) may name a model spec and, for the attempts
+graph, the number of attempts. What is not data (the `Task`, the sandbox runner, the model
+gateway, the knowledge and best-repository stores) is built inside the node from those values.
+
+`langgraph dev` runs graphs in its asyncio loop and fails a run on a blocking call there
+(blockbuster). So everything here that touches files or processes runs in a worker thread
+(`asyncio.to_thread`): loading the task, building models and stores, and (in the nodes of the
+graphs themselves) the sandboxed test runs, the stores' reads and writes. No `--allow-blocking`.
+
+Models come from the context's ``model``, else PROJECTGEN_MODEL (either way PROJECTGEN_MODEL_<ROLE>
+overrides one role, PROJECTGEN_BASE_URL serves a named model). The attempts graph keeps a thread's
+knowledge store, best repository and ``attempts/N`` folders in PROJECTGEN_STUDIO_DIR/<thread id>
+(default ``.langgraph_api/projectgen``, beside `langgraph dev`'s own state).
 """
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
-from typing import Any
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from projectgen.errors import ProjectGenError
+from projectgen.graphs.context import AttemptsContext, RunContext
+from projectgen.graphs.state import AttemptsState, ProjectState, initial_state
 from projectgen.llm import ROLES, ModelRoles
 
+STUDIO_DIR_ENV = "PROJECTGEN_STUDIO_DIR"
+DEFAULT_STUDIO_DIR = Path(".langgraph_api") / "projectgen"
+STUDIO_ATTEMPTS = 4  # the attempts graph's default, LiveCoder's
 
-def models_from_env() -> ModelRoles:
-    """`ModelRoles` from PROJECTGEN_MODEL (+ PROJECTGEN_MODEL_<ROLE>, PROJECTGEN_BASE_URL)."""
-    default = os.environ.get("PROJECTGEN_MODEL")
+
+class StudioInput(TypedDict):
+    """What a Studio run starts from."""
+
+    task: Annotated[str, Field(description="a bundled example name (kvstore, wordfreq) or a task folder")]
+
+
+class StudioContext(TypedDict, total=False):
+    """What a Studio run may set besides its input: plain values only (the server describes them)."""
+
+    model: Annotated[str, Field(description="model spec for every role (openai:gpt-4o-mini, scripted:PATH, "
+                                            "...); default: PROJECTGEN_MODEL")]
+
+
+class StudioAttemptsContext(StudioContext, total=False):
+    """The attempts graph's context: the model, and how many attempts LiveCoder makes."""
+
+    attempts: Annotated[int, Field(ge=1, description=f"LiveCoder's attempts (default {STUDIO_ATTEMPTS})")]
+
+
+class StudioProjectState(ProjectState, total=False):
+    task: str  # the task folder, resolved by "load_task"
+
+
+class StudioAttemptsState(AttemptsState, total=False):
+    task: str
+
+
+# --------------------------------------------------------------------------- models, tasks, folders
+
+def models_from_env(default: str | None = None) -> ModelRoles:
+    """`ModelRoles` from `default` or PROJECTGEN_MODEL (+ PROJECTGEN_MODEL_<ROLE>, PROJECTGEN_BASE_URL)."""
+    default = default or os.environ.get("PROJECTGEN_MODEL")
     if not default:
-        raise ProjectGenError("set PROJECTGEN_MODEL (e.g. openai:gpt-4o-mini or scripted:PATH) for langgraph dev")
+        raise ProjectGenError("set PROJECTGEN_MODEL (e.g. openai:gpt-4o-mini or scripted:PATH) for langgraph dev, "
+                              "or give the run's context a model")
     roles = {role: os.environ[f"PROJECTGEN_MODEL_{role.upper()}"] for role in ROLES
              if os.environ.get(f"PROJECTGEN_MODEL_{role.upper()}")}
     return ModelRoles.from_specs(default, base_url=os.environ.get("PROJECTGEN_BASE_URL"), **roles)
 
 
-def project_graph(config: Any = None):
-    """The ProjectGen graph (architecture -> skeleton -> code) with models from the environment."""
+def studio_folder(thread_id: str) -> Path:
+    """Where the attempts graph keeps one thread's stores and attempts (blocking: it resolves the path)."""
+    return Path(os.environ.get(STUDIO_DIR_ENV) or DEFAULT_STUDIO_DIR).resolve() / thread_id
+
+
+def _progress(message: str) -> None:
+    logging.getLogger("projectgen.studio").info(message)
+
+
+async def read_task(state: dict[str, Any]) -> dict[str, Any]:
+    """Node "load_task": the task named by the input (read in a thread), its id and documents into the state."""
+    from projectgen.datasets.loaders import load_task_or_example
+
+    task = await asyncio.to_thread(load_task_or_example, state["task"])
+    return {"task": str(task.root), **initial_state(task)}
+
+
+async def read_attempts_task(state: dict[str, Any]) -> dict[str, Any]:
+    """Node "load_task" of the attempts graph: the task's folder and id, and the first attempt."""
+    from projectgen.datasets.loaders import load_task_or_example
+
+    task = await asyncio.to_thread(load_task_or_example, state["task"])
+    return {"task": str(task.root), "task_id": task.id, "attempt": 1}
+
+
+# --------------------------------------------------------------------------- the project graph
+
+def _project_run(task_path: str, studio: StudioContext) -> tuple[Any, RunContext]:
+    """The project graph and its `RunContext`, built from plain values (blocking: run it in a thread)."""
+    from projectgen.agents import ModelGateway
+    from projectgen.config import Settings
+    from projectgen.datasets.loaders import load_task
+    from projectgen.evaluation.runner import SandboxRunner
     from projectgen.graphs.project import build_project_graph
 
-    return build_project_graph(models_from_env())
+    task = load_task(task_path)
+    settings = Settings.with_profile(task.settings_profile, None)
+    graph = build_project_graph(models_from_env(studio.get("model")), settings=settings)
+    context = RunContext(task=task, runner=SandboxRunner(log=_progress), progress=_progress,
+                         gateway=ModelGateway(**settings.gateway_options()))
+    return graph, context
+
+
+async def run_project_graph(state: StudioProjectState, runtime: Runtime[StudioContext],
+                            config: RunnableConfig) -> dict[str, Any]:
+    """Node "projectgen": ProjectGen's graph on the loaded task, its checkpoints nested in this run's."""
+    graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {})
+    start = {key: value for key, value in state.items() if key != "task"}
+    return await graph.ainvoke(start, config, context=context)
+
+
+def project_graph() -> Any:
+    """The graph "projectgen" of langgraph.json: load_task -> projectgen (architecture -> skeleton -> code)."""
+    graph = StateGraph(StudioProjectState, input_schema=StudioInput, output_schema=ProjectState,
+                       context_schema=StudioContext)
+    graph.add_node("load_task", read_task)
+    graph.add_node("projectgen", run_project_graph)
+    graph.add_edge(START, "load_task")
+    graph.add_edge("load_task", "projectgen")
+    graph.add_edge("projectgen", END)
+    return graph.compile(name="projectgen")
+
+
+# --------------------------------------------------------------------------- the attempts graph
+
+@dataclass
+class _AttemptsRun:
+    graph: Any
+    context: AttemptsContext
+
+
+def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str) -> _AttemptsRun:
+    """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores in the thread's
+    folder (blocking: run it in a thread)."""
+    from projectgen.agents import Agents, ModelGateway
+    from projectgen.config import AttemptSettings, Settings
+    from projectgen.datasets.loaders import load_task
+    from projectgen.evaluation.runner import SandboxRunner
+    from projectgen.graphs.attempts import build_attempts_graph
+    from projectgen.memory.best_repo import BestRepositoryStore
+    from projectgen.runs import layout
+    from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store
+    from projectgen.runs.method_graphs import inner_graph, warm_graph
+    from projectgen.runs.methods import DEFAULT_METHOD, method_attempt_settings
+
+    task = load_task(task_path)
+    settings = Settings.with_profile(task.settings_profile, None)
+    models = models_from_env(studio.get("model"))
+    agents = Agents.from_models(models)
+    attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
+        attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
+    graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models),
+                                 settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
+    folder = studio_folder(thread_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    context = AttemptsContext(
+        task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder, None, None),
+        best=BestRepositoryStore(folder / layout.BEST), extractor=knowledge_extractor(models),
+        gateway=ModelGateway(**settings.gateway_options()), run_id=folder.name, progress=_progress, out_dir=folder)
+    return _AttemptsRun(graph=graph, context=context)
+
+
+async def run_attempts_graph(state: StudioAttemptsState, runtime: Runtime[StudioAttemptsContext],
+                             config: RunnableConfig) -> dict[str, Any]:
+    """Node "livecoder": LiveCoder's attempts graph on the loaded task, its checkpoints nested in this run's."""
+    thread_id = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4().hex)
+    run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id)
+    try:
+        start = {key: value for key, value in state.items() if key != "task"}
+        return await run.graph.ainvoke(start, config, context=run.context)
+    finally:
+        await asyncio.to_thread(run.context.knowledge.close)
+
+
+def attempts_graph() -> Any:
+    """The graph "livecoder" of langgraph.json: load_task -> livecoder (attempts around ProjectGen)."""
+    graph = StateGraph(StudioAttemptsState, input_schema=StudioInput, output_schema=AttemptsState,
+                       context_schema=StudioAttemptsContext)
+    graph.add_node("load_task", read_attempts_task)
+    graph.add_node("livecoder", run_attempts_graph)
+    graph.add_edge(START, "load_task")
+    graph.add_edge("load_task", "livecoder")
+    graph.add_edge("livecoder", END)
+    return graph.compile(name="livecoder")

@@ -2,7 +2,8 @@
 
 The same path runs every method (`projectgen.runs.methods`: direct, self-reflection, projectgen,
 projectgen-no-iter, LiveCoder and its ablations): the method picks the graph inside the attempts
-and the attempt settings, and run.json and summary.json name it.
+and the attempt settings, and run.json and summary.json name it. A caller's own project graph
+(`project_graph=` or `stages=`) can take the place of the ProjectGen graph in the attempts.
 
 Everything lands in one run folder::
 
@@ -37,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
+from projectgen.graphs.project import Stage
 from projectgen.llm import Budget, CallCache, PromptStore, UsageRecorder, describe_model, model_failure_reason
 from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import sampling_by_role
@@ -61,7 +63,10 @@ from projectgen.runs.execution import (
 )
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
-from projectgen.runs.method_graphs import direct_generator, inner_graph, warm_graph
+from projectgen.runs.method_graphs import (
+    check_custom_graph, custom_graph_nodes, custom_inner_graph, custom_warm_graph, direct_generator, inner_graph,
+    warm_graph,
+)
 from projectgen.runs.methods import DEFAULT_METHOD, describe_method, method_attempt_settings
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
@@ -88,13 +93,15 @@ class LiveCoderRun:
     task: Task
     out_dir: Path
     manifest: RunManifest
-    agents: Agents
+    agents: Agents | None
     models: Any
     settings: Settings
     attempt_settings: AttemptSettings
     context: AttemptsContext
     resume: bool
     evaluate_unit: bool
+    custom_graph: Any = None  # the caller's graph for every attempt (None: the method's)
+    custom_warm_graph: Any = None  # warm-started attempts of the caller's stages
 
 
 def open_knowledge_store(out_dir: Path, url: str | None, embeddings: Any) -> Any:
@@ -124,11 +131,18 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          checkpoint_url: str | None = None, budget: Budget | None = None, resume: bool = False,
                          force: bool = False,
                          progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
-                         method: str | None = None) -> LiveCoderOutcome:
+                         method: str | None = None, project_graph: Any = None,
+                         stages: Sequence[Stage] | None = None) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
 
     `method` (`projectgen.runs.METHODS`; default "livecoder") picks the graph inside the attempts and
     the attempt settings' defaults (`method_attempt_settings`); a resume continues run.json's method.
+
+    `project_graph` (a compiled graph over `ProjectState`, e.g. ``build_project_graph(stages=...)``) or
+    `stages` (a list for `build_project_graph`) replaces the ProjectGen graph inside the attempts, with
+    the run otherwise the same: checkpoints, trace, attempts, knowledge, the historical best. run.json
+    records its node names; a resume must be given the same graph again (its checkpoints are of it).
+    `models` or `agents` are then optional: without them no knowledge is extracted.
 
     `max_tokens` and `max_cost_usd` (priced with the list prices, or `prices_file` over them)
     stop the run cleanly with the best so far; `checkpoint_url` puts the checkpoints in
@@ -139,6 +153,9 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
 
     settings = Settings.with_profile(task.settings_profile, settings)  # on --resume, run.json's instead
     out_dir = Path(out_dir)
+    custom = custom_inner_graph(project_graph, stages)
+    custom_nodes = custom_graph_nodes(custom) if custom is not None else None
+    custom_warm = custom_warm_graph(stages)
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
     # shareable); held until the run returns.
     with ExitStack() as locked:
@@ -146,17 +163,22 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         if resume:
             manifest = _resumable_manifest(out_dir)
             method = _resumed_method(manifest, method)
+            _check_resumed_graph(out_dir, manifest, custom_nodes)
             if attempt_settings is None:
                 attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
             attempt_settings = method_attempt_settings(method, attempt_settings)
+            check_custom_graph(method, custom_nodes, custom_warm, warm_start=attempt_settings.warm_start)
             locked.enter_context(folder_lock(out_dir))
             if budget is None:
                 budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
         else:
             method = method or DEFAULT_METHOD
             attempt_settings = method_attempt_settings(method, attempt_settings)
+            check_custom_graph(method, custom_nodes, custom_warm, warm_start=attempt_settings.warm_start)
+            if agents is None and models is None and custom is None:
+                raise ProjectGenError("run_livecoder needs models, agents or a project graph")
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
-                                   task_id=task.id,
+                                   task_id=task.id, custom_graph=custom_nodes,
                                    method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
                                    sampling=sampling_by_role(models, ROLES) if models is not None else {},
@@ -171,10 +193,10 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             budget = budget if budget is not None else run_budget(manifest)
             locked.enter_context(new_run_folder(out_dir, force=force))
             write_manifest(out_dir, manifest)
-        if agents is None:
-            if models is None:
-                raise ProjectGenError("run_livecoder needs models or agents")
+        if agents is None and models is not None:
             agents = Agents.from_models(models)
+        elif agents is None and custom is None:
+            raise ProjectGenError("run_livecoder needs models, agents or a project graph")
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
                                cache=CallCache(out_dir / layout.CALLS, manifest.run_id),
                                prompts=PromptStore(out_dir / layout.PROMPTS))
@@ -187,7 +209,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             gateway=gateway, run_id=manifest.run_id, progress=progress, out_dir=out_dir)
         return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
                                        settings=settings, attempt_settings=attempt_settings, context=context,
-                                       resume=resume, evaluate_unit=evaluate_unit))
+                                       resume=resume, evaluate_unit=evaluate_unit, custom_graph=custom,
+                                       custom_warm_graph=custom_warm))
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
@@ -210,6 +233,19 @@ def _resumed_method(manifest: RunManifest, asked: str | None) -> str:
         raise ProjectGenError(f"the run was started with method {manifest.method}, not {asked}; a resume "
                               "continues its own method")
     return manifest.method
+
+
+def _check_resumed_graph(out_dir: Path, manifest: RunManifest, nodes: list[str] | None) -> None:
+    """A resume runs the graph the run was started with: its checkpoints hold that graph's nodes."""
+    if manifest.custom_graph is not None and nodes is None:
+        raise ProjectGenError(f"{out_dir}: the run used its own project graph (nodes {', '.join(manifest.custom_graph)}); "
+                              "resume it with run_livecoder(..., resume=True) given the same project_graph or stages")
+    if manifest.custom_graph is None and nodes is not None:
+        raise ProjectGenError(f"{out_dir}: the run used method {manifest.method}'s graph, not a custom one; resume it "
+                              "without project_graph or stages")
+    if nodes is not None and nodes != manifest.custom_graph:
+        raise ProjectGenError(f"{out_dir}: the run's project graph had the nodes {', '.join(manifest.custom_graph)}, "
+                              f"not {', '.join(nodes)}; resume it with the same graph")
 
 
 def _resumable_manifest(out_dir: Path) -> RunManifest:
@@ -244,7 +280,8 @@ def model_descriptions(run: LiveCoderRun) -> dict[str, str]:
     method = describe_method(run.manifest.method)
     if method.graph in ("direct", "self-reflection"):
         return {"direct": describe_model(direct_generator(run.models).model)}
-    described = {role: text for role, text in describe_agents(run.agents).items() if role in method.roles}
+    described = ({role: text for role, text in describe_agents(run.agents).items() if role in method.roles}
+                 if run.agents is not None else {})
     settings, extractor = run.attempt_settings, run.context.extractor
     if extractor is not None and settings.attempts > 1 and (settings.success_knowledge or settings.failure_knowledge):
         described["knowledge"] = describe_model(getattr(extractor, "model", extractor))
@@ -258,9 +295,12 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
     config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency}
     async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
         method = run.manifest.method
-        graph = build_attempts_graph(inner_graph(method, run.agents, run.settings, models=run.models),
-                                     settings=run.attempt_settings,
-                                     warm_graph=warm_graph(method, run.agents, run.settings), checkpointer=saver)
+        if run.custom_graph is not None:
+            inner, warm = run.custom_graph, run.custom_warm_graph
+        else:
+            inner = inner_graph(method, run.agents, run.settings, models=run.models)
+            warm = warm_graph(method, run.agents, run.settings)
+        graph = build_attempts_graph(inner, settings=run.attempt_settings, warm_graph=warm, checkpointer=saver)
         try:
             failure = await _stream_attempts(run, graph, config, trace)
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM through the CLI

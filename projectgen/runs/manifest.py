@@ -30,6 +30,9 @@ class RunManifest(BaseModel):
     task_id: str
     method: str = Field(default="livecoder", description="the method run (projectgen.runs.METHODS); older "
                         "run.json files without it ran LiveCoder")
+    custom_graph: list[str] | None = Field(default=None, description="the top-level nodes of the caller's own "
+                                           "project graph (run_livecoder's project_graph or stages), when the "
+                                           "attempts ran it instead of the method's; a resume needs the same graph")
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
     model_label: str | None = Field(default=None, description="what the models are when they are not models: "
                                     "'reference replay (oracle, not a model)' for the spec 'reference'")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +31,13 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import RunContext, build_project_graph, initial_state
+from projectgen.graphs.project import Stage
 from projectgen.llm import Budget, PromptStore, UsageRecorder
 from projectgen.runs import layout
 from projectgen.runs.execution import (
     GraphRun, open_gateway, prepare_out_dir, run_hidden_unit_tests, stream_graph, write_json, write_output_repository,
 )
+from projectgen.runs.method_graphs import custom_inner_graph
 from projectgen.runs.summary import RunSummary, called_models, describe_agents, summarize_run
 
 
@@ -57,14 +59,19 @@ async def arun_project(task: Task, *, models: Any = None, agents: Agents | None 
                        settings: Settings | None = None, graph: Any = None, runner: SandboxRunner | None = None,
                        out_dir: Path | None = None, force: bool = False, budget: Budget | None = None,
                        progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
-                       metadata: Mapping[str, Any] | None = None) -> RunOutcome:
+                       metadata: Mapping[str, Any] | None = None, stages: Sequence[Stage] | None = None
+                       ) -> RunOutcome:
     """Generate a repository for `task` and, unless told not to, run its hidden unit tests.
+
+    The graph is ProjectGen's from `models` or `agents`, or the caller's: `graph` (compiled, over
+    `ProjectState`) or `stages` (chained by `build_project_graph`).
 
     A model that keeps failing still raises its error, but with `out_dir` the state reached
     before it (accepted tree, filled files, usage) is written first, with `summary.json`
     saying `failed` and why, so the calls already paid for are not lost.
     """
     settings = Settings.with_profile(task.settings_profile, settings)
+    graph = custom_inner_graph(graph, stages)
     if graph is None:
         if agents is None and models is None:
             raise ProjectGenError("run_project needs models, agents or a graph")

@@ -1,43 +1,194 @@
-"""langgraph.json points at graph factories that load and run (models from the environment)."""
+"""langgraph.json's graphs for `langgraph dev` / LangGraph Studio: both load, describe their input and
+context as JSON schemas of plain values, and run from ``{"task": "kvstore"}`` with models from the
+environment; `langgraph dev` itself serves them (when langgraph-cli[inmem] is installed)."""
 from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
-from projectgen.graphs import RunContext, initial_state
+
+from test_support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+GRAPHS = {"projectgen": "project_graph", "livecoder": "attempts_graph"}
 
 
-def test_langgraph_json_names_loadable_factories(monkeypatch) -> None:
-    monkeypatch.setenv("PROJECTGEN_MODEL", f"scripted:{example_script_path('kvstore.demo')}")
+@pytest.fixture()
+def scripted_env(monkeypatch, tmp_path: Path) -> dict[str, str]:
+    """The environment `langgraph dev` would have: the demo's replay script as the model (what
+    `projectgen demo` replays), the attempts graph's folders under tmp_path."""
+    env = {"PROJECTGEN_MODEL": f"scripted:{example_script_path('kvstore.demo')}",
+           "PROJECTGEN_STUDIO_DIR": str(tmp_path / "studio")}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def load_graphs() -> dict[str, Any]:
+    """Every graph langgraph.json names, loaded as `langgraph dev` does (module path : factory, no arguments)."""
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["dependencies"] == ["."]
+    graphs = {}
     for name, target in config["graphs"].items():
         path, _, attribute = target.partition(":")
         module = importlib.import_module(path.removeprefix("./").removesuffix(".py").replace("/", "."))
-        graph = getattr(module, attribute)()
-        assert graph.get_graph().nodes, name
+        graphs[name] = getattr(module, attribute)()
+    return graphs
 
 
-def test_the_studio_graph_runs_with_a_json_context(monkeypatch) -> None:
+def test_langgraph_json_names_the_project_and_the_attempts_graph() -> None:
+    graphs = load_graphs()  # no model needed to load them: Studio lists graphs before any run
+    assert {name: getattr(graph, "name") for name, graph in graphs.items()} == {"projectgen": "projectgen",
+                                                                               "livecoder": "livecoder"}
+    assert set(graphs["projectgen"].get_graph().nodes) >= {"load_task", "projectgen"}
+    assert set(graphs["livecoder"].get_graph().nodes) >= {"load_task", "livecoder"}
+
+
+def test_input_output_and_context_schemas_are_json_schemas_of_plain_values() -> None:
+    for name, graph in load_graphs().items():
+        schemas = {"input": graph.get_input_jsonschema(), "output": graph.get_output_jsonschema(),
+                   "context": graph.get_context_jsonschema()}
+        json.dumps(schemas)  # what the server sends
+        assert schemas["input"]["required"] == ["task"] and schemas["input"]["properties"]["task"]["type"] == "string"
+        assert schemas["context"]["properties"]["model"]["type"] == "string"
+        assert "repository" in schemas["output"]["properties"]
+    assert load_graphs()["livecoder"].get_context_jsonschema()["properties"]["attempts"]["type"] == "integer"
+
+
+def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
     from projectgen.graphs.studio import project_graph
 
-    monkeypatch.setenv("PROJECTGEN_MODEL", f"scripted:{example_script_path('kvstore.demo')}")
-    context = RunContext(task="kvstore")  # what Studio sends: {"task": "kvstore"}
-    state = asyncio.run(project_graph().ainvoke(initial_state(context.task), context=context))
-    assert state["verdicts"][-1]["stage"] == "code" and state["verdicts"][-1]["accepted"]
+    graph = project_graph().copy(update={"checkpointer": InMemorySaver()})
+    config = {"configurable": {"thread_id": "t"}}
+    state = asyncio.run(graph.ainvoke({"task": "kvstore"}, config))
+    assert state["task_id"] == "kvstore" and "kvstore/store.py" in state["repository"]
+    assert [v["stage"] for v in state["verdicts"] if v["accepted"]] == ["architecture", "skeleton", "code"]
+    assert "task" not in state  # the output is ProjectState; the folder stays in the graph's own state
+    assert Path(asyncio.run(graph.aget_state(config)).values["task"]).name == "kvstore"
 
 
-def test_a_missing_model_is_a_clear_error(monkeypatch) -> None:
+def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values(scripted_env, monkeypatch,
+                                                                                 tmp_path) -> None:
+    from projectgen.graphs.studio import attempts_graph
+
+    graph = attempts_graph().copy(update={"checkpointer": InMemorySaver()})
+    model = scripted_env["PROJECTGEN_MODEL"]
+    monkeypatch.delenv("PROJECTGEN_MODEL")  # the context's model stands in for the environment's
+    state = asyncio.run(graph.ainvoke({"task": "kvstore"}, {"configurable": {"thread_id": "thread-1"}},
+                                      context={"model": model, "attempts": 1}))
+    assert state["final"] == {"source": "best", "attempt": 1, "score": 1.0}
+    assert [record["attempt"] for record in state["records"]] == [1]
+    folder = tmp_path / "studio" / "thread-1"
+    assert (folder / "attempts" / "1" / "attempt.json").is_file() and (folder / "best").is_dir()
+
+
+def test_a_missing_model_or_task_is_a_one_line_error(monkeypatch) -> None:
     from projectgen.graphs.studio import project_graph
 
     monkeypatch.delenv("PROJECTGEN_MODEL", raising=False)
-    with pytest.raises(ProjectGenError, match="PROJECTGEN_MODEL"):
-        project_graph()
+    with pytest.raises(ProjectGenError, match="set PROJECTGEN_MODEL .* or give the run's context a model"):
+        asyncio.run(project_graph().ainvoke({"task": "kvstore"}))
+    with pytest.raises(ProjectGenError, match="nope: no such task folder or bundled example"):
+        asyncio.run(project_graph().ainvoke({"task": "nope"}, context={"model": "scripted:x.json"}))
+
+
+# --------------------------------------------------------------------------- langgraph dev itself
+
+def langgraph_cli() -> Path:
+    """The `langgraph` command beside this interpreter, with the in-memory server; skips without them."""
+    command = Path(sys.executable).with_name("langgraph")
+    if not command.exists() or importlib.util.find_spec("langgraph_runtime_inmem") is None:
+        pytest.skip("langgraph-cli[inmem] is not installed (pip install -e '.[studio]')")
+    return command
+
+
+def call(base: str, method: str, path: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, tmp_path: Path) -> None:
+    command = langgraph_cli()
+    # The repository's langgraph.json as it is, in a folder of its own: `langgraph dev` resolves its
+    # paths and writes .langgraph_api/ in the working directory.
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(ROOT / "langgraph.json", served / "langgraph.json")
+    (served / "projectgen").symlink_to(ROOT / "projectgen")
+    port = free_port()
+    log = tmp_path / "langgraph-dev.log"
+    env = {**os.environ, **scripted_env, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
+    del env["PROJECTGEN_STUDIO_DIR"]  # the default folder, relative to the server's working directory
+    with open(log, "w") as sink:
+        server = subprocess.Popen([str(command), "dev", "--no-browser", "--no-reload", "--port", str(port)],
+                                  cwd=served, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if call(base, "GET", "/ok", timeout=2)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+
+        status, assistants = call(base, "POST", "/assistants/search", {})
+        assert status == 200 and {a["graph_id"] for a in assistants} == set(GRAPHS)
+        ids = {a["graph_id"]: a["assistant_id"] for a in assistants}
+        for graph_id, assistant in ids.items():
+            status, schemas = call(base, "GET", f"/assistants/{assistant}/schemas")
+            assert status == 200, schemas
+            assert schemas["input_schema"]["required"] == ["task"]
+            assert "model" in schemas["context_schema"]["properties"]
+
+        status, thread = call(base, "POST", "/threads", {})
+        runs = {"projectgen": {"input": {"task": "kvstore"}},
+                "livecoder": {"input": {"task": "kvstore"}, "context": {"attempts": 1}}}
+        results = {}
+        for graph_id, body in runs.items():
+            status, run = call(base, "POST", f"/threads/{thread['thread_id']}/runs",
+                               {"assistant_id": ids[graph_id], **body})
+            assert status == 200, run
+            status, results[graph_id] = call(base, "GET", f"/threads/{thread['thread_id']}/runs/{run['run_id']}/join",
+                                             timeout=300)
+            status, finished = call(base, "GET", f"/threads/{thread['thread_id']}/runs/{run['run_id']}")
+            assert finished["status"] == "success", log.read_text()[-5000:]
+        assert [v["stage"] for v in results["projectgen"]["verdicts"] if v["accepted"]] == [
+            "architecture", "skeleton", "code"]
+        assert results["livecoder"]["final"] == {"source": "best", "attempt": 1, "score": 1.0}
+        folder = served / ".langgraph_api" / "projectgen" / thread["thread_id"]
+        assert (folder / "attempts" / "1" / "attempt.json").is_file()
+        assert "BlockingError" not in log.read_text()  # nothing blocked langgraph dev's event loop
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
