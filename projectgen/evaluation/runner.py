@@ -223,7 +223,7 @@ class SandboxRunner:
             str(env.python), "-m", "pytest", suite_path,
             "-p", "projectgen_results", "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(workspace / CONTROL_DIR / "pytest.ini"),
-            f"--confcutdir={workspace / suite_path}", "--continue-on-collection-errors",
+            f"--confcutdir={_conftest_cut(workspace, suite_path)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
         ]
         for module in plugins:
@@ -342,6 +342,13 @@ class _Ended:
                          f"({_mib(limits.memory_bytes)})")
         text = output.text() + "".join(f"\n[projectgen] {note}" for note in notes)
         return cls(stop, returncode if stop == FINISHED else None, text, reason)
+
+
+def _conftest_cut(workspace: Path, suite_path: str) -> Path:
+    """Where conftest lookup stops: the suite's folder (pytest refuses a file, e.g. a suite that is one
+    Exercism test file)."""
+    cut = workspace / suite_path
+    return cut.parent if cut.is_file() else cut
 
 
 def _mib(size: int | None) -> str:
