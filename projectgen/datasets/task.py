@@ -90,7 +90,7 @@ class Task(BaseModel):
 
     id: str
     root: Path
-    format: Literal["codeprojecteval", "devbench", "taskdir"]
+    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism"]
     docs: Documents
     suites: dict[SuiteKind, TestSuite] = Field(default_factory=dict)
     env: EnvSpec = Field(default_factory=EnvSpec)
