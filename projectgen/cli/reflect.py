@@ -48,12 +48,14 @@ def add_commands(subparsers) -> None:
 
 
 def dataset_path(text: str) -> Path:
-    """The --dataset folder: a path, or the bundled exercises' folder for 'examples' (unless such a path exists)."""
+    """The --dataset folder: a path, or the bundled exercises' folder for 'examples' (unless a folder of that
+    name holding exercises is here)."""
     from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.datasets.exercism import find_exercise_folders
     from projectgen.errors import ProjectGenError
 
     path = Path(text)
-    if not path.exists() and text == BUNDLED:
+    if text == BUNDLED and not (path.is_dir() and find_exercise_folders(path)):
         return example_exercises_dir()
     if not path.is_dir():
         raise ProjectGenError(f"{text}: dataset folder not found (give a folder of exercises, or '{BUNDLED}')")
