@@ -88,6 +88,13 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
     dataset = dataset_path(args.dataset)
     formats = parse_formats(args.edit_format)
+    if args.base_url is not None:
+        from projectgen.errors import ProjectGenError
+        from projectgen.llm import check_base_url
+
+        if not args.base_url.strip():
+            raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
+        check_base_url(args.base_url)
     if args.tries > 10:
         from projectgen.errors import ProjectGenError
 
