@@ -223,9 +223,10 @@ def pass_at_k_chart(results: ReflectResults) -> str:
     from projectgen.experiments.html import SERIES_COLORS
     from projectgen.inspection.charts import line_chart
 
-    series = [(f"{r.model} / {r.edit_format}", SERIES_COLORS[i % len(SERIES_COLORS)], "line",
-               [v / 100 for v in r.figures[ALL].pass_at_k]) for i, r in enumerate(results.reports)
-              if r.figures[ALL].tasks]
+    # Solid for whole files, dashed for patches: equal curves stay visible on top of each other.
+    series = [(f"{r.model} / {r.edit_format}", SERIES_COLORS[i % len(SERIES_COLORS)],
+               "dash" if r.edit_format == "patch" else "line", [v / 100 for v in r.figures[ALL].pass_at_k])
+              for i, r in enumerate(results.reports) if r.figures[ALL].tasks]
     if not series:
         return ""
     return line_chart("pass@k: tasks passed by try k", [f"k={k}" for k in range(1, results.tries + 1)], series,
