@@ -27,7 +27,6 @@ from projectgen.agents.base import ModelGateway
 from projectgen.agents.reflection import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
-from projectgen.evaluation.reflection_metrics import TaskOutcome
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
@@ -57,11 +56,6 @@ class ReflectionResult(BaseModel):
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-
-    def outcome(self) -> TaskOutcome:
-        return TaskOutcome(task_id=self.task_id, language=self.language, passed_at=self.passed_at,
-                           tries=len(self.tries), well_formed=self.well_formed, input_tokens=self.input_tokens,
-                           output_tokens=self.output_tokens)
 
 
 def read_result(run_dir: Path) -> ReflectionResult | None:
