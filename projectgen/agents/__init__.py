@@ -17,12 +17,13 @@ from projectgen.agents.base import CheckStatus, ModelGateway, Verdict, combine_v
 from projectgen.agents.code_judge import CodeJudge
 from projectgen.agents.coder import Coder
 from projectgen.agents.direct import DirectGenerator
+from projectgen.agents.reflection import ReflectionCoder
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
 from projectgen.agents.knowledge import KnowledgeExtractor, render_guidance
 from projectgen.agents.protocols import (
-    ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, RepositoryGenerator,
-    SkeletonGenerator, SkeletonReviewer,
+    ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, ReflectionGenerator,
+    RepositoryGenerator, SkeletonGenerator, SkeletonReviewer,
 )
 
 
@@ -59,10 +60,10 @@ class Agents:
 
 __all__ = [
     "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
-    "DirectGenerator",
+    "DirectGenerator", "ReflectionCoder",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
     "KnowledgeExtractor", "render_guidance",
     "ArchitectureGenerator", "ArchitectureReviewer", "CodeGenerator", "CodeReviewer", "LessonExtractor",
-    "RepositoryGenerator", "SkeletonGenerator", "SkeletonReviewer",
+    "ReflectionGenerator", "RepositoryGenerator", "SkeletonGenerator", "SkeletonReviewer",
 ]

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 from projectgen.agents.base import ModelGateway, Verdict
 from projectgen.agents.observations import ExecutionFeedback, RepositoryObservation
 from projectgen.config import EditFormat
+from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Documents, Task
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.memory.knowledge_entries import ExtractedKnowledge
@@ -103,3 +104,15 @@ class RepositoryGenerator(Protocol):
 
     async def reflect(self, gateway: ModelGateway, documents: Documents, repository: Mapping[str, str], /, *,
                       error_log: str, passed: int, total: int, iteration: int, guidance: str) -> EditOutcome: ...
+
+
+@runtime_checkable
+class ReflectionGenerator(Protocol):
+    """LiveRepoReflection's coder (default `ReflectionCoder`): an exercise's solution files in an edit format
+    ("whole" or "patch"), written at try 1 and repaired from the cleaned test output at try 2, 3, ..."""
+
+    async def write(self, gateway: ModelGateway, exercise: Exercise, repository: Mapping[str, str],
+                    edit_format: str, /) -> EditOutcome: ...
+
+    async def repair(self, gateway: ModelGateway, exercise: Exercise, repository: Mapping[str, str],
+                     edit_format: str, /, *, test_log: str, edit_feedback: str, attempt: int) -> EditOutcome: ...

@@ -148,7 +148,7 @@ class Task(BaseModel):
 
     id: str
     root: Path
-    format: Literal["codeprojecteval", "devbench", "taskdir"]
+    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism"]
     docs: Documents
     suites: dict[SuiteName, TestSuite] = Field(default_factory=dict, description="by name (= each suite's name)")
     env: EnvSpec = Field(default_factory=EnvSpec)

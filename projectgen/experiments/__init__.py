@@ -13,6 +13,8 @@
     writing      write_results: results.json, results.md, results.html
     experiment   run_experiment
     reference_bench   bench_reference: every task's reference through the sandbox runner
+    reflection   run_reflect: LiveRepoReflection's protocol, every exercise x model x edit format
+    reflection_results   its figures per (model, edit format): results.json, results.md, results.html
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
 `projectgen --help` must stay fast.
@@ -50,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "projectgen.experiments.experiment",
     "BenchRow": "projectgen.experiments.reference_bench",
     "bench_reference": "projectgen.experiments.reference_bench",
+    "ReflectHooks": "projectgen.experiments.reflection",
+    "run_reflect": "projectgen.experiments.reflection",
+    "ReflectResults": "projectgen.experiments.reflection_results",
+    "ReflectRow": "projectgen.experiments.reflection_results",
 }
 
 __all__ = sorted(_EXPORTS)

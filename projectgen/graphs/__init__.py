@@ -1,6 +1,7 @@
 """LangGraph graphs: typed state (`state`), runtime contexts (`context`), one subgraph per stage,
-the project graph that chains them, LiveCoder's attempts graph around it, and the baselines
-(`baselines`: Direct and Self-Reflection) that it can wrap instead.
+the project graph that chains them, LiveCoder's attempts graph around it, the baselines
+(`baselines`: Direct and Self-Reflection) that it can wrap instead, and LiveRepoReflection's
+generate -> test -> repair protocol on one exercise (`reflection`).
 
 Every node is a module-level function (``projectgen.graphs.code.fill_file``, ...) that reads
 the state and the runtime context; a builder binds the stage's agents and settings to its
@@ -18,13 +19,16 @@ from projectgen.graphs.architecture import architecture_stage
 from projectgen.graphs.attempts import build_attempts_graph
 from projectgen.graphs.baselines import build_direct_graph, build_self_reflection_graph
 from projectgen.graphs.code import code_stage
-from projectgen.graphs.context import AttemptsContext, RunContext
+from projectgen.graphs.context import AttemptsContext, ReflectionContext, RunContext
 from projectgen.graphs.project import build_project_graph, default_stages
+from projectgen.graphs.reflection import TestHarnessError, build_reflection_graph, initial_reflection_state
 from projectgen.graphs.skeleton import skeleton_stage
-from projectgen.graphs.state import AttemptsState, ProjectState, append_unique, initial_state, merge_dict
+from projectgen.graphs.state import (AttemptsState, ProjectState, ReflectionState, append_unique, initial_state,
+                                     merge_dict)
 
 __all__ = [
-    "AttemptsContext", "AttemptsState", "ProjectState", "RunContext", "append_unique", "architecture_stage",
-    "build_attempts_graph", "build_direct_graph", "build_project_graph", "build_self_reflection_graph", "code_stage",
-    "default_stages", "initial_state", "merge_dict", "skeleton_stage",
+    "AttemptsContext", "AttemptsState", "ProjectState", "ReflectionContext", "ReflectionState", "RunContext",
+    "TestHarnessError", "append_unique", "architecture_stage", "build_attempts_graph", "build_direct_graph",
+    "build_project_graph", "build_reflection_graph", "build_self_reflection_graph", "code_stage", "default_stages",
+    "initial_reflection_state", "initial_state", "merge_dict", "skeleton_stage",
 ]

@@ -4,7 +4,8 @@ State holds only JSON-ready values so that a checkpoint resumes in a new process
 not data (the task folder's `Task`, the sandbox runner, the gateway with its usage recorder
 and budget, the stores, progress output) travels here, given again on every (re)start.
 `RunContext` serves the project graph and its stages, `AttemptsContext` LiveCoder's
-attempts graph, which derives each attempt's `RunContext` from it.
+attempts graph, which derives each attempt's `RunContext` from it, and `ReflectionContext`
+LiveRepoReflection's protocol on one exercise.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.protocols import LessonExtractor
+from projectgen.datasets.exercism import Exercise, exercise_task
 from projectgen.datasets.task import Task
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import META_ATTEMPT
@@ -69,3 +71,29 @@ class AttemptsContext:
         """The inner graph's context: same task and sandbox, calls tagged with the attempt."""
         gateway = replace(self.gateway, metadata={**self.gateway.metadata, META_ATTEMPT: attempt})
         return RunContext(task=self.task, runner=self.runner, gateway=gateway, progress=self.progress)
+
+
+@dataclass
+class ReflectionContext:
+    """LiveRepoReflection's protocol on one exercise: the exercise (and the `Task` the sandbox runs), the
+    edit format ("whole" or "patch"), the sandbox, how the model is reached, progress."""
+
+    exercise: Exercise
+    edit_format: str = "whole"
+    runner: SandboxRunner | None = None
+    gateway: ModelGateway = field(default_factory=ModelGateway)
+    progress: Callable[[str], None] | None = None
+    task: Task = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.edit_format not in ("whole", "patch"):
+            from projectgen.errors import ProjectGenError
+
+            raise ProjectGenError(f"unknown edit format {self.edit_format!r} (formats: whole, patch)")
+        self.task = exercise_task(self.exercise)
+        if self.runner is None:
+            self.runner = SandboxRunner()
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)

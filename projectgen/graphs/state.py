@@ -92,6 +92,21 @@ class AttemptsState(TypedDict, total=False):
     stopped: str | None
 
 
+class ReflectionState(TypedDict, total=False):
+    """LiveRepoReflection's protocol on one exercise (`projectgen.graphs.reflection`).
+
+    `repository` holds the solution files by the paths the exercise names them; `tries` one record
+    per try (its reply's well-formedness, then its test result); `test_log` and `edit_feedback` are
+    what the next repair is told; `passed_at` is the first try whose tests all passed."""
+
+    task_id: str
+    repository: dict[str, str]
+    tries: Annotated[list[dict[str, Any]], append_unique]
+    test_log: str
+    edit_feedback: str
+    passed_at: int | None
+
+
 # --------------------------------------------------------------------------- state helpers
 
 def documents_of(state: ProjectState) -> Documents:

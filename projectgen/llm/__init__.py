@@ -66,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "STAGE_ROLES": "projectgen.llm.roles",
     "KNOWLEDGE_ROLE": "projectgen.llm.roles",
     "DIRECT_ROLE": "projectgen.llm.roles",
+    "REFLECTION_ROLE": "projectgen.llm.roles",
     "Script": "projectgen.llm.scripted",
     "ScriptEntry": "projectgen.llm.scripted",
     "ScriptedChatModel": "projectgen.llm.scripted",

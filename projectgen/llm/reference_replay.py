@@ -12,7 +12,9 @@ code, so no report can mistake it for a model's work. `reference_model(task)` is
 oracle behind ``--model reference``: every agent answered from the reference, the knowledge
 agent included, labelled "reference replay (oracle, not a model)" everywhere. It checks that
 the harness gives a perfect generator full marks on a dataset (as SWE-bench validates its
-gold patches).
+gold patches). `exercise_reference_model(exercise)` is the same oracle for LiveRepoReflection's
+protocol (``projectgen reflect --model reference``): try 1 is answered with the exercise's
+``.meta`` example solution, in either edit format.
 """
 from __future__ import annotations
 
@@ -22,10 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from projectgen.config import EditFormat
+from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE
+from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
@@ -148,3 +151,38 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
             "files": [{"path": breakage.path, "suggestion": f"implement {breakage.function} as the documents "
                                                              f"describe"}]}})
     return load_script({"label": label or f"reference replay of {task.id} (not a model)", "responses": responses})
+
+
+def _ending_like(text: str, stub: str | None) -> str:
+    """`text` ending in a newline unless the stub it replaces does not (a patch cannot change only that)."""
+    if stub is not None and stub and not stub.endswith("\n"):
+        return text.rstrip("\n")
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def exercise_reference_script(exercise: Exercise, *, label: str | None = None) -> Script:
+    """Replies answering every try of LiveRepoReflection's protocol on `exercise` with its example solution:
+    whole files (stage ``reflection_whole``) and ORIGINAL/UPDATED blocks from the stubs (``reflection_patch``)."""
+    reference = exercise.reference()
+    if not reference:
+        raise ProjectGenError(f"exercise {exercise.id} has no example solution in .meta/ to replay")
+    stubs = {path: text for path, text in exercise.stubs().items() if path in reference}
+    target = {path: _ending_like(text, stubs.get(path)) for path, text in reference.items()}
+    try:
+        patch = make_search_replace_reply(stubs, target, markers="original_updated")
+    except ValueError as exc:
+        raise ProjectGenError(f"exercise {exercise.id}: its example solution cannot be written as patch blocks "
+                              f"({exc})") from None
+    replies = {"whole": make_whole_file_reply(sorted(target), target), "patch": patch}
+    responses = [{"role": REFLECTION_ROLE, "stage": f"reflection_{fmt}", "target": exercise.id, "content": text}
+                 for fmt, text in replies.items()]
+    return load_script({"label": label or f"reference replay of {exercise.id} (not a model)",
+                        "responses": responses})
+
+
+def exercise_reference_model(exercise: Exercise) -> Any:
+    """The oracle behind ``projectgen reflect --model reference``: a `ScriptedChatModel` answering the
+    protocol on `exercise` from its ``.meta`` example solution, labelled `REFERENCE_LABEL`."""
+    script = exercise_reference_script(exercise, label=REFERENCE_LABEL)
+    return scripted_chat_model_class().from_responses(script.model_dump(mode="json", exclude_none=True),
+                                                      label=REFERENCE_LABEL)

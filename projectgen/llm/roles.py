@@ -16,6 +16,9 @@ STAGE_ROLES: tuple[str, ...] = ("architect", "architecture_judge", "skeleton", "
 KNOWLEDGE_ROLE = "knowledge"
 DIRECT_ROLE = "direct"
 ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE)
+# LiveRepoReflection's one agent (`projectgen.agents.reflection`): not a role of the project graph's runs,
+# so not in ROLES (those runs give each of ROLES a model); its calls carry it like any other role.
+REFLECTION_ROLE = "reflection"
 META_ROLE = "projectgen_role"
 META_STAGE = "projectgen_stage"
 META_TARGET = "projectgen_target"

@@ -17,11 +17,14 @@ order*, so a parallel fan-out replays identically. Script file (JSON)::
 
 ``content`` is the reply text; a JSON object or array is sent as its JSON text.
 An entry may also name an ``attempt`` (matched against ``projectgen_attempt``
-metadata, for LiveCoder's outer loop). Matching, for a call (role R, target T,
-iteration I, attempt A): candidates have role R, target T or none, iteration
-none or <= I, attempt none or <= A; the most specific wins, compared as (has a
-target, attempt, iteration), absent counting lowest. So role+target+iteration
-beats role+target with the latest earlier iteration, which beats role only.
+metadata, for LiveCoder's outer loop) and a ``stage`` (matched against
+``projectgen_stage``: one script can answer a LiveRepoReflection task in both edit
+formats, whose stages differ). Matching, for a call (role R, stage S, target T,
+iteration I, attempt A): candidates have role R, stage S or none, target T or none,
+iteration none or <= I, attempt none or <= A; the most specific wins, compared as
+(has a target, has a stage, attempt, iteration), absent counting lowest. So
+role+target+iteration beats role+target with the latest earlier iteration, which
+beats role only.
 Duplicate keys are rejected when the script loads. No match raises
 `ScriptExhaustedError` naming role/target/iteration, unless a fallback is set.
 
@@ -47,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.llm.errors import ScriptExhaustedError
 from projectgen.llm.messages import estimate_tokens, input_text
-from projectgen.llm.roles import META_ATTEMPT, META_ITERATION, META_ROLE, META_TARGET
+from projectgen.llm.roles import META_ATTEMPT, META_ITERATION, META_ROLE, META_STAGE, META_TARGET
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -62,6 +65,7 @@ class ScriptEntry(BaseModel):
     target: str | None = None
     iteration: int | None = None
     attempt: int | None = None
+    stage: str | None = None
     content: str | dict[str, Any] | list[Any]
 
     @property
@@ -69,8 +73,8 @@ class ScriptEntry(BaseModel):
         return self.content if isinstance(self.content, str) else json.dumps(self.content, indent=2)
 
     @property
-    def key(self) -> tuple[str, str | None, int | None, int | None]:
-        return (self.role, self.target, self.iteration, self.attempt)
+    def key(self) -> tuple[str, str | None, int | None, int | None, str | None]:
+        return (self.role, self.target, self.iteration, self.attempt, self.stage)
 
 
 class Script(BaseModel):
@@ -88,23 +92,25 @@ class Script(BaseModel):
         seen: set[tuple[Any, ...]] = set()
         for entry in self.responses:
             if entry.key in seen:
-                role, target, iteration, attempt = entry.key
+                role, target, iteration, attempt, stage = entry.key
                 raise ValueError(f"two responses for role={role!r} target={target!r} "
-                                 f"iteration={iteration} attempt={attempt}")
+                                 f"iteration={iteration} attempt={attempt}"
+                                 + (f" stage={stage!r}" if stage is not None else ""))
             seen.add(entry.key)
         return self
 
-    def match(self, role: str, target: str | None, iteration: int, attempt: int) -> ScriptEntry | None:
+    def match(self, role: str, target: str | None, iteration: int, attempt: int,
+              stage: str | None = None) -> ScriptEntry | None:
         """The most specific entry for a call (see the module docstring), or None."""
         best: ScriptEntry | None = None
-        best_rank: tuple[int, int, int] = (-1, -1, -1)
+        best_rank: tuple[int, int, int, int] = (-1, -1, -1, -1)
         for entry in self.responses:
-            if entry.role != role or entry.target not in (None, target):
+            if entry.role != role or entry.target not in (None, target) or entry.stage not in (None, stage):
                 continue
             if (entry.iteration is not None and entry.iteration > iteration) or (
                     entry.attempt is not None and entry.attempt > attempt):
                 continue
-            rank = (entry.target is not None, -1 if entry.attempt is None else entry.attempt,
+            rank = (entry.target is not None, entry.stage is not None, -1 if entry.attempt is None else entry.attempt,
                     -1 if entry.iteration is None else entry.iteration)
             if best is None or rank > best_rank:
                 best, best_rank = entry, rank
@@ -144,7 +150,9 @@ def answer_call(script: Script, metadata: Mapping[str, Any], *, fallback: str | 
     target = None if target is None else str(target)
     iteration = int(metadata.get(META_ITERATION) or 0)
     attempt = int(metadata.get(META_ATTEMPT) or 0)
-    entry = script.match(str(role), target, iteration, attempt) if role is not None else None
+    stage = metadata.get(META_STAGE)
+    stage = None if stage is None else str(stage)
+    entry = script.match(str(role), target, iteration, attempt, stage) if role is not None else None
     if entry is not None:
         text = entry.text
     elif fallback is not None:
@@ -158,6 +166,7 @@ def answer_call(script: Script, metadata: Mapping[str, Any], *, fallback: str | 
         raise ScriptExhaustedError(
             f"scripted model ({label}) has no response for role={role!r} target={target!r} "
             f"iteration={iteration}" + (f" attempt={attempt}" if attempt else "")
+            + (f" stage={stage!r}" if stage is not None else "")
             + "; add an entry to the script or set a fallback",
             role=str(role), target=target, iteration=iteration)
     call = {"role": role, "target": target, "iteration": iteration, "attempt": attempt,

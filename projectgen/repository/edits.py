@@ -14,9 +14,10 @@ Blocks without a path (shell snippets, examples) are ignored. Content always end
 newline.
 
 SEARCH/REPLACE: ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` blocks (5-9 marker
-characters, as aider accepts) for the file named by the last path line (or fence info, or
-``# path:`` line) before them; several blocks per file apply in order. Matching is by
-whole lines:
+characters, as aider accepts), or the same blocks with LiveRepoReflection's markers
+``<<<<<<< ORIGINAL`` / ``=======`` / ``>>>>>>> UPDATED`` (its Figure 4 "patch" format), for the
+file named by the last path line (or fence info, or ``# path:`` line) before them; several
+blocks per file apply in order. Matching is by whole lines:
 
 1. exact: the SEARCH lines equal consecutive lines of the file;
 2. whitespace-tolerant, only when there is no exact match: trailing whitespace is
@@ -28,6 +29,11 @@ A match must be unique at the stage that finds it; two or more is "ambiguous". A
 SEARCH creates a file that does not exist or fills one that is empty; on a file with
 content it is an error (quote the lines to replace instead). Edits are applied one by
 one, so a failed edit does not stop the others; the input repository is never modified.
+
+Exactness. `EditOutcome.well_formed` says every edit applied, the whitespace-tolerant
+stage included (what ProjectGen's code loop needs: the file changed as meant);
+`EditOutcome.reindented` lists the blocks that needed it, and `EditOutcome.exact` is
+LiveRepoReflection's Well Format: well formed with no tolerant match.
 """
 from __future__ import annotations
 
@@ -89,7 +95,14 @@ class EditOutcome(BaseModel):
     repo: dict[str, str]
     applied: list[Edit] = Field(default_factory=list)
     failed: list[FailedEdit] = Field(default_factory=list)
-    well_formed: bool = Field(description="LiveRepoReflection's Well Format: >=1 edit, all applied")
+    well_formed: bool = Field(description=">=1 edit, and every edit applied (whitespace-tolerant matches included)")
+    reindented: list[SearchReplaceBlock] = Field(
+        default_factory=list, description="applied blocks whose SEARCH text matched only with whitespace tolerance")
+
+    @property
+    def exact(self) -> bool:
+        """LiveRepoReflection's Well Format: well formed, and every block matched its file exactly."""
+        return self.well_formed and not self.reindented
 
     @property
     def changed_paths(self) -> list[str]:
@@ -115,12 +128,18 @@ _FORMAT_HINT: dict[str, str] = {
     "<<<<<<< SEARCH, the exact current lines, =======, the new lines, >>>>>>> REPLACE.",
 }
 
+MARKERS: dict[str, tuple[str, str]] = {
+    "search_replace": ("SEARCH", "REPLACE"),  # aider's words
+    "original_updated": ("ORIGINAL", "UPDATED"),  # LiveRepoReflection's Figure 4
+}
+"""Marker words of a block's first and last line, by style; the parser accepts both."""
+
 # --------------------------------------------------------------------------- reply scanning
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*?)\s*$")
-_SEARCH = re.compile(r"^<{5,9} ?SEARCH\s*$")
+_SEARCH = re.compile(r"^<{5,9} ?(?:SEARCH|ORIGINAL)\s*$")
 _DIVIDER = re.compile(r"^={5,9}\s*$")
-_REPLACE = re.compile(r"^>{5,9} ?REPLACE\s*$")
+_REPLACE = re.compile(r"^>{5,9} ?(?:REPLACE|UPDATED)\s*$")
 _MARKER_LINE = re.compile(r"^\s*(?:#|//)\s*(?:path|file|filename)\s*:\s*(?P<path>\S+)\s*$", re.I)
 _INFO_KEY = re.compile(r"""^(?:path|file|filename|title)=["']?(?P<path>[^"']+)["']?$""", re.I)
 _LABEL = re.compile(r"^(?:#+\s*|[-*]\s+)?(?:(?:file(?:name)?|path)\s*:\s*)?", re.I)
@@ -241,17 +260,17 @@ def _read_block(
     i = start + 1
     while i < len(lines) and not _REPLACE.match(lines[i]):
         if _SEARCH.match(lines[i]):
-            problems.append(_broken(path, f"{where} has no >>>>>>> REPLACE before the next <<<<<<< SEARCH"))
+            problems.append(_broken(path, f"{where} has no >>>>>>> REPLACE (or UPDATED) line before the next block"))
             return i
         body.append(lines[i])
         i += 1
     if i >= len(lines):
-        problems.append(_broken(path, f"{where} is not closed with >>>>>>> REPLACE (reply cut off?)"))
+        problems.append(_broken(path, f"{where} is not closed with >>>>>>> REPLACE (or UPDATED; reply cut off?)"))
         return i
     dividers = [k for k, line in enumerate(body) if _DIVIDER.match(line)]
     exact = [k for k in dividers if body[k].rstrip() == "======="]
     if not dividers:
-        problems.append(_broken(path, f"{where} has no ======= line between SEARCH and REPLACE"))
+        problems.append(_broken(path, f"{where} has no ======= line between its two halves"))
         return i + 1
     split = exact[0] if len(exact) == 1 else dividers[0]
     search, replace = _join(body[:split]), _join(body[split + 1 :])
@@ -371,30 +390,31 @@ def _splice(content: str, start: int, count: int, new_lines: list[str]) -> str:
 
 def _replace_in(
     content: str, block: SearchReplaceBlock, repo: Mapping[str, str], path: str
-) -> tuple[str | None, str]:
-    """Apply one block to `content`: (new content, "") or (None, reason)."""
+) -> tuple[str | None, str, bool]:
+    """Apply one block to `content`: (new content, "", whether it needed whitespace tolerance) or
+    (None, reason, False)."""
     keys = _text_lines(content)
     search, replace = _text_lines(block.search), _text_lines(block.replace)
     exact = _find_exact(keys, search)
     if len(exact) == 1:
-        return _splice(content, exact[0], len(search), replace), ""
+        return _splice(content, exact[0], len(search), replace), "", False
     if not exact:
         tolerant = _find_tolerant(keys, search)
         if len(tolerant) == 1:
             start, delta = tolerant[0]
-            return _splice(content, start, len(search), _reindent(replace, delta)), ""
+            return _splice(content, start, len(search), _reindent(replace, delta)), "", True
         if not tolerant:
             elsewhere = sorted(
                 p for p, text in repo.items() if p != path and _find_exact(_text_lines(text), search)
             )
             also = f" It does match {', '.join(elsewhere[:3])}: wrong file?" if elsewhere else ""
-            return None, f"SEARCH text not found in {path}.{also}{_closest_hint(keys, search)}"
+            return None, f"SEARCH text not found in {path}.{also}{_closest_hint(keys, search)}", False
         exact = [start for start, _ in tolerant]
     places = ", ".join(str(i + 1) for i in exact[:10])
     return None, (
         f"SEARCH text is ambiguous: it matches {len(exact)} places in {path} (starting at lines "
         f"{places}); include more surrounding lines so that it matches exactly one place."
-    )
+    ), False
 
 
 # --------------------------------------------------------------------------- applying
@@ -414,21 +434,22 @@ def _check_path(path: str, allowed: set[str] | None) -> tuple[str, str]:
     return rel, ""
 
 
-def _apply_block(repo: dict[str, str], block: SearchReplaceBlock, rel: str) -> str:
-    """Apply a SEARCH/REPLACE block in place; return "" or the reason it failed."""
+def _apply_block(repo: dict[str, str], block: SearchReplaceBlock, rel: str) -> tuple[str, bool]:
+    """Apply a SEARCH/REPLACE block in place; return ("" or the reason it failed, whether the match
+    needed whitespace tolerance)."""
     current = repo.get(rel)
     if not block.search.strip():
         if current is None or not current.strip():
             repo[rel] = block.replace
-            return ""
-        return f"the SEARCH section is empty but {rel} already has content; quote the lines to replace"
+            return "", False
+        return f"the SEARCH section is empty but {rel} already has content; quote the lines to replace", False
     if current is None:
-        return f"unknown file {rel}: it does not exist (to create it, use an empty SEARCH section)"
-    updated, reason = _replace_in(current, block, repo, rel)
+        return f"unknown file {rel}: it does not exist (to create it, use an empty SEARCH section)", False
+    updated, reason, tolerant = _replace_in(current, block, repo, rel)
     if updated is None:
-        return reason
+        return reason, False
     repo[rel] = updated
-    return ""
+    return "", tolerant
 
 
 def apply_edits(
@@ -452,23 +473,28 @@ def apply_edits(
     else:
         raise ValueError(f"unknown edit format {fmt!r}; expected 'whole' or 'search_replace'")
     applied: list[FileEdit | SearchReplaceBlock] = []
+    reindented: list[SearchReplaceBlock] = []
     for edit in edits:
         rel, reason = _check_path(edit.path, allowed)
+        tolerant = False
         if not reason:
             if isinstance(edit, FileEdit):
                 new_repo[rel] = edit.content
             else:
-                reason = _apply_block(new_repo, edit, rel)
+                reason, tolerant = _apply_block(new_repo, edit, rel)
         if reason:
             failed.append(FailedEdit(edit=edit, reason=reason))
         else:
             applied.append(edit.model_copy(update={"path": rel}))
+            if tolerant:
+                reindented.append(applied[-1])  # type: ignore[arg-type]  # only blocks match tolerantly
     return EditOutcome(
         format=fmt,
         repo=new_repo,
         applied=applied,
         failed=failed,
         well_formed=bool(edits) and not failed,
+        reindented=reindented,
     )
 
 
@@ -538,12 +564,13 @@ def _hunk_blocks(before: str, after: str, context: int) -> list[tuple[list[str],
 
 
 def make_search_replace_reply(
-    old_repo: Mapping[str, str], new_repo: Mapping[str, str], *, context: int = 1
+    old_repo: Mapping[str, str], new_repo: Mapping[str, str], *, context: int = 1, markers: str = "search_replace"
 ) -> str:
     """A minimal SEARCH/REPLACE reply turning `old_repo` into `new_repo`.
 
     One block per changed hunk with `context` lines either side, grown until the SEARCH
     text is unique in the file at the moment it applies; new files get an empty SEARCH.
+    `markers` picks the block words (`MARKERS`: SEARCH/REPLACE, or ORIGINAL/UPDATED).
     The result is checked by applying it: changes the format cannot express (deleting a
     file, adding or removing only a final newline, lines that look like block markers)
     raise ValueError.
@@ -559,14 +586,15 @@ def make_search_replace_reply(
             blocks = [([], _text_lines(after))]
         else:
             blocks = _hunk_blocks(before, after, context)
+        first, last = MARKERS[markers]
         text = "".join(
-            f"<<<<<<< SEARCH\n{_join(search)}=======\n{_join(replace)}>>>>>>> REPLACE\n"
+            f"<<<<<<< {first}\n{_join(search)}=======\n{_join(replace)}>>>>>>> {last}\n"
             for search, replace in blocks
         )
         sections.append(f"{_named_fence(path, '```', _language(path))}{text}```\n")
     reply = "\n".join(sections)
     outcome = apply_edits(old_repo, reply, "search_replace")
-    if outcome.repo != dict(new_repo):
+    if outcome.repo != dict(new_repo) or outcome.reindented:
         wrong = sorted(p for p in new_repo if outcome.repo.get(p) != new_repo[p])
         raise ValueError(f"cannot express the change to {', '.join(wrong)} as SEARCH/REPLACE blocks")
     return reply

@@ -4,7 +4,8 @@
 `pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
 runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
-`trace` the events.jsonl trace; `locking` one process per folder.
+`trace` the events.jsonl trace; `locking` one process per folder; `reflection` one exercise under
+LiveRepoReflection's protocol in its own resumable folder.
 
 Names are re-exported lazily: `projectgen.graphs.attempts` imports `projectgen.runs.summary`, and
 an eager import of `livecoder` (which imports the graphs) here would close an import cycle.
@@ -38,6 +39,9 @@ _EXPORTS: dict[str, str] = {
     "TraceWriter": "projectgen.runs.trace",
     "read_trace": "projectgen.runs.trace",
     "folder_lock": "projectgen.runs.locking",
+    "run_reflection": "projectgen.runs.reflection",
+    "arun_reflection": "projectgen.runs.reflection",
+    "ReflectionResult": "projectgen.runs.reflection",
 }
 
 __all__ = sorted(_EXPORTS)

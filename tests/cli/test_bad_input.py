@@ -560,6 +560,37 @@ def test_experiment_refuses_bad_input(extra: list[str], fragments: tuple[str, ..
     refused(capsys, ws, argv + extra, *fragments)
 
 
+@pytest.mark.parametrize("extra, fragments", [
+    pytest.param(["--dataset", "{ws}/nope"], ("dataset folder not found",), id="dataset-missing"),
+    pytest.param(["--dataset", "{empty}"], ("no exercises found",), id="dataset-without-exercises"),
+    pytest.param(["--edit-format", "diff"], ("unknown edit format diff",), id="edit-format"),
+    pytest.param(["--edit-format", ","], ("unknown edit format",), id="edit-format-empty"),
+    pytest.param(["--tries", "0"], ("argument --tries: must be at least 1: '0'",), id="tries-0"),
+    pytest.param(["--tries", "11"], ("--tries must be from 1 to 10",), id="tries-11"),
+    pytest.param(["--workers", "0"], ("argument --workers: must be at least 1: '0'",), id="workers-0"),
+    pytest.param(["--model", "foo:bar"], ("unknown model provider 'foo'",), id="unknown-model"),
+    pytest.param(["--model", "scripted:{ws}/none.json"], ("no such script file or folder",), id="script-missing"),
+    pytest.param(["--model", "scripted:nosuchscript"], ("unknown example script 'nosuchscript'",),
+                 id="bundled-script-missing"),
+    pytest.param(["--model", "openai:gpt-4o-mini"], ("OPENAI_API_KEY",), id="openai-without-key"),
+    pytest.param(["--tasks", "nosuch"], ("unknown task(s) nosuch",), id="unknown-task"),
+    pytest.param(["--out", "{file}"], ("exists and is not a folder",), id="out-a-file"),
+    pytest.param(["--base-url", "localhost"], ("is not an http(s) URL",), id="base-url"),
+])
+def test_reflect_refuses_bad_input(extra: list[str], fragments: tuple[str, ...], ws: Path, capsys,
+                                   monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (ws / "empty").mkdir()
+    values = dict(ws=ws, empty=ws / "empty", file=write(ws / "f.txt", "x"))
+    extra = [a.format(**values) for a in extra]
+    argv = ["reflect", "--out", str(ws / "out")]
+    if "--dataset" not in extra:
+        argv += ["--dataset", "examples"]
+    if "--model" not in extra:
+        argv += ["--model", "reference"]
+    refused(capsys, ws, argv + extra, *fragments)
+
+
 def test_bench_and_eval_refuse_bad_input(ws: Path, capsys) -> None:
     dataset = dataset_with(ws, "kvstore")
     file = write(ws / "f.txt", "x")

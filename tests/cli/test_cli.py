@@ -176,7 +176,7 @@ def test_ledger_ignores_a_line_torn_by_a_kill(tmp_path: Path) -> None:
 def test_help_lists_the_commands() -> None:
     done = subprocess.run([sys.executable, "-m", "projectgen.cli", "--help"], capture_output=True, text=True)
     assert done.returncode == 0
-    for command in ("eval", "bench-reference", "demo"):
+    for command in ("eval", "bench-reference", "demo", "reflect"):
         assert command in done.stdout
 
 

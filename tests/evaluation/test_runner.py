@@ -307,3 +307,22 @@ def test_the_same_suite_on_the_same_files_runs_once(tmp_path) -> None:
     assert runner.recent.hits == 1
     again.tests.clear()  # a caller changing its copy changes nothing kept
     assert runner.evaluate(task, files, "check").total == first.total and runner.recent.hits == 2
+
+
+def test_a_suite_that_is_one_test_file_runs_and_a_candidate_cannot_replace_it(tmp_path: Path,
+                                                                               env_cache: Path) -> None:
+    """An Exercism exercise's suite is its test file beside the solution (pytest refuses a file as
+    --confcutdir, so the runner cuts conftest lookup at the file's folder)."""
+    from projectgen.datasets.task import Documents, Task, TestSuite
+
+    root = tmp_path / "exercise"
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "calc_test.py").write_text("from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    task = Task(id="calc", root=root, format="taskdir", docs=Documents(prd="add"),
+                suites={"unit": TestSuite(name="unit", paths=("calc/calc_test.py",))})
+    cheat = "def test_add():\n    pass\n"
+    report = runner(env_cache).evaluate(task, {"calc/calc.py": "def add(a, b):\n    return a - b\n",
+                                               "calc/calc_test.py": cheat})
+    assert report.error is None and report.total == 1 and report.status == "failed", report.output_tail
+    good = runner(env_cache).evaluate(task, {"calc/calc.py": GOOD_MODULE["calc.py"]})
+    assert good.status == "passed"

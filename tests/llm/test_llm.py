@@ -235,6 +235,22 @@ def test_scripted_attempt_metadata_selects_attempt_entries() -> None:
     assert _ask(model, "coder", "kv/store.py", 3, projectgen_attempt=4) == "store-1-attempt-2"
 
 
+def test_scripted_stage_entries_answer_only_their_stage_and_win_over_stage_free_ones() -> None:
+    """One script answers a task in two edit formats: their calls differ only in the stage label."""
+    model = ScriptedChatModel.from_responses([
+        {"role": "reflection", "target": "t", "content": "any stage"},
+        {"role": "reflection", "target": "t", "stage": "reflection_patch", "iteration": 1, "content": "patch 1"},
+        {"role": "reflection", "target": "t", "stage": "reflection_whole", "iteration": 1, "content": "whole 1"},
+        {"role": "reflection", "target": "t", "stage": "reflection_whole", "iteration": 2, "content": "whole 2"},
+    ])
+    assert call_model(model, "go", CallLabels("reflection", "reflection_patch", "t", 1)).content == "patch 1"
+    assert call_model(model, "go", CallLabels("reflection", "reflection_patch", "t", 2)).content == "patch 1"
+    assert call_model(model, "go", CallLabels("reflection", "reflection_whole", "t", 2)).content == "whole 2"
+    assert call_model(model, "go", CallLabels("reflection", "other", "t", 1)).content == "any stage"
+    with pytest.raises(ProjectGenError, match="stage='x'"):
+        llm.load_script([{"role": "r", "stage": "x", "content": "a"}, {"role": "r", "stage": "x", "content": "b"}])
+
+
 def test_run_manager_metadata_reaches_generate_sync_and_async() -> None:
     """langchain-core 1.7 hands the run config's metadata to _generate/_agenerate via run_manager.metadata."""
     model = FlakyModel()

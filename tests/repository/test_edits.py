@@ -398,3 +398,47 @@ def test_a_home_folder_edit_is_refused_and_named_not_ignored() -> None:
                           allowed_paths=["pkg/a.py"])
     assert not outcome.applied and outcome.failed[0].path == "~/.ssh/authorized_keys.py"
     assert "outside the repository" in outcome.feedback()
+
+
+# --------------------------------------------------------------------------- LiveRepoReflection's patch format
+
+
+def ou(path: str, original: str, updated: str) -> str:
+    """A block in the paper's Figure 4 markers."""
+    return f"{path}\n{F}python\n<<<<<<< ORIGINAL\n{original}=======\n{updated}>>>>>>> UPDATED\n{F}\n"
+
+
+def test_original_updated_blocks_parse_and_apply_like_search_replace():
+    repo = {"pkg/a.py": "def f():\n    return 1\n"}
+    out = apply_edits(repo, ou("pkg/a.py", "    return 1\n", "    return 2\n"), "search_replace")
+    assert out.exact and out.repo["pkg/a.py"] == "def f():\n    return 2\n"
+    [block] = parse_search_replace(ou("pkg/a.py", "x\n", "y\n"))
+    assert (block.path, block.search, block.replace) == ("pkg/a.py", "x\n", "y\n")
+
+
+def test_an_exact_match_is_exact_and_a_reindented_one_is_well_formed_but_not_exact():
+    repo = {"a.py": "class A:\n    def f(self):\n        return 1\n"}
+    exact = apply_edits(repo, ou("a.py", "        return 1\n", "        return 2\n"), "search_replace")
+    assert exact.well_formed and exact.exact and exact.reindented == []
+    lenient = apply_edits(repo, ou("a.py", "def f(self):\n    return 1\n", "def f(self):\n    return 2\n"),
+                          "search_replace")
+    assert lenient.repo == exact.repo  # the same change, found only with whitespace tolerance
+    assert lenient.well_formed and not lenient.exact
+    assert [b.path for b in lenient.reindented] == ["a.py"]
+    trailing = apply_edits({"a.py": "x = 1   \n"}, ou("a.py", "x = 1\n", "x = 2\n"), "search_replace")
+    assert trailing.well_formed and not trailing.exact  # trailing whitespace ignored: not exact either
+
+
+def test_a_failed_block_is_neither_well_formed_nor_exact_and_whole_files_are_exact():
+    out = apply_edits({"a.py": "a\n"}, ou("a.py", "nope\n", "b\n"), "search_replace")
+    assert not out.well_formed and not out.exact
+    whole = apply_edits({}, make_whole_file_reply(["a.py"], {"a.py": "a\n"}), "whole")
+    assert whole.exact
+
+
+def test_a_reply_in_original_updated_markers_round_trips():
+    new = {**OLD, **ROUND_TRIP_CASES["repeated pass lines need context"]}
+    reply = make_search_replace_reply(OLD, new, markers="original_updated")
+    assert "<<<<<<< ORIGINAL" in reply and ">>>>>>> UPDATED" in reply and "SEARCH" not in reply
+    out = apply_edits(OLD, reply, "search_replace")
+    assert out.repo == new and out.exact

@@ -8,9 +8,13 @@ requirement documents under `docs/`, visible `check_tests/`, hidden
   TTL expiry, namespaces and transactions.
 - `wordfreq`: a single-module word counter.
 
+`exercises/` holds three small multi-file exercises in the Exercism layout of LiveRepoReflection
+(`projectgen reflect --dataset examples`): `unit_convert`, `ledger_book` and `word_index`.
+
 `scripts/` holds replay scripts for the scripted chat model (`scripts/kvstore.demo.json`
-drives `projectgen demo`); they are recordings, not models, and live outside the task
-folders so that no script is copied into a test sandbox.
+drives `projectgen demo`, `scripts/exercises.reflect.json` replays a model on the exercises);
+they are recordings, not models, and live outside the task folders so that no script is
+copied into a test sandbox.
 """
 from __future__ import annotations
 
@@ -24,6 +28,11 @@ _EXAMPLES_DIR = Path(__file__).resolve().parent
 def example_tasks_dir() -> Path:
     """Folder holding the bundled example tasks."""
     return _EXAMPLES_DIR
+
+
+def example_exercises_dir() -> Path:
+    """Folder holding the bundled Exercism-layout exercises (`projectgen reflect --dataset examples`)."""
+    return _EXAMPLES_DIR / "exercises"
 
 
 def example_task_names() -> list[str]:

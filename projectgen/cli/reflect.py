@@ -1,0 +1,148 @@
+"""`projectgen reflect`: LiveRepoReflection's protocol (generate, then repair from test errors) on a folder of
+Exercism-layout exercises, every exercise x model x edit format, resumable, with Pass@k, FW and WF."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import (BUNDLED_DATASET, add_runner_options, check_out_path, positive_int, resolve_dataset,
+                                    runner_from_args)
+from projectgen.cli.tables import batch_progress
+
+
+
+def add_commands(subparsers) -> None:
+    """Add `reflect` to the CLI's sub-parsers."""
+    parser = subparsers.add_parser(
+        "reflect", help="LiveRepoReflection: write each exercise's files, repair them from the test errors; "
+                        "Pass@1/Pass@2, Fix Weight, Well Format",
+        description="Runs LiveRepoReflection's protocol on every Python exercise (Exercism layout: .docs/, .meta/"
+                    "config.json, stubs, tests) found below --dataset: try 1 answers the instructions and stubs, "
+                    "each later try repairs the files from the cleaned test output, in the chosen edit format(s). "
+                    "Each exercise x model x format is one unit in OUT/MODEL/FORMAT/TASK; a ledger (OUT/ledger."
+                    "jsonl) records finished units: run the same command again to continue. Writes OUT/results."
+                    "json, OUT/results.md and OUT/results.html (pass@k curves).")
+    parser.add_argument("--dataset", required=True,
+                        help="a folder of exercises at any depth (python/exercises/practice/NAME/, unit_test_UUID/"
+                             f"PROJECT/, ...), one exercise folder, or '{BUNDLED_DATASET}' for the three bundled ones")
+    parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
+                        help="a model (repeatable): PROVIDER:MODEL, a served name with --base-url, scripted:FILE, "
+                             "scripted:DIR (DIR/<task-id>.json per task), scripted:exercises.reflect (the bundled "
+                             "exercises' replay), or reference (each exercise's .meta example replayed: an oracle, "
+                             "not a model)")
+    parser.add_argument("--edit-format", default="whole", metavar="whole|patch|whole,patch",
+                        help="how the model answers: whole files, patch blocks (ORIGINAL/UPDATED), or both "
+                             "(default whole)")
+    parser.add_argument("--tries", type=positive_int, default=2,
+                        help="replies per task: 1 generation, then repairs (default 2, the paper's; up to 10 for "
+                             "pass@k curves)")
+    parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these exercises (comma-separated)")
+    parser.add_argument("--workers", type=positive_int, default=1, help="units run in parallel (default 1)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results folder with the resumable ledger (default: ./runs/reflect-DATASET)")
+    parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every unit again")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+    add_runner_options(parser)
+    parser.set_defaults(handler=cmd_reflect)
+
+
+def dataset_path(text: str) -> Path:
+    """The --dataset folder, or the bundled exercises for `examples` (`cli.options.resolve_dataset`)."""
+    from projectgen.datasets.examples import example_exercises_dir
+
+    return resolve_dataset(text, example_exercises_dir())
+
+
+def model_spec(text: str) -> str:
+    """`[LABEL=]scripted:NAME` naming a bundled script (when no such file exists) becomes its path."""
+    from projectgen.datasets.examples import example_script_path
+    from projectgen.llm.specs import SCRIPTED_PREFIX
+
+    label, sep, spec = text.partition("=")
+    if not sep or not spec.startswith(SCRIPTED_PREFIX):
+        label, sep, spec = "", "", text
+    name = spec[len(SCRIPTED_PREFIX):] if spec.startswith(SCRIPTED_PREFIX) else ""
+    if name and not Path(name).exists() and "/" not in name and not name.endswith(".json"):
+        spec = f"{SCRIPTED_PREFIX}{example_script_path(name)}"
+    return f"{label}{sep}{spec}"
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    """Exit 0 when every unit finished (whatever its score), 1 when some unit is an error or some exercise does
+    not load, 2 for a usage error."""
+    from rich.console import Console
+
+    from projectgen.experiments import LocalExecutor
+    from projectgen.experiments.reflection import ReflectHooks, parse_formats, run_reflect
+    from projectgen.experiments.reflection_results import NOTES, models_lines, pct
+    from projectgen.runs import layout
+
+    dataset = dataset_path(args.dataset)
+    formats = parse_formats(args.edit_format)
+    if args.base_url is not None:
+        from projectgen.errors import ProjectGenError
+        from projectgen.llm import check_base_url
+
+        if not args.base_url.strip():
+            raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
+        check_base_url(args.base_url)
+    if args.tries > 10:
+        from projectgen.errors import ProjectGenError
+
+        raise ProjectGenError(f"--tries must be from 1 to 10, got {args.tries}")
+    out = args.out or Path("runs") / f"reflect-{dataset.resolve().name}"
+    check_out_path(out, folder=True)
+    models = [model_spec(m) for m in args.model]
+    console = Console()
+    progress, bar, on_start = batch_progress(console, "exercise x model x format", "unit(s)", out / layout.LEDGER)
+
+    def on_row(row) -> None:
+        progress.advance(bar)
+        if row.status == "error":
+            progress.console.print(f"[red]{row.key}: error[/red] {row.error}", highlight=False)
+            return
+        result = row.result or {}
+        passed = f"passed at try {result.get('passed_at')}" if row.status == "passed" else "failed"
+        formed = "well formed" if result.get("well_formed") else "NOT well formed"
+        progress.console.print(f"{row.key}: {passed}, {len(result.get('tries') or [])} tr(ies), {formed}",
+                               highlight=False)
+
+    def log(key: str, message: str) -> None:
+        progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
+
+    def on_loaded(found) -> None:
+        if line := found.skipped_line():
+            progress.console.print(line, highlight=False)
+        for task_id, reason in sorted(found.errors.items()):
+            progress.console.print(f"[red]{task_id}: does not load[/red] {reason}", highlight=False)
+
+    with progress:
+        results = run_reflect(
+            dataset, models, out, formats=formats, tries=args.tries,
+            tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
+            executor=LocalExecutor(workers=args.workers), fresh=args.fresh, base_url=args.base_url,
+            runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
+            hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
+    print_summary(console, results, pct)
+    for line in models_lines(results):
+        console.print(line, highlight=False)
+    console.print(f"[dim]{NOTES}[/dim]", highlight=False)
+    console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
+                  f"runs in {out}/MODEL/FORMAT/TASK", highlight=False)
+    errors = sum(r.errors for r in results.reports) + len(results.load_errors)
+    return EXIT_OK if not errors else EXIT_TESTS_FAILED
+
+
+def print_summary(console, results, pct) -> None:
+    """One row per (model, edit format): the paper's four figures, then the pass@k curve."""
+    from rich.table import Table
+
+    table = Table(title=f"LiveRepoReflection protocol, {results.tries} tries ({results.dataset})")
+    for column in ("model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "pass@k"):
+        table.add_column(column, justify="left" if column in ("model", "edit format", "pass@k") else "right",
+                         overflow="fold")
+    for e in results.summary:
+        table.add_row(e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
+                      pct(e.well_formed), str(e.errors), " ".join(pct(v) for v in e.pass_at_k))
+    console.print(table)

@@ -1,0 +1,5 @@
+"""Splitting a text into words."""
+
+
+def words(text):
+    pass

@@ -1,0 +1,307 @@
+"""Exercism-layout exercises: LiveRepoReflection's and Aider's polyglot benchmark's repository tasks.
+
+One exercise is a folder (its *project* folder, named like the package the tests import)::
+
+    .docs/instructions.md            the task (plus introduction.md before it and
+                                     instructions.append.md after it, when present)
+    .meta/config.json                files.solution: the files the model writes (stubs of some of
+                                     them may be in the folder); files.test: the test file(s);
+                                     files.example: the reference solution, under .meta/
+    <solution stubs>  <name>_test.py
+
+An ``other`` block in config.json repeats the paths with the project folder's name in front:
+the tests import the solution *by that folder's name* (``from dtc_conflicts import X`` with
+``dtc_conflicts/__init__.py``), so the files are laid out and tested inside a folder of that name,
+as the benchmarks do. A config whose example paths carry ``.meta//`` (LiveRepoReflection writes
+them so) is read as ``.meta/``. An exercise without a config.json (some LiveRepoReflection folders)
+takes its tests from the top-level ``*_test.py`` / ``test_*.py`` files and its reference from
+``.meta/*.py``, whose names are the solution files.
+
+Nestings found at any depth below the folder given: Aider's ``python/exercises/practice/<name>/``,
+LiveRepoReflection's ``python/exercises/practice/unit_test_<uuid>/<project>/`` and
+``unit_test_<uuid>/<project>/``, or the exercise folder itself. Python exercises load; those of
+other languages are counted (the protocol runs Python tests only). `exercise_task` is the one
+place that turns an exercise into a `Task` for the sandbox runner.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from projectgen.datasets.task import Documents, Task, TestSuite
+from projectgen.errors import ProjectGenError, TaskFormatError
+from projectgen.repository import SKIPPED_DIRS, safe_relpath
+
+CONFIG = ".meta/config.json"
+DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in the order they are given
+LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "rust": "Rust", "go": "Go",
+                             "javascript": "JavaScript"}
+"""Language folder name -> the name the LiveRepoReflection tables use."""
+_SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
+                             ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
+                             ".ts": "typescript"}
+_UUID_FOLDER = re.compile(r"^unit_test_(?P<uuid>[0-9a-f]{8})[0-9a-f_]*$", re.I)
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_MAX_DEPTH = 8  # python/exercises/practice/unit_test_<uuid>/<project> is 5 below a benchmark's root
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: what the model is told and given, and where its tests and reference are.
+
+    Paths in `solution`, `tests` and `examples` are relative to `folder`; a candidate repository
+    uses the solution paths (``dtc.py``), and `candidate` places it in the project folder for the
+    sandbox (``dtc_conflicts/dtc.py``)."""
+
+    id: str
+    language: str
+    folder: Path
+    instructions: str
+    solution: tuple[str, ...]
+    tests: tuple[str, ...]
+    examples: dict[str, str] = field(default_factory=dict)  # solution path -> its reference file
+
+    @property
+    def project(self) -> str:
+        """The project folder's name: the package (or module folder) the tests import."""
+        return self.folder.name
+
+    @property
+    def language_name(self) -> str:
+        return LANGUAGES.get(self.language, self.language)
+
+    def stubs(self) -> dict[str, str]:
+        """The solution files the folder holds (the starting code), by solution path."""
+        return {rel: (self.folder / rel).read_text(encoding="utf-8", errors="replace")
+                for rel in self.solution if (self.folder / rel).is_file()}
+
+    def reference(self) -> dict[str, str]:
+        """The reference solution (``.meta``'s example files) by solution path; evaluation and the
+        reference replay only, never shown to a model."""
+        return {rel: (self.folder / example).read_text(encoding="utf-8", errors="replace")
+                for rel, example in self.examples.items()}
+
+    def workspace_path(self, rel: str) -> str:
+        """Where a solution path goes in a test workspace: inside the project folder."""
+        return f"{self.project}/{safe_relpath(rel)}"
+
+    def candidate(self, repo: dict[str, str]) -> dict[str, str]:
+        """A candidate repository (solution paths -> text) laid out for the sandbox runner."""
+        return {self.workspace_path(rel): text for rel, text in repo.items()}
+
+
+def exercise_task(exercise: Exercise) -> Task:
+    """The `Task` the sandbox runner evaluates: rooted at the project folder's parent, so the tests
+    run inside a folder named like the project; the suite is the exercise's test files, copied over
+    the candidate (a reply cannot change them), and the stubs are starter files (never copied over
+    the candidate's code beside the tests). The only place an exercise becomes a Task."""
+    return Task(id=exercise.id, root=exercise.folder.parent, format="exercism",
+                docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
+                package=exercise.project,
+                suites={"unit": TestSuite(name="unit", paths=tuple(exercise.workspace_path(t)
+                                                                   for t in exercise.tests))})
+
+
+# --------------------------------------------------------------------------- one exercise
+
+
+def is_exercise(folder: Path) -> bool:
+    """Whether `folder` is an exercise (it holds ``.meta/`` or ``.docs/``)."""
+    return (folder / ".meta").is_dir() or (folder / ".docs").is_dir()
+
+
+def load_exercise(folder: str | os.PathLike[str], exercise_id: str | None = None) -> Exercise:
+    """Read one exercise folder; a `TaskFormatError` names the file and what is wrong."""
+    folder = Path(folder).resolve()
+    if not folder.is_dir() or not is_exercise(folder):
+        raise TaskFormatError(folder, "not an exercise folder (expected .docs/instructions.md and .meta/)")
+    exercise_id = exercise_id or folder.name
+    if not _SAFE_ID.match(exercise_id):
+        raise TaskFormatError(folder, f"exercise name {exercise_id!r} is not a safe identifier")
+    config_path = folder / CONFIG
+    if config_path.is_file():
+        solution, tests, examples = _from_config(folder, config_path)
+    else:
+        solution, tests, examples = _discovered(folder)
+    exercise = Exercise(id=exercise_id, language=exercise_language(folder, tests), folder=folder,
+                        instructions=_instructions(folder), solution=solution, tests=tests, examples=examples)
+    exercise_task(exercise)  # refuse now what the runner could not run
+    return exercise
+
+
+def _instructions(folder: Path) -> str:
+    parts = []
+    for name in DOCS:
+        path = folder / ".docs" / name
+        if path.is_file():
+            try:
+                parts.append(path.read_bytes().decode("utf-8").strip())
+            except UnicodeDecodeError as error:
+                raise TaskFormatError(path, f"not valid UTF-8 (byte {error.start})") from None
+    if not parts:
+        raise TaskFormatError(folder / ".docs", "no instructions.md")
+    return "\n\n".join(parts) + "\n"
+
+
+def _paths(config: Path, files: dict, key: str) -> tuple[str, ...]:
+    value = files.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise TaskFormatError(config, f"files.{key}: expected a list of paths")
+    try:
+        return tuple(dict.fromkeys(safe_relpath(item) for item in value))
+    except ProjectGenError:
+        raise TaskFormatError(config, f"files.{key}: a path leaves the exercise folder") from None
+
+
+def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    try:
+        data = json.loads(config.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TaskFormatError(config, f"not readable JSON ({error})") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        raise TaskFormatError(config, "no 'files' block")
+    solution, tests, examples = (_paths(config, files, key) for key in ("solution", "test", "example"))
+    if not solution:
+        raise TaskFormatError(config, "files.solution is empty: which files does the model write?")
+    if not tests:
+        raise TaskFormatError(config, "files.test is empty")
+    for rel in (*tests, *examples):
+        if not (folder / rel).is_file() or not (folder / rel).resolve().is_relative_to(folder):
+            raise TaskFormatError(config, f"{rel} not found in the exercise folder")
+    if set(tests) & set(solution):
+        raise TaskFormatError(config, "a file is both a test and a solution file")
+    return solution, tests, _pair_examples(config, solution, examples)
+
+
+def _pair_examples(config: Path, solution: tuple[str, ...], examples: tuple[str, ...]) -> dict[str, str]:
+    """Solution path -> reference file: ``.meta/x.py`` answers ``x.py``; a lone ``.meta/example.py``
+    answers a lone solution file (Aider's exercises)."""
+    if not examples:
+        return {}
+    named = {rel: rel.removeprefix(".meta/") for rel in examples}
+    if all(name in solution for name in named.values()):
+        return {name: rel for rel, name in named.items()}
+    if len(examples) == 1 and len(solution) == 1:
+        return {solution[0]: examples[0]}
+    unmatched = sorted(rel for rel, name in named.items() if name not in solution)
+    raise TaskFormatError(config, f"cannot tell which solution file {', '.join(unmatched)} is the reference of")
+
+
+def _discovered(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """No config.json: tests are the top-level test files, the reference is ``.meta``'s code files."""
+    tests = tuple(sorted(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name)))
+    meta = folder / ".meta"
+    examples = sorted(p.name for p in meta.iterdir() if p.is_file() and p.suffix in _SUFFIXES) if meta.is_dir() else []
+    if not tests:
+        raise TaskFormatError(folder, f"no {CONFIG} and no test file (*_test.py, test_*.py) at the top")
+    if not examples:
+        raise TaskFormatError(folder, f"no {CONFIG} and no reference files in .meta/")
+    solution = tuple(examples)
+    return solution, tests, {name: f".meta/{name}" for name in examples}
+
+
+def _is_test_file(name: str) -> bool:
+    stem, suffix = os.path.splitext(name)
+    return suffix in _SUFFIXES and (stem.endswith("_test") or stem.startswith("test_") or stem.endswith("Test"))
+
+
+def exercise_language(folder: Path, tests: tuple[str, ...] = ()) -> str:
+    """The exercise's language: the folder above ``exercises/`` in its path (``python/exercises/...``),
+    else the suffix of its test files, else "unknown"."""
+    parts = folder.resolve().parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i] == "exercises" and parts[i - 1].lower() in LANGUAGES:
+            return parts[i - 1].lower()
+    files = tests or tuple(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name))
+    found = Counter(_SUFFIXES.get(os.path.splitext(name)[1], "") for name in files)
+    found.pop("", None)
+    return found.most_common(1)[0][0] if found else "unknown"
+
+
+# --------------------------------------------------------------------------- a folder of exercises
+
+
+@dataclass(frozen=True)
+class ExerciseSet:
+    """What a folder holds: the Python exercises that load, the others counted by language, and one
+    reason per Python exercise that does not load (by its id)."""
+
+    root: Path
+    exercises: list[Exercise]
+    other_languages: dict[str, int]
+    errors: dict[str, str]
+
+    def skipped_line(self) -> str:
+        """One line saying what was not loaded ("" when nothing was skipped)."""
+        if not self.other_languages:
+            return ""
+        counts = ", ".join(f"{LANGUAGES.get(lang, lang)} {n}" for lang, n in sorted(self.other_languages.items()))
+        return f"skipped {sum(self.other_languages.values())} exercise(s) in other languages ({counts}): " \
+               "only Python exercises run"
+
+
+def find_exercise_folders(root: Path) -> list[Path]:
+    """Exercise folders at or below `root` (not below an exercise), in path order."""
+    if is_exercise(root):
+        return [root]
+    found: list[Path] = []
+    base = len(root.parts)
+    for dirpath, dirnames, _ in os.walk(root):
+        here = Path(dirpath)
+        if here != root and is_exercise(here):
+            found.append(here)
+            dirnames[:] = []
+            continue
+        depth = len(here.parts) - base
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS
+                             and depth < _MAX_DEPTH)
+    return found
+
+
+def exercise_ids(folders: list[Path]) -> dict[Path, str]:
+    """Each folder's id: its name, or where two share a name, the name and the folder above it
+    (``network_routing-0d197b77`` for ``unit_test_0d197b77_.../network_routing``)."""
+    names = Counter(folder.name for folder in folders)
+    ids = {}
+    for folder in folders:
+        if names[folder.name] == 1:
+            ids[folder] = folder.name
+            continue
+        parent = _UUID_FOLDER.match(folder.parent.name)
+        ids[folder] = f"{folder.name}-{parent['uuid'] if parent else folder.parent.name}"
+    return ids
+
+
+def load_exercises(path: str | os.PathLike[str]) -> ExerciseSet:
+    """Every exercise at or below `path` (one exercise folder, or a benchmark's folder at any of the
+    nestings above); ProjectGenError when there is none."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ProjectGenError(f"{root}: exercise folder not found")
+    root = root.resolve()
+    folders = find_exercise_folders(root)
+    if not folders:
+        raise ProjectGenError(f"{root}: no exercises found (no folder with .docs/ or .meta/ at any depth)")
+    exercises, errors, others = [], {}, Counter()
+    for folder, exercise_id in exercise_ids(folders).items():
+        try:
+            language = exercise_language(folder)
+        except OSError as error:
+            errors[exercise_id] = f"{folder}: cannot read ({error.strerror})"
+            continue
+        if language != "python":
+            others[language] += 1
+            continue
+        try:
+            exercises.append(load_exercise(folder, exercise_id))
+        except TaskFormatError as error:
+            errors[exercise_id] = str(error)
+    return ExerciseSet(root=root, exercises=sorted(exercises, key=lambda e: e.id), other_languages=dict(others),
+                       errors=errors)

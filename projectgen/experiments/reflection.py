@@ -1,0 +1,216 @@
+"""LiveRepoReflection's batch: every exercise x model x edit format as one unit of the batch engine.
+
+`run_reflect(dataset, models, out_dir, ...)` loads the exercises (`projectgen.datasets.exercism`),
+plans one unit per (model, edit format, exercise) and runs them on the engine
+(`projectgen.experiments.engine`) with the ledger in ``OUT/ledger.jsonl``. A unit's folder is
+``OUT/<model>/<format>/<exercise>/`` (`projectgen.runs.reflection`). The folder holds::
+
+    reflect.json    what the batch is (dataset, tries, models); checked on every continue
+    ledger.jsonl    one line per unit that finished (its result) or failed (its one-line reason)
+    <model>/<format>/<exercise>/   the unit's run folder (checkpoints, calls, usage, summary.json)
+    results.json    versioned; `summary` holds one entry per (model, edit format)
+    results.md      the same as Markdown tables; results.html: the pass@k curves and the tables
+
+Continuing: run the same command again. A unit whose ledger line says it finished is skipped; any
+other resumes in its folder (checkpoints and call cache: no finished model call is made again), or
+is read back from it when it had finished but its ledger line was lost. A unit whose work raised
+(the test harness could not run the tests, the model failed for good) is an error line: never a
+pass or a fail, left out of every figure, counted apart, and retried on the next continue.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from projectgen.datasets.exercism import Exercise, ExerciseSet, load_exercises
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.models import ExperimentModel, parse_models, preflight
+from projectgen.experiments.reflection_results import (ReflectResults, ReflectRow, summarize_reflect,
+                                                       write_reflect_results)
+from projectgen.runs import layout
+from projectgen.runs.locking import folder_lock
+
+REFLECT_CONFIG = "reflect.json"
+FORMATS = ("whole", "patch")
+ProgressFn = Callable[[str, str], None]  # (unit key, or "sandbox"; message)
+
+
+@dataclass(frozen=True)
+class ReflectUnit:
+    """One (model, edit format, exercise) to run in its folder."""
+
+    key: str
+    model: ExperimentModel
+    edit_format: str
+    exercise: Exercise
+    run_dir: Path
+
+
+@dataclass(frozen=True)
+class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
+    """The units of one batch: each worker has its own sandbox runner."""
+
+    tries: int
+    base_url: str | None = None
+    runner_factory: Callable[[], Any] | None = None
+    progress: ProgressFn | None = None
+
+    def setup(self) -> Any:
+        if self.runner_factory is not None:
+            return self.runner_factory()
+        from projectgen.evaluation.runner import SandboxRunner
+
+        progress = self.progress
+        return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
+
+    def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
+        from projectgen.llm.naming import describe_model
+        from projectgen.runs.reflection import run_reflection
+
+        model = self.model_for(unit)
+        progress = self.progress
+        result = run_reflection(unit.exercise, unit.run_dir, model=model, edit_format=unit.edit_format,
+                                tries=self.tries, runner=state, model_slug=unit.model.slug,
+                                model_label=describe_model(model), scope=unit.key,
+                                progress=(lambda message: progress(unit.key, message)) if progress else None)
+        return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
+                          language=unit.exercise.language_name, status=result.status,
+                          result=result.model_dump(mode="json"))
+
+    def model_for(self, unit: ReflectUnit) -> Any:
+        """The unit's chat model: the exercise's reference replay, or the spec's model."""
+        if unit.model.is_reference:
+            from projectgen.llm.reference_replay import exercise_reference_model
+
+            return exercise_reference_model(unit.exercise)
+        from projectgen.llm.factory import make_chat_model
+
+        return make_chat_model(unit.model.spec_for(unit.exercise.id), base_url=self.base_url)
+
+    def failed(self, unit: ReflectUnit, reason: str) -> ReflectRow:
+        return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
+                          language=unit.exercise.language_name, status="error", error=reason)
+
+    def record(self, row: ReflectRow) -> dict[str, Any]:
+        return row.model_dump(mode="json", exclude={"key"})
+
+    def restore(self, entry: dict[str, Any]) -> ReflectRow | None:
+        """A finished unit (passed or failed); an error line is run again."""
+        if entry.get("status") not in ("passed", "failed"):
+            return None
+        return ReflectRow.model_validate(entry)
+
+
+@dataclass(frozen=True)
+class ReflectHooks:
+    """What a caller hears while the batch runs (each optional): `on_loaded(exercises)` once the dataset is
+    read (what was skipped, what does not load), `on_start(pending, already)` once the plan is known,
+    `on_row(row)` after each unit, `progress(key, message)` the units' progress lines."""
+
+    on_start: Callable[[int, int], None] | None = None
+    on_row: Callable[[ReflectRow], None] | None = None
+    progress: ProgressFn | None = None
+    on_loaded: Callable[[ExerciseSet], None] | None = None
+
+
+def select(exercises: ExerciseSet, tasks: Sequence[str] | None) -> tuple[list[Exercise], dict[str, str]]:
+    """The exercises (and load errors) of the ids asked for; an unknown id is refused, naming the known ones."""
+    if tasks is None:
+        return exercises.exercises, exercises.errors
+    known = {e.id for e in exercises.exercises} | set(exercises.errors)
+    unknown = [t for t in tasks if t not in known]
+    if unknown:
+        listed = ", ".join(sorted(known)[:20]) + (", ..." if len(known) > 20 else "")
+        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {exercises.root} (Python exercises: {listed})")
+    return ([e for e in exercises.exercises if e.id in tasks],
+            {k: v for k, v in exercises.errors.items() if k in tasks})
+
+
+def check_reflect_json(out_dir: Path, config: dict[str, Any], *, fresh: bool) -> None:
+    """Write reflect.json, or check that a continued batch keeps its dataset, tries and model specs."""
+    path = out_dir / REFLECT_CONFIG
+    if path.exists() and not fresh:
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ProjectGenError(f"{path}: unreadable ({exc}); use --fresh or another --out") from None
+        changed = [name for name in ("dataset", "tries") if stored.get(name) != config[name]]
+        if changed:
+            raise ProjectGenError(f"{out_dir} holds a reflect batch with other {', '.join(changed)}; continue it with "
+                                  "the same options, or use --fresh or another --out")
+        for slug, spec in (stored.get("models") or {}).items():
+            if config["models"].get(slug, spec) != spec:
+                raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec!r}, not "
+                                      f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
+        config = {**config, "models": {**stored.get("models", {}), **config["models"]}}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(config, indent=1) + "\n")
+
+
+def plan_units(out_dir: Path, models: Sequence[ExperimentModel], formats: Sequence[str], exercises: Sequence[Exercise],
+               *, fresh: bool) -> list[ReflectUnit]:
+    """One unit per model, edit format and exercise, in that order; `fresh` empties their folders."""
+    units = []
+    for model in models:
+        for fmt in formats:
+            for exercise in exercises:
+                key = f"{model.slug}/{fmt}/{exercise.id}"
+                run_dir = out_dir / key
+                if not run_dir.resolve().is_relative_to(out_dir.resolve()):
+                    raise ProjectGenError(f"unsafe run folder for {key}")
+                if fresh and run_dir.exists():
+                    shutil.rmtree(run_dir)
+                units.append(ReflectUnit(key, model, fmt, exercise, run_dir))
+    return units
+
+
+def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
+    """``whole``, ``patch`` or ``whole,patch`` as a tuple; anything else is a one-line error."""
+    given = [f.strip() for f in (text.split(",") if isinstance(text, str) else text) if f.strip()]
+    unknown = [f for f in given if f not in FORMATS]
+    if unknown or not given:
+        raise ProjectGenError(f"unknown edit format {', '.join(unknown) or repr(text)} (formats: whole, patch, or "
+                              "whole,patch)")
+    return tuple(dict.fromkeys(given))
+
+
+def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], out_dir: Path | str, *,
+                formats: Sequence[str] = ("whole",), tries: int = 2, tasks: Sequence[str] | None = None,
+                executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
+                runner_factory: Callable[[], Any] | None = None, hooks: ReflectHooks | None = None) -> ReflectResults:
+    """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
+    `tries` tries each (1 to 10); continue from `out_dir`'s ledger. Writes results.json, results.md and
+    results.html and returns the results."""
+    if not 1 <= tries <= 10:
+        raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
+    out_dir, hooks = Path(out_dir), hooks or ReflectHooks()
+    formats = parse_formats(formats)
+    parsed = parse_models(models)
+    for model in parsed:
+        preflight(model, base_url)
+    exercises = load_exercises(dataset)
+    chosen, load_errors = select(exercises, tasks)
+    if hooks.on_loaded:
+        hooks.on_loaded(exercises)
+    with folder_lock(out_dir, "reflect batch"):
+        check_reflect_json(out_dir, {"dataset": str(exercises.root), "tries": tries,
+                                     "models": {m.slug: m.spec for m in parsed}}, fresh=fresh)
+        ledger = Ledger(out_dir / layout.LEDGER)
+        if fresh:
+            ledger.clear()
+        units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
+        batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress)
+        rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
+                         on_row=hooks.on_row)
+        results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
+                                    skipped=exercises.other_languages, load_errors=load_errors)
+        write_reflect_results(results, out_dir)
+        return results

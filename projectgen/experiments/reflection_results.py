@@ -1,0 +1,261 @@
+"""A reflect batch's results: the figures per (model, edit format), results.json, results.md, results.html.
+
+Per (model, edit format), over the units that did not end in an error: LiveRepoReflection's
+Pass@1, Pass@2, Fix Weight and Well Format per language and All
+(`projectgen.evaluation.reflection_metrics.by_language`), the pass@k curve, tokens, and the
+per-task rows behind them. Error units are counted apart and left out of every figure: a unit whose
+tests the harness could not run is neither a pass nor a fail.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+from projectgen.durable_files import write_atomic
+from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
+from projectgen.experiments.models import ExperimentModel
+from projectgen.experiments.tables import Table, markdown_table
+from projectgen.runs import layout
+
+REFLECT_SCHEMA_VERSION = 1
+
+
+class ReflectRow(BaseModel):
+    """One unit's ledger line: its result (`projectgen.runs.reflection.ReflectionResult` as a dict), or why
+    its work raised (status "error")."""
+
+    key: str
+    model: str
+    edit_format: str
+    task_id: str
+    language: str
+    status: Literal["passed", "failed", "error"]
+    error: str | None = None
+    result: dict[str, Any] | None = None
+
+    def outcome(self) -> TaskOutcome | None:
+        """The figures' view of a finished unit (None for an error)."""
+        if self.status == "error" or self.result is None:
+            return None
+        r = self.result
+        attempts = r.get("tries") or []
+        return TaskOutcome(task_id=self.task_id, language=self.language, passed_at=r.get("passed_at"),
+                           tries=len(attempts), well_formed=bool(r.get("well_formed")),
+                           input_tokens=int(r.get("input_tokens") or 0), output_tokens=int(r.get("output_tokens") or 0))
+
+
+class ReflectReport(BaseModel):
+    """One (model, edit format): its figures per language and All, and its rows."""
+
+    model: str
+    spec: str
+    model_label: str
+    edit_format: str
+    tries: int
+    errors: int
+    figures: dict[str, ReflectionFigures]
+    rows: list[ReflectRow]
+
+
+class ReflectSummaryEntry(BaseModel):
+    """One (model, edit format) in the paper's terms, in percent (All: every language of the run)."""
+
+    model: str
+    model_label: str
+    edit_format: str
+    tasks: int = Field(description="tasks scored (error units left out)")
+    errors: int
+    pass_at_1: float
+    pass_at_2: float | None
+    fix_weight: float | None
+    well_formed: float
+    pass_at_k: list[float]
+    input_tokens: int
+    output_tokens: int
+
+
+class ReflectResults(BaseModel):
+    """What results.json holds; `schema_version` changes when a field changes meaning or goes away."""
+
+    schema_version: int = REFLECT_SCHEMA_VERSION
+    protocol: str = "LiveRepoReflection (generate, then repair from the test output)"
+    dataset: str
+    out_dir: str
+    tries: int
+    skipped_languages: dict[str, int] = Field(default_factory=dict, description="exercises not run, by language")
+    load_errors: dict[str, str] = Field(default_factory=dict, description="exercise id -> why it does not load")
+    reports: list[ReflectReport]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary(self) -> list[ReflectSummaryEntry]:
+        """One entry per (model, edit format)."""
+        entries = []
+        for r in self.reports:
+            f = r.figures[ALL]
+            entries.append(ReflectSummaryEntry(
+                model=r.model, model_label=r.model_label, edit_format=r.edit_format, tasks=f.tasks, errors=r.errors,
+                pass_at_1=f.pass_at_1, pass_at_2=f.pass_at_2, fix_weight=f.fix_weight, well_formed=f.well_formed,
+                pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens))
+        return entries
+
+
+def model_label(model: ExperimentModel, rows: Sequence[ReflectRow]) -> str:
+    """How reports name the model: as its runs recorded it (a replay says it is one), else from its spec."""
+    for row in rows:
+        if row.result and row.result.get("model_label"):
+            return str(row.result["model_label"])
+    if model.is_reference:
+        from projectgen.llm.naming import REFERENCE_LABEL
+
+        return REFERENCE_LABEL
+    return f"scripted replay (not a model): {model.spec}" if model.spec.startswith("scripted:") else model.spec
+
+
+def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[ExperimentModel],
+                      formats: Sequence[str], rows: Sequence[ReflectRow], *, skipped: dict[str, int] | None = None,
+                      load_errors: dict[str, str] | None = None) -> ReflectResults:
+    """The results of a batch's rows, one report per (model, edit format)."""
+    reports = []
+    for model in models:
+        for fmt in formats:
+            mine = sorted((r for r in rows if r.model == model.slug and r.edit_format == fmt), key=lambda r: r.task_id)
+            outcomes = [o for r in mine if (o := r.outcome()) is not None]
+            reports.append(ReflectReport(model=model.slug, spec=model.spec, model_label=model_label(model, mine),
+                                         edit_format=fmt, tries=tries, errors=sum(r.status == "error" for r in mine),
+                                         figures=by_language(outcomes, tries), rows=mine))
+    return ReflectResults(dataset=dataset, out_dir=out_dir, tries=tries, skipped_languages=dict(skipped or {}),
+                          load_errors=dict(load_errors or {}), reports=reports)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def pct(value: float | None) -> str:
+    """A percentage as the paper prints it (one decimal); "n/a" when there is none."""
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def summary_table(results: ReflectResults) -> Table:
+    header = ["model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "tokens in", "tokens out"]
+    rows = [[e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
+             pct(e.well_formed), str(e.errors), f"{e.input_tokens:,}", f"{e.output_tokens:,}"]
+            for e in results.summary]
+    return header, rows
+
+
+def language_table(results: ReflectResults) -> Table:
+    """Tables 1-2's shape: per language (then All) P1, P2, WF, FW."""
+    languages = sorted({lang for r in results.reports for lang in r.figures if lang != ALL}) + [ALL]
+    header = ["model", "edit format"] + [f"{lang} {m}" for lang in languages for m in ("P1", "P2", "WF", "FW")]
+    rows = []
+    for r in results.reports:
+        cells = [r.model, r.edit_format]
+        for lang in languages:
+            f = r.figures.get(lang)
+            cells += ([pct(f.pass_at_1), pct(f.pass_at_2), pct(f.well_formed), pct(f.fix_weight)]
+                      if f is not None and f.tasks else ["", "", "", ""])
+        rows.append(cells)
+    return header, rows
+
+
+def curve_table(results: ReflectResults) -> Table:
+    header = ["model", "edit format"] + [f"pass@{k}" for k in range(1, results.tries + 1)]
+    return header, [[r.model, r.edit_format] + [pct(v) for v in r.figures[ALL].pass_at_k] for r in results.reports]
+
+
+def task_table(results: ReflectResults) -> Table:
+    header = ["model", "edit format", "task", "language", "status", "passed at try", "tries", "well formed",
+              "tests (last try)", "note"]
+    rows = []
+    for r in results.reports:
+        for row in r.rows:
+            res = row.result or {}
+            last = (res.get("tries") or [{}])[-1]
+            tests = f"{last.get('tests_passed')}/{last.get('tests_total')}" if "tests_total" in last else ""
+            rows.append([r.model, r.edit_format, row.task_id, row.language, row.status,
+                         str(res.get("passed_at") or "") if row.status != "error" else "",
+                         str(len(res.get("tries") or [])) if res else "",
+                         ("yes" if res.get("well_formed") else "no") if res else "", tests, row.error or ""])
+    return header, rows
+
+
+NOTES = ("Pass@k: tasks whose tests all passed by try k (Pass@2 after one repair from the test output); "
+         "FW = (Pass@2 - Pass@1) / Pass@2 x 100 (0 when Pass@2 is 0); WF: tasks whose every reply parsed and "
+         "applied exactly. All: the languages weighted by their number of tasks. Percentages; error units "
+         "(the harness could not run the tests, or the model failed for good) are left out and retried on a "
+         "continue.")
+
+
+def models_lines(results: ReflectResults) -> list[str]:
+    seen: dict[str, str] = {}
+    for r in results.reports:
+        seen.setdefault(r.model, r.model_label)
+    return [f"- {model}: {label}" for model, label in seen.items()]
+
+
+def render_reflect_markdown(results: ReflectResults) -> str:
+    lines = [f"# LiveRepoReflection protocol on {results.dataset}", "",
+             f"Tries per task: {results.tries}; edit formats: "
+             f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}.", "", "Models:",
+             *models_lines(results), ""]
+    if results.skipped_languages:
+        lines += ["Not run (only Python exercises run): " + ", ".join(
+            f"{lang} {n}" for lang, n in sorted(results.skipped_languages.items())) + ".", ""]
+    if results.load_errors:
+        lines += ["Exercises that do not load:", *(f"- {k}: {v}" for k, v in sorted(results.load_errors.items())), ""]
+    for title, table in (("Summary", summary_table(results)), ("Per language (Tables 1-2's columns)",
+                                                               language_table(results)),
+                         ("pass@k over tries", curve_table(results)), ("Per task", task_table(results))):
+        lines += [f"## {title}", "", *markdown_table(table), ""]
+    lines += [NOTES, ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def pass_at_k_chart(results: ReflectResults) -> str:
+    from projectgen.experiments.html import SERIES_COLORS
+    from projectgen.inspection.charts import line_chart
+
+    # Solid for whole files, dashed for patches: equal curves stay visible on top of each other.
+    series = [(f"{r.model} / {r.edit_format}", SERIES_COLORS[i % len(SERIES_COLORS)],
+               "dash" if r.edit_format == "patch" else "line", [v / 100 for v in r.figures[ALL].pass_at_k])
+              for i, r in enumerate(results.reports) if r.figures[ALL].tasks]
+    if not series:
+        return ""
+    return line_chart("pass@k: tasks passed by try k", [f"k={k}" for k in range(1, results.tries + 1)], series,
+                      width=1060)
+
+
+def render_reflect_html(results: ReflectResults) -> str:
+    from projectgen.experiments.html import html_table
+    from projectgen.inspection.formatting import esc
+    from projectgen.inspection.html import REPORT_CSS
+
+    title = f"LiveRepoReflection protocol on {results.dataset}"
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
+             f"<style>{REPORT_CSS}</style></head><body><main>", f"<h1>{esc(title)}</h1>",
+             f"<p class='muted'>tries per task: {results.tries}; models: "
+             + "; ".join(esc(line[2:]) for line in models_lines(results)) + "</p>"]
+    if chart := pass_at_k_chart(results):
+        parts.append(f"<h2>pass@k curves</h2><div class='charts'><div class='card wide'>{chart}</div></div>")
+    for heading, table in (("Summary", summary_table(results)), ("Per language", language_table(results)),
+                           ("pass@k", curve_table(results)), ("Per task", task_table(results))):
+        parts += [f"<h2>{esc(heading)}</h2>", "<div class='scroll'>", html_table(table), "</div>"]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts.append(f"<p class='muted'>{esc(NOTES)}</p><footer>projectgen reflect results, written {stamp}; "
+                 "results.md and results.json hold every figure.</footer></main></body></html>")
+    return "\n".join(parts)
+
+
+def write_reflect_results(results: ReflectResults, out_dir: Path) -> None:
+    """results.json, results.md and results.html in the batch folder, each whole or not at all."""
+    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
+    write_atomic(out_dir / layout.RESULTS_MD, render_reflect_markdown(results))
+    write_atomic(out_dir / layout.RESULTS_HTML, render_reflect_html(results))

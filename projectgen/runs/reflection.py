@@ -1,0 +1,108 @@
+"""One exercise under one model and one edit format: LiveRepoReflection's protocol in its own folder.
+
+The folder holds::
+
+    checkpoints.sqlite   the protocol graph's LangGraph checkpoints (one per node)
+    calls.jsonl          replies of completed model calls (the door's call cache)
+    usage.jsonl          one line per model call
+    repository/          the solution files after the last try
+    summary.json         the result (`ReflectionResult`); written last, so its presence means done
+
+Run again on a folder without summary.json (killed, or the harness failed), it resumes: the
+checkpointer replays the nodes that finished, and a node that was cut short after its model call
+had completed gets that reply from the call cache, so no model call is made twice. A folder with
+summary.json is read back without running anything.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from projectgen.agents.base import ModelGateway
+from projectgen.agents.reflection import ReflectionCoder
+from projectgen.datasets.exercism import Exercise
+from projectgen.durable_files import write_atomic
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs.context import ReflectionContext
+from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
+from projectgen.llm.call_cache import CallCache
+from projectgen.llm.usage import UsageRecorder
+from projectgen.runs import layout
+from projectgen.runs.checkpoints import open_checkpointer
+from projectgen.runs.execution import write_output_repository
+
+RESULT_SCHEMA_VERSION = 1
+
+
+class ReflectionResult(BaseModel):
+    """How the protocol went on one exercise under one model and edit format (summary.json)."""
+
+    schema_version: int = RESULT_SCHEMA_VERSION
+    task_id: str
+    language: str
+    model: str = Field(description="the model's folder name (slug)")
+    model_label: str = Field(description="how reports name the model; a replay says it is one")
+    edit_format: str
+    tries_allowed: int
+    status: Literal["passed", "failed"]
+    passed_at: int | None = Field(description="the first try whose tests all passed; None: none did")
+    tries: list[dict[str, Any]] = Field(description="per try: the reply's well-formedness, then its test run")
+    well_formed: bool = Field(description="every reply parsed and applied exactly")
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def read_result(run_dir: Path) -> ReflectionResult | None:
+    """The folder's finished result, or None (not finished, or unreadable: run it again)."""
+    try:
+        return ReflectionResult.model_validate_json((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+async def arun_reflection(exercise: Exercise, run_dir: Path, *, model: Any, edit_format: str, tries: int,
+                          runner: SandboxRunner, model_slug: str, model_label: str, scope: str = "",
+                          progress: Callable[[str], None] | None = None) -> ReflectionResult:
+    """Run (or resume, or read back) the protocol on `exercise` in `run_dir`; `scope` keys its call cache."""
+    done = read_result(run_dir)
+    if done is not None:
+        return done
+    run_dir.mkdir(parents=True, exist_ok=True)
+    gateway = ModelGateway(recorder=UsageRecorder(run_dir / layout.USAGE),
+                           cache=CallCache(run_dir / layout.CALLS, scope or str(run_dir)))
+    context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
+                                progress=progress)
+    config = {"configurable": {"thread_id": scope or "reflection"}}
+    async with open_checkpointer(run_dir, None) as saver:
+        graph = build_reflection_graph(ReflectionCoder(model), tries, checkpointer=saver)
+        snapshot = await graph.aget_state(config)
+        if snapshot.next or snapshot.tasks:  # cut short: on from the checkpoint
+            state = await graph.ainvoke(None, config, context=context)
+        elif snapshot.values:  # the graph had finished; only the outputs were not written
+            state = dict(snapshot.values)
+        else:
+            state = await graph.ainvoke(initial_reflection_state(exercise), config, context=context)
+    records = UsageRecorder.load(run_dir / layout.USAGE).records
+    made = [r for r in records if r.error is None]
+    attempts = [dict(t) for t in state.get("tries") or []]
+    result = ReflectionResult(
+        task_id=exercise.id, language=exercise.language_name, model=model_slug, model_label=model_label,
+        edit_format=edit_format, tries_allowed=tries,
+        status="passed" if state.get("passed_at") is not None else "failed", passed_at=state.get("passed_at"),
+        tries=attempts, well_formed=bool(attempts) and all(t.get("well_formed") for t in attempts),
+        calls=len(made), input_tokens=sum(r.input_tokens for r in made),
+        output_tokens=sum(r.output_tokens for r in made))
+    write_output_repository(run_dir, state.get("repository") or {})
+    write_atomic(run_dir / layout.SUMMARY, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
+    return result
+
+
+def run_reflection(exercise: Exercise, run_dir: Path, **kwargs: Any) -> ReflectionResult:
+    """`arun_reflection` for synchronous callers (each batch worker thread runs its own event loop)."""
+    return asyncio.run(arun_reflection(exercise, run_dir, **kwargs))

@@ -1,0 +1,265 @@
+"""`projectgen reflect` as a user runs it: the bundled exercises in both edit formats, the reference replay on
+every nesting, results.json/md/html, the ledger, resuming a killed batch without a second model call, and
+harness failures recorded as retryable, never as a pass or a fail."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projectgen.cli import main
+from projectgen.datasets.examples import example_exercises_dir, example_script_path
+from projectgen.evaluation.report import TestReport
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.experiments.reflection import run_reflect
+from test_support import strict_jsonl
+
+LAYOUTS = Path(__file__).parents[1] / "datasets" / "exercism_layouts"
+BUNDLED_SCRIPT = "scripted:exercises.reflect"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("reflect-env-cache")
+
+
+def reflect(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["reflect", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def summary(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    data = json.loads((out / "results.json").read_text())
+    return {(e["model"], e["edit_format"]): e for e in data["summary"]}
+
+
+def usage_lines(out: Path) -> dict[str, list[dict[str, Any]]]:
+    return {str(p.parent.relative_to(out)): strict_jsonl(p) for p in sorted(out.glob("*/*/*/usage.jsonl"))}
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> dict[str, Any]:
+    """The README's example: the bundled exercises, the bundled replay, both edit formats."""
+    out = tmp_path_factory.mktemp("reflect") / "out"
+    argv = ["reflect", "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format", "whole,patch",
+            "--out", str(out), "--cache-dir", str(cache_dir), "--workers", "2"]
+    done = subprocess.run([sys.executable, "-m", "projectgen", *argv], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": "160"})
+    return {"out": out, "code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+
+def test_the_bundled_exercises_give_the_scripted_figures_in_both_edit_formats(bundled) -> None:
+    assert bundled["code"] == 0, bundled["stderr"]
+    figures = summary(bundled["out"])
+    for fmt in ("whole", "patch"):
+        entry = figures[("scripted-exercises.reflect", fmt)]
+        assert entry["tasks"] == 3 and entry["errors"] == 0
+        assert (round(entry["pass_at_1"], 1), round(entry["pass_at_2"], 1), round(entry["fix_weight"], 1),
+                round(entry["well_formed"], 1)) == (33.3, 66.7, 50.0, 66.7)
+        assert [round(v, 1) for v in entry["pass_at_k"]] == [33.3, 66.7]
+        assert entry["input_tokens"] > 0 and entry["output_tokens"] > 0
+        assert entry["model_label"].startswith("scripted model (")  # a replay is named as one
+    out = bundled["stdout"]
+    assert "│ scripted-exercises.reflect │ whole       │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
+    assert "scripted-exercises.reflect/patch/word_index: failed, 2 tr(ies), NOT well formed" in out
+
+
+def test_each_task_of_the_bundled_run_in_the_results_and_the_ledger(bundled) -> None:
+    out = bundled["out"]
+    results = json.loads((out / "results.json").read_text())
+    assert results["schema_version"] == 1 and results["tries"] == 2
+    rows = {(r["edit_format"], r["task_id"]): r for report in results["reports"] for r in report["rows"]}
+    for fmt in ("whole", "patch"):
+        assert rows[(fmt, "unit_convert")]["result"]["passed_at"] == 1
+        ledger_book = rows[(fmt, "ledger_book")]["result"]
+        assert ledger_book["passed_at"] == 2 and [t["tests_passed"] for t in ledger_book["tries"]] == [7, 9]
+        word_index = rows[(fmt, "word_index")]["result"]
+        assert word_index["status"] == "failed" and not word_index["well_formed"]
+        assert [t["well_formed"] for t in word_index["tries"]] == [False, True]
+    assert len(strict_jsonl(out / "ledger.jsonl")) == 6
+    md = (out / "results.md").read_text()
+    assert "| scripted-exercises.reflect | patch | 3 | 33.3 | 66.7 | 50.0 | 66.7 | 0 |" in md
+    assert "| scripted-exercises.reflect | whole | word_index | Python | failed | | 2 | no | 4/6 |" in md
+    page = (out / "results.html").read_text()
+    assert "<svg" in page and "pass@k: tasks passed by try k" in page and "k=2" in page
+    # One model call per try, each answered once.
+    calls = usage_lines(out)
+    assert {unit: len(lines) for unit, lines in calls.items()} == {
+        f"scripted-exercises.reflect/{fmt}/{task}": n for fmt in ("whole", "patch")
+        for task, n in (("ledger_book", 2), ("unit_convert", 1), ("word_index", 2))}
+
+
+def test_a_rerun_continues_from_the_ledger_and_calls_no_model(bundled, capsys, cache_dir: Path) -> None:
+    out = bundled["out"]
+    before, figures = usage_lines(out), summary(out)
+    (out / "results.json").unlink()
+    code, stdout, _ = reflect(capsys, "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format",
+                              "whole,patch", "--out", str(out), "--cache-dir", str(cache_dir))
+    assert code == 0 and "6 unit(s) already finished in the ledger" in stdout
+    assert usage_lines(out) == before
+    assert summary(out) == figures  # written again from the ledger: the same figures
+
+
+def test_the_bundled_script_is_the_one_tests_exercise_replays_writes() -> None:
+    from exercise_replays import script_text
+
+    assert example_script_path("exercises.reflect").read_text() == script_text()
+
+
+@pytest.mark.parametrize("dataset", ["examples", str(LAYOUTS)])
+def test_the_reference_replay_passes_every_exercise_at_try_one(tmp_path: Path, capsys, cache_dir: Path,
+                                                              dataset: str) -> None:
+    out = tmp_path / "out"
+    code, stdout, _ = reflect(capsys, "--dataset", dataset, "--model", "reference", "--edit-format", "whole,patch",
+                              "--out", str(out), "--cache-dir", str(cache_dir))
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    for entry in results["summary"]:
+        assert entry["tasks"] == 3 and entry["errors"] == 0
+        assert (entry["pass_at_1"], entry["pass_at_2"], entry["fix_weight"], entry["well_formed"]) == (
+            100.0, 100.0, 0.0, 100.0)
+        assert entry["model_label"] == "reference replay (oracle, not a model)"
+    assert "- reference: reference replay (oracle, not a model)" in (out / "results.md").read_text()
+    if dataset != "examples":  # the Aider, LiveRepoReflection and short nestings, and a C++ exercise
+        assert results["skipped_languages"] == {"cpp": 1}
+        assert "skipped 1 exercise(s) in other languages (Cpp 1): only Python exercises run" in stdout
+        tries = [r["result"]["tries"][0] for report in results["reports"] for r in report["rows"]]
+        assert all(t["tests_passed"] == t["tests_total"] > 0 for t in tries)
+
+
+class FlakyHarness(SandboxRunner):
+    """A sandbox whose environment fails to build for the tasks named in `broken` (the class attribute)."""
+
+    broken: set[str] = set()
+
+    def evaluate(self, task, candidate, suite="unit"):  # noqa: ANN001
+        if task.id in self.broken:
+            return TestReport(task_id=task.id, suite=suite, error="environment: pip failed")
+        return super().evaluate(task, candidate, suite)
+
+
+def test_a_harness_failure_is_a_retryable_error_never_a_pass_or_a_fail(tmp_path: Path, cache_dir: Path) -> None:
+    out = tmp_path / "out"
+    FlakyHarness.broken = {"ledger_book"}
+    settings = RunnerSettings(cache_dir=cache_dir)
+    model, tasks = ["scripted:" + str(example_script_path("exercises.reflect"))], ["ledger_book", "word_index"]
+    results = run_reflect(example_exercises_dir(), model, out, formats=["patch"], tasks=tasks,
+                          runner_factory=lambda: FlakyHarness(settings))
+    [entry] = results.summary
+    assert entry.errors == 1 and entry.tasks == 1  # left out of every figure: word_index alone counts
+    assert (entry.pass_at_1, entry.pass_at_2, entry.well_formed) == (0.0, 0.0, 0.0)
+    [error] = [line for line in strict_jsonl(out / "ledger.jsonl") if line["status"] == "error"]
+    assert error["task_id"] == "ledger_book" and "TestHarnessError" in error["error"]
+    assert "pip failed" in error["error"]
+    calls_before = len(strict_jsonl(out / "scripted-exercises.reflect/patch/ledger_book/usage.jsonl"))
+    assert calls_before == 1  # try 1 was asked; its test run failed in the harness
+    FlakyHarness.broken = set()
+    again = run_reflect(example_exercises_dir(), model, out, formats=["patch"], tasks=tasks,
+                        runner_factory=lambda: FlakyHarness(settings))
+    [entry] = again.summary
+    assert entry.errors == 0 and entry.tasks == 2 and (entry.pass_at_1, entry.pass_at_2) == (0.0, 50.0)
+    # The retried unit went on from its checkpoint: try 1's reply was not asked for again.
+    usage = strict_jsonl(out / "scripted-exercises.reflect/patch/ledger_book/usage.jsonl")
+    assert [u["iteration"] for u in usage] == [1, 2]
+
+
+def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, cache_dir: Path,
+                                                                              monkeypatch) -> None:
+    """Killed between a repair's model call and the node's checkpoint: the resumed node is answered from the
+    call cache."""
+    import projectgen.graphs.reflection as graph_module
+
+    real = graph_module.reply_update
+    cut = {"done": False}
+
+    def killed_once(attempt: int, outcome):  # noqa: ANN001
+        if attempt == 2 and not cut["done"]:
+            cut["done"] = True
+            raise KeyboardInterrupt  # as Ctrl-C or SIGTERM would, right after the reply came in
+        return real(attempt, outcome)
+
+    monkeypatch.setattr(graph_module, "reply_update", killed_once)
+    out = tmp_path / "out"
+    model = ["scripted:" + str(example_script_path("exercises.reflect"))]
+    settings = RunnerSettings(cache_dir=cache_dir)
+    with pytest.raises(KeyboardInterrupt):
+        run_reflect(example_exercises_dir(), model, out, formats=["whole"], tasks=["ledger_book"],
+                    runner_factory=lambda: SandboxRunner(settings))
+    unit = out / "scripted-exercises.reflect/whole/ledger_book"
+    assert [u["iteration"] for u in strict_jsonl(unit / "usage.jsonl")] == [1, 2]
+    assert not (unit / "summary.json").exists() and not (out / "ledger.jsonl").exists()
+    results = run_reflect(example_exercises_dir(), model, out, formats=["whole"], tasks=["ledger_book"],
+                          runner_factory=lambda: SandboxRunner(settings))
+    assert results.summary[0].pass_at_2 == 100.0 and results.summary[0].pass_at_1 == 0.0
+    usage = strict_jsonl(unit / "usage.jsonl")
+    assert [u["iteration"] for u in usage] == [1, 2]  # no call made twice
+    assert len({u["call_id"] for u in usage}) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dataset", "nowhere", "--model", "reference"], "nowhere: dataset folder not found"),
+    (["--dataset", "examples", "--model", "reference", "--edit-format", "diff"], "unknown edit format diff"),
+    (["--dataset", "examples", "--model", "reference", "--tries", "11"], "--tries must be from 1 to 10"),
+    (["--dataset", "examples", "--model", "reference", "--tasks", "nope"], "unknown task(s) nope"),
+    (["--dataset", "examples", "--model", "scripted:no-such-script"], "unknown example script 'no-such-script'"),
+])
+def test_user_mistakes_are_one_line_and_exit_2(tmp_path: Path, capsys, argv: list[str], message: str) -> None:
+    code, _, err = reflect(capsys, *argv, "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert err.startswith("projectgen: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_continued_batch_must_keep_its_tries(tmp_path: Path, capsys, cache_dir: Path) -> None:
+    out = tmp_path / "out"
+    args = ["--dataset", "examples", "--model", "reference", "--tasks", "unit_convert", "--out", str(out),
+            "--cache-dir", str(cache_dir)]
+    assert reflect(capsys, *args)[0] == 0
+    code, _, err = reflect(capsys, *args, "--tries", "3")
+    assert code == 2 and "other tries" in err
+
+
+@pytest.mark.slow
+def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice(tmp_path: Path, cache_dir: Path,
+                                                                                 bundled) -> None:
+    """SIGKILL the whole command once two units are in the ledger, run it again, compare with the uninterrupted
+    run: same figures and rows, and every model call made exactly once."""
+    script = json.loads(example_script_path("exercises.reflect").read_text())
+    script["delay_s"] = 0.4
+    (tmp_path / "slow.json").write_text(json.dumps(script))
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "projectgen", "reflect", "--dataset", "examples", "--model",
+            f"scripted-exercises.reflect=scripted:{tmp_path / 'slow.json'}", "--edit-format", "whole,patch",
+            "--out", str(out), "--cache-dir", str(cache_dir)]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        ledger = out / "ledger.jsonl"
+        if ledger.exists() and len(ledger.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the batch ended before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (out / "results.json").exists()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+    def figures(folder: Path) -> dict:
+        return {key: {k: v for k, v in entry.items() if k != "model_label"} for key, entry in summary(folder).items()}
+
+    assert figures(out) == figures(bundled["out"])
+    calls = usage_lines(out)
+    assert calls.keys() == usage_lines(bundled["out"]).keys()
+    for unit, lines in calls.items():
+        ids = [line["call_id"] for line in lines]
+        assert len(ids) == len(set(ids)) == len(usage_lines(bundled["out"])[unit]), unit
+    shutil.rmtree(out)

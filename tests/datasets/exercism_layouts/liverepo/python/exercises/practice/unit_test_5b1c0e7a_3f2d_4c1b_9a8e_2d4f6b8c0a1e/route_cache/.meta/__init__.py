@@ -1,0 +1,1 @@
+from .route_cache import RouteCache  # noqa: F401

@@ -1,0 +1,1 @@
+from .hop_count import hops  # noqa: F401

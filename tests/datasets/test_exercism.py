@@ -1,0 +1,131 @@
+"""Exercism-layout exercises: the nestings of LiveRepoReflection and Aider's polyglot benchmark, one exercise
+or a folder at any depth, configs with and without their quirks, and the Task the sandbox runs."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.examples import example_exercises_dir
+from projectgen.datasets.exercism import exercise_task, load_exercise, load_exercises
+from projectgen.errors import ProjectGenError, TaskFormatError
+
+LAYOUTS = Path(__file__).parent / "exercism_layouts"
+ROUTE_CACHE = LAYOUTS / "liverepo/python/exercises/practice/unit_test_5b1c0e7a_3f2d_4c1b_9a8e_2d4f6b8c0a1e/route_cache"
+TALLY = LAYOUTS / "aider/python/exercises/practice/tally_marks"
+HOPS = LAYOUTS / "short/unit_test_9c8d7e6f_1a2b_4c3d_8e9f_0a1b2c3d4e5f/hop_count"
+
+
+def test_every_nesting_is_found_below_one_folder_and_other_languages_are_counted() -> None:
+    found = load_exercises(LAYOUTS)
+    assert [e.id for e in found.exercises] == ["hop_count", "route_cache", "tally_marks"]
+    assert found.errors == {}
+    assert found.other_languages == {"cpp": 1}
+    assert found.skipped_line() == ("skipped 1 exercise(s) in other languages (Cpp 1): only Python exercises run")
+    assert {e.language_name for e in found.exercises} == {"Python"}
+    # The same exercises from a folder further down, or one exercise folder by itself.
+    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["route_cache"]
+    assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
+
+
+def test_liverepo_config_with_double_slashes_and_the_other_block() -> None:
+    exercise = load_exercise(ROUTE_CACHE)
+    assert exercise.solution == ("route_cache.py", "main.py", "__init__.py")
+    assert exercise.tests == ("test_route_cache.py",)
+    assert exercise.examples == {"route_cache.py": ".meta/route_cache.py", "main.py": ".meta/main.py",
+                                 "__init__.py": ".meta/__init__.py"}
+    assert exercise.stubs() == {}  # LiveRepoReflection keeps no stubs in the folder
+    assert exercise.reference()["__init__.py"].startswith("from .route_cache import RouteCache")
+    assert exercise.instructions.startswith("## Question: A Route Cache")
+
+
+def test_aider_config_pairs_example_py_with_the_one_solution_and_joins_the_docs_in_order() -> None:
+    exercise = load_exercise(TALLY)
+    assert exercise.examples == {"tally_marks.py": ".meta/example.py"}
+    assert exercise.stubs() == {"tally_marks.py": "def tally(n):\n    pass\n"}
+    text = exercise.instructions
+    assert text.index("# Introduction") < text.index("# Instructions\n") < text.index("# Instructions append")
+
+
+def test_an_exercise_without_config_takes_its_tests_and_reference_from_the_folder() -> None:
+    exercise = load_exercise(HOPS)
+    assert exercise.tests == ("hop_count_test.py",)
+    assert exercise.solution == ("__init__.py", "hop_count.py")
+    assert exercise.language == "python"  # from the test file: no python/exercises/ above it
+
+
+def test_the_task_runs_the_test_file_inside_a_folder_named_like_the_project() -> None:
+    exercise = load_exercise(ROUTE_CACHE)
+    task = exercise_task(exercise)
+    assert task.root == ROUTE_CACHE.parent.resolve() and task.format == "exercism"
+    assert task.suite("unit").paths == ("route_cache/test_route_cache.py",)
+    assert (task.root / task.suite("unit").paths[0]).is_file()
+    # the stubs are starter files: the candidate's code beside the tests is never replaced by them
+    assert set(task.docs.starter) == {f"route_cache/{rel}" for rel in exercise.stubs()}
+    assert not set(task.docs.starter) & set(task.suite_files("unit"))
+    assert exercise.candidate({"main.py": "x"}) == {"route_cache/main.py": "x"}
+    assert task.docs.prd == exercise.instructions and not task.reference  # the reference never reaches a model
+
+
+def test_the_bundled_exercises_load() -> None:
+    found = load_exercises(example_exercises_dir())
+    assert [e.id for e in found.exercises] == ["ledger_book", "unit_convert", "word_index"]
+    assert all(len(e.solution) >= 3 and e.reference() and e.stubs() for e in found.exercises)
+
+
+def test_two_exercises_of_one_name_get_their_folder_in_the_id(tmp_path: Path) -> None:
+    for uuid in ("0d197b77_191c", "047484df_821d"):
+        shutil.copytree(HOPS, tmp_path / f"unit_test_{uuid}" / "hop_count")
+    assert [e.id for e in load_exercises(tmp_path).exercises] == ["hop_count-047484df", "hop_count-0d197b77"]
+
+
+def broken(tmp_path: Path, config: dict | None, *, docs: bool = True) -> Path:
+    folder = tmp_path / "python" / "exercises" / "practice" / "bad"
+    shutil.copytree(TALLY, folder)
+    if config is None:
+        (folder / ".meta" / "config.json").unlink()
+    else:
+        (folder / ".meta" / "config.json").write_text(json.dumps(config))
+    if not docs:
+        shutil.rmtree(folder / ".docs")
+        (folder / ".docs").mkdir()
+    return folder
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"files": {"solution": ["tally_marks.py"], "test": ["a_test.py", "b_test.py"]}}, "not found"),
+    ({"files": {"solution": [], "test": ["tally_marks_test.py"]}}, "files.solution is empty"),
+    ({"files": {"solution": ["../up.py"], "test": ["tally_marks_test.py"]}}, "leaves the exercise folder"),
+    ({"files": {"solution": ["tally_marks.py"], "test": ["tally_marks_test.py"],
+                "example": [".meta/example.py", ".meta/tests.toml"]}}, "cannot tell which solution file"),
+    ({"solution": []}, "no 'files' block"),
+])
+def test_a_malformed_config_is_one_error_naming_the_file(tmp_path: Path, config: dict, message: str) -> None:
+    folder = broken(tmp_path, config)
+    with pytest.raises(TaskFormatError, match=message) as caught:
+        load_exercise(folder)
+    assert "config.json" in str(caught.value)
+    # In a folder of exercises it is that exercise's error; the others still load.
+    shutil.copytree(HOPS, tmp_path / "hop_count")
+    found = load_exercises(tmp_path)
+    assert [e.id for e in found.exercises] == ["hop_count"] and message in found.errors["bad"]
+
+
+def test_several_test_files_make_one_suite(tmp_path: Path) -> None:
+    folder = broken(tmp_path, {"files": {"solution": ["tally_marks.py"],
+                                         "test": ["tally_marks_test.py", "more_test.py"]}})
+    (folder / "more_test.py").write_text("def test_x():\n    pass\n")
+    task = exercise_task(load_exercise(folder))
+    assert task.suite("unit").paths == (f"{folder.name}/tally_marks_test.py", f"{folder.name}/more_test.py")
+
+
+def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(TaskFormatError, match="no instructions.md"):
+        load_exercise(broken(tmp_path / "a", None, docs=False))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ProjectGenError, match="no exercises found"):
+        load_exercises(tmp_path / "empty")
+    with pytest.raises(ProjectGenError, match="exercise folder not found"):
+        load_exercises(tmp_path / "nowhere")
