@@ -127,3 +127,26 @@ def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
     entries = [MemoryEntry.model_validate({k: v for k, v in r.items() if k != "id"})
                for r in state.get("memory") or [] if r["stage"] == stage]
     return StageMemory(entries=entries)
+
+
+# --------------------------------------------------------------------------- multi-turn refinement
+
+class RefinementState(TypedDict, total=False):
+    """One multi-turn task played under one strategy and context (`projectgen.graphs.refinement`).
+
+    `turn` is the turn being played (1-based); `turns` holds one record per turn played (``id`` is
+    the turn number as text): the reply, the code taken from it, its tokens, and once checked
+    whether it passed the turn's tests.
+    """
+
+    task_id: str
+    strategy: str
+    context: str
+    turn: int
+    last_turn: int
+    turns: Annotated[list[dict[str, Any]], append_unique]
+
+
+def turn_record(state: RefinementState, turn: int) -> dict[str, Any] | None:
+    """The record of `turn`, if it was played."""
+    return next((dict(r) for r in state.get("turns") or [] if r["turn"] == turn), None)
