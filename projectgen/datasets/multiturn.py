@@ -349,12 +349,13 @@ class TaskCheck(BaseModel):
     """A multi-turn task's validation: one `TurnCheck` per turn."""
 
     task_id: str
-    turns: list[TurnCheck]
+    turns: list[TurnCheck] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="why the validation itself could not run")
 
     @property
     def valid(self) -> bool:
-        """Every turn's reference passes its own tests."""
-        return all(turn.reference_ok for turn in self.turns)
+        """Every turn's reference passes its own tests (and the validation ran)."""
+        return self.error is None and bool(self.turns) and all(turn.reference_ok for turn in self.turns)
 
     @property
     def failing_references(self) -> list[int]:
@@ -371,7 +372,7 @@ class TaskCheck(BaseModel):
 
     def problems(self) -> list[str]:
         """One line per problem: references failing their tests, then non-discriminative turns."""
-        lines = []
+        lines = [f"{self.task_id}: could not be validated: {self.error}"] if self.error else []
         for turn in self.turns:
             if not turn.reference_ok:
                 lines.append(f"{self.task_id}: turn {turn.turn}'s reference does not pass its own tests "

@@ -13,6 +13,8 @@
     writing      write_results: results.json, results.md, results.html
     experiment   run_experiment
     reference_bench   bench_reference: every task's reference through the sandbox runner
+    refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
+    refinement_results  its results.json (SR-Eval's Acc(k), Avg Acc, CR, ATC), results.md, results.html
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
 `projectgen --help` must stay fast.
@@ -50,6 +52,10 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "projectgen.experiments.experiment",
     "BenchRow": "projectgen.experiments.reference_bench",
     "bench_reference": "projectgen.experiments.reference_bench",
+    "RefinementSpec": "projectgen.experiments.refinement",
+    "RefinementHooks": "projectgen.experiments.refinement",
+    "run_refinement": "projectgen.experiments.refinement",
+    "RefinementResults": "projectgen.experiments.refinement_results",
 }
 
 __all__ = sorted(_EXPORTS)
