@@ -5,7 +5,8 @@ Round 1 fills every file: layer k's files are sent out together (LangGraph `Send
 the run's ``max_concurrency``), each with its skeleton and the interfaces of the files it
 imports, which earlier layers have already filled. Later rounds repair only the files the
 judges named, in the configured edit format; an edit that does not apply is recorded (the
-well-format rate) and its reason goes back to the coder with the next request.
+well-format rate) and its reason goes back to the coder with the next request. A state `scope`
+(set by `evolve`) limits filling and repairs to its files; the others keep their code.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, in_scope, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.ssat import SSAT, render_stub
@@ -69,9 +70,9 @@ async def plan_code(state: ProjectState, runtime: Runtime[RunContext], *, cap: i
     update: dict[str, Any] = {"iterations": {STAGE: iteration}}
     if iteration == 1:
         skeleton = starting_skeleton(state)
-        layers = fill_layers(skeleton)
+        layers = [layer for layer in (in_scope(state, files) for files in fill_layers(skeleton)) if layer]
         update.update(skeleton=skeleton, layers=layers, layer=0)
-        runtime.context.say(f"code 1/{cap}: filling {len(skeleton)} files in {len(layers)} dependency layers")
+        runtime.context.say(f"code 1/{cap}: filling {sum(map(len, layers))} files in {len(layers)} dependency layers")
     else:
         verdict = last_verdict(state, STAGE)
         runtime.context.say(f"code {iteration}/{cap}: repairing {', '.join(sorted(verdict.files)) or 'all files'}")
@@ -104,6 +105,10 @@ def repair_jobs(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
     failed_edits = {r["path"]: r["feedback"] for r in state.get("edits") or []
                     if r["iteration"] == iteration - 1 and r["feedback"]}
     targets = verdict.files or {p: verdict.feedback for p in repository if p.endswith(".py")}
+    if state.get("scope") is not None:  # evolve: only the files the plan redoes are repaired
+        allowed = set(in_scope(state, sorted(repository)))
+        targets = ({p: s for p, s in targets.items() if p in allowed}
+                   or {p: verdict.feedback for p in sorted(allowed) if p.endswith(".py")})
     jobs = []
     for path, suggestion in sorted(targets.items()):
         if path in failed_edits:

@@ -1,7 +1,8 @@
 """Skeleton stage: per-file skeletons written in parallel <-> skeleton judge, cap default 3.
 
 The first iteration writes every .py file of the tree; later ones rewrite only the files
-the judge named (all of them when it named none).
+the judge named (all of them when it named none). A state `scope` (set by `evolve`) limits
+both to its files.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
 from projectgen.graphs.state import (
-    ProjectState, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
+    ProjectState, in_scope, iteration_of, last_verdict, memory_record, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.ssat import SSAT, diff_ssat, render_diff, ssat_from_repository
@@ -53,7 +54,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
     when there is none."""
     ssat = ssat_of(state)
     iteration = iteration_of(state, STAGE)
-    paths = python_files(ssat)
+    paths = in_scope(state, python_files(ssat))
     verdict = last_verdict(state, STAGE) if iteration > 1 else None
     if verdict is not None and verdict.files:
         paths = [p for p in paths if p in verdict.files] or paths

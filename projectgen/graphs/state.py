@@ -62,6 +62,7 @@ class ProjectState(TypedDict, total=False):
     layers: list[list[str]]
     layer: int
     stopped: str | None
+    scope: list[str] | None  # the files the skeleton and code stages may (re)write; None = all (`evolve` sets it)
 
 
 def initial_state(task: Task, guidance: str = "") -> ProjectState:
@@ -123,6 +124,12 @@ def memory_record(entry: MemoryEntry) -> dict[str, Any]:
     return {"id": f"{entry.stage}:{entry.iteration}:{entry.target or ''}", **entry.model_dump(mode="json")}
 
 
+def in_scope(state: ProjectState, paths: Sequence[str]) -> list[str]:
+    """The `paths` the stages may (re)write: all of them unless the state sets a `scope`."""
+    scope = state.get("scope")
+    return list(paths) if scope is None else [p for p in paths if p in set(scope)]
+
+
 def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
     entries = [MemoryEntry.model_validate({k: v for k, v in r.items() if k != "id"})
                for r in state.get("memory") or [] if r["stage"] == stage]
@@ -150,3 +157,13 @@ class RefinementState(TypedDict, total=False):
 def turn_record(state: RefinementState, turn: int) -> dict[str, Any] | None:
     """The record of `turn`, if it was played."""
     return next((dict(r) for r in state.get("turns") or [] if r["turn"] == turn), None)
+
+
+# --------------------------------------------------------------------------- incremental development
+
+class EvolveState(ProjectState, total=False):
+    """An evolve run (`projectgen.graphs.evolve`): the project state, starting from a finished run's tree and
+    repository, plus the tree it started from and the plan of what to redo (`plan_evolution`)."""
+
+    base_ssat: dict[str, Any]
+    evolution: dict[str, Any]
