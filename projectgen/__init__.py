@@ -134,6 +134,15 @@ _EXPORTS: dict[str, str] = {
     "run_refinement": "projectgen.experiments.refinement",
     "RefinementSpec": "projectgen.experiments.refinement",
     "RefinementResults": "projectgen.experiments.refinement_results",
+    # incremental development of a finished run (evolve)
+    "run_evolve": "projectgen.runs.evolve",
+    "arun_evolve": "projectgen.runs.evolve",
+    "EvolveOutcome": "projectgen.runs.evolve",
+    "build_evolve_graph": "projectgen.graphs.evolve",
+    "EvolveContext": "projectgen.graphs.evolve",
+    "EvolutionPlan": "projectgen.graphs.evolve",
+    "plan_evolution": "projectgen.graphs.evolve",
+    "TreeReviser": "projectgen.agents.evolver",
     # trace and report
     "read_trace": "projectgen.runs",
     "load_run": "projectgen.inspection",
