@@ -175,6 +175,18 @@ def test_files(folder: Path) -> dict[str, Path]:
             if path.is_file() and not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts)}
 
 
+def check_test_files(base: Task, tests: Path | None) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The base task's check test files and the change's; a change's file with an earlier file's name is refused
+    (the earlier test would be lost)."""
+    earlier = test_files(base.root / base.suites["check"].path) if "check" in base.suites else {}
+    new = test_files(tests) if tests is not None else {}
+    clash = sorted(set(earlier) & set(new))
+    if clash:
+        raise ProjectGenError(f"{tests}: {', '.join(clash)} would replace the earlier check test(s) of the same name; "
+                              "rename the new test file(s)")
+    return earlier, new
+
+
 def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder: Path) -> tuple[int, list[str],
                                                                                                 list[str]]:
     """The evolved task in `folder`; (its change number, the new test files, the earlier ones).
@@ -184,12 +196,7 @@ def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder:
     fixtures and environment are the base task's.
     """
     number = change_number(base.docs.prd)
-    earlier = test_files(base.root / base.suites["check"].path) if "check" in base.suites else {}
-    new = test_files(tests) if tests is not None else {}
-    clash = sorted(set(earlier) & set(new))
-    if clash:
-        raise ProjectGenError(f"{tests}: {', '.join(clash)} would replace the earlier check test(s) of the same name; "
-                              "rename the new test file(s)")
+    earlier, new = check_test_files(base, tests)
     if folder.exists():
         shutil.rmtree(folder)
     docs = {"prd": f"{base.docs.prd.rstrip()}\n\n{CHANGE_HEADING} {number}\n\n{requirement.strip()}\n"}
@@ -201,7 +208,7 @@ def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder:
         target = folder / CHECK_DIR / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
-    suites = {"check": CHECK_DIR}
+    suites = {"check": CHECK_DIR} if earlier or new else {}
     for kind, name in (("unit", UNIT_DIR), ("acceptance", ACCEPTANCE_DIR)):
         if kind in base.suites:
             shutil.copytree(base.root / base.suites[kind].path, folder / name,
@@ -265,7 +272,8 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
         raise ProjectGenError("an evolve run needs models")
     if not resume:
         check_change(requirement, tests)
-    with open_evolve_folder(out_dir, base_run, resume=resume, force=force) as opened:
+    with open_evolve_folder(out_dir, base_run, resume=resume, force=force,
+                            tests=Path(tests) if tests else None) as opened:
         if resume:
             manifest, record = opened
             task = load_task(out_dir / layout.EVOLVED_TASK)
@@ -312,8 +320,8 @@ def run_evolve(base_run: Path | str | None, out_dir: Path | str, **kwargs: Any) 
 
 
 @contextmanager
-def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bool,
-                       force: bool) -> Iterator[BaseRun | tuple[RunManifest, EvolveRecord]]:
+def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bool, force: bool,
+                       tests: Path | None = None) -> Iterator[BaseRun | tuple[RunManifest, EvolveRecord]]:
     """The evolve run's folder, held by this process: a new one (the base run read first, so nothing is
     written when it cannot be evolved) giving the `BaseRun`, or one to resume giving its run.json and
     evolve.json."""
@@ -329,6 +337,7 @@ def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bo
     if base_run is None:
         raise ProjectGenError("give the finished run folder to evolve")
     base = read_base_run(Path(base_run))
+    check_test_files(base.task, tests)
     if out_dir.resolve() == base.folder.resolve():
         raise ProjectGenError(f"{out_dir}: the evolve run needs its own folder (--out), not the base run's")
     with new_run_folder(out_dir, force=force):
