@@ -36,7 +36,10 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--dataset", required=True,
                         help="folder of multi-turn task folders (docs/refinement.md), or `examples` for the bundled "
                              "tasks")
-    parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
+    parser.add_argument("--check-only", action="store_true",
+                        help="only validate the tasks (each turn's reference on its own tests and on the next "
+                             "turn's) and print what was found; no model is needed")
+    parser.add_argument("--model", action="append", default=None, metavar="[LABEL=]SPEC",
                         help="a model (repeatable): PROVIDER:MODEL, a served name with --base-url, scripted:FILE "
                              "(scripted:examples: the bundled replay of the bundled tasks), or reference (each turn "
                              "answered with its reference: an oracle, not a model)")
@@ -83,6 +86,10 @@ def cmd_refine(args: argparse.Namespace) -> int:
     dataset = dataset_path(args.dataset)
     out = args.out or Path("runs") / f"refine-{args.dataset if args.dataset == 'examples' else dataset.resolve().name}"
     check_out_path(out, folder=True)
+    if args.check_only:
+        return check_only(args, dataset, out)
+    if not args.model:
+        raise ProjectGenError("give a model: --model SPEC (or --model reference; --check-only needs none)")
     if args.base_url is not None:
         from projectgen.llm import check_base_url
 
@@ -160,3 +167,42 @@ def print_refinement(console, results) -> None:
                       "every later turn fail on the previous turn's reference", highlight=False)
     for task, reason in results.load_errors.items():
         console.print(f"[red]{task}: does not load:[/red] {reason}", highlight=False)
+
+
+def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
+    """`--check-only`: the tasks' validation as a table; exit 0 when every reference passes its own tests."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from projectgen.experiments import LocalExecutor
+    from projectgen.experiments.refinement import RefinementHooks, check_dataset
+
+    console = Console()
+    runner = runner_from_args(args, log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]",
+                                                                       highlight=False))
+    with console.status(f"validating the multi-turn tasks of {dataset}"):
+        checks, load_errors = check_dataset(
+            dataset, out, tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None,
+            runner=runner, executor=LocalExecutor(workers=args.workers), fresh=args.fresh, hooks=RefinementHooks())
+    table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
+                        "reference on them", box=box.SIMPLE)
+    for column in ("task", "turn", "reference", "previous reference", "discriminative"):
+        table.add_column(column, justify="left" if column == "task" else "right")
+    for check in checks:
+        for turn in check.turns:
+            previous = "" if turn.previous_passed is None else f"{turn.previous_passed}/{turn.previous_total}"
+            mark = {None: "", True: "yes", False: "[yellow]no[/yellow]"}[turn.discriminative]
+            ok = "green" if turn.reference_ok else "red"
+            table.add_row(check.task_id, str(turn.turn),
+                          f"[{ok}]{turn.reference_passed}/{turn.reference_total}[/{ok}]", previous, mark)
+    console.print(table)
+    for check in checks:
+        for problem in check.problems():
+            console.print(f"[yellow]{problem}[/yellow]", highlight=False)
+    for task, reason in load_errors.items():
+        console.print(f"[red]{task}: does not load:[/red] {reason}", highlight=False)
+    valid = all(check.valid for check in checks) and not load_errors
+    console.print(f"{sum(c.valid for c in checks)} of {len(checks) + len(load_errors)} task(s) valid; ledger: "
+                  f"{out}", highlight=False)
+    return EXIT_OK if valid else EXIT_TESTS_FAILED

@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "RefinementSpec": "projectgen.experiments.refinement",
     "RefinementHooks": "projectgen.experiments.refinement",
     "run_refinement": "projectgen.experiments.refinement",
+    "check_dataset": "projectgen.experiments.refinement",
     "RefinementResults": "projectgen.experiments.refinement_results",
 }
 

@@ -297,17 +297,49 @@ class RefinementHooks:
     progress: ProgressFn | None = None
 
 
-def select_tasks(spec: RefinementSpec) -> tuple[list[MultiTurnTask], dict[str, str]]:
-    """The spec's tasks that load, and folder -> reason for those that do not; unknown task ids are refused."""
-    loaded, errors = load_multiturn_dataset(spec.dataset)
-    if spec.tasks is None:
+def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[MultiTurnTask], dict[str, str]]:
+    """The dataset's tasks that load (only `tasks` when given), and folder -> reason for those that do not;
+    unknown task ids are refused."""
+    loaded, errors = load_multiturn_dataset(dataset)
+    if tasks is None:
         return loaded, errors
     known = {task.id for task in loaded} | set(errors)
-    unknown = [task for task in spec.tasks if task not in known]
+    unknown = [task for task in tasks if task not in known]
     if unknown:
-        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {spec.dataset} (tasks: "
+        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {dataset} (tasks: "
                               f"{', '.join(sorted(known))})")
-    return [t for t in loaded if t.id in spec.tasks], {k: v for k, v in errors.items() if k in spec.tasks}
+    return [t for t in loaded if t.id in tasks], {k: v for k, v in errors.items() if k in tasks}
+
+
+def default_runner(hooks: RefinementHooks) -> Any:
+    from projectgen.evaluation.runner import SandboxRunner
+
+    return SandboxRunner(log=(lambda message: hooks.progress("sandbox", message)) if hooks.progress else None)
+
+
+def validate_tasks(tasks: Sequence[MultiTurnTask], tests: TurnTests, ledger: Ledger, executor: Executor,
+                   on_check: Callable[[TaskCheck], None] | None = None) -> dict[str, TaskCheck]:
+    """task id -> its validation (`check_multiturn_task`), as units of the batch engine (the ledger keeps them)."""
+    units = [CheckUnit(key=f"check/{task.id}", task=task) for task in tasks]
+    checks = run_batch(CheckBatch(tests), units, ledger, executor, on_row=on_check)
+    return {unit.task.id: checks[unit.key] for unit in units}
+
+
+def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[str] | None = None, runner: Any = None,
+                  executor: Executor | None = None, fresh: bool = False,
+                  hooks: RefinementHooks | None = None) -> tuple[list[TaskCheck], dict[str, str]]:
+    """Only the validation of a dataset's tasks (``refine --check-only``): each turn's reference on its own tests
+    and on the next turn's; resumable from the ledger in `out_dir`. Returns the checks (by task id) and the
+    folders that do not load, with why."""
+    out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
+    loaded, load_errors = select_tasks(Path(dataset), tasks)
+    with folder_lock(out_dir, "refine"):
+        ledger = Ledger(out_dir / layout.LEDGER)
+        if fresh:
+            ledger.clear()
+        checks = validate_tasks(loaded, TurnTests(runner or default_runner(hooks)), ledger,
+                                executor or LocalExecutor(), hooks.on_check)
+    return [checks[task.id] for task in loaded], load_errors
 
 
 def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = None, executor: Executor | None = None,
@@ -320,20 +352,16 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
     out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
     executor = executor or LocalExecutor()
     pairs, skipped = spec.settings()
-    tasks, load_errors = select_tasks(spec)
+    tasks, load_errors = select_tasks(spec.dataset, spec.tasks)
     descriptions = {model.slug: describe(model, spec.base_url, spec.sampling) for model in spec.models}
-    if runner is None:
-        from projectgen.evaluation.runner import SandboxRunner
-
-        runner = SandboxRunner(log=(lambda message: hooks.progress("sandbox", message)) if hooks.progress else None)
+    runner = runner or default_runner(hooks)
     with folder_lock(out_dir, "refine"):
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
         tests = TurnTests(runner)
-        check_units = [CheckUnit(key=f"check/{task.id}", task=task) for task in tasks]
-        checks = run_batch(CheckBatch(tests), check_units, ledger, executor, on_row=hooks.on_check)
-        valid = [task for task in tasks if checks[f"check/{task.id}"].valid]
+        checks = validate_tasks(tasks, tests, ledger, executor, hooks.on_check)
+        valid = [task for task in tasks if checks[task.id].valid]
         units = []
         for model in spec.models:
             for strategy, context in pairs:
@@ -341,7 +369,7 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
                     folder = out_dir / model.slug / f"{strategy}-{context}" / task.id
                     if fresh:
                         shutil.rmtree(folder, ignore_errors=True)
-                    expected = tuple(sorted(checks[f"check/{task.id}"].expected_passes().items()))
+                    expected = tuple(sorted(checks[task.id].expected_passes().items()))
                     units.append(TaskRunUnit(key=f"{model.slug}/{strategy}-{context}/{task.id}", model=model,
                                              strategy=strategy, context=context, task=task, folder=folder,
                                              expected=expected))
@@ -353,7 +381,7 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
                                      [r for r in rows if (r.model, r.strategy, r.context) == (model.slug, strategy,
                                                                                               context)])
                    for model in spec.models for strategy, context in pairs]
-        ordered = [checks[unit.key] for unit in check_units]
+        ordered = [checks[task.id] for task in tasks]
         results = RefinementResults(
             dataset=str(spec.dataset), out_dir=str(out_dir), strategies=list(spec.strategies),
             contexts=list(spec.contexts), skipped_settings=skipped, models=descriptions, summary=summary,

@@ -77,3 +77,21 @@ def test_an_out_path_that_is_a_file_is_refused(tmp_path: Path, capsys):
     (tmp_path / "file").write_text("x")
     code, _, err = run(capsys, "refine", "--dataset", "examples", "--model", "reference", "--out", tmp_path / "file")
     assert code == EXIT_USAGE and "is not a folder" in err
+
+
+def test_check_only_validates_the_tasks_without_a_model(tmp_path: Path, capsys):
+    data = tmp_path / "data"
+    write_multiturn_task(data / "good", [("r1", "A = 1\n", {"test_1.py": "from mod import A\n\ndef test():\n    assert A == 1\n"}),
+                                         ("r2", "A = 2\n", {"test_2.py": "from mod import A\n\ndef test():\n    assert A == 2\n"})])
+    write_multiturn_task(data / "weak", [("r1", "A = 1\n", {"test_1.py": "from mod import A\n\ndef test():\n    assert A == 1\n"}),
+                                         ("r2", "A = 1\nB = 2\n",
+                                          {"test_2.py": "from mod import A\n\ndef test():\n    assert A == 1\n"})])
+    code, text, _ = run(capsys, "refine", "--dataset", data, "--check-only", "--out", tmp_path / "out")
+    assert code == EXIT_OK  # tests that do not discriminate are named, but the references pass
+    assert "weak: the tests of turn(s) 2 also pass on the previous turn's reference" in text
+    assert "2 of 2 task(s) valid" in text
+    (data / "good" / "turns" / "2" / "reference.py").write_text("A = 3\n")
+    code, text, _ = run(capsys, "refine", "--dataset", data, "--check-only", "--fresh", "--out", tmp_path / "out")
+    assert code == EXIT_TESTS_FAILED and "good: turn 2's reference does not pass its own tests" in text
+    code, _, err = run(capsys, "refine", "--dataset", data, "--out", tmp_path / "out")
+    assert code == EXIT_USAGE and "give a model" in err
