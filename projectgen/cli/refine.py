@@ -145,9 +145,11 @@ def print_refinement(console, results) -> None:
                           "every turn passed; ATC: mean tokens per task", caption_justify="left")
     for column in ("setting", *(f"Acc({k})" for k in range(1, turns + 1)), "Avg Acc", "CR", "ATC"):
         table.add_column(column, justify="left" if column == "setting" else "right", no_wrap=True)
+    several = len({entry.model for entry in results.summary}) > 1  # one model: its name is printed below
     for entry in results.summary:
         accs = [f"{a:.3f}" for a in entry.acc_per_turn] + [""] * (turns - len(entry.acc_per_turn))
-        table.add_row(f"{entry.model} {entry.strategy.upper()} {entry.context}", *accs, f"{entry.avg_acc:.3f}",
+        setting = f"{entry.strategy.upper()} {entry.context}"
+        table.add_row(f"{entry.model} {setting}" if several else setting, *accs, f"{entry.avg_acc:.3f}",
                       f"{entry.completion_rate:.3f}", f"{entry.atc:,.0f}")
     console.print(table)
     for entry in results.summary:

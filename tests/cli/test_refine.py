@@ -27,7 +27,7 @@ def test_refine_on_a_bundled_task_prints_the_table_and_resumes(tmp_path: Path, c
     assert code == EXIT_OK, err
     assert "reference/fh-basic/roman: PPP" in text and "reference/ce-golden/roman: PPP" in text
     for setting in ("FH basic", "FH golden", "CE basic", "CE golden"):
-        assert f"reference {setting}" in text and "1.000  1.000  1.000   1.000 1.000" in text
+        assert f"\n{setting} " in text and "1.000  1.000  1.000   1.000 1.000" in text
     assert "reference: reference replay (oracle, not a model)" in text
     assert "validation: 1 task(s)" in text
     summary = json.loads((out / "results.json").read_text())["summary"]
