@@ -144,3 +144,20 @@ def paper_table(name: str) -> list[dict[str, str]]:
         pytest.skip(f"paper tables not found at {PAPER_TABLES}")
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
+
+
+# --------------------------------------------------------------------------- multi-turn tasks
+
+def write_multiturn_task(root: Path, turns: list[tuple[str, str, dict[str, str]]], *, target: str = "mod.py",
+                         extra_config: str = "") -> Path:
+    """A function-level multi-turn task folder: per turn (requirement, reference code, {test file: body})."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "multiturn.toml").write_text(f'level = "function"\ntarget = "{target}"\n{extra_config}', encoding="utf-8")
+    for number, (requirement, reference, tests) in enumerate(turns, start=1):
+        folder = root / "turns" / str(number)
+        (folder / "tests").mkdir(parents=True, exist_ok=True)
+        (folder / "requirement.md").write_text(requirement, encoding="utf-8")
+        (folder / "reference.py").write_text(textwrap.dedent(reference), encoding="utf-8")
+        for name, body in tests.items():
+            (folder / "tests" / name).write_text(textwrap.dedent(body), encoding="utf-8")
+    return root

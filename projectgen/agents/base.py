@@ -35,13 +35,18 @@ class ModelGateway:
     async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                   target: str | None = None, iteration: int = 0) -> str:
         """The reply text of one model call, made through `acall_model` (the one door)."""
+        return message_text(await self.reply(model, messages, role=role, stage=stage, target=target,
+                                             iteration=iteration))
+
+    async def reply(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
+                    target: str | None = None, iteration: int = 0) -> Any:
+        """The reply message of one model call (its text and token usage), made through `acall_model`."""
         config = {"metadata": dict(self.metadata)} if self.metadata else None
         door = DoorSettings(recorder=self.recorder, budget=self.budget, cache=self.cache, prompts=self.prompts,
                             retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
                             max_reply_chars=self.max_reply_chars)
-        reply = await acall_model(model, list(messages), CallLabels(role, stage, target, iteration), door,
-                                  config=config)
-        return message_text(reply)
+        return await acall_model(model, list(messages), CallLabels(role, stage, target, iteration), door,
+                                 config=config)
 
 
 class CheckStatus(BaseModel):

@@ -136,7 +136,9 @@ def _print_header(console, run) -> None:
     parts = [run.task_id]
     if run.run_id:
         parts.append(f"run {run.run_id}")
-    parts.append("LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline")
+    evolve = bool(run.manifest and run.manifest.get("method") == "evolve")
+    parts.append("evolve (a change to a finished run)" if evolve else
+                 "LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline")
     parts.append(run.status)
     parts.append(fmt_seconds(run.duration_s))
     parts.append(f"{totals.calls} calls, {totals.total_tokens:,} tokens"
@@ -154,6 +156,27 @@ def _print_header(console, run) -> None:
                              f"{fmt_score(final.get('score'))}{oracle}"), highlight=False, markup=False)
     if run.stopped:
         console.print(_clean(f"stopped: {run.stopped}"), highlight=False, markup=False)
+    if evolve:
+        _print_evolution(console, run)
+
+
+def _print_evolution(console, run) -> None:
+    """An evolve run's start, its tree diff and what it redid and kept (its `evolve_plan` trace event)."""
+    start = next((e for e in run.events if e.get("event") in ("run_start", "run_resumed") and e.get("base_run")), {})
+    if start:
+        console.print(_clean(f"evolved from: {start['base_run']}"), highlight=False, markup=False)
+    plan = next((e for e in reversed(run.events) if e.get("event") == "evolve_plan"), None)
+    if plan is None:
+        console.print("tree diff: not planned yet (the architecture stage has not finished)", highlight=False)
+        return
+    console.print("tree diff (the base run's tree -> the revised tree):", highlight=False)
+    for line in str(plan.get("diff_text") or "no changes").splitlines():
+        console.print(_text(f"  {line}"), highlight=False)
+    redo = ", ".join(plan.get("redo") or []) or "nothing"
+    importers = ", ".join(plan.get("importers") or []) or "none"
+    console.print(_clean(f"redone: {redo} (importers: {importers}); removed: "
+                         f"{', '.join(plan.get('removed') or []) or 'none'}; kept byte for byte: {plan.get('kept')} "
+                         "file(s)"), highlight=False, markup=False)
 
 
 def _print_timeline(console, rows) -> None:

@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from projectgen.cli import evaluate, experiment, inspect, reflect, run
+from projectgen.cli import evaluate, evolve, experiment, inspect, reflect, refine, run
 from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
@@ -21,8 +21,10 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     evaluate.add_commands(commands)
     run.add_run_command(commands)
+    evolve.add_commands(commands)
     experiment.add_commands(commands)
     reflect.add_commands(commands)
+    refine.add_commands(commands)
     inspect.add_commands(commands)
     run.add_demo_command(commands)
     return parser

@@ -259,6 +259,9 @@ def _resume(args: argparse.Namespace) -> int:
         raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()
                               else f"{args.resume}: not a folder (--resume takes a run folder)")
     manifest = read_manifest(args.resume)
+    if manifest.method == "evolve":
+        raise ProjectGenError(f"{args.resume}: an evolve run; continue it with `projectgen evolve --resume "
+                              f"{args.resume}`")
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
                               "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")

@@ -15,6 +15,8 @@
     reference_bench   bench_reference: every task's reference through the sandbox runner
     reflection   run_reflect: LiveRepoReflection's protocol, every exercise x model x edit format
     reflection_results   its figures per (model, edit format): results.json, results.md, results.html
+    refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
+    refinement_results  its results.json (SR-Eval's Acc(k), Avg Acc, CR, ATC), results.md, results.html
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
 `projectgen --help` must stay fast.
@@ -56,6 +58,11 @@ _EXPORTS: dict[str, str] = {
     "run_reflect": "projectgen.experiments.reflection",
     "ReflectResults": "projectgen.experiments.reflection_results",
     "ReflectRow": "projectgen.experiments.reflection_results",
+    "RefinementSpec": "projectgen.experiments.refinement",
+    "RefinementHooks": "projectgen.experiments.refinement",
+    "run_refinement": "projectgen.experiments.refinement",
+    "check_dataset": "projectgen.experiments.refinement",
+    "RefinementResults": "projectgen.experiments.refinement_results",
 }
 
 __all__ = sorted(_EXPORTS)

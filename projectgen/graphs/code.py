@@ -8,7 +8,8 @@ judges named, in the configured edit format; an edit that does not apply is reco
 well-format rate) and its reason goes back to the coder with the next request. A filled or
 repaired file that is not valid Python is not accepted (`projectgen.repository.syntax`): the
 file keeps its previous version (the skeleton, for a fill), the round cannot be accepted, and
-the next round repairs it with the syntax error as feedback.
+the next round repairs it with the syntax error as feedback. A state `scope` (set by `evolve`)
+limits filling and repairs to its files; the others keep their code.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_rejections
 from projectgen.graphs.state import (
-    ProjectState, documents_of, iteration_of, last_verdict, memory_record, rejection_records, rejections_of,
-    ssat_of, stage_memory, verdict_record,
+    ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
+    rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.repository.syntax import keep_parsable, rejection_feedback
@@ -76,9 +77,9 @@ async def plan_code(state: ProjectState, runtime: Runtime[RunContext], *, cap: i
     update: dict[str, Any] = {"iterations": {STAGE: iteration}}
     if iteration == 1:
         skeleton = starting_skeleton(state)
-        layers = fill_layers(skeleton)
+        layers = [layer for layer in (in_scope(state, files) for files in fill_layers(skeleton)) if layer]
         update.update(skeleton=skeleton, layers=layers, layer=0)
-        runtime.context.say(f"code 1/{cap}: filling {len(skeleton)} files in {len(layers)} dependency layers")
+        runtime.context.say(f"code 1/{cap}: filling {sum(map(len, layers))} files in {len(layers)} dependency layers")
     else:
         verdict = last_verdict(state, STAGE)
         runtime.context.say(f"code {iteration}/{cap}: repairing {', '.join(sorted(verdict.files)) or 'all files'}")
@@ -113,6 +114,10 @@ def repair_jobs(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
                     if r["iteration"] == iteration - 1 and r["feedback"]}
     rejected = rejections_of(state, STAGE, iteration - 1)
     targets = verdict.files or {p: verdict.feedback for p in repository if p.endswith(".py")}
+    if state.get("scope") is not None:  # evolve: only the files the plan redoes are repaired
+        allowed = set(in_scope(state, sorted(repository)))
+        targets = ({p: s for p, s in targets.items() if p in allowed}
+                   or {p: verdict.feedback for p in sorted(allowed) if p.endswith(".py")})
     jobs = []
     for path, suggestion in sorted(targets.items()):
         if path in failed_edits:

@@ -4,7 +4,8 @@ The first iteration writes every .py file of the tree; later ones rewrite only t
 the judge named (all of them when it named none). A skeleton that is not valid Python is not
 accepted (`projectgen.repository.syntax`): the file keeps its previous skeleton (or has none
 yet, and the code stage starts it from the tree's stub), the iteration cannot be accepted, and
-the next one rewrites it with the syntax error as feedback.
+the next one rewrites it with the syntax error as feedback. A state `scope` (set by `evolve`)
+limits both to its files.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_rejections, with_threshold_rule
 from projectgen.graphs.state import (
-    ProjectState, documents_of, iteration_of, last_verdict, memory_record, rejection_records, rejections_of,
-    ssat_of, stage_memory, verdict_record,
+    ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
+    rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
 from projectgen.repository.syntax import keep_parsable, rejection_feedback
@@ -58,7 +59,7 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
     skeleton that was not accepted) and memory; the judge when there is none."""
     ssat = ssat_of(state)
     iteration = iteration_of(state, STAGE)
-    paths = python_files(ssat)
+    paths = in_scope(state, python_files(ssat))
     verdict = last_verdict(state, STAGE) if iteration > 1 else None
     if verdict is not None and verdict.files:
         paths = [p for p in paths if p in verdict.files] or paths

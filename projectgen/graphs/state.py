@@ -67,6 +67,7 @@ class ProjectState(TypedDict, total=False):
     layers: list[list[str]]
     layer: int
     stopped: str | None
+    scope: list[str] | None  # the files the skeleton and code stages may (re)write; None = all (`evolve` sets it)
 
 
 def initial_state(task: Task, guidance: str = "") -> ProjectState:
@@ -156,7 +157,46 @@ def memory_record(entry: MemoryEntry) -> dict[str, Any]:
     return {"id": f"{entry.stage}:{entry.iteration}:{entry.target or ''}", **entry.model_dump(mode="json")}
 
 
+def in_scope(state: ProjectState, paths: Sequence[str]) -> list[str]:
+    """The `paths` the stages may (re)write: all of them unless the state sets a `scope`."""
+    scope = state.get("scope")
+    return list(paths) if scope is None else [p for p in paths if p in set(scope)]
+
+
 def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
     entries = [MemoryEntry.model_validate({k: v for k, v in r.items() if k != "id"})
                for r in state.get("memory") or [] if r["stage"] == stage]
     return StageMemory(entries=entries)
+
+
+# --------------------------------------------------------------------------- multi-turn refinement
+
+class RefinementState(TypedDict, total=False):
+    """One multi-turn task played under one strategy and context (`projectgen.graphs.refinement`).
+
+    `turn` is the turn being played (1-based); `turns` holds one record per turn played (``id`` is
+    the turn number as text): the reply, the code taken from it, its tokens, and once checked
+    whether it passed the turn's tests.
+    """
+
+    task_id: str
+    strategy: str
+    context: str
+    turn: int
+    last_turn: int
+    turns: Annotated[list[dict[str, Any]], append_unique]
+
+
+def turn_record(state: RefinementState, turn: int) -> dict[str, Any] | None:
+    """The record of `turn`, if it was played."""
+    return next((dict(r) for r in state.get("turns") or [] if r["turn"] == turn), None)
+
+
+# --------------------------------------------------------------------------- incremental development
+
+class EvolveState(ProjectState, total=False):
+    """An evolve run (`projectgen.graphs.evolve`): the project state, starting from a finished run's tree and
+    repository, plus the tree it started from and the plan of what to redo (`plan_evolution`)."""
+
+    base_ssat: dict[str, Any]
+    evolution: dict[str, Any]

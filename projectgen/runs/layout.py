@@ -14,12 +14,16 @@ PROMPTS = "prompts.jsonl"  # the exact prompt of every call, each distinct one o
 EVENTS = "events.jsonl"  # the trace: one event per graph node
 CHECKPOINTS = "checkpoints.sqlite"  # LangGraph's SQLite checkpoints (and its -wal/-shm files)
 STATE = "state.json"  # the single pass's final graph state
-SSAT = "ssat.json"  # the single pass's architecture tree
+SSAT = "ssat.json"  # the architecture tree of the output (single pass, LiveCoder, evolve)
 UNIT_REPORT = "unit_report.json"  # the hidden unit tests of the final repository
 REPOSITORY = "repository"  # the final output
 ATTEMPTS = "attempts"  # attempts/N/: each attempt's repository and record
 KNOWLEDGE = "knowledge"  # the embedded Chroma knowledge store
 BEST = "best"  # the historical-best repository store
+EVOLVE = "evolve.json"  # an evolve run: its base run, the change, the tree diff, what was redone and kept
+EVOLVED_TASK = "task"  # an evolve run's task: the base task's documents and tests plus the change's
+BASE = "base"  # an evolve run's copy of its base run's repository and tree (resume needs nothing else)
+CHECK_REPORT = "check_report.json"  # an evolve run's check tests (the earlier ones and the change's)
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 LOCK = ".projectgen.lock"  # held by the one process working in a run or experiment folder
@@ -31,7 +35,7 @@ RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
 RUN_OUTPUTS: tuple[str, ...] = (
     REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
-    REPORT_MD, REPORT_HTML,
+    REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT,
 )
 
 # ------------------------------------------------------------------ an experiment folder

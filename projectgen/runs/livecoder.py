@@ -18,6 +18,7 @@ Everything lands in one run folder::
     best/               the historical-best repository store
     attempts/N/         each attempt's repository and record
     repository/         the final output (the historical best)
+    ssat.json           the output's architecture tree (what `projectgen evolve` starts from)
     summary.json        per attempt: score, best so far, reuse, knowledge, tokens; the final choice
 
 A killed run continues with `run_livecoder(task, DIR, ..., resume=True)` (`projectgen run
@@ -36,6 +37,7 @@ error to the caller; its checkpoint still holds the failed step, so a resume con
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -355,12 +357,22 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
                                  unit_tests=unit_report.summary() if unit_report is not None else None,
                                  duration_s=time.monotonic() - started)
     write_output_repository(run.out_dir, state.get("repository") or {})
+    if (tree := output_tree(state)) is not None:
+        write_atomic(run.out_dir / layout.SSAT, json.dumps(tree, indent=1) + "\n")  # what `evolve` starts from
     # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
     write_atomic(run.out_dir / layout.SUMMARY, summary.to_json())
     write_manifest(run.out_dir, run.manifest.model_copy(update={"status": summary.status, "reason": summary.reason}))
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
     return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
                             unit_report=unit_report)
+
+
+def output_tree(state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The architecture tree of the run's output: the best attempt's (the last attempt's without the
+    historical best); None for a method without a tree (direct, self-reflection)."""
+    final = state.get("final") or {}
+    design = (state.get("current") or {}) if final.get("source") == "last" else (state.get("best_design") or {})
+    return design.get("ssat") or None
 
 
 def record_interruption(run: LiveCoderRun, trace: TraceWriter) -> None:

@@ -1,0 +1,28 @@
+"""Durations written as text, in seconds."""
+import re
+
+_UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
+_ORDER = list(_UNITS)  # largest first
+_PART = re.compile(r"\s*(\d+)\s*([a-zA-Z]+)")
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in a duration such as "90s", "1h30m" or "1w 2d"; ValueError for anything malformed."""
+    position, total, last = 0, 0, -1
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError(f"empty duration: {text!r}")
+    while position < len(stripped):
+        match = _PART.match(stripped, position)
+        if match is None:
+            raise ValueError(f"malformed duration {text!r} at {stripped[position:]!r}")
+        number, unit = match.groups()
+        if unit not in _UNITS:
+            raise ValueError(f"unknown unit {unit!r} in duration {text!r}")
+        rank = _ORDER.index(unit)
+        if rank <= last:
+            raise ValueError(f"unit {unit!r} repeated or out of order in duration {text!r}")
+        last = rank
+        total += int(number) * _UNITS[unit]
+        position = match.end()
+    return total

@@ -1,0 +1,398 @@
+"""`projectgen refine`: every multi-turn task x model x strategy x context as a unit of the batch engine.
+
+`run_refinement(spec, out_dir)` first validates every task (`check_multiturn_task`: each turn's
+reference on its own tests, and on the next turn's tests; a task whose references fail is left
+out), then plays each (model, strategy, context, task) through the refinement graph
+(`projectgen.graphs.refinement`) and summarises SR-Eval's figures. Both steps are units of the
+batch engine (`projectgen.experiments.engine`) sharing one ledger, so a second invocation runs
+only what is missing (an error unit runs again). The folder holds::
+
+    ledger.jsonl                 one line per validated task and per finished task run
+    <model>/<strategy>-<context>/<task>/
+        usage.jsonl, calls.jsonl the run's model calls (the call cache: a rerun repeats no finished call)
+        turns.json, turns/K/...  each turn's record and the file it produced
+    results.json, results.md, results.html
+
+Models: a spec as for ``experiment --model`` ([LABEL=]SPEC); ``reference`` answers every turn
+with that turn's reference (an oracle, labelled so everywhere); ``scripted:FILE`` replays a script
+whose entries are keyed role ``refiner``, target the task id (or ``TASK@STRATEGY[/CONTEXT]`` for a
+reply that differs by strategy: `projectgen.llm.refinement_replay`), iteration the turn;
+``scripted:examples`` is the bundled replay of the bundled tasks.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from projectgen.agents.refiner import CARRIES_CODE, CONTEXTS, STRATEGIES, check_setting
+from projectgen.datasets.multiturn import (TURN_SUITE, MultiTurnTask, TaskCheck, check_multiturn_task,
+                                           load_multiturn_dataset)
+from projectgen.datasets.task import Task
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.recent_runs import RecentRuns
+from projectgen.evaluation.report import TestReport
+from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.models import ExperimentModel, parse_models
+from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, render_html,
+                                                       render_markdown, summarize_setting)
+from projectgen.llm.specs import SCRIPTED_PREFIX
+from projectgen.runs import layout
+from projectgen.runs.locking import folder_lock
+
+BUNDLED_REPLAY = "refine.replay"  # scripts/refine.replay.json: `scripted:examples`
+EXAMPLES = "examples"
+TURNS_JSON = "turns.json"
+TURN_FILES = "turns"
+
+
+def resolve_model(text: str) -> ExperimentModel:
+    """A model of a refinement batch from ``[LABEL=]SPEC``; ``scripted:examples`` is the bundled replay."""
+    label, sep, rest = text.strip().partition("=")
+    labelled = bool(sep and rest.strip() and label.strip() and ":" not in label and "/" not in label)
+    spec = rest.strip() if labelled else text.strip()
+    if spec == f"{SCRIPTED_PREFIX}{EXAMPLES}":
+        from projectgen.datasets.examples import example_script_path
+
+        text = f"{label.strip() if labelled else 'scripted-examples'}={SCRIPTED_PREFIX}" \
+               f"{example_script_path(BUNDLED_REPLAY)}"
+    model = ExperimentModel.parse(text)
+    if model.script_dir is not None:
+        raise ProjectGenError(f"{model.spec}: refine replays one script file (its entries name their task as "
+                              "the target), not a folder of scripts")
+    return model
+
+
+def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, context: str, *,
+                base_url: str | None = None, sampling: Mapping[str, Any] | None = None) -> Any:
+    """The chat model one task run talks to: the reference oracle, a replay specialised to the setting, or a
+    real model (creating one never touches the network)."""
+    from projectgen.llm.refinement_replay import reference_turn_script, specialise_script
+    from projectgen.llm.scripted import load_script, scripted_chat_model_class
+
+    if model.is_reference:
+        script = reference_turn_script(task.id, [task.reference_code(t.number) for t in task.turns])
+        return scripted_chat_model_class()(script=script, label=script.label)
+    if model.spec.startswith(SCRIPTED_PREFIX):
+        path = Path(model.spec[len(SCRIPTED_PREFIX):])
+        script = specialise_script(load_script(path), strategy, context)
+        return scripted_chat_model_class()(script=script, label=f"{script.label}, replay of {path}",
+                                           fallback=script.fallback)
+    from projectgen.llm import make_chat_model
+
+    return make_chat_model(model.spec, base_url=base_url, **dict(sampling or {}))
+
+
+def describe(model: ExperimentModel, base_url: str | None, sampling: Mapping[str, Any] | None) -> str:
+    """How reports name a model (a replay is always called one); fails early on a spec that cannot make a model."""
+    from projectgen.llm.naming import REFERENCE_LABEL, describe_model
+
+    if model.is_reference:
+        return REFERENCE_LABEL
+    if model.spec.startswith(SCRIPTED_PREFIX):
+        from projectgen.llm.scripted import load_script
+
+        path = model.spec[len(SCRIPTED_PREFIX):]
+        script = load_script(path)
+        return f"scripted model ({script.label or 'replay'}, replay of {path}): a recording, not a model"
+    from projectgen.llm import make_chat_model
+
+    return describe_model(make_chat_model(model.spec, base_url=base_url, **dict(sampling or {})))
+
+
+@dataclass(frozen=True)
+class RefinementSpec:
+    """What a refinement batch runs: a dataset of multi-turn tasks, models, strategies and contexts."""
+
+    dataset: Path
+    models: tuple[ExperimentModel, ...]
+    strategies: tuple[str, ...] = STRATEGIES
+    contexts: tuple[str, ...] = CONTEXTS
+    tasks: tuple[str, ...] | None = None
+    base_url: str | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", parse_models(self.models))
+        for strategy in self.strategies:
+            check_setting(strategy, "basic")
+        for context in self.contexts:
+            check_setting("fh", context)
+
+    def settings(self) -> tuple[list[tuple[str, str]], list[str]]:
+        """The (strategy, context) pairs to run, and a note for each pair left out (golden with ci)."""
+        pairs, skipped = [], []
+        for strategy in self.strategies:
+            for context in self.contexts:
+                if context == "golden" and strategy not in CARRIES_CODE:
+                    skipped.append(f"{strategy} with the golden context (Cumulative Instruction carries no code)")
+                else:
+                    pairs.append((strategy, context))
+        if not pairs:
+            raise ProjectGenError("nothing to run: " + "; ".join(skipped))
+        return pairs, skipped
+
+
+class TurnTests:
+    """The sandbox runs of a batch, shared by its workers: the same turn's tests on the same files run once.
+
+    The tests are deterministic programs of the candidate's files, so a repeat (the reference oracle
+    under every strategy, a replay that gives the same file) gets the report of the run already made;
+    runs that could not finish (a harness error, a timeout) are not kept.
+    """
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self.reports: dict[str, TestReport] = {}
+        self.lock = threading.Lock()
+        self.runs = 0
+
+    def evaluate(self, task: Task, candidate: Mapping[str, str]) -> TestReport:
+        key = RecentRuns.key(task.id, str(task.root), TURN_SUITE, candidate)
+        with self.lock:
+            known = self.reports.get(key) if key is not None else None
+        if known is not None:
+            return known.model_copy(deep=True)
+        report = self.runner.evaluate(task, dict(candidate), TURN_SUITE)
+        with self.lock:
+            self.runs += 1
+            if key is not None and not report.error and not report.timed_out:
+                self.reports[key] = report.model_copy(deep=True)
+        return report
+
+
+@dataclass(frozen=True)
+class CheckUnit:
+    key: str
+    task: MultiTurnTask
+
+
+@dataclass(frozen=True)
+class CheckBatch(Batch[CheckUnit, TurnTests, TaskCheck]):
+    """The validation of every task; a ledger line holds the check under ``check``."""
+
+    tests: TurnTests
+
+    def setup(self) -> TurnTests:
+        return self.tests
+
+    def run(self, unit: CheckUnit, state: TurnTests) -> TaskCheck:
+        return check_multiturn_task(unit.task, state.evaluate)
+
+    def failed(self, unit: CheckUnit, reason: str) -> TaskCheck:
+        return TaskCheck(task_id=unit.task.id, error=reason)
+
+    def record(self, row: TaskCheck) -> dict[str, Any]:
+        return {"check": row.model_dump(mode="json")}
+
+    def restore(self, entry: dict[str, Any]) -> TaskCheck | None:
+        check = TaskCheck.model_validate(entry["check"])
+        return None if check.error else check
+
+
+@dataclass(frozen=True)
+class TaskRunUnit:
+    """One task played by one model under one strategy and context, in its own folder."""
+
+    key: str
+    model: ExperimentModel
+    strategy: str
+    context: str
+    task: MultiTurnTask
+    folder: Path
+    expected: tuple[tuple[int, int], ...] = ()
+
+
+ProgressFn = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
+    """Task runs through the refinement graph; a ledger line holds the row under ``row``."""
+
+    tests: TurnTests
+    specs: Mapping[str, str]  # model folder name -> its spec: a row of another spec under that name runs again
+    turn_counts: Mapping[str, int]
+    base_url: str | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: int | None = None
+    progress: ProgressFn | None = None
+
+    def setup(self) -> TurnTests:
+        return self.tests
+
+    def run(self, unit: TaskRunUnit, state: TurnTests) -> TaskRunRow:
+        from projectgen.agents.base import ModelGateway
+        from projectgen.agents.refiner import Refiner
+        from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph,
+                                                  initial_refinement_state, recursion_limit)
+        from projectgen.llm import CallCache, TokenBudget, UsageRecorder
+
+        folder, task = unit.folder, unit.task
+        folder.mkdir(parents=True, exist_ok=True)
+        model = build_model(unit.model, task, unit.strategy, unit.context, base_url=self.base_url,
+                            sampling=self.sampling)
+        budget = None
+        if self.max_tokens is not None:
+            budget = TokenBudget(self.max_tokens, used=UsageRecorder.load(folder / layout.USAGE).totals().total_tokens)
+        gateway = ModelGateway(recorder=UsageRecorder(folder / layout.USAGE), budget=budget,
+                               cache=CallCache(folder / layout.CALLS, scope=unit.key))
+        progress = self.progress
+        context = RefinementContext(task=task, evaluate=state.evaluate, gateway=gateway, expected=dict(unit.expected),
+                                    progress=(lambda message: progress(unit.key, message)) if progress else None)
+        graph = build_refinement_graph(Refiner(model), unit.strategy, unit.context)
+        final = asyncio.run(graph.ainvoke(initial_refinement_state(task, unit.strategy, unit.context),
+                                          config={"recursion_limit": recursion_limit(task)}, context=context))
+        records = sorted(final.get("turns") or [], key=lambda r: r["turn"])
+        write_turns(folder, task, records)
+        turns = [TurnRow(turn=r["turn"], passed=bool(r.get("passed")), tests_passed=r.get("tests_passed", 0),
+                         tests_total=r.get("tests_total", 0), status=r.get("status", ""),
+                         input_tokens=r.get("input_tokens", 0), output_tokens=r.get("output_tokens", 0),
+                         failing=r.get("failing") or [], error=r.get("error")) for r in records]
+        return self.row(unit, status="ok", turns=turns)
+
+    def row(self, unit: TaskRunUnit, **fields: Any) -> TaskRunRow:
+        return TaskRunRow(key=unit.key, model=unit.model.slug, spec=unit.model.spec, strategy=unit.strategy,
+                          context=unit.context, task_id=unit.task.id, level=unit.task.level, folder=str(unit.folder),
+                          **fields)
+
+    def failed(self, unit: TaskRunUnit, reason: str) -> TaskRunRow:
+        return self.row(unit, status="error", error=reason)
+
+    def record(self, row: TaskRunRow) -> dict[str, Any]:
+        return {"row": row.model_dump(mode="json")}
+
+    def restore(self, entry: dict[str, Any]) -> TaskRunRow | None:
+        row = TaskRunRow.model_validate(entry["row"])
+        if not row.ok or self.specs.get(row.model) != row.spec or self.turn_counts.get(row.task_id) != len(row.turns):
+            return None
+        return row
+
+
+def write_turns(folder: Path, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
+    """Each turn's file under ``turns/K/<target>`` and every record in ``turns.json``, for a person to read."""
+    for record in records:
+        write_atomic(folder / TURN_FILES / str(record["turn"]) / task.target, record.get("code") or "")
+    write_atomic(folder / TURNS_JSON, json.dumps(list(records), indent=1) + "\n")
+
+
+@dataclass(frozen=True)
+class RefinementHooks:
+    """What a caller hears while a batch runs (each optional): each task validated now (not those the
+    ledger holds), the plan (task runs to run, already done), each finished task run, and progress
+    lines (key, message)."""
+
+    on_check: Callable[[TaskCheck], None] | None = None
+    on_start: Callable[[int, int], None] | None = None
+    on_row: Callable[[TaskRunRow], None] | None = None
+    progress: ProgressFn | None = None
+
+
+def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[MultiTurnTask], dict[str, str]]:
+    """The dataset's tasks that load (only `tasks` when given), and folder -> reason for those that do not;
+    unknown task ids are refused."""
+    loaded, errors = load_multiturn_dataset(dataset)
+    if tasks is None:
+        return loaded, errors
+    known = {task.id for task in loaded} | set(errors)
+    unknown = [task for task in tasks if task not in known]
+    if unknown:
+        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {dataset} (tasks: "
+                              f"{', '.join(sorted(known))})")
+    return [t for t in loaded if t.id in tasks], {k: v for k, v in errors.items() if k in tasks}
+
+
+def default_runner(hooks: RefinementHooks) -> Any:
+    from projectgen.evaluation.runner import SandboxRunner
+
+    return SandboxRunner(log=(lambda message: hooks.progress("sandbox", message)) if hooks.progress else None)
+
+
+def validate_tasks(tasks: Sequence[MultiTurnTask], tests: TurnTests, ledger: Ledger, executor: Executor,
+                   on_check: Callable[[TaskCheck], None] | None = None) -> dict[str, TaskCheck]:
+    """task id -> its validation (`check_multiturn_task`), as units of the batch engine (the ledger keeps them)."""
+    units = [CheckUnit(key=f"check/{task.id}", task=task) for task in tasks]
+    checks = run_batch(CheckBatch(tests), units, ledger, executor, on_row=on_check)
+    return {unit.task.id: checks[unit.key] for unit in units}
+
+
+def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[str] | None = None, runner: Any = None,
+                  executor: Executor | None = None, fresh: bool = False,
+                  hooks: RefinementHooks | None = None) -> tuple[list[TaskCheck], dict[str, str]]:
+    """Only the validation of a dataset's tasks (``refine --check-only``): each turn's reference on its own tests
+    and on the next turn's; resumable from the ledger in `out_dir`. Returns the checks (by task id) and the
+    folders that do not load, with why."""
+    out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
+    loaded, load_errors = select_tasks(Path(dataset), tasks)
+    with folder_lock(out_dir, "refine"):
+        ledger = Ledger(out_dir / layout.LEDGER)
+        if fresh:
+            ledger.clear()
+        checks = validate_tasks(loaded, TurnTests(runner or default_runner(hooks)), ledger,
+                                executor or LocalExecutor(), hooks.on_check)
+    return [checks[task.id] for task in loaded], load_errors
+
+
+def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = None, executor: Executor | None = None,
+                   fresh: bool = False, hooks: RefinementHooks | None = None) -> RefinementResults:
+    """Validate the tasks, play every (model, strategy, context, task), write results.json/md/html; resumable.
+
+    `runner` runs the tests (default `SandboxRunner()`); `executor` runs the units (default one at a time);
+    `fresh` forgets the ledger and the task runs' folders.
+    """
+    out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
+    executor = executor or LocalExecutor()
+    pairs, skipped = spec.settings()
+    tasks, load_errors = select_tasks(spec.dataset, spec.tasks)
+    descriptions = {model.slug: describe(model, spec.base_url, spec.sampling) for model in spec.models}
+    runner = runner or default_runner(hooks)
+    with folder_lock(out_dir, "refine"):
+        ledger = Ledger(out_dir / layout.LEDGER)
+        if fresh:
+            ledger.clear()
+        tests = TurnTests(runner)
+        checks = validate_tasks(tasks, tests, ledger, executor, hooks.on_check)
+        valid = [task for task in tasks if checks[task.id].valid]
+        units = []
+        for model in spec.models:
+            for strategy, context in pairs:
+                for task in valid:
+                    folder = out_dir / model.slug / f"{strategy}-{context}" / task.id
+                    if fresh:
+                        shutil.rmtree(folder, ignore_errors=True)
+                    expected = tuple(sorted(checks[task.id].expected_passes().items()))
+                    units.append(TaskRunUnit(key=f"{model.slug}/{strategy}-{context}/{task.id}", model=model,
+                                             strategy=strategy, context=context, task=task, folder=folder,
+                                             expected=expected))
+        batch = TaskRunBatch(tests, specs={m.slug: m.spec for m in spec.models},
+                             turn_counts={t.id: len(t.turns) for t in tasks}, base_url=spec.base_url,
+                             sampling=dict(spec.sampling), max_tokens=spec.max_tokens, progress=hooks.progress)
+        rows = list(run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row).values())
+        summary = [summarize_setting(model.slug, model.spec, descriptions[model.slug], strategy, context,
+                                     [r for r in rows if (r.model, r.strategy, r.context) == (model.slug, strategy,
+                                                                                              context)])
+                   for model in spec.models for strategy, context in pairs]
+        ordered = [checks[task.id] for task in tasks]
+        results = RefinementResults(
+            dataset=str(spec.dataset), out_dir=str(out_dir), strategies=list(spec.strategies),
+            contexts=list(spec.contexts), skipped_settings=skipped, models=descriptions, summary=summary,
+            validation=ordered, validation_problems=[p for check in ordered for p in check.problems()],
+            load_errors=load_errors, rows=rows)
+        write_refinement_results(results, out_dir)
+        return results
+
+
+def write_refinement_results(results: RefinementResults, out_dir: Path) -> None:
+    """results.json, results.md and results.html, each whole or not at all."""
+    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
+    write_atomic(out_dir / layout.RESULTS_MD, render_markdown(results))
+    write_atomic(out_dir / layout.RESULTS_HTML, render_html(results))

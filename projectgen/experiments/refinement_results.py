@@ -1,0 +1,248 @@
+"""A refinement batch's results (`projectgen refine`): rows per task run, SR-Eval's figures, and their pages.
+
+results.json holds `RefinementResults` (versioned by `schema_version`): its `summary` has one
+entry per (model, strategy, context) with Acc(k) per turn, Avg Acc, CR and ATC (fractions 0..1,
+ATC in tokens), also split by level (function, repository); `rows` has every task run turn by
+turn; `validation` has what the loader found for every task (its references on their own tests,
+and whether each turn's tests fail on the previous turn's reference). results.md shows the same
+as tables, results.html adds the Acc(k) curves.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from pydantic import BaseModel, Field
+
+from projectgen.agents.refiner import STRATEGY_NAMES
+from projectgen.datasets.multiturn import TaskCheck
+from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
+from projectgen.experiments.html import SERIES_COLORS, html_table
+from projectgen.experiments.tables import Table, markdown_table
+from projectgen.inspection.charts import line_chart
+from projectgen.inspection.formatting import esc
+from projectgen.inspection.html import REPORT_CSS
+
+REFINEMENT_SCHEMA_VERSION = 1
+NOTES = ("A turn passes when the code after it passes every test of that turn (and at least as many as the "
+         "turn's reference). Acc(k): passed turns k over the tasks that have a turn k; Avg Acc: the mean of the "
+         "Acc(k); CR: tasks with every turn passed; ATC: mean input + output tokens per task over all its turns "
+         "(SR-Eval's definitions). Every turn is played whatever the earlier turns gave. basic carries the model's "
+         "own code forward, golden the previous turn's reference; Cumulative Instruction carries no code, so it "
+         "runs in the basic context only. Task runs that ended in an error are left out and counted apart.")
+
+
+class TurnRow(BaseModel):
+    """One turn of one task run."""
+
+    turn: int
+    passed: bool
+    tests_passed: int = 0
+    tests_total: int = 0
+    status: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    failing: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class TaskRunRow(BaseModel):
+    """One task played by one model under one strategy and context (a unit of the batch)."""
+
+    key: str
+    model: str
+    spec: str
+    strategy: str
+    context: str
+    task_id: str
+    level: str
+    status: str = Field(description="ok, or error (the run raised: a model or budget failure)")
+    turns: list[TurnRow] = Field(default_factory=list)
+    error: str | None = None
+    folder: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def verdicts(self) -> list[bool]:
+        return [turn.passed for turn in self.turns]
+
+    @property
+    def tokens(self) -> int:
+        return sum(turn.input_tokens + turn.output_tokens for turn in self.turns)
+
+
+class SettingSummary(BaseModel):
+    """SR-Eval's figures of one (model, strategy, context): over all tasks, and per level."""
+
+    model: str
+    spec: str
+    model_description: str
+    strategy: str
+    context: str
+    tasks: int
+    errors: int
+    acc_per_turn: list[float]
+    tasks_per_turn: list[int]
+    avg_acc: float
+    completion_rate: float
+    atc: float
+    levels: dict[str, TurnMetrics] = Field(default_factory=dict)
+
+
+class RefinementResults(BaseModel):
+    """What results.json holds."""
+
+    schema_version: int = REFINEMENT_SCHEMA_VERSION
+    dataset: str
+    out_dir: str
+    strategies: list[str]
+    contexts: list[str]
+    skipped_settings: list[str] = Field(default_factory=list, description="(strategy, context) pairs not run, why")
+    models: dict[str, str] = Field(default_factory=dict, description="model folder name -> how reports name it")
+    summary: list[SettingSummary]
+    validation: list[TaskCheck] = Field(default_factory=list)
+    validation_problems: list[str] = Field(default_factory=list)
+    load_errors: dict[str, str] = Field(default_factory=dict)
+    rows: list[TaskRunRow]
+    notes: str = NOTES
+
+
+def summarize_setting(model: str, spec: str, description: str, strategy: str, context: str,
+                      rows: Sequence[TaskRunRow]) -> SettingSummary:
+    """The figures of one setting over its rows; error rows are counted apart."""
+    scored = [row for row in rows if row.ok]
+    overall = turn_metrics([row.verdicts for row in scored], [row.tokens for row in scored])
+    by_level = {}
+    for level in sorted({row.level for row in scored}):
+        mine = [row for row in scored if row.level == level]
+        by_level[level] = turn_metrics([row.verdicts for row in mine], [row.tokens for row in mine])
+    return SettingSummary(model=model, spec=spec, model_description=description, strategy=strategy, context=context,
+                          tasks=overall.tasks, errors=len(rows) - len(scored), acc_per_turn=overall.acc_per_turn,
+                          tasks_per_turn=overall.tasks_per_turn, avg_acc=overall.avg_acc,
+                          completion_rate=overall.completion_rate, atc=overall.atc, levels=by_level)
+
+
+# --------------------------------------------------------------------------- tables
+
+def fraction(value: float | None) -> str:
+    """A fraction as SR-Eval prints it (four decimals); "" when there is none."""
+    return "" if value is None else f"{value:.4f}"
+
+
+def setting_name(entry: SettingSummary) -> str:
+    return f"{entry.strategy.upper()} ({STRATEGY_NAMES.get(entry.strategy, entry.strategy)}), {entry.context}"
+
+
+def summary_table(results: RefinementResults, level: str | None = None) -> Table:
+    """One row per (model, strategy, context): Acc(k), Avg Acc, CR, ATC (over all tasks, or one level's)."""
+    figures = [(entry, entry.levels.get(level) if level else entry) for entry in results.summary]
+    turns = max((len(f.acc_per_turn) for _, f in figures if f is not None), default=0)
+    header = ["model", "strategy", "context", "tasks", *(f"Acc({k})" for k in range(1, turns + 1)), "Avg Acc", "CR",
+              "ATC", "errors"]
+    rows = []
+    for entry, f in figures:
+        if f is None:
+            continue
+        accs = [fraction(a) for a in f.acc_per_turn] + [""] * (turns - len(f.acc_per_turn))
+        rows.append([entry.model, entry.strategy.upper(), entry.context, str(f.tasks), *accs, fraction(f.avg_acc),
+                     fraction(f.completion_rate), f"{f.atc:.2f}", str(entry.errors) if level is None else ""])
+    return header, rows
+
+
+def task_table(results: RefinementResults) -> Table:
+    """One row per task: each setting's turns as a string of marks (P passed, F failed, E error)."""
+    settings = [(e.model, e.strategy, e.context) for e in results.summary]
+    by_key = {(r.model, r.strategy, r.context, r.task_id): r for r in results.rows}
+    tasks = sorted({r.task_id for r in results.rows})
+    header = ["task", *(f"{m} {s.upper()} {c}" for m, s, c in settings)]
+    rows = []
+    for task in tasks:
+        cells = [task]
+        for model, strategy, context in settings:
+            row = by_key.get((model, strategy, context, task))
+            if row is None:
+                cells.append("")
+            elif not row.ok:
+                cells.append("E")
+            else:
+                cells.append("".join("P" if passed else "F" for passed in row.verdicts))
+        rows.append(cells)
+    return header, rows
+
+
+def validation_table(results: RefinementResults) -> Table:
+    """One row per task: its references on their own tests and the turns whose tests are not discriminative."""
+    header = ["task", "turns", "references pass their tests", "tests fail on the previous reference"]
+    rows = []
+    for check in results.validation:
+        failing = check.failing_references
+        weak = check.not_discriminative
+        rows.append([check.task_id, str(len(check.turns)),
+                     "yes" if not failing else f"no: turn(s) {', '.join(map(str, failing))}",
+                     "every turn" if not weak else f"not turn(s) {', '.join(map(str, weak))}"])
+    return header, rows
+
+
+def render_markdown(results: RefinementResults) -> str:
+    """results.md."""
+    lines = [f"# Stepwise requirement refinement (SR-Eval) on {results.dataset}", ""]
+    lines += [f"- `{slug}`: {description}" for slug, description in results.models.items()]
+    lines += ["", "## Summary (all tasks)", "", *markdown_table(summary_table(results)), ""]
+    for level in ("function", "repository"):
+        if any(level in entry.levels for entry in results.summary):
+            lines += [f"## {level.capitalize()} level", "", *markdown_table(summary_table(results, level)), ""]
+    lines += ["## Per task (P passed, F failed, one mark per turn; E: the run ended in an error)", "",
+              *markdown_table(task_table(results)), ""]
+    errors = [row for row in results.rows if not row.ok]
+    if errors:
+        lines += ["## Errors", "", *(f"- {row.key}: {row.error}" for row in errors), ""]
+    lines += ["## Validation of the tasks", "", *markdown_table(validation_table(results)), ""]
+    lines += [f"- {problem}" for problem in results.validation_problems]
+    lines += [f"- {task}: does not load: {reason}" for task, reason in results.load_errors.items()]
+    if results.skipped_settings:
+        lines += [f"- not run: {note}" for note in results.skipped_settings]
+    lines += ["", results.notes, ""]
+    return "\n".join(lines)
+
+
+def accuracy_chart(results: RefinementResults) -> str:
+    """Acc(k) over the turns, one line per (model, strategy, context); golden dashed."""
+    turns = max((len(e.acc_per_turn) for e in results.summary), default=0)
+    if not turns:
+        return ""
+    series = [(f"{e.model} {e.strategy.upper()} {e.context}", SERIES_COLORS[i % len(SERIES_COLORS)],
+               "dash" if e.context == "golden" else "line",
+               [*e.acc_per_turn, *([None] * (turns - len(e.acc_per_turn)))])
+              for i, e in enumerate(results.summary)]
+    markers = [f"{max(e.tasks_per_turn[k] if k < len(e.tasks_per_turn) else 0 for e in results.summary)} task(s)"
+               for k in range(turns)]
+    return line_chart("Acc(k): passed turns k / tasks that have a turn k", [f"turn {k}" for k in range(1, turns + 1)],
+                      series, width=1060, markers=markers)
+
+
+def render_html(results: RefinementResults) -> str:
+    """results.html: the Acc(k) curves and the tables, on one self-contained page."""
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Refinement on "
+             f"{esc(results.dataset)}</title><style>{REPORT_CSS}</style></head><body><main>",
+             f"<h1>Stepwise requirement refinement (SR-Eval) on {esc(results.dataset)}</h1>",
+             "<ul>" + "".join(f"<li><code>{esc(slug)}</code>: {esc(description)}</li>"
+                              for slug, description in results.models.items()) + "</ul>"]
+    if chart := accuracy_chart(results):
+        parts.append(f"<h2>Acc(k) per turn</h2><div class='charts'><div class='card wide'>{chart}</div></div>")
+    parts += ["<h2>Summary (all tasks)</h2><div class='scroll'>", html_table(summary_table(results)), "</div>"]
+    for level in ("function", "repository"):
+        if any(level in entry.levels for entry in results.summary):
+            parts += [f"<h2>{level.capitalize()} level</h2><div class='scroll'>",
+                      html_table(summary_table(results, level)), "</div>"]
+    parts += ["<h2>Per task (P passed, F failed, one mark per turn)</h2><div class='scroll'>",
+              html_table(task_table(results)), "</div>",
+              "<h2>Validation of the tasks</h2>", html_table(validation_table(results))]
+    if results.validation_problems:
+        parts.append("<ul>" + "".join(f"<li>{esc(p)}</li>" for p in results.validation_problems) + "</ul>")
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts.append(f"<p class='muted'>{esc(results.notes)}</p><footer>projectgen refine results, written {stamp}; "
+                 "results.json holds every figure.</footer></main></body></html>")
+    return "\n".join(parts)

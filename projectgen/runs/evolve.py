@@ -1,0 +1,474 @@
+"""`projectgen evolve`: a finished run's repository changed for a new requirement, as a new durable run folder.
+
+`run_evolve(base_run, out_dir, requirement=..., tests=..., models=...)` takes a finished run folder
+(its ``repository/``, its ``ssat.json``, else a tree derived from the repository's code, and its
+task), writes the evolved task (the base task's documents with the change request added to the
+PRD, its check tests plus the change's tests, its hidden unit tests), and runs the evolve graph
+(`projectgen.graphs.evolve`) checkpointed and traced. The new run folder holds::
+
+    run.json            method "evolve": task (the evolved task below), models, settings, status
+    evolve.json         the base run, the change, the tree diff, what was redone and kept, and the results
+    task/               the evolved task (task.toml, docs/, check_tests/, unit_tests/)
+    base/               the base run's repository and tree, as the run started from them
+    checkpoints.sqlite, events.jsonl, usage.jsonl, calls.jsonl
+    repository/, ssat.json, state.json, summary.json, check_report.json, unit_report.json
+
+`run_evolve(..., resume=True)` (``projectgen evolve --resume DIR``) continues a killed run from its
+checkpoint; the folder holds everything it needs. An evolve run is itself a finished run, so
+changes chain: the next `evolve` starts from it, and the check tests of every earlier change run as
+regression tests beside the new ones.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import posixpath
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from projectgen.agents import Agents
+from projectgen.agents.evolver import TreeReviser
+from projectgen.config import Settings
+from projectgen.datasets.task import Task
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.report import TestReport
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph
+from projectgen.llm import Budget, CallCache, CallRecord, UsageRecorder
+from projectgen.repository import load_repository, write_repository
+from projectgen.runs import layout
+from projectgen.runs.checkpoints import open_checkpointer
+from projectgen.runs.execution import new_run_folder, open_gateway, stream_graph, write_json, write_output_repository
+from projectgen.runs.locking import folder_lock
+from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
+from projectgen.runs.summary import describe_agents, summarize_run
+from projectgen.runs.trace import TraceWriter
+from projectgen.ssat import SSAT, ssat_from_repository
+
+EVOLVE_METHOD = "evolve"
+CHANGE_HEADING = "## Change request"
+GENERATOR_ROLES = ("skeleton", "coder")  # the calls that write one file (judges review a stage as a whole)
+CHECK_DIR, UNIT_DIR, ACCEPTANCE_DIR, DOCS_DIR = "check_tests", "unit_tests", "acceptance_tests", "docs"
+
+
+class CheckCounts(BaseModel):
+    passed: int = 0
+    total: int = 0
+
+
+class EvolveRecord(BaseModel):
+    """evolve.json: what an evolve run started from, what it asked, what it changed, and how it ended."""
+
+    schema_version: int = 1
+    base_run: str
+    base_task_id: str
+    base_tree: str = Field(description="where the base tree came from: the run's ssat.json, or derived from its code")
+    number: int = Field(description="the change request's number in the chain of evolve runs")
+    change: str
+    new_tests: list[str] = Field(default_factory=list, description="check test files the change brought")
+    regression_tests: list[str] = Field(default_factory=list, description="the earlier requirements' check test files")
+    plan: EvolutionPlan | None = None
+    status: str = "running"
+    reason: str | None = None
+    check_new: CheckCounts | None = None
+    check_regression: CheckCounts | None = None
+    unit_tests: dict[str, Any] | None = Field(default=None, description="the base task's hidden unit tests")
+    kept_identical: bool | None = Field(default=None, description="every kept file is byte-identical to the base's")
+    changed_kept_files: list[str] = Field(default_factory=list)
+    generator_calls: dict[str, int] = Field(default_factory=dict, description="file -> skeleton and coder calls")
+    calls_on_kept_files: list[str] = Field(default_factory=list, description="kept files a generator was called on")
+
+
+@dataclass
+class EvolveOutcome:
+    """What an evolve run produced."""
+
+    state: dict[str, Any]
+    record: EvolveRecord
+    summary: dict[str, Any]
+    out_dir: Path
+    check_report: TestReport | None = None
+    unit_report: TestReport | None = None
+
+    @property
+    def repository(self) -> dict[str, str]:
+        return dict(self.state.get("repository") or {})
+
+
+# ------------------------------------------------------------------ the base run
+
+
+@dataclass(frozen=True)
+class BaseRun:
+    """A finished run folder as an evolve run sees it."""
+
+    folder: Path
+    manifest: RunManifest
+    task: Task
+    repository: dict[str, str]
+    tree: SSAT
+    tree_source: str
+
+
+def read_base_run(folder: Path) -> BaseRun:
+    """The finished run in `folder`: its manifest, task, output repository and architecture tree."""
+    from projectgen.datasets.loaders import load_task
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ProjectGenError(f"{folder}: run folder not found")
+    manifest = read_manifest(folder)
+    if manifest.status != "finished":
+        raise ProjectGenError(f"{folder}: the run is {manifest.status}, not finished; evolve starts from a finished "
+                              "run (finish or resume it first)")
+    if not Path(manifest.task_path).is_dir():
+        raise ProjectGenError(f"{folder}: the run's task folder {manifest.task_path} is gone; put it back to evolve "
+                              "the run")
+    repository = load_repository(folder / layout.REPOSITORY) if (folder / layout.REPOSITORY).is_dir() else {}
+    if not any(path.endswith(".py") for path in repository):
+        raise ProjectGenError(f"{folder}: the run's {layout.REPOSITORY}/ holds no Python file to evolve")
+    task = load_task(Path(manifest.task_path))
+    tree_file = folder / layout.SSAT
+    if tree_file.is_file():
+        tree, source = SSAT.model_validate_json(tree_file.read_text(encoding="utf-8")), f"{tree_file}"
+    else:
+        python = {path: text for path, text in repository.items() if path.endswith(".py")}
+        tree = ssat_from_repository(python, task.id, description=f"Architecture of {task.id}, derived from its code.")
+        source = "derived from the repository's code (the run kept no ssat.json)"
+    return BaseRun(folder=folder, manifest=manifest, task=task, repository=repository, tree=tree, tree_source=source)
+
+
+# ------------------------------------------------------------------ the evolved task
+
+
+def check_change(requirement: str, tests: Path | str | None) -> None:
+    """Refuse, before anything is written, an empty change request or a tests folder without tests."""
+    if not requirement.strip():
+        raise ProjectGenError("the change request is empty: give the new requirement's text")
+    if tests is not None:
+        folder = Path(tests)
+        if not folder.is_dir():
+            raise ProjectGenError(f"{folder}: tests folder not found")
+        if not any(folder.rglob("test_*.py")):
+            raise ProjectGenError(f"{folder}: holds no test_*.py file")
+
+
+def change_number(prd: str) -> int:
+    """The number the next change request of a PRD gets (1 for a PRD without any)."""
+    return len(re.findall(rf"^{re.escape(CHANGE_HEADING)} \d+", prd, flags=re.M)) + 1
+
+
+def test_files(folder: Path) -> dict[str, Path]:
+    """Every file of a test folder by its path below it (caches left out)."""
+    from projectgen.repository import SKIPPED_DIRS
+
+    return {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*"))
+            if path.is_file() and not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts)}
+
+
+def suite_test_files(task: Task, suite: str) -> dict[str, Path]:
+    """The files a suite of `task` runs from, by their path below the suite's folder."""
+    top = task.suite_folder(suite)
+    return {posixpath.relpath(rel, top) if top else rel: task.root / rel for rel in task.suite_files(suite)}
+
+
+def check_test_files(base: Task, tests: Path | None) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The base task's check test files and the change's; a change's file with an earlier file's name is refused
+    (the earlier test would be lost)."""
+    earlier = suite_test_files(base, "check") if "check" in base.suites else {}
+    new = test_files(tests) if tests is not None else {}
+    clash = sorted(set(earlier) & set(new))
+    if clash:
+        raise ProjectGenError(f"{tests}: {', '.join(clash)} would replace the earlier check test(s) of the same name; "
+                              "rename the new test file(s)")
+    return earlier, new
+
+
+def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder: Path) -> tuple[int, list[str],
+                                                                                                list[str]]:
+    """The evolved task in `folder`; (its change number, the new test files, the earlier ones).
+
+    The PRD gains a ``## Change request N`` section; the check tests are the base task's and the change's
+    (a file name used by both is refused: the earlier test would be lost); the other suites, documents,
+    fixtures and environment are the base task's.
+    """
+    number = change_number(base.docs.prd)
+    earlier, new = check_test_files(base, tests)
+    if folder.exists():
+        shutil.rmtree(folder)
+    docs = {"prd": f"{base.docs.prd.rstrip()}\n\n{CHANGE_HEADING} {number}\n\n{requirement.strip()}\n"}
+    docs.update({name: text for name in ("uml_class", "uml_sequence", "architecture_design")
+                 if (text := getattr(base.docs, name))})
+    for name, text in docs.items():
+        write_atomic(folder / DOCS_DIR / f"{name}.md", text)
+    for rel, source in {**earlier, **new}.items():
+        target = folder / CHECK_DIR / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    suites = {"check": CHECK_DIR} if earlier or new else {}
+    for kind, name in (("unit", UNIT_DIR), ("acceptance", ACCEPTANCE_DIR)):
+        if kind in base.suites:
+            for rel, source in suite_test_files(base, kind).items():
+                target = folder / name / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+            suites[kind] = name
+    for rel in base.required_files:
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (base.root / rel).is_dir() else shutil.copy2)(base.root / rel, target)
+    root_id = base.id.split(".change")[0]
+    lines = [f"id = {json.dumps(f'{root_id}.change{number}')}"]
+    if base.package:
+        lines.append(f"package = {json.dumps(base.package)}")
+    if base.required_files:
+        lines.append(f"required_files = {json.dumps(list(base.required_files))}")
+    lines += ["", "[docs]", *(f"{name} = {json.dumps(f'{DOCS_DIR}/{name}.md')}" for name in docs), "", "[tests]",
+              *(f"{kind} = {json.dumps(path)}" for kind, path in suites.items()), "", "[env]",
+              f"requirements = {json.dumps(list(base.env.requirements))}"]
+    if base.env.python:
+        lines.append(f"python = {json.dumps(base.env.python)}")
+    if base.env.pytest_plugins is not None:
+        lines.append(f"pytest_plugins = {json.dumps(list(base.env.pytest_plugins))}")
+    if base.env.env_vars:
+        lines.append("env_vars = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}"
+                                                 for k, v in sorted(base.env.env_vars.items())) + " }")
+    write_atomic(folder / "task.toml", "\n".join(lines) + "\n")
+    return number, sorted(new), sorted(earlier)
+
+
+# ------------------------------------------------------------------ the run
+
+
+@dataclass(frozen=True)
+class EvolveRun:
+    """One invocation of an evolve run, its folder opened and locked."""
+
+    out_dir: Path
+    manifest: RunManifest
+    record: EvolveRecord
+    task: Task
+    agents: Agents
+    settings: Settings
+    context: EvolveContext
+    resume: bool
+    evaluate_unit: bool
+
+
+async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requirement: str = "",
+                      tests: Path | str | None = None, models: Any = None, model_specs: Mapping[str, str] | None = None,
+                      settings: Settings | None = None, runner: SandboxRunner | None = None,
+                      max_tokens: int | None = None, budget: Budget | None = None, resume: bool = False,
+                      force: bool = False, progress: Callable[[str], None] | None = None,
+                      evaluate_unit: bool = True) -> EvolveOutcome:
+    """Evolve the finished run `base_run` for `requirement` (with the change's check tests in `tests`) into
+    `out_dir`, or with `resume` continue the evolve run in `out_dir` (`base_run` and the change are then read
+    from it). A model that keeps failing ends the run as failed (run.json says why) and raises its error."""
+    from projectgen.datasets.loaders import load_task
+
+    out_dir = Path(out_dir)
+    if models is None:
+        raise ProjectGenError("an evolve run needs models")
+    if not resume:
+        check_change(requirement, tests)
+    with open_evolve_folder(out_dir, base_run, resume=resume, force=force,
+                            tests=Path(tests) if tests else None) as opened:
+        if resume:
+            manifest, record = opened
+            task = load_task(out_dir / layout.EVOLVED_TASK)
+            settings = Settings.model_validate(manifest.settings)
+            base_repository = load_repository(out_dir / layout.BASE / layout.REPOSITORY)
+            base_tree = json.loads((out_dir / layout.BASE / layout.SSAT).read_text(encoding="utf-8"))
+            if budget is None:
+                budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
+        else:
+            base = opened
+            assert isinstance(base, BaseRun)
+            settings = Settings.with_profile(base.task.settings_profile, settings)
+            number, new_tests, earlier = write_evolved_task(base.task, requirement, Path(tests) if tests else None,
+                                                            out_dir / layout.EVOLVED_TASK)
+            task = load_task(out_dir / layout.EVOLVED_TASK)
+            write_repository(base.repository, out_dir / layout.BASE / layout.REPOSITORY)
+            base_tree = base.tree.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+            write_json(out_dir / layout.BASE / layout.SSAT, base_tree)
+            base_repository = base.repository
+            record = EvolveRecord(base_run=str(base.folder.resolve()), base_task_id=base.task.id,
+                                  base_tree=base.tree_source, number=number, change=requirement.strip(),
+                                  new_tests=new_tests, regression_tests=earlier)
+            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str((out_dir / layout.EVOLVED_TASK)
+                                                                                .resolve()),
+                                   task_id=task.id, method=EVOLVE_METHOD, models=dict(model_specs or {}),
+                                   settings=settings.model_dump(), max_tokens=max_tokens)
+            budget = budget if budget is not None else run_budget(manifest)
+            write_json(out_dir / layout.EVOLVE, record.model_dump(mode="json"))
+            write_manifest(out_dir, manifest)
+        base_ssat = SSAT.model_validate(base_tree)
+        agents = Agents.from_models(models).replace(architect=TreeReviser(
+            getattr(models, "for_role", lambda role: models)("architect"), base=base_ssat, change=record.change))
+        gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
+                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
+        context = EvolveContext(task=task, runner=runner or SandboxRunner(log=progress), gateway=gateway,
+                                progress=progress, base_tree=base_tree, base_repository=dict(base_repository))
+        return await _run(EvolveRun(out_dir=out_dir, manifest=manifest, record=record, task=task, agents=agents,
+                                    settings=settings, context=context, resume=resume, evaluate_unit=evaluate_unit))
+
+
+def run_evolve(base_run: Path | str | None, out_dir: Path | str, **kwargs: Any) -> EvolveOutcome:
+    """`arun_evolve` for synchronous callers."""
+    return asyncio.run(arun_evolve(base_run, out_dir, **kwargs))
+
+
+@contextmanager
+def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bool, force: bool,
+                       tests: Path | None = None) -> Iterator[BaseRun | tuple[RunManifest, EvolveRecord]]:
+    """The evolve run's folder, held by this process: a new one (the base run read first, so nothing is
+    written when it cannot be evolved) giving the `BaseRun`, or one to resume giving its run.json and
+    evolve.json."""
+    if resume:
+        manifest = read_manifest(out_dir)
+        if manifest.method != EVOLVE_METHOD:
+            raise ProjectGenError(f"{out_dir}: a {manifest.method} run, not an evolve run; continue it with "
+                                  f"`projectgen run --resume {out_dir}`")
+        record = read_evolve_record(out_dir)
+        with folder_lock(out_dir):
+            yield manifest, record
+        return
+    if base_run is None:
+        raise ProjectGenError("give the finished run folder to evolve")
+    base = read_base_run(Path(base_run))
+    check_test_files(base.task, tests)
+    if out_dir.resolve() == base.folder.resolve():
+        raise ProjectGenError(f"{out_dir}: the evolve run needs its own folder (--out), not the base run's")
+    with new_run_folder(out_dir, force=force):
+        yield base
+
+
+async def _run(run: EvolveRun) -> EvolveOutcome:
+    """The evolve graph, checkpointed, from the start or on from its checkpoint; then the outputs."""
+    trace = TraceWriter(run.out_dir / layout.EVENTS)
+    started = time.monotonic()
+    config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency,
+              "recursion_limit": 200}
+    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
+        graph = build_evolve_graph(run.agents, run.settings, checkpointer=saver)
+        snapshot = await graph.aget_state(config)
+        from_start = not run.resume or not snapshot.values
+        finished = run.resume and not from_start and not snapshot.next and not snapshot.tasks
+        if not finished:
+            trace.write("run_resumed" if run.resume else "run_start", run_id=run.manifest.run_id, task_id=run.task.id,
+                        method=EVOLVE_METHOD, base_run=run.record.base_run, models=describe_agents(run.agents),
+                        **({"note": "no checkpoint yet: from the beginning"} if run.resume and from_start else {}))
+            trace.resume_at(None)
+
+            def on_update(namespace: tuple[str, ...], chunk: Any) -> None:
+                trace.update(namespace, chunk)
+                if not namespace and isinstance(chunk, Mapping) and isinstance(chunk.get("plan_changes"), Mapping):
+                    plan = chunk["plan_changes"].get("evolution") or {}
+                    trace.write("evolve_plan", **{key: plan.get(key) for key in
+                                                  ("added", "removed", "changed", "importers", "redo", "diff_text")},
+                                kept=len(plan.get("kept") or []))
+
+            try:
+                streamed = await stream_graph(graph, {"task_id": run.task.id, "documents": run.task.docs.model_dump(),
+                                                      "guidance": ""} if from_start else None,
+                                              context=run.context, config=config, on_update=on_update)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                reason = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
+                write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "interrupted", "reason": reason}))
+                trace.write("run_end", stopped=reason, status="interrupted")
+                raise
+            if streamed.failure is not None:
+                reason = streamed.reason
+                write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "failed", "reason": reason}))
+                _write_record(run, run.record.model_copy(update={"status": "failed", "reason": reason}))
+                trace.write("run_end", stopped=reason, status="failed")
+                run.context.say(f"the evolve run failed ({reason}); continue with --resume once the model is back")
+                raise streamed.failure
+        state = dict((await graph.aget_state(config)).values)
+    return await _finish(run, state, trace, started)
+
+
+async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, started: float) -> EvolveOutcome:
+    """Every check test (the earlier and the change's), the hidden unit tests, the checks on kept files, the
+    outputs and the end status."""
+    repository = dict(state.get("repository") or {})
+    runner = run.context.runner
+    assert runner is not None
+    check_report = unit_report = None
+    if "check" in run.task.suites and repository:
+        run.context.say("running every check test (the earlier requirements' and the change's)")
+        check_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "check")
+        check_report.write_json(run.out_dir / layout.CHECK_REPORT)
+    if run.evaluate_unit and "unit" in run.task.suites and repository:
+        run.context.say("running the base task's hidden unit tests")
+        unit_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "unit")
+        unit_report.write_json(run.out_dir / layout.UNIT_REPORT)
+    records = UsageRecorder.load(run.out_dir / layout.USAGE).records
+    plan = EvolutionPlan.model_validate(state["evolution"]) if state.get("evolution") else None
+    record = run.record.model_copy(update={"plan": plan, **_results(run, state, plan, check_report, records)})
+    summary = summarize_run(state, records, models=describe_agents(run.agents), settings=run.settings.model_dump(),
+                            unit_tests=unit_report.summary() if unit_report is not None else None,
+                            duration_s=time.monotonic() - started)
+    record = record.model_copy(update={"status": summary.status, "unit_tests": summary.unit_tests})
+    write_output_repository(run.out_dir, repository)
+    if state.get("ssat"):
+        write_json(run.out_dir / layout.SSAT, state["ssat"])
+    write_json(run.out_dir / layout.STATE, {k: v for k, v in state.items() if k != "base_ssat"})
+    _write_record(run, record)
+    write_atomic(run.out_dir / layout.SUMMARY, summary.model_dump_json(indent=1) + "\n")
+    write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "finished", "reason": state.get("stopped")}))
+    trace.write("run_end", stopped=state.get("stopped"), status="finished",
+                check=check_report.summary() if check_report is not None else None)
+    return EvolveOutcome(state=state, record=record, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
+                         check_report=check_report, unit_report=unit_report)
+
+
+def _results(run: EvolveRun, state: Mapping[str, Any], plan: EvolutionPlan | None, check: TestReport | None,
+             records: list[CallRecord]) -> dict[str, Any]:
+    """evolve.json's results: the check tests split into the change's and the earlier ones, the kept files
+    compared with the base, and the generator calls per file."""
+    results: dict[str, Any] = {}
+    if check is not None:
+        new = {f"{CHECK_DIR}/{name}" for name in run.record.new_tests}
+        groups = {"check_new": CheckCounts(), "check_regression": CheckCounts()}
+        for test in check.tests:
+            group = groups["check_new" if test.nodeid.split("::")[0] in new else "check_regression"]
+            group.total += 1
+            group.passed += test.outcome.value == "passed"
+        for error in check.collection_errors:
+            groups["check_new" if error.nodeid.split("::")[0] in new else "check_regression"].total += 1
+        results.update(groups)
+    repository = state.get("repository") or {}
+    base = run.context.base_repository
+    if plan is not None:
+        changed = sorted(path for path in plan.kept if repository.get(path) != base.get(path))
+        results.update(kept_identical=not changed, changed_kept_files=changed)
+    calls: dict[str, int] = {}
+    for call in records:
+        if call.role in GENERATOR_ROLES and call.target and call.error is None:
+            calls[call.target] = calls.get(call.target, 0) + 1
+    results["generator_calls"] = dict(sorted(calls.items()))
+    results["calls_on_kept_files"] = sorted(set(calls) & set(plan.kept if plan else []))
+    return results
+
+
+def _write_record(run: EvolveRun, record: EvolveRecord) -> None:
+    write_json(run.out_dir / layout.EVOLVE, record.model_dump(mode="json"))
+
+
+def read_evolve_record(out_dir: Path) -> EvolveRecord:
+    """evolve.json of an evolve run folder (a one-line error when it is not one)."""
+    path = Path(out_dir) / layout.EVOLVE
+    if not path.is_file():
+        raise ProjectGenError(f"{out_dir}: not an evolve run (no {layout.EVOLVE})")
+    return EvolveRecord.model_validate_json(path.read_text(encoding="utf-8"))

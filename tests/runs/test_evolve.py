@@ -1,0 +1,220 @@
+"""`evolve`: the bundled kvstore-counter turns change the demo's kvstore run four times, with scripted models.
+
+One module fixture runs the demo (LiveCoder with the demo's replay) and four chained evolve runs, each
+driven by its bundled script (``scripts/kvstore.evolveN.json``) with the turn's requirement and tests;
+the second change's first code breaks an earlier requirement, which the regression tests catch.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from projectgen.cli import main
+from projectgen.datasets.examples import example_script_path, example_task_path
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.multiturn import bundled_dataset_dir, load_multiturn_task
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs.evolve import evolve_replay
+from projectgen.llm import ScriptExhaustedError
+from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.repository import load_repository
+from projectgen.runs import run_livecoder
+from projectgen.runs.evolve import read_evolve_record, run_evolve
+from projectgen.ssat import SSAT
+
+from test_support import strict_jsonl
+
+COUNTER = load_multiturn_task(bundled_dataset_dir() / "kvstore-counter")
+KVSTORE_FILES = ["kvstore/__init__.py", "kvstore/__main__.py", "kvstore/cli.py", "kvstore/codec.py",
+                 "kvstore/errors.py", "kvstore/storage.py", "kvstore/store.py"]
+
+
+def replay(path: Path):
+    return scripted_chat_model_class().from_file(path)
+
+
+def change(base: Path, out: Path, turn: int, *, script: Path | None = None, runner=None, **kwargs):
+    script = script or example_script_path(f"kvstore.evolve{turn}")
+    return run_evolve(base, out, requirement=COUNTER.turn(turn).requirement,
+                      tests=COUNTER.root / COUNTER.turn(turn).tests, models=replay(script),
+                      model_specs={"default": f"scripted:{script}"}, runner=runner, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    root = tmp_path_factory.mktemp("evolve")
+    runner = SandboxRunner()
+    demo = example_script_path("kvstore.demo")
+    run_livecoder(load_task(example_task_path("kvstore")), root / "base", models=replay(demo),
+                  model_specs={"default": f"scripted:{demo}"}, runner=runner)
+    outcomes, previous = [], root / "base"
+    for turn in (1, 2, 3, 4):
+        outcomes.append(change(previous, root / f"change{turn}", turn, runner=runner, evaluate_unit=turn == 1))
+        previous = root / f"change{turn}"
+    return root, runner, outcomes
+
+
+def test_each_change_passes_its_tests_and_every_earlier_check_test(chain):
+    root, _, outcomes = chain
+    assert [o.check_report.status for o in outcomes] == ["passed"] * 4
+    assert [(o.record.check_new.passed, o.record.check_new.total) for o in outcomes] == [(7, 7), (7, 7), (5, 5),
+                                                                                          (4, 4)]
+    # the base task's 5 check tests, then each earlier change's tests, run as regression tests
+    assert [(o.record.check_regression.passed, o.record.check_regression.total) for o in outcomes] == [
+        (5, 5), (12, 12), (19, 19), (24, 24)]
+    assert outcomes[3].record.regression_tests == ["test_counter_turn1.py", "test_counter_turn2.py",
+                                                   "test_counter_turn3.py", "test_kvstore_check.py"]
+    assert outcomes[0].unit_report.passed == outcomes[0].unit_report.total == 29  # the base task's hidden tests
+    assert [o.state.get("stopped") for o in outcomes] == [None] * 4
+
+
+def test_files_the_diff_does_not_touch_are_byte_identical_and_cost_no_model_call(chain):
+    root, _, outcomes = chain
+    base = {p: (root / "base" / "repository" / p).read_bytes() for p in KVSTORE_FILES}
+    for turn, outcome in enumerate(outcomes, start=1):
+        plan = outcome.record.plan
+        assert plan.redo == ["kvstore/counter.py"] and plan.kept == KVSTORE_FILES, turn
+        assert plan.added == (["kvstore/counter.py"] if turn == 1 else [])
+        assert plan.changed == ([] if turn == 1 else ["kvstore/counter.py"])
+        folder = root / f"change{turn}"
+        assert {p: (folder / "repository" / p).read_bytes() for p in KVSTORE_FILES} == base, turn
+        assert outcome.record.kept_identical and outcome.record.calls_on_kept_files == []
+        calls = strict_jsonl(folder / "usage.jsonl")
+        writers = [(c["role"], c["target"]) for c in calls if c["role"] in ("skeleton", "coder")]
+        assert writers and {target for _, target in writers} == {"kvstore/counter.py"}, turn
+        roles = sorted(c["role"] for c in calls)
+        expected = ["architect", "architecture_judge", "coder", "skeleton", "skeleton_judge"]
+        if turn == 2:  # the repair round: the code judge names the file, the coder rewrites it
+            expected = ["architect", "architecture_judge", "code_judge", "coder", "coder", "skeleton", "skeleton_judge"]
+        assert roles == expected, turn
+    assert (root / "change4" / "repository" / "kvstore" / "counter.py").read_text() == COUNTER.reference_code(4)
+
+
+def test_the_earlier_requirements_tests_catch_a_change_that_breaks_them(chain):
+    _, _, outcomes = chain
+    verdicts = [v for v in outcomes[1].state["verdicts"] if v["stage"] == "code"]
+    assert [v["accepted"] for v in verdicts] == [False, True]
+    failing = verdicts[0]["check"]["failing"]
+    assert failing and all(nodeid.startswith("check_tests/test_counter_turn1.py::test_amounts_must_be_ints")
+                           for nodeid in failing)
+    assert outcomes[1].summary["stages"]["code"]["iterations"] == 2
+
+
+def test_the_tree_diff_is_recorded_and_the_trace_shows_it(chain, capsys):
+    root, _, outcomes = chain
+    assert "+ file kvstore/counter.py" in outcomes[0].record.plan.diff_text
+    assert "Counter.incr signature" in outcomes[1].record.plan.diff_text
+    record = read_evolve_record(root / "change2")
+    assert record.plan == outcomes[1].record.plan and record.status == "finished"
+    events = strict_jsonl(root / "change2" / "events.jsonl")
+    plan_events = [e for e in events if e["event"] == "evolve_plan"]
+    assert len(plan_events) == 1 and plan_events[0]["redo"] == ["kvstore/counter.py"] and plan_events[0]["kept"] == 7
+    capsys.readouterr()
+    assert main(["trace", str(root / "change2")]) == 0
+    out = capsys.readouterr().out
+    assert "evolve (a change to a finished run)" in out and f"evolved from: {root / 'change1'}" in out
+    assert "tree diff (the base run's tree -> the revised tree):" in out and "Counter.incr signature" in out
+    assert "redone: kvstore/counter.py (importers: none)" in out and "kept byte for byte: 7 file(s)" in out
+    assert main(["trace", str(root / "change2"), "--diff"]) == 0
+    assert "architecture tree" in capsys.readouterr().out
+
+
+def test_an_evolve_run_is_a_run_folder_of_its_own_and_changes_chain(chain):
+    root, _, outcomes = chain
+    for turn in (1, 2, 3, 4):
+        folder = root / f"change{turn}"
+        manifest = json.loads((folder / "run.json").read_text())
+        assert (manifest["method"], manifest["status"], manifest["task_id"]) == ("evolve", "finished",
+                                                                                f"kvstore.change{turn}")
+        assert manifest["task_path"] == str((folder / "task").resolve())
+        assert (folder / "checkpoints.sqlite").is_file() and (folder / "summary.json").is_file()
+        tree = SSAT.model_validate_json((folder / "ssat.json").read_text())
+        assert "kvstore/counter.py" in {f.path for f in tree.files()}
+        prd = (folder / "task" / "docs" / "prd.md").read_text()
+        assert prd.count("## Change request") == turn and f"## Change request {turn}\n" in prd
+        assert load_repository(folder / "base" / "repository").keys() == set(KVSTORE_FILES) | (
+            {"kvstore/counter.py"} if turn > 1 else set())
+        assert read_evolve_record(folder).base_run == str((root / ("base" if turn == 1 else f"change{turn - 1}")))
+    assert read_evolve_record(root / "change1").base_tree == str(root / "base" / "ssat.json")
+
+
+def test_a_failed_evolve_run_resumes_without_repeating_a_finished_call(chain, tmp_path: Path):
+    root, runner, _ = chain
+    script = tmp_path / "partial.json"
+    complete = json.loads(example_script_path("kvstore.evolve1").read_text())
+    script.write_text(json.dumps({**complete, "responses": [r for r in complete["responses"] if r["role"] != "coder"]}))
+    with pytest.raises(ScriptExhaustedError):
+        change(root / "base", tmp_path / "out", 1, script=script, runner=runner, evaluate_unit=False)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["status"] == "failed"
+    script.write_text(json.dumps(complete))
+    outcome = run_evolve(None, tmp_path / "out", resume=True, models=replay(script), runner=runner,
+                         evaluate_unit=False)
+    assert outcome.check_report.status == "passed" and outcome.record.status == "finished"
+    calls = strict_jsonl(tmp_path / "out" / "usage.jsonl")
+    done = [(c["role"], c["target"]) for c in calls if not c.get("error")]
+    assert sorted(done) == sorted(set(done))  # every finished call made once
+    assert [c["role"] for c in calls if c.get("error")] == ["coder"]
+
+
+def test_a_change_to_an_imported_file_redoes_its_importers_and_keeps_the_rest(chain, tmp_path: Path):
+    root, runner, _ = chain
+    base_tree = SSAT.model_validate_json((root / "base" / "ssat.json").read_text())
+    before = load_repository(root / "base" / "repository")
+    after = {**before, "kvstore/errors.py": before["kvstore/errors.py"]
+             + '\n\nclass ReadOnlyError(KVStoreError):\n    """A write to a read-only store."""\n'}
+    script = tmp_path / "errors.json"
+    script.write_text(json.dumps(evolve_replay(base_tree, before, after, changed=["kvstore/errors.py"],
+                                               label="errors change (scripted)")))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_read_only.py").write_text("from kvstore.errors import KVStoreError, ReadOnlyError\n\n\n"
+                                              "def test_read_only_error():\n"
+                                              "    assert issubclass(ReadOnlyError, KVStoreError)\n")
+    outcome = run_evolve(root / "base", tmp_path / "out", requirement="Add ReadOnlyError to kvstore.errors.",
+                         tests=tests, models=replay(script), runner=runner, evaluate_unit=False)
+    plan = outcome.record.plan
+    assert plan.changed == ["kvstore/errors.py"] and plan.kept == ["kvstore/__main__.py"]
+    assert plan.importers == ["kvstore/__init__.py", "kvstore/cli.py", "kvstore/codec.py", "kvstore/storage.py",
+                              "kvstore/store.py"]
+    assert set(outcome.record.generator_calls) == set(plan.redo) and outcome.record.calls_on_kept_files == []
+    assert outcome.record.kept_identical and outcome.check_report.status == "passed"
+    assert outcome.record.check_new.total == 1 and outcome.record.check_regression.total == 5
+
+
+def test_a_run_without_its_tree_evolves_from_a_tree_derived_from_its_code(chain, tmp_path: Path):
+    root, runner, _ = chain
+    shutil.copytree(root / "base", tmp_path / "base", ignore=shutil.ignore_patterns("checkpoints.sqlite*"))
+    (tmp_path / "base" / "ssat.json").unlink()
+    outcome = change(tmp_path / "base", tmp_path / "out", 1, runner=runner, evaluate_unit=False)
+    assert outcome.record.base_tree.startswith("derived from the repository's code")
+    assert outcome.record.plan.redo == ["kvstore/counter.py"] and outcome.check_report.status == "passed"
+
+
+def test_what_cannot_be_evolved_is_refused_before_anything_is_written(chain, tmp_path: Path):
+    root, _, _ = chain
+    running = tmp_path / "running"
+    shutil.copytree(root / "base", running, ignore=shutil.ignore_patterns("checkpoints.sqlite*"))
+    manifest = json.loads((running / "run.json").read_text())
+    (running / "run.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
+    tests = COUNTER.root / COUNTER.turn(1).tests
+    cases = [
+        (dict(base_run=running, requirement="x", tests=tests), "the run is interrupted, not finished"),
+        (dict(base_run=root / "base", requirement="  ", tests=tests), "the change request is empty"),
+        (dict(base_run=root / "base", requirement="x", tests=tmp_path), "holds no test_*.py file"),
+        (dict(base_run=root / "base", requirement="x",
+              tests=example_task_path("kvstore") / "check_tests"), "test_kvstore_check.py would replace"),
+        (dict(base_run=tmp_path / "nowhere", requirement="x", tests=tests), "run folder not found"),
+    ]
+    for kwargs, message in cases:
+        out = tmp_path / "out"
+        with pytest.raises(ProjectGenError, match=re.escape(message)):
+            run_evolve(kwargs.pop("base_run"), out, models=replay(example_script_path("kvstore.evolve1")), **kwargs)
+        assert not out.exists(), message
+    with pytest.raises(ProjectGenError, match="needs its own folder"):
+        run_evolve(root / "base", root / "base", requirement="x", tests=tests,
+                   models=replay(example_script_path("kvstore.evolve1")))
