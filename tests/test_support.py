@@ -161,3 +161,28 @@ def write_multiturn_task(root: Path, turns: list[tuple[str, str, dict[str, str]]
         for name, body in tests.items():
             (folder / "tests" / name).write_text(textwrap.dedent(body), encoding="utf-8")
     return root
+
+
+# --------------------------------------------------------------------------- graph test doubles
+
+class NoSandbox:
+    """Stands in for the runner where the sandbox is not the point: any use is a test failure."""
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the sandbox must not be used in this test")
+
+
+def recording_generator(model: Any) -> Any:
+    """The default Direct/Self-Reflection generator, keeping what each reflection round was shown (`.shown`)."""
+    from projectgen.agents.direct import DirectGenerator
+
+    class RecordingGenerator(DirectGenerator):
+        def __init__(self, model: Any) -> None:
+            super().__init__(model)
+            self.shown: list[dict[str, Any]] = []
+
+        async def reflect(self, gateway, documents, repository, **kwargs: Any):
+            self.shown.append({"repository": dict(repository), **kwargs})
+            return await super().reflect(gateway, documents, repository, **kwargs)
+
+    return RecordingGenerator(model)

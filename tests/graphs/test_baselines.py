@@ -17,6 +17,7 @@ from projectgen.graphs import (RunContext, build_direct_graph, build_project_gra
                                default_stages, initial_state)
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.reference_replay import Breakage, break_function, reference_python_files, reference_script
+from test_support import recording_generator
 
 BREAKAGE = Breakage("kvstore/store.py", "_expired")
 
@@ -40,18 +41,6 @@ def run_graph(graph, task, runner) -> dict[str, Any]:
                                                                               gateway=ModelGateway())))
 
 
-class RecordingGenerator(DirectGenerator):
-    """The default generator, keeping what each reflection round was shown."""
-
-    def __init__(self, model: Any) -> None:
-        super().__init__(model)
-        self.shown: list[dict[str, Any]] = []
-
-    async def reflect(self, gateway, documents, repository, **kwargs: Any):
-        self.shown.append({"repository": dict(repository), **kwargs})
-        return await super().reflect(gateway, documents, repository, **kwargs)
-
-
 def test_the_direct_generator_satisfies_its_protocol() -> None:
     assert isinstance(DirectGenerator(model=None), RepositoryGenerator)
 
@@ -73,7 +62,7 @@ def test_a_reply_without_files_gives_an_empty_repository_and_says_why(task, runn
 
 def test_self_reflection_repairs_a_failing_check_test_in_round_two_and_stops(task, runner) -> None:
     model = replay(task, breakage=BREAKAGE)
-    generator = RecordingGenerator(model)
+    generator = recording_generator(model)
     state = run_graph(build_self_reflection_graph(generator), task, runner)
     assert [(c["role"], c["iteration"]) for c in model.calls] == [("direct", 1), ("direct", 2)]
     first, second = state["verdicts"]

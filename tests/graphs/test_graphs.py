@@ -33,6 +33,7 @@ from projectgen.llm import ScriptedChatModel, UsageRecorder
 from projectgen.runs import run_project
 from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
+from test_support import NoSandbox
 
 # --------------------------------------------------------------------------- a small project
 
@@ -58,13 +59,6 @@ LAYERS = [["pkg/__init__.py", "pkg/base.py", "pkg/ping.py", "pkg/pong.py"], ["pk
 @pytest.fixture(scope="module")
 def task():
     return load_task(example_task_path("kvstore"))
-
-
-class NoSandbox:
-    """Stands in for the runner where the sandbox is not the point: any use is a test failure."""
-
-    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sandbox must not be used in this test")
 
 
 def run(graph: Any, task: Any, state: Mapping[str, Any] | None = None, *, concurrency: int = 4,

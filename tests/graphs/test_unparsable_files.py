@@ -22,6 +22,7 @@ from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel
 from projectgen.repository.edits import make_whole_file_reply
 from projectgen.ssat import render_stub, ssat_from_repository
+from test_support import NoSandbox, recording_generator
 
 PROSE = ("Sure! I have implemented the module as requested. The function returns one, and the\n"
          "rest of the package can import it.\n")
@@ -39,11 +40,6 @@ BASE = "pkg/base.py"
 @pytest.fixture(scope="module")
 def task():
     return load_task(example_task_path("kvstore"))
-
-
-class NoSandbox:
-    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the sandbox must not be used in this test")
 
 
 class FailingChecks:
@@ -216,16 +212,6 @@ def test_direct_leaves_a_prose_file_out_and_says_why(task):
     assert f"{BASE}, line 1: invalid syntax" in state["generation_errors"]["code"]
 
 
-class RecordingGenerator(DirectGenerator):
-    def __init__(self, model: Any) -> None:
-        super().__init__(model)
-        self.shown: list[dict[str, Any]] = []
-
-    async def reflect(self, gateway, documents, repository, **kwargs: Any):
-        self.shown.append({"repository": dict(repository), **kwargs})
-        return await super().reflect(gateway, documents, repository, **kwargs)
-
-
 def test_self_reflection_keeps_the_previous_file_and_gives_the_error_back(task):
     fixed = {**SOURCE, BASE: SOURCE[BASE] + "# reflected\n"}
     model = ScriptedChatModel.from_responses([
@@ -233,7 +219,7 @@ def test_self_reflection_keeps_the_previous_file_and_gives_the_error_back(task):
         {"role": "direct", "iteration": 2, "content": direct_reply({BASE: PROSE})},
         {"role": "direct", "iteration": 3, "content": direct_reply({BASE: fixed[BASE]})},
     ])
-    generator = RecordingGenerator(model)
+    generator = recording_generator(model)
     state = run(build_self_reflection_graph(generator, rounds=2), task, initial_state(task), FailingChecks())
     second, third = generator.shown
     assert second["repository"] == SOURCE and "not accepted" not in second["error_log"]
