@@ -114,6 +114,8 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "projectgen.experiments",
     "ExperimentSpec": "projectgen.experiments",
     "LocalExecutor": "projectgen.experiments",
+    "RayExecutor": "projectgen.experiments",
+    "merge_experiments": "projectgen.experiments",
     "bench_reference": "projectgen.experiments",
     # trace and report
     "read_trace": "projectgen.runs",

@@ -94,6 +94,7 @@ class LiveCoderRun:
     context: AttemptsContext
     resume: bool
     evaluate_unit: bool
+    sync: Callable[[], None] | None = None
 
 
 def open_knowledge_store(out_dir: Path, url: str | None, embeddings: Any) -> Any:
@@ -123,7 +124,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          checkpoint_url: str | None = None, budget: Budget | None = None, resume: bool = False,
                          force: bool = False,
                          progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
-                         method: str | None = None) -> LiveCoderOutcome:
+                         method: str | None = None, run_id: str | None = None,
+                         sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
 
     `method` (`projectgen.runs.METHODS`; default "livecoder") picks the graph inside the attempts and
@@ -133,6 +135,11 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     stop the run cleanly with the best so far; `checkpoint_url` puts the checkpoints in
     PostgreSQL instead of the run folder. All three are kept in run.json, so a resume
     honours them and counts what was spent before it.
+
+    `run_id` names a new run (default: a random one): a batch that may start the same unit twice
+    (an executor retrying it) tells its own run from an older one in the folder by it. `sync()`,
+    when given, is called after each model call is recorded and before each checkpoint is written
+    (an executor copying the folder to another machine sends it then; see `Relocatable`).
     """
     from projectgen.memory.best_repo import BestRepositoryStore
 
@@ -154,7 +161,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         else:
             method = method or DEFAULT_METHOD
             attempt_settings = method_attempt_settings(method, attempt_settings)
-            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
+            manifest = RunManifest(run_id=run_id or uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
                                    task_id=task.id,
                                    method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
@@ -175,7 +182,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                 raise ProjectGenError("run_livecoder needs models or agents")
             agents = Agents.from_models(models)
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
-                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
+                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id, after_put=sync))
         if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
             knowledge = locked.enter_context(open_knowledge_store(out_dir, manifest.knowledge_store, embeddings))
         context = AttemptsContext(
@@ -184,7 +191,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             gateway=gateway, run_id=manifest.run_id, progress=progress, out_dir=out_dir)
         return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
                                        settings=settings, attempt_settings=attempt_settings, context=context,
-                                       resume=resume, evaluate_unit=evaluate_unit))
+                                       resume=resume, evaluate_unit=evaluate_unit, sync=sync))
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
@@ -253,7 +260,7 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
     trace = TraceWriter(run.out_dir / layout.EVENTS)
     started = time.monotonic()
     config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency}
-    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
+    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url, before_write=run.sync) as saver:
         method = run.manifest.method
         graph = build_attempts_graph(inner_graph(method, run.agents, run.settings, models=run.models),
                                      settings=run.attempt_settings,
