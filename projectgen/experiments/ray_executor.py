@@ -218,7 +218,7 @@ def run_unit(work: Callable[[Any, Any], Any], setup: Callable[[], Any], unit: An
     if not moved:
         return work(unit.relocated(Path(place.workspace)), setup())
     token, snapshot = ray.get(copy.claim.remote(place.workspace))
-    scratch = Path(tempfile.mkdtemp(prefix="projectgen-unit-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"projectgen-unit-{here[:12]}-"))  # the node, for whoever looks
     try:
         local = scratch / Path(place.workspace).name
         unpack(snapshot, local, is_file=place.is_file)
