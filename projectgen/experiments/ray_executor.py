@@ -24,7 +24,9 @@ Faults. A unit whose worker process or node dies is retried by Ray (``retries`` 
 on any node with room; it resumes from the driver's copy of its folder and its checkpoint
 (PostgreSQL, when units may land on other machines), so no completed model call is made again.
 A unit still lost after its retries comes back through the engine's `lost`: recorded as failed
-with the reason. Each unit is its own Ray task, so `setup` runs once per unit, on its worker.
+with the reason. A Ray worker process is one of the executor's workers: `setup` runs on its first
+unit of a batch and the state is kept for its next ones (`worker_state`), as the local executor
+keeps one per thread (a sandbox runner probes the machine's isolation once, about half a second).
 
 Authentication. Ray has token authentication since 2.52; Ray 2.60 (the version the ``ray`` extra
 pins) turns it on by itself for a local instance started here (a token in ``~/.ray/auth_token``, ``RAY_AUTH_MODE=token`` set for this
@@ -35,10 +37,12 @@ saying so. See docs/scale-out.md.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import shutil
 import tempfile
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -162,7 +166,7 @@ class RayExecutor:
             ).remote(list(workspaces.values()))
         task = ray.remote(run_unit).options(num_cpus=self.cpus, resources={SANDBOX_RESOURCE: 1},
                                             max_retries=self.retries, retry_exceptions=False)
-        shipped = (ray.put(work), ray.put(setup))
+        shipped = (ray.put(work), ray.put(setup), uuid.uuid4().hex)  # the last names this batch's worker states
         todo, running = deque(units), {}
         cap = self.workers or len(units)
         try:
@@ -206,17 +210,33 @@ class Placement:
     relocate: Relocation
 
 
-def run_unit(work: Callable[[Any, Any], Any], setup: Callable[[], Any], unit: Any, place: Placement,
+@functools.lru_cache(maxsize=2)
+def worker_states(batch: str) -> list[Any]:
+    """This worker process's state for `batch`, in a one-item list filled by its first unit (a process
+    serves one batch at a time; the cache keeps the last two so a new batch does not evict the old
+    one's state while its last unit ends)."""
+    return []
+
+
+def worker_state(batch: str, setup: Callable[[], Any]) -> Any:
+    """`setup()` once per worker process and batch (see the module docstring)."""
+    state = worker_states(batch)
+    if not state:
+        state.append(setup())
+    return state[0]
+
+
+def run_unit(work: Callable[[Any, Any], Any], setup: Callable[[], Any], batch: str, unit: Any, place: Placement,
              copy: Any) -> Any:
     """The Ray task of one unit: in the driver's folder on the driver's node, else relocated and mirrored."""
     import ray
 
     if place.workspace is None:
-        return work(unit, setup())
+        return work(unit, worker_state(batch, setup))
     here = ray.get_runtime_context().get_node_id()
     moved = copy is not None and (place.relocate == "always" or (place.relocate == "auto" and here != place.driver_node))
     if not moved:
-        return work(unit.relocated(Path(place.workspace)), setup())
+        return work(unit.relocated(Path(place.workspace)), worker_state(batch, setup))
     token, snapshot = ray.get(copy.claim.remote(place.workspace))
     scratch = Path(tempfile.mkdtemp(prefix=f"projectgen-unit-{here[:12]}-"))  # the node, for whoever looks
     try:
@@ -226,7 +246,7 @@ def run_unit(work: Callable[[Any, Any], Any], setup: Callable[[], Any], unit: An
         mirror.baseline()
         ticker = Ticker(mirror.flush).start()
         try:
-            return work(unit.relocated(local, sync=mirror.flush), setup())
+            return work(unit.relocated(local, sync=mirror.flush), worker_state(batch, setup))
         finally:
             ticker.stop()
             mirror.flush(final=True)  # also after a failure: the folder is what a later resume starts from
