@@ -113,8 +113,12 @@ class RayExecutor:
                                       "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or ~/.ray/auth_token from `ray "
                                       "get-auth-token` on its head)") from None
             except (ConnectionError, RuntimeError, ValueError) as exc:
+                hint = ""
+                if self.address is not None and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+                    hint = ("; if the cluster uses token authentication, set RAY_AUTH_MODE=token and its token "
+                            "(RAY_AUTH_TOKEN, or ~/.ray/auth_token), see docs/scale-out.md")
                 raise ProjectGenError(f"cannot start or join Ray{f' at {self.address}' if self.address else ''}: "
-                                      f"{first_line(exc)}") from None
+                                      f"{first_line(exc)}{hint}") from None
         if ray.cluster_resources().get(SANDBOX_RESOURCE, 0) < 1:
             raise ProjectGenError(f"the Ray cluster declares no `{SANDBOX_RESOURCE}` resource, so no unit could start: "
                                   f"start each node with ray start ... --resources='{{\"{SANDBOX_RESOURCE}\": N}}' "
