@@ -13,7 +13,7 @@ from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_attempt_options, add_checkpoint_option, add_executor_options,
                                     add_pipeline_options, add_prices_option, add_runner_options, add_sampling_options,
                                     attempt_settings_from_args, check_out_path, executor_from_args, positive_int,
-                                    prices_from_args, resolve_dataset, runner_from_args, sampling_arguments,
+                                    prices_from_args, resolve_dataset, runner_settings_from_args, sampling_arguments,
                                     sampling_from_args, settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
 from projectgen.runs.methods import METHODS
@@ -132,10 +132,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
         check_checkpoint_url(args.checkpoint_url)
     executor = executor_from_args(args, per_machine=spec.per_machine_state())
-    runner = runner_from_args(args, log=lambda message: log("sandbox", message))
     with progress:
         results = run_experiment(
-            spec, out, executor=executor, fresh=args.fresh, runner_settings=runner.settings,
+            spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
             prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard)
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "

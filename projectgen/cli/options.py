@@ -270,16 +270,22 @@ def attempt_settings_from_args(args: argparse.Namespace):
     return AttemptSettings(**values)
 
 
-def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
-    """The sandbox runner the sandbox options describe."""
-    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+def runner_settings_from_args(args: argparse.Namespace):
+    """The `RunnerSettings` the sandbox options describe (picklable: what a batch sends to other processes)."""
+    from projectgen.evaluation.runner import RunnerSettings
     from projectgen.evaluation.sandbox import Limits
 
-    settings = RunnerSettings(
+    return RunnerSettings(
         timeout=args.timeout, limits=Limits(memory_bytes=args.memory_mb * 1024**2), isolation=args.isolation,
         cache_dir=args.cache_dir, keep_workspace=getattr(args, "keep_workspace", False),
     )
-    return SandboxRunner(settings, log=log)
+
+
+def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
+    """The sandbox runner the sandbox options describe."""
+    from projectgen.evaluation.runner import SandboxRunner
+
+    return SandboxRunner(runner_settings_from_args(args), log=log)
 
 
 def prices_from_args(path: Path | None):

@@ -167,24 +167,27 @@ class Mirror:
             self.sent = {relative: signature(path) for relative, path in self.files()}
 
     def flush(self, final: bool = False) -> None:
-        """Send what changed; `final` also sends the stores that are consistent only when closed."""
+        """Send what changed; `final` also sends the stores that are consistent only when closed. What was
+        sent is remembered only once `send` returned: a failed send is sent again by the next flush."""
         with self.lock:
-            changes, present = [], set()
+            changes, signatures, present = [], {}, set()
             for relative, path in self.files():
                 present.add(relative)
                 if live(relative) and not final:
                     continue
-                change = self.change(relative, path)
-                if change is not None:
-                    changes.append(change)
+                found = self.change(relative, path)
+                if found is not None:
+                    changes.append(found[0])
+                    signatures[relative] = found[1]
             removed = sorted(relative for relative in self.sent if relative not in present)
             if changes or removed:
                 self.send(changes, removed)
+            self.sent.update(signatures)
             for relative in removed:
                 self.sent.pop(relative, None)
 
-    def change(self, relative: str, path: Path) -> Change | None:
-        """The file's change since it was last sent (recorded as sent), or None."""
+    def change(self, relative: str, path: Path) -> tuple[Change, tuple[int, int, int]] | None:
+        """The file's change since it was last sent, and its signature once sent; None when unchanged."""
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:  # gone since the listing: a deletion for the next flush
@@ -200,8 +203,7 @@ class Mirror:
                 change = Change(relative, os.pread(fd, now[0] - before[0], before[0]), offset=before[0])
             else:
                 change = Change(relative, os.pread(fd, now[0], 0))
-            self.sent[relative] = ((change.offset or 0) + len(change.data), now[1], now[2])
-            return change
+            return change, ((change.offset or 0) + len(change.data), now[1], now[2])
         finally:
             os.close(fd)
 

@@ -80,3 +80,21 @@ def test_a_workspace_that_is_one_file(tmp_path: Path) -> None:
     assert driver.read_text() == '{"passed": 3}'
     unpack(pack(driver), tmp_path / "again.json", is_file=True)
     assert (tmp_path / "again.json").read_text() == '{"passed": 3}'
+
+
+def test_a_failed_send_is_sent_again_by_the_next_flush(tmp_path: Path) -> None:
+    worker, received, failing = tmp_path / "w", [], [True]
+    worker.mkdir()
+
+    def send(changes, removed) -> None:
+        if failing.pop() if failing else False:
+            raise ConnectionError("the driver's actor is busy")
+        received.extend((c.path, c.offset, c.data) for c in changes)
+
+    mirror = Mirror(worker, send)
+    append_line(worker / "usage.jsonl", "one")
+    with pytest.raises(ConnectionError):
+        mirror.flush()
+    append_line(worker / "usage.jsonl", "two")
+    mirror.flush()
+    assert received == [("usage.jsonl", None, b"one\ntwo\n")]  # nothing was taken as sent before it was

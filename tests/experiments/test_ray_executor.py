@@ -133,6 +133,17 @@ def test_the_cli_runs_experiment_and_bench_reference_on_ray(tmp_path: Path, caps
     assert not (tmp_path / "x").exists()
 
 
+def test_a_relocated_reference_bench_brings_each_report_back(tmp_path: Path) -> None:
+    from projectgen.evaluation.runner import SandboxRunner
+    from projectgen.experiments import bench_reference
+
+    rows = bench_reference(example_tasks_dir(), SandboxRunner(), tmp_path / "bench", tasks=["wordfreq"],
+                           executor=RayExecutor(relocate="always"))
+    report = tmp_path / "bench" / "reports" / "wordfreq.unit.json"
+    assert [(r.task_id, r.passed, r.report) for r in rows] == [("wordfreq", 11, str(report))]
+    assert TestReport.model_validate_json(report.read_text()).passed == 11
+
+
 def test_per_machine_state_is_refused_only_when_units_may_land_elsewhere() -> None:
     spec = ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("livecoder",))
     assert set(spec.per_machine_state()) == {"checkpoints in SQLite in each run folder",
