@@ -76,3 +76,15 @@ def test_experiment_keeps_its_options_beside_the_merge_subcommand(capsys) -> Non
     assert "the following arguments are required: DIR, --out" in capsys.readouterr().err
     assert main(["experiment", "--dataset", "examples", "--model", "reference", "--shard", "3/2"]) == 2
     assert "--shard takes i/N" in capsys.readouterr().err
+
+
+def test_the_ray_executor_without_ray_is_one_line(monkeypatch, tmp_path: Path, capsys) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the `ray` extra were not installed
+    assert main(["experiment", "--executor", "ray", "--dataset", "examples", "--model", "reference", "--out",
+                 str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == "projectgen: error: --executor ray needs Ray: pip install 'projectgen[ray]'\n"
+    assert not (tmp_path / "out").exists()
+    assert main(["bench-reference", "examples", "--executor", "ray", "--out", str(tmp_path / "bench")]) == 2
+    assert "needs Ray" in capsys.readouterr().err
