@@ -7,6 +7,7 @@ as the CLI requires with a pool of several nodes.
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -98,3 +99,4 @@ def test_a_node_killed_mid_unit_retries_it_elsewhere_from_its_checkpoint(cluster
     assert manifest["status"] == "finished" and manifest["checkpoint_url"] == postgres_url
     assert [p.name for p in Path("/tmp").glob("projectgen-unit-*") if p.stat().st_mtime >= started - 1] == [
         scratch[0].name]  # the retry's temporary folder is gone; only the dead worker's is left
+    shutil.rmtree(scratch[0])  # what the dead machine's disk would have kept
