@@ -131,6 +131,8 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "projectgen.experiments",
     "ExperimentSpec": "projectgen.experiments",
     "LocalExecutor": "projectgen.experiments",
+    "RayExecutor": "projectgen.experiments",
+    "merge_experiments": "projectgen.experiments",
     "bench_reference": "projectgen.experiments",
     "run_reflection": "projectgen.runs",
     "ReflectionResult": "projectgen.runs",

@@ -67,10 +67,19 @@ def write_synced(path: Path, text: str) -> None:
 
 def write_atomic(path: Path | str, text: str) -> None:
     """Replace `path` by `text` in one step (see the module's docstring); concurrent writers never share a temp file."""
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: Path | str, data: bytes) -> None:
+    """`write_atomic` for bytes (a file copied from another machine as it was)."""
     path = Path(path)
     tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
-        write_synced(tmp, text)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

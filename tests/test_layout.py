@@ -187,7 +187,7 @@ def test_importing_projectgen_loads_no_heavy_library() -> None:
     """`projectgen --help` stays fast: the CLI and the package import nothing heavy until a command needs it."""
     code = ("import sys, projectgen, projectgen.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "{'langchain', 'langchain_core', 'langgraph', 'chromadb', 'pydantic', 'rich'}))")
+            "{'langchain', 'langchain_core', 'langgraph', 'chromadb', 'pydantic', 'rich', 'ray'}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", done.stdout

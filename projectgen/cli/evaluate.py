@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_runner_options, check_out_path, positive_int, resolve_dataset, resolve_task,
-                                    runner_from_args)
+from projectgen.cli.options import (add_executor_options, add_runner_options, check_out_path, executor_from_args,
+                                    positive_int, resolve_dataset, resolve_task, runner_from_args)
 from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 
 
@@ -27,7 +27,9 @@ def add_commands(commands) -> None:
 
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
     bench.add_argument("dataset", help="folder of task folders, or `examples` (the bundled tasks)")
-    bench.add_argument("--workers", type=positive_int, default=1, help="tasks evaluated in parallel (default 1)")
+    bench.add_argument("--workers", type=positive_int, default=None,
+                       help="tasks evaluated in parallel (default 1; with --ray-address: as many as the cluster's "
+                            "sandbox slots)")
     bench.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
                        help="the suite to run (default unit); tasks without it are error rows")
     bench.add_argument("--out", type=Path, default=None,
@@ -35,6 +37,7 @@ def add_commands(commands) -> None:
     bench.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
     bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
     add_runner_options(bench)
+    add_executor_options(bench)
     bench.set_defaults(handler=cmd_bench_reference)
 
 
@@ -63,7 +66,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_bench_reference(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.experiments import LocalExecutor, bench_reference
+    from projectgen.experiments import bench_reference
     from projectgen.runs import layout
 
     from projectgen.datasets.examples import example_tasks_dir
@@ -71,6 +74,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
+    executor = executor_from_args(args)  # reports go back to the driver: nothing stays on a worker's machine
     console = Console()
     progress, bar, on_start = batch_progress(console, "reference implementations", "task(s)", out / layout.LEDGER)
 
@@ -82,7 +86,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
                                                                                 highlight=False))
     with progress:
         rows = bench_reference(args.dataset, runner, out, suite=args.tests,
-                               executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
+                               executor=executor, fresh=args.fresh,
                                tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
                                on_start=on_start, on_row=on_row)
     console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))

@@ -1,13 +1,19 @@
-"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable."""
+"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable; and
+`projectgen experiment merge DIR...`: shard folders joined into one result.
+
+`merge` is a sub-command of `experiment`, which keeps its own options: ``projectgen experiment
+--dataset ...`` runs an experiment as it always did, ``projectgen experiment merge A B --out C``
+merges (argparse reads a first bare word as the sub-command, and `experiment` takes no other)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
-                                    add_sampling_options, attempt_settings_from_args, check_out_path, positive_int,
-                                    prices_from_args, resolve_dataset, runner_from_args, sampling_arguments,
+from projectgen.cli.options import (add_attempt_options, add_checkpoint_option, add_executor_options,
+                                    add_pipeline_options, add_prices_option, add_runner_options, add_sampling_options,
+                                    attempt_settings_from_args, check_out_path, executor_from_args, positive_int,
+                                    prices_from_args, resolve_dataset, runner_settings_from_args, sampling_arguments,
                                     sampling_from_args, settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
 from projectgen.runs.methods import METHODS
@@ -21,9 +27,10 @@ def add_commands(subparsers) -> None:
                     "run in parallel with --workers. A ledger (OUT/ledger.jsonl) records finished pairs: run the "
                     "same command again to continue (finished pairs are skipped, interrupted runs resume). Prints "
                     "one table per model (per attempt: unit-test pass rate, mean and LOC-weighted; reuse rate; "
-                    "tokens; cost) and writes OUT/results.json and OUT/results.md.")
-    parser.add_argument("--dataset", required=True, help="folder of task folders, or `examples` (the bundled tasks)")
-    parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
+                    "tokens; cost) and writes OUT/results.json and OUT/results.md. `experiment merge DIR...` joins "
+                    "the folders of --shard runs into one result.")
+    parser.add_argument("--dataset", help="folder of task folders, or `examples` (the bundled tasks); required")
+    parser.add_argument("--model", action="append", metavar="[LABEL=]SPEC",
                         help="a model to run (repeatable): PROVIDER:MODEL, a served name with --base-url, "
                              "scripted:FILE, scripted:DIR replaying DIR/<task-id>.json per task, or reference "
                              "(each task's reference replayed: an oracle, not a model); LABEL names its folder and "
@@ -32,7 +39,12 @@ def add_commands(subparsers) -> None:
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
                              "each task x method x model is one run")
     parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=1, help="pairs run in parallel (default 1)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="pairs run in parallel (default 1; with --ray-address: as many as the cluster's sandbox "
+                             "slots)")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
+                             "machines without a cluster; join the folders with `experiment merge`")
     parser.add_argument("--out", type=Path, default=None,
                         help="experiment folder with the resumable ledger (default: ./runs/experiment-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every pair again")
@@ -43,8 +55,21 @@ def add_commands(subparsers) -> None:
     add_sampling_options(parser)
     add_pipeline_options(parser)
     add_attempt_options(parser)
+    add_checkpoint_option(parser.add_argument_group("checkpoints"))
     add_runner_options(parser)
+    add_executor_options(parser)
     parser.set_defaults(handler=cmd_experiment)
+
+    subcommands = parser.add_subparsers(dest="experiment_command", metavar="merge")
+    merge = subcommands.add_parser(
+        "merge", help="join experiment folders (the shares of --shard I/N) into one result",
+        description="Copies every unit's run folder of the given experiment folders into OUT, writes OUT's ledger "
+                    "from theirs and regenerates results.json, results.md and results.html from it, as one "
+                    "machine running every unit would have. The folders must hold one experiment (the same "
+                    "dataset and settings); they are only read. Merging again into OUT adds what is new.")
+    merge.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="experiment folders to join")
+    merge.add_argument("--out", type=Path, required=True, help="the merged experiment folder")
+    merge.set_defaults(handler=cmd_merge)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -52,11 +77,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, LocalExecutor, run_experiment
+    from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, run_experiment
     from projectgen.runs import layout
 
     from projectgen.datasets.examples import example_tasks_dir
+    from projectgen.experiments import Shard
 
+    missing = [option for option, value in (("--dataset", args.dataset), ("--model", args.model)) if not value]
+    if missing:
+        raise ProjectGenError(f"experiment needs {' and '.join(missing)} (or `experiment merge DIR... --out OUT` "
+                              "to join shard folders)")
+    shard = Shard.parse(args.shard) if args.shard else None
     args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"experiment-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
@@ -90,16 +121,21 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
     tasks = args.tasks.split(",") if args.tasks else None
+    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
+                          sampling=sampling_arguments(sampling_from_args(args)),
+                          settings=settings_from_args(args),
+                          attempt_settings=attempt_settings_from_args(args), tasks=tasks,
+                          max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
+                          checkpoint_url=args.checkpoint_url)
+    if args.checkpoint_url:
+        from projectgen.runs.checkpoints import check_checkpoint_url
+
+        check_checkpoint_url(args.checkpoint_url)
+    executor = executor_from_args(args, per_machine=spec.per_machine_state())
     with progress:
-        spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
-                              sampling=sampling_arguments(sampling_from_args(args)),
-                              settings=settings_from_args(args),
-                              attempt_settings=attempt_settings_from_args(args), tasks=tasks,
-                              max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store)
         results = run_experiment(
-            spec, out, executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
-            runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
-            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log))
+            spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
+            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard)
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")
@@ -109,5 +145,29 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/TASK, other methods in {out}/METHOD/MODEL/TASK (`projectgen trace DIR`)",
                   highlight=False)
+    if shard is not None:
+        console.print(f"share {shard} of the pairs; join the shares with `projectgen experiment merge DIR... --out "
+                      "OUT`", highlight=False)
+    errors = sum(report.final.errors for report in results.models)
+    return EXIT_OK if not errors else EXIT_TESTS_FAILED
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Exit 0 when every merged unit finished, 1 when some unit is an error, 2 for a usage error."""
+    from rich.console import Console
+
+    from projectgen.experiments import NOTES, merge_experiments
+    from projectgen.runs import layout
+
+    check_out_path(args.out, folder=True)
+    console = Console()
+    results, notes = merge_experiments(args.folders, args.out)
+    for report in results.models:
+        print_model_table(console, report)
+    console.print(f"[dim]{NOTES}[/dim]", highlight=False)
+    for note in notes:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
+    console.print(f"merged {len(args.folders)} folder(s) into {args.out}: {args.out / layout.RESULTS_MD}, "
+                  f"{args.out / layout.RESULTS_JSON}, {args.out / layout.RESULTS_HTML}", highlight=False)
     errors = sum(report.final.errors for report in results.models)
     return EXIT_OK if not errors else EXIT_TESTS_FAILED

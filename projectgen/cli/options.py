@@ -198,7 +198,53 @@ def add_attempt_options(parser: argparse.ArgumentParser) -> None:
                        help="a Chroma server (http://host:port) shared between runs; default: embedded in DIR")
 
 
+def add_checkpoint_option(parser) -> None:
+    """`--checkpoint-url URL`: where a run's (or every run's) LangGraph checkpoints go."""
+    parser.add_argument("--checkpoint-url", default=None, metavar="URL",
+                        help="PostgreSQL database for the checkpoints (postgresql://user@host/db), for runs "
+                             "shared between machines; default: checkpoints.sqlite in each run folder")
+
+
+def add_executor_options(parser) -> None:
+    """`--executor` and `--ray-address`: where a batch command's units run (`executor_from_args`)."""
+    group = parser.add_argument_group("executor (where the units run; docs/scale-out.md)")
+    group.add_argument("--executor", choices=["local", "ray"], default="local",
+                       help="local: threads of this process, --workers at a time (default); ray: each unit one Ray "
+                            "task, on a local Ray instance with --workers sandbox slots, or on the cluster at "
+                            "--ray-address (pip install 'projectgen[ray]')")
+    group.add_argument("--ray-address", default=None, metavar="ADDR",
+                       help="with --executor ray: join this running cluster (HOST:PORT of its head, or auto; run the "
+                            "command on one of its nodes) instead of starting a local instance")
+
+
 # --------------------------------------------------------------------------- what options build
+
+def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] | None = None):
+    """The executor `--executor`, `--ray-address` and `--workers` describe, connected and checked.
+
+    `per_machine` names the state the command would keep on each machine (what -> the option that
+    shares it, e.g. SQLite checkpoints -> --checkpoint-url): with a Ray cluster of more than one
+    node it is refused with one line, since a unit retried elsewhere would not find it.
+    """
+    import sys
+
+    from projectgen.errors import ProjectGenError
+
+    workers = getattr(args, "workers", None)
+    if getattr(args, "executor", "local") != "ray":
+        if getattr(args, "ray_address", None):
+            raise ProjectGenError("--ray-address joins a Ray cluster: give it with --executor ray")
+        from projectgen.experiments.executors import LocalExecutor
+
+        return LocalExecutor(workers=workers or 1)
+    from projectgen.experiments.ray_executor import RayExecutor
+
+    executor = RayExecutor(address=args.ray_address, workers=workers).connect()
+    executor.refuse_per_machine(per_machine or {})
+    print(executor.describe(), file=sys.stderr, flush=True)
+    return executor
+
+
 
 def settings_from_args(args: argparse.Namespace):
     """The pipeline `Settings` the options give; options left out keep the model's defaults."""
@@ -225,16 +271,22 @@ def attempt_settings_from_args(args: argparse.Namespace):
     return AttemptSettings(**values)
 
 
-def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
-    """The sandbox runner the sandbox options describe."""
-    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+def runner_settings_from_args(args: argparse.Namespace):
+    """The `RunnerSettings` the sandbox options describe (picklable: what a batch sends to other processes)."""
+    from projectgen.evaluation.runner import RunnerSettings
     from projectgen.evaluation.sandbox import Limits
 
-    settings = RunnerSettings(
+    return RunnerSettings(
         timeout=args.timeout, limits=Limits(memory_bytes=args.memory_mb * 1024**2), isolation=args.isolation,
         cache_dir=args.cache_dir, keep_workspace=getattr(args, "keep_workspace", False),
     )
-    return SandboxRunner(settings, log=log)
+
+
+def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
+    """The sandbox runner the sandbox options describe."""
+    from projectgen.evaluation.runner import SandboxRunner
+
+    return SandboxRunner(runner_settings_from_args(args), log=log)
 
 
 def prices_from_args(path: Path | None):

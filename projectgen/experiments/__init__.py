@@ -4,6 +4,8 @@
     spec         ExperimentSpec: what an experiment is; experiment.json ties a folder to it
     engine       plan -> ledger -> executor -> rows (Executor interface, Batch, run_batch)
     executors    LocalExecutor: this process's threads
+    ray_executor RayExecutor: each unit one Ray task, on one machine or many (the `ray` extra)
+    mirror       a unit's folder kept in step between a worker's machine and the driver's
     ledger       the resumable JSONL ledger
     pairs        one task x model pair as a unit: run, resume or collect its LiveCoder folder
     figures      one pair's figures (PairResult), read from its run folder
@@ -17,6 +19,7 @@
     reflection_results   its figures per (model, edit format): results.json, results.md, results.html
     refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
     refinement_results  its results.json (SR-Eval's Acc(k), Avg Acc, CR, ATC), results.md, results.html
+    merge        merge_experiments: shard folders (--shard i/N) joined into one result
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
 `projectgen --help` must stay fast.
@@ -34,6 +37,9 @@ _EXPORTS: dict[str, str] = {
     "Batch": "projectgen.experiments.engine",
     "run_batch": "projectgen.experiments.engine",
     "LocalExecutor": "projectgen.experiments.executors",
+    "RayExecutor": "projectgen.experiments.ray_executor",
+    "Shard": "projectgen.experiments.engine",
+    "merge_experiments": "projectgen.experiments.merge",
     "Ledger": "projectgen.experiments.ledger",
     "PairResult": "projectgen.experiments.figures",
     "AttemptFigures": "projectgen.experiments.figures",

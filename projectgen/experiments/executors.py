@@ -10,6 +10,7 @@ and the next invocation runs (or resumes) them.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, as_completed
@@ -32,13 +33,16 @@ class LocalExecutor:
 
     workers: int = 1
     thread_name: str = "projectgen-worker"
+    remote = False  # threads of this process: work and units are not pickled
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise ProjectGenError(f"workers must be at least 1, got {self.workers}")
 
-    def run(self, work: Callable[[U, S], R], units: Sequence[U], setup: Callable[[], S]) -> Iterator[R]:
-        """Yield `work(unit, state)` for every unit as each finishes (see `Executor`)."""
+    def run(self, work: Callable[[U, S], R], units: Sequence[U], setup: Callable[[], S],
+            lost: Callable[[U, str], R] | None = None) -> Iterator[R]:
+        """Yield `work(unit, state)` for every unit as each finishes (see `Executor`); no unit is lost
+        here (a thread does not die without its process), so `lost` is not called."""
         todo: queue.SimpleQueue[tuple[U, Future[R]]] = queue.SimpleQueue()
         futures: list[Future[R]] = []
         for unit in units:
@@ -92,3 +96,9 @@ class QueueWorker(Generic[U, S, R]):
         item = self.take()
         if item is not None:
             item[1].set_exception(exc)
+
+
+def print_progress(key: str, message: str) -> None:
+    """A progress line of a unit on a worker process, on its stderr (Ray shows a worker's on the driver's
+    terminal): what a batch sent to other processes reports instead of the driver's console."""
+    print(f"{key}: {message}", file=sys.stderr, flush=True)

@@ -27,6 +27,11 @@ Continuing. Run the same command again and:
 its settings (`projectgen.experiments.spec`); adding models or tasks is fine. One experiment
 process at a time works in a folder.
 
+Sharing out. ``shard=Shard(i, N)`` runs only share i of the pairs (`projectgen.experiments.engine.Shard`);
+N machines each run one share into a folder of their own, and `merge_experiments`
+(`projectgen experiment merge`) joins the folders into one result. An executor on a cluster
+(`projectgen.experiments.ray_executor.RayExecutor`) runs the pairs of one folder on many machines.
+
 Errors. A task folder that fails to load and a run that raises are both recorded as error
 lines (with a one-line reason) and the experiment goes on. Error pairs are left out of every
 figure and counted apart (`projectgen.experiments.results`), and are retried on the next
@@ -41,7 +46,7 @@ from typing import Any
 
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
-from projectgen.experiments.engine import Executor, run_batch
+from projectgen.experiments.engine import Executor, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult, pair_key
 from projectgen.experiments.ledger import Ledger
@@ -71,11 +76,14 @@ class ExperimentHooks:
 
 def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Executor | None = None,
                    fresh: bool = False, runner_factory: Callable[[], Any] | None = None, prices: Any = None,
-                   prices_source: str = "", hooks: ExperimentHooks | None = None) -> ExperimentResults:
+                   prices_source: str = "", hooks: ExperimentHooks | None = None, runner_settings: Any = None,
+                   shard: Shard | None = None) -> ExperimentResults:
     """Run every task x model pair of `spec` as one LiveCoder run; continue from `out_dir`'s ledger.
 
     `executor` runs the pairs (default `LocalExecutor()`: one at a time). `runner_factory` makes
-    one sandbox runner per worker (default `SandboxRunner()` logging to `hooks.progress`).
+    one sandbox runner per worker (default `SandboxRunner(runner_settings)` logging to
+    `hooks.progress`; an executor on other processes needs a factory that pickles, or settings).
+    `shard` keeps one share of the pairs (the results cover that share).
     `prices`: a `projectgen.llm.pricing.PriceTable` (default: list prices) and `prices_source`
     where they came from. Writes ``results.json`` and ``results.md`` and returns the results.
     """
@@ -89,13 +97,18 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
     tasks, load_errors = select_tasks(spec)
     # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
     with folder_lock(out_dir, "experiment"):
-        write_experiment_json(out_dir, spec, fresh=fresh)
+        write_experiment_json(out_dir, spec, fresh=fresh, shard=str(shard) if shard else None)
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
-        unloaded = record_load_errors(ledger, spec, load_errors)
+        keep = None
+        if shard is not None:
+            keep = shard.keeps([pair_key(model.slug, task_id, method) for method in spec.methods
+                                for model in spec.models for task_id in [*(t.id for t in tasks), *load_errors]])
+        unloaded = record_load_errors(ledger, spec, load_errors, keep)
         units = [PairUnit.plan(out_dir, model, task, fresh=fresh, method=method)
-                 for method in spec.methods for model in spec.models for task in tasks]
+                 for method in spec.methods for model in spec.models for task in tasks
+                 if keep is None or pair_key(model.slug, task.id, method) in keep]
 
         def on_start(pending: int, already: int) -> None:
             if hooks.on_start:
@@ -104,7 +117,8 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
                 for result in unloaded:
                     hooks.on_pair(result)
 
-        batch = PairBatch(spec, prices, runner_factory=runner_factory, progress=hooks.progress)
+        batch = PairBatch(spec, prices, runner_factory=runner_factory, progress=hooks.progress,
+                          runner_settings=runner_settings)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=on_start, on_row=hooks.on_pair)
         results = collect_results(spec, out_dir, [*unloaded, *rows.values()], prices_source, tasks)
         write_results(results, out_dir)
@@ -113,7 +127,7 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
 
 def select_tasks(spec: ExperimentSpec) -> tuple[list[Task], dict[str, str]]:
     """The spec's tasks that load, and task id -> reason for those that do not; unknown task ids are refused."""
-    loaded, errors = load_tasks(spec.dataset)
+    loaded, errors = load_tasks(spec.dataset.resolve())  # absolute: a worker's working directory is not ours
     if spec.tasks is None:
         return loaded, errors
     known = {t.id for t in loaded} | set(errors)
@@ -124,14 +138,17 @@ def select_tasks(spec: ExperimentSpec) -> tuple[list[Task], dict[str, str]]:
     return [t for t in loaded if t.id in spec.tasks], {k: v for k, v in errors.items() if k in spec.tasks}
 
 
-def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, str]) -> list[PairResult]:
+def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, str],
+                       keep: set[str] | None = None) -> list[PairResult]:
     """An error unit per method and model for each task that does not load, in the ledger unless its last line
-    says so."""
+    says so (only the keys in `keep`, when given: a shard's)."""
     done = ledger.done()
     results = []
     for method, model in ((method, model) for method in spec.methods for model in spec.models):
         for task_id, reason in sorted(errors.items()):
             key = pair_key(model.slug, task_id, method)
+            if keep is not None and key not in keep:
+                continue
             result = PairResult(key=key, method=method, model=model.slug, spec=model.spec, task_id=task_id,
                                 status="error", error=f"task does not load: {reason}", how="load")
             previous = done.get(key)

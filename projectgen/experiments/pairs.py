@@ -3,21 +3,31 @@
 
 How a pair runs depends on what its folder holds when the experiment is planned (`pair_mode`):
 a ``summary.json`` means it finished (its figures are collected from the folder without running
-anything); ``run.json`` and a checkpoint but no summary mean it was killed or raised (it resumes:
-the checkpointer replays what was done, so no finished model call is repeated); anything else
-starts afresh in an emptied folder.
+anything); ``run.json`` and a checkpoint (``checkpoints.sqlite``, or a PostgreSQL URL in run.json)
+but no summary mean it was killed or raised (it resumes: the checkpointer replays what was done,
+so no finished model call is repeated); anything else starts afresh in an emptied folder, as a
+run with the unit's own run id. An executor may start a unit twice (Ray retries a unit whose
+worker died): a folder whose run.json has the unit's run id was started by this very plan, so
+it is resumed (or collected) rather than emptied.
+
+On a worker that does not see the driver's files, the unit runs `relocated` into a folder of
+that machine (`projectgen.experiments.engine.Relocatable`); the row that comes back names the
+driver's folder again (`PairBatch.received`).
 """
 from __future__ import annotations
 
+import json
 import shutil
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch
+from projectgen.experiments.executors import print_progress
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
@@ -38,6 +48,8 @@ class PairUnit:
     run_dir: Path
     mode: RunMode
     method: str = "livecoder"
+    run_id: str = ""  # the run id a new run gets (see the module docstring)
+    sync: Callable[[], None] | None = None  # set on a worker only (`relocated`), never pickled
 
     @classmethod
     def plan(cls, out_dir: Path, model: ExperimentModel, task: Task, *, fresh: bool,
@@ -47,7 +59,31 @@ class PairUnit:
         run_dir = out_dir / key
         if ".." in (model.slug, task.id, method) or not run_dir.resolve().is_relative_to(out_dir.resolve()):
             raise ProjectGenError(f"unsafe run folder for {key}")
-        return cls(key, model, task, run_dir, pair_mode(run_dir, fresh), method)
+        return cls(key, model, task, run_dir, pair_mode(run_dir, fresh), method, run_id=uuid.uuid4().hex[:12])
+
+    @property
+    def workspace(self) -> Path:
+        """The run folder on the driver: all the unit writes."""
+        return self.run_dir
+
+    def relocated(self, workspace: Path, sync: Callable[[], None] | None = None) -> PairUnit:
+        """The unit running in `workspace` (a worker's copy of the run folder), calling `sync` as
+        `projectgen.experiments.engine.Relocatable` says."""
+        return replace(self, run_dir=workspace, sync=sync)
+
+    def current_mode(self) -> RunMode:
+        """How to run now: as planned, unless the folder holds a run this plan started (a retry)."""
+        if self.mode != "collect" and self.run_id and folder_run_id(self.run_dir) == self.run_id:
+            return "collect" if (self.run_dir / layout.SUMMARY).is_file() else "resume"
+        return self.mode
+
+
+def folder_run_id(run_dir: Path) -> str | None:
+    """The run id in a run folder's run.json, or None."""
+    try:
+        return json.loads((run_dir / layout.MANIFEST).read_text(encoding="utf-8")).get("run_id")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
@@ -56,9 +92,19 @@ def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
         return "new"
     if (run_dir / layout.SUMMARY).is_file():
         return "collect"
-    if (run_dir / layout.MANIFEST).is_file() and (run_dir / layout.CHECKPOINTS).is_file():
+    if (run_dir / layout.MANIFEST).is_file() and checkpointed(run_dir):
         return "resume"
     return "new"
+
+
+def checkpointed(run_dir: Path) -> bool:
+    """Whether a run folder's checkpoints exist: its SQLite file, or a PostgreSQL URL its run.json names."""
+    if (run_dir / layout.CHECKPOINTS).is_file():
+        return True
+    try:
+        return bool(json.loads((run_dir / layout.MANIFEST).read_text(encoding="utf-8")).get("checkpoint_url"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def task_loc(task: Task) -> int | None:
@@ -84,6 +130,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     prices: Any
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
+    runner_settings: Any = None  # a RunnerSettings for the default SandboxRunner (picklable, unlike a factory)
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
@@ -91,7 +138,17 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.evaluation.runner import SandboxRunner
 
         progress = self.progress
-        return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
+        return SandboxRunner(self.runner_settings,
+                             log=(lambda message: progress("sandbox", message)) if progress else None)
+
+    def for_workers(self) -> PairBatch:
+        """The batch on another process: progress lines go to that worker's stderr (Ray shows them on
+        the driver's terminal); a runner factory must pickle (use `runner_settings` where it would not)."""
+        return replace(self, progress=print_progress if self.progress is not None else None)
+
+    def received(self, unit: PairUnit, row: PairResult) -> PairResult:
+        """The row naming the driver's run folder (a relocated unit's names the worker's)."""
+        return row.model_copy(update={"run_dir": str(unit.run_dir)}) if row.run_dir is not None else row
 
     def run(self, unit: PairUnit, state: Any) -> PairResult:
         """Run (or resume, or collect) the unit's run with `state` as its sandbox runner."""
@@ -99,7 +156,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.runs.methods import method_attempt_settings
 
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method)
-        if unit.mode == "collect":
+        mode = unit.current_mode()
+        if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
         settings = method_attempt_settings(unit.method, self.spec.attempt_settings)
         models, model_specs = self.models_for(unit)
@@ -108,8 +166,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                       settings=self.spec.settings, attempt_settings=self.spec.attempt_settings, runner=state,
                       knowledge_url=self.spec.knowledge_url, max_tokens=self.spec.max_tokens,
                       progress=(lambda message: progress(unit.key, message)) if progress else None,
-                      evaluate_unit=settings.measure_unit_tests)
-        if unit.mode == "resume":
+                      evaluate_unit=settings.measure_unit_tests, sync=unit.sync)
+        if mode == "resume":
             try:
                 run_livecoder(unit.task, unit.run_dir, resume=True, **common)
                 return pair_from_run(unit.run_dir, how="resumed", **figures)
@@ -120,7 +178,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
-        run_livecoder(unit.task, unit.run_dir, force=False, **common)
+        run_livecoder(unit.task, unit.run_dir, force=False, checkpoint_url=self.spec.checkpoint_url,
+                      run_id=unit.run_id or None, **common)
         return pair_from_run(unit.run_dir, **figures)
 
     def models_for(self, unit: PairUnit) -> tuple[Any, dict[str, str]]:

@@ -8,7 +8,7 @@ ledger line keyed ``<task-id>:<suite>``, so a second invocation evaluates only w
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.engine import Batch, Executor, run_batch
-from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.executors import LocalExecutor, print_progress
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.tasks import load_tasks
 from projectgen.runs import layout
@@ -65,16 +65,41 @@ class ReferenceUnit:
     task: Task
     suite: SuiteName
     report_path: Path
+    workspace_is_file = True  # the unit writes one file, not a folder (see `Relocatable`)
+
+    @property
+    def workspace(self) -> Path:
+        """The one file the unit writes on the driver: its test report."""
+        return self.report_path
+
+    def relocated(self, workspace: Path, sync: Callable[[], None] | None = None) -> ReferenceUnit:
+        """The unit writing its report to `workspace` (on a worker that does not see the driver's files)."""
+        return replace(self, report_path=workspace)
 
 
 @dataclass(frozen=True)
 class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
-    """Reference evaluations sharing one sandbox runner; a ledger line holds the row under ``row``."""
+    """Reference evaluations sharing one sandbox runner; a ledger line holds the row under ``row``.
 
-    runner: SandboxRunner
+    Sent to other processes, the batch carries the runner's settings instead (`for_workers`): each
+    worker makes its own runner, logging to its stderr.
+    """
+
+    runner: SandboxRunner | None
+    runner_settings: Any = None
 
     def setup(self) -> SandboxRunner:
-        return self.runner
+        if self.runner is not None:
+            return self.runner
+        from functools import partial
+
+        return SandboxRunner(self.runner_settings, log=partial(print_progress, "sandbox"))
+
+    def for_workers(self) -> ReferenceBatch:
+        return ReferenceBatch(None, self.runner.settings if self.runner is not None else self.runner_settings)
+
+    def received(self, unit: ReferenceUnit, row: BenchRow) -> BenchRow:
+        return row.model_copy(update={"report": str(unit.report_path)}) if row.report else row
 
     def run(self, unit: ReferenceUnit, state: SandboxRunner) -> BenchRow:
         report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
@@ -110,7 +135,7 @@ def bench_reference(
     that does not load, or has no reference or no such suite, is an error row that is not recorded in
     the ledger.
     """
-    loaded, load_errors = load_tasks(dataset_dir)
+    loaded, load_errors = load_tasks(Path(dataset_dir).resolve())  # absolute: workers elsewhere read them
     if tasks is not None:
         known = {task.id for task in loaded} | set(load_errors)
         unknown = sorted(set(tasks) - known)

@@ -33,6 +33,8 @@ class ExperimentSpec:
     one task by different models would read each other's knowledge). `methods`: the arms to run
     (`projectgen.runs.METHODS`), each task x method x model one run. `sampling`: overrides of the
     models' temperature, top_p and max_tokens (`projectgen.llm.sampling`; recorded in each run.json).
+    `checkpoint_url`: a PostgreSQL database for every run's checkpoints (default: SQLite in each run
+    folder), which units that may land on different machines need.
     """
 
     dataset: Path
@@ -45,6 +47,7 @@ class ExperimentSpec:
     knowledge_url: str | None = None
     methods: tuple[str, ...] = ("livecoder",)
     sampling: Mapping[str, float | int] = field(default_factory=dict)
+    checkpoint_url: str | None = None
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
@@ -64,19 +67,38 @@ class ExperimentSpec:
             raise ProjectGenError("a shared knowledge store would let the runs of one task by different models read "
                                   "each other's knowledge: run one model per experiment with it, or leave it out")
 
+    def per_machine_state(self) -> dict[str, str]:
+        """What the runs would keep on the machine that runs them (what -> the option that shares it): the
+        SQLite checkpoints without `checkpoint_url`, and an embedded knowledge store when some method
+        reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
+        (a Ray cluster) need none of it."""
+        from projectgen.runs.methods import method_attempt_settings
+
+        state = {}
+        if not self.checkpoint_url:
+            state["checkpoints in SQLite in each run folder"] = "--checkpoint-url postgresql://USER@HOST/DB"
+        knowledge = [method_attempt_settings(method, self.attempt_settings) for method in self.methods]
+        if not self.knowledge_url and any(s.attempts > 1 and (s.success_knowledge or s.failure_knowledge)
+                                          for s in knowledge):
+            state["a knowledge store embedded in each run folder"] = "--knowledge-store http://HOST:PORT"
+        return state
+
     def stored(self) -> dict[str, Any]:
-        """What experiment.json records: the dataset (absolute), settings, token cap and models by folder."""
+        """What experiment.json records: the dataset (absolute), settings, token cap, models by folder and
+        methods (`experiment merge` rebuilds the results from these and the ledger)."""
         return {"dataset": str(self.dataset.resolve()), "settings": self.settings.model_dump(mode="json"),
                 "attempt_settings": self.attempt_settings.model_dump(mode="json"), "max_tokens": self.max_tokens,
-                "models": {m.slug: m.spec for m in self.models}}
+                "models": {m.slug: m.spec for m in self.models}, "methods": list(self.methods)}
 
 
-def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool) -> dict[str, Any]:
+def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
+                          shard: str | None = None) -> dict[str, Any]:
     """Write experiment.json, or check that a continued experiment keeps its settings (models may be added).
 
-    Returns what was written: a continued experiment's file keeps the models it had."""
+    `shard` (``i/N``) is recorded for `experiment merge` to say which shares it joined. Returns what
+    was written: a continued experiment's file keeps the models and methods it had."""
     path = out_dir / layout.EXPERIMENT_CONFIG
-    config = spec.stored()
+    config = {**spec.stored(), **({"shard": shard} if shard else {})}
     if path.exists() and not fresh:
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -90,7 +112,8 @@ def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool) -
             if slug in config["models"] and config["models"][slug] != spec_text:
                 raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec_text!r}, not "
                                       f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
-        config = {**config, "models": {**stored.get("models", {}), **config["models"]}}
+        config = {**config, "models": {**stored.get("models", {}), **config["models"]},
+                  "methods": list(dict.fromkeys([*stored.get("methods", []), *config["methods"]]))}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(config, indent=1) + "\n")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,16 @@ class CallCache:
     repaired on replay by recording the call's usage then (`UsageRecorder.has`). Failed calls
     are not kept: they are tried again. Another prompt (say the run's code changed) is another
     key, so it is never answered from an old reply.
+
+    `after_put()`, when given, is called once each reply is on disk, before the call returns to its
+    agent: an executor that copies the run folder to another machine sends the line there, so the
+    copy holds every completed call.
     """
 
-    def __init__(self, path: Path | str, scope: str = "") -> None:
+    def __init__(self, path: Path | str, scope: str = "", after_put: Callable[[], None] | None = None) -> None:
         self.path = Path(path)
         self.scope = scope
+        self.after_put = after_put
         self._lock = threading.Lock()
         self._entries: dict[str, dict[str, Any]] | None = None
 
@@ -61,6 +66,8 @@ class CallCache:
         with self._lock:
             append_line(self.path, line, fsync=True)
             self._load()[key] = json.loads(line)
+        if self.after_put is not None:
+            self.after_put()
 
     def __len__(self) -> int:
         with self._lock:

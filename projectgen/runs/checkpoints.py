@@ -5,7 +5,7 @@ a database that cannot be reached fails with one line that does not show its pas
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,17 @@ def check_checkpoint_url(url: str | None) -> None:
 
 
 @asynccontextmanager
-async def open_checkpointer(out_dir: Path, url: str | None) -> AsyncIterator[Any]:
-    """SQLite in the run folder by default; PostgreSQL when `url` is given (tables created on first use)."""
+async def open_checkpointer(out_dir: Path, url: str | None,
+                            before_write: Callable[[], None] | None = None) -> AsyncIterator[Any]:
+    """SQLite in the run folder by default; PostgreSQL when `url` is given (tables created on first use).
+
+    `before_write()`, when given, is called before each checkpoint is written (`synced_before_writes`).
+    """
     if url is None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         async with AsyncSqliteSaver.from_conn_string(str(out_dir / layout.CHECKPOINTS)) as saver:
-            yield saver
+            yield synced_before_writes(saver, before_write)
         return
     check_checkpoint_url(url)
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -49,7 +53,36 @@ async def open_checkpointer(out_dir: Path, url: str | None) -> AsyncIterator[Any
     async with connection:
         saver = AsyncPostgresSaver(conn=connection)
         await saver.setup()
-        yield saver
+        yield synced_before_writes(saver, before_write)
+
+
+def synced_before_writes(saver: Any, before_write: Callable[[], None] | None) -> Any:
+    """`saver`, calling `before_write()` before each write of a checkpoint or of a task's writes.
+
+    An executor that copies a run folder to another machine passes its sync: the copy is then never
+    behind the checkpoint, so a run resumed elsewhere from the checkpoint finds the files (the best
+    repository, the usage lines) of every step the checkpoint says is done. The saver's own write
+    methods are wrapped on the instance: LangGraph's saver classes keep every other method.
+    """
+    if before_write is None:
+        return saver
+    for name in ("aput", "aput_writes"):
+        write = getattr(saver, name)
+
+        async def synced(*args: Any, _write: Any = write, **kwargs: Any) -> Any:
+            before_write()
+            return await _write(*args, **kwargs)
+
+        setattr(saver, name, synced)
+    for name in ("put", "put_writes"):
+        write = getattr(saver, name)
+
+        def synced_sync(*args: Any, _write: Any = write, **kwargs: Any) -> Any:
+            before_write()
+            return _write(*args, **kwargs)
+
+        setattr(saver, name, synced_sync)
+    return saver
 
 
 def _redact(url: str) -> str:

@@ -104,6 +104,7 @@ class LiveCoderRun:
     evaluate_unit: bool
     custom_graph: Any = None  # the caller's graph for every attempt (None: the method's)
     custom_warm_graph: Any = None  # warm-started attempts of the caller's stages
+    sync: Callable[[], None] | None = None
 
 
 def open_knowledge_store(out_dir: Path, url: str | None, embeddings: Any) -> Any:
@@ -134,7 +135,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          force: bool = False,
                          progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
                          method: str | None = None, project_graph: Any = None,
-                         stages: Sequence[Stage] | None = None) -> LiveCoderOutcome:
+                         stages: Sequence[Stage] | None = None, run_id: str | None = None,
+                         sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
 
     `method` (`projectgen.runs.METHODS`; default "livecoder") picks the graph inside the attempts and
@@ -150,6 +152,11 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     stop the run cleanly with the best so far; `checkpoint_url` puts the checkpoints in
     PostgreSQL instead of the run folder. All three are kept in run.json, so a resume
     honours them and counts what was spent before it.
+
+    `run_id` names a new run (default: a random one): a batch that may start the same unit twice
+    (an executor retrying it) tells its own run from an older one in the folder by it. `sync()`,
+    when given, is called after each model call is recorded and before each checkpoint is written
+    (an executor copying the folder to another machine sends it then; see `Relocatable`).
     """
     from projectgen.memory.best_repo import BestRepositoryStore
 
@@ -179,7 +186,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
             check_custom_graph(method, custom_nodes, custom_warm, warm_start=attempt_settings.warm_start)
             if agents is None and models is None and custom is None:
                 raise ProjectGenError("run_livecoder needs models, agents or a project graph")
-            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
+            manifest = RunManifest(run_id=run_id or uuid.uuid4().hex[:12], task_path=str(Path(task.root).resolve()),
                                    task_id=task.id, custom_graph=custom_nodes,
                                    method=method, model_label=model_label(model_specs),
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
@@ -200,7 +207,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         elif agents is None and custom is None:
             raise ProjectGenError("run_livecoder needs models, agents or a project graph")
         gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
-                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id),
+                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id, after_put=sync),
                                prompts=PromptStore(out_dir / layout.PROMPTS))
         if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
             knowledge = locked.enter_context(closing(open_knowledge_store(out_dir, manifest.knowledge_store,
@@ -212,7 +219,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
                                        settings=settings, attempt_settings=attempt_settings, context=context,
                                        resume=resume, evaluate_unit=evaluate_unit, custom_graph=custom,
-                                       custom_warm_graph=custom_warm))
+                                       custom_warm_graph=custom_warm, sync=sync))
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
@@ -295,7 +302,7 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
     trace = TraceWriter(run.out_dir / layout.EVENTS)
     started = time.monotonic()
     config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency}
-    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
+    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url, before_write=run.sync) as saver:
         method = run.manifest.method
         if run.custom_graph is not None:
             inner, warm = run.custom_graph, run.custom_warm_graph
