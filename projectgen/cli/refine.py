@@ -5,8 +5,9 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_runner_options, add_sampling_options, check_out_path, positive_int,
-                                    resolve_dataset, runner_from_args, sampling_arguments, sampling_from_args)
+from projectgen.cli.options import (add_executor_options, add_runner_options, add_sampling_options, check_out_path,
+                                    executor_from_args, positive_int, resolve_dataset, runner_from_args,
+                                    sampling_arguments, sampling_from_args)
 
 STRATEGIES = ("fh", "ce", "ci")  # as projectgen.agents.refiner has them; kept here so `--help` imports nothing
 CONTEXTS = ("basic", "golden")
@@ -48,7 +49,8 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--context", type=lambda t: choices(t, CONTEXTS, "context"), default=CONTEXTS,
                         metavar="basic,golden", help="context settings (default: both; ci runs in basic only)")
     parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=1, help="task runs in parallel (default 1)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="task runs in parallel (default 1; with --ray-address: the cluster's sandbox slots)")
     parser.add_argument("--out", type=Path, default=None,
                         help="results folder with the resumable ledger (default: ./runs/refine-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and the task runs; run everything again")
@@ -57,6 +59,7 @@ def add_commands(subparsers) -> None:
                         help="stop a task run beyond this many tokens (it becomes an error row)")
     add_sampling_options(parser)
     add_runner_options(parser)
+    add_executor_options(parser)
     parser.set_defaults(handler=cmd_refine)
 
 
@@ -72,7 +75,6 @@ def cmd_refine(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments import LocalExecutor
     from projectgen.experiments.refinement import RefinementHooks, RefinementSpec, resolve_model, run_refinement
     from projectgen.runs import layout
 
@@ -117,7 +119,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
 
     runner = runner_from_args(args, log=lambda message: log("sandbox", message))
     with progress:
-        results = run_refinement(spec, out, runner=runner, executor=LocalExecutor(workers=args.workers),
+        results = run_refinement(spec, out, runner=runner, executor=executor_from_args(args),
                                  fresh=args.fresh, hooks=RefinementHooks(on_check=on_check, on_start=on_start,
                                                                          on_row=on_row, progress=log))
     print_refinement(console, results)
@@ -170,7 +172,6 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from projectgen.experiments import LocalExecutor
     from projectgen.experiments.refinement import RefinementHooks, check_dataset
 
     console = Console()
@@ -179,7 +180,7 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     with console.status(f"validating the multi-turn tasks of {dataset}"):
         checks, load_errors = check_dataset(
             dataset, out, tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None,
-            runner=runner, executor=LocalExecutor(workers=args.workers), fresh=args.fresh, hooks=RefinementHooks())
+            runner=runner, executor=executor_from_args(args), fresh=args.fresh, hooks=RefinementHooks())
     table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
                         "reference on them", box=box.SIMPLE)
     for column in ("task", "turn", "reference", "previous reference", "discriminative"):

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (BUNDLED_DATASET, add_runner_options, check_out_path, positive_int, resolve_dataset,
-                                    runner_from_args)
+from projectgen.cli.options import (BUNDLED_DATASET, add_executor_options, add_runner_options, check_out_path,
+                                    executor_from_args, positive_int, resolve_dataset, runner_settings_from_args)
 from projectgen.cli.tables import batch_progress
 
 
@@ -38,12 +38,14 @@ def add_commands(subparsers) -> None:
                         help="replies per task: 1 generation, then repairs (default 2, the paper's; up to 10 for "
                              "pass@k curves)")
     parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these exercises (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=1, help="units run in parallel (default 1)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="units run in parallel (default 1; with --ray-address: the cluster's sandbox slots)")
     parser.add_argument("--out", type=Path, default=None,
                         help="results folder with the resumable ledger (default: ./runs/reflect-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every unit again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
     add_runner_options(parser)
+    add_executor_options(parser)
     parser.set_defaults(handler=cmd_reflect)
 
 
@@ -73,7 +75,6 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     not load, 2 for a usage error."""
     from rich.console import Console
 
-    from projectgen.experiments import LocalExecutor
     from projectgen.experiments.reflection import ReflectHooks, parse_formats, run_reflect
     from projectgen.experiments.reflection_results import NOTES, models_lines, pct
     from projectgen.runs import layout
@@ -117,12 +118,15 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         for task_id, reason in sorted(found.errors.items()):
             progress.console.print(f"[red]{task_id}: does not load[/red] {reason}", highlight=False)
 
+    # Each unit keeps SQLite checkpoints in its folder: a unit retried on another machine would start over.
+    executor = executor_from_args(args, per_machine={"SQLite checkpoints in each unit's folder": "a one-node "
+                                                     "cluster or the local executor (reflect has no shared store)"})
     with progress:
         results = run_reflect(
             dataset, models, out, formats=formats, tries=args.tries,
             tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
-            executor=LocalExecutor(workers=args.workers), fresh=args.fresh, base_url=args.base_url,
-            runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
+            executor=executor, fresh=args.fresh, base_url=args.base_url,
+            runner_settings=runner_settings_from_args(args),
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
     print_summary(console, results, pct)
     for line in models_lines(results):

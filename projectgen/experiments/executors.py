@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, as_completed
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from projectgen.errors import ProjectGenError
 
@@ -102,3 +102,11 @@ def print_progress(key: str, message: str) -> None:
     """A progress line of a unit on a worker process, on its stderr (Ray shows a worker's on the driver's
     terminal): what a batch sent to other processes reports instead of the driver's console."""
     print(f"{key}: {message}", file=sys.stderr, flush=True)
+
+
+def worker_runner(settings: Any = None, progress: Callable[[str, str], None] | None = None) -> Any:
+    """A batch worker's sandbox runner made from `settings` (`RunnerSettings`, picklable), its log lines
+    relayed to `progress("sandbox", message)`: what a batch's `setup` makes on each worker."""
+    from projectgen.evaluation.runner import SandboxRunner
+
+    return SandboxRunner(settings, log=(lambda message: progress("sandbox", message)) if progress else None)

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch
-from projectgen.experiments.executors import print_progress
+from projectgen.experiments.executors import print_progress, worker_runner
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
@@ -135,11 +135,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     def setup(self) -> Any:
         if self.runner_factory is not None:
             return self.runner_factory()
-        from projectgen.evaluation.runner import SandboxRunner
-
-        progress = self.progress
-        return SandboxRunner(self.runner_settings,
-                             log=(lambda message: progress("sandbox", message)) if progress else None)
+        return worker_runner(self.runner_settings, self.progress)
 
     def for_workers(self) -> PairBatch:
         """The batch on another process: progress lines go to that worker's stderr (Ray shows them on

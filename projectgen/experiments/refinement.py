@@ -26,7 +26,7 @@ import json
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import TestReport
 from projectgen.experiments.engine import Batch, Executor, run_batch
-from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, render_html,
@@ -156,6 +156,14 @@ class TurnTests:
         self.lock = threading.Lock()
         self.runs = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Sent to another process (a Ray worker) as its runner's settings: that worker makes its own
+        runner and keeps its own reports."""
+        return {"settings": self.runner.settings}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(worker_runner(state["settings"], print_progress))
+
     def evaluate(self, task: Task, candidate: Mapping[str, str]) -> TestReport:
         key = RecentRuns.key(task.id, str(task.root), TURN_SUITE, candidate)
         with self.lock:
@@ -210,6 +218,15 @@ class TaskRunUnit:
     task: MultiTurnTask
     folder: Path
     expected: tuple[tuple[int, int], ...] = ()
+    sync: Callable[[], None] | None = None  # set on a worker only (`relocated`), never pickled
+
+    @property
+    def workspace(self) -> Path:
+        return self.folder
+
+    def relocated(self, workspace: Path, sync: Callable[[], None] | None = None) -> TaskRunUnit:
+        """This task run in `workspace` (a worker's copy of its folder), `sync` after each recorded call."""
+        return replace(self, folder=workspace, sync=sync)
 
 
 ProgressFn = Callable[[str, str], None]
@@ -230,6 +247,14 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
     def setup(self) -> TurnTests:
         return self.tests
 
+    def for_workers(self) -> TaskRunBatch:
+        """The batch on another process: progress lines go to that worker's stderr."""
+        return replace(self, progress=print_progress if self.progress is not None else None)
+
+    def received(self, unit: TaskRunUnit, row: TaskRunRow) -> TaskRunRow:
+        """The row naming the driver's folder (a relocated unit's names the worker's)."""
+        return row.model_copy(update={"folder": str(unit.folder)})
+
     def run(self, unit: TaskRunUnit, state: TurnTests) -> TaskRunRow:
         from projectgen.agents.base import ModelGateway
         from projectgen.agents.refiner import Refiner
@@ -245,7 +270,7 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         if self.max_tokens is not None:
             budget = TokenBudget(self.max_tokens, used=UsageRecorder.load(folder / layout.USAGE).totals().total_tokens)
         gateway = ModelGateway(recorder=UsageRecorder(folder / layout.USAGE), budget=budget,
-                               cache=CallCache(folder / layout.CALLS, scope=unit.key))
+                               cache=CallCache(folder / layout.CALLS, scope=unit.key, after_put=unit.sync))
         progress = self.progress
         context = RefinementContext(task=task, evaluate=state.evaluate, gateway=gateway, expected=dict(unit.expected),
                                     progress=(lambda message: progress(unit.key, message)) if progress else None)
@@ -311,10 +336,8 @@ def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[Multi
     return [t for t in loaded if t.id in tasks], {k: v for k, v in errors.items() if k in tasks}
 
 
-def default_runner(hooks: RefinementHooks) -> Any:
-    from projectgen.evaluation.runner import SandboxRunner
-
-    return SandboxRunner(log=(lambda message: hooks.progress("sandbox", message)) if hooks.progress else None)
+def default_runner(hooks: RefinementHooks, settings: Any = None) -> Any:
+    return worker_runner(settings, hooks.progress)
 
 
 def validate_tasks(tasks: Sequence[MultiTurnTask], tests: TurnTests, ledger: Ledger, executor: Executor,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from projectgen.datasets.exercism import Exercise, ExerciseSet, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch, Executor, run_batch
-from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
 from projectgen.experiments.reflection_results import (ReflectResults, ReflectRow, summarize_reflect,
@@ -45,13 +45,22 @@ ProgressFn = Callable[[str, str], None]  # (unit key, or "sandbox"; message)
 
 @dataclass(frozen=True)
 class ReflectUnit:
-    """One (model, edit format, exercise) to run in its folder."""
+    """One (model, edit format, exercise) to run in its folder (`Relocatable`: a worker that does not see the
+    driver's files runs it in a folder of its own, mirrored back)."""
 
     key: str
     model: ExperimentModel
     edit_format: str
     exercise: Exercise
     run_dir: Path
+    sync: Callable[[], None] | None = None  # set on a worker only (`relocated`), never pickled
+
+    @property
+    def workspace(self) -> Path:
+        return self.run_dir
+
+    def relocated(self, workspace: Path, sync: Callable[[], None] | None = None) -> ReflectUnit:
+        return replace(self, run_dir=workspace, sync=sync)
 
 
 @dataclass(frozen=True)
@@ -62,14 +71,17 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     base_url: str | None = None
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
+    runner_settings: Any = None  # what a worker's runner is made from when there is no factory
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
             return self.runner_factory()
-        from projectgen.evaluation.runner import SandboxRunner
+        return worker_runner(self.runner_settings, self.progress)
 
-        progress = self.progress
-        return SandboxRunner(log=(lambda message: progress("sandbox", message)) if progress else None)
+    def for_workers(self) -> ReflectBatch:
+        """The batch on another process: its runner from `runner_settings`, progress to that worker's stderr."""
+        return replace(self, runner_factory=None,
+                       progress=print_progress if self.progress is not None else None)
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
         from projectgen.llm.naming import describe_model
@@ -79,7 +91,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         progress = self.progress
         result = run_reflection(unit.exercise, unit.run_dir, model=model, edit_format=unit.edit_format,
                                 tries=self.tries, runner=state, model_slug=unit.model.slug,
-                                model_label=describe_model(model), scope=unit.key,
+                                model_label=describe_model(model), scope=unit.key, sync=unit.sync,
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,
@@ -185,7 +197,8 @@ def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
 def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], out_dir: Path | str, *,
                 formats: Sequence[str] = ("whole",), tries: int = 2, tasks: Sequence[str] | None = None,
                 executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
-                runner_factory: Callable[[], Any] | None = None, hooks: ReflectHooks | None = None) -> ReflectResults:
+                runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
+                hooks: ReflectHooks | None = None) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
     `tries` tries each (1 to 10); continue from `out_dir`'s ledger. Writes results.json, results.md and
     results.html and returns the results."""
@@ -207,7 +220,8 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         if fresh:
             ledger.clear()
         units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
-        batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress)
+        batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress,
+                             runner_settings=runner_settings)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
                          on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),

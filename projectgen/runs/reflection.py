@@ -68,18 +68,21 @@ def read_result(run_dir: Path) -> ReflectionResult | None:
 
 async def arun_reflection(exercise: Exercise, run_dir: Path, *, model: Any, edit_format: str, tries: int,
                           runner: SandboxRunner, model_slug: str, model_label: str, scope: str = "",
-                          progress: Callable[[str], None] | None = None) -> ReflectionResult:
-    """Run (or resume, or read back) the protocol on `exercise` in `run_dir`; `scope` keys its call cache."""
+                          progress: Callable[[str], None] | None = None,
+                          sync: Callable[[], None] | None = None) -> ReflectionResult:
+    """Run (or resume, or read back) the protocol on `exercise` in `run_dir`; `scope` keys its call cache;
+    `sync()` is called after each model call is recorded and before each checkpoint is written (a worker's
+    copy of the folder mirrored to the driver: `projectgen.experiments.mirror`)."""
     done = read_result(run_dir)
     if done is not None:
         return done
     run_dir.mkdir(parents=True, exist_ok=True)
     gateway = ModelGateway(recorder=UsageRecorder(run_dir / layout.USAGE),
-                           cache=CallCache(run_dir / layout.CALLS, scope or str(run_dir)))
+                           cache=CallCache(run_dir / layout.CALLS, scope or str(run_dir), after_put=sync))
     context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
                                 progress=progress)
     config = {"configurable": {"thread_id": scope or "reflection"}}
-    async with open_checkpointer(run_dir, None) as saver:
+    async with open_checkpointer(run_dir, None, before_write=sync) as saver:
         graph = build_reflection_graph(ReflectionCoder(model), tries, checkpointer=saver)
         snapshot = await graph.aget_state(config)
         if snapshot.next or snapshot.tasks:  # cut short: on from the checkpoint

@@ -110,6 +110,43 @@ def test_an_experiment_on_ray_gives_the_local_rows_and_brings_each_run_folder_ba
     assert again.models[0].pairs[0].how == "ledger"  # the rerun skips the recorded unit
 
 
+def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
+    """LiveRepoReflection's batch on Ray, every unit relocated (as on another machine) and mirrored back:
+    the same figures and ledger rows as the local executor, and each unit's folder back on the driver."""
+    from projectgen.datasets.examples import example_exercises_dir, example_script_path
+    from projectgen.experiments.reflection import run_reflect
+
+    model = f"scripted:{example_script_path('exercises.reflect')}"
+    local = run_reflect(example_exercises_dir(), [model], tmp_path / "local", formats=("patch",))
+    remote = run_reflect(example_exercises_dir(), [model], tmp_path / "ray", formats=("patch",),
+                         executor=RayExecutor(workers=2, relocate="always"))
+
+    def rows(folder: Path) -> list[dict]:
+        return sorted((e for e in Ledger(folder / "ledger.jsonl").entries()), key=lambda e: e["key"])
+
+    assert remote.summary == local.summary and local.summary[0].pass_at_2 > local.summary[0].pass_at_1
+    assert [(e["key"], e["status"], e["result"]["passed_at"]) for e in rows(tmp_path / "ray")] == \
+           [(e["key"], e["status"], e["result"]["passed_at"]) for e in rows(tmp_path / "local")]
+    unit = next((tmp_path / "ray").glob("*/patch/unit_convert"))
+    assert {"summary.json", "calls.jsonl", "usage.jsonl", "checkpoints.sqlite"} <= run_files(unit)
+
+
+def test_refine_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
+    """SR-Eval's batch on Ray, every task run relocated and mirrored back: the local executor's figures,
+    each row naming the driver's folder, the folder's turns and calls back on the driver."""
+    from projectgen.datasets.multiturn import bundled_dataset_dir
+    from projectgen.experiments.refinement import RefinementSpec, run_refinement
+
+    spec = RefinementSpec(dataset=bundled_dataset_dir(), models=("reference",), strategies=("ce",),
+                          contexts=("basic",), tasks=("roman",))
+    local = run_refinement(spec, tmp_path / "local")
+    remote = run_refinement(spec, tmp_path / "ray", executor=RayExecutor(workers=2, relocate="always"))
+    assert remote.summary == local.summary and local.summary[0].avg_acc == 1.0
+    (row,) = [e["row"] for e in Ledger(tmp_path / "ray" / "ledger.jsonl").entries() if "row" in e]
+    folder = Path(row["folder"])
+    assert folder.is_relative_to(tmp_path / "ray") and {"calls.jsonl", "usage.jsonl"} <= run_files(folder)
+
+
 def test_the_cli_runs_experiment_and_bench_reference_on_ray(tmp_path: Path, capsys) -> None:
     from projectgen.cli.main import main
 
