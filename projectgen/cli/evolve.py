@@ -145,7 +145,8 @@ def _execute(args: argparse.Namespace, base: Path | None, out: Path, *, requirem
             console.print(f"  {line}", highlight=False, markup=False)
         console.print(f"redone: {', '.join(plan.redo) or 'nothing'} (importers: {', '.join(plan.importers) or 'none'})"
                       f"; kept byte for byte: {len(plan.kept)} file(s)"
-                      + ("" if record.kept_identical else f" [red]changed: {', '.join(record.changed_kept_files)}[/red]"),
+                      + ("" if record.kept_identical
+                         else f" [red]changed: {', '.join(record.changed_kept_files)}[/red]"),
                       highlight=False)
         calls = ", ".join(f"{path} {n}" for path, n in record.generator_calls.items()) or "none"
         console.print(f"generator calls per file: {calls}; on kept files: "

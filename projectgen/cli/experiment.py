@@ -10,11 +10,25 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_attempt_options, add_checkpoint_option, add_executor_options,
-                                    add_pipeline_options, add_prices_option, add_runner_options, add_sampling_options,
-                                    attempt_settings_from_args, check_out_path, executor_from_args, positive_int,
-                                    prices_from_args, resolve_dataset, runner_settings_from_args, sampling_arguments,
-                                    sampling_from_args, settings_from_args)
+from projectgen.cli.options import (
+    add_attempt_options,
+    add_batch_options,
+    add_checkpoint_option,
+    add_executor_options,
+    add_pipeline_options,
+    add_prices_option,
+    add_runner_options,
+    add_sampling_options,
+    attempt_settings_from_args,
+    check_out_path,
+    executor_from_args,
+    prices_from_args,
+    resolve_dataset,
+    runner_settings_from_args,
+    sampling_arguments,
+    sampling_from_args,
+    settings_from_args,
+)
 from projectgen.cli.tables import batch_progress, print_model_table
 from projectgen.runs.methods import METHODS
 
@@ -38,17 +52,10 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--method", default="livecoder", metavar="M,M",
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
                              "each task x method x model is one run")
-    parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="pairs run in parallel (default 1; with --ray-address: as many as the cluster's sandbox "
-                             "slots)")
+    add_batch_options(parser, units="pairs", out_default="./runs/experiment-DATASET")
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
                              "machines without a cluster; join the folders with `experiment merge`")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="experiment folder with the resumable ledger (default: ./runs/experiment-DATASET)")
-    parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every pair again")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
     add_prices_option(parser)
     parser.add_argument("--no-unit-tests", action="store_true",
                         help="do not run the hidden unit tests (no functional score: tokens and cost only)")
@@ -76,12 +83,16 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
     from rich.console import Console
 
-    from projectgen.errors import ProjectGenError
-    from projectgen.experiments import NOTES, ExperimentHooks, ExperimentSpec, run_experiment
-    from projectgen.runs import layout
-
     from projectgen.datasets.examples import example_tasks_dir
-    from projectgen.experiments import Shard
+    from projectgen.errors import ProjectGenError
+    from projectgen.experiments import (
+        NOTES,
+        ExperimentHooks,
+        ExperimentSpec,
+        Shard,
+        run_experiment,
+    )
+    from projectgen.runs import layout
 
     missing = [option for option, value in (("--dataset", args.dataset), ("--model", args.model)) if not value]
     if missing:

@@ -205,6 +205,20 @@ def add_checkpoint_option(parser) -> None:
                              "shared between machines; default: checkpoints.sqlite in each run folder")
 
 
+def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "task ids") -> None:
+    """The options every batch command shares: --tasks, --workers, --out, --fresh, --base-url (`units`
+    names what runs in parallel, `out_default` the default results folder)."""
+    parser.add_argument("--tasks", default=None, metavar="ID,ID", help=f"only these {tasks} (comma-separated)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help=f"{units} run in parallel (default 1; with --ray-address: as many as the cluster's "
+                             "sandbox slots)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"results folder with the resumable ledger (default: {out_default})")
+    parser.add_argument("--fresh", action="store_true", help=f"forget the ledger and run every one of the {units} "
+                        "again")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+
+
 def add_executor_options(parser) -> None:
     """`--executor` and `--ray-address`: where a batch command's units run (`executor_from_args`)."""
     group = parser.add_argument_group("executor (where the units run; docs/scale-out.md)")

@@ -5,9 +5,19 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_executor_options, add_runner_options, add_sampling_options, check_out_path,
-                                    executor_from_args, positive_int, resolve_dataset, runner_from_args,
-                                    sampling_arguments, sampling_from_args)
+from projectgen.cli.options import (
+    add_batch_options,
+    add_executor_options,
+    add_runner_options,
+    add_sampling_options,
+    check_out_path,
+    executor_from_args,
+    positive_int,
+    resolve_dataset,
+    runner_from_args,
+    sampling_arguments,
+    sampling_from_args,
+)
 
 STRATEGIES = ("fh", "ce", "ci")  # as projectgen.agents.refiner has them; kept here so `--help` imports nothing
 CONTEXTS = ("basic", "golden")
@@ -48,13 +58,7 @@ def add_commands(subparsers) -> None:
                         metavar="fh,ce,ci", help="prompting strategies (default: all three)")
     parser.add_argument("--context", type=lambda t: choices(t, CONTEXTS, "context"), default=CONTEXTS,
                         metavar="basic,golden", help="context settings (default: both; ci runs in basic only)")
-    parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="task runs in parallel (default 1; with --ray-address: the cluster's sandbox slots)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="results folder with the resumable ledger (default: ./runs/refine-DATASET)")
-    parser.add_argument("--fresh", action="store_true", help="forget the ledger and the task runs; run everything again")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+    add_batch_options(parser, units="task runs", out_default="./runs/refine-DATASET")
     parser.add_argument("--max-tokens", type=positive_int, default=None,
                         help="stop a task run beyond this many tokens (it becomes an error row)")
     add_sampling_options(parser)
@@ -75,7 +79,12 @@ def cmd_refine(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
-    from projectgen.experiments.refinement import RefinementHooks, RefinementSpec, resolve_model, run_refinement
+    from projectgen.experiments.refinement import (
+        RefinementHooks,
+        RefinementSpec,
+        resolve_model,
+        run_refinement,
+    )
     from projectgen.runs import layout
 
     dataset = dataset_path(args.dataset)

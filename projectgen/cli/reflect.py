@@ -6,10 +6,18 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (BUNDLED_DATASET, add_executor_options, add_runner_options, check_out_path,
-                                    executor_from_args, positive_int, resolve_dataset, runner_settings_from_args)
+from projectgen.cli.options import (
+    BUNDLED_DATASET,
+    add_batch_options,
+    add_executor_options,
+    add_runner_options,
+    check_out_path,
+    executor_from_args,
+    positive_int,
+    resolve_dataset,
+    runner_settings_from_args,
+)
 from projectgen.cli.tables import batch_progress
-
 
 
 def add_commands(subparsers) -> None:
@@ -37,13 +45,7 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--tries", type=positive_int, default=2,
                         help="replies per task: 1 generation, then repairs (default 2, the paper's; up to 10 for "
                              "pass@k curves)")
-    parser.add_argument("--tasks", default=None, metavar="ID,ID", help="only these exercises (comma-separated)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="units run in parallel (default 1; with --ray-address: the cluster's sandbox slots)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="results folder with the resumable ledger (default: ./runs/reflect-DATASET)")
-    parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every unit again")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+    add_batch_options(parser, units="units", out_default="./runs/reflect-DATASET", tasks="exercises")
     add_runner_options(parser)
     add_executor_options(parser)
     parser.set_defaults(handler=cmd_reflect)
@@ -75,7 +77,11 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     not load, 2 for a usage error."""
     from rich.console import Console
 
-    from projectgen.experiments.reflection import ReflectHooks, parse_formats, run_reflect
+    from projectgen.experiments.reflection import (
+        ReflectHooks,
+        parse_formats,
+        run_reflect,
+    )
     from projectgen.experiments.reflection_results import NOTES, models_lines, pct
     from projectgen.runs import layout
 
