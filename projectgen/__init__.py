@@ -132,6 +132,8 @@ _EXPORTS: dict[str, str] = {
     "ExperimentSpec": "projectgen.experiments",
     "LocalExecutor": "projectgen.experiments",
     "bench_reference": "projectgen.experiments",
+    "review_run": "projectgen.runs",
+    "ReviewDecision": "projectgen.graphs",
     "run_reflection": "projectgen.runs",
     "ReflectionResult": "projectgen.runs",
     "run_reflect": "projectgen.experiments",

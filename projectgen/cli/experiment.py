@@ -7,9 +7,10 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_attempt_options, add_pipeline_options, add_prices_option, add_runner_options,
                                     add_sampling_options, attempt_settings_from_args, check_out_path, positive_int,
-                                    prices_from_args, resolve_dataset, runner_from_args, sampling_arguments,
+                                    prices_from_args, resolve_dataset, runner_from_args,
                                     sampling_from_args, settings_from_args)
 from projectgen.cli.tables import batch_progress, print_model_table
+from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
 

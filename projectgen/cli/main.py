@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from projectgen.cli import evaluate, experiment, inspect, reflect, run
+from projectgen.cli import evaluate, experiment, inspect, reflect, review, run
 from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
@@ -21,6 +21,7 @@ def build_parser() -> Parser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     evaluate.add_commands(commands)
     run.add_run_command(commands)
+    review.add_commands(commands)
     experiment.add_commands(commands)
     reflect.add_commands(commands)
     inspect.add_commands(commands)

@@ -63,6 +63,8 @@ class ProjectState(TypedDict, total=False):
     generation_errors: Annotated[dict[str, str], merge_dict]
     rejected: Annotated[list[dict[str, Any]], append_unique]
     pending: Annotated[dict[str, dict[str, Any]], merge_dict]
+    previous: Annotated[dict[str, Any], merge_dict]  # stage -> its output one iteration back (a review's diff)
+    reviews: Annotated[list[dict[str, Any]], append_unique]  # a person's decisions (`projectgen.graphs.review`)
     guidance: str
     layers: list[list[str]]
     layer: int
@@ -154,6 +156,11 @@ def rejections_of(state: ProjectState, stage: str, iteration: int) -> dict[str, 
 
 def memory_record(entry: MemoryEntry) -> dict[str, Any]:
     return {"id": f"{entry.stage}:{entry.iteration}:{entry.target or ''}", **entry.model_dump(mode="json")}
+
+
+def reviews_of(state: ProjectState, stage: str) -> list[dict[str, Any]]:
+    """The review records of `stage` (`projectgen.graphs.review`), oldest first."""
+    return [r for r in state.get("reviews") or [] if r["stage"] == stage]
 
 
 def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:

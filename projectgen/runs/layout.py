@@ -22,6 +22,7 @@ KNOWLEDGE = "knowledge"  # the embedded Chroma knowledge store
 BEST = "best"  # the historical-best repository store
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+REVIEW = "review.json"  # the review a paused run waits for (`projectgen review DIR`); the checkpoint holds it too
 LOCK = ".projectgen.lock"  # held by the one process working in a run or experiment folder
 
 # Files that mark a folder as a run (for `trace` and `report`).
@@ -31,7 +32,7 @@ RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
 RUN_OUTPUTS: tuple[str, ...] = (
     REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
-    REPORT_MD, REPORT_HTML,
+    REPORT_MD, REPORT_HTML, REVIEW,
 )
 
 # ------------------------------------------------------------------ an experiment folder
