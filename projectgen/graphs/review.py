@@ -125,10 +125,6 @@ def skeleton_diff(old: Mapping[str, str], new: Mapping[str, str]) -> str:
     return "".join(parts) or "no changes"
 
 
-def is_review_request(value: Any) -> bool:
-    return isinstance(value, Mapping) and value.get("kind") == REQUEST_KIND
-
-
 # --------------------------------------------------------------------------- the decision
 
 

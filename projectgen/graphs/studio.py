@@ -12,8 +12,9 @@ plain values only: the context (`StudioContext`) may name a model spec, the stag
 for the attempts graph, the number of attempts. With ``review`` the run pauses for your decision once
 those stages have their output: the interrupt (`projectgen.graphs.review`) reaches Studio through both
 graphs, and the value Studio resumes with (``{"action": "approve"}``, ...) reaches the stage's review
-node; the stages are kept in the outer state, so the resumed node builds the graph that paused. What is not data (the `Task`, the sandbox runner, the model
-gateway, the knowledge and best-repository stores) is built inside the node from those values.
+node; the stages are kept in the outer state, so the resumed node builds the graph that paused.
+What is not data (the `Task`, the sandbox runner, the model gateway, the knowledge and
+best-repository stores) is built inside the node from those values.
 
 `langgraph dev` runs graphs in its asyncio loop and fails a run on a blocking call there
 (blockbuster). So everything here that touches files or processes runs in a worker thread

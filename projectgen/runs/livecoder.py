@@ -72,7 +72,9 @@ from projectgen.runs.method_graphs import (
     warm_graph,
 )
 from projectgen.runs.methods import DEFAULT_METHOD, check_review, describe_method, method_attempt_settings
-from projectgen.runs.pending_review import clear_pending_review
+from projectgen.runs.pending_review import (
+    AWAITING_REVIEW, awaiting_reason, clear_pending_review, write_pending_review,
+)
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -163,7 +165,6 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     `projectgen.runs.review.review_run` builds it); run.json keeps `review`, so a resume reviews the same
     stages.
     """
-
     from projectgen.memory.best_repo import BestRepositoryStore
 
     settings = Settings.with_profile(task.settings_profile, settings)  # on --resume, run.json's instead
@@ -411,8 +412,6 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
 def _pause(run: LiveCoderRun, state: dict[str, Any], pending: Any, trace: TraceWriter) -> LiveCoderOutcome:
     """A run paused by a review: review.json holds the request, run.json says awaiting-review, the trace says
     so; the outcome carries the request (no summary, no unit tests: the run is not over)."""
-    from projectgen.runs.pending_review import AWAITING_REVIEW, awaiting_reason, write_pending_review
-
     request = dict(pending.value)
     attempt = state.get("attempt")
     write_pending_review(run.out_dir, attempt=attempt, interrupt_id=pending.id, request=request)
