@@ -134,6 +134,8 @@ _EXPORTS: dict[str, str] = {
     "RayExecutor": "projectgen.experiments",
     "merge_experiments": "projectgen.experiments",
     "bench_reference": "projectgen.experiments",
+    "review_run": "projectgen.runs",
+    "ReviewDecision": "projectgen.graphs",
     "run_reflection": "projectgen.runs",
     "ReflectionResult": "projectgen.runs",
     "run_reflect": "projectgen.experiments",

@@ -25,11 +25,11 @@ from projectgen.cli.options import (
     prices_from_args,
     resolve_dataset,
     runner_settings_from_args,
-    sampling_arguments,
     sampling_from_args,
     settings_from_args,
 )
 from projectgen.cli.tables import batch_progress, print_model_table
+from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
 

@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from projectgen.cli import evaluate, evolve, experiment, inspect, reflect, refine, run
+from projectgen.cli import evaluate, evolve, experiment, inspect, reflect, refine, review, run
 from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
@@ -22,6 +22,7 @@ def build_parser() -> Parser:
     evaluate.add_commands(commands)
     run.add_run_command(commands)
     evolve.add_commands(commands)
+    review.add_commands(commands)
     experiment.add_commands(commands)
     reflect.add_commands(commands)
     refine.add_commands(commands)

@@ -142,12 +142,6 @@ def sampling_from_args(args: argparse.Namespace) -> dict[str, str]:
     return {key: str(value) for key, value in given.items() if value is not None}
 
 
-def sampling_arguments(specs: dict[str, str]) -> dict[str, float | int]:
-    """`ModelRoles.from_specs` keyword arguments from the sampling entries of a spec mapping."""
-    return {key: (int(specs[key]) if key == "max_tokens" else float(specs[key]))
-            for key in ("temperature", "top_p", "max_tokens") if key in specs}
-
-
 def add_runner_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sandbox")
     group.add_argument("--timeout", type=positive_float, default=None,

@@ -15,9 +15,9 @@ from projectgen.cli.options import (
     positive_int,
     resolve_dataset,
     runner_from_args,
-    sampling_arguments,
     sampling_from_args,
 )
+from projectgen.llm.sampling import sampling_arguments
 
 STRATEGIES = ("fh", "ce", "ci")  # as projectgen.agents.refiner has them; kept here so `--help` imports nothing
 CONTEXTS = ("basic", "golden")

@@ -4,14 +4,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pipeline_options, add_prices_option,
                                     add_runner_options, add_sampling_options, attempt_settings_from_args,
-                                    positive_float, resolve_task, runner_from_args, sampling_arguments,
-                                    sampling_from_args, settings_from_args)
+                                    positive_float, resolve_task, runner_from_args, sampling_from_args,
+                                    settings_from_args)
 from projectgen.cli.tables import print_attempts
+from projectgen.llm.role_specs import models_from_specs
 from projectgen.llm.roles import ROLES
-from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX, absolute_script
+from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
 
 
@@ -55,6 +56,11 @@ def add_run_command(commands) -> None:
     run.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
     run.add_argument("--out", type=Path, default=None, help="output folder (default runs/TASK-TIMESTAMP)")
     run.add_argument("--force", action="store_true", help="replace the outputs of an earlier run in --out")
+    run.add_argument("--review", default=None, metavar="STAGES",
+                     help="pause for your decision once these stages have their output (architecture, skeleton, "
+                          "or both: architecture,skeleton): the run stops awaiting review (exit code 3) and "
+                          "`projectgen review DIR` shows the tree and takes --approve, --edit FILE.json or "
+                          "--reject FEEDBACK")
     run.add_argument("--inject-faults", default=None, metavar="SPEC",
                      help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
                           "seed=7; kinds: see projectgen.llm.faults")
@@ -113,54 +119,10 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
     return specs
 
 
-def models_from_specs(specs: dict[str, str], task):
-    """The `ModelRoles` a spec mapping (see `model_specs_from_args`) describes; "reference" is `task`'s
-    reference replay."""
-    from projectgen.llm import ModelRoles
-
-    roles = dict(specs)
-    default = roles.pop("default")
-    base_url = roles.pop("base_url", None)
-    faults = roles.pop("faults", None)
-    sampling = sampling_arguments(roles)
-    for key in sampling:
-        roles.pop(key)
-    plan = None
-    if faults:
-        from projectgen.llm.faults import FaultPlan
-
-        plan = FaultPlan.parse(faults)  # a bad spec is refused before any model is made
-    if REFERENCE_SPEC in (default, *roles.values()):
-        models = _with_reference_replay(default, roles, base_url, task, sampling)
-    else:
-        models = ModelRoles.from_specs(default, base_url=base_url, **sampling, **roles)
-    if plan is not None:
-        from projectgen.llm.faults import inject_faults
-
-        return inject_faults(models, plan)
-    return models
-
-
-def _with_reference_replay(default: str, roles: dict[str, str], base_url: str | None, task,
-                           sampling: dict[str, float | int]):
-    """`ModelRoles` where the "reference" spec is `task`'s reference replay (one object for every such role)."""
-    from projectgen.llm import ModelRoles, make_chat_model
-    from projectgen.llm.reference_replay import reference_model
-
-    made = {REFERENCE_SPEC: reference_model(task)}
-
-    def make(spec: str):
-        if spec not in made:
-            made[spec] = make_chat_model(spec, base_url=base_url, **sampling)
-        return made[spec]
-
-    return ModelRoles(default=make(default), overrides={role: make(spec) for role, spec in roles.items() if spec})
-
-
 def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
-                 resume: bool = False) -> int:
-    """Run (or resume) LiveCoder in `out` and print its attempts; `--force` and the sandbox options come from
-    `args`."""
+                 resume: bool = False, decision=None) -> int:
+    """Run (or resume, or continue with a review `decision`) LiveCoder in `out` and print its attempts, or
+    how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
@@ -181,13 +143,17 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
                                 checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume,
                                 force=getattr(args, "force", False), progress=progress,
-                                evaluate_unit=not getattr(args, "no_unit_tests", False))
+                                evaluate_unit=not getattr(args, "no_unit_tests", False),
+                                review=getattr(args, "review", None) or (), decision=decision)
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = read_manifest(out).reason or model_failure_reason(exc)
         raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / layout.REPOSITORY}; "
                               f"continue with `projectgen run --resume {out}`") from None
+    if outcome.review is not None:
+        print_pause(console, out, outcome.review)
+        return EXIT_AWAITING_REVIEW
     print_attempts(console, outcome)
     console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
                   f"inspect with `projectgen trace {out}` and `projectgen report {out}`)", highlight=False)
@@ -195,6 +161,17 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
         return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
     final = outcome.summary.get("final") or {}
     return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
+
+
+def print_pause(console, out: Path, record, *, header: bool = True) -> None:
+    """What a run paused for review says: what waits for a decision, and the exact commands that decide."""
+    from projectgen.runs.pending_review import describe_pending, review_commands
+
+    if header:
+        console.print(f"paused for review: {describe_pending(record)} awaits your decision; the run is saved in "
+                      f"{out}", highlight=False, markup=False, soft_wrap=True)
+    for what, command in review_commands(out, record.get("stage")):
+        console.print(f"  {what + ':':10} {command}", highlight=False, markup=False, soft_wrap=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -208,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if given:
             raise ProjectGenError(f"--resume DIR continues a run with the task, models, settings, budgets and folder "
                                   f"in its run.json: leave out {', '.join(given)}")
-        return _resume(args)
+        return continue_run(args)
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
     # Everything the user gave is checked here, before the run folder is made or any model is called.
@@ -217,6 +194,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     models = models_from_specs(specs, task)
     settings = settings_from_args(args)
     args.method = args.method or DEFAULT_METHOD
+    if args.review is not None:
+        from projectgen.graphs.review import check_review_stages
+        from projectgen.runs.methods import check_review
+
+        args.review = check_review_stages(args.review)
+        if not args.review:
+            raise ProjectGenError("--review is empty: name the stages to review (architecture, skeleton)")
+        check_review(args.method, args.review)
     attempt_settings = method_attempt_settings(args.method, attempt_settings_from_args(args))
     if attempt_settings.selection not in task.suites:
         raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
@@ -249,34 +234,22 @@ def resolved(value):
     return value.value() if isinstance(value, SettingDefault) else value
 
 
-def _resume(args: argparse.Namespace) -> int:
-    from projectgen.config import AttemptSettings, Settings
-    from projectgen.datasets.loaders import load_task
+def continue_run(args: argparse.Namespace, decision=None) -> int:
+    """`run --resume DIR`, and `review DIR` with a `decision`: the run in ``args.resume`` continued with its
+    run.json's task, models and settings."""
     from projectgen.errors import ProjectGenError
-    from projectgen.runs import read_manifest
+    from projectgen.runs.resume import resumable_run
 
-    if not args.resume.is_dir():
-        raise ProjectGenError(f"{args.resume}: run folder not found" if not args.resume.exists()
-                              else f"{args.resume}: not a folder (--resume takes a run folder)")
-    manifest = read_manifest(args.resume)
-    if manifest.method == "evolve":
-        raise ProjectGenError(f"{args.resume}: an evolve run; continue it with `projectgen evolve --resume "
-                              f"{args.resume}`")
+    manifest, task, settings, attempt_settings = resumable_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
                               "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")
-    if not Path(manifest.task_path).exists():
-        raise ProjectGenError(f"{args.resume}: the run's task folder {manifest.task_path} is gone; put it back "
-                              "to resume")
-    task = load_task(Path(manifest.task_path))
     models = models_from_specs(manifest.models, task)
     args.knowledge_store = manifest.knowledge_store
     args.method = manifest.method
-    attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
     args.no_unit_tests = not attempt_settings.measure_unit_tests
-    return _execute_run(args, task, models=models, model_specs=manifest.models,
-                        settings=Settings.model_validate(manifest.settings), attempt_settings=attempt_settings,
-                        out=args.resume, resume=True)
+    return _execute_run(args, task, models=models, model_specs=manifest.models, settings=settings,
+                        attempt_settings=attempt_settings, out=args.resume, resume=True, decision=decision)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

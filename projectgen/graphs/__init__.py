@@ -1,7 +1,8 @@
 """LangGraph graphs: typed state (`state`), runtime contexts (`context`), one subgraph per stage,
 the project graph that chains them, LiveCoder's attempts graph around it, the baselines
 (`baselines`: Direct and Self-Reflection) that it can wrap instead, and LiveRepoReflection's
-generate -> test -> repair protocol on one exercise (`reflection`).
+generate -> test -> repair protocol on one exercise (`reflection`); `review` pauses a stage for a
+person's decision on its output (LangGraph's interrupt()).
 
 Every node is a module-level function (``projectgen.graphs.code.fill_file``, ...) that reads
 the state and the runtime context; a builder binds the stage's agents and settings to its
@@ -22,6 +23,7 @@ from projectgen.graphs.code import code_stage
 from projectgen.graphs.context import AttemptsContext, ReflectionContext, RunContext
 from projectgen.graphs.project import build_project_graph, default_stages
 from projectgen.graphs.reflection import TestHarnessError, build_reflection_graph, initial_reflection_state
+from projectgen.graphs.review import ReviewDecision
 from projectgen.graphs.skeleton import skeleton_stage
 from projectgen.graphs.state import (AttemptsState, ProjectState, ReflectionState, append_unique, initial_state,
                                      merge_dict)
@@ -30,5 +32,5 @@ __all__ = [
     "AttemptsContext", "AttemptsState", "ProjectState", "ReflectionContext", "ReflectionState", "RunContext",
     "TestHarnessError", "append_unique", "architecture_stage", "build_attempts_graph", "build_direct_graph",
     "build_project_graph", "build_reflection_graph", "build_self_reflection_graph", "code_stage", "default_stages",
-    "initial_reflection_state", "initial_state", "merge_dict", "skeleton_stage",
+    "initial_reflection_state", "initial_state", "merge_dict", "ReviewDecision", "skeleton_stage",
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import Verdict
@@ -11,6 +11,7 @@ from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureRevie
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
+from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
     ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of, stage_memory,
     verdict_record,
@@ -32,7 +33,9 @@ async def design_architecture(state: ProjectState, runtime: Runtime[RunContext],
     feedback = verdict.feedback if verdict else ""
     memory = stage_memory(state, STAGE).recall(feedback, settings.gamma) if iteration > 1 else ""
     ctx.say(f"architecture {iteration}/{settings.cap(STAGE)}: designing")
-    update: dict[str, Any] = {"iterations": {STAGE: iteration}, "generation_errors": {STAGE: None}}
+    # the tree one iteration back, for a review's diff (None at the first iteration: no entry)
+    update: dict[str, Any] = {"iterations": {STAGE: iteration}, "generation_errors": {STAGE: None},
+                              "previous": {STAGE: state.get("ssat")}}
     try:
         ssat = await architect.design(ctx.gateway, documents_of(state), iteration=iteration, previous=previous,
                                       feedback=feedback, memory=memory, guidance=state.get("guidance", ""))
@@ -74,11 +77,12 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
 
 
 def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureReviewer | None,
-                       settings: Settings | None = None):
+                       settings: Settings | None = None, *, review: bool = False):
     """The compiled stage subgraph; `architect` has ``design(...)``, `judge` has ``review(...)``.
 
     Without a judge (``judge=None``: ProjectGen w/o iter) the architect designs once; the run stops
-    only when that tree cannot be used."""
+    only when that tree cannot be used. With `review` the tree the stage ends with waits for a person's
+    decision (node "review_architecture", `projectgen.graphs.review`; the graph needs a checkpointer)."""
     settings = settings or Settings()
     if judge is None:
         settings = settings.model_copy(update={"architecture_iterations": 1})
@@ -87,5 +91,9 @@ def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureRevi
     graph.add_node("judge_architecture", bind(judge_architecture, judge=judge, settings=settings))
     graph.add_edge(START, "architect")
     graph.add_edge("architect", "judge_architecture")
-    graph.add_conditional_edges("judge_architecture", after_judge(STAGE, settings.cap(STAGE), "architect"))
+    reviewer = review_stage_name(STAGE) if review else None
+    graph.add_conditional_edges("judge_architecture", after_judge(STAGE, settings.cap(STAGE), "architect", reviewer))
+    if reviewer:
+        graph.add_node(reviewer, bind(review_stage, stage=STAGE))
+        graph.add_conditional_edges(reviewer, after_review(STAGE, "architect"), ["architect", END])
     return graph.compile(name=STAGE)

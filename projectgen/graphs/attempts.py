@@ -59,7 +59,8 @@ def _check_from_state(state: ProjectState) -> dict[str, Any] | None:
 
 
 def _stage_summary(state: ProjectState) -> dict[str, Any]:
-    return {name: stage.model_dump(mode="json") for name, stage in stage_summaries(state.get("verdicts") or []).items()}
+    stages = stage_summaries(state.get("verdicts") or [], state.get("reviews") or [])
+    return {name: stage.model_dump(mode="json") for name, stage in stages.items()}
 
 
 def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict[str, Any]) -> None:

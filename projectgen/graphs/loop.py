@@ -24,14 +24,18 @@ def bind(node: Callable[..., Result], **fixed: Any) -> Callable[..., Result]:
     return bound
 
 
-def after_judge(stage: str, cap: int, generator: str) -> Callable[[ProjectState], str]:
-    """Route after a judge: back to `generator` until accepted, told to stop, or at the cap."""
+def after_judge(stage: str, cap: int, generator: str, review: str | None = None) -> Callable[[ProjectState], str]:
+    """Route after a judge: back to `generator` until accepted, told to stop, or at the cap; then to the
+    `review` node when the stage is reviewed (`projectgen.graphs.review`), unless the run stopped."""
 
     def route(state: ProjectState) -> str:
-        verdict = last_verdict(state, stage)
-        if state.get("stopped") or verdict is None or verdict.accepted or verdict.stop:
+        if state.get("stopped"):
             return END
-        return END if iteration_of(state, stage) >= cap else generator
+        done = review or END
+        verdict = last_verdict(state, stage)
+        if verdict is None or verdict.accepted or verdict.stop:
+            return done
+        return done if iteration_of(state, stage) >= cap else generator
 
     route.__name__ = f"after_{stage}_judge"
     return route

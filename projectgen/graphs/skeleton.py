@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
@@ -20,6 +20,7 @@ from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind, describe, with_rejections, with_threshold_rule
+from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
     ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
     rejections_of, ssat_of, stage_memory, verdict_record,
@@ -48,10 +49,11 @@ def python_files(ssat: SSAT) -> list[str]:
 
 
 async def plan_skeleton(state: ProjectState, runtime: Runtime[RunContext], *, cap: int) -> dict[str, Any]:
-    """Node "plan_skeleton": the next iteration begins."""
+    """Node "plan_skeleton": the next iteration begins (the skeleton so far kept for a review's diff)."""
     iteration = iteration_of(state, STAGE) + 1
     runtime.context.say(f"skeleton {iteration}/{cap}: writing files")
-    return {"iterations": {STAGE: iteration}}
+    previous = dict(state.get("skeleton") or {}) if iteration > 1 else None
+    return {"iterations": {STAGE: iteration}, "previous": {STAGE: previous}}
 
 
 def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
@@ -122,10 +124,13 @@ async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
     return {"verdicts": [verdict_record(verdict)]}
 
 
-def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer | None, settings: Settings | None = None):
+def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer | None, settings: Settings | None = None,
+                   *, review: bool = False):
     """The compiled stage subgraph; `writer` has ``write(...)``, `judge` has ``review(...)``.
 
-    Without a judge (``judge=None``: ProjectGen w/o iter) every file is written once."""
+    Without a judge (``judge=None``: ProjectGen w/o iter) every file is written once. With `review` the
+    skeleton the stage ends with waits for a person's decision (node "review_skeleton",
+    `projectgen.graphs.review`; the graph needs a checkpointer)."""
     settings = settings or Settings()
     if judge is None:
         settings = settings.model_copy(update={"skeleton_iterations": 1})
@@ -138,5 +143,9 @@ def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer | None, se
     graph.add_conditional_edges("plan_skeleton", bind(fan_out, gamma=settings.gamma),
                                 ["write_skeleton_file", "judge_skeleton"])
     graph.add_edge("write_skeleton_file", "judge_skeleton")
-    graph.add_conditional_edges("judge_skeleton", after_judge(STAGE, cap, "plan_skeleton"))
+    reviewer = review_stage_name(STAGE) if review else None
+    graph.add_conditional_edges("judge_skeleton", after_judge(STAGE, cap, "plan_skeleton", reviewer))
+    if reviewer:
+        graph.add_node(reviewer, bind(review_stage, stage=STAGE))
+        graph.add_conditional_edges(reviewer, after_review(STAGE, "plan_skeleton"), ["plan_skeleton", END])
     return graph.compile(name=STAGE)

@@ -63,6 +63,8 @@ class ProjectState(TypedDict, total=False):
     generation_errors: Annotated[dict[str, str], merge_dict]
     rejected: Annotated[list[dict[str, Any]], append_unique]
     pending: Annotated[dict[str, dict[str, Any]], merge_dict]
+    previous: Annotated[dict[str, Any], merge_dict]  # stage -> its output one iteration back (a review's diff)
+    reviews: Annotated[list[dict[str, Any]], append_unique]  # a person's decisions (`projectgen.graphs.review`)
     guidance: str
     layers: list[list[str]]
     layer: int
@@ -161,6 +163,11 @@ def in_scope(state: ProjectState, paths: Sequence[str]) -> list[str]:
     """The `paths` the stages may (re)write: all of them unless the state sets a `scope`."""
     scope = state.get("scope")
     return list(paths) if scope is None else [p for p in paths if p in set(scope)]
+
+
+def reviews_of(state: ProjectState, stage: str) -> list[dict[str, Any]]:
+    """The review records of `stage` (`projectgen.graphs.review`), oldest first."""
+    return [r for r in state.get("reviews") or [] if r["stage"] == stage]
 
 
 def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:

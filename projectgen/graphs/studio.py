@@ -8,9 +8,13 @@ A run starts from the input ``{"task": "kvstore"}`` (a bundled example name or a
 node "load_task" reads the task into the state, then node "projectgen" (or "livecoder") runs the
 real graph on it, under the node's config, so the inner graph's checkpoints and events nest in
 the run's. Studio builds its input and context forms from the graphs' JSON schemas, so both hold
-plain values only: the context (`StudioContext`) may name a model spec and, for the attempts
-graph, the number of attempts. What is not data (the `Task`, the sandbox runner, the model
-gateway, the knowledge and best-repository stores) is built inside the node from those values.
+plain values only: the context (`StudioContext`) may name a model spec, the stages to review and,
+for the attempts graph, the number of attempts. With ``review`` the run pauses for your decision once
+those stages have their output: the interrupt (`projectgen.graphs.review`) reaches Studio through both
+graphs, and the value Studio resumes with (``{"action": "approve"}``, ...) reaches the stage's review
+node; the stages are kept in the outer state, so the resumed node builds the graph that paused.
+What is not data (the `Task`, the sandbox runner, the model gateway, the knowledge and
+best-repository stores) is built inside the node from those values.
 
 `langgraph dev` runs graphs in its asyncio loop and fails a run on a blocking call there
 (blockbuster). So everything here that touches files or processes runs in a worker thread
@@ -30,7 +34,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -59,6 +63,10 @@ class StudioContext(TypedDict, total=False):
 
     model: Annotated[str, Field(description="model spec for every role (openai:gpt-4o-mini, scripted:PATH, "
                                             "...); default: PROJECTGEN_MODEL")]
+    review: Annotated[list[Literal["architecture", "skeleton"]], Field(
+        description="stages whose output waits for your decision: the run pauses there (an interrupt); resume "
+                    "it with {\"action\": \"approve\"}, {\"action\": \"reject\", \"feedback\": \"...\"} or "
+                    "{\"action\": \"edit\", \"tree\": {...}} / {\"action\": \"edit\", \"files\": {...}}")]
 
 
 class StudioAttemptsContext(StudioContext, total=False):
@@ -69,10 +77,15 @@ class StudioAttemptsContext(StudioContext, total=False):
 
 class StudioProjectState(ProjectState, total=False):
     task: str  # the task folder, resolved by "load_task"
+    review_stages: list[str]  # the context's `review`, kept so that a resume builds the same graph
 
 
 class StudioAttemptsState(AttemptsState, total=False):
     task: str
+    review_stages: list[str]
+
+
+OUTER_KEYS = ("task", "review_stages")  # the outer graph's own keys, not the inner graph's state
 
 
 # --------------------------------------------------------------------------- models, tasks, folders
@@ -97,25 +110,33 @@ def _progress(message: str) -> None:
     logging.getLogger("projectgen.studio").info(message)
 
 
-async def read_task(state: dict[str, Any]) -> dict[str, Any]:
-    """Node "load_task": the task named by the input (read in a thread), its id and documents into the state."""
+def review_stages(runtime: Runtime[Any]) -> list[str]:
+    """The context's `review` stages, checked (an unknown stage fails the run with one line)."""
+    from projectgen.graphs.review import check_review_stages
+
+    return list(check_review_stages((runtime.context or {}).get("review") or ()))
+
+
+async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> dict[str, Any]:
+    """Node "load_task": the task named by the input (read in a thread), its id and documents into the state,
+    and the stages to review (kept in the state: a resume from Studio builds the graph it paused in)."""
     from projectgen.datasets.loaders import load_task_or_example
 
     task = await asyncio.to_thread(load_task_or_example, state["task"])
-    return {"task": str(task.root), **initial_state(task)}
+    return {"task": str(task.root), "review_stages": review_stages(runtime), **initial_state(task)}
 
 
-async def read_attempts_task(state: dict[str, Any]) -> dict[str, Any]:
-    """Node "load_task" of the attempts graph: the task's folder and id, and the first attempt."""
+async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
+    """Node "load_task" of the attempts graph: the task's folder and id, the first attempt, the stages to review."""
     from projectgen.datasets.loaders import load_task_or_example
 
     task = await asyncio.to_thread(load_task_or_example, state["task"])
-    return {"task": str(task.root), "task_id": task.id, "attempt": 1}
+    return {"task": str(task.root), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph
 
-def _project_run(task_path: str, studio: StudioContext) -> tuple[Any, RunContext]:
+def _project_run(task_path: str, studio: StudioContext, review: list[str]) -> tuple[Any, RunContext]:
     """The project graph and its `RunContext`, built from plain values (blocking: run it in a thread)."""
     from projectgen.agents import ModelGateway
     from projectgen.config import Settings
@@ -125,7 +146,7 @@ def _project_run(task_path: str, studio: StudioContext) -> tuple[Any, RunContext
 
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
-    graph = build_project_graph(models_from_env(studio.get("model")), settings=settings)
+    graph = build_project_graph(models_from_env(studio.get("model")), settings=settings, review=review)
     context = RunContext(task=task, runner=SandboxRunner(log=_progress), progress=_progress,
                          gateway=ModelGateway(**settings.gateway_options()))
     return graph, context
@@ -134,8 +155,9 @@ def _project_run(task_path: str, studio: StudioContext) -> tuple[Any, RunContext
 async def run_project_graph(state: StudioProjectState, runtime: Runtime[StudioContext],
                             config: RunnableConfig) -> dict[str, Any]:
     """Node "projectgen": ProjectGen's graph on the loaded task, its checkpoints nested in this run's."""
-    graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {})
-    start = {key: value for key, value in state.items() if key != "task"}
+    graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {},
+                                             state.get("review_stages") or [])
+    start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
     return await graph.ainvoke(start, config, context=context)
 
 
@@ -159,7 +181,7 @@ class _AttemptsRun:
     context: AttemptsContext
 
 
-def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str) -> _AttemptsRun:
+def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str, review: list[str]) -> _AttemptsRun:
     """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores in the thread's
     folder (blocking: run it in a thread)."""
     from projectgen.agents import Agents, ModelGateway
@@ -179,7 +201,7 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str)
     agents = Agents.from_models(models)
     attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
         attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
-    graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models),
+    graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
                                  settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
     folder = studio_folder(thread_id)
     folder.mkdir(parents=True, exist_ok=True)
@@ -194,9 +216,10 @@ async def run_attempts_graph(state: StudioAttemptsState, runtime: Runtime[Studio
                              config: RunnableConfig) -> dict[str, Any]:
     """Node "livecoder": LiveCoder's attempts graph on the loaded task, its checkpoints nested in this run's."""
     thread_id = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4().hex)
-    run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id)
+    run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id,
+                                  state.get("review_stages") or [])
     try:
-        start = {key: value for key, value in state.items() if key != "task"}
+        start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
         return await run.graph.ainvoke(start, config, context=run.context)
     finally:
         await asyncio.to_thread(run.context.knowledge.close)

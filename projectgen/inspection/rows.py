@@ -116,8 +116,12 @@ def event_detail(kind: str, node: str, data: Mapping[str, Any], event: Mapping[s
         iterations = data.get("iterations") or {}
         return f"{iterations[node]} iteration(s)" if node in iterations else ""
     parts: list[str] = []
+    if kind == "review_requested":
+        return f"awaiting review: {event.get('stage')} iteration {event.get('iteration')}"
     if kind == "run_start" or kind == "run_resumed":
         parts.append(" ".join(f"{k}={event[k]}" for k in ("task_id", "run_id", "note") if event.get(k)))
+        if event.get("review"):
+            parts.append(f"review of the {event.get('stage')} (iteration {event.get('iteration')}): {event['review']}")
     parts += _change_phrases(node, data)
     parts += _outcome_phrases(node, data)
     return "; ".join(p for p in parts if p)
@@ -200,6 +204,9 @@ def _outcome_phrases(node: str, data: Mapping[str, Any]) -> list[str]:
         parts.append("errors: " + "; ".join(f"{k}: {str(v).splitlines()[0] if v else ''}" for k, v in errors.items()))
     if data.get("stopped"):
         parts.append(f"stopped: {data['stopped']}")
+    for review in data.get("reviews") or []:
+        if isinstance(review, Mapping):
+            parts.append(_review_phrase(review))
     for verdict in data.get("verdicts") or []:
         if isinstance(verdict, Mapping) and verdict.get("files"):
             parts.append("to fix: " + ", ".join(map(str, verdict["files"])))
@@ -207,6 +214,19 @@ def _outcome_phrases(node: str, data: Mapping[str, Any]) -> list[str]:
             text = " ".join(str(verdict["feedback"]).split())
             parts.append("feedback: " + (text if len(text) <= 160 else text[:159] + "…"))
     return parts
+
+
+def _review_phrase(review: Mapping[str, Any]) -> str:
+    """A person's decision on a stage's output: 'review: reject (split the cli)', 'review: edit (2 files)'."""
+    action = str(review.get("action") or "?")
+    notes = []
+    edited = review.get("edited")
+    if isinstance(edited, list) and edited:
+        notes.append("the tree" if edited == ["(tree)"] else f"{len(edited)} file(s): {', '.join(map(str, edited))}")
+    if review.get("feedback"):
+        text = " ".join(str(review["feedback"]).split())
+        notes.append(text if len(text) <= 160 else text[:159] + "…")
+    return f"review: {action}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _attempt_phrase(record: Mapping[str, Any]) -> str:

@@ -212,6 +212,8 @@ class RunView:
     def status(self) -> str:
         if self.manifest and self.manifest.get("status"):
             recorded = str(self.manifest["status"])
+            if recorded == "awaiting-review":
+                return f"{recorded} (decide with `projectgen review {self.path}`)"
             return self._liveness(recorded) if recorded == "running" else recorded
         if self.kind == "projectgen":
             return "finished" if self.summary else "unknown"

@@ -46,3 +46,9 @@ def sampling_by_role(models: Any, roles: tuple[str, ...]) -> dict[str, dict[str,
     """Role -> what its model sends, for a `ModelRoles` or one model serving every role."""
     pick = models.for_role if hasattr(models, "for_role") else (lambda role: models)
     return {role: sampling_of(pick(role)) for role in roles}
+
+
+def sampling_arguments(specs: dict[str, str]) -> dict[str, float | int]:
+    """`ModelRoles.from_specs` keyword arguments from the sampling entries of a spec mapping (run.json's)."""
+    return {key: (int(specs[key]) if key == "max_tokens" else float(specs[key]))
+            for key in SAMPLING_KEYS if key in specs}

@@ -5,7 +5,9 @@
 runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
 `trace` the events.jsonl trace; `locking` one process per folder; `reflection` one exercise under
-LiveRepoReflection's protocol in its own resumable folder.
+LiveRepoReflection's protocol in its own resumable folder; `pending_review` the review.json of a
+run paused for a person's review, `review` continuing it with a decision (`review_run`); `resume`
+what continuing a run folder reads from it.
 
 Names are re-exported lazily: `projectgen.graphs.attempts` imports `projectgen.runs.summary`, and
 an eager import of `livecoder` (which imports the graphs) here would close an import cycle.
@@ -39,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "TraceWriter": "projectgen.runs.trace",
     "read_trace": "projectgen.runs.trace",
     "folder_lock": "projectgen.runs.locking",
+    "review_run": "projectgen.runs.review",
+    "read_pending_review": "projectgen.runs.pending_review",
     "run_reflection": "projectgen.runs.reflection",
     "arun_reflection": "projectgen.runs.reflection",
     "ReflectionResult": "projectgen.runs.reflection",

@@ -31,6 +31,8 @@ from projectgen.repository import write_repository
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
+INTERRUPT = "__interrupt__"  # LangGraph's key for the interrupts a paused graph streams
+
 # ------------------------------------------------------------------ the output folder
 
 
@@ -106,6 +108,7 @@ class GraphRun:
 
     state: dict[str, Any]
     failure: BaseException | None = None
+    interrupts: tuple[Any, ...] = ()  # LangGraph `Interrupt`s the graph paused at (a review waiting for a person)
 
     @property
     def reason(self) -> str | None:
@@ -113,15 +116,18 @@ class GraphRun:
         return model_failure_reason(self.failure) if self.failure is not None else None
 
 
-async def stream_graph(graph: Any, start: Mapping[str, Any] | None, *, context: Any, config: Mapping[str, Any],
+async def stream_graph(graph: Any, start: Any, *, context: Any, config: Mapping[str, Any],
                        on_update: Callable[[tuple[str, ...], Any], None] | None = None) -> GraphRun:
-    """Stream `graph` from `start` (None: on from its checkpoint) to its end, keeping the state after each step.
+    """Stream `graph` from `start` (None: on from its checkpoint; a LangGraph ``Command(resume=...)``: on from
+    an interrupt) to its end or an interrupt, keeping the state after each step.
 
     `on_update(namespace, update)` sees every node's update, inner graphs' included (the trace). A
     model that keeps failing (`MODEL_FAILURES`) ends the stream with the state reached before it,
-    so the calls already paid for are not lost; any other error propagates.
+    so the calls already paid for are not lost; any other error propagates. A graph that pauses
+    (`interrupt()`: a review) ends the stream with its interrupts in `GraphRun.interrupts`.
     """
-    state = dict(start or {})
+    state = dict(start) if isinstance(start, Mapping) else {}
+    interrupts: tuple[Any, ...] = ()
     modes = ["values", "updates"] if on_update is not None else ["values"]
     try:
         async for part in graph.astream(start, config, context=context, stream_mode=modes,
@@ -130,10 +136,12 @@ async def stream_graph(graph: Any, start: Mapping[str, Any] | None, *, context: 
             if mode == "updates" and on_update is not None:
                 on_update(namespace, chunk)
             elif mode == "values" and not namespace:
-                state = dict(chunk)
+                chunk = dict(chunk)
+                interrupts = tuple(chunk.pop(INTERRUPT, ()) or ())
+                state = chunk
     except MODEL_FAILURES as exc:
         return GraphRun(state=state, failure=exc)
-    return GraphRun(state=state)
+    return GraphRun(state=state, interrupts=interrupts)
 
 
 async def run_hidden_unit_tests(runner: SandboxRunner, task: Task, repository: Mapping[str, str], *,

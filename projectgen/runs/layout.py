@@ -26,6 +26,7 @@ BASE = "base"  # an evolve run's copy of its base run's repository and tree (res
 CHECK_REPORT = "check_report.json"  # an evolve run's check tests (the earlier ones and the change's)
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+REVIEW = "review.json"  # the review a paused run waits for (`projectgen review DIR`); the checkpoint holds it too
 LOCK = ".projectgen.lock"  # held by the one process working in a run or experiment folder
 
 # Files that mark a folder as a run (for `trace` and `report`).
@@ -35,7 +36,7 @@ RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
 RUN_OUTPUTS: tuple[str, ...] = (
     REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
-    REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT,
+    REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT, REVIEW,
 )
 
 # ------------------------------------------------------------------ an experiment folder

@@ -28,7 +28,10 @@ completed model call is made again.
 
 How a run ends (``status`` in run.json, with a one-line ``reason`` unless finished):
 ``finished``; ``interrupted`` (Ctrl-C or SIGTERM: resume it); ``budget-limited`` (a token or cost
-budget stopped it; the best so far is the output, summary.json says so); ``failed`` (a model kept
+budget stopped it; the best so far is the output, summary.json says so); ``awaiting-review`` (a stage
+named in `review` paused it for a person's decision: review.json holds the request, the outcome's
+`review` too; `projectgen review DIR` or `review_run` continues it with the decision, which reaches the
+graph as ``Command(resume=...)``); ``failed`` (a model kept
 failing: a transient error after the door's retries, or a non-transient one such as a rejected
 key). A failed run writes the best
 so far to ``repository/`` and ends its trace, writes no summary.json, and raises the model's
@@ -55,6 +58,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.attempts import AttemptsContext, build_attempts_graph
 from projectgen.graphs.project import Stage
+from projectgen.graphs.review import check_review_stages, parse_decision
 from projectgen.llm import Budget, CallCache, PromptStore, UsageRecorder, describe_model, model_failure_reason
 from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import sampling_by_role
@@ -69,7 +73,10 @@ from projectgen.runs.method_graphs import (
     check_custom_graph, custom_graph_nodes, custom_inner_graph, custom_warm_graph, direct_generator, inner_graph,
     warm_graph,
 )
-from projectgen.runs.methods import DEFAULT_METHOD, describe_method, method_attempt_settings
+from projectgen.runs.methods import DEFAULT_METHOD, check_review, describe_method, method_attempt_settings
+from projectgen.runs.pending_review import (
+    AWAITING_REVIEW, awaiting_reason, clear_pending_review, write_pending_review,
+)
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -82,6 +89,7 @@ class LiveCoderOutcome:
     summary: dict[str, Any]
     out_dir: Path
     unit_report: TestReport | None = None
+    review: dict[str, Any] | None = None  # the paused run's review request (review.json); summary is then {}
 
     @property
     def repository(self) -> dict[str, str]:
@@ -105,6 +113,7 @@ class LiveCoderRun:
     custom_graph: Any = None  # the caller's graph for every attempt (None: the method's)
     custom_warm_graph: Any = None  # warm-started attempts of the caller's stages
     sync: Callable[[], None] | None = None
+    decision: Any = None  # a `ReviewDecision` to continue a run paused for review with
 
 
 def open_knowledge_store(out_dir: Path, url: str | None, embeddings: Any) -> Any:
@@ -136,7 +145,8 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                          progress: Callable[[str], None] | None = None, evaluate_unit: bool = True,
                          method: str | None = None, project_graph: Any = None,
                          stages: Sequence[Stage] | None = None, run_id: str | None = None,
-                         sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+                         sync: Callable[[], None] | None = None, review: Sequence[str] | str = (),
+                         decision: Any = None) -> LiveCoderOutcome:
     """Run (or, with `resume`, continue) LiveCoder on `task` into `out_dir`.
 
     `method` (`projectgen.runs.METHODS`; default "livecoder") picks the graph inside the attempts and
@@ -157,6 +167,11 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     (an executor retrying it) tells its own run from an older one in the folder by it. `sync()`,
     when given, is called after each model call is recorded and before each checkpoint is written
     (an executor copying the folder to another machine sends it then; see `Relocatable`).
+    `review` ("architecture", "skeleton") pauses the run for a person's decision once that stage has
+    its output (`projectgen.graphs.review`): the outcome's `review` is then the request and run.json says
+    ``awaiting-review``. Continue with ``resume=True`` and `decision` (a `ReviewDecision` or its JSON;
+    `projectgen.runs.review.review_run` builds it); run.json keeps `review`, so a resume reviews the same
+    stages.
     """
     from projectgen.memory.best_repo import BestRepositoryStore
 
@@ -169,8 +184,17 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     # shareable); held until the run returns.
     with ExitStack() as locked:
         knowledge = None
+        review = check_review_stages(review)
+        if decision is not None and not resume:
+            raise ProjectGenError("a review decision continues a paused run: pass resume=True")
+        if custom is not None and review:
+            raise ProjectGenError("review= applies to the method's graph; build your own stages with review=True "
+                                  "(architecture_stage(..., review=True))")
         if resume:
             manifest = _resumable_manifest(out_dir)
+            if review and list(review) != manifest.review:
+                raise ProjectGenError(f"the run was started with review {','.join(manifest.review) or 'of no stage'};"
+                                      " a resume reviews the same stages (leave out review)")
             method = _resumed_method(manifest, method)
             _check_resumed_graph(out_dir, manifest, custom_nodes)
             if attempt_settings is None:
@@ -182,6 +206,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                 budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
         else:
             method = method or DEFAULT_METHOD
+            check_review(method, review)
             attempt_settings = method_attempt_settings(method, attempt_settings)
             check_custom_graph(method, custom_nodes, custom_warm, warm_start=attempt_settings.warm_start)
             if agents is None and models is None and custom is None:
@@ -194,7 +219,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                    attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
                                    prices_file=str(Path(prices_file).resolve()) if prices_file else None,
-                                   checkpoint_url=checkpoint_url)
+                                   checkpoint_url=checkpoint_url, review=list(review))
             await _refuse_bad_options(out_dir, checkpoint_url=checkpoint_url, prices_file=prices_file,
                                       knowledge_url=knowledge_url)
             if knowledge_url:  # a server that cannot be reached is refused before the run folder is made
@@ -219,7 +244,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         return await _run(LiveCoderRun(task=task, out_dir=out_dir, manifest=manifest, agents=agents, models=models,
                                        settings=settings, attempt_settings=attempt_settings, context=context,
                                        resume=resume, evaluate_unit=evaluate_unit, custom_graph=custom,
-                                       custom_warm_graph=custom_warm, sync=sync))
+                                       custom_warm_graph=custom_warm, sync=sync, decision=decision))
 
 
 def run_livecoder(task: Task, out_dir: Path, **kwargs: Any) -> LiveCoderOutcome:
@@ -307,7 +332,7 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
         if run.custom_graph is not None:
             inner, warm = run.custom_graph, run.custom_warm_graph
         else:
-            inner = inner_graph(method, run.agents, run.settings, models=run.models)
+            inner = inner_graph(method, run.agents, run.settings, models=run.models, review=run.manifest.review)
             warm = warm_graph(method, run.agents, run.settings)
         graph = build_attempts_graph(inner, settings=run.attempt_settings, warm_graph=warm, checkpointer=saver)
         try:
@@ -318,14 +343,34 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
         if failure is not None:
             await _record_failure(run, trace, failure)
             raise failure
-        state = dict((await graph.aget_state(config)).values)
+        snapshot = await graph.aget_state(config)
+        state = dict(snapshot.values)
+        if snapshot.interrupts:
+            return _pause(run, state, snapshot.interrupts[0], trace)
+    clear_pending_review(run.out_dir)
     return await _finish(run, state, trace, started)
 
 
 async def _stream_attempts(run: LiveCoderRun, graph: Any, config: Mapping[str, Any],
                            trace: TraceWriter) -> BaseException | None:
-    """Stream the attempts graph, traced; the model error that ended it early, if one did."""
+    """Stream the attempts graph, traced; the model error that ended it early, if one did. A run paused for
+    review goes on with the decision given to its interrupt as ``Command(resume=...)``; resumed without
+    one, it pauses at once again (the interrupted node only reads its state before it asks)."""
+    from langgraph.types import Command
+
     snapshot = await graph.aget_state(config)
+    if run.decision is not None:
+        if not snapshot.interrupts:
+            raise ProjectGenError(f"{run.out_dir}: no review is pending (the run is {run.manifest.status})")
+        pending = snapshot.interrupts[0]
+        decision = parse_decision(run.decision, pending.value)  # a bad edit is refused before anything runs
+        write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "running", "reason": None}))
+        trace.write("run_resumed", run_id=run.manifest.run_id, review=decision.action,
+                    stage=pending.value.get("stage"), iteration=pending.value.get("iteration"))
+        trace.resume_at(snapshot.values.get("attempt"))
+        resumed = Command(resume={pending.id: decision.model_dump(mode="json", exclude_none=True)})
+        streamed = await stream_graph(graph, resumed, context=run.context, config=config, on_update=trace.update)
+        return streamed.failure
     # Killed before the first checkpoint: start from the beginning (completed calls are still replayed),
     # unless attempts were made whose checkpoints are gone (say, a PostgreSQL database was dropped).
     from_start = not run.resume or not snapshot.values
@@ -380,6 +425,22 @@ def output_tree(state: Mapping[str, Any]) -> dict[str, Any] | None:
     final = state.get("final") or {}
     design = (state.get("current") or {}) if final.get("source") == "last" else (state.get("best_design") or {})
     return design.get("ssat") or None
+
+
+def _pause(run: LiveCoderRun, state: dict[str, Any], pending: Any, trace: TraceWriter) -> LiveCoderOutcome:
+    """A run paused by a review: review.json holds the request, run.json says awaiting-review, the trace says
+    so; the outcome carries the request (no summary, no unit tests: the run is not over)."""
+    request = dict(pending.value)
+    attempt = state.get("attempt")
+    write_pending_review(run.out_dir, attempt=attempt, interrupt_id=pending.id, request=request)
+    record = {"stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
+              "request": request}
+    reason = awaiting_reason(run.out_dir, record)
+    write_manifest(run.out_dir, run.manifest.model_copy(update={"status": AWAITING_REVIEW, "reason": reason}))
+    trace.write("review_requested", attempt=attempt, stage=request.get("stage"), iteration=request.get("iteration"),
+                judge=request.get("judge"))
+    return LiveCoderOutcome(state=state, summary={}, out_dir=run.out_dir, review={**record,
+                                                                                   "interrupt_id": pending.id})
 
 
 def record_interruption(run: LiveCoderRun, trace: TraceWriter) -> None:

@@ -46,8 +46,10 @@ class RunManifest(BaseModel):
     max_cost_usd: float | None = None
     prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")
     checkpoint_url: str | None = Field(default=None, description="PostgreSQL URL; None = checkpoints.sqlite in the run")
-    status: str = Field(default="running", description="running, finished, interrupted, budget-limited or "
-                        "failed")
+    review: list[str] = Field(default_factory=list, description="the stages whose output waits for a person's "
+                              "decision (run --review; projectgen.graphs.review)")
+    status: str = Field(default="running", description="running, finished, interrupted, budget-limited, failed, "
+                        "or awaiting-review (paused for a person's decision: projectgen review DIR)")
     reason: str | None = Field(default=None, description="why the run stopped early (one line), if it did")
 
 

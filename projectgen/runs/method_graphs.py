@@ -16,7 +16,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.graphs import build_direct_graph, build_project_graph, build_self_reflection_graph, code_stage
 from projectgen.graphs.project import Stage, default_stages
 from projectgen.llm.roles import DIRECT_ROLE
-from projectgen.runs.methods import describe_method
+from projectgen.runs.methods import check_review, describe_method
 
 
 def direct_generator(models: Any) -> DirectGenerator:
@@ -26,10 +26,13 @@ def direct_generator(models: Any) -> DirectGenerator:
     return DirectGenerator(getattr(models, "for_role", lambda role: models)(DIRECT_ROLE))
 
 
-def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: Any = None) -> Any:
+def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: Any = None,
+                review: Sequence[str] = ()) -> Any:
     """The compiled graph one attempt of method `name` runs (over `ProjectState`): the project graph
-    (with or without its judges) from `agents`, or a baseline from the "direct" role of `models`."""
+    (with or without its judges) from `agents`, or a baseline from the "direct" role of `models`. The
+    stages named in `review` wait for a person's decision on their output (`projectgen.graphs.review`)."""
     method = describe_method(name)
+    check_review(name, tuple(review))
     if method.graph in ("direct", "self-reflection"):
         generator = direct_generator(models)
         if method.graph == "direct":
@@ -38,8 +41,9 @@ def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models:
     if agents is None:
         raise ProjectGenError(f"method {name} needs the ProjectGen agents (models or agents)")
     if method.graph == "project-no-judges":
-        return build_project_graph(stages=default_stages(agents, settings, judges=False), settings=settings)
-    return build_project_graph(agents=agents, settings=settings)
+        return build_project_graph(stages=default_stages(agents, settings, judges=False, review=review),
+                                   settings=settings)
+    return build_project_graph(agents=agents, settings=settings, review=review)
 
 
 def warm_graph(name: str, agents: Agents | None, settings: Settings) -> Any:

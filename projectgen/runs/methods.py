@@ -55,6 +55,12 @@ class Method:
         return STAGE_ROLES
 
 
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The ProjectGen stages its inner graph has (none for the baselines' one-call generator)."""
+        return ("architecture", "skeleton", "code") if self.graph in ("project", "project-no-judges") else ()
+
+
 CATALOGUE: tuple[Method, ...] = (
     Method("direct", "Direct (one call: the documents in, the whole repository out)", "direct", ONE_PASS),
     Method("self-reflection", "Self-Reflection (Direct, then up to 4 rounds on the check-test errors)",
@@ -95,3 +101,12 @@ def method_attempt_settings(name: str, given: AttemptSettings | None = None) -> 
         raise ProjectGenError(f"method {name} has no architecture or skeleton to warm-start from; "
                               "leave out --warm-start")
     return settings
+
+
+def check_review(name: str, stages: tuple[str, ...]) -> None:
+    """`run --review STAGES` needs a method whose graph has those stages (the baselines have none)."""
+    method = describe_method(name)
+    missing = [stage for stage in stages if stage not in method.stages]
+    if missing:
+        raise ProjectGenError(f"method {name} has no {' or '.join(missing)} stage to review; --review goes with "
+                              "projectgen-no-iter, projectgen or a livecoder method")

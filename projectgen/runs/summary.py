@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from projectgen.agents.base import CheckStatus
+from projectgen.llm.roles import HUMAN_JUDGE
 from projectgen.llm import STAGE_ROLES, CallRecord, UsageRecorder, UsageTotals, describe_model
 from projectgen.runs.manifest import RunManifest
 
@@ -33,6 +34,8 @@ class StageSummary(BaseModel):
     accepted: bool = False
     scores: list[float] = Field(default_factory=list, description="judge score of each iteration")
     checks: list[CheckStatus] = Field(default_factory=list, description="check-test result of each code round")
+    reviews: list[str] = Field(default_factory=list, description="a person's decisions on the stage's output, in "
+                               "order (approve, edit, reject: run --review); a rejection's revision is an iteration")
 
 
 class EditSummary(BaseModel):
@@ -67,10 +70,16 @@ class RunSummary(BaseModel):
     duration_s: float = 0.0
 
 
-def stage_summaries(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, StageSummary]:
-    """Per stage, from its verdict records in order: iterations, last acceptance, scores, check results."""
+def stage_summaries(verdicts: Sequence[Mapping[str, Any]],
+                    reviews: Sequence[Mapping[str, Any]] = ()) -> dict[str, StageSummary]:
+    """Per stage, from its verdict records in order: iterations, last acceptance, scores, check results;
+    and the decisions of its `reviews` (a person's rejection, a verdict without a score, is one of those)."""
     stages: dict[str, StageSummary] = {}
+    for review in reviews:
+        stages.setdefault(review["stage"], StageSummary()).reviews.append(review["action"])
     for verdict in verdicts:
+        if verdict.get("judge") == HUMAN_JUDGE:
+            continue
         stage = stages.setdefault(verdict["stage"], StageSummary())
         stage.iterations = max(stage.iterations, verdict["iteration"])
         stage.accepted = verdict["accepted"]
@@ -83,7 +92,7 @@ def stage_summaries(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, StageSum
 def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, models: Mapping[str, str],
                   settings: Mapping[str, Any], unit_tests: Mapping[str, Any] | None = None,
                   duration_s: float = 0.0) -> RunSummary:
-    stages = stage_summaries(state.get("verdicts") or [])
+    stages = stage_summaries(state.get("verdicts") or [], state.get("reviews") or [])
     edits = state.get("edits") or []
     by_role: dict[str, list[CallRecord]] = {}
     for record in records:

@@ -14,7 +14,9 @@ Event shape::
     {"t": "2026-11-21T13:05:01.2+00:00", "elapsed_s": 3.2, "event": "node", "path": ["run_attempt", "code"],
      "node": "judge_code", "attempt": 1, "stage": "code", "data": {...}}
 
-plus ``{"event": "run_start" | "run_resumed" | "run_end", ...}`` markers.
+plus ``{"event": "run_start" | "run_resumed" | "review_requested" | "run_end", ...}`` markers (a run
+paused for a person's review writes ``review_requested`` and no ``run_end``; the process that continues
+it writes ``run_resumed`` with the decision).
 
 Each node event also carries ``update_id``, a hash of its path, node, attempt and data (diffs
 left out: they depend on what the writing process had seen). After a restart the trace skips an
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.durable_files import append_line
+from projectgen.llm.roles import HUMAN_JUDGE
 
 STAGES = ("architecture", "skeleton", "code")
 _TEXT_LIMIT = 600
@@ -122,12 +125,17 @@ class TraceWriter:
         """The parts of a node's update worth keeping in the trace."""
         data: dict[str, Any] = {}
         for verdict in update.get("verdicts") or []:
+            if verdict.get("judge") == HUMAN_JUDGE:
+                continue  # a person's rejection: traced as its review below
             data.setdefault("verdicts", []).append({
                 "judge": verdict.get("judge"), "stage": verdict.get("stage"), "iteration": verdict.get("iteration"),
                 "score": verdict.get("score"), "accepted": verdict.get("accepted"),
                 "check": verdict.get("check"), "files": sorted(verdict.get("files") or {}),
                 "feedback": _cut(verdict.get("feedback") or ""),
                 **({"reasons": _cut(verdict["reasons"])} if verdict.get("reasons") else {})})
+        if update.get("reviews"):
+            data["reviews"] = [{k: r.get(k) for k in ("stage", "iteration", "action", "feedback", "edited")
+                                if r.get(k) not in (None, "")} for r in update["reviews"]]
         if update.get("iterations"):
             data["iterations"] = dict(update["iterations"])
         for kind in ("skeleton", "repository"):

@@ -98,6 +98,44 @@ def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values
     assert (folder / "attempts" / "1" / "attempt.json").is_file() and (folder / "best").is_dir()
 
 
+@pytest.mark.parametrize("factory, context", [("project_graph", {}), ("attempts_graph", {"attempts": 1})])
+def test_both_graphs_surface_a_review_interrupt_and_resume_with_a_command(scripted_env, factory: str,
+                                                                          context: dict) -> None:
+    """With the context's `review`, a Studio run pauses where the architecture awaits a decision (the
+    interrupt reaches the outer graph through the inner ones), and Studio's resume value goes on from
+    there, also when the resume's context does not name the stages again (they are kept in the thread's
+    state)."""
+    from langgraph.types import Command
+
+    from projectgen.graphs import studio
+
+    graph = getattr(studio, factory)().copy(update={"checkpointer": InMemorySaver()})
+    config = {"configurable": {"thread_id": f"review-{factory}"}}
+    paused = asyncio.run(graph.ainvoke({"task": "kvstore"}, config, context={**context, "review": ["architecture"]}))
+    (request,) = [pending.value for pending in paused["__interrupt__"]]
+    assert (request["stage"], request["iteration"], request["judge"]["accepted"]) == ("architecture", 2, True)
+    snapshot = asyncio.run(graph.aget_state(config))
+    assert snapshot.next == (("projectgen",) if factory == "project_graph" else ("livecoder",))
+    assert [pending.id for pending in snapshot.interrupts] == [pending.id for pending in paused["__interrupt__"]]
+    state = asyncio.run(graph.ainvoke(Command(resume={"action": "reject", "feedback": "name the storages"}),
+                                      config, context=context))
+    assert state["__interrupt__"][0].value["iteration"] == 3
+    state = asyncio.run(graph.ainvoke(Command(resume={"action": "approve"}), config, context=context))
+    assert "__interrupt__" not in state and "kvstore/store.py" in state["repository"]
+    if factory == "attempts_graph":
+        assert state["final"] == {"source": "best", "attempt": 1, "score": 1.0}
+        assert state["records"][0]["stages"]["architecture"]["reviews"] == ["reject", "approve"]
+    else:
+        assert [r["action"] for r in state["reviews"]] == ["reject", "approve"]
+
+
+def test_the_review_context_is_a_list_of_stage_names() -> None:
+    from projectgen.graphs.studio import project_graph
+
+    schema = project_graph().get_context_jsonschema()["properties"]["review"]
+    assert schema["type"] == "array" and schema["items"]["enum"] == ["architecture", "skeleton"]
+
+
 def test_a_missing_model_or_task_is_a_one_line_error(monkeypatch) -> None:
     from projectgen.graphs.studio import project_graph
 
@@ -184,6 +222,25 @@ def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, t
         assert results["livecoder"]["final"] == {"source": "best", "attempt": 1, "score": 1.0}
         folder = served / ".langgraph_api" / "projectgen" / thread["thread_id"]
         assert (folder / "attempts" / "1" / "attempt.json").is_file()
+
+        # a review: the run pauses with the request as the thread's interrupt; a run with a resume command goes on
+        status, thread = call(base, "POST", "/threads", {})
+        runs_path = f"/threads/{thread['thread_id']}/runs"
+        status, run = call(base, "POST", runs_path, {"assistant_id": ids["projectgen"], "input": {"task": "kvstore"},
+                                                     "context": {"review": ["architecture"]}})
+        assert status == 200, run
+        call(base, "GET", f"{runs_path}/{run['run_id']}/join", timeout=300)
+        status, paused = call(base, "GET", f"/threads/{thread['thread_id']}")
+        assert paused["status"] == "interrupted", log.read_text()[-5000:]
+        (request,) = [i["value"] for interrupts in paused["interrupts"].values() for i in interrupts]
+        assert (request["stage"], request["iteration"]) == ("architecture", 2)
+        status, run = call(base, "POST", runs_path, {"assistant_id": ids["projectgen"],
+                                                     "command": {"resume": {"action": "approve"}}})
+        assert status == 200, run
+        status, resumed = call(base, "GET", f"{runs_path}/{run['run_id']}/join", timeout=300)
+        status, finished = call(base, "GET", f"{runs_path}/{run['run_id']}")
+        assert finished["status"] == "success", log.read_text()[-5000:]
+        assert [r["action"] for r in resumed["reviews"]] == ["approve"] and "kvstore/store.py" in resumed["repository"]
         assert "BlockingError" not in log.read_text()  # nothing blocked langgraph dev's event loop
     finally:
         server.terminate()

@@ -421,3 +421,36 @@ def test_html_report_renders_in_headless_chromium(run_dir, tmp_path):
     assert (width, height) == (1280, 2000)
     assert distinct > 200  # a blank page has a handful of distinct rows; charts and tables have hundreds
     shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_review_events_read_as_decisions_in_the_timeline() -> None:
+    """A paused run's `review_requested` marker, the decision the next process resumed with, and the review
+    node's records (a rejection with its feedback, an edited tree, edited skeleton files) in one line each;
+    a person's rejection verdict is not a judge score."""
+    from projectgen.inspection.rows import timeline_rows
+
+    t = "2026-01-01T00:00:0{}+00:00"
+    events = [
+        {"t": t.format(0), "event": "review_requested", "attempt": 1, "stage": "architecture", "iteration": 2},
+        {"t": t.format(1), "event": "run_resumed", "run_id": "r", "review": "reject", "stage": "architecture",
+         "iteration": 2},
+        {"t": t.format(2), "event": "node", "node": "review_architecture", "stage": "architecture", "attempt": 1,
+         "data": {"reviews": [{"stage": "architecture", "iteration": 2, "action": "reject",
+                               "feedback": "split the cli"}]}},
+        {"t": t.format(3), "event": "node", "node": "review_architecture", "stage": "architecture", "attempt": 1,
+         "data": {"reviews": [{"stage": "architecture", "iteration": 3, "action": "edit", "edited": ["(tree)"]}]}},
+        {"t": t.format(4), "event": "node", "node": "review_skeleton", "stage": "skeleton", "attempt": 1,
+         "data": {"reviews": [{"stage": "skeleton", "iteration": 1, "action": "edit", "edited": ["a.py", "b.py"]}]}},
+    ]
+    details = [row.detail for row in timeline_rows(events)]
+    assert details == ["awaiting review: architecture iteration 2",
+                       "run_id=r; review of the architecture (iteration 2): reject",
+                       "review: reject (split the cli)", "review: edit (the tree)",
+                       "review: edit (2 file(s): a.py, b.py)"]
+    assert all(row.scores == [] for row in timeline_rows(events))
+
+
+def test_a_run_awaiting_review_says_how_to_decide(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t",
+                                                   "status": "awaiting-review", "review": ["architecture"]}))
+    assert load_run(tmp_path).status == f"awaiting-review (decide with `projectgen review {tmp_path}`)"

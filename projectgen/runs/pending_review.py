@@ -1,0 +1,97 @@
+"""review.json: the review a run paused by `run --review` waits for, and how it is put into words.
+
+Written by the run when a reviewed stage (`projectgen.graphs.review`) pauses it, beside run.json's status
+``awaiting-review``: the request (stage, attempt, iteration, the judge's verdict, the tree or skeleton and
+its diff from the previous iteration) and the id of LangGraph's interrupt. The checkpoint holds the same
+request; this file is what `projectgen review DIR`, `trace` and `report` read without loading the graph.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.runs import layout
+
+AWAITING_REVIEW = "awaiting-review"
+
+
+def write_pending_review(out_dir: Path, *, attempt: int | None, interrupt_id: str, request: Mapping[str, Any]) -> None:
+    """review.json: the review the run waits for."""
+    record = {"stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
+              "interrupt_id": interrupt_id, "request": dict(request)}
+    write_atomic(Path(out_dir) / layout.REVIEW, json.dumps(record, indent=1, default=str) + "\n")
+
+
+def clear_pending_review(out_dir: Path) -> None:
+    """The run went on past its review: review.json goes."""
+    (Path(out_dir) / layout.REVIEW).unlink(missing_ok=True)
+
+
+def read_pending_review(out_dir: Path) -> dict[str, Any] | None:
+    """The review a paused run waits for, or None when it waits for none (run.json's status says so)."""
+    from projectgen.runs.manifest import read_manifest
+
+    manifest = read_manifest(out_dir)
+    path = Path(out_dir) / layout.REVIEW
+    if manifest.status != AWAITING_REVIEW or not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProjectGenError(f"{path}: unreadable ({exc}); `projectgen run --resume {out_dir}` writes it again") \
+            from None
+    if not isinstance(record, dict) or not isinstance(record.get("request"), dict):
+        raise ProjectGenError(f"{path}: not a review request; `projectgen run --resume {out_dir}` writes it again")
+    return record
+
+
+def describe_pending(record: Mapping[str, Any]) -> str:
+    """'the architecture of attempt 1 (iteration 2, accepted by its judge: score 9)'."""
+    request = record.get("request") or {}
+    judge = request.get("judge")
+    if judge is None:
+        verdict = "no judge"
+    elif judge.get("accepted"):
+        verdict = f"accepted by its judge: score {judge.get('score'):g}"
+    else:
+        verdict = f"not accepted by its judge (score {judge.get('score'):g}), iteration cap reached"
+    attempt = f" of attempt {record['attempt']}" if record.get("attempt") is not None else ""
+    return f"the {record.get('stage')}{attempt} (iteration {record.get('iteration')}, {verdict})"
+
+
+def review_commands(out_dir: Path, stage: str | None) -> list[tuple[str, str]]:
+    """(what, exact command) for each way on from a paused run."""
+    folder = shlex.quote(str(out_dir))
+    edited = "tree.json" if stage == "architecture" else "skeleton.json"
+    return [("show it", f"projectgen review {folder}"),
+            ("approve", f"projectgen review {folder} --approve"),
+            ("edit", f"projectgen review {folder} --json > {edited}, edit it, then "
+                     f"projectgen review {folder} --edit {edited}"),
+            ("reject", f"projectgen review {folder} --reject \"what to change\"")]
+
+
+def awaiting_reason(out_dir: Path, record: Mapping[str, Any]) -> str:
+    """run.json's one-line reason for a paused run."""
+    return f"{describe_pending(record)} awaits review: projectgen review {shlex.quote(str(out_dir))}"
+
+
+def editable_json(record: Mapping[str, Any]) -> str:
+    """What `--edit` takes, filled with the output under review: the tree, or the skeleton files."""
+    request = record["request"]
+    value = request.get("skeleton") if record.get("stage") == "skeleton" else request.get("tree")
+    return json.dumps(value or {}, indent=1) + "\n"
+
+
+def not_awaiting(out_dir: Path) -> str:
+    """Why `review` has nothing to decide about, in one line."""
+    from projectgen.runs.manifest import read_manifest
+
+    manifest = read_manifest(out_dir)
+    if not manifest.review:
+        return f"{out_dir}: the run reviews no stage (start one with `projectgen run ... --review architecture`)"
+    return f"{out_dir}: no review is pending (the run is {manifest.status})"

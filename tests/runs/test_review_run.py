@@ -1,0 +1,79 @@
+"""A run paused for review from Python: `run_livecoder(..., review=[...])` stops awaiting review, and
+`review_run(DIR, ...)` continues it in the same folder, with the models rebuilt from run.json."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from projectgen.agents import Architect
+from projectgen.config import AttemptSettings
+from projectgen.datasets.examples import example_script_path, example_task_path
+from projectgen.datasets.loaders import load_task
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.graphs import ReviewDecision, architecture_stage
+from projectgen.llm import ScriptedChatModel
+from projectgen.runs import read_pending_review, review_run, run_livecoder
+
+DEMO_SCRIPT = example_script_path("kvstore.demo")
+ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_task(example_task_path("kvstore"))
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
+    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("review-runs-cache")))
+
+
+def start(task, out: Path, runner, **kwargs):
+    return run_livecoder(task, out, models=ScriptedChatModel.from_file(DEMO_SCRIPT),
+                         model_specs={"default": f"scripted:{DEMO_SCRIPT}"}, attempt_settings=ONE, runner=runner,
+                         evaluate_unit=False, **kwargs)
+
+
+def test_a_paused_run_is_continued_by_review_run_with_models_from_run_json(task, runner, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    outcome = start(task, out, runner, review=["architecture"])
+    assert outcome.review is not None and outcome.summary == {}
+    assert (outcome.review["stage"], outcome.review["iteration"]) == ("architecture", 2)
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["status"] == "awaiting-review" and manifest["review"] == ["architecture"]
+    assert read_pending_review(out)["interrupt_id"] == outcome.review["interrupt_id"]
+    again = review_run(out, reject="Say in the tree which storage is the default", runner=runner)
+    assert again.review is not None and again.review["iteration"] == 3
+    done = review_run(out, approve=True, runner=runner)
+    assert done.review is None and done.summary["final"]["score"] == 1.0
+    assert done.summary["attempts"][0]["stages"]["architecture"]["reviews"] == ["reject", "approve"]
+    assert read_pending_review(out) is None and json.loads((out / "run.json").read_text())["status"] == "finished"
+    with pytest.raises(ProjectGenError, match="no review is pending .the run is finished."):
+        review_run(out, approve=True)
+
+
+def test_review_options_that_cannot_work_are_refused(task, runner, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with pytest.raises(ProjectGenError, match="a review decision continues a paused run: pass resume=True"):
+        start(task, out, runner, decision=ReviewDecision(action="approve"))
+    model = ScriptedChatModel.from_file(DEMO_SCRIPT)
+    with pytest.raises(ProjectGenError, match="build your own stages with review=True"):
+        run_livecoder(task, out, models=model, stages=[("architecture", architecture_stage(Architect(model), None))],
+                      review=["architecture"])
+    with pytest.raises(ProjectGenError, match="method self-reflection has no architecture or skeleton stage"):
+        start(task, out, runner, method="self-reflection", review=["architecture", "skeleton"])
+    assert not out.exists()
+    start(task, out, runner, review=["skeleton"])
+    with pytest.raises(ProjectGenError, match="started with review skeleton; a resume reviews the same stages"):
+        run_livecoder(task, out, models=model, resume=True, review=["architecture"])
+    with pytest.raises(ProjectGenError, match="give one decision"):
+        review_run(out, approve=True, reject="and no")
+    with pytest.raises(ProjectGenError, match="a skeleton edit is a JSON object of path -> file text"):
+        review_run(out, edit={"project_name": "kvstore", "files": []})
+    plain = tmp_path / "plain"
+    start(task, plain, runner)
+    with pytest.raises(ProjectGenError, match="the run reviews no stage"):
+        review_run(plain, approve=True)
