@@ -64,6 +64,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         from projectgen.memory.knowledge_store import parse_server_url
 
         parse_server_url(args.knowledge_store)
+    if args.embedding is not None:
+        from projectgen.memory.embedding_models import make_embeddings
+
+        make_embeddings(args.embedding)
     if args.base_url is not None:
         from projectgen.llm import check_base_url
 
@@ -95,7 +99,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                               sampling=sampling_arguments(sampling_from_args(args)),
                               settings=settings_from_args(args),
                               attempt_settings=attempt_settings_from_args(args), tasks=tasks,
-                              max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store)
+                              max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
+                              embedding=args.embedding)
         results = run_experiment(
             spec, out, executor=LocalExecutor(workers=args.workers), fresh=args.fresh,
             runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),

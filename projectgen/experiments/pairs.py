@@ -120,7 +120,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
-        run_livecoder(unit.task, unit.run_dir, force=False, **common)
+        run_livecoder(unit.task, unit.run_dir, force=False, embeddings=self.spec.embedding, **common)
         return pair_from_run(unit.run_dir, **figures)
 
     def models_for(self, unit: PairUnit) -> tuple[Any, dict[str, str]]:
