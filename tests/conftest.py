@@ -30,3 +30,30 @@ def postgres_url() -> Iterator[str]:
         if url is None:
             pytest.skip("no PostgreSQL here: set PROJECTGEN_TEST_POSTGRES_URL or install Debian's postgresql")
         yield url
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """No network but loopback, and Chroma's default (model-downloading) embedding function never runs
+    (the knowledge store's tests: tests/memory)."""
+    from chromadb.api.types import DefaultEmbeddingFunction
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
+    def forbidden(self, input):  # Chroma checks an embedding function's signature
+        raise AssertionError("Chroma's default embedding function was used")
+
+    def forbidden_model(self, *args, **kwargs):
+        raise AssertionError("Chroma's default embedding model was constructed")
+
+    monkeypatch.setattr(DefaultEmbeddingFunction, "__call__", forbidden)
+    monkeypatch.setattr(ONNXMiniLM_L6_V2, "__init__", forbidden_model)
+    import socket
+
+    real_connect = socket.socket.connect
+
+    def loopback_only(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in ("127.0.0.1", "::1", "localhost"):
+            raise AssertionError(f"network access to {address}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", loopback_only)

@@ -186,3 +186,31 @@ def recording_generator(model: Any) -> Any:
             return await super().reflect(gateway, documents, repository, **kwargs)
 
     return RecordingGenerator(model)
+
+
+OLD_RECORD_ID = "success-1-from-before"
+
+
+def old_knowledge_store(path: Path, entry: Any, *, task_id: str = "kvstore", with_config: bool = True) -> None:
+    """A knowledge store as projectgen left it before stores recorded their embedding: hashing vectors and
+    nothing about the embedding in the collection's metadata; the adapter config names HashingEmbeddings
+    (`with_config` False: no embedding function config at all, "nothing recorded"). Holds `entry` (a
+    SuccessKnowledge) under the id OLD_RECORD_ID."""
+    import chromadb
+    from chromadb.config import Settings
+
+    from projectgen.memory.chroma_embeddings import ChromaEmbeddingAdapter
+    from projectgen.memory.embeddings import HashingEmbeddings
+
+    hashing = HashingEmbeddings()
+    client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+    try:
+        collection = client.get_or_create_collection(
+            "projectgen-knowledge", embedding_function=ChromaEmbeddingAdapter(hashing) if with_config else None,
+            configuration={"hnsw": {"space": "cosine"}}, metadata={"projectgen": "knowledge", "schema_version": 1})
+        collection.upsert(ids=[OLD_RECORD_ID], documents=[entry.text()], embeddings=[hashing.embed_query(entry.text())],
+                          metadatas=[{"task_id": task_id, "kind": entry.kind, "attempt": entry.attempt,
+                                      "score": float(entry.score), "run_id": "", "entry": entry.model_dump_json(),
+                                      "schema_version": 1}])
+    finally:
+        client.close()

@@ -106,6 +106,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         from projectgen.memory.knowledge_store import parse_server_url
 
         parse_server_url(args.knowledge_store)
+    if args.embedding is not None:
+        from projectgen.memory.embedding_models import make_embeddings
+
+        make_embeddings(args.embedding)
     if args.base_url is not None:
         from projectgen.llm import check_base_url
 
@@ -137,7 +141,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           settings=settings_from_args(args),
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
-                          checkpoint_url=args.checkpoint_url)
+                          checkpoint_url=args.checkpoint_url, embedding=args.embedding)
     if args.checkpoint_url:
         from projectgen.runs.checkpoints import check_checkpoint_url
 

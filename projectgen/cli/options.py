@@ -190,6 +190,11 @@ def add_attempt_options(parser: argparse.ArgumentParser) -> None:
                        help="later attempts start from the best attempt's architecture and skeleton")
     group.add_argument("--knowledge-store", default=None, metavar="URL",
                        help="a Chroma server (http://host:port) shared between runs; default: embedded in DIR")
+    # the names of projectgen.memory.EMBEDDINGS (spelled out: importing projectgen.memory would load pydantic)
+    group.add_argument("--embedding", default=None, metavar="NAME",
+                       help="how knowledge entries are embedded for retrieval: wordllama (default: static word "
+                            "embeddings, offline), e5 (multilingual-e5-small via the e5 extra; slower) or hashing "
+                            "(lexical overlap, no model); a store built with one refuses the others")
 
 
 def add_checkpoint_option(parser) -> None:

@@ -139,6 +139,7 @@ def _execute_run(args: argparse.Namespace, task, *, models, model_specs, setting
                                 model_specs=model_specs, settings=settings,
                                 attempt_settings=attempt_settings, runner=runner_from_args(args, log=progress),
                                 knowledge_url=getattr(args, "knowledge_store", None),
+                                embeddings=getattr(args, "embedding", None),
                                 max_tokens=getattr(args, "max_tokens", None),
                                 max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
                                 checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume,
@@ -211,6 +212,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from projectgen.memory.knowledge_store import parse_server_url
 
         parse_server_url(args.knowledge_store)
+    if args.embedding is not None:
+        from projectgen.memory.embedding_models import make_embeddings
+
+        make_embeddings(args.embedding)  # an unknown name or a missing package, before anything else
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
                         attempt_settings=attempt_settings, out=out)

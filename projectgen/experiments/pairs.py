@@ -175,7 +175,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
         run_livecoder(unit.task, unit.run_dir, force=False, checkpoint_url=self.spec.checkpoint_url,
-                      run_id=unit.run_id or None, **common)
+                      run_id=unit.run_id or None, embeddings=self.spec.embedding, **common)
         return pair_from_run(unit.run_dir, **figures)
 
     def models_for(self, unit: PairUnit) -> tuple[Any, dict[str, str]]:

@@ -31,7 +31,9 @@ class ExperimentSpec:
     token cap of each run. `base_url`: an OpenAI-compatible endpoint for every model.
     `knowledge_url`: a shared knowledge store server, allowed with one model only (the runs of
     one task by different models would read each other's knowledge). `methods`: the arms to run
-    (`projectgen.runs.METHODS`), each task x method x model one run. `sampling`: overrides of the
+    (`projectgen.runs.METHODS`), each task x method x model one run. `embedding`: the knowledge
+    store's embedding of each new run (a name of `projectgen.memory.EMBEDDINGS`; None: the default);
+    a resumed run keeps the one its run.json records. `sampling`: overrides of the
     models' temperature, top_p and max_tokens (`projectgen.llm.sampling`; recorded in each run.json).
     `checkpoint_url`: a PostgreSQL database for every run's checkpoints (default: SQLite in each run
     folder), which units that may land on different machines need.
@@ -45,6 +47,7 @@ class ExperimentSpec:
     max_tokens: int | None = None
     base_url: str | None = None
     knowledge_url: str | None = None
+    embedding: str | None = None
     methods: tuple[str, ...] = ("livecoder",)
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     checkpoint_url: str | None = None

@@ -1,9 +1,10 @@
-"""Embeddings for the knowledge store that work offline, and a bridge to Chroma.
+"""The knowledge store's embedding interface, and the model-free one: feature hashing.
 
 Chroma's default embedding function downloads a sentence-transformer model on first use,
-which fails on a machine without network. `HashingEmbeddings` is the offline default: it
-needs no model and no download, gives the same vector for the same text in every process,
-and is fast enough to embed every knowledge entry on the fly.
+which fails on a machine without network. `HashingEmbeddings` needs no model, no package and
+no download, gives the same vector for the same text in every process, and is fast enough to
+embed every knowledge entry on the fly. It is the fallback of the default embedding
+(`embedding_models`: WordLlama) and what every store built before that default was built with.
 
 **What it measures.** Each text becomes a bag of word tokens (`tokenize`: lower-cased
 words, identifiers also split into their parts, stopwords dropped) plus adjacent token
@@ -12,28 +13,24 @@ number of dimensions (feature hashing) and L2-normalised, so that the dot produc
 vectors is their cosine similarity, between 0 (no shared feature) and 1. That is *lexical overlap*: two texts
 are near when they share words and identifiers (``TTL``, ``KeyValueStore``, ``expire``),
 not when they mean the same thing in other words ("time to live" vs "expiry" is missed).
-For knowledge entries written by an LLM about the same task, overlap is a fair proxy; for
-real semantic retrieval pass any LangChain `Embeddings` instead, e.g.
-``OpenAIEmbeddings(model="text-embedding-3-small", base_url="http://localhost:8000/v1")``.
+On the labelled set of benchmarks/knowledge_retrieval.py it ranks a requirement's own entry
+first whenever the two share the task's words, and rarely when the requirement is paraphrased.
 
 `HashingEmbeddings` has the LangChain `Embeddings` interface (``embed_documents``,
 ``embed_query`` and their async forms) without importing LangChain, so importing
-`projectgen.memory` stays cheap; `ChromaEmbeddingAdapter` turns any object with that
-interface into a Chroma embedding function. Neither module imports chromadb or LangChain
-at import time.
+`projectgen.memory` stays cheap; `chroma_embeddings.ChromaEmbeddingAdapter` turns any object
+with that interface into a Chroma embedding function.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from projectgen.memory.stage_memory import tokenize
 
-__all__ = ["ChromaEmbeddingAdapter", "EmbeddingsLike", "HashingEmbeddings", "describe_embeddings"]
+__all__ = ["EmbeddingsLike", "HashingEmbeddings"]
 
 
 @runtime_checkable
@@ -75,6 +72,11 @@ class HashingEmbeddings:
         """The settings that determine the vectors (persisted with a Chroma collection)."""
         return {"dims": self.dims, "bigrams": self.bigrams}
 
+    def identity(self) -> dict[str, str | int]:
+        """What makes the vectors (recorded in a knowledge store; see `chroma_embeddings`)."""
+        return {"embedding": "hashing", "embedding_model": "feature-hashing" + ("+bigrams" if self.bigrams else ""),
+                "embedding_version": "1", "embedding_dims": self.dims}
+
     def features(self, text: str) -> Counter[str]:
         """The weighted-before-hashing features of a text: tokens and token bigrams."""
         tokens = tokenize(text)
@@ -107,115 +109,3 @@ class HashingEmbeddings:
 
     async def aembed_query(self, text: str) -> list[float]:
         return self.embed_query(text)
-
-
-_IDENTITY_FIELDS = ("model", "model_name", "dimensions", "size", "dims", "bigrams")
-
-
-def describe_embeddings(embeddings: Any) -> dict[str, Any]:
-    """A JSON description of an embeddings object: its class and the settings that shape
-    its vectors (model name, dimensions). Two objects with the same description are
-    assumed to embed alike; the knowledge store refuses a collection built with another.
-    """
-    cls = type(embeddings)
-    if isinstance(embeddings, HashingEmbeddings):
-        settings = embeddings.config()
-    else:
-        settings = {}
-        for field in _IDENTITY_FIELDS:
-            value = getattr(embeddings, field, None)
-            if isinstance(value, (str, int, float, bool)) and not callable(value):
-                settings[field] = value
-    return {"class": f"{cls.__module__}.{cls.__qualname__}", "settings": settings}
-
-
-# Embeddings objects adapted in this process, by description, so that Chroma's
-# `build_from_config` (which it calls to check an embedding function) can find them.
-_LIVE: dict[str, Any] = {}
-
-
-def _key(description: dict[str, Any]) -> str:
-    return json.dumps(description, sort_keys=True)
-
-
-class ChromaEmbeddingAdapter:
-    """Any LangChain-style `Embeddings` as a Chroma (1.x) embedding function.
-
-    Implements Chroma's `EmbeddingFunction` protocol structurally (``__call__(self,
-    input)``, ``embed_query``, ``name``, ``get_config``, ``build_from_config``, spaces),
-    so chromadb is not imported until Chroma calls it. The persisted config records the
-    embeddings' class and settings (`describe_embeddings`): a collection re-opened with
-    the same adapter loads without warnings, and a `HashingEmbeddings` collection can be
-    rebuilt from its config alone. Other embeddings cannot be rebuilt from a config (they
-    hold clients and keys), so pass them explicitly when opening the store.
-    """
-
-    NAME = "projectgen_langchain"
-
-    def __init__(self, embeddings: EmbeddingsLike | None = None) -> None:
-        embeddings = HashingEmbeddings() if embeddings is None else embeddings
-        if not (callable(getattr(embeddings, "embed_documents", None))
-                and callable(getattr(embeddings, "embed_query", None))):
-            raise TypeError(f"{type(embeddings).__name__} is not a LangChain Embeddings "
-                            "(needs embed_documents and embed_query)")
-        self.embeddings = embeddings
-        self._description = describe_embeddings(embeddings)
-        _LIVE[_key(self._description)] = embeddings
-
-    def __repr__(self) -> str:
-        return f"ChromaEmbeddingAdapter({self.embeddings!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ChromaEmbeddingAdapter) and self._description == other._description
-
-    def __hash__(self) -> int:
-        return hash(_key(self._description))
-
-    @staticmethod
-    def _arrays(vectors: Sequence[Sequence[float]]) -> list[Any]:
-        import numpy as np
-
-        return [np.asarray(v, dtype=np.float32) for v in vectors]
-
-    # Chroma's EmbeddingFunction protocol ----------------------------------------------
-    def __call__(self, input: Sequence[str]) -> list[Any]:  # noqa: A002 (Chroma's parameter name)
-        return self._arrays(self.embeddings.embed_documents(list(input)))
-
-    def embed_query(self, input: Sequence[str]) -> list[Any]:  # noqa: A002
-        return self._arrays([self.embeddings.embed_query(text) for text in input])
-
-    @staticmethod
-    def name() -> str:
-        return ChromaEmbeddingAdapter.NAME
-
-    def get_config(self) -> dict[str, Any]:
-        return dict(self._description)
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingAdapter:
-        live = _LIVE.get(_key({"class": config.get("class"), "settings": config.get("settings", {})}))
-        if live is not None:
-            return ChromaEmbeddingAdapter(live)
-        if config.get("class") == f"{HashingEmbeddings.__module__}.{HashingEmbeddings.__qualname__}":
-            return ChromaEmbeddingAdapter(HashingEmbeddings(**config.get("settings", {})))
-        raise ValueError(f"cannot rebuild embeddings {config.get('class')} from a stored config; "
-                         "pass the embeddings explicitly")
-
-    @staticmethod
-    def validate_config(config: dict[str, Any]) -> None:
-        if not isinstance(config.get("class"), str):
-            raise ValueError(f"not a {ChromaEmbeddingAdapter.NAME} config: {config!r}")
-
-    def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
-        if old_config != new_config:
-            raise ValueError("the embeddings of a collection cannot change: "
-                             f"{old_config.get('class')} -> {new_config.get('class')}")
-
-    def default_space(self) -> str:
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:
-        return ["cosine", "l2", "ip"]
-
-    def is_legacy(self) -> bool:
-        return False

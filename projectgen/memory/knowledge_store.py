@@ -7,10 +7,14 @@ collection: an embedded `PersistentClient` in a folder by default (durable, no s
 or a Chroma server for shared use (`KnowledgeStore.server`).
 
 Embeddings are always passed to Chroma explicitly (`ChromaEmbeddingAdapter`), never left
-to Chroma's default, which downloads a model and fails offline. The default is
-`HashingEmbeddings` (lexical overlap, offline); any LangChain `Embeddings` can replace it.
-A collection remembers the embeddings it was built with, and opening it with other ones
-is refused (vectors of two models cannot be compared).
+to Chroma's default, which downloads a model and fails offline. The default is WordLlama's
+static embeddings (`embedding_models`; ``hashing`` when its package is missing, with a
+warning); a name (``wordllama``, ``e5``, ``hashing``) or any LangChain `Embeddings` object
+can replace it. A collection records the embedding that built it (name, model, version,
+dimensions) in its metadata, and opening it with another one is refused in one line
+(vectors of two models cannot be compared). A collection that records none (every store
+made before the default changed) was built with ``hashing``: its adapter config says so,
+and with no config at all that is assumed.
 
 Adding is idempotent: an entry's id is derived from task, run, attempt and kind, so a
 resumed run that re-adds the same attempt's entries replaces them instead of duplicating.
@@ -29,11 +33,15 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from projectgen.errors import ProjectGenError, first_line
-from projectgen.memory.embeddings import (
+from projectgen.memory.chroma_embeddings import (
+    IDENTITY_KEYS,
     ChromaEmbeddingAdapter,
-    EmbeddingsLike,
-    HashingEmbeddings,
+    describe_identity,
+    embedding_identity,
+    identity_from_config,
 )
+from projectgen.memory.embedding_models import EMBEDDINGS, resolve_embeddings
+from projectgen.memory.embeddings import EmbeddingsLike, HashingEmbeddings
 from projectgen.memory.knowledge_entries import (
     FailureKnowledge,
     KnowledgeEntry,
@@ -92,16 +100,19 @@ class KnowledgeStore:
 
     Use `KnowledgeStore.persistent(path)` (embedded, the default) or
     `KnowledgeStore.server(url)`; the constructor takes any Chroma client (e.g. an
-    `EphemeralClient` for experiments). ``embeddings`` is any LangChain `Embeddings`
-    (default `HashingEmbeddings()`); ``location`` only names the store in messages.
+    `EphemeralClient` for experiments). ``embeddings`` is a name of `EMBEDDINGS` or any
+    LangChain `Embeddings` (default: the default embedding, see the module docstring); it
+    must be the one the collection was built with. ``location`` only names the store in
+    messages.
     """
 
-    def __init__(self, client: Any, embeddings: EmbeddingsLike | None = None,
+    def __init__(self, client: Any, embeddings: str | EmbeddingsLike | None = None,
                  collection: str = DEFAULT_COLLECTION, location: str = "chroma") -> None:
-        self.embeddings = HashingEmbeddings() if embeddings is None else embeddings
+        self.embeddings = resolve_embeddings(embeddings, notice=_warn)
         self.location = location
         self._client = client
         self._function = ChromaEmbeddingAdapter(self.embeddings)
+        identity = embedding_identity(self.embeddings)
         with self._errors(f"cannot open collection {collection!r}"):
             from chromadb.utils.embedding_functions import register_embedding_function
 
@@ -111,13 +122,13 @@ class KnowledgeStore:
                 collection,
                 embedding_function=self._function,
                 configuration={"hnsw": {"space": "cosine"}},
-                metadata={"projectgen": "knowledge", "schema_version": _SCHEMA_VERSION},
+                metadata={"projectgen": "knowledge", "schema_version": _SCHEMA_VERSION, **identity},
             )
-        self._check_embeddings()
+        self._check_embeddings(identity)
 
     # Constructors ----------------------------------------------------------------------
     @classmethod
-    def persistent(cls, path: str | Path, embeddings: EmbeddingsLike | None = None,
+    def persistent(cls, path: str | Path, embeddings: str | EmbeddingsLike | None = None,
                    collection: str = DEFAULT_COLLECTION) -> KnowledgeStore:
         """An embedded store in the folder `path` (created when missing)."""
         path = Path(path)
@@ -131,7 +142,7 @@ class KnowledgeStore:
         return cls._opened(client, embeddings, collection, str(path))
 
     @classmethod
-    def server(cls, url: str, embeddings: EmbeddingsLike | None = None, collection: str = DEFAULT_COLLECTION,
+    def server(cls, url: str, embeddings: str | EmbeddingsLike | None = None, collection: str = DEFAULT_COLLECTION,
                headers: dict[str, str] | None = None, tenant: str | None = None,
                database: str | None = None) -> KnowledgeStore:
         """A store on a Chroma server, e.g. ``http://localhost:8000`` (port 8000 unless
@@ -147,7 +158,8 @@ class KnowledgeStore:
         return cls._opened(client, embeddings, collection, url)
 
     @classmethod
-    def _opened(cls, client: Any, embeddings: EmbeddingsLike | None, collection: str, location: str) -> KnowledgeStore:
+    def _opened(cls, client: Any, embeddings: str | EmbeddingsLike | None, collection: str,
+                location: str) -> KnowledgeStore:
         try:
             return cls(client, embeddings, collection, location=location)
         except BaseException:
@@ -237,18 +249,31 @@ class KnowledgeStore:
     def __repr__(self) -> str:
         return f"KnowledgeStore({self.location!r}, collection={self._collection.name!r}, embeddings={self.embeddings!r})"
 
-    # Internals -------------------------------------------------------------------------
-    def _check_embeddings(self) -> None:
+    def recorded_embedding(self) -> dict[str, str | int]:
+        """The identity of the embedding the collection was built with (`embedding_identity`):
+        from its metadata; for a collection made before that was recorded, from its embedding
+        function config; with neither, ``hashing``'s (the only embedding such stores had)."""
+        metadata = self._collection.metadata or {}
+        if all(key in metadata for key in IDENTITY_KEYS):
+            return {key: metadata[key] for key in IDENTITY_KEYS}
         stored = (self._collection.configuration_json or {}).get("embedding_function") or {}
-        if stored.get("type") != "known":
-            return  # created without an embedding function config (e.g. by another tool)
-        ours = self._function.get_config()
-        if stored.get("name") != ChromaEmbeddingAdapter.NAME or stored.get("config") != ours:
-            theirs = stored.get("config", {}) if stored.get("name") == ChromaEmbeddingAdapter.NAME else stored
+        if stored.get("type") == "known" and stored.get("name") == ChromaEmbeddingAdapter.NAME:
+            return identity_from_config(stored.get("config") or {})
+        if stored.get("type") == "known":  # made by another tool, with one of Chroma's embedding functions
+            return {"embedding": f"Chroma's {stored.get('name')}", "embedding_model": "", "embedding_version": "",
+                    "embedding_dims": 0}
+        return HashingEmbeddings().identity()
+
+    # Internals -------------------------------------------------------------------------
+    def _check_embeddings(self, ours: dict[str, str | int]) -> None:
+        theirs = self.recorded_embedding()
+        if theirs != ours:
+            advice = (f"open it with `--embedding {theirs['embedding']}` (Python: embeddings="
+                      f"{theirs['embedding']!r})" if theirs["embedding"] in EMBEDDINGS
+                      else "open it with the same embeddings object")
             raise ProjectGenError(
-                f"knowledge store {self.location}: collection {self._collection.name!r} was built with "
-                f"embeddings {_describe(theirs)}, not {_describe(ours)}; open it with the same embeddings "
-                "or use another collection")
+                f"knowledge store {self.location}: collection {self._collection.name!r} was built with embedding "
+                f"{describe_identity(theirs)}, not {describe_identity(ours)}; {advice} or use another store")
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -256,11 +281,10 @@ class KnowledgeStore:
             yield
 
 
-def _describe(config: dict[str, Any]) -> str:
-    if "class" in config:
-        settings = ", ".join(f"{k}={v}" for k, v in sorted(config.get("settings", {}).items()))
-        return f"{str(config['class']).rsplit('.', 1)[-1]}({settings})"
-    return str(config.get("name", config))
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, stacklevel=4)
 
 
 def parse_server_url(url: str) -> tuple[str, int, bool]:

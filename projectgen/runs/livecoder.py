@@ -14,7 +14,8 @@ Everything lands in one run folder::
     usage.jsonl         one line per model call
     calls.jsonl         the replies of completed model calls, replayed on resume (`CallCache`)
     prompts.jsonl       the exact prompt of every call, each distinct one once (`PromptStore`)
-    knowledge/          the Chroma knowledge store (embedded, unless a server URL is given)
+    knowledge/          the Chroma knowledge store (embedded, unless a server URL is given), built with
+                        the embedding run.json names (`embedding`), which a resume keeps
     best/               the historical-best repository store
     attempts/N/         each attempt's repository and record
     repository/         the final output (the historical best)
@@ -62,6 +63,7 @@ from projectgen.graphs.review import check_review_stages, parse_decision
 from projectgen.llm import Budget, CallCache, PromptStore, UsageRecorder, describe_model, model_failure_reason
 from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import sampling_by_role
+from projectgen.memory.embedding_models import embedding_name, resolve_embeddings
 from projectgen.runs import layout
 from projectgen.runs.checkpoints import check_checkpoint_url, open_checkpointer
 from projectgen.runs.execution import (
@@ -117,12 +119,41 @@ class LiveCoderRun:
 
 
 def open_knowledge_store(out_dir: Path, url: str | None, embeddings: Any) -> Any:
-    """The run's knowledge store: a Chroma server when `url` is given, else embedded in the run folder."""
+    """The run's knowledge store: a Chroma server when `url` is given, else embedded in the run folder.
+    `embeddings`: a name, an object, or None for the default (`KnowledgeStore`)."""
     from projectgen.memory.knowledge_store import KnowledgeStore
 
     if url:
         return KnowledgeStore.server(url, embeddings=embeddings)
     return KnowledgeStore.persistent(out_dir / layout.KNOWLEDGE, embeddings=embeddings)
+
+
+def resumed_embeddings(out_dir: Path, manifest: RunManifest, given: Any) -> Any:
+    """The embedding a resumed run's knowledge store was built with (run.json's; none recorded: hashing).
+
+    A name other than the recorded one is refused; an object is taken as given (the store refuses
+    it unless it embeds as the recorded one did)."""
+    from projectgen.memory.embedding_models import make_embeddings
+
+    recorded = manifest.embedding or "hashing"
+    if given is None:
+        if recorded == "custom":
+            raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with an embeddings object given "
+                                  "from Python; resume it with run_livecoder(..., resume=True, embeddings=<the same "
+                                  "object>)")
+        return make_embeddings(recorded)
+    if isinstance(given, str):
+        if given != recorded:
+            raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with the {recorded} embedding, "
+                                  f"not {given}; a resume keeps its embedding")
+        return make_embeddings(given)
+    return given
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, stacklevel=3)
 
 
 def knowledge_extractor(models: Any) -> Any:
@@ -138,7 +169,8 @@ def knowledge_extractor(models: Any) -> Any:
 async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agents: Agents | None = None,
                          settings: Settings | None = None, attempt_settings: AttemptSettings | None = None,
                          model_specs: Mapping[str, str] | None = None, runner: SandboxRunner | None = None,
-                         knowledge_url: str | None = None, embeddings: Any = None, max_tokens: int | None = None,
+                         knowledge_url: str | None = None, embeddings: Any = None,
+                         max_tokens: int | None = None,
                          max_cost_usd: float | None = None, prices_file: Path | str | None = None,
                          checkpoint_url: str | None = None, budget: Budget | None = None, resume: bool = False,
                          force: bool = False,
@@ -172,6 +204,10 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
     ``awaiting-review``. Continue with ``resume=True`` and `decision` (a `ReviewDecision` or its JSON;
     `projectgen.runs.review.review_run` builds it); run.json keeps `review`, so a resume reviews the same
     stages.
+    `embeddings` is the knowledge store's embedding: a name (``wordllama``, ``e5``, ``hashing``:
+    `projectgen.memory.EMBEDDINGS`), any LangChain `Embeddings`, or None for the default (WordLlama;
+    ``hashing``, said through `progress`, when its package is missing). run.json records it, and a
+    resume reopens the store with it (a run.json that records none is a ``hashing`` run).
     """
     from projectgen.memory.best_repo import BestRepositoryStore
 
@@ -196,6 +232,9 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                 raise ProjectGenError(f"the run was started with review {','.join(manifest.review) or 'of no stage'};"
                                       " a resume reviews the same stages (leave out review)")
             method = _resumed_method(manifest, method)
+            embeddings = resumed_embeddings(out_dir, manifest, embeddings)
+            if manifest.embedding is None:  # a run from before it was recorded: its store was built with hashing
+                manifest = manifest.model_copy(update={"embedding": "hashing"})
             _check_resumed_graph(out_dir, manifest, custom_nodes)
             if attempt_settings is None:
                 attempt_settings = AttemptSettings.model_validate(manifest.attempt_settings)
@@ -207,6 +246,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
         else:
             method = method or DEFAULT_METHOD
             check_review(method, review)
+            embeddings = resolve_embeddings(embeddings, notice=progress or _warn)
             attempt_settings = method_attempt_settings(method, attempt_settings)
             check_custom_graph(method, custom_nodes, custom_warm, warm_start=attempt_settings.warm_start)
             if agents is None and models is None and custom is None:
@@ -217,6 +257,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                    models=dict(model_specs or {}), settings=settings.model_dump(),
                                    sampling=sampling_by_role(models, ROLES) if models is not None else {},
                                    attempt_settings=attempt_settings.model_dump(), knowledge_store=knowledge_url,
+                                   embedding=embedding_name(embeddings) or "custom",
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
                                    prices_file=str(Path(prices_file).resolve()) if prices_file else None,
                                    checkpoint_url=checkpoint_url, review=list(review))

@@ -42,6 +42,10 @@ class RunManifest(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     attempt_settings: dict[str, Any] = Field(default_factory=dict)
     knowledge_store: str | None = Field(default=None, description="Chroma server URL; None = embedded in the run")
+    embedding: str | None = Field(default=None, description="the knowledge store's embedding: a name of "
+                                  "projectgen.memory.EMBEDDINGS, or 'custom' for an Embeddings object given from "
+                                  "Python (a resume must be given it again); None (run.json files written before "
+                                  "it was recorded) = 'hashing', the only one there was")
     max_tokens: int | None = None
     max_cost_usd: float | None = None
     prices_file: str | None = Field(default=None, description="price file over the list prices, for the cost budget")

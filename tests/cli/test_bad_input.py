@@ -320,6 +320,8 @@ def price_files(ws: Path) -> dict[str, Path]:
     # a well-formed URL where no server answers: refused before the run folder is made
     pytest.param(["--knowledge-store", "http://127.0.0.1:9"], ("knowledge store http://127.0.0.1:9: cannot connect",),
                  id="knowledge-store-unreachable"),
+    pytest.param(["--embedding", "bert"], ("unknown embedding 'bert': expected one of wordllama, e5, hashing",),
+                 id="embedding-unknown"),
     pytest.param(["--timeout", "0"], ("argument --timeout: must be greater than 0",), id="timeout-0"),
     pytest.param(["--memory-mb", "lots"], ("argument --memory-mb: not a whole number",), id="memory-mb"),
     pytest.param(["--isolation", "vm"], ("argument --isolation: invalid choice",), id="isolation"),
@@ -440,6 +442,8 @@ def test_resume_refuses_a_file_and_options_it_would_ignore(ws: Path, capsys) -> 
     refused(capsys, ws, ["run", "--resume", run_dir, "--attempts", "8", "--max-tokens", "5", "--no-best",
                          "--max-cost", "1", "--timeout", "9"],
             "leave out --max-tokens, --attempts, --no-best, --max-cost")
+    # the knowledge store's embedding too: a resume reopens the store with run.json's
+    refused(capsys, ws, ["run", "--resume", run_dir, "--embedding", "e5"], "leave out --embedding")
 
 
 def test_resume_may_change_the_sandbox_options_that_run_json_does_not_keep() -> None:
@@ -545,6 +549,7 @@ def dataset_with(ws: Path, *names: str) -> Path:
     pytest.param(["--iterations", "3,3"], ("argument --iterations",), id="iterations"),
     pytest.param(["--prices", "{ws}/nope.toml"], ("price file not found",), id="prices-missing"),
     pytest.param(["--knowledge-store", "chroma"], ("Chroma server URL 'chroma'",), id="knowledge-store"),
+    pytest.param(["--embedding", "bert"], ("unknown embedding 'bert'",), id="embedding"),
     pytest.param(["--base-url", "localhost"], ("is not an http(s) URL",), id="base-url"),
 ])
 def test_experiment_refuses_bad_input(extra: list[str], fragments: tuple[str, ...], ws: Path, capsys) -> None:

@@ -211,6 +211,18 @@ def test_help_prints_the_defaults_the_settings_hold(capsys, monkeypatch) -> None
     assert "code stages (default 3,3,5)" in text
 
 
+def test_help_names_every_embedding_and_the_default(capsys) -> None:
+    """--embedding's help spells the names out (importing projectgen.memory would slow the CLI down): they must
+    be the registry's."""
+    from projectgen.memory.embedding_models import DEFAULT_EMBEDDING, EMBEDDINGS
+
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    helped = text[text.index("--embedding NAME"):]
+    assert f"{DEFAULT_EMBEDDING} (default" in helped
+    assert all(f"{name} (" in helped for name in EMBEDDINGS)
+
+
 @pytest.mark.parametrize("text, ok", [("0", True), ("0.00", True), ("1e-3", True), ("-0.1", False), ("nan", False),
                                       ("warm", False)])
 def test_temperature_takes_any_finite_number_from_0(text: str, ok: bool, capsys) -> None:

@@ -130,10 +130,12 @@ def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, cache_di
 def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, cache_dir: Path) -> None:
     out = tmp_path / "run"
     code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--attempts", "1",
-                 "--no-unit-tests", "--cache-dir", str(cache_dir), "--max-cost", "0.5", "--max-tokens", "900000"])
+                 "--no-unit-tests", "--cache-dir", str(cache_dir), "--max-cost", "0.5", "--max-tokens", "900000",
+                 "--embedding", "hashing"])
     assert code == 0
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["max_cost_usd"] == 0.5 and manifest["max_tokens"] == 900000
+    assert manifest["embedding"] == "hashing"  # the knowledge store's, which a resume reopens it with
     assert manifest["status"] == "finished"  # a scripted replay costs nothing
 
 

@@ -475,7 +475,8 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
 def test_every_method_with_the_reference_replay_scores_full_marks(setup, tmp_path: Path) -> None:
     """--model reference checks the harness: a perfect generator gets every expected test, by any method."""
     code, output = cli("--dataset", str(setup["data"]), "--model", "reference", "--tasks", "kvstore",
-                       "--method", "projectgen,direct", "--attempts", "1", "--out", str(tmp_path / "out"))
+                       "--method", "projectgen,direct", "--attempts", "1", "--out", str(tmp_path / "out"),
+                       "--embedding", "hashing")
     assert code == 0, output
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [(e["method"], e["model"], e["pass_sum"], e["tests"]) for e in data["summary"]] == [
@@ -483,6 +484,7 @@ def test_every_method_with_the_reference_replay_scores_full_marks(setup, tmp_pat
     assert (tmp_path / "out" / "direct" / "reference" / "kvstore" / "summary.json").is_file()
     manifest = json.loads((tmp_path / "out" / "direct" / "reference" / "kvstore" / "run.json").read_text())
     assert manifest["method"] == "direct" and manifest["models"] == {"default": "reference"}
+    assert manifest["embedding"] == "hashing"  # --embedding reaches every run of the experiment
 
 
 def test_an_unknown_method_is_one_clear_error(setup, tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from projectgen.errors import ProjectGenError
-from projectgen.memory.embeddings import ChromaEmbeddingAdapter, HashingEmbeddings, describe_embeddings
+from projectgen.memory.chroma_embeddings import ChromaEmbeddingAdapter, describe_embeddings
+from projectgen.memory.embeddings import HashingEmbeddings
 from projectgen.memory.knowledge_entries import FailureKnowledge, SuccessKnowledge
 from projectgen.memory.knowledge_store import KnowledgeStore, knowledge_id, parse_server_url
 from test_support import chroma_server
@@ -40,28 +41,9 @@ KV_FAILURE = FailureKnowledge(
     carry_over_constraints=["compare expiry with <=, not <"])
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    """No network, and Chroma's default (model-downloading) embedding function never runs."""
-    from chromadb.api.types import DefaultEmbeddingFunction
-    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
-
-    def forbidden(self, input):  # Chroma checks an embedding function's signature
-        raise AssertionError("Chroma's default embedding function was used")
-
-    def forbidden_model(self, *args, **kwargs):
-        raise AssertionError("Chroma's default embedding model was constructed")
-
-    monkeypatch.setattr(DefaultEmbeddingFunction, "__call__", forbidden)
-    monkeypatch.setattr(ONNXMiniLM_L6_V2, "__init__", forbidden_model)
-    real_connect = socket.socket.connect
-
-    def loopback_only(self, address):
-        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in ("127.0.0.1", "::1", "localhost"):
-            raise AssertionError(f"network access to {address}")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", loopback_only)
+pytestmark = pytest.mark.usefixtures("offline")
+# The one warning the store may give: the default embedding's package is missing, hashing is used instead.
+FALLBACK_NOTICE = "knowledge: the .* package is not installed"
 
 
 def test_the_offline_guard_catches_chromas_default_embedding(tmp_path):
@@ -187,6 +169,7 @@ def test_store_persists_across_clients_and_processes(tmp_path):
         first.add("kvstore", SCRAPER_SUCCESS, run_id="r")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # re-opening a persisted collection must not warn
+        warnings.filterwarnings("ignore", message=FALLBACK_NOTICE)  # only the default's documented fallback may
         with KnowledgeStore.persistent(path) as second:
             assert second.entries("kvstore") == [KV_SUCCESS, SCRAPER_SUCCESS]
             assert second.retrieve("kvstore", REQUIREMENT, "success", k=1)[0].entry == KV_SUCCESS
@@ -194,6 +177,7 @@ def test_store_persists_across_clients_and_processes(tmp_path):
     script = (
         "import sys, warnings, json\n"
         "warnings.simplefilter('error')\n"
+        f"warnings.filterwarnings('ignore', message={FALLBACK_NOTICE!r})\n"
         "from projectgen.memory import KnowledgeStore\n"
         "with KnowledgeStore.persistent(sys.argv[1]) as s:\n"
         "    found = s.retrieve('kvstore', sys.argv[2], 'success', k=2)\n"
@@ -248,14 +232,22 @@ def test_opening_a_store_with_other_embeddings_is_refused(tmp_path):
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
     path = tmp_path / "k"
-    with KnowledgeStore.persistent(path) as store:
+    with KnowledgeStore.persistent(path, embeddings="hashing") as store:
         store.add("kvstore", KV_SUCCESS)
-    with pytest.raises(ProjectGenError, match=r"built with embeddings HashingEmbeddings\(bigrams=True, dims=1024\)"):
+    built = r"built with embedding hashing \(feature-hashing\+bigrams, 1024 dims, version 1\)"
+    with pytest.raises(ProjectGenError, match=built + r", not langchain_core\.embeddings\.fake\.DeterministicFakeEmbedding"
+                       r" \(size=8, 8 dims\); open it with `--embedding hashing` \(Python: embeddings='hashing'\) or use"):
         KnowledgeStore.persistent(path, embeddings=DeterministicFakeEmbedding(size=8))
-    with pytest.raises(ProjectGenError, match="HashingEmbeddings"):
+    with pytest.raises(ProjectGenError, match=built + r", not hashing \(feature-hashing\+bigrams, 512 dims"):
         KnowledgeStore.persistent(path, embeddings=HashingEmbeddings(dims=512))
     with KnowledgeStore.persistent(path, embeddings=HashingEmbeddings(dims=1024)) as same:
         assert same.count() == 1
+    # A store of a custom object names no --embedding: only the same object opens it.
+    with KnowledgeStore.persistent(tmp_path / "fake", embeddings=DeterministicFakeEmbedding(size=8)) as store:
+        store.add("kvstore", KV_SUCCESS)
+    with pytest.raises(ProjectGenError, match=r"DeterministicFakeEmbedding \(size=8, 8 dims\), not hashing .*"
+                       "open it with the same embeddings object"):
+        KnowledgeStore.persistent(tmp_path / "fake", embeddings="hashing")
 
 
 # Errors -------------------------------------------------------------------------------
