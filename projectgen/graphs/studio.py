@@ -161,16 +161,22 @@ async def run_project_graph(state: StudioProjectState, runtime: Runtime[StudioCo
     return await graph.ainvoke(start, config, context=context)
 
 
+def two_step_graph(name: str, state: Any, output: Any, context: Any, load: Any, run: Any) -> Any:
+    """A Studio graph: START -> load_task (`load`) -> `name` (`run`, the real graph) -> END, its input a
+    task name (`StudioInput`), its context plain values (`context`)."""
+    graph = StateGraph(state, input_schema=StudioInput, output_schema=output, context_schema=context)
+    graph.add_node("load_task", load)
+    graph.add_node(name, run)
+    graph.add_edge(START, "load_task")
+    graph.add_edge("load_task", name)
+    graph.add_edge(name, END)
+    return graph.compile(name=name)
+
+
 def project_graph() -> Any:
     """The graph "projectgen" of langgraph.json: load_task -> projectgen (architecture -> skeleton -> code)."""
-    graph = StateGraph(StudioProjectState, input_schema=StudioInput, output_schema=ProjectState,
-                       context_schema=StudioContext)
-    graph.add_node("load_task", read_task)
-    graph.add_node("projectgen", run_project_graph)
-    graph.add_edge(START, "load_task")
-    graph.add_edge("load_task", "projectgen")
-    graph.add_edge("projectgen", END)
-    return graph.compile(name="projectgen")
+    return two_step_graph("projectgen", StudioProjectState, ProjectState, StudioContext, read_task,
+                          run_project_graph)
 
 
 # --------------------------------------------------------------------------- the attempts graph
@@ -227,11 +233,5 @@ async def run_attempts_graph(state: StudioAttemptsState, runtime: Runtime[Studio
 
 def attempts_graph() -> Any:
     """The graph "livecoder" of langgraph.json: load_task -> livecoder (attempts around ProjectGen)."""
-    graph = StateGraph(StudioAttemptsState, input_schema=StudioInput, output_schema=AttemptsState,
-                       context_schema=StudioAttemptsContext)
-    graph.add_node("load_task", read_attempts_task)
-    graph.add_node("livecoder", run_attempts_graph)
-    graph.add_edge(START, "load_task")
-    graph.add_edge("load_task", "livecoder")
-    graph.add_edge("livecoder", END)
-    return graph.compile(name="livecoder")
+    return two_step_graph("livecoder", StudioAttemptsState, AttemptsState, StudioAttemptsContext, read_attempts_task,
+                          run_attempts_graph)
