@@ -149,7 +149,8 @@ def test_a_broken_task_and_a_raising_run_are_error_rows_and_the_experiment_goes_
     latest = {entry["key"]: entry for entry in first["ledger"]}
     assert {key: entry["status"] for key, entry in latest.items()} == {
         "ref/broken": "error", "scripted-buggy/broken": "error", "ref/kvstore": "finished",
-        "ref/wordfreq": "error", "scripted-buggy/kvstore": "finished", "scripted-buggy/wordfreq": "finished"}
+        "ref/wordfreq": "error", "scripted-buggy/kvstore": "finished", "scripted-buggy/wordfreq": "finished"}, \
+        {key: entry.get("error") for key, entry in latest.items()}
     broken = latest["ref/broken"]["error"]
     assert broken.startswith("task does not load: ") and "unknown key 'bogus'" in broken and "\n" not in broken
     raised = latest["ref/wordfreq"]["error"]
