@@ -99,7 +99,8 @@ def run_arguments(options: Options, folder: Path) -> list[str]:
 
 def reflect_arguments(options: Options, folder: Path) -> list[str]:
     return ["reflect", "--dataset", "examples", "--tasks", "word_index", "--model", SERVED_NAME,
-            "--base-url", options.url, "--tries", "2", "--out", str(folder), *sandbox_options(options)]
+            "--base-url", options.url, "--tries", "2", "--max-output-tokens", str(options.max_output_tokens),
+            "--out", str(folder), *sandbox_options(options)]
 
 
 def run_statuses(folder: Path) -> list[Check]:
@@ -155,7 +156,7 @@ def reflect_statuses(folder: Path) -> list[Check]:
 
 STEPS: dict[str, Step] = {
     "run": Step("run", run_arguments, run_statuses, output_cap=True),
-    "reflect": Step("reflect", reflect_arguments, reflect_statuses),
+    "reflect": Step("reflect", reflect_arguments, reflect_statuses, output_cap=True),
 }
 
 
@@ -441,7 +442,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                         help="the server's threads (default half the cores, as llama-cpp-python's; on a busy "
                              "machine more threads wait on each other: 2.8-17 tokens/s with 2 threads where 1 gave 32)")
-    parser.add_argument("--max-output-tokens", type=int, default=1024, help="run's output cap per reply")
+    parser.add_argument("--max-output-tokens", type=int, default=1024, help="the commands' output cap per reply")
     parser.add_argument("--iterations", default="2,2,2", help="run's stage iteration caps (A,S,C)")
     parser.add_argument("--cache-dir", default=None, help="projectgen's environment cache (default: its own)")
     parser.add_argument("--ready-timeout", type=float, default=180.0, help="seconds to wait for the server")

@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (BUNDLED_DATASET, add_runner_options, check_out_path, positive_int, resolve_dataset,
-                                    runner_from_args)
+from projectgen.cli.options import (BUNDLED_DATASET, add_runner_options, add_sampling_options, check_out_path,
+                                    positive_int, resolve_dataset, runner_from_args, sampling_arguments,
+                                    sampling_from_args)
 from projectgen.cli.tables import batch_progress
 
 
@@ -43,6 +44,7 @@ def add_commands(subparsers) -> None:
                         help="results folder with the resumable ledger (default: ./runs/reflect-DATASET)")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and run every unit again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+    add_sampling_options(parser)
     add_runner_options(parser)
     parser.set_defaults(handler=cmd_reflect)
 
@@ -94,6 +96,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"reflect-{dataset.resolve().name}"
     check_out_path(out, folder=True)
     models = [model_spec(m) for m in args.model]
+    sampling = sampling_arguments(sampling_from_args(args))
     console = Console()
     progress, bar, on_start = batch_progress(console, "exercise x model x format", "unit(s)", out / layout.LEDGER)
 
@@ -122,7 +125,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             dataset, models, out, formats=formats, tries=args.tries,
             tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
             executor=LocalExecutor(workers=args.workers), fresh=args.fresh, base_url=args.base_url,
-            runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
+            sampling=sampling, runner_factory=lambda: runner_from_args(args, log=lambda message: log("sandbox", message)),
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
     print_summary(console, results, pct)
     for line in models_lines(results):
