@@ -354,12 +354,15 @@ def server_figures(log: Path) -> dict[str, Any]:
 
 
 def usage_figures(records: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    """Calls, and the tokens the server counted (calls whose tokens were estimated are counted apart)."""
     done = [r for r in records if not r.get("error")]
-    output = sum(r.get("output_tokens", 0) for r in done)
+    counted = [r for r in done if not r.get("tokens_estimated")]
+    output = sum(r.get("output_tokens", 0) for r in counted)
     return {"calls": len(records), "failed_calls": len(records) - len(done),
+            "estimated_calls": len(done) - len(counted),
             "requests_sent": sum(r.get("attempts", 1) for r in records),
             "stopped_at_length": sum(r.get("finish_reason") == "length" for r in done),
-            "input_tokens": sum(r.get("input_tokens", 0) for r in done), "output_tokens": output,
+            "input_tokens": sum(r.get("input_tokens", 0) for r in counted), "output_tokens": output,
             "wall_s": round(wall_s, 1), "output_tokens_per_wall_s": round(output / wall_s, 1) if wall_s else None}
 
 
@@ -394,7 +397,6 @@ def stream_probe(python: Path, url: str, folder: Path, env: dict[str, str], cap:
                      Check("stream: output within the cap", all(r["output_tokens"] <= cap for r in answered),
                            f"{[r['output_tokens'] for r in answered]} tokens")]
     result.figures = usage_figures(records, result.wall_s)
-    result.figures["tokens_estimated"] = any(r.get("tokens_estimated") for r in answered)
     return result
 
 
@@ -504,8 +506,8 @@ def main(argv: list[str] | None = None) -> int:
         "total": {**usage_figures(records, total_wall), "server": served},
         "tmp_leftovers": leftovers,
     }
-    report(checks, figures)
     (out / "smoke.json").write_text(json.dumps({"checks": [vars(c) for c in checks], "figures": figures}, indent=1))
+    report(checks, figures)
     return 0 if all(check.ok for check in checks) else 1
 
 
@@ -518,16 +520,15 @@ def report(checks: list[Check], figures: dict[str, Any]) -> None:
     for check in checks:
         print(f"  [{'ok' if check.ok else 'FAIL'}] {check.name}" + (f" - {check.detail}" if check.detail else ""))
     print(f"\nfigures: {figures['model']}")
-    print(f"  {'step':<8} {'exit':>4} {'calls':>5} {'failed':>6} {'at cap':>6} {'tokens in':>9} {'out':>6} "
-          f"{'wall s':>7} {'out/s':>6}")
-    for name, step in figures["steps"].items():
-        print(f"  {name:<8} {step['exit']:>4} {step['calls']:>5} {step['failed_calls']:>6} "
+    print(f"  {'step':<8} {'exit':>4} {'calls':>5} {'failed':>6} {'estim.':>6} {'at cap':>6} {'tokens in':>9} "
+          f"{'out':>6} {'wall s':>7} {'out/s':>6}")
+    rows = [(name, str(step["exit"]), step) for name, step in figures["steps"].items()]
+    for name, code, step in [*rows, ("total", "", figures["total"])]:
+        print(f"  {name:<8} {code:>4} {step['calls']:>5} {step['failed_calls']:>6} {step['estimated_calls']:>6} "
               f"{step['stopped_at_length']:>6} {step['input_tokens']:>9} {step['output_tokens']:>6} "
               f"{step['wall_s']:>7} {step['output_tokens_per_wall_s'] or 0:>6}")
-    total, server = figures["total"], figures["total"]["server"]
-    print(f"  {'total':<8} {'':>4} {total['calls']:>5} {total['failed_calls']:>6} {total['stopped_at_length']:>6} "
-          f"{total['input_tokens']:>9} {total['output_tokens']:>6} {total['wall_s']:>7} "
-          f"{total['output_tokens_per_wall_s'] or 0:>6}")
+    print("  (tokens: the server's counts; estim.: calls whose tokens the server did not send, counted apart)")
+    server = figures["total"]["server"]
     print(f"  server: {server['requests']} requests {server['requests_by_status']}; prompt "
           f"{server['prompt_tokens_evaluated']} tokens in {server['prompt_eval_s']} s "
           f"({server['prompt_tokens_per_s']} tokens/s); generated {server['tokens_generated']} tokens in "

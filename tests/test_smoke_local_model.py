@@ -128,3 +128,16 @@ def test_server_figures_count_requests_and_read_llama_cpp_timings(smoke, tmp_pat
     assert (figures["prompt_tokens_evaluated"], figures["tokens_generated"]) == (949 + 2641, 245 + 11)
     assert figures["prompt_tokens_per_s"] == round(3590 / (28984.30 + 56132.65) * 1000, 1)
     assert figures["generated_tokens_per_s"] == round(256 / (103874.77 + 267.59) * 1000, 1)
+
+
+def test_the_report_prints_every_step_and_the_server_figures(smoke, tmp_path: Path, capsys) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(SERVER_LOG)
+    records = [record(), record(tokens_estimated=True, finish_reason="length")]
+    figures = {"model": "SmolLM2", "tmp_leftovers": [],
+               "steps": {"run": {"exit": 1, **smoke.usage_figures(records, 10.0)}},
+               "total": {**smoke.usage_figures(records, 12.0), "server": smoke.server_figures(log)}}
+    assert figures["total"]["estimated_calls"] == 1 and figures["total"]["output_tokens"] == 200
+    smoke.report([smoke.Check("a check", False, "why")], figures)
+    out = capsys.readouterr().out
+    assert "[FAIL] a check - why" in out and "  run         1     2" in out and "3 requests" in out
