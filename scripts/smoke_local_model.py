@@ -64,6 +64,7 @@ class Step:
     arguments: Callable[[Options, Path], list[str]]
     statuses: Callable[[Path], list[Check]]
     output_cap: bool = False  # the command takes --max-output-tokens, so no reply may exceed it
+    replayed: bool = False  # some roles are answered by the reference replay (its calls are counted apart)
 
 
 @dataclass
@@ -95,6 +96,14 @@ def run_arguments(options: Options, folder: Path) -> list[str]:
     return ["run", "kvstore", "--model", SERVED_NAME, "--base-url", options.url, "--attempts", "1",
             "--iterations", options.iterations, "--max-output-tokens", str(options.max_output_tokens),
             "--out", str(folder), *sandbox_options(options)]
+
+
+def tree_given_arguments(options: Options, folder: Path) -> list[str]:
+    """`run` with the architecture stage answered by the task's reference replay: a 135M model writes no
+    usable tree, so without this the skeleton and code stages never meet the real server."""
+    arguments = run_arguments(options, folder)
+    arguments[arguments.index("--iterations") + 1] = "1,1,2"
+    return [*arguments, "--role-model", "architect=reference", "--role-model", "architecture_judge=reference"]
 
 
 def reflect_arguments(options: Options, folder: Path) -> list[str]:
@@ -129,6 +138,11 @@ def run_statuses(folder: Path) -> list[Check]:
                 described.append(f"{stage}: not reached")
         missing = [stage for stage in ("architecture", "skeleton", "code") if stage not in stages]
         ok = not missing or bool(stopped)
+        described.append(f"{attempt.get('files', 0)} file(s), {attempt.get('rejected_files', 0)} refused "
+                         "(not Python, or cut off)")
+        unit = attempt.get("unit") or {}
+        if unit:
+            described.append(f"unit tests {unit.get('passed')}/{unit.get('total')}")
         detail = "; ".join(described) + (f"; stopped: {stopped}" if missing else "")
         checks.append(Check(f"run: attempt {attempt.get('attempt')} stages reached or a stop reason", ok, detail))
     if not summary.get("attempts"):
@@ -156,6 +170,7 @@ def reflect_statuses(folder: Path) -> list[Check]:
 
 STEPS: dict[str, Step] = {
     "run": Step("run", run_arguments, run_statuses, output_cap=True),
+    "run-given-tree": Step("run-given-tree", tree_given_arguments, run_statuses, output_cap=True, replayed=True),
     "reflect": Step("reflect", reflect_arguments, reflect_statuses, output_cap=True),
 }
 
@@ -180,15 +195,30 @@ def usage_records(folder: Path) -> list[dict[str, Any]]:
     return records
 
 
-def usage_checks(name: str, records: list[dict[str, Any]], cap: int | None) -> list[Check]:
-    """Calls recorded with the server's own token counts, by the served name, within the output cap."""
+REPLAY_PREFIX = "scripted:"  # how usage.jsonl names a replay's calls (the reference replay's included)
+
+
+def served(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of calls that went to a server (a replay's are answered in process)."""
+    return [r for r in records if not str(r.get("model", "")).startswith(REPLAY_PREFIX)]
+
+
+def usage_checks(name: str, records: list[dict[str, Any]], cap: int | None, *, replayed: bool = False) -> list[Check]:
+    """Calls recorded with the server's own token counts, by the served name, within the output cap; with
+    `replayed`, the reference replay's calls are set apart first (and there must be some)."""
+    checks = []
+    if replayed:
+        replay = len(records) - len(served(records))
+        checks.append(Check(f"{name}: the replayed roles' calls recorded as the replay's", replay > 0,
+                            f"{replay} replayed call(s), set apart"))
+        records = served(records)
     if not records:
-        return [Check(f"{name}: calls recorded", False, "no usage.jsonl record")]
+        return [*checks, Check(f"{name}: calls recorded", False, "no usage.jsonl record of a served call")]
     done = [r for r in records if not r.get("error")]
     estimated = [r for r in done if r.get("tokens_estimated") or not r.get("input_tokens")]
     failed_unclear = [r for r in records if r.get("error") is not None and not str(r["error"]).strip()]
     names = sorted({r.get("model") for r in records})
-    checks = [
+    checks += [
         Check(f"{name}: every answered call has the server's token counts", not estimated,
               f"{len(done) - len(estimated)}/{len(done)} with server usage"),
         Check(f"{name}: calls recorded under the served name", names == [SERVED_NAME], f"model names {names}"),
@@ -414,9 +444,11 @@ def run_step(step: Step, python: Path, options: Options, env: dict[str, str]) ->
     result = StepResult(step.name, done.returncode, time.monotonic() - start, folder, log)
     records = usage_records(folder)
     result.checks = [clean_exit(step.name, done.returncode, log), *step.statuses(folder),
-                     *usage_checks(step.name, records, options.max_output_tokens if step.output_cap else None),
+                     *usage_checks(step.name, records, options.max_output_tokens if step.output_cap else None,
+                                   replayed=step.replayed),
                      python_files_compile(folder)]
-    result.figures = usage_figures(records, result.wall_s)
+    result.figures = usage_figures(served(records), result.wall_s)
+    result.figures["replayed_calls"] = len(records) - len(served(records))
     return result
 
 
@@ -488,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     total_wall = time.monotonic() - started
     after = snapshot(ROOT, skip)
     served = server_figures(server_log)
-    records = [r for result in results for r in usage_records(result.folder)]
+    records = served([r for result in results for r in usage_records(result.folder)])
     sent = sum(r.get("attempts", 1) for r in records)
     leftovers = sorted(p.name for p in (out / "tmp").iterdir()) if (out / "tmp").is_dir() else []
     checks = [check for result in results for check in result.checks]

@@ -141,3 +141,13 @@ def test_the_report_prints_every_step_and_the_server_figures(smoke, tmp_path: Pa
     smoke.report([smoke.Check("a check", False, "why")], figures)
     out = capsys.readouterr().out
     assert "[FAIL] a check - why" in out and "  run         1     2" in out and "3 requests" in out
+
+
+def test_a_step_with_replayed_roles_sets_their_calls_apart_and_checks_the_served_ones(smoke) -> None:
+    replay = record(model="scripted:reference replay (oracle, not a model)", tokens_estimated=True)
+    checks = smoke.usage_checks("run-given-tree", [replay, record()], cap=1024, replayed=True)
+    assert all(check.ok for check in checks) and "1 replayed call(s)" in checks[0].detail
+    failed = [c.name for c in smoke.usage_checks("run-given-tree", [record()], cap=None, replayed=True) if not c.ok]
+    assert failed == ["run-given-tree: the replayed roles' calls recorded as the replay's"]
+    assert not smoke.usage_checks("run", [replay], cap=None)[0].ok  # where no role is replayed: estimated
+    assert smoke.served([replay, record()]) == [record()]
