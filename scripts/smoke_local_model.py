@@ -519,14 +519,14 @@ def main(argv: list[str] | None = None) -> int:
         stopped = stop_server(server)
     total_wall = time.monotonic() - started
     after = snapshot(ROOT, skip)
-    served = server_figures(server_log)
+    logged = server_figures(server_log)
     records = served([r for result in results for r in usage_records(result.folder)])
     sent = sum(r.get("attempts", 1) for r in records)
     leftovers = sorted(p.name for p in (out / "tmp").iterdir()) if (out / "tmp").is_dir() else []
     checks = [check for result in results for check in result.checks]
     checks += [
-        Check("every request the server logged is a recorded call", sent == served["requests"],
-              f"{sent} request(s) in usage.jsonl files, {served['requests']} in the server's log"),
+        Check("every request the server logged is a recorded call", sent == logged["requests"],
+              f"{sent} request(s) in usage.jsonl files, {logged['requests']} in the server's log"),
         untouched(before, after, f"the checkout {ROOT}"),
         Check("server stopped by its pid", server.poll() is not None, stopped),
     ]
@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"{args.threads} thread(s)",
         "server_stop": stopped,
         "steps": {r.name: {"exit": r.returncode, **r.figures} for r in results},
-        "total": {**usage_figures(records, total_wall), "server": served},
+        "total": {**usage_figures(records, total_wall), "server": logged},
         "tmp_leftovers": leftovers,
     }
     (out / "smoke.json").write_text(json.dumps({"checks": [vars(c) for c in checks], "figures": figures}, indent=1))
