@@ -115,15 +115,16 @@ def reflect_arguments(options: Options, folder: Path) -> list[str]:
 def run_statuses(folder: Path) -> list[Check]:
     """run.json's status (a reason when not finished), and per attempt each stage reached or the reason
     the attempt stopped before it."""
+    name = folder.name
     manifest = read_json(folder / "run.json")
     summary = read_json(folder / "summary.json")
     if manifest is None:
-        return [Check("run: run.json written", False, f"no readable {folder / 'run.json'}")]
+        return [Check(f"{name}: run.json written", False, f"no readable {folder / 'run.json'}")]
     status, reason = manifest.get("status"), manifest.get("reason")
-    checks = [Check("run: a clear status", status == "finished" or bool(reason),
+    checks = [Check(f"{name}: a clear status", status == "finished" or bool(reason),
                     f"status {status}" + (f": {reason}" if reason else ""))]
     if summary is None:
-        checks.append(Check("run: summary.json written", status != "finished", "missing"))
+        checks.append(Check(f"{name}: summary.json written", status != "finished", "missing"))
         return checks
     for attempt in summary.get("attempts") or []:
         stages = attempt.get("stages") or {}
@@ -142,11 +143,11 @@ def run_statuses(folder: Path) -> list[Check]:
                          "(not Python, or cut off)")
         unit = attempt.get("unit") or {}
         if unit:
-            described.append(f"unit tests {unit.get('passed')}/{unit.get('total')}")
+            described.append(f"unit tests {unit.get('passed')}/{unit.get('total')} ({unit.get('status')})")
         detail = "; ".join(described) + (f"; stopped: {stopped}" if missing else "")
-        checks.append(Check(f"run: attempt {attempt.get('attempt')} stages reached or a stop reason", ok, detail))
+        checks.append(Check(f"{name}: attempt {attempt.get('attempt')} stages reached or a stop reason", ok, detail))
     if not summary.get("attempts"):
-        checks.append(Check("run: an attempt recorded", bool(reason), f"none; reason: {reason}"))
+        checks.append(Check(f"{name}: an attempt recorded", bool(reason), f"none; reason: {reason}"))
     return checks
 
 
@@ -155,7 +156,7 @@ def reflect_statuses(folder: Path) -> list[Check]:
     ledger = folder / "ledger.jsonl"
     rows = [json.loads(line) for line in ledger.read_text().splitlines() if line.strip()] if ledger.exists() else []
     if not rows:
-        return [Check("reflect: units in the ledger", False, f"no rows in {ledger}")]
+        return [Check(f"{folder.name}: units in the ledger", False, f"no rows in {ledger}")]
     described = []
     ok = True
     for row in rows:
@@ -165,7 +166,7 @@ def reflect_statuses(folder: Path) -> list[Check]:
         ok = ok and clear
         described.append(f"{row.get('task_id')}: {status}" + (f" ({row['error']})" if row.get("error") else
                                                               f", passed at try {result.get('passed_at')}"))
-    return [Check("reflect: every unit with a clear status", ok, "; ".join(described))]
+    return [Check(f"{folder.name}: every unit with a clear status", ok, "; ".join(described))]
 
 
 STEPS: dict[str, Step] = {
@@ -552,11 +553,11 @@ def report(checks: list[Check], figures: dict[str, Any]) -> None:
     for check in checks:
         print(f"  [{'ok' if check.ok else 'FAIL'}] {check.name}" + (f" - {check.detail}" if check.detail else ""))
     print(f"\nfigures: {figures['model']}")
-    print(f"  {'step':<8} {'exit':>4} {'calls':>5} {'failed':>6} {'estim.':>6} {'at cap':>6} {'tokens in':>9} "
+    print(f"  {'step':<14} {'exit':>4} {'calls':>5} {'failed':>6} {'estim.':>6} {'at cap':>6} {'tokens in':>9} "
           f"{'out':>6} {'wall s':>7} {'out/s':>6}")
     rows = [(name, str(step["exit"]), step) for name, step in figures["steps"].items()]
     for name, code, step in [*rows, ("total", "", figures["total"])]:
-        print(f"  {name:<8} {code:>4} {step['calls']:>5} {step['failed_calls']:>6} {step['estimated_calls']:>6} "
+        print(f"  {name:<14} {code:>4} {step['calls']:>5} {step['failed_calls']:>6} {step['estimated_calls']:>6} "
               f"{step['stopped_at_length']:>6} {step['input_tokens']:>9} {step['output_tokens']:>6} "
               f"{step['wall_s']:>7} {step['output_tokens_per_wall_s'] or 0:>6}")
     print("  (tokens: the server's counts; estim.: calls whose tokens the server did not send, counted apart)")

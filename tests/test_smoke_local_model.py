@@ -140,7 +140,7 @@ def test_the_report_prints_every_step_and_the_server_figures(smoke, tmp_path: Pa
     assert figures["total"]["estimated_calls"] == 1 and figures["total"]["output_tokens"] == 200
     smoke.report([smoke.Check("a check", False, "why")], figures)
     out = capsys.readouterr().out
-    assert "[FAIL] a check - why" in out and "  run         1     2" in out and "3 requests" in out
+    assert "[FAIL] a check - why" in out and "  run               1     2" in out and "3 requests" in out
 
 
 def test_a_step_with_replayed_roles_sets_their_calls_apart_and_checks_the_served_ones(smoke) -> None:
