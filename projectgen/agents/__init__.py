@@ -13,7 +13,7 @@ from typing import Any
 
 from projectgen.agents.architect import Architect
 from projectgen.agents.architecture_judge import ArchitectureJudge, ArchitectureReview
-from projectgen.agents.base import CheckStatus, ModelGateway, Verdict, combine_verdicts
+from projectgen.agents.base import CheckStatus, IncompleteFileError, ModelGateway, Reply, Verdict, combine_verdicts
 from projectgen.agents.code_judge import CodeJudge
 from projectgen.agents.coder import Coder
 from projectgen.agents.direct import DirectGenerator
@@ -60,7 +60,7 @@ class Agents:
 
 __all__ = [
     "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
-    "DirectGenerator", "ReflectionCoder",
+    "DirectGenerator", "IncompleteFileError", "ReflectionCoder", "Reply",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
     "KnowledgeExtractor", "render_guidance",

@@ -9,6 +9,34 @@ from pydantic import BaseModel, Field
 
 from projectgen.llm import (MAX_REPLY_CHARS, Budget, CallCache, CallLabels, DoorSettings, PromptStore, UsageRecorder,
                             acall_model, message_text)
+from projectgen.llm.door import finish_reason
+from projectgen.repository.syntax import cut_off_error
+
+CUT_REASONS = frozenset({"length", "max_tokens"})
+"""``finish_reason`` values of a reply stopped by the output cap or the context window (OpenAI-compatible
+servers and Ollama say "length", Anthropic "max_tokens"), or cut by the door's size cap."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply's text and why it ended (`finish_reason`, None when the model does not say)."""
+
+    text: str
+    finish_reason: str | None = None
+
+    @property
+    def cut(self) -> bool:
+        """Whether the reply stopped at the output cap (or the context window) rather than where it meant to."""
+        return self.finish_reason in CUT_REASONS
+
+
+class IncompleteFileError(ValueError):
+    """A file's reply was cut at the output cap before the file ended; `str(err)` is the error a stage
+    records for the refused file (`projectgen.repository.syntax.cut_off_error`)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(cut_off_error())
+        self.path = path
 
 
 @dataclass
@@ -35,8 +63,15 @@ class ModelGateway:
     async def ask(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                   target: str | None = None, iteration: int = 0) -> str:
         """The reply text of one model call, made through `acall_model` (the one door)."""
-        return message_text(await self.reply(model, messages, role=role, stage=stage, target=target,
-                                             iteration=iteration))
+        reply = await self.ask_reply(model, messages, role=role, stage=stage, target=target, iteration=iteration)
+        return reply.text
+
+    async def ask_reply(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
+                        target: str | None = None, iteration: int = 0) -> Reply:
+        """`ask`, with why the reply ended: an agent that writes a file must not take a reply cut at the
+        output cap for the whole file."""
+        message = await self.reply(model, messages, role=role, stage=stage, target=target, iteration=iteration)
+        return Reply(message_text(message), finish_reason(message))
 
     async def reply(self, model: Any, messages: Sequence[Any], *, role: str, stage: str,
                     target: str | None = None, iteration: int = 0) -> Any:

@@ -99,9 +99,9 @@ class Coder:
         messages = self.prompt.messages(overview=overview_for(ssat, path) if ssat is not None else "(no tree)",
                                         path=path, dependencies=deps, file_spec=spec,
                                         skeleton=skeleton.rstrip("\n"), guidance=guidance_section(guidance))
-        reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
-                                  iteration=iteration)
-        return code_from_reply(reply)
+        reply = await gateway.ask_reply(self.model, messages, role=self.role, stage="code", target=path,
+                                        iteration=iteration)
+        return code_from_reply(reply, path)
 
     async def repair(self, gateway: ModelGateway, path: str, content: str, *, suggestion: str, error_log: str,
                      memory: str = "", iteration: int, edit_format: EditFormat = "whole",

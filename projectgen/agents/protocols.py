@@ -50,7 +50,9 @@ class ArchitectureReviewer(Protocol):
 class SkeletonGenerator(Protocol):
     """The skeleton stage's generator (default `SkeletonWriter`): one file's skeleton from the tree.
     For a file the task gives a starter file for (`Documents.starter`), the stage also passes
-    `starter=` its text; a writer for tasks without starter files may leave that keyword out."""
+    `starter=` its text; a writer for tasks without starter files may leave that keyword out. It may raise
+    `IncompleteFileError` when the reply stopped at the output cap inside the file: the stage refuses
+    the file as it refuses one that does not parse."""
 
     async def write(self, gateway: ModelGateway, ssat: SSAT, path: str, /, *, iteration: int,
                     previous: str | None, feedback: str, memory: str, guidance: str,
@@ -68,7 +70,8 @@ class SkeletonReviewer(Protocol):
 @runtime_checkable
 class CodeGenerator(Protocol):
     """The code stage's generator, the coder (default `Coder`): fills a file in round 1, then
-    repairs the files the judges name. `ssat` is None when a graph has no architecture stage."""
+    repairs the files the judges name. `ssat` is None when a graph has no architecture stage. `fill`
+    may raise `IncompleteFileError` (see `SkeletonGenerator`)."""
 
     async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, /, *,
                    dependencies: Mapping[str, str], iteration: int, guidance: str) -> str: ...

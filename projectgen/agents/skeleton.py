@@ -5,19 +5,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projectgen.agents.architect import fenced
-from projectgen.agents.base import ModelGateway, guidance_section, section
-from projectgen.llm.parsing import extract_code_blocks
+from projectgen.agents.base import IncompleteFileError, ModelGateway, Reply, guidance_section, section
+from projectgen.llm.parsing import code_blocks
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, render_file, render_tree
 
 
-def code_from_reply(reply: str) -> str:
-    """The file in a reply: its first python (or untagged) fenced block, else the whole text."""
-    blocks = extract_code_blocks(reply)
-    for language, code in blocks:
-        if (language or "python").lower() in ("python", "py", "python3"):
-            return code if code.endswith("\n") else code + "\n"
-    text = reply.strip("\n")
+def code_from_reply(reply: str | Reply, path: str = "the file") -> str:
+    """The file in a reply: its first python (or untagged) fenced block, else the whole text.
+
+    A block left open at the end of a reply runs to the end (a sloppy model may forget its closing
+    fence, and what it wrote is still checked as Python); but when the reply says it was cut at the
+    output cap (`Reply.cut`), such a block, or an unfenced reply, is the beginning of the file only,
+    and `IncompleteFileError` says so (naming `path`)."""
+    cut = isinstance(reply, Reply) and reply.cut
+    text = reply.text if isinstance(reply, Reply) else reply
+    for block in code_blocks(text):
+        if (block.info or "python").lower() in ("python", "py", "python3"):
+            if cut and not block.closed:
+                raise IncompleteFileError(path)
+            return block.code if block.code.endswith("\n") else block.code + "\n"
+    if cut:
+        raise IncompleteFileError(path)
+    text = text.strip("\n")
     return text + "\n" if text else ""
 
 
@@ -59,6 +69,6 @@ class SkeletonWriter:
         messages = self.prompt.messages(overview=render_tree(ssat), path=path, file_spec=render_file(ssat, path),
                                         starter=starter_file_section(starter), revision=revision,
                                         guidance=guidance_section(guidance))
-        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", target=path,
-                                  iteration=iteration)
-        return code_from_reply(reply)
+        reply = await gateway.ask_reply(self.model, messages, role=self.role, stage="skeleton", target=path,
+                                        iteration=iteration)
+        return code_from_reply(reply, path)

@@ -10,13 +10,16 @@ from projectgen.cli.options import (
     BUNDLED_DATASET,
     add_batch_options,
     add_executor_options,
+    add_sampling_options,
     add_runner_options,
     check_out_path,
     executor_from_args,
     positive_int,
     resolve_dataset,
     runner_settings_from_args,
+    sampling_from_args,
 )
+from projectgen.llm.sampling import sampling_arguments
 from projectgen.cli.tables import batch_progress
 
 
@@ -46,6 +49,7 @@ def add_commands(subparsers) -> None:
                         help="replies per task: 1 generation, then repairs (default 2, the paper's; up to 10 for "
                              "pass@k curves)")
     add_batch_options(parser, units="units", out_default="./runs/reflect-DATASET", tasks="exercises")
+    add_sampling_options(parser)
     add_runner_options(parser)
     add_executor_options(parser)
     parser.set_defaults(handler=cmd_reflect)
@@ -101,6 +105,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"reflect-{dataset.resolve().name}"
     check_out_path(out, folder=True)
     models = [model_spec(m) for m in args.model]
+    sampling = sampling_arguments(sampling_from_args(args))
     console = Console()
     progress, bar, on_start = batch_progress(console, "exercise x model x format", "unit(s)", out / layout.LEDGER)
 
@@ -131,7 +136,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         results = run_reflect(
             dataset, models, out, formats=formats, tries=args.tries,
             tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
-            executor=executor, fresh=args.fresh, base_url=args.base_url,
+            executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
             runner_settings=runner_settings_from_args(args),
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
     print_summary(console, results, pct)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,8 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
     runner_settings: Any = None  # what a worker's runner is made from when there is no factory
+    sampling: Mapping[str, float | int] = field(default_factory=dict)
+    """Overrides of the sampling real models are made with (`make_chat_model`'s temperature, top_p, max_tokens)."""
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
@@ -105,7 +107,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
             return exercise_reference_model(unit.exercise)
         from projectgen.llm.factory import make_chat_model
 
-        return make_chat_model(unit.model.spec_for(unit.exercise.id), base_url=self.base_url)
+        return make_chat_model(unit.model.spec_for(unit.exercise.id), base_url=self.base_url, **self.sampling)
 
     def failed(self, unit: ReflectUnit, reason: str) -> ReflectRow:
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
@@ -147,14 +149,14 @@ def select(exercises: ExerciseSet, tasks: Sequence[str] | None) -> tuple[list[Ex
 
 
 def check_reflect_json(out_dir: Path, config: dict[str, Any], *, fresh: bool) -> None:
-    """Write reflect.json, or check that a continued batch keeps its dataset, tries and model specs."""
+    """Write reflect.json, or check that a continued batch keeps its dataset, tries, sampling and model specs."""
     path = out_dir / REFLECT_CONFIG
     if path.exists() and not fresh:
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ProjectGenError(f"{path}: unreadable ({exc}); use --fresh or another --out") from None
-        changed = [name for name in ("dataset", "tries") if stored.get(name) != config[name]]
+        changed = [name for name in ("dataset", "tries", "sampling") if stored.get(name) != config.get(name)]
         if changed:
             raise ProjectGenError(f"{out_dir} holds a reflect batch with other {', '.join(changed)}; continue it with "
                                   "the same options, or use --fresh or another --out")
@@ -197,11 +199,13 @@ def parse_formats(text: str | Sequence[str]) -> tuple[str, ...]:
 def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], out_dir: Path | str, *,
                 formats: Sequence[str] = ("whole",), tries: int = 2, tasks: Sequence[str] | None = None,
                 executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
+                sampling: Mapping[str, float | int] | None = None,
                 runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
                 hooks: ReflectHooks | None = None) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
-    `tries` tries each (1 to 10); continue from `out_dir`'s ledger. Writes results.json, results.md and
-    results.html and returns the results."""
+    `tries` tries each (1 to 10); continue from `out_dir`'s ledger. `sampling` overrides what real models
+    are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json. Writes
+    results.json, results.md and results.html and returns the results."""
     if not 1 <= tries <= 10:
         raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
     out_dir, hooks = Path(out_dir), hooks or ReflectHooks()
@@ -215,13 +219,14 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         hooks.on_loaded(exercises)
     with folder_lock(out_dir, "reflect batch"):
         check_reflect_json(out_dir, {"dataset": str(exercises.root), "tries": tries,
-                                     "models": {m.slug: m.spec for m in parsed}}, fresh=fresh)
+                                     "models": {m.slug: m.spec for m in parsed},
+                                     **({"sampling": dict(sampling)} if sampling else {})}, fresh=fresh)
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
         units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
         batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress,
-                             runner_settings=runner_settings)
+                             runner_settings=runner_settings, sampling=dict(sampling or {}))
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
                          on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),

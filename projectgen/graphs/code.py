@@ -23,7 +23,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from projectgen.agents.base import combine_verdicts
+from projectgen.agents.base import IncompleteFileError, combine_verdicts
 from projectgen.agents.coder import interface_of
 from projectgen.agents.protocols import CodeGenerator, CodeReviewer
 from projectgen.config import EditFormat, Settings
@@ -35,7 +35,7 @@ from projectgen.graphs.state import (
     rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
-from projectgen.repository.syntax import keep_parsable, rejection_feedback
+from projectgen.repository.syntax import keep_parsable, refusal, rejection_feedback
 from projectgen.ssat import SSAT, render_stub
 
 STAGE = "code"
@@ -144,11 +144,14 @@ async def fill_file(job: dict[str, Any], runtime: Runtime[RunContext], *, coder:
     valid Python is refused (the skeleton stays) and recorded for the next round."""
     ssat = read_tree(json.dumps(job["ssat"], sort_keys=True)) if job["ssat"] else None
     path = job["path"]
-    code = await coder.fill(runtime.context.gateway, ssat, path, job["skeleton"],
-                            dependencies=job["dependencies"], iteration=1, guidance=job["guidance"])
-    accepted, errors = keep_parsable({path: code}, {path: job["skeleton"]})
+    try:
+        code = await coder.fill(runtime.context.gateway, ssat, path, job["skeleton"],
+                                dependencies=job["dependencies"], iteration=1, guidance=job["guidance"])
+        accepted, errors = keep_parsable({path: code}, {path: job["skeleton"]})
+    except IncompleteFileError as exc:  # the reply stopped at the output cap inside the file
+        accepted, errors = {path: job["skeleton"]}, {path: str(exc)}
     if errors:
-        runtime.context.say(f"code 1: {path} is not valid Python; kept its skeleton")
+        runtime.context.say(f"code 1: {path} is {refusal(errors[path])}; kept its skeleton")
         return {"repository": accepted, "rejected": rejection_records(STAGE, 1, errors)}
     return {"repository": accepted}
 

@@ -63,7 +63,8 @@ def with_rejections(verdict: Verdict, rejected: Mapping[str, str]) -> Verdict:
     refused; the generator's next request carries each file's own error (the stage adds it)."""
     if not rejected:
         return verdict
-    note = "Not accepted: these generated files are not valid Python and were not written:\n" + "\n".join(
+    note = ("Not accepted: these generated files were not written (not valid Python, or cut off at the output "
+            "limit):\n") + "\n".join(
         f"- {path}, {error.splitlines()[0]}" for path, error in sorted(rejected.items()))
     files = dict(verdict.files)
     if files or verdict.accepted:  # the judge named files, or none at all: revise those and the refused ones

@@ -16,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from projectgen.agents.base import IncompleteFileError
 from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
@@ -26,7 +27,7 @@ from projectgen.graphs.state import (
     rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
-from projectgen.repository.syntax import keep_parsable, rejection_feedback
+from projectgen.repository.syntax import keep_parsable, refusal, rejection_feedback
 from projectgen.ssat import SSAT, diff_ssat, render_diff, ssat_from_repository
 
 STAGE = "skeleton"
@@ -91,14 +92,17 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
     is refused (the previous skeleton, if any, stays) and recorded for the judge and the next iteration."""
     path, iteration = job["path"], job["iteration"]
     given = {"starter": job["starter"]} if "starter" in job else {}  # only for starter files: see SkeletonGenerator
-    code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
-                                       iteration=iteration, previous=job["previous"], feedback=job["feedback"],
-                                       memory=job["memory"], guidance=job["guidance"], **given)
     previous = {path: job["previous"]} if job["previous"] is not None else {}
-    accepted, errors = keep_parsable({path: code}, previous)
+    try:
+        code = await skeleton_writer.write(runtime.context.gateway, SSAT.model_validate(job["ssat"]), path,
+                                           iteration=iteration, previous=job["previous"], feedback=job["feedback"],
+                                           memory=job["memory"], guidance=job["guidance"], **given)
+        accepted, errors = keep_parsable({path: code}, previous)
+    except IncompleteFileError as exc:  # the reply stopped at the output cap inside the file
+        accepted, errors = previous, {path: str(exc)}
     update: dict[str, Any] = {"skeleton": accepted}
     if errors:
-        runtime.context.say(f"skeleton {iteration}: {path} is not valid Python; not accepted")
+        runtime.context.say(f"skeleton {iteration}: {path} is {refusal(errors[path])}; not accepted")
         update["rejected"] = rejection_records(STAGE, iteration, errors)
         code = job["previous"] or ""
     if iteration > 1:

@@ -14,6 +14,7 @@ from typing import Any
 
 from projectgen.inspection.timestamps import parse_time
 from projectgen.inspection.views import KnowledgeRow, TimelineRow, diff_line_counts
+from projectgen.repository.syntax import CUT_OFF, refusal
 
 
 def timeline_rows(events: list[dict[str, Any]]) -> list[TimelineRow]:
@@ -159,7 +160,9 @@ def _change_phrases(node: str, data: Mapping[str, Any]) -> list[str]:
     for refused in data.get("rejected") or []:
         if isinstance(refused, Mapping):
             error = str(refused.get("error") or "").splitlines()
-            parts.append(f"not accepted, not valid Python: {refused.get('path')}" + (f" ({error[0]})" if error else ""))
+            why = refusal(error[0]) if error else "not valid Python"
+            detail = f" ({error[0]})" if error and why != CUT_OFF else ""
+            parts.append(f"not accepted, {why}: {refused.get('path')}{detail}")
     if data.get("layer") is not None and node in ("next_layer", "plan_code"):
         parts.append(f"layer {data['layer']}")
     return parts

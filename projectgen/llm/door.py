@@ -164,7 +164,7 @@ class DoorCall:
             estimated = True
         reply, cut = self.capped(reply)  # the cache keeps what the agents saw
         self.record(reply, input_tokens=tokens_in, output_tokens=tokens_out, tokens_estimated=estimated,
-                    latency_s=latency, attempts=attempt, cut_chars=cut)
+                    latency_s=latency, attempts=attempt, cut_chars=cut, finish_reason=finish_reason(reply))
         return reply
 
     def capped(self, reply: Any) -> tuple[Any, int]:
@@ -203,6 +203,17 @@ class DoorCall:
         where = f"role={labels.role}, stage={labels.stage}" + (f", target={labels.target}" if labels.target else "")
         raise ModelCallError(f"model call failed after {attempt} attempt(s), {kind} ({where}): {error}",
                              record=record, cause=exc) from exc
+
+
+def finish_reason(reply: Any) -> str | None:
+    """Why a reply ended, from its response metadata (OpenAI-style ``finish_reason``, Ollama's ``done_reason``,
+    Anthropic's ``stop_reason``), or None when the model does not say."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    for key in ("finish_reason", "done_reason", "stop_reason"):
+        value = metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def call_model(model: Any, messages: Any, labels: CallLabels, door: DoorSettings | None = None, *,

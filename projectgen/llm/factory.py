@@ -6,8 +6,9 @@ Models come from `make_chat_model(spec)`:
   ``ollama:llama3``) goes to LangChain's ``init_chat_model``; the provider's
   integration package must be installed.
 - With a base URL (argument, else ``PROJECTGEN_BASE_URL``; ``OPENAI_BASE_URL``
-  too for ``openai:`` specs and bare names), any spec becomes a ``ChatOpenAI`` on
-  that OpenAI-compatible endpoint (vLLM, Ollama, LM Studio); a known provider
+  too for ``openai:`` specs and bare names), any spec becomes a ChatOpenAI on
+  that OpenAI-compatible endpoint (vLLM, Ollama, LM Studio, llama.cpp), as such servers read it
+  (`projectgen.llm.compatible`: the cap sent as ``max_tokens``, streamed usage asked for); a known provider
   prefix is dropped and the rest is the served model name. The key is the
   argument, else ``PROJECTGEN_API_KEY``, else ``OPENAI_API_KEY``, else a
   placeholder (local servers ignore it).
@@ -102,7 +103,7 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
 def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | None,
                        sampling: dict[str, Any], kwargs: dict[str, Any]) -> BaseChatModel:
     try:
-        from langchain_openai import ChatOpenAI
+        from projectgen.llm.compatible import OpenAICompatibleChat
     except ImportError:
         raise ProjectGenError(f"cannot create {spec!r}: an OpenAI-compatible endpoint needs the "
                               "langchain-openai package (pip install langchain-openai)") from None
@@ -111,7 +112,7 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
     params: dict[str, Any] = {"model": served, "base_url": base_url, "api_key": key, "max_retries": 0, **kwargs}
     params.update({name: value for name, value in sampling.items() if value is not None})
     try:
-        return ChatOpenAI(**params)
+        return OpenAICompatibleChat(**params)
     except Exception as exc:
         raise ProjectGenError(f"cannot create {spec!r} at {base_url}: {first_line(exc)}") from None
 

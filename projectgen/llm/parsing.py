@@ -13,14 +13,14 @@ model as feedback, never into a crash. So:
   `StructuredOutputError` whose message is the feedback (no JSON / invalid JSON
   at a position / schema errors with field locations).
 - `extract_code_blocks` returns fenced code blocks, tolerating a missing closing
-  fence at the end of a cut-off reply.
+  fence at the end of a cut-off reply; `code_blocks` also says whether each was closed.
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from projectgen.errors import ProjectGenError
 
@@ -63,6 +63,14 @@ class FoundJSON:
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
+class CodeBlock(NamedTuple):
+    """One fenced block of a reply: its info string (or None), its code, and whether its fence was closed."""
+
+    info: str | None
+    code: str
+    closed: bool
+
+
 def extract_code_blocks(text: str) -> list[tuple[str | None, str]]:
     """Fenced code blocks as (info string or None, code), in order.
 
@@ -70,8 +78,13 @@ def extract_code_blocks(text: str) -> list[tuple[str | None, str]]:
     block whose closing fence is missing runs to the end of the text, because
     that is what a reply cut off at the token limit looks like.
     """
+    return [(block.info, block.code) for block in code_blocks(text)]
+
+
+def code_blocks(text: str) -> list[CodeBlock]:
+    """`extract_code_blocks` with each block's `closed`: False for one that runs to the end of the text."""
     lines = text.splitlines()
-    blocks: list[tuple[str | None, str]] = []
+    blocks: list[CodeBlock] = []
     i = 0
     while i < len(lines):
         opening = _FENCE_OPEN.match(lines[i])
@@ -86,8 +99,8 @@ def extract_code_blocks(text: str) -> list[tuple[str | None, str]]:
         while i < len(lines) and not closing.match(lines[i]):
             body.append(_strip_indent(lines[i], indent))
             i += 1
+        blocks.append(CodeBlock(info, "\n".join(body), i < len(lines)))
         i += 1  # past the closing fence (or the end)
-        blocks.append((info, "\n".join(body)))
     return blocks
 
 

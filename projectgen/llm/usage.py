@@ -35,6 +35,9 @@ class CallRecord(BaseModel):
     attempts: int = 1
     error: str | None = None
     cut_chars: int = Field(default=0, description="characters of an oversized reply dropped at the door's size cap")
+    finish_reason: str | None = Field(default=None, description="why the reply ended, as the server says "
+                                      "(\"stop\"; \"length\": cut at the output cap or the context window, or "
+                                      "at the door's size cap)")
     timestamp: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     call_id: str | None = Field(default=None, description="the call's key in the run's `CallCache`, if any")
     prompt_id: str | None = Field(default=None, description="the call's messages in the run's `PromptStore`, if any")

@@ -57,7 +57,27 @@ def keep_parsable(new: Mapping[str, str], old: Mapping[str, str]) -> tuple[dict[
     return accepted, errors
 
 
+CUT_OFF = "cut off at the output limit"
+"""How a refused file's error begins when its reply stopped at the output cap before the file ended: the
+part that came may compile, but it is not the file (`projectgen.agents.base.IncompleteFileError`)."""
+
+
+def cut_off_error() -> str:
+    """The error recorded for a file whose reply was cut at the output cap before the file ended."""
+    return f"{CUT_OFF}: the reply ended before the file did"
+
+
+def refusal(error: str) -> str:
+    """What a refused file was, from its error: "not valid Python" or "cut off at the output limit"."""
+    return CUT_OFF if error.startswith(CUT_OFF) else "not valid Python"
+
+
 def rejection_feedback(path: str, error: str) -> str:
-    """The feedback for a generator whose file `path` was refused with `error` (`syntax_error`)."""
+    """The feedback for a generator whose file `path` was refused with `error` (`syntax_error`, or
+    `cut_off_error`)."""
+    if error.startswith(CUT_OFF):
+        return (f"Your version of {path} was not accepted: the reply was cut off at the output limit before "
+                "the file ended, so it was not written (answer with the whole file and nothing else, more "
+                "briefly).")
     return (f"Your version of {path} was not accepted: it is not valid Python, so it was not written "
             f"(reply with Python code for the file, not prose).\n{path}, {error}")

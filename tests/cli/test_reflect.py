@@ -263,3 +263,30 @@ def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice
         ids = [line["call_id"] for line in lines]
         assert len(ids) == len(set(ids)) == len(usage_lines(bundled["out"])[unit]), unit
     shutil.rmtree(out)
+
+
+def test_a_served_model_gets_the_output_cap_and_its_calls_the_servers_token_counts(tmp_path: Path, capsys,
+                                                                                  cache_dir: Path) -> None:
+    """`reflect --base-url` against a server that answers as llama-cpp-python's (tests/openai_server.py):
+    every request carries the cap as max_tokens, the usage is the server's, and a continued batch must keep
+    the sampling it was made with."""
+    from openai_server import fake_llama_server
+
+    out = tmp_path / "out"
+    reply = "word_index.py\n```python\n" + "x = 1\n" * 40 + "```\n"  # cut at the cap: the block is not closed
+    with fake_llama_server(reply=reply) as server:
+        args = ["--dataset", "examples", "--tasks", "word_index", "--model", "smollm2", "--base-url", server.url,
+                "--out", str(out), "--cache-dir", str(cache_dir)]
+        code, stdout, err = reflect(capsys, *args, "--max-output-tokens", "12")
+        assert code == 0, err
+        assert [body["max_tokens"] for body in server.requests] == [12, 12]  # try 1, then the repair
+        assert not any("max_completion_tokens" in body for body in server.requests)
+        code, _, err = reflect(capsys, *args, "--max-output-tokens", "64")
+        assert code == 2 and "other sampling" in err
+    (calls,) = usage_lines(out).values()
+    assert [(c["model"], c["tokens_estimated"], c["output_tokens"], c["finish_reason"]) for c in calls] == [
+        ("smollm2", False, 12, "length")] * 2
+    assert json.loads((out / "reflect.json").read_text())["sampling"] == {"max_tokens": 12}
+    result = json.loads((out / "smollm2" / "whole" / "word_index" / "summary.json").read_text())
+    assert result["status"] == "failed" and not result["well_formed"]  # the cut reply was not applied
+    assert "not closed" in result["tries"][0]["edit_feedback"]

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from projectgen.agents import Coder, DirectGenerator, ModelGateway, SkeletonWriter, Verdict
+from projectgen.agents import Coder, DirectGenerator, IncompleteFileError, ModelGateway, Reply, SkeletonWriter, Verdict
+from projectgen.agents.skeleton import code_from_reply
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
@@ -21,6 +22,7 @@ from projectgen.graphs import (RunContext, build_direct_graph, build_project_gra
 from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel
 from projectgen.repository.edits import make_whole_file_reply
+from projectgen.repository.syntax import cut_off_error
 from projectgen.ssat import render_stub, ssat_from_repository
 from test_support import NoSandbox, recording_generator
 
@@ -51,8 +53,9 @@ class FailingChecks:
             TestResult(nodeid="t::bad", outcome=Outcome.FAILED, message="assert 2 == 1")])
 
 
-def run(graph: Any, task: Any, state: Mapping[str, Any], runner: Any = None) -> dict[str, Any]:
-    ctx = RunContext(task=task, runner=runner or NoSandbox(), gateway=ModelGateway())  # type: ignore[arg-type]
+def run(graph: Any, task: Any, state: Mapping[str, Any], runner: Any = None,
+        gateway: ModelGateway | None = None) -> dict[str, Any]:
+    ctx = RunContext(task=task, runner=runner or NoSandbox(), gateway=gateway or ModelGateway())  # type: ignore[arg-type]
     return dict(asyncio.run(graph.ainvoke(dict(state), context=ctx, config={"recursion_limit": 200})))
 
 
@@ -196,6 +199,51 @@ def test_without_a_judge_a_refused_skeleton_is_filled_from_the_tree_stub(task):
     assert [r["id"] for r in state["rejected"]] == [f"skeleton:1:{BASE}"]
     assert state["skeleton"][BASE] == STUBS[BASE]  # the code stage started the file from the tree's stub
     assert state["repository"] == SOURCE
+
+
+# --------------------------------------------------------------------------- cut at the output cap
+
+# A reply that stops at the output cap inside the file: what came compiles (here it is cut in a trailing
+# comment), but it is not the file. The door's reply cap cuts it and says finish_reason "length", as a
+# server does at max_tokens; every other reply of these tests is shorter than the cap.
+CAP = 150
+LONG_BASE = fenced(SOURCE[BASE] + "\n# " + "padding " * 40 + "\n")
+
+
+def test_a_fill_cut_at_the_output_cap_keeps_the_skeleton_and_the_repair_is_told_why(task):
+    assert len(fenced(SOURCE["pkg/top.py"])) < CAP < len(LONG_BASE)
+    assert compile(LONG_BASE[len("```python\n"):CAP], BASE, "exec")  # the part that came parses
+    coder = RecordingCoder(coder_model({1: LONG_BASE, 2: make_whole_file_reply([BASE], SOURCE)}))
+    judge = RepositoryJudge()
+    state = run(code_stage(coder, [judge]), task, code_state(task), gateway=ModelGateway(max_reply_chars=CAP))
+    assert judge.seen[0][BASE] == STUBS[BASE]  # refused: the skeleton stayed
+    (refused,) = state["rejected"]
+    assert refused["path"] == BASE and refused["error"].startswith("cut off at the output limit")
+    assert f"{BASE}, cut off at the output limit" in state["verdicts"][0]["feedback"]
+    (repair,) = coder.repairs
+    assert "was cut off at the output limit before the file ended" in repair["suggestion"]
+    assert state["repository"] == SOURCE and state["verdicts"][-1]["accepted"]
+
+
+def test_a_skeleton_cut_at_the_output_cap_is_left_out_and_rewritten(task):
+    writer = RecordingWriter(skeleton_model({1: LONG_BASE, 2: fenced(STUBS[BASE])}))
+    judge = RepositoryJudge("skeleton", accept_at=1)
+    state = run(skeleton_stage(writer, judge), task, {**initial_state(task), "ssat": ssat_data(TREE)},
+                gateway=ModelGateway(max_reply_chars=CAP))
+    assert BASE not in judge.seen[0] and [r["error"] for r in state["rejected"]] == [cut_off_error()]
+    second = [c for c in writer.calls if c["iteration"] == 2]
+    assert [c["path"] for c in second] == [BASE] and "cut off at the output limit" in second[0]["feedback"]
+    assert state["skeleton"][BASE] == STUBS[BASE]
+
+
+def test_a_reply_is_read_as_cut_only_when_the_model_says_so_and_the_file_is_open() -> None:
+    whole, open_block = fenced("x = 1\n"), "```python\nx = 1\n"
+    assert code_from_reply(Reply(whole, "length"), BASE) == "x = 1\n"  # cut after the file ended
+    assert code_from_reply(Reply(open_block, "stop"), BASE) == "x = 1\n"  # a fence forgotten, not cut
+    assert code_from_reply(open_block, BASE) == "x = 1\n"
+    for cut in (Reply(open_block, "length"), Reply("x = 1\n", "length"), Reply(open_block, "max_tokens")):
+        with pytest.raises(IncompleteFileError):
+            code_from_reply(cut, BASE)
 
 
 # --------------------------------------------------------------------------- baselines

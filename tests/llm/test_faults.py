@@ -210,6 +210,7 @@ def test_the_door_cuts_an_oversized_reply_and_records_it() -> None:
     (record,) = recorder.records
     assert len(reply.content) == 1000 and reply.response_metadata["finish_reason"] == "length"
     assert record.cut_chars == 4000 and record.output_tokens == 5000 // 4 + 1  # the tokens were spent
+    assert record.finish_reason == "length"
     reply, recorder, _ = ask(inner, max_reply_chars=None)
     assert len(reply.content) == 5000 and recorder.records[0].cut_chars == 0
 

@@ -92,7 +92,7 @@ def test_openai_model_is_created_offline_with_temperature_0() -> None:
 
 def test_a_base_url_gives_an_openai_compatible_model() -> None:
     model = make_chat_model("openai:qwen2.5-coder", base_url="http://gpu-box:8000/v1", api_key="sk-local")
-    assert type(model).__name__ == "ChatOpenAI"
+    assert type(model).__name__ == "OpenAICompatibleChat"  # ChatOpenAI as such servers read it
     assert model.openai_api_base == "http://gpu-box:8000/v1"
     assert model.model_name == "qwen2.5-coder"
     assert model.openai_api_key.get_secret_value() == "sk-local"
@@ -103,7 +103,7 @@ def test_a_base_url_from_the_environment_routes_any_provider(monkeypatch: pytest
     monkeypatch.setenv("PROJECTGEN_BASE_URL", "http://localhost:11434/v1")
     monkeypatch.setenv("PROJECTGEN_API_KEY", "from-env")
     model = make_chat_model("ollama:llama3:8b", temperature=0.3)
-    assert type(model).__name__ == "ChatOpenAI"
+    assert type(model).__name__ == "OpenAICompatibleChat"
     assert (model.openai_api_base, model.model_name, model.temperature) == ("http://localhost:11434/v1", "llama3:8b", 0.3)
     assert model.openai_api_key.get_secret_value() == "from-env"
 
