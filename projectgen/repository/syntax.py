@@ -21,15 +21,36 @@ from collections.abc import Mapping
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
+COMPILE_ATTEMPTS = 5
+
+
+def compile_quietly(text: str, path: str) -> None:
+    """`compile(text, path, "exec")` without warnings, raising only for the code itself.
+
+    CPython 3.11 before 3.11.9 keeps the AST validator's recursion depth per interpreter, not per
+    thread: two threads compiling at once (batch workers checking generated files) can make one of
+    them raise ``SystemError: AST constructor recursion depth mismatch`` for valid code. That error
+    says nothing about the text, so the compile is tried again (it was seen under load in the test
+    suite, where it turned a task run into an error row).
+    """
+    for attempt in range(COMPILE_ATTEMPTS):
+        try:
+            with warnings.catch_warnings():  # invalid escapes and the like warn; only errors matter here
+                warnings.simplefilter("ignore")
+                compile(text, path, "exec", dont_inherit=True)
+            return
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == COMPILE_ATTEMPTS - 1:
+                raise
+
+
 def syntax_error(path: str, text: str) -> str | None:
     """Why `text` is not valid Python for `path` (``"line 3: invalid syntax"`` and the offending line),
     or None when it compiles or `path` is not a Python file."""
     if not path.endswith(PYTHON_SUFFIXES):
         return None
     try:
-        with warnings.catch_warnings():  # invalid escapes and the like warn; only errors matter here
-            warnings.simplefilter("ignore")
-            compile(text, path, "exec", dont_inherit=True)
+        compile_quietly(text, path)
     except SyntaxError as exc:
         shown = (exc.text or "").strip()
         return f"line {exc.lineno or '?'}: {exc.msg}" + (f"\n    {shown[:200]}" if shown else "")

@@ -38,3 +38,23 @@ def test_keep_parsable_keeps_the_previous_version_or_leaves_a_new_file_out():
 def test_the_feedback_names_the_file_the_line_and_the_error():
     text = rejection_feedback("pkg/a.py", syntax_error("pkg/a.py", PROSE))
     assert "pkg/a.py" in text and "not valid Python" in text and "line 1: invalid syntax" in text
+
+
+def test_a_spurious_recursion_depth_error_from_another_thread_is_compiled_again(monkeypatch) -> None:
+    """CPython 3.11 < 3.11.9 can raise this SystemError for valid code while another thread compiles;
+    it turned a task run into an error row under load. A real SyntaxError is still reported."""
+    import builtins
+
+    from projectgen.repository import syntax
+
+    real, calls = builtins.compile, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=69, after=95)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", flaky)
+    assert syntax.syntax_error("a.py", "x = 1\n") is None and len(calls) == 2
+    assert syntax.syntax_error("b.py", "def (\n").startswith("line 1")
