@@ -134,6 +134,13 @@ class UnitOutcome(Generic[R]):
     error: str | None = None
 
 
+# CPython 3.11 before 3.11.9 keeps the AST validator's recursion depth per interpreter: units parsing
+# Python in two worker threads at once can raise "SystemError: AST constructor recursion depth
+# mismatch" for valid code. It says nothing about the unit, so the unit is run again (it resumes
+# from its own files: no finished model call is repeated) instead of becoming an error row.
+SPURIOUS_RETRIES = 2
+
+
 @dataclass(frozen=True)
 class GuardedWork(Generic[U, S, R]):
     """A batch's work that returns a failure as an outcome: one failing unit must not end the batch."""
@@ -141,10 +148,15 @@ class GuardedWork(Generic[U, S, R]):
     batch: Batch[U, S, R]
 
     def __call__(self, unit: U, state: S) -> UnitOutcome[R]:
-        try:
-            return UnitOutcome(unit.key, row=self.batch.run(unit, state))
-        except Exception as exc:  # noqa: BLE001 - recorded as the unit's error row
-            return UnitOutcome(unit.key, error=error_line(exc))
+        for attempt in range(SPURIOUS_RETRIES + 1):
+            try:
+                return UnitOutcome(unit.key, row=self.batch.run(unit, state))
+            except SystemError as exc:  # CPython 3.11 < 3.11.9: threads compiling at once (see below)
+                if "recursion depth mismatch" not in str(exc) or attempt == SPURIOUS_RETRIES:
+                    return UnitOutcome(unit.key, error=error_line(exc))
+            except Exception as exc:  # noqa: BLE001 - recorded as the unit's error row
+                return UnitOutcome(unit.key, error=error_line(exc))
+        raise AssertionError("unreachable")
 
     @staticmethod
     def lost(unit: U, reason: str) -> UnitOutcome[R]:
