@@ -57,3 +57,21 @@ def offline(monkeypatch):
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", loopback_only)
+
+
+# The bundled kvstore task and a sandbox runner with a cache of the module's own: what most graph and
+# run tests start from (a module defining its own `task` or `runner` overrides these).
+@pytest.fixture(scope="module")
+def task():
+    from projectgen.datasets.examples import example_task_path
+    from projectgen.datasets.loaders import load_task
+
+    return load_task(example_task_path("kvstore"))
+
+
+@pytest.fixture(scope="module")
+def runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp(f"{name}-env-cache")))

@@ -6,13 +6,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from projectgen.agents import Agents, DirectGenerator, ModelGateway, RepositoryGenerator
 from projectgen.config import Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.graphs import (RunContext, build_direct_graph, build_project_graph, build_self_reflection_graph,
                                default_stages, initial_state)
 from projectgen.llm import ScriptedChatModel
@@ -20,16 +16,6 @@ from projectgen.llm.reference_replay import Breakage, break_function, reference_
 from test_support import recording_generator
 
 BREAKAGE = Breakage("kvstore/store.py", "_expired")
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("baselines-env-cache")))
 
 
 def replay(task, **kwargs: Any):

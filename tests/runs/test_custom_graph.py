@@ -12,24 +12,11 @@ from langgraph.graph import START, StateGraph
 
 from projectgen.agents import Agents, Verdict
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.graphs import ProjectState, architecture_stage, code_stage
 from projectgen.llm.reference_replay import reference_model
 from projectgen.runs import read_manifest, run_livecoder
 from projectgen.runs.trace import read_trace
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("custom-graph-env-cache")))
 
 
 class RecordingJudge:

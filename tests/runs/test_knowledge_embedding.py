@@ -11,10 +11,7 @@ import pytest
 from langgraph.graph import START, StateGraph
 
 from projectgen.config import AttemptSettings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.graphs import ProjectState
 from projectgen.memory import KnowledgeStore
 from projectgen.memory.embedding_models import DEFAULT_EMBEDDING, EMBEDDINGS
@@ -22,16 +19,6 @@ from projectgen.memory.embeddings import HashingEmbeddings
 from projectgen.memory.knowledge_entries import SuccessKnowledge
 from projectgen.runs import read_manifest, run_livecoder
 from test_support import OLD_RECORD_ID, old_knowledge_store
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("embedding-env-cache")))
 
 
 class PowerCut(Exception):

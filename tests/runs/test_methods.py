@@ -8,10 +8,7 @@ from pathlib import Path
 import pytest
 
 from projectgen.config import AttemptSettings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.reference_replay import reference_model, reference_script
@@ -19,16 +16,6 @@ from projectgen.runs import METHODS, RunManifest, describe_method, method_attemp
 from projectgen.runs.trace import read_trace
 
 JUDGES = {"architecture_judge", "skeleton_judge", "code_judge"}
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("methods-env-cache")))
 
 
 def test_the_methods_are_the_issues_arms_in_order() -> None:

@@ -9,26 +9,14 @@ import pytest
 
 from projectgen.agents import Architect
 from projectgen.config import AttemptSettings
-from projectgen.datasets.examples import example_script_path, example_task_path
-from projectgen.datasets.loaders import load_task
+from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.graphs import ReviewDecision, architecture_stage
 from projectgen.llm import ScriptedChatModel
 from projectgen.runs import read_pending_review, review_run, run_livecoder
 
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("review-runs-cache")))
 
 
 def start(task, out: Path, runner, **kwargs):
