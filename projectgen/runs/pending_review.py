@@ -20,9 +20,12 @@ from projectgen.runs import layout
 AWAITING_REVIEW = "awaiting-review"
 
 
+REVIEW_SCHEMA_VERSION = 1  # review.json's; changes when a field changes meaning or goes away
+
+
 def write_pending_review(out_dir: Path, *, attempt: int | None, interrupt_id: str, request: Mapping[str, Any]) -> None:
     """review.json: the review the run waits for."""
-    record = {"stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
+    record = {"schema_version": REVIEW_SCHEMA_VERSION, "stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
               "interrupt_id": interrupt_id, "request": dict(request)}
     write_atomic(Path(out_dir) / layout.REVIEW, json.dumps(record, indent=1, default=str) + "\n")
 

@@ -80,6 +80,7 @@ def test_run_with_review_stops_awaiting_review_and_says_how_to_decide(paused) ->
     assert manifest["status"] == "awaiting-review" and manifest["review"] == ["architecture"]
     assert f"projectgen review {out}" in manifest["reason"]
     pending = json.loads((out / "review.json").read_text())
+    assert pending["schema_version"] == 1
     assert (pending["stage"], pending["attempt"], pending["iteration"]) == ("architecture", 1, 2)
     assert pending["request"]["judge"]["accepted"] and pending["request"]["tree"]["project_name"] == "kvstore"
     assert "KVStore.purge_expired" in pending["request"]["diff"]  # what iteration 2 added to iteration 1's tree
