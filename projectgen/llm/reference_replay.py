@@ -31,6 +31,7 @@ from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
+from projectgen.repository.syntax import parse_python
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 
 
@@ -59,7 +60,7 @@ def _function_node(tree: ast.Module, dotted: str) -> ast.FunctionDef | ast.Async
 
 def break_function(code: str, breakage: Breakage) -> str:
     """`code` with the function's body (after its docstring) replaced by `breakage.body`."""
-    node = _function_node(ast.parse(code), breakage.function)
+    node = _function_node(parse_python(code), breakage.function)
     lines = code.splitlines(keepends=True)
     body = node.body
     first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(

@@ -17,6 +17,8 @@ import posixpath
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
+from projectgen.repository.syntax import parse_python
+
 # What ast.parse raises for source it cannot read.
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
@@ -117,7 +119,7 @@ def import_graph(repo: Mapping[str, str]) -> dict[str, set[str]]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # e.g. invalid escapes in generated code
-                tree = ast.parse(repo[path], filename=path)
+                tree = parse_python(repo[path], path)
         except _PARSE_ERRORS:
             tree = None
         if tree is not None:

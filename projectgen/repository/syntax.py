@@ -15,33 +15,54 @@ pinned to a newer Python) is refused too.
 """
 from __future__ import annotations
 
+import ast
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 COMPILE_ATTEMPTS = 5
+T = TypeVar("T")
+
+
+def spurious_system_error(exc: SystemError) -> bool:
+    """CPython 3.11 before 3.11.9 keeps the AST constructor's recursion depth per interpreter, not per
+    thread: two threads parsing at once (batch workers checking generated files, a run's observations
+    beside a sandbox thread) can make one of them raise ``SystemError: AST constructor recursion depth
+    mismatch`` for valid code. That error says nothing about the text."""
+    return "recursion depth mismatch" in str(exc)
+
+
+def retry_spurious(work: Callable[[], T]) -> T:
+    """`work()`, tried again (up to COMPILE_ATTEMPTS in all) while it raises the spurious SystemError."""
+    for attempt in range(COMPILE_ATTEMPTS):
+        try:
+            return work()
+        except SystemError as exc:
+            if not spurious_system_error(exc) or attempt == COMPILE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def compile_quietly(text: str, path: str) -> None:
-    """`compile(text, path, "exec")` without warnings, raising only for the code itself.
+    """`compile(text, path, "exec")` without warnings, raising only for the code itself (tried again on
+    the spurious SystemError: `spurious_system_error`; seen under load in the test suite, where it
+    turned a task run into an error row)."""
 
-    CPython 3.11 before 3.11.9 keeps the AST validator's recursion depth per interpreter, not per
-    thread: two threads compiling at once (batch workers checking generated files) can make one of
-    them raise ``SystemError: AST constructor recursion depth mismatch`` for valid code. That error
-    says nothing about the text, so the compile is tried again (it was seen under load in the test
-    suite, where it turned a task run into an error row).
-    """
-    for attempt in range(COMPILE_ATTEMPTS):
-        try:
-            with warnings.catch_warnings():  # invalid escapes and the like warn; only errors matter here
-                warnings.simplefilter("ignore")
-                compile(text, path, "exec", dont_inherit=True)
-            return
-        except SystemError as exc:
-            if "recursion depth mismatch" not in str(exc) or attempt == COMPILE_ATTEMPTS - 1:
-                raise
+    def check() -> None:
+        with warnings.catch_warnings():  # invalid escapes and the like warn; only errors matter here
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+
+    retry_spurious(check)
+
+
+def parse_python(text: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """`ast.parse`, tried again on the spurious SystemError (`spurious_system_error`): every parse of
+    generated or reference code goes through here, as it may run beside another thread's."""
+    return retry_spurious(lambda: ast.parse(text, filename=filename, mode=mode))
 
 
 def syntax_error(path: str, text: str) -> str | None:

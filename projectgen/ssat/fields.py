@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BeforeValidator
 
 from projectgen.errors import ProjectGenError
 from projectgen.repository import safe_relpath
+from projectgen.repository.syntax import parse_python
 
 # Spellings models use for a parameter or global kind, mapped to ours.
 _KIND_ALIASES = MappingProxyType(
@@ -65,7 +66,7 @@ def _fits(text: str) -> bool:
 def _expression(value: str) -> str:
     """Normalize source text of an expression to one canonical line (comments dropped)."""
     try:
-        tree = ast.parse(value, mode="eval")
+        tree = parse_python(value, mode="eval")
     except (SyntaxError, ValueError) as exc:
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise ValueError(f"{value!r} is not a valid Python expression ({reason})") from None
@@ -91,7 +92,7 @@ def _decorator(value: str) -> str:
 def _base(value: str) -> str:
     """A class base (`Base`, `Generic[T]`) or class keyword (`metaclass=ABCMeta`)."""
     try:
-        node = ast.parse(f"class _C({value}): pass").body[0]
+        node = parse_python(f"class _C({value}): pass").body[0]
     except (SyntaxError, ValueError):
         node = None
     if not isinstance(node, ast.ClassDef) or len(node.bases) + len(node.keywords) != 1:
@@ -108,7 +109,7 @@ def _base(value: str) -> str:
 def _import_line(value: str) -> str:
     """One absolute `import x` / `from x import y` statement, normalized."""
     try:
-        body = ast.parse(value).body
+        body = parse_python(value).body
     except (SyntaxError, ValueError):
         body = []
     if len(body) != 1 or not isinstance(body[0], (ast.Import, ast.ImportFrom)):

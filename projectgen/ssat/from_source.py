@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from projectgen.repository import safe_relpath
+from projectgen.repository.syntax import parse_python
 from projectgen.ssat.models import SSAT, Attribute, ClassNode, FunctionNode, GlobalCode, redefinition_allowed
 from projectgen.ssat.syntax import module_name, parameters_from_ast, source_text
 
@@ -21,7 +22,7 @@ from projectgen.ssat.syntax import module_name, parameters_from_ast, source_text
 def _parse(path: str, text: str) -> ast.Module | None:
     """The module's AST, or None when it does not parse."""
     try:
-        return ast.parse(text, filename=path)
+        return parse_python(text, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

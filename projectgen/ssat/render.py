@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from projectgen.repository.syntax import parse_python
 from projectgen.ssat.models import (
     SSAT,
     ClassNode,
@@ -123,7 +124,7 @@ def _imported_modules(lines: Sequence[str]) -> set[str]:
     """Modules that import lines already bring in (so dependencies need no extra line)."""
     modules: set[str] = set()
     for line in lines:
-        node = ast.parse(line).body[0]
+        node = parse_python(line).body[0]
         if isinstance(node, ast.Import):
             modules.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -171,7 +172,7 @@ def render_stub(file: FileNode) -> str:
     futures = {"annotations"}
     imports: list[str] = []
     for line in file.imports:
-        node = ast.parse(line).body[0]
+        node = parse_python(line).body[0]
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             futures.update(a.name for a in node.names)
         else:

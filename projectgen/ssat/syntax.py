@@ -10,6 +10,8 @@ import ast
 import keyword
 from typing import Any
 
+from projectgen.repository.syntax import parse_python
+
 
 def source_text(node: ast.AST | None) -> str | None:
     """Source text of an optional AST node."""
@@ -50,7 +52,7 @@ def parameter_from_text(text: str) -> dict[str, Any]:
             "'positional_only' on the parameters instead"
         )
     try:
-        node = ast.parse(f"def _f({text}): pass").body[0]
+        node = parse_python(f"def _f({text}): pass").body[0]
     except (SyntaxError, ValueError):
         node = None
     params = parameters_from_ast(node.args) if isinstance(node, ast.FunctionDef) else []

@@ -58,3 +58,38 @@ def test_a_spurious_recursion_depth_error_from_another_thread_is_compiled_again(
     monkeypatch.setattr(builtins, "compile", flaky)
     assert syntax.syntax_error("a.py", "x = 1\n") is None and len(calls) == 2
     assert syntax.syntax_error("b.py", "def (\n").startswith("line 1")
+
+
+def test_every_parse_retries_the_spurious_error_but_not_another_or_one_that_persists(monkeypatch) -> None:
+    """`parse_python` is what the SSAT, dependency, metric and observation code parse with: each of them
+    runs beside other threads in a batch, so each would otherwise fail a unit on this CPython bug."""
+    import ast
+    import builtins
+
+    import pytest
+
+    from projectgen.repository import syntax
+
+    real, calls = builtins.compile, []
+
+    def flaky(message: str, failures: int):
+        def compile_(*args, **kwargs):
+            calls.append(1)
+            if len(calls) <= failures:
+                raise SystemError(message)
+            return real(*args, **kwargs)
+        return compile_
+
+    monkeypatch.setattr(builtins, "compile", flaky("AST constructor recursion depth mismatch (before=1, after=2)", 2))
+    tree = syntax.parse_python("def f(a): return a\n", "m.py")
+    assert isinstance(tree, ast.Module) and tree.body[0].name == "f" and len(calls) == 3
+    calls.clear()
+    monkeypatch.setattr(builtins, "compile", flaky("AST constructor recursion depth mismatch", syntax.COMPILE_ATTEMPTS))
+    with pytest.raises(SystemError):
+        syntax.parse_python("x = 1\n")
+    assert len(calls) == syntax.COMPILE_ATTEMPTS
+    calls.clear()
+    monkeypatch.setattr(builtins, "compile", flaky("some other interpreter error", 1))
+    with pytest.raises(SystemError, match="other"):
+        syntax.parse_python("x = 1\n")
+    assert len(calls) == 1
