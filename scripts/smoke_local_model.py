@@ -235,6 +235,9 @@ def usage_records(folder: Path) -> list[dict[str, Any]]:
     return records
 
 
+# How a call that the server refused or never answered reads in usage.jsonl (the openai SDK's errors: an HTTP
+# status, or no connection / no answer in time); anything else failed in the client.
+SERVER_ERROR = re.compile(r"Error code: \d{3}|APIConnectionError|APITimeoutError|Connection error|timed out")
 REPLAY_PREFIX = "scripted:"  # how usage.jsonl names a replay's calls (the reference replay's included)
 
 
@@ -257,6 +260,7 @@ def usage_checks(name: str, records: list[dict[str, Any]], cap: int | None, *, r
     done = [r for r in records if not r.get("error")]
     estimated = [r for r in done if r.get("tokens_estimated") or not r.get("input_tokens")]
     failed_unclear = [r for r in records if r.get("error") is not None and not str(r["error"]).strip()]
+    client_side = [str(r["error"]) for r in records if r.get("error") and not SERVER_ERROR.search(str(r["error"]))]
     names = sorted({r.get("model") for r in records})
     checks += [
         Check(f"{name}: every answered call has the server's token counts", not estimated,
@@ -264,6 +268,8 @@ def usage_checks(name: str, records: list[dict[str, Any]], cap: int | None, *, r
         Check(f"{name}: calls recorded under the served name", names == [SERVED_NAME], f"model names {names}"),
         Check(f"{name}: every failed call says why", not failed_unclear,
               f"{len(records) - len(done)} failed call(s)"),
+        Check(f"{name}: every failed call was refused by the server or the network, not broken in projectgen",
+              not client_side, "; ".join(sorted(set(client_side)))[:300]),
     ]
     if cap is not None:
         over = [r["output_tokens"] for r in done if r.get("output_tokens", 0) > cap]

@@ -9,7 +9,8 @@ a server does differently from OpenAI's API, without compiling llama.cpp:
 - a non-streamed reply carries ``usage`` (prompt, completion and total tokens); a streamed one
   carries none unless ``stream_usage=True`` (vLLM's and Ollama's behaviour) and the request asks
   for it with ``stream_options.include_usage``;
-- a prompt longer than the context window is a 400 with ``code: "context_length_exceeded"``.
+- a prompt longer than the context window is a 400 with ``code: "context_length_exceeded"``;
+- it keeps connections alive (HTTP/1.1, as uvicorn does), so a client's pooled connection is reused.
 
 A "token" here is a whitespace-separated word. Every request body is kept in ``requests``.
 """
@@ -79,6 +80,8 @@ class FakeLlamaServer:
 
 def _handler(server: FakeLlamaServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as uvicorn answers: clients pool the connection
+
         def log_message(self, *args: Any) -> None:  # quiet
             pass
 
@@ -91,6 +94,7 @@ def _handler(server: FakeLlamaServer) -> type[BaseHTTPRequestHandler]:
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")  # no length known: the end of the stream ends the body
             self.end_headers()
             for chunk in server.chunks(body, answer):
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())

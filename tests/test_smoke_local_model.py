@@ -41,6 +41,13 @@ def test_usage_checks_pass_server_counted_calls_and_catch_estimates_other_names_
               if not check.ok}
     assert failed == {"run: no reply longer than the cap (1024 tokens)"}
     assert not smoke.usage_checks("run", [], cap=None)[0].ok  # no call recorded at all
+    broken = record(error="RuntimeError: Event loop is closed", input_tokens=0, output_tokens=0)
+    failed = [check for check in smoke.usage_checks("refine", [record(), broken], cap=None) if not check.ok]
+    assert [check.name for check in failed] == [
+        "refine: every failed call was refused by the server or the network, not broken in projectgen"]
+    assert "Event loop is closed" in failed[0].detail
+    unreachable = record(error="ModelCallError: APIConnectionError: Connection error.", input_tokens=0)
+    assert all(check.ok for check in smoke.usage_checks("run", [record(), unreachable], cap=None))
 
 
 def write_run(folder: Path, *, status: str, reason: str | None, stages: dict, stopped: str | None) -> None:

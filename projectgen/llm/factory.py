@@ -41,6 +41,9 @@ _FALLBACK_PROVIDERS = ("anthropic", "azure_openai", "deepseek", "google_genai", 
 # Providers whose LangChain classes take `max_retries` (the openai/anthropic SDK retry layer).
 _SDK_RETRY_PROVIDERS = frozenset({"openai", "azure_openai", "anthropic", "deepseek"})
 _NO_KEY_PLACEHOLDER = "not-needed"
+# Providers whose LangChain classes (langchain-openai's) take an `http_async_client`: projectgen gives them
+# one whose connections stay with their event loop (`projectgen.llm.http_clients`).
+OPENAI_CLIENT_PROVIDERS = frozenset({"openai", "azure_openai"})
 
 
 def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -90,6 +93,10 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     if provider in _SDK_RETRY_PROVIDERS:
         params.setdefault("max_retries", 0)
     try:
+        if provider in OPENAI_CLIENT_PROVIDERS:
+            from projectgen.llm.http_clients import openai_async_client
+
+            openai_async_client(params)
         from langchain.chat_models import init_chat_model
 
         return init_chat_model(name, model_provider=provider, **params)
@@ -104,6 +111,7 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
                        sampling: dict[str, Any], kwargs: dict[str, Any]) -> BaseChatModel:
     try:
         from projectgen.llm.compatible import OpenAICompatibleChat
+        from projectgen.llm.http_clients import openai_async_client
     except ImportError:
         raise ProjectGenError(f"cannot create {spec!r}: an OpenAI-compatible endpoint needs the "
                               "langchain-openai package (pip install langchain-openai)") from None
@@ -111,6 +119,7 @@ def _openai_compatible(spec: str, served: str, base_url: str, api_key: str | Non
            or _NO_KEY_PLACEHOLDER)
     params: dict[str, Any] = {"model": served, "base_url": base_url, "api_key": key, "max_retries": 0, **kwargs}
     params.update({name: value for name, value in sampling.items() if value is not None})
+    openai_async_client(params)
     try:
         return OpenAICompatibleChat(**params)
     except Exception as exc:

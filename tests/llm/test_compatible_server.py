@@ -73,3 +73,47 @@ def test_a_prompt_beyond_the_context_window_fails_once_with_the_servers_reason()
     assert len(server.requests) == 1
     (record,) = recorder.records
     assert record.attempts == 1 and "Error code: 400" in record.error and record.input_tokens == 0
+
+
+def test_models_of_one_server_answer_in_event_loop_after_event_loop_and_in_threads_at_once() -> None:
+    """Each batch unit (and each `run_project` from Python) runs in an event loop of its own. LangChain's
+    ChatOpenAI shares one async HTTP client per base URL in the process, and a kept-alive connection
+    belongs to the loop that opened it: against a real server the second unit failed with "Event loop is
+    closed" (`make smoke-local-model`'s second refine task run)."""
+    import threading
+
+    with fake_llama_server(reply="hi there") as server:
+        for _ in range(3):  # a new model per unit, as the batches make them
+            model = make_chat_model("smollm2", base_url=server.url, max_tokens=10)
+            assert asyncio.run(model.ainvoke("hello")).content == "hi there"
+        shared = make_chat_model("openai:smollm2", base_url=server.url, max_tokens=10)
+        for _ in range(2):  # one model used from one loop after another (the Python API, twice)
+            assert asyncio.run(shared.ainvoke("hello")).content == "hi there"
+        answers: list[str] = []
+        errors: list[BaseException] = []
+
+        def worker() -> None:  # worker threads, each with its loops, one model between them
+            try:
+                for _ in range(3):
+                    answers.append(asyncio.run(shared.ainvoke("hello")).content)
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not errors and answers == ["hi there"] * 6
+        assert len(server.requests) == 3 + 2 + 6
+
+
+def test_an_openai_model_without_a_base_url_gets_the_loop_local_client_too(monkeypatch) -> None:
+    from projectgen.llm.http_clients import LoopLocalAsyncClient
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    for name in ("OPENAI_BASE_URL", "PROJECTGEN_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    model = make_chat_model("openai:gpt-4o-mini")
+    assert isinstance(model.http_async_client, LoopLocalAsyncClient)
+    assert model.root_async_client._client is model.http_async_client  # what the SDK sends with
