@@ -88,7 +88,7 @@ def cmd_evolve(args: argparse.Namespace) -> int:
 
 
 def _next_number(prd: str) -> int:
-    from projectgen.runs.evolve import change_number
+    from projectgen.runs.evolved_task import change_number
 
     return change_number(prd)
 

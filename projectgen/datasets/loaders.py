@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from projectgen.config import Settings
 from projectgen.datasets.compat import apply_compat
 from projectgen.datasets.task import (INSTALL_STEPS, STANDARD_SUITES, SUITE_NAME, Documents, EnvSpec, SuiteName,
                                       Task, TestSuite)
@@ -42,9 +45,9 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteName, str] = {
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
 _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
-                            "tests", "env", "expected_tests", "empty_dirs", "timeout"})
+                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
-_TOML_ENV_KEYS = frozenset({"requirements", "python", "env_vars", "pytest_plugins", "setup_script",
+_TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
                             "source_root", "install"})
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -531,6 +534,19 @@ PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iteration
                                              "devbench": {"code_iterations": 5}}
 
 
+def _settings_profile(ctx: _Ctx, table: dict[str, Any]) -> dict[str, Any]:
+    """`[settings_profile]`: pipeline settings the task's benchmark reports (as `PAPER_SETTINGS` gives the
+    benchmark formats), used where a run leaves them unset; each key a `Settings` field with a valid value,
+    so a typo fails at load instead of at the first run."""
+    ctx.known_keys("[settings_profile]", table, frozenset(Settings.model_fields))
+    for name, value in table.items():
+        try:
+            Settings(**{name: value})
+        except ValidationError as error:
+            raise ctx.fail(f"[settings_profile].{name}", f"{error.errors()[0]['msg']}, got {value!r}") from None
+    return dict(table)
+
+
 def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite]
                     ) -> dict[SuiteName, tuple[str, ...]]:
     """`[expected_tests]`: per suite, the node ids it is expected to run (for tasks without a reference)."""
@@ -679,6 +695,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
     ctx.known_keys("[docs]", docs_table, _TOML_DOCS_KEYS)
     ctx.known_keys("[env]", env_table, _TOML_ENV_KEYS)
     expected_table = ctx.table("[expected_tests]", config.get("expected_tests"))
+    profile_table = ctx.table("[settings_profile]", config.get("settings_profile"))
 
     task_id = ctx.string("id", config.get("id"), "textstats") or ctx.root.name
     if not _TASK_ID.match(task_id):
@@ -705,6 +722,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         requirements=ctx.requirements(
             "[env].requirements", env_table.get("requirements"), (package or "", task_id)
         ),
+        constraints=ctx.requirements("[env].constraints", env_table.get("constraints"), ()),
         python=python,
         setup_script=ctx.setup_script("[env].setup_script", env_table.get("setup_script"), required=True),
         env_vars=ctx.env_vars("[env].env_vars", env_table.get("env_vars")),
@@ -727,6 +745,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         reference=reference,
         reference_root=reference_root,
         package=package,
+        settings_profile=_settings_profile(ctx, profile_table),
         expected_tests=_declared_tests(ctx, expected_table, suites),
     )
 

@@ -2,13 +2,13 @@
 
 `run_evolve(base_run, out_dir, requirement=..., tests=..., models=...)` takes a finished run folder
 (its ``repository/``, its ``ssat.json``, else a tree derived from the repository's code, and its
-task), writes the evolved task (the base task's documents with the change request added to the
-PRD, its check tests plus the change's tests, its hidden unit tests), and runs the evolve graph
-(`projectgen.graphs.evolve`) checkpointed and traced. The new run folder holds::
+task), writes the evolved task (`projectgen.runs.evolved_task`: the base task with the change request
+added to the PRD and the change's tests to its check tests, every other setting kept but the reference),
+and runs the evolve graph (`projectgen.graphs.evolve`) checkpointed and traced. The new run folder holds::
 
     run.json            method "evolve": task (the evolved task below), models, settings, status
     evolve.json         the base run, the change, the tree diff, what was redone and kept, and the results
-    task/               the evolved task (task.toml, docs/, check_tests/, unit_tests/)
+    task/               the evolved task (task.toml, docs/, check_tests/, unit_tests/, the fixtures ...)
     base/               the base run's repository and tree, as the run started from them
     checkpoints.sqlite, events.jsonl, usage.jsonl, calls.jsonl
     repository/, ssat.json, state.json, summary.json, check_report.json, unit_report.json
@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import posixpath
-import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -48,6 +45,7 @@ from projectgen.llm import Budget, CallCache, CallRecord, UsageRecorder
 from projectgen.repository import load_repository, write_repository
 from projectgen.runs import layout
 from projectgen.runs.checkpoints import open_checkpointer
+from projectgen.runs.evolved_task import CHECK_DIR, check_test_files, write_evolved_task
 from projectgen.runs.execution import new_run_folder, open_gateway, stream_graph, write_json, write_output_repository
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
@@ -56,9 +54,7 @@ from projectgen.runs.trace import TraceWriter
 from projectgen.ssat import SSAT, ssat_from_repository
 
 EVOLVE_METHOD = "evolve"
-CHANGE_HEADING = "## Change request"
 GENERATOR_ROLES = ("skeleton", "coder")  # the calls that write one file (judges review a stage as a whole)
-CHECK_DIR, UNIT_DIR, ACCEPTANCE_DIR, DOCS_DIR = "check_tests", "unit_tests", "acceptance_tests", "docs"
 
 
 class CheckCounts(BaseModel):
@@ -148,7 +144,7 @@ def read_base_run(folder: Path) -> BaseRun:
     return BaseRun(folder=folder, manifest=manifest, task=task, repository=repository, tree=tree, tree_source=source)
 
 
-# ------------------------------------------------------------------ the evolved task
+# ------------------------------------------------------------------ the change
 
 
 def check_change(requirement: str, tests: Path | str | None) -> None:
@@ -162,89 +158,6 @@ def check_change(requirement: str, tests: Path | str | None) -> None:
         if not any(folder.rglob("test_*.py")):
             raise ProjectGenError(f"{folder}: holds no test_*.py file")
 
-
-def change_number(prd: str) -> int:
-    """The number the next change request of a PRD gets (1 for a PRD without any)."""
-    return len(re.findall(rf"^{re.escape(CHANGE_HEADING)} \d+", prd, flags=re.M)) + 1
-
-
-def test_files(folder: Path) -> dict[str, Path]:
-    """Every file of a test folder by its path below it (caches left out)."""
-    from projectgen.repository import SKIPPED_DIRS
-
-    return {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*"))
-            if path.is_file() and not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts)}
-
-
-def suite_test_files(task: Task, suite: str) -> dict[str, Path]:
-    """The files a suite of `task` runs from, by their path below the suite's folder."""
-    top = task.suite_folder(suite)
-    return {posixpath.relpath(rel, top) if top else rel: task.root / rel for rel in task.suite_files(suite)}
-
-
-def check_test_files(base: Task, tests: Path | None) -> tuple[dict[str, Path], dict[str, Path]]:
-    """The base task's check test files and the change's; a change's file with an earlier file's name is refused
-    (the earlier test would be lost)."""
-    earlier = suite_test_files(base, "check") if "check" in base.suites else {}
-    new = test_files(tests) if tests is not None else {}
-    clash = sorted(set(earlier) & set(new))
-    if clash:
-        raise ProjectGenError(f"{tests}: {', '.join(clash)} would replace the earlier check test(s) of the same name; "
-                              "rename the new test file(s)")
-    return earlier, new
-
-
-def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder: Path) -> tuple[int, list[str],
-                                                                                                list[str]]:
-    """The evolved task in `folder`; (its change number, the new test files, the earlier ones).
-
-    The PRD gains a ``## Change request N`` section; the check tests are the base task's and the change's
-    (a file name used by both is refused: the earlier test would be lost); the other suites, documents,
-    fixtures and environment are the base task's.
-    """
-    number = change_number(base.docs.prd)
-    earlier, new = check_test_files(base, tests)
-    if folder.exists():
-        shutil.rmtree(folder)
-    docs = {"prd": f"{base.docs.prd.rstrip()}\n\n{CHANGE_HEADING} {number}\n\n{requirement.strip()}\n"}
-    docs.update({name: text for name in ("uml_class", "uml_sequence", "architecture_design")
-                 if (text := getattr(base.docs, name))})
-    for name, text in docs.items():
-        write_atomic(folder / DOCS_DIR / f"{name}.md", text)
-    for rel, source in {**earlier, **new}.items():
-        target = folder / CHECK_DIR / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-    suites = {"check": CHECK_DIR} if earlier or new else {}
-    for kind, name in (("unit", UNIT_DIR), ("acceptance", ACCEPTANCE_DIR)):
-        if kind in base.suites:
-            for rel, source in suite_test_files(base, kind).items():
-                target = folder / name / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)
-            suites[kind] = name
-    for rel in base.required_files:
-        target = folder / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if (base.root / rel).is_dir() else shutil.copy2)(base.root / rel, target)
-    root_id = base.id.split(".change")[0]
-    lines = [f"id = {json.dumps(f'{root_id}.change{number}')}"]
-    if base.package:
-        lines.append(f"package = {json.dumps(base.package)}")
-    if base.required_files:
-        lines.append(f"required_files = {json.dumps(list(base.required_files))}")
-    lines += ["", "[docs]", *(f"{name} = {json.dumps(f'{DOCS_DIR}/{name}.md')}" for name in docs), "", "[tests]",
-              *(f"{kind} = {json.dumps(path)}" for kind, path in suites.items()), "", "[env]",
-              f"requirements = {json.dumps(list(base.env.requirements))}"]
-    if base.env.python:
-        lines.append(f"python = {json.dumps(base.env.python)}")
-    if base.env.pytest_plugins is not None:
-        lines.append(f"pytest_plugins = {json.dumps(list(base.env.pytest_plugins))}")
-    if base.env.env_vars:
-        lines.append("env_vars = { " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}"
-                                                 for k, v in sorted(base.env.env_vars.items())) + " }")
-    write_atomic(folder / "task.toml", "\n".join(lines) + "\n")
-    return number, sorted(new), sorted(earlier)
 
 
 # ------------------------------------------------------------------ the run

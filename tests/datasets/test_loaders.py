@@ -255,6 +255,27 @@ def test_taskdir_workspace_and_install_keys(tmp_path: Path) -> None:
     assert load_task(toml_task(tmp_path / "u", '[docs]\nprd = "docs/PRD.md"\n')).timeout is None
 
 
+def test_taskdir_constraints_and_settings_profile(tmp_path: Path) -> None:
+    """What the benchmark formats get from compat.toml and their paper (version bounds, pipeline settings),
+    a task.toml states itself; an evolved task carries its base's this way."""
+    toml = """\
+        [docs]
+        prd = "docs/PRD.md"
+        [env]
+        constraints = ["pyjwt<2.10", "setuptools<81"]
+        [settings_profile]
+        code_iterations = 10
+        threshold = 7.5
+    """
+    task = load_task(toml_task(tmp_path / "t", toml))
+    assert task.env.constraints == ("pyjwt<2.10", "setuptools<81")
+    assert task.settings_profile == {"code_iterations": 10, "threshold": 7.5}
+    from_file = '[docs]\nprd = "docs/PRD.md"\n[env]\nconstraints = "constraints.txt"\n'
+    task = load_task(toml_task(tmp_path / "u", from_file, {"constraints.txt": "# bounds\npyjwt<2.10\n\n"}))
+    assert task.env.constraints == ("pyjwt<2.10",) and task.settings_profile == {}
+    assert task.env.cache_key() != task.env.model_copy(update={"constraints": ()}).cache_key()
+
+
 def test_cache_key_changes_only_with_what_is_installed() -> None:
     from projectgen.datasets.task import EnvSpec
 
@@ -384,7 +405,7 @@ def test_task_toml_wins_over_config_json(tmp_path: Path) -> None:
          ["[tests]: 'Unit' is not a valid suite name", "did you mean 'unit'"]),
         ('[docs]\nprd = "docs/PRD.md"\n[tests]\n"per f" = "unit_tests"\n', ["[tests]: 'per f' is not a valid suite name"]),
         ('[docs]\nprd = "docs/PRD.md"\n[env]\npythn = "3.11"\n', ["[env]: unknown key 'pythn'"]),
-        ('[docs]\nprd = "docs/PRD.md"\n[env]\nzzz = 1\n', ["[env]: unknown key 'zzz'", "allowed: env_vars"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\nzzz = 1\n', ["[env]: unknown key 'zzz'", "allowed: constraints, env_vars"]),
     ],
 )
 def test_taskdir_unknown_keys(tmp_path: Path, toml: str, fragments: list[str]) -> None:
@@ -434,6 +455,15 @@ def test_taskdir_invalid_toml_reports_position(tmp_path: Path) -> None:
         ('[docs]\nprd = "docs/PRD.md"\n[env]\ninstall = "script"\n',
          ["[env].install: 'script' runs the setup script, but [env].setup_script is not set"]),
         ('[docs]\nprd = "docs/PRD.md"\n[env]\nsource_root = 1\n', ["[env].source_root: expected a path string"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\nconstraints = "nope.txt"\n', ["[env].constraints: file"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[env]\nconstraints = 3\n', ["[env].constraints", "list of strings"]),
+        ('settings_profile = 5\n[docs]\nprd = "docs/PRD.md"\n', ["[settings_profile]: expected a table"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[settings_profile]\ncode_iteration = 5\n',
+         ["[settings_profile]: unknown key 'code_iteration'; did you mean 'code_iterations'?"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[settings_profile]\ncode_iterations = 0\n',
+         ["[settings_profile].code_iterations: Input should be greater than or equal to 1, got 0"]),
+        ('[docs]\nprd = "docs/PRD.md"\n[settings_profile]\nthreshold_rule = "maybe"\n',
+         ["[settings_profile].threshold_rule", "'exceeds' or 'at_least'", "got 'maybe'"]),
     ],
 )
 def test_taskdir_errors(tmp_path: Path, toml: str, fragments: list[str]) -> None:

@@ -218,3 +218,143 @@ def test_what_cannot_be_evolved_is_refused_before_anything_is_written(chain, tmp
     with pytest.raises(ProjectGenError, match="needs its own folder"):
         run_evolve(root / "base", root / "base", requirement="x", tests=tests,
                    models=replay(example_script_path("kvstore.evolve1")))
+
+
+# ------------------------------------------------------------------ what the evolved task keeps of its base
+
+ENVIRONMENT_CHECK = """\
+import os
+
+
+def test_the_tasks_workspace_and_environment_are_in_place():
+    assert os.environ["KV_MODE"] == "test"
+    assert os.path.isdir(os.path.join(os.environ["DATA_DIR"], "out"))  # {repo}/data and empty_dirs data/out
+    with open("fixtures/seed.json", encoding="utf-8") as handle:
+        assert handle.read() == '{"seed": 1}\\n'
+"""
+
+EVERY_KEY_TOML = """\
+id = "kvlab"
+package = "kvstore"
+reference_root = "solution"
+starter = ["examples/usage.py"]
+required_files = ["fixtures/seed.json"]
+empty_dirs = ["data/out"]
+timeout = 240
+
+[docs]
+prd = "docs/PRD.md"
+uml_class = "docs/UML_class.md"
+uml_sequence = "docs/UML_sequence.md"
+architecture_design = "docs/architecture_design.md"
+
+[tests]
+check = "tests/check"
+unit = ["tests/unit", "tests/test_extra.py"]
+acceptance = "acceptance"
+performance = "perf/test_speed.py"
+
+[env]
+requirements = ["iniconfig"]
+constraints = ["iniconfig>=1"]
+python = "3.11"
+env_vars = { KV_MODE = "test", DATA_DIR = "{repo}/data" }
+pytest_plugins = []
+setup_script = "scripts/setup.sh"
+source_root = "src"
+install = "script"
+
+[settings_profile]
+code_iterations = 7
+gamma = 3
+
+[expected_tests]
+check = ["tests/check/test_kvstore_check.py::test_set_and_get"]
+unit = ["tests/unit/test_open.py::test_open", "tests/test_extra.py::test_extra"]
+performance = ["perf/test_speed.py::test_fast"]
+"""
+
+# Every Task field is carried, moved to the evolved task's suite folders, or dropped on purpose.
+CARRIED = {"package", "docs", "env", "required_files", "empty_dirs", "timeout", "settings_profile"}
+MOVED = {"suites", "expected_tests"}  # at the evolved task's NAME_tests/ folders; check's expectations dropped
+DROPPED = {"reference", "reference_root"}  # the reference implements the requirement before the change
+OWN = {"id", "root", "format"}
+
+
+def every_key_task(folder: Path) -> Path:
+    """A task.toml task over the bundled kvstore task with every key set to a value other than its default."""
+    kvstore = example_task_path("kvstore")
+    shutil.copytree(kvstore / "docs", folder / "docs")
+    shutil.copytree(kvstore / "kvstore", folder / "solution" / "kvstore")
+    shutil.copytree(kvstore / "check_tests", folder / "tests" / "check")
+    files = {
+        "task.toml": EVERY_KEY_TOML,
+        "tests/check/test_environment.py": ENVIRONMENT_CHECK,
+        "tests/unit/test_open.py": "from kvstore import KVStore\n\n\ndef test_open():\n    assert KVStore\n",
+        "tests/test_extra.py": "def test_extra():\n    assert True\n",
+        "acceptance/test_accept.py": "def test_accept():\n    assert True\n",
+        "perf/test_speed.py": "def test_fast():\n    assert True\n",
+        "examples/usage.py": "from kvstore import KVStore\n\nstore = KVStore()\n",
+        "fixtures/seed.json": '{"seed": 1}\n',
+        "scripts/setup.sh": "echo set up\n",
+    }
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    return folder
+
+
+def suite_contents(task, name: str) -> dict[str, bytes]:
+    from projectgen.runs.evolved_task import suite_test_files
+
+    return {rel: path.read_bytes() for rel, path in suite_test_files(task, name).items()}
+
+
+def test_the_evolved_task_keeps_every_setting_of_its_base_that_still_applies(chain, tmp_path: Path):
+    from projectgen.datasets.task import EnvSpec, Task
+
+    root, runner, _ = chain
+    base = load_task(every_key_task(tmp_path / "kvlab"))
+    assert set(Task.model_fields) == CARRIED | MOVED | DROPPED | OWN  # a new field needs a decision here
+    for name in CARRIED | MOVED | DROPPED:
+        assert getattr(base, name) != Task.model_fields[name].get_default(call_default_factory=True), name
+    for name, field in EnvSpec.model_fields.items():
+        assert getattr(base.env, name) != field.get_default(call_default_factory=True), name
+    assert base.docs.starter and base.docs.uml_class and base.docs.uml_sequence and base.docs.architecture_design
+    # the finished demo run, as if it had been run on this task
+    shutil.copytree(root / "base", tmp_path / "base", ignore=shutil.ignore_patterns("checkpoints.sqlite*"))
+    manifest = json.loads((tmp_path / "base" / "run.json").read_text())
+    (tmp_path / "base" / "run.json").write_text(json.dumps({**manifest, "task_path": str(base.root)}))
+
+    outcome = change(tmp_path / "base", tmp_path / "out", 1, runner=runner, evaluate_unit=False)
+    evolved = load_task(tmp_path / "out" / "task")
+
+    assert (evolved.id, evolved.format) == ("kvlab.change1", "taskdir")
+    for name in CARRIED - {"docs"}:
+        assert getattr(evolved, name) == getattr(base, name), name
+    assert evolved.env.setup_script == "echo set up\n" and evolved.env.constraints == ("iniconfig>=1",)
+    assert evolved.docs.model_dump(exclude={"prd"}) == base.docs.model_dump(exclude={"prd"})
+    assert evolved.docs.prd == (f"{base.docs.prd.rstrip()}\n\n## Change request 1\n\n"
+                                f"{COUNTER.turn(1).requirement.strip()}\n")
+    assert (tmp_path / "out" / "task" / "fixtures" / "seed.json").read_bytes() == b'{"seed": 1}\n'
+    # every suite, its files as the base's below the suite's folder; check gains the change's tests
+    assert {name: suite.paths for name, suite in evolved.suites.items()} == {
+        "check": ("check_tests",), "unit": ("unit_tests",), "acceptance": ("acceptance_tests",),
+        "performance": ("performance_tests",)}
+    for name in ("unit", "acceptance", "performance"):
+        assert suite_contents(evolved, name) == suite_contents(base, name), name
+    change_tests = COUNTER.root / COUNTER.turn(1).tests
+    assert suite_contents(evolved, "check") == {**suite_contents(base, "check"), **{
+        path.name: path.read_bytes() for path in change_tests.glob("test_*.py")}}
+    # expected tests follow their files; the check suite's no longer list what it runs
+    assert evolved.expected_tests == {
+        "unit": ("unit_tests/unit/test_open.py::test_open", "unit_tests/test_extra.py::test_extra"),
+        "performance": ("performance_tests/test_speed.py::test_fast",)}
+    # the reference implements the requirement before the change: not part of the evolved task
+    assert (evolved.reference, evolved.reference_root) == ((), "")
+    assert not (tmp_path / "out" / "task" / "solution").exists()
+    # and the run was tested in that workspace and environment, with the task's paper settings
+    assert outcome.check_report.status == "passed"
+    assert any(t.nodeid.startswith("check_tests/test_environment.py::") for t in outcome.check_report.tests)
+    settings = json.loads((tmp_path / "out" / "run.json").read_text())["settings"]
+    assert (settings["code_iterations"], settings["gamma"]) == (7, 3)
