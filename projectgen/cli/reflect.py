@@ -9,6 +9,7 @@ from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (
     BUNDLED_DATASET,
     add_batch_options,
+    add_checkpoint_option,
     add_executor_options,
     add_sampling_options,
     add_runner_options,
@@ -50,6 +51,7 @@ def add_commands(subparsers) -> None:
                              "pass@k curves)")
     add_batch_options(parser, units="units", out_default="./runs/reflect-DATASET", tasks="exercises")
     add_sampling_options(parser)
+    add_checkpoint_option(parser.add_argument_group("checkpoints"))
     add_runner_options(parser)
     add_executor_options(parser)
     parser.set_defaults(handler=cmd_reflect)
@@ -88,6 +90,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     )
     from projectgen.experiments.reflection_results import NOTES, models_lines, pct
     from projectgen.runs import layout
+    from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
     dataset = dataset_path(args.dataset)
     formats = parse_formats(args.edit_format)
@@ -129,15 +132,16 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         for task_id, reason in sorted(found.errors.items()):
             progress.console.print(f"[red]{task_id}: does not load[/red] {reason}", highlight=False)
 
-    # Each unit keeps SQLite checkpoints in its folder: a unit retried on another machine would start over.
-    executor = executor_from_args(args, per_machine={"SQLite checkpoints in each unit's folder": "a one-node "
-                                                     "cluster or the local executor (reflect has no shared store)"})
+    # Without --checkpoint-url each unit keeps SQLite checkpoints in its folder, which a unit retried on
+    # another machine would not find: a cluster of several nodes is refused then.
+    check_checkpoint_url(args.checkpoint_url)
+    executor = executor_from_args(args, per_machine=per_machine_checkpoints(args.checkpoint_url))
     with progress:
         results = run_reflect(
             dataset, models, out, formats=formats, tries=args.tries,
             tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
             executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
-            runner_settings=runner_settings_from_args(args),
+            runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
     print_summary(console, results, pct)
     for line in models_lines(results):

@@ -7,7 +7,7 @@ plans one unit per (model, edit format, exercise) and runs them on the engine
 
     reflect.json    what the batch is (dataset, tries, models); checked on every continue
     ledger.jsonl    one line per unit that finished (its result) or failed (its one-line reason)
-    <model>/<format>/<exercise>/   the unit's run folder (checkpoints, calls, usage, summary.json)
+    <model>/<format>/<exercise>/   the unit's run folder (checkpoints or their thread, calls, usage, summary.json)
     results.json    versioned; `summary` holds one entry per (model, edit format)
     results.md      the same as Markdown tables; results.html: the pass@k curves and the tables
 
@@ -16,9 +16,14 @@ other resumes in its folder (checkpoints and call cache: no finished model call 
 is read back from it when it had finished but its ledger line was lost. A unit whose work raised
 (the test harness could not run the tests, the model failed for good) is an error line: never a
 pass or a fail, left out of every figure, counted apart, and retried on the next continue.
+
+Checkpoints are in SQLite in each unit's folder, or with `checkpoint_url` in one PostgreSQL
+database, each unit on a thread of its own (`projectgen.runs.reflection`): what a batch whose units
+may land on several machines needs, since a unit retried elsewhere resumes from the database.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -74,6 +79,8 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     runner_settings: Any = None  # what a worker's runner is made from when there is no factory
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     """Overrides of the sampling real models are made with (`make_chat_model`'s temperature, top_p, max_tokens)."""
+    checkpoint_url: str | None = None
+    """A PostgreSQL database for every unit's checkpoints (None: SQLite in each unit's folder)."""
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
@@ -94,6 +101,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         result = run_reflection(unit.exercise, unit.run_dir, model=model, edit_format=unit.edit_format,
                                 tries=self.tries, runner=state, model_slug=unit.model.slug,
                                 model_label=describe_model(model), scope=unit.key, sync=unit.sync,
+                                checkpoint_url=self.checkpoint_url,
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,
@@ -201,11 +209,13 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
                 executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
                 sampling: Mapping[str, float | int] | None = None,
                 runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
-                hooks: ReflectHooks | None = None) -> ReflectResults:
+                hooks: ReflectHooks | None = None, checkpoint_url: str | None = None) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
     `tries` tries each (1 to 10); continue from `out_dir`'s ledger. `sampling` overrides what real models
-    are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json. Writes
-    results.json, results.md and results.html and returns the results."""
+    are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json.
+    `checkpoint_url` keeps every unit's checkpoints in that PostgreSQL database (checked, and its tables
+    made, before anything is written). Writes results.json, results.md and results.html and returns the
+    results."""
     if not 1 <= tries <= 10:
         raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
     out_dir, hooks = Path(out_dir), hooks or ReflectHooks()
@@ -215,6 +225,10 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         preflight(model, base_url)
     exercises = load_exercises(dataset)
     chosen, load_errors = select(exercises, tasks)
+    if checkpoint_url is not None:
+        from projectgen.runs.checkpoints import check_checkpoint_database
+
+        asyncio.run(check_checkpoint_database(checkpoint_url))
     if hooks.on_loaded:
         hooks.on_loaded(exercises)
     with folder_lock(out_dir, "reflect batch"):
@@ -226,7 +240,8 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
             ledger.clear()
         units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
         batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress,
-                             runner_settings=runner_settings, sampling=dict(sampling or {}))
+                             runner_settings=runner_settings, sampling=dict(sampling or {}),
+                             checkpoint_url=checkpoint_url)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
                          on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),

@@ -75,11 +75,10 @@ class ExperimentSpec:
         SQLite checkpoints without `checkpoint_url`, and an embedded knowledge store when some method
         reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
         (a Ray cluster) need none of it."""
+        from projectgen.runs.checkpoints import per_machine_checkpoints
         from projectgen.runs.methods import method_attempt_settings
 
-        state = {}
-        if not self.checkpoint_url:
-            state["checkpoints in SQLite in each run folder"] = "--checkpoint-url postgresql://USER@HOST/DB"
+        state = per_machine_checkpoints(self.checkpoint_url)
         knowledge = [method_attempt_settings(method, self.attempt_settings) for method in self.methods]
         if not self.knowledge_url and any(s.attempts > 1 and (s.success_knowledge or s.failure_knowledge)
                                           for s in knowledge):

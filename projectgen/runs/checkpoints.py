@@ -1,7 +1,9 @@
-"""Where a LiveCoder run keeps its LangGraph checkpoints: SQLite in the run folder, or PostgreSQL.
+"""Where a run keeps its LangGraph checkpoints: SQLite in the run folder, or PostgreSQL.
 
 A PostgreSQL URL is checked (scheme, installed extra) before anything is written for it, and
-a database that cannot be reached fails with one line that does not show its password.
+a database that cannot be reached fails with one line that does not show its password. SQLite
+stays on the machine that ran the unit, so a batch whose units may land on several machines
+names it as per-machine state (`per_machine_checkpoints`) for the executor to refuse.
 """
 from __future__ import annotations
 
@@ -27,6 +29,21 @@ def check_checkpoint_url(url: str | None) -> None:
                               "pip install 'projectgen[postgres]'") from None
 
 
+def per_machine_checkpoints(url: str | None) -> dict[str, str]:
+    """The checkpoint state a batch would keep on each machine (what -> the option that shares it), for
+    `RayExecutor.refuse_per_machine`: SQLite in each run folder without `url`, nothing with one."""
+    return {} if url else {"checkpoints in SQLite in each run folder": "--checkpoint-url postgresql://USER@HOST/DB"}
+
+
+async def check_checkpoint_database(url: str | None) -> None:
+    """Refuse, before anything is written, a PostgreSQL URL that is unusable or unreachable; its tables are
+    made here, so the units of a batch that start at once find them (none of them races to make them)."""
+    if url is None:
+        return
+    async with postgres_saver(url):
+        pass
+
+
 @asynccontextmanager
 async def open_checkpointer(out_dir: Path, url: str | None,
                             before_write: Callable[[], None] | None = None) -> AsyncIterator[Any]:
@@ -40,6 +57,13 @@ async def open_checkpointer(out_dir: Path, url: str | None,
         async with AsyncSqliteSaver.from_conn_string(str(out_dir / layout.CHECKPOINTS)) as saver:
             yield synced_before_writes(saver, before_write)
         return
+    async with postgres_saver(url) as saver:
+        yield synced_before_writes(saver, before_write)
+
+
+@asynccontextmanager
+async def postgres_saver(url: str) -> AsyncIterator[Any]:
+    """LangGraph's PostgreSQL saver on one connection to `url`, its tables made when missing."""
     check_checkpoint_url(url)
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import AsyncConnection, OperationalError
@@ -53,7 +77,7 @@ async def open_checkpointer(out_dir: Path, url: str | None,
     async with connection:
         saver = AsyncPostgresSaver(conn=connection)
         await saver.setup()
-        yield synced_before_writes(saver, before_write)
+        yield saver
 
 
 def synced_before_writes(saver: Any, before_write: Callable[[], None] | None) -> Any:

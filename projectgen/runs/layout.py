@@ -13,6 +13,7 @@ CALLS = "calls.jsonl"  # replies of completed model calls, replayed by a resumed
 PROMPTS = "prompts.jsonl"  # the exact prompt of every call, each distinct one once (keyed by prompt_id)
 EVENTS = "events.jsonl"  # the trace: one event per graph node
 CHECKPOINTS = "checkpoints.sqlite"  # LangGraph's SQLite checkpoints (and its -wal/-shm files)
+THREAD = "thread.json"  # a reflect unit's checkpoint thread in a shared (PostgreSQL) database
 STATE = "state.json"  # the single pass's final graph state
 SSAT = "ssat.json"  # the architecture tree of the output (single pass, LiveCoder, evolve)
 UNIT_REPORT = "unit_report.json"  # the hidden unit tests of the final repository

@@ -65,7 +65,7 @@ from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import sampling_by_role
 from projectgen.memory.embedding_models import embedding_name, resolve_embeddings
 from projectgen.runs import layout
-from projectgen.runs.checkpoints import check_checkpoint_url, open_checkpointer
+from projectgen.runs.checkpoints import check_checkpoint_database, check_checkpoint_url, open_checkpointer
 from projectgen.runs.execution import (
     new_run_folder, open_gateway, run_hidden_unit_tests, stream_graph, write_output_repository,
 )
@@ -261,7 +261,7 @@ async def arun_livecoder(task: Task, out_dir: Path, *, models: Any = None, agent
                                    max_tokens=max_tokens, max_cost_usd=max_cost_usd,
                                    prices_file=str(Path(prices_file).resolve()) if prices_file else None,
                                    checkpoint_url=checkpoint_url, review=list(review))
-            await _refuse_bad_options(out_dir, checkpoint_url=checkpoint_url, prices_file=prices_file,
+            await _refuse_bad_options(checkpoint_url=checkpoint_url, prices_file=prices_file,
                                       knowledge_url=knowledge_url)
             if knowledge_url:  # a server that cannot be reached is refused before the run folder is made
                 knowledge = locked.enter_context(closing(open_knowledge_store(out_dir, knowledge_url, embeddings)))
@@ -333,7 +333,7 @@ def _resumable_manifest(out_dir: Path) -> RunManifest:
     return manifest
 
 
-async def _refuse_bad_options(out_dir: Path, *, checkpoint_url: str | None, prices_file: Path | str | None,
+async def _refuse_bad_options(*, checkpoint_url: str | None, prices_file: Path | str | None,
                               knowledge_url: str | None) -> None:
     """Bad prices, checkpoint or knowledge-store URLs are refused before anything is written."""
     check_checkpoint_url(checkpoint_url)
@@ -345,9 +345,7 @@ async def _refuse_bad_options(out_dir: Path, *, checkpoint_url: str | None, pric
         from projectgen.memory.knowledge_store import parse_server_url
 
         parse_server_url(knowledge_url)
-    if checkpoint_url:
-        async with open_checkpointer(out_dir, checkpoint_url):
-            pass  # an unreachable database fails here, not after the run folder is made
+    await check_checkpoint_database(checkpoint_url)  # unreachable: fails here, not after the folder is made
 
 
 def model_descriptions(run: LiveCoderRun) -> dict[str, str]:

@@ -2,7 +2,9 @@
 
 The folder holds::
 
-    checkpoints.sqlite   the protocol graph's LangGraph checkpoints (one per node)
+    checkpoints.sqlite   the protocol graph's LangGraph checkpoints (one per node), or with a
+                         checkpoint URL (PostgreSQL, shared by the machines of a cluster):
+    thread.json          the run's thread in that database, a random id made on its first start
     calls.jsonl          replies of completed model calls (the door's call cache)
     usage.jsonl          one line per model call
     repository/          the solution files after the last try
@@ -12,11 +14,20 @@ Run again on a folder without summary.json (killed, or the harness failed), it r
 checkpointer replays the nodes that finished, and a node that was cut short after its model call
 had completed gets that reply from the call cache, so no model call is made twice. A folder with
 summary.json is read back without running anything.
+
+In SQLite the thread is the run's scope (its folder holds its own database). In a database that
+many runs share, each run's thread is its own random id, kept in its folder: two batches (or two
+folders) with the same units never read each other's checkpoints, an emptied folder (``--fresh``)
+starts a new thread, and a run retried on another machine from the driver's copy of its folder
+(`projectgen.experiments.mirror`, which sends the folder before the first checkpoint is written)
+resumes its own thread. A run continued with the other kind of store starts its graph over, its
+model calls answered from the call cache.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -66,13 +77,32 @@ def read_result(run_dir: Path) -> ReflectionResult | None:
         return None
 
 
+def checkpoint_thread(run_dir: Path, scope: str, checkpoint_url: str | None) -> str:
+    """The run's checkpoint thread (see the module docstring): its scope in its own SQLite file, else the
+    random id its folder keeps (made and written now on its first start)."""
+    if checkpoint_url is None:
+        return scope or "reflection"
+    path = run_dir / layout.THREAD
+    try:
+        thread = json.loads(path.read_text(encoding="utf-8")).get("thread_id")
+    except (OSError, ValueError, AttributeError):
+        thread = None
+    if isinstance(thread, str) and thread:
+        return thread
+    thread = f"reflect-{uuid.uuid4().hex}"
+    write_atomic(path, json.dumps({"thread_id": thread}) + "\n")
+    return thread
+
+
 async def arun_reflection(exercise: Exercise, run_dir: Path, *, model: Any, edit_format: str, tries: int,
                           runner: SandboxRunner, model_slug: str, model_label: str, scope: str = "",
                           progress: Callable[[str], None] | None = None,
-                          sync: Callable[[], None] | None = None) -> ReflectionResult:
+                          sync: Callable[[], None] | None = None,
+                          checkpoint_url: str | None = None) -> ReflectionResult:
     """Run (or resume, or read back) the protocol on `exercise` in `run_dir`; `scope` keys its call cache;
     `sync()` is called after each model call is recorded and before each checkpoint is written (a worker's
-    copy of the folder mirrored to the driver: `projectgen.experiments.mirror`)."""
+    copy of the folder mirrored to the driver: `projectgen.experiments.mirror`); `checkpoint_url` puts the
+    checkpoints in that PostgreSQL database (default: SQLite in `run_dir`)."""
     done = read_result(run_dir)
     if done is not None:
         return done
@@ -81,8 +111,8 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, *, model: Any, edit
                            cache=CallCache(run_dir / layout.CALLS, scope or str(run_dir), after_put=sync))
     context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
                                 progress=progress)
-    config = {"configurable": {"thread_id": scope or "reflection"}}
-    async with open_checkpointer(run_dir, None, before_write=sync) as saver:
+    config = {"configurable": {"thread_id": checkpoint_thread(run_dir, scope, checkpoint_url)}}
+    async with open_checkpointer(run_dir, checkpoint_url, before_write=sync) as saver:
         graph = build_reflection_graph(ReflectionCoder(model), tries, checkpointer=saver)
         snapshot = await graph.aget_state(config)
         if snapshot.next or snapshot.tasks:  # cut short: on from the checkpoint

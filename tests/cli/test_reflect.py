@@ -218,6 +218,32 @@ def test_user_mistakes_are_one_line_and_exit_2(tmp_path: Path, capsys, argv: lis
     assert err.startswith("projectgen: error: ") and message in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_cluster_of_several_nodes_is_refused_only_without_a_checkpoint_url(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
+    """SQLite checkpoints stay on the machine that ran the unit: on a cluster of several nodes (faked here:
+    the executor joins nothing) reflect needs --checkpoint-url, and with it goes on to the database."""
+    from projectgen.experiments.ray_executor import RayExecutor
+
+    monkeypatch.setattr(RayExecutor, "connect", lambda self: self)
+    monkeypatch.setattr(RayExecutor, "nodes", lambda self: 3)
+    monkeypatch.setattr(RayExecutor, "describe", lambda self: "units run on a fake cluster: 3 node(s)")
+    out = tmp_path / "out"
+    argv = ["--executor", "ray", "--ray-address", "head:6379", "--dataset", "examples", "--model", "reference",
+            "--out", str(out)]
+    code, _, err = reflect(capsys, *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "the Ray cluster has 3 nodes" in err and "give --checkpoint-url postgresql://USER@HOST/DB" in err
+    assert not out.exists()
+    nowhere = f"postgresql://projectgen@/db?host={tmp_path / 'no-server'}&port=1"
+    code, _, err = reflect(capsys, *argv, "--checkpoint-url", nowhere)
+    joined, error = err.strip().splitlines()  # past the cluster check: joined, then the database is refused
+    assert code == 2 and joined == "units run on a fake cluster: 3 node(s)", err
+    assert error.startswith("projectgen: error: cannot reach the checkpoint database postgresql://"), err
+    assert not out.exists()
+    code, _, err = reflect(capsys, *argv, "--checkpoint-url", "sqlite:///x.db")
+    assert code == 2 and "--checkpoint-url must be a PostgreSQL URL" in err
+
+
 def test_a_continued_batch_must_keep_its_tries(tmp_path: Path, capsys, cache_dir: Path) -> None:
     out = tmp_path / "out"
     args = ["--dataset", "examples", "--model", "reference", "--tasks", "unit_convert", "--out", str(out),

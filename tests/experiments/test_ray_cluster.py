@@ -2,7 +2,8 @@
 
 The head node has no CPU, so every unit lands on a worker node, i.e. on "another machine": it
 runs in a temporary folder of that node, mirrored to the driver. Checkpoints are in PostgreSQL,
-as the CLI requires with a pool of several nodes.
+as the CLI requires with a pool of several nodes (`experiment` and `reflect` alike). The test that
+removes a node comes last: the module's cluster keeps one worker node after it.
 """
 from __future__ import annotations
 
@@ -50,6 +51,51 @@ def test_the_cli_refuses_per_machine_state_on_several_nodes(cluster, tmp_path: P
     assert "the Ray cluster has 3 nodes" in err and "--checkpoint-url postgresql://" in err
     assert "--knowledge-store http://HOST:PORT" in err  # two attempts read knowledge
     assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_refuses_reflect_on_several_nodes_without_a_checkpoint_url(cluster, tmp_path: Path, capsys) -> None:
+    from projectgen.cli.main import main
+
+    code = main(["reflect", "--executor", "ray", "--ray-address", cluster[0].address, "--dataset", "examples",
+                 "--model", "reference", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "the Ray cluster has 3 nodes" in err and "give --checkpoint-url postgresql://" in err
+    assert not (tmp_path / "out").exists()
+
+
+def ledger_rows(out: Path) -> list[dict]:
+    return sorted(Ledger(out / "ledger.jsonl").entries(), key=lambda entry: entry["key"])
+
+
+def test_reflect_on_two_nodes_with_postgresql_checkpoints_gives_the_local_rows(cluster, postgres_url: str,
+                                                                             tmp_path: Path, capsys) -> None:
+    """Every unit lands on a worker node (the head has no CPU), checkpoints in PostgreSQL on a thread of its
+    own, its folder mirrored back: the local executor's ledger rows, and no SQLite anywhere."""
+    import psycopg
+
+    from projectgen.cli.main import main
+
+    common = ["reflect", "--dataset", "examples", "--model", "scripted:exercises.reflect", "--edit-format",
+              "whole,patch", "--cache-dir", str(tmp_path / "cache")]
+    assert main([*common, "--out", str(tmp_path / "local")]) == 0, capsys.readouterr().err
+    code = main([*common, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", cluster[0].address,
+                 "--checkpoint-url", postgres_url])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "units run on the Ray cluster at" in err and "3 node(s), 2 sandbox slot(s)" in err
+    local, remote = ledger_rows(tmp_path / "local"), ledger_rows(tmp_path / "ray")
+    assert len(remote) == 6 and remote == local
+    assert json.loads((tmp_path / "ray" / "results.json").read_text())["summary"] == \
+        json.loads((tmp_path / "local" / "results.json").read_text())["summary"]
+    units = sorted((tmp_path / "ray").glob("*/*/*/summary.json"))
+    assert len(units) == 6 and not list((tmp_path / "ray").rglob("checkpoints.sqlite*"))
+    threads = {json.loads((u.parent / "thread.json").read_text())["thread_id"] for u in units}
+    assert len(threads) == 6  # one thread per unit
+    with psycopg.connect(postgres_url) as connection:
+        stored = {row[0] for row in connection.execute(
+            "SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id = ANY(%s)", (list(threads),))}
+    assert stored == threads  # each unit, on its worker node, checkpointed to the shared database
 
 
 def lines(path: Path) -> list[bytes]:
