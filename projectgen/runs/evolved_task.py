@@ -32,11 +32,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from projectgen.datasets.loaders import TASK_TOML
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
-from projectgen.toml_writer import dumps
 
 CHANGE_HEADING = "## Change request"
 CHECK_DIR, DOCS_DIR, SETUP_SCRIPT = "check_tests", "docs", "setup_script.sh"
@@ -166,11 +167,18 @@ def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder:
         files.add(SETUP_SCRIPT, "setup script", base.env.setup_script)
     expected = {name: [_moved_nodeid(nodeid, moved) for nodeid in ids]
                 for name, ids in base.expected_tests.items() if name != "check"}
-    files.add(TASK_TOML, "task.toml", dumps(evolved_task_table(base, number, docs, suites, expected)))
+    files.add(TASK_TOML, "task.toml",
+              tomli_w.dumps(without_unset(evolved_task_table(base, number, docs, suites, expected))))
     if folder.exists():
         shutil.rmtree(folder)
     files.write(folder)
     return number, sorted(new), sorted(earlier)
+
+
+def without_unset(table: dict[str, Any]) -> dict[str, Any]:
+    """`table` without its None values, at every depth: TOML has no null, and a key left out reads as not set."""
+    return {key: without_unset(value) if isinstance(value, dict) else value
+            for key, value in table.items() if value is not None}
 
 
 def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: dict[SuiteName, str],
