@@ -39,6 +39,7 @@ continue. Models and per-task replay scripts: `projectgen.experiments.models`.
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,10 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
     for model in spec.models:
         preflight(model, spec.base_url)
     tasks, load_errors = select_tasks(spec)
+    if spec.checkpoint_url is not None:  # unreachable: one line before anything is written; tables made once,
+        from projectgen.runs.checkpoints import check_checkpoint_database  # not raced by units starting at once
+
+        asyncio.run(check_checkpoint_database(spec.checkpoint_url))
     # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
     with folder_lock(out_dir, "experiment"):
         write_experiment_json(out_dir, spec, fresh=fresh, shard=str(shard) if shard else None)

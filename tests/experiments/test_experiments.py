@@ -205,6 +205,15 @@ def test_a_continued_experiment_must_keep_its_settings(setup, second) -> None:
                                       attempt_settings=AttemptSettings(attempts=ATTEMPTS)), setup["out"])
 
 
+def test_an_unreachable_checkpoint_database_fails_before_the_experiment_folder_is_made(setup, tmp_path) -> None:
+    """Checked once, up front (and its tables made there), not by each run as the units start at once."""
+    out = tmp_path / "experiment"
+    nowhere = f"postgresql://nobody:secret@/x?host={tmp_path}&port=1"
+    with pytest.raises(ProjectGenError, match="cannot reach the checkpoint database") as raised:
+        run_experiment(ExperimentSpec(dataset=setup["data"], models=models(setup), checkpoint_url=nowhere), out)
+    assert "secret" not in str(raised.value) and not out.exists()
+
+
 # --------------------------------------------------------------------------- figures
 
 
