@@ -45,7 +45,7 @@ from projectgen.llm import Budget, CallCache, CallRecord, UsageRecorder
 from projectgen.repository import load_repository, write_repository
 from projectgen.runs import layout
 from projectgen.runs.checkpoints import open_checkpointer
-from projectgen.runs.evolved_task import CHECK_DIR, check_test_files, write_evolved_task
+from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_task
 from projectgen.runs.execution import new_run_folder, open_gateway, stream_graph, write_json, write_output_repository
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
@@ -194,7 +194,7 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
         raise ProjectGenError("an evolve run needs models")
     if not resume:
         check_change(requirement, tests)
-    with open_evolve_folder(out_dir, base_run, resume=resume, force=force,
+    with open_evolve_folder(out_dir, base_run, resume=resume, force=force, requirement=requirement,
                             tests=Path(tests) if tests else None) as opened:
         if resume:
             manifest, record = opened
@@ -205,19 +205,18 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
             if budget is None:
                 budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
         else:
-            base = opened
-            assert isinstance(base, BaseRun)
+            base, evolved = opened
+            assert isinstance(base, BaseRun) and isinstance(evolved, EvolvedTask)
             settings = Settings.with_profile(base.task.settings_profile, settings)
-            number, new_tests, earlier = write_evolved_task(base.task, requirement, Path(tests) if tests else None,
-                                                            out_dir / layout.EVOLVED_TASK)
+            evolved.write(out_dir / layout.EVOLVED_TASK)
             task = load_task(out_dir / layout.EVOLVED_TASK)
             write_repository(base.repository, out_dir / layout.BASE / layout.REPOSITORY)
             base_tree = base.tree.model_dump(mode="json", by_alias=True, exclude_defaults=True)
             write_json(out_dir / layout.BASE / layout.SSAT, base_tree)
             base_repository = base.repository
             record = EvolveRecord(base_run=str(base.folder.resolve()), base_task_id=base.task.id,
-                                  base_tree=base.tree_source, number=number, change=requirement.strip(),
-                                  new_tests=new_tests, regression_tests=earlier)
+                                  base_tree=base.tree_source, number=evolved.number, change=requirement.strip(),
+                                  new_tests=evolved.new_tests, regression_tests=evolved.earlier_tests)
             manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str((out_dir / layout.EVOLVED_TASK)
                                                                                 .resolve()),
                                    task_id=task.id, method=EVOLVE_METHOD, models=dict(model_specs or {}),
@@ -243,10 +242,11 @@ def run_evolve(base_run: Path | str | None, out_dir: Path | str, **kwargs: Any) 
 
 @contextmanager
 def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bool, force: bool,
-                       tests: Path | None = None) -> Iterator[BaseRun | tuple[RunManifest, EvolveRecord]]:
-    """The evolve run's folder, held by this process: a new one (the base run read first, so nothing is
-    written when it cannot be evolved) giving the `BaseRun`, or one to resume giving its run.json and
-    evolve.json."""
+                       requirement: str = "", tests: Path | None = None
+                       ) -> Iterator[tuple[BaseRun, EvolvedTask] | tuple[RunManifest, EvolveRecord]]:
+    """The evolve run's folder, held by this process: a new one giving the `BaseRun` and its evolved task (both
+    read and checked first, so nothing is written when the run cannot be evolved), or one to resume giving
+    its run.json and evolve.json."""
     if resume:
         manifest = read_manifest(out_dir)
         if manifest.method != EVOLVE_METHOD:
@@ -259,11 +259,11 @@ def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bo
     if base_run is None:
         raise ProjectGenError("give the finished run folder to evolve")
     base = read_base_run(Path(base_run))
-    check_test_files(base.task, tests)
+    evolved = plan_evolved_task(base.task, requirement, tests)
     if out_dir.resolve() == base.folder.resolve():
         raise ProjectGenError(f"{out_dir}: the evolve run needs its own folder (--out), not the base run's")
     with new_run_folder(out_dir, force=force):
-        yield base
+        yield base, evolved
 
 
 async def _run(run: EvolveRun) -> EvolveOutcome:

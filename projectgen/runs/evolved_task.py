@@ -29,6 +29,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def check_test_files(base: Task, tests: Path | None) -> tuple[dict[str, Path], d
     return earlier, new
 
 
-class _Files:
+class TaskFiles:
     """The evolved task's files before any is written: path -> (what it is, a file to copy or a text)."""
 
     def __init__(self) -> None:
@@ -97,12 +98,15 @@ class _Files:
             return
         self.entries[rel] = (what, source)
 
-    def write(self, folder: Path) -> None:
+    def check_layout(self) -> None:
+        """Refuse a file where another file needs its folder."""
         parents = {parent for rel in self.entries for parent in _parents(rel)}
         for rel, (what, _) in self.entries.items():
             if rel in parents:
                 raise ProjectGenError(f"{rel}: the base task's {what} would be a file where the evolved task needs "
                                       "a folder; rename it in the base task")
+
+    def write(self, folder: Path) -> None:
         for rel, (_, source) in sorted(self.entries.items()):
             target = folder / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -127,17 +131,40 @@ def _moved_nodeid(nodeid: str, moved: dict[str, str]) -> str:
     return moved.get(file, file) + sep + rest
 
 
+@dataclass(frozen=True)
+class EvolvedTask:
+    """The evolved task before any of its files is written, every file checked: a base task that cannot be
+    evolved is refused before the evolve run's folder exists, and `write` has nothing left to refuse."""
+
+    number: int  # the change request's number
+    new_tests: list[str]  # the change's check test files
+    earlier_tests: list[str]  # the base task's check test files (regression tests now)
+    files: TaskFiles
+
+    def write(self, folder: Path) -> None:
+        if folder.exists():
+            shutil.rmtree(folder)
+        self.files.write(folder)
+
+
 def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder: Path) -> tuple[int, list[str],
                                                                                                 list[str]]:
-    """The evolved task in `folder` (see the module's docstring for what it keeps, moves and drops);
-    (its change number, the new check test files, the earlier ones).
+    """`plan_evolved_task`, written to `folder`; (its change number, the new check test files, the earlier ones)."""
+    planned = plan_evolved_task(base, requirement, tests)
+    planned.write(folder)
+    return planned.number, planned.new_tests, planned.earlier_tests
+
+
+def plan_evolved_task(base: Task, requirement: str, tests: Path | None) -> EvolvedTask:
+    """The evolved task of `base` for `requirement` and the change's check `tests` (see the module's docstring
+    for what it keeps, moves and drops).
 
     A change's check test with the name of an earlier one is refused (the earlier test would be lost),
     and so is a base task whose files would land on the same path with different contents.
     """
     number = change_number(base.docs.prd)
     earlier, new = check_test_files(base, tests)
-    files = _Files()
+    files = TaskFiles()
     docs = {"prd": f"{base.docs.prd.rstrip()}\n\n{CHANGE_HEADING} {number}\n\n{requirement.strip()}\n"}
     docs.update({name: text for name in DOCUMENTS if (text := getattr(base.docs, name))})
     for name, text in docs.items():
@@ -169,10 +196,8 @@ def write_evolved_task(base: Task, requirement: str, tests: Path | None, folder:
                 for name, ids in base.expected_tests.items() if name != "check"}
     files.add(TASK_TOML, "task.toml",
               tomli_w.dumps(without_unset(evolved_task_table(base, number, docs, suites, expected))))
-    if folder.exists():
-        shutil.rmtree(folder)
-    files.write(folder)
-    return number, sorted(new), sorted(earlier)
+    files.check_layout()
+    return EvolvedTask(number, sorted(new), sorted(earlier), files)
 
 
 def without_unset(table: dict[str, Any]) -> dict[str, Any]:

@@ -358,3 +358,24 @@ def test_the_evolved_task_keeps_every_setting_of_its_base_that_still_applies(cha
     assert any(t.nodeid.startswith("check_tests/test_environment.py::") for t in outcome.check_report.tests)
     settings = json.loads((tmp_path / "out" / "run.json").read_text())["settings"]
     assert (settings["code_iterations"], settings["gamma"]) == (7, 3)
+
+
+def test_a_base_task_whose_files_would_clash_is_refused_before_the_run_folder_exists(chain, tmp_path: Path):
+    """A fixture at the path the evolved task gives the setup script: refused with one line, and the evolve
+    run's folder is never made (the evolved task is planned, every file checked, before it)."""
+    root, _, _ = chain
+    task = every_key_task(tmp_path / "kvlab")
+    toml = (task / "task.toml").read_text()
+    clashing = toml.replace('required_files = ["fixtures/seed.json"]',
+                            'required_files = ["fixtures/seed.json", "setup_script.sh"]')
+    assert clashing != toml
+    (task / "task.toml").write_text(clashing)
+    (task / "setup_script.sh").write_text("echo another script\n")
+    shutil.copytree(root / "base", tmp_path / "base", ignore=shutil.ignore_patterns("checkpoints.sqlite*"))
+    manifest = json.loads((tmp_path / "base" / "run.json").read_text())
+    (tmp_path / "base" / "run.json").write_text(json.dumps({**manifest, "task_path": str(task)}))
+    out = tmp_path / "out"
+    with pytest.raises(ProjectGenError, match=r"^setup_script\.sh: the evolved task would hold both"):
+        run_evolve(tmp_path / "base", out, requirement="x", tests=COUNTER.root / COUNTER.turn(1).tests,
+                   models=replay(example_script_path("kvstore.evolve1")))
+    assert not out.exists()
