@@ -63,6 +63,7 @@ from projectgen.evaluation.sandbox import (
     probe_containment,
     sandbox_file,
     sandbox_prefix,
+    start_sandboxed,
 )
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -299,7 +300,7 @@ class SandboxRunner:
         try:
             paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())),
                           hide=tuple(default_hidden_paths()), scratch=tuple(default_scratch_paths()))
-            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup)
+            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits)
             return self._supervise(prefix + command, workspace, variables, cgroup, timeout)
         finally:
             if cgroup:
@@ -361,10 +362,8 @@ class SandboxRunner:
                    cgroup: RunCgroup | None, timeout: float) -> _Ended:
         """Run a command until it ends, times out or floods its output; then kill whatever is left."""
         output = _Tail(OUTPUT_TAIL_CHARS)
-        process = subprocess.Popen(
-            command, cwd=workspace, env=variables,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        process = start_sandboxed(command, cgroup, cwd=workspace, env=variables, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
         try:
             stop = _pump(process, output, timeout, self.settings.limits.output_bytes)
         finally:
