@@ -152,11 +152,12 @@ def plain_pytest(runner, task, suite: str, scratch: Path) -> Result:
     started = time.perf_counter()
     for rel, source in task.reference_files().items():
         _copy(source, workspace / rel)
-    for rel in (*task.required_files, task.suite(suite).path):
+    for rel in (*task.required_files, *task.suite_files(suite)):
         _copy(task.root / rel, workspace / rel)
     env = {**os.environ, "PATH": f"{environment.path / 'bin'}:{os.environ.get('PATH', '')}",
            "PYTHONPATH": str(workspace), "PYTHONDONTWRITEBYTECODE": "1", **task.env.env_vars}
-    _, output = _run([str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", task.suite(suite).path],
+    _, output = _run([str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      *task.suite(suite).paths],
                      workspace, env, TEST_TIMEOUT, scratch / f"plain-{task.id}.log")
     last = output.strip().splitlines()[-1] if output.strip() else ""
     counts = {kind.rstrip("s"): int(n) for n, kind in SUMMARY.findall(last)}

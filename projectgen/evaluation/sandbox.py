@@ -22,7 +22,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -130,30 +132,52 @@ def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits) -> li
     return args + ["--"]
 
 
-def start_sandboxed(command: list[str], cgroup: RunCgroup | None, **popen: Any) -> subprocess.Popen:
-    """Start `sandbox_prefix(...) + [command]`, moving it into the run's cgroup while its launcher starts.
+def start_sandboxed(command: list[str], cgroup: RunCgroup | None, prepare: Callable[[], None] | None = None,
+                    **popen: Any) -> subprocess.Popen:
+    """Start `sandbox_prefix(...) + [command]`: its launcher's interpreter starts while this side moves it
+    into the run's cgroup and runs `prepare` (the workspace's files), and it goes on once both are done.
 
     Moving a process into a cgroup can wait for an RCU grace period (up to about 15 ms here); done
-    from this side it overlaps with the launcher's interpreter start instead of following it. The
-    launcher starts nothing before it reads the go-ahead on its stdin ("1"; anything else, or end
-    of file, and it exits with status 120 saying so), then replaces its stdin with /dev/null.
+    from this side, in a thread, it overlaps with `prepare` and with the launcher's start instead of
+    following them. The launcher starts nothing before it reads the go-ahead on its stdin ("1";
+    anything else, or end of file, and it exits with status 120 saying so), then replaces its stdin
+    with /dev/null. When `prepare` raises, the launcher is killed before it started anything.
     """
     process = subprocess.Popen(command, stdin=subprocess.PIPE, **popen)
-    go = b"0"
-    try:
-        if cgroup:
-            cgroup.add(process.pid)
-        go = b"1"
-    except OSError:
-        pass  # the launcher is told, and says why it stops
-    finally:
-        assert process.stdin is not None
+    failures: list[OSError] = []
+
+    def move() -> None:
         try:
-            os.write(process.stdin.fileno(), go)
-        except BrokenPipeError:
-            pass  # it ended already; its exit status says how
-        process.stdin.close()
-        process.stdin = None  # as if started without one: `communicate` must not flush it
+            if cgroup:
+                cgroup.add(process.pid)
+        except OSError as exc:
+            failures.append(exc)
+
+    mover = threading.Thread(target=move, name="projectgen-cgroup-move") if cgroup and prepare else None
+    try:
+        if mover:
+            mover.start()
+        else:
+            move()
+        if prepare:
+            prepare()
+    except BaseException:
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream:
+                stream.close()
+        raise
+    finally:
+        if mover:
+            mover.join()
+    assert process.stdin is not None
+    try:
+        os.write(process.stdin.fileno(), b"0" if failures else b"1")
+    except BrokenPipeError:
+        pass  # it ended already; its exit status says how
+    process.stdin.close()
+    process.stdin = None  # as if started without one: `communicate` must not flush it
     return process
 
 
