@@ -55,7 +55,7 @@ FIRST_LINE = "import time; print('FIRST-LINE', repr(time.time()))"
 # --------------------------------------------------------------------------- worker (one per projectgen tree)
 
 def worker(cache_dir: Path) -> int:
-    """Answer one JSON request per stdin line: {"task": folder, "suite": name} -> this side's figures."""
+    """Answer one JSON request per stdin line: {"task": folder, "suite": name, "breakdown": bool} -> figures."""
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
@@ -65,12 +65,23 @@ def worker(cache_dir: Path) -> int:
     for line in sys.stdin:
         request = json.loads(line)
         task = load_task(Path(request["task"]))
-        print(json.dumps(measure(runner, task, request["suite"])), flush=True)
+        print(json.dumps(measure(runner, task, request["suite"], request["breakdown"])), flush=True)
     return 0
 
 
-def measure(runner, task, suite: str) -> dict:
-    """One round of this side's figures for one task (seconds)."""
+def measure(runner, task, suite: str, breakdown: bool) -> dict:
+    """One round of this side's figures for one task (seconds): the evaluation, and the breakdown if asked."""
+    figures = breakdown_figures(runner, task, suite) if breakdown else {}
+    started = time.perf_counter()
+    report = runner.evaluate(task, task.reference_files(), suite)  # files on disk: never answered from memory
+    figures["evaluation"] = time.perf_counter() - started
+    return {"figures": figures, "passed": report.passed, "total": report.total,
+            "not_passed": sorted(t.nodeid for t in report.tests if t.outcome.value not in ("passed", "skipped")),
+            "error": report.error}
+
+
+def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
+    """Where an evaluation's time goes, with the runner's own (private) steps, sandboxed and not."""
     env = runner.environments.ensure(task.env)
     python = str(env.python)
     figures: dict[str, float] = {}
@@ -108,12 +119,7 @@ def measure(runner, task, suite: str) -> dict:
         figures["pytest, plain options, unsandboxed"] = ended - started
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
-    started = time.perf_counter()
-    report = runner.evaluate(task, task.reference_files(), suite)  # files on disk: never answered from memory
-    figures["evaluation"] = time.perf_counter() - started
-    return {"figures": figures, "passed": report.passed, "total": report.total,
-            "not_passed": sorted(t.nodeid for t in report.tests if t.outcome.value not in ("passed", "skipped")),
-            "error": report.error}
+    return figures
 
 
 # --------------------------------------------------------------------------- main
@@ -135,9 +141,9 @@ class Side:
             raise SystemExit(f"{self.name}: the worker ended (exit status {self.process.wait()})")
         return json.loads(line)
 
-    def measure(self, task_root: Path, suite: str) -> dict:
+    def measure(self, task_root: Path, suite: str, breakdown: bool) -> dict:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"task": str(task_root), "suite": suite}) + "\n")
+        self.process.stdin.write(json.dumps({"task": str(task_root), "suite": suite, "breakdown": breakdown}) + "\n")
         self.process.stdin.flush()
         return self._reply()
 
@@ -159,6 +165,35 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f}"
 
 
+def print_breakdown(results: dict, tasks: list, names: list[str], table) -> None:
+    """The breakdown tables: fixed costs pooled over tasks, pytest per task."""
+    def median(side: str, task_id: str, figure: str) -> float:
+        return statistics.median(r["figures"][figure] for r in results[side][task_id])
+
+    def pooled(side: str, figure: str) -> float:
+        return statistics.median(r["figures"][figure] for rs in results[side].values() for r in rs)
+
+    print()
+    headers = ["per evaluation, ms (median over tasks and rounds)", *[f"{n}, sandboxed" for n in names],
+               "unsandboxed"]
+    brows = [[label, *[ms(pooled(n, boxed)) for n in names], ms(pooled(names[0], bare))]
+             for label, boxed, bare in BREAKDOWN]
+    print(table(headers, brows))
+    print()
+    prows = []
+    for task in tasks:
+        for name in names:
+            evaluation = median(name, task.id, "evaluation")
+            boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
+            prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),
+                          ms(median(name, task.id, "pytest, our options and plugin, unsandboxed")), ms(boxed),
+                          ms(evaluation), ms(evaluation - boxed)])
+    print(table(["pytest, ms", "plain options", "our options + plugin", "same, sandboxed", "whole evaluation",
+                 "projectgen's own part"], prows))
+    print("plain options / our options: unsandboxed, in the prepared workspace; projectgen's own part: the whole "
+          "evaluation minus its sandboxed pytest run (workspace, results, clean-up)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated CodeProjectEval task ids")
@@ -167,6 +202,8 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a projectgen source tree of another commit, measured side by side")
     parser.add_argument("--cache-dir", type=Path, default=None, help="environment cache (default: a temporary one)")
+    parser.add_argument("--no-breakdown", action="store_true",
+                        help="only the whole evaluations (more rounds in the same time)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -200,7 +237,7 @@ def main() -> int:
     try:
         for task in tasks:  # warm-up, not counted: first imports of each side, pytest's first run per task
             for side in sides:
-                side.measure(task.root, args.suite)
+                side.measure(task.root, args.suite, False)
             plain_pytest(environments, task, args.suite, scratch)
         for round_ in range(args.rounds):
             for index, task in enumerate(tasks):
@@ -211,7 +248,7 @@ def main() -> int:
                         plain[task.id].append(plain_pytest(environments, task, args.suite, scratch))
                     else:
                         side = next(s for s in sides if s.name == name)
-                        results[name][task.id].append(side.measure(task.root, args.suite))
+                        results[name][task.id].append(side.measure(task.root, args.suite, not args.no_breakdown))
             load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"round {round_ + 1}/{args.rounds} done; load average {load}", flush=True)
     finally:
@@ -221,9 +258,6 @@ def main() -> int:
 
     def median(side: str, task_id: str, figure: str) -> float:
         return statistics.median(r["figures"][figure] for r in results[side][task_id])
-
-    def pooled(side: str, figure: str) -> float:
-        return statistics.median(r["figures"][figure] for rs in results[side].values() for r in rs)
 
     names = [s.name for s in sides]
     plain_m = {t.id: statistics.median(r.seconds for r in plain[t.id]) for t in tasks}
@@ -242,26 +276,8 @@ def main() -> int:
     print(f"medians of {args.rounds} interleaved rounds; whole evaluation (ours) against the harness_cache.py "
           f"plain pytest run")
 
-    print()
-    headers = ["per evaluation, ms (median over tasks and rounds)", *[f"{n}, sandboxed" for n in names],
-               "unsandboxed"]
-    brows = [[label, *[ms(pooled(n, boxed)) for n in names], ms(pooled(names[0], bare))]
-             for label, boxed, bare in BREAKDOWN]
-    print(table(headers, brows))
-    print()
-    prows = []
-    for task in tasks:
-        for name in names:
-            evaluation = median(name, task.id, "evaluation")
-            boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
-            prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),
-                          ms(median(name, task.id, "pytest, our options and plugin, unsandboxed")), ms(boxed),
-                          ms(evaluation), ms(evaluation - boxed)])
-    print(table(["pytest, ms", "plain options", "our options + plugin", "same, sandboxed", "whole evaluation",
-                 "projectgen's own part"], prows))
-    print("plain options / our options: unsandboxed, in the prepared workspace; projectgen's own part: the whole "
-          "evaluation minus its sandboxed pytest run (workspace, results, clean-up)")
-
+    if not args.no_breakdown:
+        print_breakdown(results, tasks, names, table)
     differing = [t.id for t in tasks
                  if len({tuple(r["not_passed"]) for n in names for r in results[n][t.id]}) > 1]
     print(f"every evaluation of a task gave the same results: {'NO: ' + ', '.join(differing) if differing else 'yes'}")
