@@ -301,7 +301,7 @@ class SandboxRunner:
         try:
             paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())),
                           hide=tuple(default_hidden_paths()), scratch=tuple(default_scratch_paths()))
-            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits)
+            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup)
             return self._supervise(prefix + command, workspace, variables, cgroup, timeout, prepare)
         finally:
             if cgroup:

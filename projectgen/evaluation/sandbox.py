@@ -112,14 +112,17 @@ class Paths:
     scratch: tuple[str, ...] = ()
 
 
-def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits) -> list[str]:
+def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits,
+                   cgroup: RunCgroup | None = None) -> list[str]:
     """Everything before the command: our launcher, with the limits, in the probed mode.
 
     `-S`: the launcher needs no site-packages, and reading the runner's `.pth` files would cost
     every evaluation more than the launcher's own work. `LAUNCH` imports it rather than running
     it as a script, which would be compiled again at every start. Start the result with
-    `start_sandboxed`: the launcher waits for its go-ahead on stdin."""
+    `start_sandboxed` and the same `cgroup`: the launcher waits for its go-ahead on stdin."""
     args = [sys.executable, "-I", "-S", "-c", LAUNCH, str(sandbox_file("launcher.py").parent), *limit_args(limits)]
+    for tasks in cgroup.self_join_files() if cgroup else []:
+        args += ["--join", tasks]
     if containment.isolation == NAMESPACES:
         args += ["--isolate", "--workspace", str(paths.workspace)]
         if limits.processes:
@@ -134,26 +137,29 @@ def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits) -> li
 
 def start_sandboxed(command: list[str], cgroup: RunCgroup | None, prepare: Callable[[], None] | None = None,
                     **popen: Any) -> subprocess.Popen:
-    """Start `sandbox_prefix(...) + [command]`: its launcher's interpreter starts while this side moves it
-    into the run's cgroup and runs `prepare` (the workspace's files), and it goes on once both are done.
+    """Start `sandbox_prefix(..., cgroup) + [command]`: its launcher's interpreter starts while this side
+    runs `prepare` (the workspace's files), and it goes on once that is done and it is in the run's cgroup.
 
-    Moving a process into a cgroup can wait for an RCU grace period (up to about 15 ms here); done
-    from this side, in a thread, it overlaps with `prepare` and with the launcher's start instead of
-    following them. The launcher starts nothing before it reads the go-ahead on its stdin ("1";
-    anything else, or end of file, and it exits with status 120 saying so), then replaces its stdin
-    with /dev/null. When `prepare` raises, the launcher is killed before it started anything.
+    Moving a whole process into a cgroup waits for an RCU grace period (7 to 20 ms here). A
+    single-threaded process moving itself through a v1 `tasks` file does not (`RunCgroup.self_join_files`),
+    so the launcher does that; a v2 cgroup has no such file, and this side moves the launcher in a
+    thread, overlapping with `prepare` and the launcher's start. The launcher starts nothing before
+    it reads the go-ahead on its stdin ("1"; anything else, or end of file, and it exits with status
+    120 saying so), then replaces its stdin with /dev/null. When `prepare` raises, the launcher is
+    killed before it started anything.
     """
     process = subprocess.Popen(command, stdin=subprocess.PIPE, **popen)
     failures: list[OSError] = []
 
     def move() -> None:
         try:
-            if cgroup:
+            if cgroup and not cgroup.self_join_files():
                 cgroup.add(process.pid)
         except OSError as exc:
             failures.append(exc)
 
-    mover = threading.Thread(target=move, name="projectgen-cgroup-move") if cgroup and prepare else None
+    mover = threading.Thread(target=move, name="projectgen-cgroup-move") \
+        if cgroup and not cgroup.self_join_files() and prepare else None
     try:
         if mover:
             mover.start()
@@ -288,6 +294,11 @@ class RunCgroup:
         for procs in self.procs_files():
             Path(procs).write_text(str(pid))
 
+    def self_join_files(self) -> list[str]:
+        """v1 `tasks` files: a single-threaded process that writes "0" there moves itself without
+        the kernel's global lock (and its RCU grace period); [] for v2, which has none."""
+        return [str(directory / "tasks") for directory in self.directories] if self.version == 1 else []
+
     def pids(self) -> set[int]:
         found: set[int] = set()
         for procs in self.procs_files():
@@ -401,7 +412,7 @@ def processes_are_bounded(containment: Containment, scratch: Path) -> bool:
     paths = Paths(scratch, keep=(sys.base_prefix, str(Path(python).parent)), hide=tuple(default_hidden_paths()),
                   scratch=tuple(default_scratch_paths()))
     try:
-        command = sandbox_prefix(containment, paths, limits) + [python, "-I", "-S", "-c", FORK_PROBE]
+        command = sandbox_prefix(containment, paths, limits, cgroup) + [python, "-I", "-S", "-c", FORK_PROBE]
         done = _run_probe(command, scratch, cgroup)
     finally:
         if cgroup:

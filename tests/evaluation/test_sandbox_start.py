@@ -34,16 +34,19 @@ def containment() -> Containment:
 def start(containment: Containment, workspace: Path, command: list[str], cgroup: RunCgroup | None = None,
           prepare=None) -> subprocess.Popen:
     paths = Paths(workspace, keep=(sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parent)))
-    return start_sandboxed(sandbox_prefix(containment, paths, Limits()) + command, cgroup, prepare,
+    return start_sandboxed(sandbox_prefix(containment, paths, Limits(), cgroup) + command, cgroup, prepare,
                            cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def test_a_run_that_cannot_join_its_cgroup_never_starts(tmp_path: Path) -> None:
-    unwritable = RunCgroup((tmp_path / "no-such-cgroup",), None, 2)  # its cgroup.procs cannot be written
-    process = start(Containment(NO_ISOLATION), tmp_path, ["/bin/sh", "-c", "touch ran"], unwritable)
+@pytest.mark.parametrize(("version", "reason"), [(1, "set-up failed"),  # the launcher joins (tasks file)
+                                                 (2, "could not move the run into its cgroup")])  # the runner
+def test_a_run_that_cannot_join_its_cgroup_never_starts(tmp_path: Path, version: int, reason: str) -> None:
+    unwritable = RunCgroup((tmp_path / "no-such-cgroup",), None, version)  # its files cannot be written
+    process = start(Containment(NO_ISOLATION), tmp_path, ["/bin/sh", "-c", "touch ran"], unwritable,
+                    prepare=lambda: None)
     output = process.communicate(timeout=60)[0].decode()
     assert process.returncode == 120
-    assert "could not move the run into its cgroup" in output
+    assert reason in output
     assert not (tmp_path / "ran").exists()
 
 

@@ -7,9 +7,10 @@ that are built in or small, since this start-up is paid by every evaluation.
 Everything is imported at the top: the interpreter's own folders may be hidden
 once the mounts are made.
 
-It applies the per-process resource limits (`--rlimit`) and waits for the
-runner's go-ahead on stdin: the runner moves it into the run's cgroups while
-this interpreter starts (`start_sandboxed`). Without `--isolate` it then stays the
+It applies the per-process resource limits (`--rlimit`), joins the run's v1
+cgroups itself (`--join`: see `join_cgroups`; a v2 cgroup is joined by the
+runner while this interpreter starts) and waits for the runner's go-ahead on
+stdin (`start_sandboxed`). Without `--isolate` it then stays the
 command's parent (so the command's `getppid()` is this shim, not the runner)
 and passes on how it ended.
 
@@ -60,7 +61,7 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 class Options:
     """The command line: `--name value` options (repeatable ones collect a list), then `--` and the command."""
 
-    REPEATED = ("hide", "scratch", "keep", "rlimit")
+    REPEATED = ("join", "hide", "scratch", "keep", "rlimit")
     SINGLE = ("workspace", "processes", "map-uid", "scratch-size")
 
     def __init__(self, argv):
@@ -164,6 +165,14 @@ def apply_limits(specs):
         if hard != resource.RLIM_INFINITY:
             wanted = min(wanted, hard)
         resource.setrlimit(kind, (wanted, wanted))
+
+
+def join_cgroups(tasks_files):
+    """Move this (single-threaded) process into the run's v1 cgroups by writing "0" to their `tasks`
+    files: the kernel skips its global lock for a thread moving itself, and so the RCU grace period
+    (several milliseconds) that moving a whole process waits for."""
+    for path in tasks_files:
+        write_file(path, "0")
 
 
 def wait_for_go():
@@ -366,6 +375,7 @@ def exec_contained(command, processes, drop_to):
 def main(argv):
     options = Options(argv)
     apply_limits(options.lists["rlimit"])
+    join_cgroups(options.lists["join"])
     wait_for_go()
     if options.isolate:
         isolate(options)
