@@ -22,10 +22,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 NAMESPACES = "namespaces"
 NO_ISOLATION = "none"
@@ -33,6 +36,8 @@ NO_ISOLATION = "none"
 # account, so it owns nothing on the host and shares no process count.
 SANDBOX_UID = 1_879_048_192
 PROBE_PROCESSES = 8
+# `python -I -S -c LAUNCH FOLDER ARGS...`: the launcher as a module, its bytecode cached beside it.
+LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); import launcher; launcher.launch(sys.argv[2:])"
 
 FORK_PROBE = """
 import os, signal, time
@@ -87,18 +92,14 @@ def sandbox_file(name: str) -> Path:
     return Path(str(resources.files("projectgen.evaluation") / "sandbox_files" / name))
 
 
-def limit_prefix(limits: Limits) -> list[str]:
-    """`prlimit` arguments that apply the per-process limits to the whole sandboxed tree."""
-    if not shutil.which("prlimit"):
-        return []
-    args = ["prlimit", "--core=0"]
-    if limits.memory_bytes:
-        args.append(f"--as={limits.memory_bytes}")
-    if limits.file_size_bytes:
-        args.append(f"--fsize={limits.file_size_bytes}")
-    if limits.open_files:
-        args.append(f"--nofile={limits.open_files}")
-    return args + ["--"]
+def limit_args(limits: Limits) -> list[str]:
+    """Launcher arguments that apply the per-process limits to the whole sandboxed tree (no core files)."""
+    args = ["--rlimit", "core=0"]
+    for name, value in (("as", limits.memory_bytes), ("fsize", limits.file_size_bytes),
+                        ("nofile", limits.open_files)):
+        if value:
+            args += ["--rlimit", f"{name}={value}"]
+    return args
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,15 @@ class Paths:
 
 def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits,
                    cgroup: RunCgroup | None = None) -> list[str]:
-    """Everything before the command: prlimit, then our launcher in the probed mode."""
-    args = limit_prefix(limits) + [sys.executable, "-I", str(sandbox_file("launcher.py"))]
-    for procs in cgroup.procs_files() if cgroup else []:
-        args += ["--cgroup-procs", procs]
+    """Everything before the command: our launcher, with the limits, in the probed mode.
+
+    `-S`: the launcher needs no site-packages, and reading the runner's `.pth` files would cost
+    every evaluation more than the launcher's own work. `LAUNCH` imports it rather than running
+    it as a script, which would be compiled again at every start. Start the result with
+    `start_sandboxed` and the same `cgroup`: the launcher waits for its go-ahead on stdin."""
+    args = [sys.executable, "-I", "-S", "-c", LAUNCH, str(sandbox_file("launcher.py").parent), *limit_args(limits)]
+    for tasks in cgroup.self_join_files() if cgroup else []:
+        args += ["--join", tasks]
     if containment.isolation == NAMESPACES:
         args += ["--isolate", "--workspace", str(paths.workspace)]
         if limits.processes:
@@ -127,6 +133,58 @@ def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits,
             for folder in folders:
                 args += [option, folder]
     return args + ["--"]
+
+
+def start_sandboxed(command: list[str], cgroup: RunCgroup | None, prepare: Callable[[], None] | None = None,
+                    **popen: Any) -> subprocess.Popen:
+    """Start `sandbox_prefix(..., cgroup) + [command]`: its launcher's interpreter starts while this side
+    runs `prepare` (the workspace's files), and it goes on once that is done and it is in the run's cgroup.
+
+    Moving a whole process into a cgroup waits for an RCU grace period (7 to 20 ms here). A
+    single-threaded process moving itself through a v1 `tasks` file does not (`RunCgroup.self_join_files`),
+    so the launcher does that; a v2 cgroup has no such file, and this side moves the launcher in a
+    thread, overlapping with `prepare` and the launcher's start. The launcher starts nothing before
+    it reads the go-ahead on its stdin ("1"; anything else, or end of file, and it exits with status
+    120 saying so), then replaces its stdin with /dev/null. When `prepare` raises, the launcher is
+    killed before it started anything.
+    """
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, **popen)
+    failures: list[OSError] = []
+
+    def move() -> None:
+        try:
+            if cgroup and not cgroup.self_join_files():
+                cgroup.add(process.pid)
+        except OSError as exc:
+            failures.append(exc)
+
+    mover = threading.Thread(target=move, name="projectgen-cgroup-move") \
+        if cgroup and not cgroup.self_join_files() and prepare else None
+    try:
+        if mover:
+            mover.start()
+        else:
+            move()
+        if prepare:
+            prepare()
+    except BaseException:
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream:
+                stream.close()
+        raise
+    finally:
+        if mover:
+            mover.join()
+    assert process.stdin is not None
+    try:
+        os.write(process.stdin.fileno(), b"0" if failures else b"1")
+    except BrokenPipeError:
+        pass  # it ended already; its exit status says how
+    process.stdin.close()
+    process.stdin = None  # as if started without one: `communicate` must not flush it
+    return process
 
 
 # -- cgroups --------------------------------------------------------------------------
@@ -231,6 +289,16 @@ class RunCgroup:
     def procs_files(self) -> list[str]:
         return [str(directory / "cgroup.procs") for directory in self.directories]
 
+    def add(self, pid: int) -> None:
+        """Move a process (and so what it starts afterwards) into the run's cgroups."""
+        for procs in self.procs_files():
+            Path(procs).write_text(str(pid))
+
+    def self_join_files(self) -> list[str]:
+        """v1 `tasks` files: a single-threaded process that writes "0" there moves itself without
+        the kernel's global lock (and its RCU grace period); [] for v2, which has none."""
+        return [str(directory / "tasks") for directory in self.directories] if self.version == 1 else []
+
     def pids(self) -> set[int]:
         found: set[int] = set()
         for procs in self.procs_files():
@@ -293,12 +361,20 @@ def _try_write(path: Path, text: str) -> None:
 
 
 # -- probing --------------------------------------------------------------------------
-def _run_probe(command: list[str], cwd: Path) -> subprocess.CompletedProcess | str:
+def _run_probe(command: list[str], cwd: Path, cgroup: RunCgroup | None = None) -> subprocess.CompletedProcess | str:
     """The finished probe, or why it could not run."""
     try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, timeout=60, start_new_session=True)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        process = start_sandboxed(command, cgroup, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+    except OSError as exc:
         return str(exc)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired as exc:
+        process.kill()
+        process.communicate()
+        return str(exc)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def _namespace_failure(containment: Containment, scratch: Path) -> str:
@@ -314,8 +390,8 @@ def _namespace_failure(containment: Containment, scratch: Path) -> str:
 
 def probe_namespaces(scratch: Path) -> Containment:
     """Namespaces with the separate uid, else namespaces as ourselves, else none (with why)."""
-    if not all(shutil.which(tool) for tool in ("unshare", "setpriv", "mount")):
-        return Containment(NO_ISOLATION, notes=("unshare/setpriv/mount not found",))
+    if not shutil.which("setpriv"):  # the launcher makes namespaces and mounts itself; setpriv drops privileges
+        return Containment(NO_ISOLATION, notes=("setpriv not found",))
     scratch.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     for run_as in ([SANDBOX_UID, None] if os.geteuid() == 0 else [None]):
@@ -337,7 +413,7 @@ def processes_are_bounded(containment: Containment, scratch: Path) -> bool:
                   scratch=tuple(default_scratch_paths()))
     try:
         command = sandbox_prefix(containment, paths, limits, cgroup) + [python, "-I", "-S", "-c", FORK_PROBE]
-        done = _run_probe(command, scratch)
+        done = _run_probe(command, scratch, cgroup)
     finally:
         if cgroup:
             cgroup.kill()

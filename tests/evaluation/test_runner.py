@@ -215,6 +215,81 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
     assert not Path("/tmp/projectgen-sandbox-marker").exists()  # the sandbox's /tmp is its own
 
 
+CONTAINMENT_SEEN_INSIDE = """
+    import os, resource
+
+    WRITABLE = [os.path.realpath(os.getcwd()), "/tmp", "/var/tmp", "/dev", "/proc"]
+
+    def mounts():
+        with open("/proc/self/mounts") as table:
+            return {line.split()[1]: set(line.split()[3].split(",")) for line in table}
+
+    def test_every_mount_but_the_workspace_and_scratch_is_read_only():
+        seen = mounts()
+        writable_elsewhere = [point for point, options in seen.items() if "rw" in options
+                              and not any(point == w or point.startswith(w + "/") for w in WRITABLE)]
+        assert writable_elsewhere == []
+        assert "ro" in seen["/"] and "rw" in seen[os.path.realpath(os.getcwd())]
+
+    def test_proc_sys_is_read_only_and_keeps_its_flags():
+        assert {"ro", "nosuid", "nodev", "noexec"} <= mounts()["/proc/sys"]
+
+    def test_no_capabilities_no_new_privileges_pid_1():
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        assert [status[k].strip() for k in ("CapEff", "CapPrm", "CapInh", "CapBnd")] == ["0" * 16] * 4
+        assert status["NoNewPrivs"].strip() == "1"
+        assert os.getpid() == 1
+
+    def test_limits():
+        assert resource.getrlimit(resource.RLIMIT_AS) == (2**31, 2**31)
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (256, 256)
+        assert resource.getrlimit(resource.RLIMIT_NPROC) == (64, 64)
+        assert resource.getrlimit(resource.RLIMIT_CORE) == (0, 0)
+"""
+
+
+def test_inside_the_sandbox_mounts_are_read_only_capabilities_gone_and_limits_set(tmp_path: Path,
+                                                                                  env_cache: Path) -> None:
+    """What the launcher sets up with its own system calls, seen from the code under test."""
+    if not _sandbox_is_available(env_cache):
+        pytest.skip("namespace sandbox unavailable on this machine")
+    task = make_task(tmp_path / "inside", {"test_inside.py": CONTAINMENT_SEEN_INSIDE})
+    limits = Limits(memory_bytes=2**31, open_files=256, processes=64)
+    report = runner(env_cache, limits=limits).evaluate(task, GOOD_MODULE, "unit")
+    assert outcomes(report) == dict.fromkeys(["test_every_mount_but_the_workspace_and_scratch_is_read_only",
+                                              "test_proc_sys_is_read_only_and_keeps_its_flags",
+                                              "test_no_capabilities_no_new_privileges_pid_1", "test_limits"],
+                                             Outcome.PASSED), report.output_tail
+
+
+def test_a_passed_setup_still_counts_in_the_tests_duration(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "slow-setup", {"test_setup.py": """
+        import time, pytest
+        @pytest.fixture
+        def slow():
+            time.sleep(0.3)
+        def test_after_a_slow_setup(slow): pass
+    """})
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert outcomes(report) == {"test_after_a_slow_setup": Outcome.PASSED}
+    assert report.tests[0].duration >= 0.3
+
+
+def test_lines_in_the_results_file_that_are_not_events_are_passed_over(tmp_path: Path, env_cache: Path) -> None:
+    task = make_task(tmp_path / "junk", {"test_junk.py": """
+        import os
+        def test_before(): pass
+        def test_writes_junk():
+            with open(os.environ["PROJECTGEN_RESULTS_FILE"], "a") as results:
+                results.write('1\\n[2]\\n"text"\\n{"event": "report", "nodeid": "cut sh\\n')
+        def test_after(): assert False
+    """})
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert outcomes(report) == {"test_before": Outcome.PASSED, "test_writes_junk": Outcome.PASSED,
+                                "test_after": Outcome.FAILED}
+    assert report.total == 3
+
+
 def test_candidate_cannot_replace_tests_or_hook_pytest(tmp_path: Path, env_cache: Path) -> None:
     task = make_task(tmp_path / "cheat", {"test_real.py": "from calc import add\ndef test_add(): assert add(2, 2) == 4\n"})
     candidate = {

@@ -1,7 +1,9 @@
 """pytest plugin run inside the sandbox: one JSON line per event, written at once.
 
 Each line goes straight to the file descriptor (no Python buffering), so the
-results recorded before a crash, an `os._exit` or a SIGKILL are on disk.
+results recorded before a crash, an `os._exit` or a SIGKILL are on disk. A passed
+setup writes nothing (a test's "start" line already says it began; its seconds are
+added to the test's next report), which saves a quarter of the writes.
 Standard library only: it runs in the task's environment, not ours.
 """
 import json
@@ -16,6 +18,7 @@ def _tail(text, limit=4000):
 class _Recorder:
     def __init__(self, fd):
         self.fd = fd
+        self.setup_seconds = {}  # a passed setup is told with the test's next report: one write less per test
 
     def emit(self, **event):
         os.write(self.fd, (json.dumps(event) + "\n").encode("utf-8", "replace"))
@@ -31,12 +34,17 @@ class _Recorder:
         self.emit(event="start", nodeid=nodeid)
 
     def pytest_runtest_logreport(self, report):
+        duration = getattr(report, "duration", 0.0)
+        if report.when == "setup" and report.outcome == "passed":
+            self.setup_seconds[report.nodeid] = duration
+            return
+        duration += self.setup_seconds.pop(report.nodeid, 0.0)
         self.emit(
             event="report",
             nodeid=report.nodeid,
             when=report.when,
             outcome=report.outcome,
-            duration=getattr(report, "duration", 0.0),
+            duration=duration,
             wasxfail=hasattr(report, "wasxfail"),
             message=_tail(report.longreprtext) if report.outcome != "passed" else "",
         )

@@ -1,0 +1,292 @@
+"""Fixed cost of one sandboxed evaluation over plain pytest, and where it goes, side by side in one run.
+
+harness_cache.py gates ours warm / plain pytest <= 1.05x per task; on suites of about a second
+what decides that is a cost paid once per evaluation. This script measures it on the short
+CodeProjectEval suites (default: imapclient, deprecated, python-hl7), in interleaved rounds
+(the order of the sides rotates every round; medians reported; the load average is printed
+with every round, since the machine is shared):
+
+- plain pytest: as in harness_cache.py, the task's reference, required files and suite copied
+  into a fresh folder, then `python -m pytest -q -p no:cacheprovider SUITE` with the Python
+  of the task's cached environment (no sandbox, no results plugin);
+- ours: `SandboxRunner.evaluate` of the same reference, warm (environment built, isolation
+  probed), in a worker process importing this checkout;
+- with `--baseline DIR`: the same in a worker importing the projectgen tree in DIR, another
+  commit's code (make one with `git archive COMMIT projectgen | tar -x -C DIR`).
+
+Each projectgen side also breaks its cost down, in the same rounds, with the runner's own way
+of running a command in the sandbox (its private `_sandboxed`, `_prepare_workspace`,
+`_environment_variables` and `_pytest_command`, which the compared versions share):
+
+- start: from starting the sandbox to the first line of user code (`python -S -c` printing the
+  time), and from its last line until the runner has reaped it; unsandboxed for comparison;
+- `true` and `python -c pass` (the environment's Python) through the sandbox, and unsandboxed;
+- pytest with our options and results plugin, sandboxed and unsandboxed, and unsandboxed
+  without the plugin and options (plain `-q -p no:cacheprovider`): what the plugin and
+  options cost apart from the sandbox;
+- projectgen's own part: the whole evaluation minus its sandboxed pytest run (workspace,
+  reading the results, clean-up).
+
+Datasets: needs ../shared/datasets (CodeProjectEval); builds the tasks' environments once in a
+temporary cache (uv, from its download cache or the index) unless `--cache-dir` names one.
+Exit status 1 when ours / plain is above 1.05 for a task.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATASET = ROOT.parent / "shared" / "datasets" / "CodeProjectEval"
+DEFAULT_TASKS = ["imapclient", "deprecated", "python-hl7"]
+TARGET = 1.05
+TIMEOUT = 600
+FIRST_LINE = "import time; print('FIRST-LINE', repr(time.time()))"
+
+
+# --------------------------------------------------------------------------- worker (one per projectgen tree)
+
+def worker(cache_dir: Path) -> int:
+    """Answer one JSON request per stdin line: {"task": folder, "suite": name, "breakdown": bool} -> figures."""
+    from projectgen.datasets.loaders import load_task
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+    runner = SandboxRunner(RunnerSettings(cache_dir=cache_dir))
+    runner.containment()
+    print(json.dumps({"ready": True, "isolation": runner.isolation()}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        task = load_task(Path(request["task"]))
+        print(json.dumps(measure(runner, task, request["suite"], request["breakdown"])), flush=True)
+    return 0
+
+
+def measure(runner, task, suite: str, breakdown: bool) -> dict:
+    """One round of this side's figures for one task (seconds): the evaluation, and the breakdown if asked."""
+    figures = breakdown_figures(runner, task, suite) if breakdown else {}
+    started = time.perf_counter()
+    report = runner.evaluate(task, task.reference_files(), suite)  # files on disk: never answered from memory
+    figures["evaluation"] = time.perf_counter() - started
+    return {"figures": figures, "passed": report.passed, "total": report.total,
+            "not_passed": sorted(t.nodeid for t in report.tests if t.outcome.value not in ("passed", "skipped")),
+            "error": report.error}
+
+
+def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
+    """Where an evaluation's time goes, with the runner's own (private) steps, sandboxed and not."""
+    env = runner.environments.ensure(task.env)
+    python = str(env.python)
+    figures: dict[str, float] = {}
+    workspace = Path(tempfile.mkdtemp(prefix=f"overhead-{task.id}-"))
+    try:
+        runner._prepare_workspace(workspace, task, task.reference_files(), suite)
+        variables = runner._environment_variables(workspace, task, env)
+
+        def boxed(command: list[str]):
+            started = time.time()
+            ended = runner._sandboxed(command, workspace, env, variables, TIMEOUT)
+            return started, time.time(), ended.output
+
+        def unboxed(command: list[str]):
+            started = time.time()
+            done = subprocess.run(command, cwd=workspace, env=variables, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            return started, time.time(), done.stdout
+
+        for name, run in (("sandboxed", boxed), ("unsandboxed", unboxed)):
+            started, reaped, output = run([python, "-S", "-c", FIRST_LINE])
+            first = float(output.split("FIRST-LINE", 1)[1].split()[0])
+            figures[f"start to first line, {name}"] = first - started
+            figures[f"last line to reaped, {name}"] = reaped - first
+            started, ended, _ = run(["true"])
+            figures[f"true, {name}"] = ended - started
+            started, ended, _ = run([python, "-c", "pass"])
+            figures[f"python -c pass, {name}"] = ended - started
+        ours = runner._pytest_command(workspace, task, suite, env, env.plugin_modules(task.env.pytest_plugins))
+        for name, run in (("sandboxed", boxed), ("unsandboxed", unboxed)):
+            (workspace / ".projectgen" / "results.jsonl").unlink(missing_ok=True)
+            started, ended, _ = run(ours)
+            figures[f"pytest, our options and plugin, {name}"] = ended - started
+        started, ended, _ = unboxed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *task.suite(suite).paths])
+        figures["pytest, plain options, unsandboxed"] = ended - started
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return figures
+
+
+# --------------------------------------------------------------------------- main
+
+class Side:
+    """A worker process evaluating with one projectgen tree."""
+
+    def __init__(self, name: str, tree: Path, cache_dir: Path) -> None:
+        self.name = name
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        self.process = subprocess.Popen([sys.executable, __file__, "--worker", "--cache-dir", str(cache_dir)],
+                                        env=env, cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.isolation = self._reply()["isolation"]
+
+    def _reply(self) -> dict:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"{self.name}: the worker ended (exit status {self.process.wait()})")
+        return json.loads(line)
+
+    def measure(self, task_root: Path, suite: str, breakdown: bool) -> dict:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"task": str(task_root), "suite": suite, "breakdown": breakdown}) + "\n")
+        self.process.stdin.flush()
+        return self._reply()
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+BREAKDOWN = [
+    ("start to first line of user code", "start to first line, sandboxed", "start to first line, unsandboxed"),
+    ("last line to reaped by the runner", "last line to reaped, sandboxed", "last line to reaped, unsandboxed"),
+    ("`true`", "true, sandboxed", "true, unsandboxed"),
+    ("python -c pass (environment's)", "python -c pass, sandboxed", "python -c pass, unsandboxed"),
+]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}"
+
+
+def print_breakdown(results: dict, tasks: list, names: list[str], table) -> None:
+    """The breakdown tables: fixed costs pooled over tasks, pytest per task."""
+    def median(side: str, task_id: str, figure: str) -> float:
+        return statistics.median(r["figures"][figure] for r in results[side][task_id])
+
+    def pooled(side: str, figure: str) -> float:
+        return statistics.median(r["figures"][figure] for rs in results[side].values() for r in rs)
+
+    print()
+    headers = ["per evaluation, ms (median over tasks and rounds)", *[f"{n}, sandboxed" for n in names],
+               "unsandboxed"]
+    brows = [[label, *[ms(pooled(n, boxed)) for n in names], ms(pooled(names[0], bare))]
+             for label, boxed, bare in BREAKDOWN]
+    print(table(headers, brows))
+    print()
+    prows = []
+    for task in tasks:
+        for name in names:
+            evaluation = median(name, task.id, "evaluation")
+            boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
+            prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),
+                          ms(median(name, task.id, "pytest, our options and plugin, unsandboxed")), ms(boxed),
+                          ms(evaluation), ms(evaluation - boxed)])
+    print(table(["pytest, ms", "plain options", "our options + plugin", "same, sandboxed", "whole evaluation",
+                 "projectgen's own part"], prows))
+    print("plain options / our options: unsandboxed, in the prepared workspace; projectgen's own part: the whole "
+          "evaluation minus its sandboxed pytest run (workspace, results, clean-up)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated CodeProjectEval task ids")
+    parser.add_argument("--suite", default="unit")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians reported)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a projectgen source tree of another commit, measured side by side")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="environment cache (default: a temporary one)")
+    parser.add_argument("--no-breakdown", action="store_true",
+                        help="only the whole evaluations (more rounds in the same time)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.cache_dir)
+
+    sys.path.insert(0, str(ROOT))
+    from _fixtures import ratio_line, table
+    from harness_cache import plain_pytest
+
+    from projectgen.datasets.loaders import load_task
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+    if not DATASET.is_dir():
+        print(f"{DATASET} not found: this benchmark needs the CodeProjectEval tasks")
+        return 1
+    tasks = [load_task(DATASET / name) for name in args.tasks.split(",")]
+    scratch = Path(tempfile.mkdtemp(prefix="projectgen-overhead-"))
+    cache_dir = args.cache_dir or scratch / "envs"
+    environments = SandboxRunner(RunnerSettings(cache_dir=cache_dir))
+    started = time.perf_counter()
+    for task in tasks:
+        environments.environments.ensure(task.env)
+    print(f"environments ready in {time.perf_counter() - started:.1f} s ({cache_dir})", flush=True)
+    sides = [Side("ours", ROOT, cache_dir)]
+    if args.baseline:
+        sides.append(Side("baseline", args.baseline.resolve(), cache_dir))
+    print(f"isolation: {', '.join(f'{s.name} {s.isolation}' for s in sides)}; "
+          f"cores: {os.cpu_count()}", flush=True)
+    results: dict[str, dict[str, list[dict]]] = {s.name: {t.id: [] for t in tasks} for s in sides}
+    plain: dict[str, list] = {t.id: [] for t in tasks}
+    try:
+        for task in tasks:  # warm-up, not counted: first imports of each side, pytest's first run per task
+            for side in sides:
+                side.measure(task.root, args.suite, False)
+            plain_pytest(environments, task, args.suite, scratch)
+        for round_ in range(args.rounds):
+            for index, task in enumerate(tasks):
+                order = ["plain", *(s.name for s in sides)]
+                shift = (round_ + index) % len(order)
+                for name in order[shift:] + order[:shift]:
+                    if name == "plain":
+                        plain[task.id].append(plain_pytest(environments, task, args.suite, scratch))
+                    else:
+                        side = next(s for s in sides if s.name == name)
+                        results[name][task.id].append(side.measure(task.root, args.suite, not args.no_breakdown))
+            load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+            print(f"round {round_ + 1}/{args.rounds} done; load average {load}", flush=True)
+    finally:
+        for side in sides:
+            side.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    def median(side: str, task_id: str, figure: str) -> float:
+        return statistics.median(r["figures"][figure] for r in results[side][task_id])
+
+    names = [s.name for s in sides]
+    plain_m = {t.id: statistics.median(r.seconds for r in plain[t.id]) for t in tasks}
+    rows = []
+    for task in tasks:
+        row = [task.id, f"{plain_m[task.id]:.3f}"]
+        for name in names:
+            seconds = median(name, task.id, "evaluation")
+            row += [f"{seconds:.3f}", f"{seconds / plain_m[task.id]:.3f}x"]
+        row.append(", ".join(sorted({f"{r['passed']}/{r['total']}" for n in names for r in results[n][task.id]}
+                                    | {f"{r.passed}/{r.total}" for r in plain[task.id]})))
+        rows.append(row)
+    print()
+    print(table(["task", "plain pytest s", *[h for n in names for h in (f"{n} s", f"{n} / plain")], "results"],
+                rows))
+    print(f"medians of {args.rounds} interleaved rounds; whole evaluation (ours) against the harness_cache.py "
+          f"plain pytest run")
+
+    if not args.no_breakdown:
+        print_breakdown(results, tasks, names, table)
+    differing = [t.id for t in tasks
+                 if len({tuple(r["not_passed"]) for n in names for r in results[n][t.id]}) > 1]
+    print(f"every evaluation of a task gave the same results: {'NO: ' + ', '.join(differing) if differing else 'yes'}")
+    ratios = {t.id: median("ours", t.id, "evaluation") / plain_m[t.id] for t in tasks}
+    worst = max(ratios, key=ratios.__getitem__)
+    print(f"ours / plain pytest, the worst task ({worst}): {ratios[worst]:.3f}x")
+    print(ratio_line(ratios[worst], f"<= {TARGET} for every task"))
+    return 0 if all(r <= TARGET for r in ratios.values()) and not differing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
