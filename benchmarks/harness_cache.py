@@ -12,15 +12,16 @@ another:
   starting point as our cold run).
 - steady state, interleaved: --repeats more rounds in which every task is evaluated by the
   reference method (pip's cache now warm; pip still reinstalls whatever the previous
-  task's pins replaced) and right after by ours, warm (the cached environment is reused).
-  Each round ends with ours, warm, evaluating all the tasks --workers at a time, as
+  task's pins replaced), then every task by ours, warm (the cached environment is reused),
+  and plain pytest (below). Each round ends with ours, warm, evaluating all the tasks
+  --workers at a time, as
   `projectgen bench-reference --workers N` does: every task has its own environment, so
   tasks need not wait for each other. The reference method cannot do that, since its one
   shared environment holds one task's pins at a time. Interleaving puts both under the same
   machine load; medians are reported.
 
-- plain pytest, interleaved with ours warm in each round (the two take turns at running first,
-  right after the reference's pip step): the task's reference, required
+- plain pytest, interleaved with ours warm in each round (the two take turns at running first;
+  neither runs right after a pip install): the task's reference, required
   files and tests copied into a fresh folder, then `python -m pytest -q -p no:cacheprovider
   SUITE` with the Python of the task's cached environment (the same packages ours uses), no
   sandbox, no results plugin: what a developer would run by hand. The gated figure, per task:
@@ -258,10 +259,11 @@ def main() -> int:
             first[task.id] = reference(venv, task, args.suite, scratch, env)
         print(f"reference, pass 1 (empty pip cache): done in {time.perf_counter() - started:.0f} s", flush=True)
         for round_ in range(args.repeats):
-            for index, task in enumerate(tasks):
+            for task in tasks:
                 steady[task.id].append(reference(venv, task, args.suite, scratch, env))
-                # Ours and plain pytest take turns at running first, right after the reference's pip step
-                # (its writes and its trailing work slow whatever runs next; always ours, before).
+            # Then the gated pair, away from the reference's pip installs (whose writes may slow whatever runs
+            # next; ours used to run right after them), ours and plain pytest taking turns at going first.
+            for index, task in enumerate(tasks):
                 for side in ("ours", "plain") if (round_ + index) % 2 == 0 else ("plain", "ours"):
                     if side == "ours":
                         warm[task.id].append(ours(runner, task, args.suite))
