@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.evaluation.cleanup import sweep_leftovers
+from projectgen.evaluation.cleanup import remove_tree, sweep_leftovers
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits, RunCgroup
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.sandbox_session import (
@@ -218,13 +218,18 @@ def wait_until_gone(seconds: str, patience: float = 10.0) -> list[str]:
     return sleeping(seconds)
 
 
-def test_the_deep_tree_a_run_leaves_is_still_removed(tmp_path: Path) -> None:
+def test_the_deep_tree_a_run_leaves_is_still_removed() -> None:
     """Without namespaces the code under test writes the host's workspace: 3,000 levels and an unwritable
-    folder must not stop the clean-up (shutil.rmtree alone raises RecursionError)."""
-    python = os.path.realpath(sys.executable)
-    deep = ("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n"
-            "os.mkdir('locked'); open('locked/f', 'w').close(); os.chmod('locked', 0o500)")
-    folder, done = session(Containment(NO_ISOLATION), tmp_path, f"{python} -I -S -c \"{deep}\"")
-    assert done.steps[0].exit_status == 0, done.steps[0].output.text()
-    folder.remove()
-    assert not folder.root.exists()
+    folder must not stop the clean-up (shutil.rmtree alone raises RecursionError). Made outside pytest's
+    tmp_path, whose own clean-up would meet the tree if this test failed."""
+    parent = Path(tempfile.mkdtemp(prefix="projectgen-deep-"))
+    try:
+        python = os.path.realpath(sys.executable)
+        deep = ("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n"
+                "os.mkdir('locked'); open('locked/f', 'w').close(); os.chmod('locked', 0o500)")
+        folder, done = session(Containment(NO_ISOLATION), parent, f"{python} -I -S -c \"{deep}\"")
+        assert done.steps[0].exit_status == 0, done.steps[0].output.text()
+        folder.remove()
+        assert not folder.root.exists()
+    finally:
+        remove_tree(parent)
