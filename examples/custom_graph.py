@@ -34,7 +34,7 @@ from projectgen.graphs import architecture_stage, build_project_graph, code_stag
 from projectgen.llm import Script, ScriptedChatModel, load_script
 from projectgen.errors import ProjectGenError
 from projectgen.runs import run_project
-from projectgen.llm.reference_replay import reference_python_files, reference_script
+from projectgen.oracles.reference_replay import reference_python_files, reference_script
 
 
 # --------------------------------------------------------------------------- the extra judge

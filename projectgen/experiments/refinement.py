@@ -16,7 +16,7 @@ only what is missing (an error unit runs again). The folder holds::
 Models: a spec as for ``experiment --model`` ([LABEL=]SPEC); ``reference`` answers every turn
 with that turn's reference (an oracle, labelled so everywhere); ``scripted:FILE`` replays a script
 whose entries are keyed role ``refiner``, target the task id (or ``TASK@STRATEGY[/CONTEXT]`` for a
-reply that differs by strategy: `projectgen.llm.refinement_replay`), iteration the turn;
+reply that differs by strategy: `projectgen.oracles.refinement_replay`), iteration the turn;
 ``scripted:examples`` is the bundled replay of the bundled tasks.
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
                 base_url: str | None = None, sampling: Mapping[str, Any] | None = None) -> Any:
     """The chat model one task run talks to: the reference oracle, a replay specialised to the setting, or a
     real model (creating one never touches the network)."""
-    from projectgen.llm.refinement_replay import reference_turn_script, specialise_script
+    from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:

@@ -110,7 +110,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     def model_for(self, unit: ReflectUnit) -> Any:
         """The unit's chat model: the exercise's reference replay, or the spec's model."""
         if unit.model.is_reference:
-            from projectgen.llm.reference_replay import exercise_reference_model
+            from projectgen.oracles.reference_replay import exercise_reference_model
 
             return exercise_reference_model(unit.exercise)
         from projectgen.llm.factory import make_chat_model

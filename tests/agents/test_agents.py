@@ -54,7 +54,7 @@ from projectgen.llm import ModelRoles, ScriptedChatModel, UsageRecorder
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.prompts import Prompt, load_prompt, prompt_names
 from projectgen.repository.edits import EditOutcome
-from projectgen.llm.reference_replay import Breakage, break_function
+from projectgen.oracles.reference_replay import Breakage, break_function
 from projectgen.ssat import SSAT, SSATValidationError, render_file, render_stub, render_tree, validate_ssat_json
 
 F = "```"

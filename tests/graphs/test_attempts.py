@@ -302,7 +302,7 @@ def counting_runner() -> tuple[Any, list[str]]:
 def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
     """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
     repository instead of running the same tests again."""
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, runs = counting_runner()
     outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
@@ -312,7 +312,7 @@ def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path
 
 
 def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, suites = counting_runner()
     first = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,

@@ -31,7 +31,7 @@ from projectgen.graphs import (
 from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel, UsageRecorder
 from projectgen.runs import run_project
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 from test_support import NoSandbox
 

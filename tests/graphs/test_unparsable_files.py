@@ -285,7 +285,7 @@ def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tm
     """Through the CLI's path (`run_livecoder`): the prose is refused, the trace and summary say so, the
     repair request names the file, line and error, and the run ends with the valid file."""
     from projectgen.inspection import load_run
-    from projectgen.llm.reference_replay import reference_script
+    from projectgen.oracles.reference_replay import reference_script
     from projectgen.runs import run_livecoder
 
     path = "kvstore/store.py"

@@ -49,7 +49,7 @@ from projectgen.llm import (
     call_model, describe_model, model_name,
 )
 from projectgen.llm.parsing import StructuredOutputError, find_json
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -244,7 +244,7 @@ def test_the_skeleton_judge_records_files_it_named_outside_the_skeleton(task) ->
     import asyncio
 
     from projectgen.agents import ModelGateway, SkeletonJudge
-    from projectgen.llm.reference_replay import reference_ssat
+    from projectgen.oracles.reference_replay import reference_ssat
     from projectgen.ssat import render_stub
 
     ssat = reference_ssat(task)

@@ -15,7 +15,7 @@ import pytest
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 
 
 def _script(tmp_path: Path, delay: float) -> Path:

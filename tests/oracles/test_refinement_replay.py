@@ -5,7 +5,7 @@ import pytest
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.refinement_replay import reference_turn_script, specialise_script, split_target
+from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script, split_target
 from projectgen.llm.scripted import load_script
 
 

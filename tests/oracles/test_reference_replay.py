@@ -8,7 +8,7 @@ import pytest
 from projectgen.config import Settings
 from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.llm.reference_replay import reference_model
+from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import run_project
 
 # No final newline (as DevBench Hybrid_Images' src/hybrid.py), and a Markdown fence inside a string.
