@@ -10,8 +10,6 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
 from projectgen.runs import run_livecoder
@@ -19,11 +17,6 @@ from projectgen.llm import META_ATTEMPT, ScriptedChatModel
 from projectgen.runs.trace import read_trace
 
 from test_support import attempt_script
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
 
 # --------------------------------------------------------------------------- fakes
 

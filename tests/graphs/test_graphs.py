@@ -56,11 +56,6 @@ STUBS = {f.path: render_stub(f) for f in TREE.files()}
 LAYERS = [["pkg/__init__.py", "pkg/base.py", "pkg/ping.py", "pkg/pong.py"], ["pkg/mid.py"], ["pkg/top.py"]]
 
 
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
-
 def run(graph: Any, task: Any, state: Mapping[str, Any] | None = None, *, concurrency: int = 4,
         gateway: ModelGateway | None = None) -> dict[str, Any]:
     ctx = RunContext(task=task, runner=NoSandbox(), gateway=gateway or ModelGateway())  # type: ignore[arg-type]

@@ -36,8 +36,6 @@ from typing import Any
 import pytest
 
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.llm.faults import (
@@ -60,11 +58,6 @@ BUDGET = 2_000_000
 KNOWLEDGE = {"success": {"task_summary": "kvstore", "carry_over": ["keep the storage layering"]},
              "failure": {"observed_failures": ["expiry is off by one"],
                          "carry_over_constraints": ["now >= expires_at"]}}
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 def replay(task, *, broken: bool = False, off_by_one: bool = False) -> dict[str, Any]:
