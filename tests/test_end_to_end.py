@@ -21,8 +21,8 @@ from projectgen import load_task
 from projectgen.config import EditFormat, Settings
 from projectgen.datasets.task import Task
 from projectgen.llm import ScriptedChatModel
-from projectgen.runs import RunOutcome, run_project
 from projectgen.oracles.reference_replay import Breakage, break_function, reference_python_files, reference_script
+from projectgen.runs import RunOutcome, run_project
 
 pytestmark = pytest.mark.datasets
 

@@ -12,8 +12,8 @@ from langgraph.runtime import Runtime
 from projectgen.config import AttemptSettings, Settings
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
-from projectgen.runs import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
+from projectgen.runs import run_livecoder
 from projectgen.runs.trace import read_trace
 
 from test_support import attempt_script

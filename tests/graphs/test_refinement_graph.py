@@ -18,10 +18,10 @@ from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                           recursion_limit)
 from projectgen.llm import CallCache, UsageRecorder
-from projectgen.oracles.refinement_replay import reference_turn_script
-from projectgen.repository.edits import fenced_python
 from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.oracles.refinement_replay import reference_turn_script
 from projectgen.prompts import load_prompt
+from projectgen.repository.edits import fenced_python
 
 from test_support import write_multiturn_task
 

@@ -38,17 +38,17 @@ import pytest
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.llm.faults import (
-    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
-)
-from projectgen.runs import run_livecoder
 from projectgen.llm import (
     MAX_REPLY_CHARS, CallLabels, DoorSettings, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder,
     call_model, describe_model, model_name,
 )
+from projectgen.llm.faults import (
+    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
+)
 from projectgen.llm.parsing import StructuredOutputError, find_json
 from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
+from projectgen.runs import run_livecoder
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CAPS = {"architecture": 2, "skeleton": 2, "code": 2}
