@@ -149,6 +149,10 @@ class TestReport(BaseModel):
             pass_rate=round(self.pass_rate, 4),
             status=self.status,
         )
+        if self.unprotected:
+            counts["protection"] = "unprotected (isolation none)"
+        if self.tampered:
+            counts["protection"] = f"tampered: {self.tampered}"
         return counts
 
     def not_run_reason(self) -> str | None:
