@@ -145,7 +145,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
     print_summary(console, results, pct)
     for line in models_lines(results):
-        console.print(line, highlight=False)
+        console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/FORMAT/TASK", highlight=False)

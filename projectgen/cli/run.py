@@ -10,9 +10,9 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pip
                                     positive_float, resolve_task, runner_from_args, sampling_from_args,
                                     settings_from_args)
 from projectgen.cli.tables import print_attempts
-from projectgen.llm.role_specs import models_from_specs
 from projectgen.llm.roles import ROLES
 from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
+from projectgen.oracles.role_specs import models_from_specs
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
 
 

@@ -183,7 +183,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.llm import ModelRoles
 
         if unit.model.is_reference:
-            from projectgen.llm.reference_replay import reference_model
+            from projectgen.oracles.reference_replay import reference_model
 
             return reference_model(unit.task), {"default": REFERENCE_SPEC}
         spec, base_url, sampling = unit.model.spec_for(unit.task.id), self.spec.base_url, dict(self.spec.sampling)

@@ -16,7 +16,7 @@ only what is missing (an error unit runs again). The folder holds::
 Models: a spec as for ``experiment --model`` ([LABEL=]SPEC); ``reference`` answers every turn
 with that turn's reference (an oracle, labelled so everywhere); ``scripted:FILE`` replays a script
 whose entries are keyed role ``refiner``, target the task id (or ``TASK@STRATEGY[/CONTEXT]`` for a
-reply that differs by strategy: `projectgen.llm.refinement_replay`), iteration the turn;
+reply that differs by strategy: `projectgen.oracles.refinement_replay`), iteration the turn;
 ``scripted:examples`` is the bundled replay of the bundled tasks.
 """
 from __future__ import annotations
@@ -42,8 +42,9 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
-from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, render_html,
-                                                       render_markdown, summarize_setting)
+from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
+                                                       summarize_setting)
+from projectgen.experiments.results_writer import write_results
 from projectgen.llm.specs import SCRIPTED_PREFIX
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -75,7 +76,7 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
                 base_url: str | None = None, sampling: Mapping[str, Any] | None = None) -> Any:
     """The chat model one task run talks to: the reference oracle, a replay specialised to the setting, or a
     real model (creating one never touches the network)."""
-    from projectgen.llm.refinement_replay import reference_turn_script, specialise_script
+    from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:
@@ -410,12 +411,5 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
             contexts=list(spec.contexts), skipped_settings=skipped, models=descriptions, summary=summary,
             validation=ordered, validation_problems=[p for check in ordered for p in check.problems()],
             load_errors=load_errors, rows=rows)
-        write_refinement_results(results, out_dir)
+        write_results(out_dir, results, refinement_page(results))
         return results
-
-
-def write_refinement_results(results: RefinementResults, out_dir: Path) -> None:
-    """results.json, results.md and results.html, each whole or not at all."""
-    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
-    write_atomic(out_dir / layout.RESULTS_MD, render_markdown(results))
-    write_atomic(out_dir / layout.RESULTS_HTML, render_html(results))

@@ -38,8 +38,8 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
-from projectgen.experiments.reflection_results import (ReflectResults, ReflectRow, summarize_reflect,
-                                                       write_reflect_results)
+from projectgen.experiments.reflection_results import ReflectResults, ReflectRow, reflect_page, summarize_reflect
+from projectgen.experiments.results_writer import write_results
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -110,7 +110,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     def model_for(self, unit: ReflectUnit) -> Any:
         """The unit's chat model: the exercise's reference replay, or the spec's model."""
         if unit.model.is_reference:
-            from projectgen.llm.reference_replay import exercise_reference_model
+            from projectgen.oracles.reference_replay import exercise_reference_model
 
             return exercise_reference_model(unit.exercise)
         from projectgen.llm.factory import make_chat_model
@@ -246,5 +246,5 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
                          on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors)
-        write_reflect_results(results, out_dir)
+        write_results(out_dir, results, reflect_page(results))
         return results

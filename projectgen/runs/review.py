@@ -87,7 +87,7 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
                                                     stage=record.get("stage")))
     manifest, task, settings, attempt_settings = resumable_run(out_dir)
     if models is None:
-        from projectgen.llm.role_specs import models_from_specs
+        from projectgen.oracles.role_specs import models_from_specs
 
         if not manifest.models.get("default"):
             raise ProjectGenError(f"{out_dir}: the run was started from Python with model objects; pass them: "

@@ -10,20 +10,13 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
-from projectgen.runs import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
+from projectgen.runs import run_livecoder
 from projectgen.runs.trace import read_trace
 
 from test_support import attempt_script
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
 
 # --------------------------------------------------------------------------- fakes
 
@@ -302,7 +295,7 @@ def counting_runner() -> tuple[Any, list[str]]:
 def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
     """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
     repository instead of running the same tests again."""
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, runs = counting_runner()
     outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
@@ -312,7 +305,7 @@ def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path
 
 
 def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, suites = counting_runner()
     first = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,

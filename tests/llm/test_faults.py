@@ -36,21 +36,19 @@ from typing import Any
 import pytest
 
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.llm.faults import (
-    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
-)
-from projectgen.runs import run_livecoder
 from projectgen.llm import (
     MAX_REPLY_CHARS, CallLabels, DoorSettings, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder,
     call_model, describe_model, model_name,
 )
+from projectgen.llm.faults import (
+    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
+)
 from projectgen.llm.parsing import StructuredOutputError, find_json
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
+from projectgen.runs import run_livecoder
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CAPS = {"architecture": 2, "skeleton": 2, "code": 2}
@@ -60,11 +58,6 @@ BUDGET = 2_000_000
 KNOWLEDGE = {"success": {"task_summary": "kvstore", "carry_over": ["keep the storage layering"]},
              "failure": {"observed_failures": ["expiry is off by one"],
                          "carry_over_constraints": ["now >= expires_at"]}}
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 def replay(task, *, broken: bool = False, off_by_one: bool = False) -> dict[str, Any]:
@@ -244,7 +237,7 @@ def test_the_skeleton_judge_records_files_it_named_outside_the_skeleton(task) ->
     import asyncio
 
     from projectgen.agents import ModelGateway, SkeletonJudge
-    from projectgen.llm.reference_replay import reference_ssat
+    from projectgen.oracles.reference_replay import reference_ssat
     from projectgen.ssat import render_stub
 
     ssat = reference_ssat(task)

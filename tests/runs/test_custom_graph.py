@@ -14,7 +14,7 @@ from projectgen.agents import Agents, Verdict
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import ProjectState, architecture_stage, code_stage
-from projectgen.llm.reference_replay import reference_model
+from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import read_manifest, run_livecoder
 from projectgen.runs.trace import read_trace
 

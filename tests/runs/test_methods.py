@@ -11,7 +11,7 @@ from projectgen.config import AttemptSettings
 from projectgen.errors import ProjectGenError
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.reference_replay import reference_model, reference_script
+from projectgen.oracles.reference_replay import reference_model, reference_script
 from projectgen.runs import METHODS, RunManifest, describe_method, method_attempt_settings, run_livecoder
 from projectgen.runs.trace import read_trace
 

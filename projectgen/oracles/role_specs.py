@@ -46,7 +46,7 @@ def with_reference_replay(default: str, roles: dict[str, str], base_url: str | N
                           sampling: dict[str, float | int]) -> Any:
     """`ModelRoles` where the "reference" spec is `task`'s reference replay (one object for every such role)."""
     from projectgen.llm import ModelRoles, make_chat_model
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     made = {REFERENCE_SPEC: reference_model(task)}
 
