@@ -220,9 +220,11 @@ def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, cache_dir: Pat
 
 
 def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
-    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest, read_manifest, write_manifest
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
+    from projectgen.runs.folder import read_manifest
 
-    write_manifest(tmp_path, RunManifest(run_id="r", task_path="t", task_id="t"))
+    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path="t", task_id="t"))
     assert json.loads((tmp_path / "run.json").read_text())["schema_version"] == MANIFEST_SCHEMA_VERSION == 1
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t"}))
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded
