@@ -121,13 +121,14 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
 
 def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume: bool = False,
                  decision=None) -> int:
-    """Run (or resume, or continue with a review `decision`) the `request` in `out` and print its attempts, or
+    """Run the `request` in `out` (or with `resume` continue the run there, with a review `decision` if one is
+    given) and print its attempts, or
     how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
-    from projectgen.runs import run_livecoder
+    from projectgen.runs import resume_livecoder, run_livecoder
     from projectgen.runs.folder import RunFolder
 
     console = Console()
@@ -136,10 +137,13 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
     folder = RunFolder(out)
+    runner = runner_from_args(args, log=progress)
     try:
-        outcome = run_livecoder(request, out, models=models, runner=runner_from_args(args, log=progress),
-                                resume=resume, force=getattr(args, "force", False), progress=progress,
-                                decision=decision)
+        if resume:
+            outcome = resume_livecoder(out, models=models, runner=runner, progress=progress, decision=decision)
+        else:
+            outcome = run_livecoder(request, out, models=models, runner=runner, force=getattr(args, "force", False),
+                                    progress=progress)
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
@@ -225,9 +229,9 @@ def continue_run(args: argparse.Namespace, decision=None) -> int:
     manifest, task = resumable_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
-                              "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")
-    return _execute_run(args, manifest.request(), models=models_from_specs(manifest.models, task), out=args.resume,
-                        resume=True, decision=decision)
+                              "with projectgen.runs.resume_livecoder(DIR, models=...)")
+    return _execute_run(args, None, models=models_from_specs(manifest.models, task), out=args.resume, resume=True,
+                        decision=decision)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

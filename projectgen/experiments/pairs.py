@@ -152,7 +152,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
 
     def run(self, unit: PairUnit, state: Any) -> PairResult:
         """Run (or resume, or collect) the unit's run with `state` as its sandbox runner."""
-        from projectgen.runs.livecoder import run_livecoder
+        from projectgen.runs.livecoder import resume_livecoder, run_livecoder
         from projectgen.runs.request import RunRequest
 
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method)
@@ -169,8 +169,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                       progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:
-                recorded = RunFolder(unit.run_dir).read_manifest().request()
-                run_livecoder(recorded, unit.run_dir, resume=True, **common)
+                resume_livecoder(unit.run_dir, **common)
                 return pair_from_run(unit.run_dir, how="resumed", **figures)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):

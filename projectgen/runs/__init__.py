@@ -22,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "projectgen.runs.pipeline",
     "run_livecoder": "projectgen.runs.livecoder",
     "arun_livecoder": "projectgen.runs.livecoder",
+    "resume_livecoder": "projectgen.runs.livecoder",
+    "aresume_livecoder": "projectgen.runs.livecoder",
     "LiveCoderOutcome": "projectgen.runs.livecoder",
     "METHODS": "projectgen.runs.methods",
     "Method": "projectgen.runs.methods",

@@ -46,7 +46,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,16 +133,20 @@ def open_knowledge_store(folder: RunFolder, url: str | None, embeddings: Any) ->
 
 def resumed_embeddings(out_dir: Path, manifest: RunManifest, given: Any) -> Any:
     """The embedding a resumed run's knowledge store was built with (run.json's; none recorded: hashing).
-    An object given is taken as it is (the store refuses it unless it embeds as the recorded one did)."""
+
+    A name other than the recorded one is refused; an object is taken as given (the store refuses it
+    unless it embeds as the recorded one did)."""
     from projectgen.memory.embedding_models import make_embeddings
 
     recorded = manifest.embedding or "hashing"
-    if given is not None:
+    if isinstance(given, str) and given != recorded:
+        raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with the {recorded} embedding, "
+                              f"not {given}; a resume keeps its embedding")
+    if given is not None and not isinstance(given, str):
         return given
     if recorded == "custom":
         raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with an embeddings object given "
-                              "from Python; resume it with run_livecoder(..., resume=True, embeddings=<the same "
-                              "object>)")
+                              "from Python; resume it with resume_livecoder(..., embeddings=<the same object>)")
     return make_embeddings(recorded)
 
 
@@ -162,16 +166,44 @@ def knowledge_extractor(models: ModelRoles | None) -> Any:
     return KnowledgeExtractor(model) if model is not None else None
 
 
+@dataclass(frozen=True)
+class RunParts:
+    """What a run is made of besides its request, given again on every (re)start: the models or agents, the
+    caller's own graph, the knowledge store's embedding object, the sandbox, a budget, progress and sync."""
+
+    models: ModelRoles | None = None
+    agents: Agents | None = None
+    custom: Any = None  # the caller's graph for every attempt (project_graph or stages, compiled)
+    custom_warm: Any = None  # warm-started attempts of the caller's stages
+    embeddings: Any = None
+    runner: SandboxRunner | None = None
+    budget: Budget | None = None
+    progress: Callable[[str], None] | None = None
+    sync: Callable[[], None] | None = None
+
+    @classmethod
+    def of(cls, *, models: ModelRoles | None, agents: Agents | None, project_graph: Any,
+           stages: Sequence[Stage] | None, **rest: Any) -> RunParts:
+        custom = custom_inner_graph(project_graph, stages)
+        if agents is None and models is None and custom is None:
+            raise ProjectGenError("run_livecoder needs models, agents or a project graph")
+        return cls(models=models, agents=agents if agents is not None or models is None else Agents.from_models(models),
+                   custom=custom, custom_warm=custom_warm_graph(stages), **rest)
+
+    @property
+    def custom_nodes(self) -> list[str] | None:
+        return custom_graph_nodes(self.custom) if self.custom is not None else None
+
+
 async def arun_livecoder(request: RunRequest, out_dir: Path | str, *, models: ModelRoles | None = None,
                          agents: Agents | None = None, project_graph: Any = None,
                          stages: Sequence[Stage] | None = None, embeddings: Any = None,
                          runner: SandboxRunner | None = None, budget: Budget | None = None,
-                         run_id: str | None = None, resume: bool = False, force: bool = False,
-                         decision: Any = None, progress: Callable[[str], None] | None = None,
+                         run_id: str | None = None, force: bool = False,
+                         progress: Callable[[str], None] | None = None,
                          sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
-    """Run `request` (`RunRequest.for_task`: task, method, models' specs, settings, budgets, review ...) into
-    `out_dir`, or with `resume` continue the run there (`request` is then checked against its run.json:
-    `RunRequest.check_resume`; `read_manifest(DIR).request()` is the run's own).
+    """Run `request` (`RunRequest.for_task`: task, method, models' specs, settings, budgets, review ...) in a new
+    run folder `out_dir` (`force`: replacing an earlier run's files there); `aresume_livecoder` continues one.
 
     The request's method (`projectgen.runs.METHODS`) picks the graph inside the attempts. `models` (a model
     per role) or `agents` make its agents. `project_graph` (a compiled graph over `ProjectState`, e.g.
@@ -182,87 +214,107 @@ async def arun_livecoder(request: RunRequest, out_dir: Path | str, *, models: Mo
 
     `embeddings` is an Embeddings object for the knowledge store in place of the request's named one
     (run.json then says ``custom``, and a resume must be given it again). `budget` replaces the request's
-    token and cost budgets. `run_id` names a new run (default: a random one): a batch that may start the
+    token and cost budgets. `run_id` names the run (default: a random one): a batch that may start the
     same unit twice (an executor retrying it) tells its own run from an older one in the folder by it.
     `sync()`, when given, is called after each model call is recorded and before each checkpoint is written
-    (an executor copying the folder to another machine sends it then; see `Relocatable`). A run paused for
-    review continues with ``resume=True`` and `decision` (a `ReviewDecision` or its JSON;
-    `projectgen.runs.review.review_run` builds it).
+    (an executor copying the folder to another machine sends it then; see `Relocatable`).
     """
-    folder = RunFolder(Path(out_dir))
-    custom = custom_inner_graph(project_graph, stages)
-    custom_nodes = custom_graph_nodes(custom) if custom is not None else None
-    custom_warm = custom_warm_graph(stages)
-    if decision is not None and not resume:
-        raise ProjectGenError("a review decision continues a paused run: pass resume=True")
-    if custom is not None and request.review:
+    parts = RunParts.of(models=models, agents=agents, project_graph=project_graph, stages=stages,
+                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync)
+    if parts.custom is not None and request.review:
         raise ProjectGenError("review= applies to the method's graph; build your own stages with review=True "
                               "(architecture_stage(..., review=True))")
-    if agents is None and models is None and custom is None:
-        raise ProjectGenError("run_livecoder needs models, agents or a project graph")
+    check_custom_graph(request.method, parts.custom_nodes, parts.custom_warm,
+                       warm_start=request.attempt_settings.warm_start)
+    folder = RunFolder(Path(out_dir))
+    named = request.embedding if embeddings is None else None
+    store_embeddings = embeddings if embeddings is not None else resolve_embeddings(named, notice=progress or _warn)
+    manifest = RunManifest(**request.model_dump(exclude={"custom_graph", "sampling", "embedding"}),
+                           run_id=run_id or uuid.uuid4().hex[:12], custom_graph=parts.custom_nodes,
+                           sampling=models.sampling() if models is not None else {},
+                           embedding=embedding_name(store_embeddings) or "custom")
+    await check_checkpoint_database(manifest.checkpoint_url)  # unreachable: fails here, not after the folder
     # One process at a time in a run folder (its embedded Chroma store and checkpoints are not
     # shareable); held until the run returns.
-    with ExitStack() as locked:
+    with ExitStack() as held:
         knowledge = None
-        if resume:
-            manifest = _resumable_manifest(folder)
-            describe_method(manifest.method)
-            request.check_resume(manifest, folder)
-            embeddings = resumed_embeddings(folder.root, manifest, embeddings)
-            if manifest.embedding is None:  # a run from before it was recorded: its store was built with hashing
-                manifest = manifest.model_copy(update={"embedding": "hashing"})
-            _check_resumed_graph(folder.root, manifest, custom_nodes)
-            manifest = manifest.model_copy(update={"attempt_settings": method_attempt_settings(
-                manifest.method, manifest.attempt_settings)})
-            check_custom_graph(manifest.method, custom_nodes, custom_warm,
-                               warm_start=manifest.attempt_settings.warm_start)
-            locked.enter_context(folder.hold())
-            if budget is None:
-                budget = folder.budget(manifest)
-        else:
-            check_custom_graph(request.method, custom_nodes, custom_warm,
-                               warm_start=request.attempt_settings.warm_start)
-            named = request.embedding if embeddings is None else None
-            embeddings = embeddings if embeddings is not None else resolve_embeddings(named, notice=progress or _warn)
-            manifest = RunManifest(**request.model_dump(exclude={"custom_graph", "sampling", "embedding"}),
-                                   run_id=run_id or uuid.uuid4().hex[:12], custom_graph=custom_nodes,
-                                   sampling=models.sampling() if models is not None else {},
-                                   embedding=embedding_name(embeddings) or "custom")
-            await check_checkpoint_database(manifest.checkpoint_url)  # unreachable: fails here, not after the folder
-            if manifest.knowledge_store:  # a server that cannot be reached is refused before the run folder is made
-                knowledge = locked.enter_context(closing(open_knowledge_store(folder, manifest.knowledge_store,
-                                                                              embeddings)))
-            budget = budget if budget is not None else run_budget(manifest)
-            locked.enter_context(folder.create(force=force))
-            folder.write_manifest(manifest)
-        if agents is None and models is not None:
-            agents = Agents.from_models(models)
-        gateway = folder.gateway(manifest.settings, scope=manifest.run_id, budget=budget, sync=sync)
-        if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
-            knowledge = locked.enter_context(closing(open_knowledge_store(folder, manifest.knowledge_store,
-                                                                          embeddings)))
-        context = AttemptsContext(
-            task=request.task(), runner=runner or SandboxRunner(log=progress), knowledge=knowledge,
-            best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(models),
-            gateway=gateway, run_id=manifest.run_id, progress=progress,
-            record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository,
-                                                                            record))
-        return await _run(LiveCoderRun(task=request.task(), folder=folder, manifest=manifest, agents=agents,
-                                       models=models, context=context, resume=resume, custom_graph=custom,
-                                       custom_warm_graph=custom_warm, sync=sync, decision=decision))
+        if manifest.knowledge_store:  # a server that cannot be reached is refused before the run folder is made
+            knowledge = held.enter_context(closing(open_knowledge_store(folder, manifest.knowledge_store,
+                                                                        store_embeddings)))
+        held.enter_context(folder.create(force=force))
+        folder.write_manifest(manifest)
+        budget = parts.budget if parts.budget is not None else run_budget(manifest)
+        return await _open_and_run(held, folder, manifest, replace(parts, embeddings=store_embeddings, budget=budget),
+                                   resume=False, knowledge=knowledge)
+
+
+async def aresume_livecoder(out_dir: Path | str, *, models: ModelRoles | None = None, agents: Agents | None = None,
+                            project_graph: Any = None, stages: Sequence[Stage] | None = None, embeddings: Any = None,
+                            runner: SandboxRunner | None = None, budget: Budget | None = None,
+                            decision: Any = None, progress: Callable[[str], None] | None = None,
+                            sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+    """Continue the run in `out_dir` with the request its run.json holds: the checkpointer replays the finished
+    nodes and the call cache answers the completed calls. The models and the caller's graph are given again
+    (the checkpoints are of that graph); `embeddings` must embed as the run's store did. A run paused for
+    review continues with `decision` (a `ReviewDecision` or its JSON; `review_run` builds it)."""
+    parts = RunParts.of(models=models, agents=agents, project_graph=project_graph, stages=stages,
+                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync)
+    folder = RunFolder(Path(out_dir))
+    manifest = _resumable_manifest(folder)
+    describe_method(manifest.method)
+    store_embeddings = resumed_embeddings(folder.root, manifest, embeddings)
+    if manifest.embedding is None:  # a run from before it was recorded: its store was built with hashing
+        manifest = manifest.model_copy(update={"embedding": "hashing"})
+    _check_resumed_graph(folder.root, manifest, parts.custom_nodes)
+    manifest = manifest.model_copy(update={"attempt_settings": method_attempt_settings(
+        manifest.method, manifest.attempt_settings)})
+    check_custom_graph(manifest.method, parts.custom_nodes, parts.custom_warm,
+                       warm_start=manifest.attempt_settings.warm_start)
+    with ExitStack() as held:
+        held.enter_context(folder.hold())
+        budget = parts.budget if parts.budget is not None else folder.budget(manifest)
+        return await _open_and_run(held, folder, manifest, replace(parts, embeddings=store_embeddings, budget=budget),
+                                   resume=True, decision=decision)
+
+
+async def _open_and_run(held: ExitStack, folder: RunFolder, manifest: RunManifest, parts: RunParts, *, resume: bool,
+                        knowledge: Any = None, decision: Any = None) -> LiveCoderOutcome:
+    """The run's gateway, stores and context in its held folder; then the run."""
+    task = manifest.task()
+    gateway = folder.gateway(manifest.settings, scope=manifest.run_id, budget=parts.budget, sync=parts.sync)
+    if knowledge is None:  # closed before the folder lock is released (an embedded store is not shareable)
+        knowledge = held.enter_context(closing(open_knowledge_store(folder, manifest.knowledge_store,
+                                                                    parts.embeddings)))
+    context = AttemptsContext(
+        task=task, runner=parts.runner or SandboxRunner(log=parts.progress), knowledge=knowledge,
+        best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(parts.models),
+        gateway=gateway, run_id=manifest.run_id, progress=parts.progress,
+        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository, record))
+    return await _run(LiveCoderRun(task=task, folder=folder, manifest=manifest, agents=parts.agents,
+                                   models=parts.models, context=context, resume=resume, custom_graph=parts.custom,
+                                   custom_warm_graph=parts.custom_warm, sync=parts.sync, decision=decision))
 
 
 def run_livecoder(request: RunRequest, out_dir: Path | str, *, models: ModelRoles | None = None,
                   agents: Agents | None = None, project_graph: Any = None, stages: Sequence[Stage] | None = None,
                   embeddings: Any = None, runner: SandboxRunner | None = None, budget: Budget | None = None,
-                  run_id: str | None = None, resume: bool = False, force: bool = False, decision: Any = None,
-                  progress: Callable[[str], None] | None = None,
+                  run_id: str | None = None, force: bool = False, progress: Callable[[str], None] | None = None,
                   sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
     """`arun_livecoder` for synchronous callers."""
     return asyncio.run(arun_livecoder(request, out_dir, models=models, agents=agents, project_graph=project_graph,
                                       stages=stages, embeddings=embeddings, runner=runner, budget=budget,
-                                      run_id=run_id, resume=resume, force=force, decision=decision,
-                                      progress=progress, sync=sync))
+                                      run_id=run_id, force=force, progress=progress, sync=sync))
+
+
+def resume_livecoder(out_dir: Path | str, *, models: ModelRoles | None = None, agents: Agents | None = None,
+                     project_graph: Any = None, stages: Sequence[Stage] | None = None, embeddings: Any = None,
+                     runner: SandboxRunner | None = None, budget: Budget | None = None, decision: Any = None,
+                     progress: Callable[[str], None] | None = None,
+                     sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+    """`aresume_livecoder` for synchronous callers."""
+    return asyncio.run(aresume_livecoder(out_dir, models=models, agents=agents, project_graph=project_graph,
+                                         stages=stages, embeddings=embeddings, runner=runner, budget=budget,
+                                         decision=decision, progress=progress, sync=sync))
 
 
 def write_attempt(folder: RunFolder, repository: Mapping[str, str], record: Mapping[str, Any]) -> None:
@@ -283,7 +335,7 @@ def _check_resumed_graph(out_dir: Path, manifest: RunManifest, nodes: list[str] 
     """A resume runs the graph the run was started with: its checkpoints hold that graph's nodes."""
     if manifest.custom_graph is not None and nodes is None:
         raise ProjectGenError(f"{out_dir}: the run used its own project graph (nodes {', '.join(manifest.custom_graph)}); "
-                              "resume it with run_livecoder(..., resume=True) given the same project_graph or stages")
+                              "resume it with resume_livecoder(...) given the same project_graph or stages")
     if manifest.custom_graph is None and nodes is not None:
         raise ProjectGenError(f"{out_dir}: the run used method {manifest.method}'s graph, not a custom one; resume it "
                               "without project_graph or stages")

@@ -3,8 +3,8 @@
 The CLI and the Python API build the same object (`RunRequest.for_task`), and the library checks it
 once (`check`: the method and its review stages, the suite that selection needs, the knowledge-store,
 checkpoint and price options, the embedding) before a run folder is made. A resume reads it back from
-run.json (`RunManifest` is the request plus the run's id and how it ended) and refuses a request that
-asks for another run (`check_resume`).
+run.json (`RunManifest` is the request plus the run's id and how it ended): nothing it fixes can be
+asked otherwise.
 """
 from __future__ import annotations
 
@@ -105,25 +105,6 @@ class RunRequest(BaseModel):
                                   f"(--selection {selection}); it has: {', '.join(task.suites) or 'no tests'}")
         check_options(knowledge_store=self.knowledge_store, checkpoint_url=self.checkpoint_url,
                       prices_file=self.prices_file, embedding=self.embedding)
-
-    def check_resume(self, recorded: RunRequest, where: Path | str) -> None:
-        """A resume continues the run run.json records: a request for another one is refused, naming what differs."""
-        if self.method != recorded.method:
-            raise ProjectGenError(f"the run was started with method {recorded.method}, not {self.method}; a resume "
-                                  "continues its own method")
-        if self.review != recorded.review:
-            raise ProjectGenError(f"the run was started with review {','.join(recorded.review) or 'of no stage'}; a "
-                                  "resume reviews the same stages (leave out review)")
-        if self.embedding not in (None, recorded.embedding or "hashing"):
-            raise ProjectGenError(f"{where}: the run's knowledge store was built with the "
-                                  f"{recorded.embedding or 'hashing'} embedding, not {self.embedding}; a resume keeps "
-                                  "its embedding")
-        fixed = ("task_id", "models", "settings", "attempt_settings", "knowledge_store", "max_tokens", "max_cost_usd",
-                 "prices_file", "checkpoint_url")
-        differing = [name for name in fixed if getattr(self, name) != getattr(recorded, name)]
-        if differing:
-            raise ProjectGenError(f"{where}: a resume continues the run in its run.json; it was started with other "
-                                  f"{', '.join(differing)}")
 
 
 def check_options(*, knowledge_store: str | None = None, checkpoint_url: str | None = None,
