@@ -199,14 +199,18 @@ class RunFolder:
     def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[RunManifest, bool]]:
         """A batch unit's folder, held: (its run.json, whether the unit resumes). Made with run.json on the
         unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
-        before units had a run.json resumes from its checkpoints)."""
+        before units had a run.json resumes from its checkpoints), unless the folder holds a run of another
+        request (another model under the same name): that run's files are cleared first."""
         from projectgen.runs.manifest import RunManifest
 
         self.root.mkdir(parents=True, exist_ok=True)
         with self.hold():
             if self.manifest.is_file():
-                yield self.read_manifest(), True
-                return
+                recorded = self.read_manifest()
+                if recorded.request().model_dump() == request.model_dump():
+                    yield recorded, True
+                    return
+                self._remove_outputs()
             manifest = RunManifest(**dict(request), run_id=run_id)
             self.write_manifest(manifest)
             yield manifest, self.checkpoints.is_file()

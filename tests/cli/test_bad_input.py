@@ -408,7 +408,7 @@ def manifest(**fields) -> str:
     pytest.param(lambda d: write(d / "notes.txt", "x"), ("not a run folder (no run.json)",), id="not-a-run"),
     pytest.param(lambda d: write(d / "run.json", '{"run_id": "r1", '), ("run.json: not a readable run manifest",
                                                                        "Invalid JSON"), id="torn-manifest"),
-    pytest.param(lambda d: write(d / "run.json", "{}"), ("run.json: not a readable run manifest (run_id: Field "
+    pytest.param(lambda d: write(d / "run.json", "{}"), ("run.json: not a readable run manifest (task_path: Field "
                                                          "required)",), id="empty-manifest"),
     pytest.param(lambda d: write(d / "run.json", manifest(models="gpt")),
                  ("not a readable run manifest (models: Input should be an object)",),
