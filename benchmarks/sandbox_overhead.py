@@ -104,7 +104,10 @@ def cpu_seconds() -> float:
 
 
 def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
-    """Where an evaluation's time goes, with the runner's own (private) steps, sandboxed and not."""
+    """Where an evaluation's time goes, sandboxed and not: with sessions (this code) or, for a baseline from
+    before 2026-11-26, with that runner's private steps."""
+    if not hasattr(runner, "_sandboxed"):
+        return session_breakdown(runner, task)
     env = runner.environments.ensure(task.env)
     python = str(env.python)
     figures: dict[str, float] = {}
@@ -124,15 +127,7 @@ def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             return started, time.time(), done.stdout
 
-        for name, run in (("sandboxed", boxed), ("unsandboxed", unboxed)):
-            started, reaped, output = run([python, "-S", "-c", FIRST_LINE])
-            first = float(output.split("FIRST-LINE", 1)[1].split()[0])
-            figures[f"start to first line, {name}"] = first - started
-            figures[f"last line to reaped, {name}"] = reaped - first
-            started, ended, _ = run(["true"])
-            figures[f"true, {name}"] = ended - started
-            started, ended, _ = run([python, "-c", "pass"])
-            figures[f"python -c pass, {name}"] = ended - started
+        fixed_costs(figures, python, boxed, unboxed)
         ours = runner._pytest_command(workspace, task, suite, env, env.plugin_modules(task.env.pytest_plugins))
         for name, run in (("sandboxed", boxed), ("unsandboxed", unboxed)):
             (workspace / ".projectgen" / "results.jsonl").unlink(missing_ok=True)
@@ -143,6 +138,49 @@ def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return figures
+
+
+def session_breakdown(runner, task) -> dict[str, float]:
+    """The fixed costs through a sandboxed session of one step (start, `true`, `python -c pass`), and the same
+    commands unsandboxed."""
+    from projectgen.evaluation.sandbox_session import SessionFolder, Step, run_session
+
+    env = runner.environments.ensure(task.env)
+    python = str(env.python)
+    binds = (str(env.path), str(env.base_prefix()))
+    variables = {"PATH": f"{env.path / 'bin'}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    figures: dict[str, float] = {}
+
+    def boxed(command: list[str]):
+        folder = SessionFolder.create(None, "overhead")
+        try:
+            started = time.time()
+            done = run_session(runner.containment(), folder, binds, runner.settings.limits,
+                               [Step("measured", command, dict(variables, HOME=str(folder.home)), TIMEOUT)])
+            return started, time.time(), done.steps[0].output.text()
+        finally:
+            folder.remove()
+
+    def unboxed(command: list[str]):
+        started = time.time()
+        done = subprocess.run(command, env=variables, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        return started, time.time(), done.stdout
+
+    fixed_costs(figures, python, boxed, unboxed)
+    return figures
+
+
+def fixed_costs(figures: dict[str, float], python: str, boxed, unboxed) -> None:
+    for name, run in (("sandboxed", boxed), ("unsandboxed", unboxed)):
+        started, reaped, output = run([python, "-S", "-c", FIRST_LINE])
+        first = float(output.split("FIRST-LINE", 1)[1].split()[0])
+        figures[f"start to first line, {name}"] = first - started
+        figures[f"last line to reaped, {name}"] = reaped - first
+        started, ended, _ = run(["true"])
+        figures[f"true, {name}"] = ended - started
+        started, ended, _ = run([python, "-c", "pass"])
+        figures[f"python -c pass, {name}"] = ended - started
 
 
 # --------------------------------------------------------------------------- main
@@ -206,6 +244,8 @@ def print_breakdown(results: dict, tasks: list, names: list[str], table) -> None
     prows = []
     for task in tasks:
         for name in names:
+            if "pytest, our options and plugin, sandboxed" not in results[name][task.id][0]["figures"]:
+                continue  # a session-based side: its pytest runs only as a whole evaluation
             evaluation = median(name, task.id, "evaluation")
             boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
             prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),

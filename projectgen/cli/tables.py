@@ -22,6 +22,12 @@ def print_test_report(console, report) -> None:
         table.add_row("total", str(report.total))
         table.add_row("pass rate", f"{report.pass_rate:.1%}")
         console.print(table)
+    if report.tampered:
+        console.print(f"[red]the results were tampered with: {report.tampered}; no test counts as passed[/red]",
+                      highlight=False)
+    if report.unprotected:
+        console.print("[yellow]isolation none: the tests ran unprotected, and the code under test could have "
+                      "faked this score[/yellow]", highlight=False)
     if (env := report.environment) and env.python_fallback:
         console.print(f"[yellow]Python {env.python_requested} was not found: the tests ran on Python "
                       f"{env.python}[/yellow]", highlight=False)

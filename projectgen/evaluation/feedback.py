@@ -15,7 +15,7 @@ import re
 from projectgen.evaluation.report import TestReport
 
 _PART = r"[^/\s'\"():,;<>\[\]]+"
-_WORKSPACE = re.compile(rf"(?:/{_PART})*/projectgen-{_PART}/")  # the runner's mkdtemp("projectgen-<task>-")
+_WORKSPACE = re.compile(rf"(?:/{_PART})*/projectgen-{_PART}/(?:repo/)?")  # a session folder's workspace
 _SITE_PACKAGES = re.compile(rf"(?:/{_PART})+/(?:site|dist)-packages/")
 _STDLIB = re.compile(rf"(?:/{_PART})+/lib/python\d+(?:\.\d+)?/")
 _ABSOLUTE = re.compile(rf"(?<![\w.<>])(?:/{_PART}){{2,}}/(?={_PART})")  # any other absolute folder path

@@ -102,8 +102,17 @@ class TestReport(BaseModel):
         default=None, description="the task's install step failed on this candidate, so its tests did not run "
         "(the candidate's fault, unlike `error`); its output is in output_tail")
     output_tail: str = ""
-    isolation: str = ""
+    isolation: str = Field(default="", description='"namespaces", or "none": the score is not protected from '
+                           "the code under test")
+    tampered: str | None = Field(
+        default=None, description="the code under test forged or tampered with the results (why); none of its "
+        "tests counts as passed")
     environment: EnvironmentInfo | None = None
+
+    @property
+    def unprotected(self) -> bool:
+        """The tests ran without the sandbox's isolation: the code under test could have faked this score."""
+        return self.isolation == "none"
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for t in self.tests if t.outcome is outcome)
@@ -140,6 +149,10 @@ class TestReport(BaseModel):
             pass_rate=round(self.pass_rate, 4),
             status=self.status,
         )
+        if self.unprotected:
+            counts["protection"] = "unprotected (isolation none)"
+        if self.tampered:
+            counts["protection"] = f"tampered: {self.tampered}"
         return counts
 
     def not_run_reason(self) -> str | None:
@@ -163,7 +176,7 @@ class TestReport(BaseModel):
             return f"the test process was stopped before any test ran: {said}"
         conftest = re.search(r"while loading conftest '([^']+)'", self.output_tail)
         if conftest:
-            where = re.sub(r"^.*/projectgen-[^/]*/", "", conftest.group(1))  # relative to the workspace
+            where = re.sub(r"^.*/projectgen-[^/]*/repo/", "", conftest.group(1))  # relative to the workspace
             return f"{where} does not import (pytest exit status {status}): {said}"
         if status == PYTEST_NO_TESTS:
             return f"pytest collected no tests (exit status {status})"

@@ -1,35 +1,32 @@
 """Run a task's tests against a candidate repository, in a sandbox, and read the results.
 
-Each run gets a fresh workspace: the candidate's files first, then the task's
-fixtures and test suite on top (a candidate's test files, conftest files and test
-fixtures are dropped, so generated code can never replace or add to the tests;
-`protected_paths` says which; its other files stay, also beside the tests). pytest runs
-in the task's cached environment with our recorder plugin, a config file and
-rootdir chosen by us (the task's own flags are not used), plugin autoloading
-off, conftest lookup cut at the suite's folder, a hard timeout that kills the
-whole process tree, resource limits, and no network. Its output goes through a
-pipe of which only the end is kept; a run that prints more than the output
-limit is stopped.
+Each run gets a fresh session folder (`sandbox_session.SessionFolder`): its workspace holds
+the candidate's files first, then the task's fixtures and test suite on top (a candidate's
+test files, conftest files and test fixtures are dropped, so generated code can never replace
+or add to the tests; `protected_paths` says which; its other files stay, also beside the
+tests), and canary tests that must fail (`results_channel.Canary`). In the sandbox the
+workspace is a copy on the session's own capped disk, and the suite's Python files are
+read-only. pytest starts through `pytest_bootstrap` in the task's cached environment, with our
+recorder in place before any candidate file can be imported, a config file and rootdir chosen
+by us (the task's own flags are not used), plugin autoloading off, conftest lookup cut at the
+suite's folder, a timeout the sandbox's launcher enforces, resource limits, and no network.
+Outcomes come back signed through a pipe (`results_channel`); output through another, of which
+only the end is kept; a run that prints more than the output limit is stopped. docs/sandbox.md
+has the threat model.
 
 What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
 `{repo}` in its environment variables (the workspace's path), a source root put
 first on the import path, and an install step (`EnvSpec.install`) run in the same
-sandbox before pytest. The install never touches the shared, cached environment:
+sandbox session before pytest. The install never touches the shared, cached environment:
 pip installs offline, without build isolation (with the environment's own
-setuptools) and with `--prefix` into the workspace's `.projectgen/install`, whose
-site-packages a `sitecustomize` adds (with its `.pth` files, so editable installs
-work) and whose `bin` goes first on PATH. A failed install is the candidate's
-failure (`TestReport.install_error`): its tests do not run.
+setuptools) and with `--prefix` into the session's install folder, whose
+site-packages the bootstrap (and, for processes the tests start, a `sitecustomize`) adds
+(with its `.pth` files, so editable installs work) and whose `bin` goes first on PATH. A
+failed install is the candidate's failure (`TestReport.install_error`): its tests do not run.
 """
 from __future__ import annotations
 
-import json
-import os
-import select
 import shutil
-import signal
-import stat
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -38,6 +35,7 @@ from pathlib import Path
 
 from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.cleanup import sweep_leftovers
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
     ExpectationError,
@@ -52,27 +50,25 @@ from projectgen.evaluation.expectations import (
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
-from projectgen.evaluation.sandbox import (
-    NAMESPACES,
-    Containment,
-    Limits,
-    Paths,
-    RunCgroup,
-    default_hidden_paths,
-    default_scratch_paths,
-    probe_containment,
-    sandbox_file,
-    sandbox_prefix,
-    start_sandboxed,
+from projectgen.evaluation.results_channel import Canary, canary_problem, read_channel
+from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, sandbox_file
+from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.sandbox_session import (
+    DIED,
+    FINISHED,
+    OUTPUT_LIMIT,
+    OUTPUT_TAIL_CHARS,
+    TIMED_OUT,
+    SessionFolder,
+    SessionResult,
+    Step,
+    StepResult,
+    run_session,
 )
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
-OUTPUT_TAIL_CHARS = 6000
 Candidate = Path | Mapping[str, str] | Mapping[str, Path]
-CONTROL_DIR = ".projectgen"
-FINISHED, TIMED_OUT, OUTPUT_LIMIT = "finished", "timed out", "output limit"
 DEFAULT_TIMEOUT = 300.0
-INSTALL_DIR = "install"  # under CONTROL_DIR: the prefix the install step installs into
 REPO_PLACEHOLDER = "{repo}"
 # pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
 INSTALL_VARIABLES = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
@@ -88,8 +84,8 @@ class RunnerSettings:
     isolation: str = "auto"  # "auto" | "namespaces" | "none"
     cache_dir: Path | None = None
     expectations_dir: Path | None = None  # measured expected tests (default: `expected-tests` in the env cache)
-    workdir: Path | None = None  # where workspaces are created (default: system temp)
-    keep_workspace: bool = False
+    workdir: Path | None = None  # where session folders are created (default: system temp)
+    keep_workspace: bool = False  # keep the session folder: what the tests were given (not what they wrote)
     use_uv: bool = True
     install_timeout: float = 1800.0
 
@@ -111,8 +107,11 @@ class SandboxRunner:
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
-        """What the sandbox enforces here; probed once, and what is not contained is said once."""
+        """What the sandbox enforces here; probed once (after sweeping what dead runners left), and what is
+        not contained is said once."""
         if self._containment is None:
+            for leftover in sweep_leftovers(self.settings.workdir):
+                self.log(f"removed the leftovers of a runner that died: {leftover}")
             wanted = self.settings.isolation
             with tempfile.TemporaryDirectory(prefix="projectgen-probe-") as scratch:
                 found = probe_containment(wanted, Path(scratch))
@@ -120,6 +119,8 @@ class SandboxRunner:
                 raise ProjectGenError(f"sandbox isolation 'namespaces' requested but unavailable: {found.notes[0]}")
             for note in found.notes:
                 self.log(f"warning: {note}")
+            if found.isolation != NAMESPACES and wanted != NAMESPACES and not found.notes:
+                self.log("warning: --isolation none: the code under test runs unprotected, and so is every score")
             self._containment = found
         return self._containment
 
@@ -152,16 +153,13 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
-        parent = self.settings.workdir
-        if parent:
-            Path(parent).mkdir(parents=True, exist_ok=True)
-        workspace = Path(tempfile.mkdtemp(prefix=f"projectgen-{task.id}-", dir=parent))
+        self.containment()
+        folder = SessionFolder.create(self.settings.workdir, task.id)
         try:
-            report = self._run_pytest(workspace, task, suite, env,
-                                      prepare=lambda: self._prepare_workspace(workspace, task, candidate, suite))
+            report = self._run(folder, task, suite, env, candidate)
         finally:
             if not self.settings.keep_workspace:
-                shutil.rmtree(workspace, ignore_errors=True)
+                folder.remove()
         report.duration = time.monotonic() - started
         if key is not None:
             self.recent.put(key, report)
@@ -195,16 +193,15 @@ class SandboxRunner:
         return ScoredRun(report=report, score=score_report(report, expected), expected=expected)
 
     # -- workspace -----------------------------------------------------------------
-    def _prepare_workspace(self, workspace: Path, task: Task, candidate: Candidate, suite: SuiteName) -> None:
+    def _prepare(self, folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName,
+                 canary: Canary) -> None:
+        """Fill the workspace (candidate, then the task's files, then the canary) and the control folder."""
+        workspace = folder.workspace
         protected = ProtectedPaths.of(task)
-
-        def is_test_path(rel: str) -> bool:
-            return protected.refuses(rel) or rel == CONTROL_DIR or rel.startswith(CONTROL_DIR + "/")
-
         if isinstance(candidate, Mapping):
             for rel, content in candidate.items():
                 rel = safe_relpath(rel)
-                if is_test_path(rel):
+                if protected.refuses(rel):
                     continue
                 target = workspace / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -224,60 +221,60 @@ class SandboxRunner:
                     continue  # a link could point anywhere on the host
                 target = workspace / rel
                 if path.is_dir():
-                    if not is_test_path(rel + "/"):
+                    if not protected.refuses(rel + "/"):
                         target.mkdir(parents=True, exist_ok=True)
-                elif path.is_file() and not is_test_path(rel):
+                elif path.is_file() and not protected.refuses(rel):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(path, target)
-        for rel in task.required_files:
-            _copy(task.root / rel, workspace / rel)
-        for rel in task.suite_files(suite):
+        task_files = [*task.required_files, *task.suite_files(suite)]
+        for rel in task_files:
             _copy(task.root / rel, workspace / rel)
         for rel in task.empty_dirs:
             try:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 pass  # the candidate has a file there: its tests meet that file
-        control = workspace / CONTROL_DIR
-        (control / "plugin").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(sandbox_file("projectgen_results.py"), control / "plugin" / "projectgen_results.py")
+        canary_path = workspace / _canary_rel(task, suite, canary)
+        canary_path.parent.mkdir(parents=True, exist_ok=True)
+        canary_path.write_text(canary.source, encoding="utf-8")
+        (folder.control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         if task.env.install is not None:
-            (control / INSTALL_DIR).mkdir()
-            shutil.copy2(sandbox_file("install_site.py"), control / "plugin" / "sitecustomize.py")
+            (folder.control / "site").mkdir()
+            shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")
             if task.env.install == "script":
-                (control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
-        (control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        for private in ("home", "tmp"):
-            (control / private).mkdir(exist_ok=True)
-        _make_owner_writable(workspace)
-        run_as = self.containment().run_as
-        if run_as is not None:
-            _hand_over(workspace, run_as)
+                (folder.control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
+        folder.protect_list.write_text("\n".join([*_python_files(workspace, task_files),
+                                                  _canary_rel(task, suite, canary)]) + "\n", encoding="utf-8")
 
     # -- running -------------------------------------------------------------------
-    def _pytest_command(self, workspace: Path, task: Task, suite: SuiteName, env: Environment,
-                        plugins: list[str]) -> list[str]:
-        pytest_args = [
-            str(env.python), "-m", "pytest", *task.suite(suite).paths,
-            "-p", "projectgen_results", "-p", "no:cacheprovider",
-            f"--rootdir={workspace}", "-c", str(workspace / CONTROL_DIR / "pytest.ini"),
+    def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
+                     plugins: list[str], canary: Canary) -> list[str]:
+        workspace = folder.workspace
+        argv = [
+            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *task.suite(suite).paths,
+            _canary_rel(task, suite, canary), "-p", "no:cacheprovider",
+            f"--rootdir={workspace}", "-c", str(folder.control / "pytest.ini"),
             f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
         ]
         for module in plugins:
-            pytest_args += ["-p", module]
-        return pytest_args
+            argv += ["-p", module]
+        return argv
 
-    def _environment_variables(self, workspace: Path, task: Task, env: Environment) -> dict[str, str]:
-        control = workspace / CONTROL_DIR
-        imports = [str(workspace), str(control / "plugin")]
+    def _environment_variables(self, folder: SessionFolder, task: Task, env: Environment) -> dict[str, str]:
+        """What every step's processes see; the import path as PYTHONPATH (the test step's own process
+        gets it from the bootstrap instead: `_tests_step`)."""
+        workspace = folder.workspace
+        imports = [str(workspace)]
         if task.env.source_root:
             imports.insert(0, str(workspace / task.env.source_root))
+        if task.env.install is not None:
+            imports.append(str(folder.control / "site"))
         path = f"{env.path / 'bin'}:/usr/local/bin:/usr/bin:/bin"
         variables = {
             "PATH": path,
-            "HOME": str(control / "home"),
-            "TMPDIR": str(control / "tmp"),
+            "HOME": str(folder.home),
+            "TMPDIR": str(folder.tmp),
             "USER": "sandbox",  # getpass.getuser() without a passwd entry for the sandbox uid
             "LOGNAME": "sandbox",
             "LANG": "C.UTF-8",
@@ -285,143 +282,158 @@ class SandboxRunner:
             "PYTHONPATH": ":".join(imports),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PROJECTGEN_RESULTS_FILE": str(control / "results.jsonl"),
         }
         if task.env.install is not None:
-            prefix = control / INSTALL_DIR
-            variables.update(PATH=f"{prefix / 'bin'}:{path}", PROJECTGEN_INSTALL_PREFIX=str(prefix))
+            variables.update(PATH=f"{folder.install / 'bin'}:{path}", PROJECTGEN_INSTALL_PREFIX=str(folder.install))
         variables.update(expand_repo(task.env.env_vars, workspace))
         return variables
 
-    def _sandboxed(self, command: list[str], workspace: Path, env: Environment, variables: dict[str, str],
-                   timeout: float, prepare: Callable[[], None] | None = None) -> _Ended:
-        """Run one command in the sandbox (its own cgroup, when there are cgroups) until it ends or is stopped;
-        `prepare` fills the workspace while the sandbox starts (`start_sandboxed`)."""
-        cgroup = RunCgroup.create(self.settings.limits) if self.containment().cgroups else None
-        try:
-            paths = Paths(workspace, keep=(str(env.path), str(env.base_prefix())),
-                          hide=tuple(default_hidden_paths()), scratch=tuple(default_scratch_paths()))
-            prefix = sandbox_prefix(self.containment(), paths, self.settings.limits, cgroup)
-            return self._supervise(prefix + command, workspace, variables, cgroup, timeout, prepare)
-        finally:
-            if cgroup:
-                cgroup.remove()
-
-    def _install(self, workspace: Path, spec: EnvSpec, env: Environment, variables: dict[str, str],
-                 timeout: float, prepare: Callable[[], None]) -> tuple[_Ended, str | None]:
-        """Run the task's install step; how it ended, and why it failed (None when it worked)."""
-        prefix = workspace / CONTROL_DIR / INSTALL_DIR
+    def _install_step(self, folder: SessionFolder, spec: EnvSpec, env: Environment, variables: dict[str, str],
+                      timeout: float) -> tuple[Step, str]:
+        """The task's install step, and what to call it in a failure."""
         if spec.install == "script":
-            command, what = ["/bin/sh", str(workspace / CONTROL_DIR / "setup.sh")], "the setup script"
+            argv, what = ["/bin/sh", str(folder.control / "setup.sh")], "the setup script"
         else:
             editable = ["-e"] if spec.install == "editable" else []
-            command = [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                       "--no-warn-script-location", "--prefix", str(prefix), *editable, "."]
+            argv = [str(env.python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--no-warn-script-location", "--prefix", str(folder.install), *editable, "."]
             what = f"pip install {'-e ' if editable else ''}."
-        ended = self._sandboxed(command, workspace, env, {**variables, **INSTALL_VARIABLES,
-                                                          "PIP_PREFIX": str(prefix)}, timeout, prepare)
-        if ended.stop == FINISHED and ended.exit_status == 0:
-            return ended, None
-        if ended.stop == FINISHED:
-            return ended, f"the install step ({what}) failed with exit status {ended.exit_status}"
-        return ended, f"the install step ({what}) was stopped: {ended.reason}"
+        step = Step("install", argv, {**variables, **INSTALL_VARIABLES, "PIP_PREFIX": str(folder.install)}, timeout,
+                    stop_on_failure=True)
+        return step, what
 
-    def _run_pytest(self, workspace: Path, task: Task, suite: SuiteName, env: Environment,
-                    prepare: Callable[[], None]) -> TestReport:
-        """Install (if the task asks) and run pytest; `prepare` fills the workspace while the first sandbox starts."""
+    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary) -> Step:
+        """pytest through the bootstrap: PYTHONPATH reaches only the processes the tests start."""
+        env = dict(variables, PROJECTGEN_CANARY=canary.module)
+        child_path = env.pop("PYTHONPATH", "")
+        env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
+        env["PROJECTGEN_IMPORT_PATHS"] = child_path
+        return Step("tests", argv, env, timeout, channel=True)
+
+    def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
+             candidate: Candidate) -> TestReport:
+        """One session: the install step (if the task has one), then pytest; read back and checked."""
         plugins = env.plugin_modules(task.env.pytest_plugins)
-        variables = self._environment_variables(workspace, task, env)
+        variables = self._environment_variables(folder, task, env)
         timeout = self.timeout_for(task)
+        canary = Canary.make()
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
             unsatisfied_requirements=env.unsatisfied, plugins=plugins,
         )
+        steps = []
+        install_what = ""
         if task.env.install is not None:
-            installed, failure = self._install(workspace, task.env, env, variables, timeout, prepare)
+            install, install_what = self._install_step(folder, task.env, env, variables, timeout)
+            steps.append(install)
+        steps.append(self._tests_step(self._pytest_argv(folder, task, suite, env, plugins, canary), variables, timeout,
+                                      canary))
+        limits = self.settings.limits
+        cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
+        try:
+            session = run_session(self.containment(), folder, (str(env.path), str(env.base_prefix())), limits, steps,
+                                  cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, canary))
+        finally:
+            if cgroup:
+                cgroup.remove()
+        isolation = self.isolation()
+        if session.setup_error:
+            return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
+                              f"{session.setup_error}", isolation=isolation, environment=environment)
+        if task.env.install is not None:
+            installed = session.steps[0]
+            failure = _install_failure(installed, install_what, limits, session.oom_kills)
             if failure:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
-                                  output_tail=installed.output, isolation=self.isolation(), environment=environment)
-        ended = self._sandboxed(self._pytest_command(workspace, task, suite, env, plugins), workspace, env, variables,
-                                timeout, None if task.env.install is not None else prepare)
-        events = _read_events(workspace / CONTROL_DIR / "results.jsonl")
-        tests, collection_errors, collected = _combine(events, ended.reason)
-        collected_ids = next((list(e.get("nodeids") or []) for e in events if e.get("event") == "collected"), [])
-        return TestReport(
-            task_id=task.id,
-            suite=suite,
-            tests=tests,
-            collection_errors=collection_errors,
-            collected=collected,
-            collected_ids=collected_ids,
-            exit_status=ended.exit_status,
-            timed_out=ended.stop == TIMED_OUT,
-            output_tail=ended.output,
-            isolation=self.isolation(),
-            environment=environment,
-        )
-
-    def _supervise(self, command: list[str], workspace: Path, variables: dict[str, str],
-                   cgroup: RunCgroup | None, timeout: float, prepare: Callable[[], None] | None = None) -> _Ended:
-        """Run a command until it ends, times out or floods its output; then kill whatever is left."""
-        output = _Tail(OUTPUT_TAIL_CHARS)
-        process = start_sandboxed(command, cgroup, prepare, cwd=workspace, env=variables, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            stop = _pump(process, output, timeout, self.settings.limits.output_bytes)
-        finally:
-            _kill_group(process)  # the hung run, or stragglers that outlived pytest in its session
-            if cgroup:
-                cgroup.kill()  # and those that left the session
-            if process.stdout:
-                process.stdout.close()
-        return _Ended.explain(stop, process.returncode, output, self.settings.limits,
-                              cgroup.oom_kills() if cgroup else 0)
+                                  output_tail=installed.output.text(), isolation=isolation, environment=environment)
+        return _tests_report(task, suite, session, canary, limits, isolation, environment)
 
 
-class _Tail:
-    """The last `keep` bytes of a stream and its total length: a flood costs no memory."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.total = 0
-        self.data = bytearray()
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self.data += chunk[-self.keep:]
-        del self.data[:-self.keep]
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
+def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills: int) -> str | None:
+    if installed.stop == FINISHED and installed.exit_status == 0:
+        return None
+    if installed.stop == FINISHED:
+        return f"the install step ({what}) failed with exit status {installed.exit_status}"
+    return f"the install step ({what}) was stopped: {_why_stopped(installed, limits, oom_kills)}"
 
 
-@dataclass(frozen=True)
-class _Ended:
-    """How a run ended: why it stopped, its exit status, the end of its output and why unfinished tests died."""
+def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: Canary, limits: Limits,
+                  isolation: str, environment: EnvironmentInfo) -> TestReport:
+    """The test step's report: the recorder's events checked, the canaries taken out, tampering applied."""
+    ran = session.steps[-1]
+    channel = read_channel(session.channel, session.secret)
+    tests, collection_errors, collected = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills))
+    folder = task.suite_folder(suite)
+    canaries = [test for test in tests if canary.owns(test.nodeid, folder)]
+    tests = [test for test in tests if not canary.owns(test.nodeid, folder)]
+    all_ids = next((list(e.get("nodeids") or []) for e in channel.events if e.get("event") == "collected"), [])
+    collected_ids = [nodeid for nodeid in all_ids if not canary.owns(nodeid, folder)]
+    if collected is not None:
+        collected -= len(all_ids) - len(collected_ids)
+    tampered = channel.tampered or canary_problem(
+        [test.nodeid for test in canaries if test.outcome in (Outcome.PASSED, Outcome.XPASS)])
+    output = ran.output.text() + _notes(ran, limits, session)
+    if tampered:
+        output += f"\n[projectgen] the results were tampered with: {tampered}; no test counts as passed"
+        tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                            message=f"[projectgen] not counted: {tampered}") for test in tests]
+    return TestReport(
+        task_id=task.id,
+        suite=suite,
+        tests=tests,
+        collection_errors=collection_errors,
+        collected=collected,
+        collected_ids=collected_ids,
+        exit_status=ran.exit_status if ran.stop == FINISHED else None,
+        timed_out=ran.stop == TIMED_OUT,
+        output_tail=output,
+        isolation=isolation,
+        tampered=tampered,
+        environment=environment,
+    )
 
-    stop: str
-    exit_status: int | None
-    output: str
-    reason: str
 
-    @classmethod
-    def explain(cls, stop: str, returncode: int | None, output: _Tail, limits: Limits, oom_kills: int) -> _Ended:
-        notes = []
-        if stop == TIMED_OUT:
-            reason = "timed out while running"
-        elif stop == OUTPUT_LIMIT:
-            reason = f"stopped: the run printed more than {_mib(limits.output_bytes)} of output"
-            notes.append(f"run stopped after {output.total} bytes of output (limit {_mib(limits.output_bytes)})")
-        elif oom_kills:
-            reason = f"killed: the run reached its memory limit ({_mib(limits.memory_bytes)})"
-        else:
-            reason = "test process died while running"
-        if oom_kills:
-            notes.append(f"{oom_kills} process(es) killed: the run reached its memory limit "
-                         f"({_mib(limits.memory_bytes)})")
-        text = output.text() + "".join(f"\n[projectgen] {note}" for note in notes)
-        return cls(stop, returncode if stop == FINISHED else None, text, reason)
+def _why_stopped(step: StepResult, limits: Limits, oom_kills: int) -> str:
+    """Why tests that had not finished died, for their messages."""
+    if step.stop == TIMED_OUT:
+        return "timed out while running"
+    if step.stop == OUTPUT_LIMIT:
+        return f"stopped: the run printed more than {_mib(limits.output_bytes)} of output"
+    if oom_kills:
+        return f"killed: the run reached its memory limit ({_mib(limits.memory_bytes)})"
+    if step.stop == DIED:
+        return "the sandbox died while the tests ran"
+    return "test process died while running"
+
+
+def _notes(step: StepResult, limits: Limits, session: SessionResult) -> str:
+    notes = []
+    if step.stop == OUTPUT_LIMIT:
+        notes.append(f"run stopped after {step.output.total} bytes of output (limit {_mib(limits.output_bytes)})")
+    if session.oom_kills:
+        notes.append(f"{session.oom_kills} process(es) killed: the run reached its memory limit "
+                     f"({_mib(limits.memory_bytes)})")
+    if session.channel_overflow:
+        notes.append("the test recorder wrote more than its limit; later results were dropped")
+    return "".join(f"\n[projectgen] {note}" for note in notes)
+
+
+def _canary_rel(task: Task, suite: SuiteName, canary: Canary) -> str:
+    folder = task.suite_folder(suite)
+    return f"{folder}/{canary.module}" if folder else canary.module
+
+
+def _python_files(workspace: Path, task_files: list[str]) -> list[str]:
+    """The task's Python files in the workspace (folders expanded): bound read-only in the sandbox."""
+    found: list[str] = []
+    for rel in task_files:
+        path = workspace / rel
+        if path.is_dir():
+            found += [child.relative_to(workspace).as_posix() for child in path.rglob("*.py") if child.is_file()]
+        elif rel.endswith(".py"):
+            found.append(rel)
+    return found
 
 
 def expand_repo(env_vars: Mapping[str, str], workspace: Path) -> dict[str, str]:
@@ -433,109 +445,12 @@ def _mib(size: int | None) -> str:
     return f"{(size or 0) / 1024**2:g} MiB"
 
 
-def _pump(process: subprocess.Popen, output: _Tail, timeout: float, limit: int | None) -> str:
-    """Keep the end of the run's output until it exits, times out or prints more than `limit` bytes."""
-    assert process.stdout is not None
-    stream = process.stdout.fileno()
-    os.set_blocking(stream, False)
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            _drain(stream, output)  # what it wrote before exiting (stragglers may go on writing)
-            return FINISHED
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return TIMED_OUT
-        ready, _, _ = select.select([stream], [], [], min(remaining, 0.2))
-        if not ready:
-            continue
-        chunk = _read(stream)
-        if chunk == b"":  # every writer closed the pipe: pytest is exiting
-            try:
-                process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                return TIMED_OUT
-            return FINISHED
-        if chunk:
-            output.feed(chunk)
-            if limit and output.total > limit:
-                return OUTPUT_LIMIT
-
-
-def _read(stream: int) -> bytes | None:
-    """Up to 64 KiB from a non-blocking pipe; None when nothing is there yet."""
-    try:
-        return os.read(stream, 1 << 16)
-    except BlockingIOError:
-        return None
-
-
-def _drain(stream: int, output: _Tail, most: int = 1 << 20) -> None:
-    taken = 0
-    while taken < most:
-        chunk = _read(stream)
-        if not chunk:
-            return
-        output.feed(chunk)
-        taken += len(chunk)
-
-
 def _copy(source: Path, target: Path) -> None:
     if source.is_dir():
         shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     elif source.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
-
-
-def _make_owner_writable(root: Path) -> None:
-    """Copies keep their source's mode; tests expect to modify their fixtures (the
-    benchmark folders are read-only), so everything in the workspace becomes writable."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            path = os.path.join(dirpath, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode) and not mode & stat.S_IWUSR:
-                os.chmod(path, stat.S_IMODE(mode) | stat.S_IWUSR)
-
-
-def _hand_over(root: Path, uid: int) -> None:
-    """Give the workspace to the uid the sandboxed code runs as: it must write there, and only there."""
-    os.lchown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.lchown(os.path.join(dirpath, name), uid, uid)
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def _read_events(path: Path) -> list[dict]:
-    """The plugin's events. Parsed as one JSON array when every line is whole (the usual case, a few
-    times faster than a line at a time); else line by line, skipping lines cut short by a kill and
-    anything that is not an event (the code under test can write to the file)."""
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return []
-    try:
-        parsed = json.loads("[" + ",".join(lines) + "]")
-    except json.JSONDecodeError:
-        parsed = []
-        for line in lines:
-            try:
-                parsed.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a line cut short by a kill
-    return [event for event in parsed if isinstance(event, dict)]
 
 
 def _phase_outcome(event: dict) -> Outcome | None:

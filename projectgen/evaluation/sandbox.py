@@ -1,13 +1,14 @@
 """Wrapping a command so untrusted code runs isolated, limited and killable.
 
-Isolation "namespaces": our launcher gives the process a user, mount, network
-and PID namespace, makes the filesystem read-only outside the workspace, hides
-home folders and drops capabilities; as root it also runs the code as an
+Isolation "namespaces": our launcher gives the session user, mount, network,
+PID, IPC and UTS namespaces and a new root of its own (an empty, capped tmpfs
+with only the system folders, the test environment and a copy of the workspace;
+docs/sandbox.md) and drops capabilities; as root it also runs the code as an
 unused host uid (`SANDBOX_UID`), because the kernel exempts host root from the
-process limit and lets it write root-owned files in /proc/sys and /sys. When
-namespaces cannot be created here (some containers forbid it) the fallback
-"none" still applies resource limits, a private HOME/TMPDIR and process-group
-kill, and the runner says once that network and filesystem are not isolated.
+process limit. When namespaces cannot be created here (some containers forbid
+it) the fallback "none" still applies resource limits, a private HOME/TMPDIR,
+timeouts and process-group kill, and the runner says once, and every report
+says, that the score is not protected.
 
 Where the runner may create cgroups (v2 with pids/memory delegated to its own
 cgroup, or v1 pids/memory hierarchies), each run also gets one: a cap on the
@@ -28,35 +29,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 NAMESPACES = "namespaces"
 NO_ISOLATION = "none"
 # Host uid/gid that sandboxed code runs as when the runner is root: unused by any
 # account, so it owns nothing on the host and shares no process count.
 SANDBOX_UID = 1_879_048_192
-PROBE_PROCESSES = 8
 # `python -I -S -c LAUNCH FOLDER ARGS...`: the launcher as a module, its bytecode cached beside it.
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); import launcher; launcher.launch(sys.argv[2:])"
 
-FORK_PROBE = """
-import os, signal, time
-kids = []
-try:
-    for _ in range(32):
-        pid = os.fork()
-        if pid == 0:
-            time.sleep(30)
-            os._exit(0)
-        kids.append(pid)
-    print("unbounded")
-except OSError:
-    print("bounded")
-finally:
-    for pid in kids:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-"""
 
 
 @dataclass(frozen=True)
@@ -64,7 +46,8 @@ class Limits:
     """Per-run resource limits (bytes / counts); None means unlimited.
 
     `memory_bytes` caps each process's address space and, where cgroups are
-    available, the run's memory in total. `processes` caps the tasks (processes
+    available, the run's memory in total (the sandbox's disk is a tmpfs: its files count too).
+    `disk_bytes` and `disk_inodes` cap what the run may write (ENOSPC past them; namespaces only). `processes` caps the tasks (processes
     and threads) of the run. `output_bytes` caps what the run may print before
     it is stopped; only the end of the output is kept either way.
     """
@@ -74,6 +57,8 @@ class Limits:
     open_files: int | None = 4096
     processes: int | None = 512
     output_bytes: int | None = 128 * 1024**2
+    disk_bytes: int = 2 * 1024**3  # the sandbox's whole disk (workspace, temp, home, install prefix), in memory
+    disk_inodes: int = 200_000
 
 
 @dataclass(frozen=True)
@@ -102,37 +87,48 @@ def limit_args(limits: Limits) -> list[str]:
     return args
 
 
-@dataclass(frozen=True)
-class Paths:
-    """What the sandboxed command sees: its writable workspace and the host folders it may not."""
+class SessionFolderLike(Protocol):
+    """What the launcher is told of a session's folder (`sandbox_session.SessionFolder`)."""
 
-    workspace: Path
-    keep: tuple[str, ...] = ()
-    hide: tuple[str, ...] = ()
-    scratch: tuple[str, ...] = ()
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def control(self) -> Path: ...
+    @property
+    def mountpoint(self) -> Path: ...
+    @property
+    def private(self) -> tuple[Path, ...]: ...
+    @property
+    def protect_list(self) -> Path: ...
 
 
-def sandbox_prefix(containment: Containment, paths: Paths, limits: Limits,
-                   cgroup: RunCgroup | None = None) -> list[str]:
-    """Everything before the command: our launcher, with the limits, in the probed mode.
+def sandbox_prefix(containment: Containment, folder: SessionFolderLike, binds: tuple[str, ...], limits: Limits,
+                   cgroup: RunCgroup | None, status_fd: int) -> list[str]:
+    """The launcher's command line: its steps (control/steps.json), the limits and, in namespaces, what its
+    new root holds (`binds` read-only, beside the system folders and the sandbox's own files).
 
     `-S`: the launcher needs no site-packages, and reading the runner's `.pth` files would cost
     every evaluation more than the launcher's own work. `LAUNCH` imports it rather than running
     it as a script, which would be compiled again at every start. Start the result with
     `start_sandboxed` and the same `cgroup`: the launcher waits for its go-ahead on stdin."""
-    args = [sys.executable, "-I", "-S", "-c", LAUNCH, str(sandbox_file("launcher.py").parent), *limit_args(limits)]
+    args = [sys.executable, "-I", "-S", "-c", LAUNCH, str(sandbox_file("launcher.py").parent), *limit_args(limits),
+            "--parent", str(os.getpid()), "--workspace", str(folder.workspace),
+            "--steps", str(folder.control / "steps.json"), "--status-fd", str(status_fd)]
     for tasks in cgroup.self_join_files() if cgroup else []:
         args += ["--join", tasks]
     if containment.isolation == NAMESPACES:
-        args += ["--isolate", "--workspace", str(paths.workspace)]
+        args += ["--isolate", "--mountpoint", str(folder.mountpoint), "--root-size", str(limits.disk_bytes),
+                 "--root-inodes", str(limits.disk_inodes)]
+        args += ["--protect", str(folder.protect_list)]  # written while the launcher starts, read after
         if limits.processes:
             args += ["--processes", str(limits.processes)]
         if containment.run_as is not None:
             args += ["--map-uid", str(containment.run_as)]
-        for option, folders in (("--hide", paths.hide), ("--scratch", paths.scratch), ("--keep", paths.keep)):
-            for folder in folders:
-                args += [option, folder]
-    return args + ["--"]
+        for path in (str(sandbox_file("launcher.py").parent), str(folder.control), *binds):
+            args += ["--bind", path]
+        for private in folder.private:
+            args += ["--private", str(private)]
+    return args
 
 
 def start_sandboxed(command: list[str], cgroup: RunCgroup | None, prepare: Callable[[], None] | None = None,
@@ -360,97 +356,15 @@ def _try_write(path: Path, text: str) -> None:
         pass
 
 
-# -- probing --------------------------------------------------------------------------
-def _run_probe(command: list[str], cwd: Path, cgroup: RunCgroup | None = None) -> subprocess.CompletedProcess | str:
-    """The finished probe, or why it could not run."""
-    try:
-        process = start_sandboxed(command, cgroup, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  start_new_session=True)
-    except OSError as exc:
-        return str(exc)
-    try:
-        stdout, stderr = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired as exc:
-        process.kill()
-        process.communicate()
-        return str(exc)
-    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
-
-
-def _namespace_failure(containment: Containment, scratch: Path) -> str:
-    """Why the namespace sandbox fails to run `true` here ("" when it works)."""
-    done = _run_probe(sandbox_prefix(containment, Paths(scratch), Limits()) + ["true"], scratch)
-    if isinstance(done, str):
-        return f"namespace sandbox failed to start: {done}"
-    if done.returncode != 0:
-        detail = done.stderr.decode(errors="replace").strip().splitlines()
-        return f"namespace sandbox unavailable: {detail[-1] if detail else done.returncode}"
-    return ""
-
-
-def probe_namespaces(scratch: Path) -> Containment:
-    """Namespaces with the separate uid, else namespaces as ourselves, else none (with why)."""
-    if not shutil.which("setpriv"):  # the launcher makes namespaces and mounts itself; setpriv drops privileges
-        return Containment(NO_ISOLATION, notes=("setpriv not found",))
-    scratch.mkdir(parents=True, exist_ok=True)
-    notes: list[str] = []
-    for run_as in ([SANDBOX_UID, None] if os.geteuid() == 0 else [None]):
-        failure = _namespace_failure(Containment(NAMESPACES, run_as=run_as), scratch)
-        if not failure:
-            return Containment(NAMESPACES, run_as=run_as, notes=tuple(notes))
-        notes.append(failure if run_as is None else f"cannot run as a separate uid ({failure})")
-    return Containment(NO_ISOLATION, notes=(notes[-1],))
-
-
-def processes_are_bounded(containment: Containment, scratch: Path) -> bool:
-    """Run a fork loop of 32 under a limit of PROBE_PROCESSES: does the limit stop it?"""
-    limits = Limits(processes=PROBE_PROCESSES)
-    cgroup = RunCgroup.create(limits) if containment.cgroups else None
-    if containment.isolation != NAMESPACES and cgroup is None:
-        return False  # nothing to run: root ignores RLIMIT_NPROC, and we do not set it without namespaces
-    python = os.path.realpath(sys.executable)
-    paths = Paths(scratch, keep=(sys.base_prefix, str(Path(python).parent)), hide=tuple(default_hidden_paths()),
-                  scratch=tuple(default_scratch_paths()))
-    try:
-        command = sandbox_prefix(containment, paths, limits, cgroup) + [python, "-I", "-S", "-c", FORK_PROBE]
-        done = _run_probe(command, scratch, cgroup)
-    finally:
-        if cgroup:
-            cgroup.kill()
-            cgroup.remove()
-    return not isinstance(done, str) and b"bounded" in done.stdout.split()
-
-
-def probe_containment(wanted: str, scratch: Path) -> Containment:
-    """What holds here: isolation level, separate uid, cgroups, and whether fork loops are bounded.
-
-    Its notes say what is not contained; with namespaces wanted but unavailable
-    the first note gives the reason.
-    """
-    level = probe_namespaces(scratch) if wanted != NO_ISOLATION else Containment(NO_ISOLATION)
-    notes = []
-    if level.isolation != NAMESPACES and wanted != NO_ISOLATION:
-        notes.append(f"tests run WITHOUT network/filesystem isolation ({level.notes[-1]})")
-    elif level.notes:
-        notes.append(f"sandboxed code runs as the runner's own uid inside its namespaces ({level.notes[0]})")
-    probe_cgroup = RunCgroup.create(Limits(processes=PROBE_PROCESSES))
-    if probe_cgroup:
-        probe_cgroup.remove()
-    else:
-        notes.append("no per-run cgroup: memory is bounded per process, not per run")
-    found = Containment(level.isolation, level.run_as, probe_cgroup is not None)
-    bounded = processes_are_bounded(found, scratch)
-    if not bounded:
-        notes.append("the number of processes is not bounded here (a fork bomb is stopped only by the timeout)")
-    return Containment(found.isolation, found.run_as, found.cgroups, bounded, tuple(notes))
-
-
-def default_hidden_paths() -> list[str]:
-    """Folders whose secrets (SSH keys, cloud credentials) tests must not read."""
-    homes = {os.path.expanduser("~"), "/root", "/home"}
-    return sorted(h for h in homes if h and h != "/")
-
-
-def default_scratch_paths() -> list[str]:
-    """Shared temp folders: each sandbox gets its own empty, writable copy."""
-    return [p for p in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(p)]
+def cgroup_parents() -> list[Path]:
+    """The folders run cgroups are made in (ours, per hierarchy): where leftovers are swept."""
+    own = _own_cgroups()
+    parents = []
+    for fstype, point, options in _mounts():
+        if fstype == "cgroup2" and "" in own:
+            parents.append(Path(point) / own[""].lstrip("/"))
+        elif fstype == "cgroup":
+            for controller in ("pids", "memory"):
+                if controller in options and controller in own:
+                    parents.append(Path(point) / own[controller].lstrip("/"))
+    return parents

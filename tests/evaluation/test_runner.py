@@ -188,7 +188,7 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
             def test_home_is_private():
                 with open(os.path.expanduser("~/projectgen-sandbox-marker"), "w") as f:
                     f.write("x")
-                assert os.environ["HOME"].startswith(os.getcwd())
+                assert os.listdir(os.environ["HOME"]) == ["projectgen-sandbox-marker"]  # a fresh, private one
             def test_delete_outside():
                 os.remove(os.environ["VICTIM"])
             def test_write_project_folder():
@@ -218,27 +218,29 @@ def test_home_writes_and_deletions_outside_the_workspace_touch_nothing_real(tmp_
 CONTAINMENT_SEEN_INSIDE = """
     import os, resource
 
-    WRITABLE = [os.path.realpath(os.getcwd()), "/tmp", "/var/tmp", "/dev", "/proc"]
+    WRITABLE = ["/dev", "/proc"]  # device nodes, pseudo-terminals and /proc (its /proc/sys is read-only)
 
     def mounts():
         with open("/proc/self/mounts") as table:
-            return {line.split()[1]: set(line.split()[3].split(",")) for line in table}
+            return {line.split()[1]: (line.split()[2], set(line.split()[3].split(","))) for line in table}
 
-    def test_every_mount_but_the_workspace_and_scratch_is_read_only():
+    def test_every_mount_but_the_sandboxs_own_disk_is_read_only():
         seen = mounts()
-        writable_elsewhere = [point for point, options in seen.items() if "rw" in options
+        writable_elsewhere = [point for point, (_, options) in seen.items() if "rw" in options and point != "/"
                               and not any(point == w or point.startswith(w + "/") for w in WRITABLE)]
         assert writable_elsewhere == []
-        assert "ro" in seen["/"] and "rw" in seen[os.path.realpath(os.getcwd())]
+        kind, options = seen["/"]  # the root, the workspace, /tmp: one capped tmpfs of the sandbox's own
+        assert kind == "tmpfs" and "size=65536k" in options and "nr_inodes=5000" in options
+        assert os.access(os.getcwd(), os.W_OK) and (os.getuid() == 0 or not os.access("/", os.W_OK))
 
     def test_proc_sys_is_read_only_and_keeps_its_flags():
-        assert {"ro", "nosuid", "nodev", "noexec"} <= mounts()["/proc/sys"]
+        assert {"ro", "nosuid", "nodev", "noexec"} <= mounts()["/proc/sys"][1]
 
-    def test_no_capabilities_no_new_privileges_pid_1():
+    def test_no_capabilities_no_new_privileges_under_the_sandboxs_init():
         status = dict(line.split(":", 1) for line in open("/proc/self/status"))
         assert [status[k].strip() for k in ("CapEff", "CapPrm", "CapInh", "CapBnd")] == ["0" * 16] * 4
         assert status["NoNewPrivs"].strip() == "1"
-        assert os.getpid() == 1
+        assert os.getppid() == 1 and sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()]
 
     def test_limits():
         assert resource.getrlimit(resource.RLIMIT_AS) == (2**31, 2**31)
@@ -254,11 +256,12 @@ def test_inside_the_sandbox_mounts_are_read_only_capabilities_gone_and_limits_se
     if not _sandbox_is_available(env_cache):
         pytest.skip("namespace sandbox unavailable on this machine")
     task = make_task(tmp_path / "inside", {"test_inside.py": CONTAINMENT_SEEN_INSIDE})
-    limits = Limits(memory_bytes=2**31, open_files=256, processes=64)
+    limits = Limits(memory_bytes=2**31, open_files=256, processes=64, disk_bytes=64 * 1024**2, disk_inodes=5000)
     report = runner(env_cache, limits=limits).evaluate(task, GOOD_MODULE, "unit")
-    assert outcomes(report) == dict.fromkeys(["test_every_mount_but_the_workspace_and_scratch_is_read_only",
+    assert outcomes(report) == dict.fromkeys(["test_every_mount_but_the_sandboxs_own_disk_is_read_only",
                                               "test_proc_sys_is_read_only_and_keeps_its_flags",
-                                              "test_no_capabilities_no_new_privileges_pid_1", "test_limits"],
+                                              "test_no_capabilities_no_new_privileges_under_the_sandboxs_init",
+                                              "test_limits"],
                                              Outcome.PASSED), report.output_tail
 
 
@@ -275,19 +278,26 @@ def test_a_passed_setup_still_counts_in_the_tests_duration(tmp_path: Path, env_c
     assert report.tests[0].duration >= 0.3
 
 
-def test_lines_in_the_results_file_that_are_not_events_are_passed_over(tmp_path: Path, env_cache: Path) -> None:
+def test_lines_written_to_the_results_pipe_by_the_tests_mark_the_run_tampered(tmp_path: Path,
+                                                                             env_cache: Path) -> None:
     task = make_task(tmp_path / "junk", {"test_junk.py": """
-        import os
+        import json, os, stat
         def test_before(): pass
-        def test_writes_junk():
-            with open(os.environ["PROJECTGEN_RESULTS_FILE"], "a") as results:
-                results.write('1\\n[2]\\n"text"\\n{"event": "report", "nodeid": "cut sh\\n')
+        def test_writes_to_every_pipe():
+            forged = json.dumps({"event": "report", "nodeid": "unit_tests/test_junk.py::test_after",
+                                 "when": "call", "outcome": "passed", "seq": 99}) + "\\tdeadbeef\\n"
+            for fd in map(int, os.listdir("/proc/self/fd")):
+                try:
+                    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                        os.write(fd, b'1\\n[2]\\n' + forged.encode())
+                except OSError:
+                    pass
         def test_after(): assert False
     """})
     report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
-    assert outcomes(report) == {"test_before": Outcome.PASSED, "test_writes_junk": Outcome.PASSED,
-                                "test_after": Outcome.FAILED}
-    assert report.total == 3
+    assert report.tampered and "did not write" in report.tampered
+    assert report.passed == 0 and set(outcomes(report)) == {"test_before", "test_writes_to_every_pipe", "test_after"}
+    assert "no test counts as passed" in report.output_tail
 
 
 def test_candidate_cannot_replace_tests_or_hook_pytest(tmp_path: Path, env_cache: Path) -> None:

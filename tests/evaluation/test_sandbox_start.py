@@ -1,9 +1,11 @@
-"""Starting a sandboxed command: nothing runs before the runner's go-ahead (its cgroup joined, its workspace
-filled), and a start that cannot be completed runs nothing at all."""
+"""Starting and running a sandboxed session: nothing runs before the runner's go-ahead (its cgroup joined,
+its workspace filled), a start that cannot be completed runs nothing at all, the launcher enforces each
+step's timeout and the session's disk, and nothing of a session outlives a runner that was killed."""
 from __future__ import annotations
 
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -12,17 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.evaluation.sandbox import (
-    NAMESPACES,
-    NO_ISOLATION,
-    Containment,
-    Limits,
-    Paths,
-    RunCgroup,
-    probe_containment,
-    sandbox_prefix,
-    start_sandboxed,
+from projectgen.evaluation.cleanup import remove_tree, sweep_leftovers
+from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits, RunCgroup
+from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.sandbox_session import (
+    FINISHED,
+    NOT_RUN,
+    TIMED_OUT,
+    SessionFolder,
+    SessionResult,
+    Step,
+    run_session,
 )
+
+SHELL_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
 @pytest.fixture(scope="module")
@@ -31,33 +36,45 @@ def containment() -> Containment:
         return probe_containment("auto", Path(scratch))
 
 
-def start(containment: Containment, workspace: Path, command: list[str], cgroup: RunCgroup | None = None,
-          prepare=None) -> subprocess.Popen:
-    paths = Paths(workspace, keep=(sys.base_prefix, str(Path(os.path.realpath(sys.executable)).parent)))
-    return start_sandboxed(sandbox_prefix(containment, paths, Limits(), cgroup) + command, cgroup, prepare,
-                           cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+def namespaces_only(containment: Containment) -> None:
+    if containment.isolation != NAMESPACES:
+        pytest.skip("namespaces are not available here")
+
+
+def session(containment: Containment, tmp_path: Path, *scripts: str, limits: Limits | None = None,
+            cgroup: RunCgroup | None = None, prepare=None, timeout: float = 60,
+            stop_on_failure: bool = False) -> tuple[SessionFolder, SessionResult]:
+    """Each script a shell step, run in one session over a new folder in `tmp_path`."""
+    folder = SessionFolder.create(tmp_path, "start")
+    steps = [Step(f"step{index}", ["/bin/sh", "-c", script], dict(SHELL_ENV, HOME=str(folder.home)), timeout,
+                  stop_on_failure=stop_on_failure) for index, script in enumerate(scripts)]
+    python = os.path.realpath(sys.executable)
+    binds = (sys.base_prefix, str(Path(python).parent))
+    return folder, run_session(containment, folder, binds, limits or Limits(), steps, cgroup, prepare)
 
 
 @pytest.mark.parametrize(("version", "reason"), [(1, "set-up failed"),  # the launcher joins (tasks file)
                                                  (2, "could not move the run into its cgroup")])  # the runner
 def test_a_run_that_cannot_join_its_cgroup_never_starts(tmp_path: Path, version: int, reason: str) -> None:
     unwritable = RunCgroup((tmp_path / "no-such-cgroup",), None, version)  # its files cannot be written
-    process = start(Containment(NO_ISOLATION), tmp_path, ["/bin/sh", "-c", "touch ran"], unwritable,
-                    prepare=lambda: None)
-    output = process.communicate(timeout=60)[0].decode()
-    assert process.returncode == 120
-    assert reason in output
-    assert not (tmp_path / "ran").exists()
+    folder, done = session(Containment(NO_ISOLATION), tmp_path, "touch ran", cgroup=unwritable, prepare=lambda: None)
+    assert done.setup_error and reason in done.setup_error
+    assert done.steps[0].stop == NOT_RUN
+    assert not (folder.workspace / "ran").exists()
 
 
 def test_the_workspace_is_prepared_before_the_command_starts(tmp_path: Path, containment: Containment) -> None:
-    def prepare() -> None:
-        (tmp_path / "prepared.txt").write_text("filled while the launcher started\n")
-        tmp_path.chmod(0o755)  # as root the command runs as another uid
+    box: dict[str, SessionFolder] = {}
 
-    process = start(containment, tmp_path, ["/bin/sh", "-c", "cat prepared.txt"], prepare=prepare)
-    assert process.communicate(timeout=60)[0].decode() == "filled while the launcher started\n"
-    assert process.returncode == 0
+    def prepare() -> None:
+        (box["folder"].workspace / "prepared.txt").write_text("filled while the launcher started\n")
+
+    folder = SessionFolder.create(tmp_path, "start")
+    box["folder"] = folder
+    done = run_session(containment, folder, (), Limits(), [Step("cat", ["/bin/cat", "prepared.txt"], SHELL_ENV, 60)],
+                       None, prepare)
+    assert done.steps[0].output.text() == "filled while the launcher started\n"
+    assert (done.steps[0].stop, done.steps[0].exit_status) == (FINISHED, 0)
 
 
 def test_a_failed_preparation_kills_the_launcher_before_anything_ran(tmp_path: Path,
@@ -66,7 +83,7 @@ def test_a_failed_preparation_kills_the_launcher_before_anything_ran(tmp_path: P
         raise RuntimeError("the candidate folder vanished")
 
     with pytest.raises(RuntimeError, match="vanished"):
-        start(containment, tmp_path, ["/bin/sh", "-c", "touch ran"], prepare=prepare)
+        session(containment, tmp_path, f"touch {tmp_path}/ran", prepare=prepare)
     assert not (tmp_path / "ran").exists()
 
 
@@ -76,38 +93,110 @@ def test_the_command_runs_inside_the_runs_cgroup(tmp_path: Path, containment: Co
     cgroup = RunCgroup.create(Limits())
     assert cgroup is not None
     try:
-        process = start(containment, tmp_path, ["/bin/cat", "/proc/self/cgroup"], cgroup,
-                        prepare=lambda: None)  # the cgroup is joined from a thread while `prepare` runs
-        output = process.communicate(timeout=60)[0].decode()
+        _, done = session(containment, tmp_path, "cat /proc/self/cgroup", cgroup=cgroup,
+                          prepare=lambda: None)  # the cgroup is joined from a thread while `prepare` runs
     finally:
         cgroup.kill()
         cgroup.remove()
-    assert process.returncode == 0, output
-    assert cgroup.directories[0].name in output
+    assert done.steps[0].exit_status == 0, done.steps[0].output.text()
+    assert cgroup.directories[0].name in done.steps[0].output.text()
 
 
-def test_without_isolation_the_exit_status_and_a_killing_signal_are_passed_on(tmp_path: Path) -> None:
-    exited = start(Containment(NO_ISOLATION), tmp_path, ["/bin/sh", "-c", "exit 7"])
-    killed = start(Containment(NO_ISOLATION), tmp_path, ["/bin/sh", "-c", "kill -TERM $$"])
-    assert exited.wait(timeout=60) == 7
-    assert killed.wait(timeout=60) == -15
+@pytest.mark.parametrize("isolated", [False, True])
+def test_each_steps_exit_status_or_killing_signal_is_reported(tmp_path: Path, containment: Containment,
+                                                              isolated: bool) -> None:
+    if isolated:
+        namespaces_only(containment)
+    used = containment if isolated else Containment(NO_ISOLATION)
+    _, done = session(used, tmp_path, "exit 7", "kill -TERM $$", "echo fine")
+    assert [(step.stop, step.exit_status) for step in done.steps] == [(FINISHED, 7), (FINISHED, -15), (FINISHED, 0)]
+    assert done.steps[2].output.text() == "fine\n"
 
 
-def test_in_namespaces_the_exit_status_is_passed_on_and_the_run_dies_with_its_launcher(
-        tmp_path: Path, containment: Containment) -> None:
-    if containment.isolation != NAMESPACES:
-        pytest.skip("namespaces are not available here")
-    exited = start(containment, tmp_path, ["/bin/sh", "-c", "exit 7"])
-    assert exited.wait(timeout=60) == 7
-    seconds = f"4321.{secrets.randbelow(10**6)}"  # this run's sleeper, not another run's
-    sleeper = start(containment, tmp_path, ["/bin/sh", "-c", f"echo started; exec sleep {seconds}"])
-    assert sleeper.stdout is not None and sleeper.stdout.readline() == b"started\n"
-    sleeper.kill()  # the launcher alone, not its process group: PID 1 of the namespace must die with it
-    sleeper.wait(timeout=60)
-    deadline = time.monotonic() + 10
-    while sleeping(seconds) and time.monotonic() < deadline:
+def test_a_failing_step_that_must_succeed_ends_the_session(tmp_path: Path, containment: Containment) -> None:
+    _, done = session(containment, tmp_path, "exit 3", "echo never", stop_on_failure=True)
+    assert (done.steps[0].exit_status, done.steps[1].stop) == (3, NOT_RUN)
+    assert done.steps[1].output.text() == ""
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_the_launcher_stops_a_step_at_its_own_timeout_and_kills_what_it_started(
+        tmp_path: Path, containment: Containment, isolated: bool) -> None:
+    if isolated:
+        namespaces_only(containment)
+    used = containment if isolated else Containment(NO_ISOLATION)
+    seconds = f"4322.{secrets.randbelow(10**6)}"
+    _, done = session(used, tmp_path, f"sleep {seconds} & echo started; exec sleep {seconds}", "echo next",
+                      timeout=1)
+    assert done.steps[0].stop == TIMED_OUT and done.steps[0].output.text() == "started\n"
+    assert (done.steps[1].stop, done.steps[1].output.text()) == (FINISHED, "next\n")
+    assert wait_until_gone(seconds) == []
+
+
+def test_the_sandboxs_disk_is_capped_in_bytes_and_files(tmp_path: Path, containment: Containment) -> None:
+    namespaces_only(containment)
+    limits = Limits(disk_bytes=8 * 1024**2, disk_inodes=300)
+    _, done = session(containment, tmp_path, "head -c 20000000 /dev/zero > big; echo status $?",
+                      "rm -f big; i=0; while [ $i -lt 1000 ]; do true > f$i || break; i=$((i+1)); done; echo made $i",
+                      limits=limits)
+    wrote, made = done.steps[0].output.text(), done.steps[1].output.text()
+    assert "No space left on device" in wrote and wrote.endswith("status 1\n")
+    assert "No space left on device" in made and int(made.split()[-1]) < 300
+
+
+def test_sysv_shared_memory_stays_in_the_session(tmp_path: Path, containment: Containment) -> None:
+    """A segment made inside is gone with the session; one made on the host is not visible inside."""
+    namespaces_only(containment)
+    python = os.path.realpath(sys.executable)
+    make = ("import ctypes; libc = ctypes.CDLL(None); "
+            "print(libc.shmget(0x5eed, 1 << 20, 0o1000 | 0o666))")
+    host_segments_before = Path("/proc/sysvipc/shm").read_text()
+    folder = SessionFolder.create(tmp_path, "ipc")
+    done = run_session(containment, folder, (sys.base_prefix, str(Path(python).parent)), Limits(),
+                       [Step("shm", [python, "-I", "-S", "-c", make], SHELL_ENV, 60),
+                        Step("list", ["/bin/cat", "/proc/sysvipc/shm"], SHELL_ENV, 60)])
+    assert int(done.steps[0].output.text()) >= 0  # made
+    assert "5eed" not in Path("/proc/sysvipc/shm").read_text().lower()
+    assert len(Path("/proc/sysvipc/shm").read_text().splitlines()) == len(host_segments_before.splitlines())
+    assert len(done.steps[1].output.text().splitlines()) == 2  # the header and its own segment
+
+
+KILLED_RUNNER = """
+import sys
+from pathlib import Path
+from projectgen.evaluation.sandbox import Limits, RunCgroup
+from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.sandbox_session import SessionFolder, Step, run_session
+
+scratch = Path(sys.argv[1])
+containment = probe_containment("auto", scratch)
+cgroup = RunCgroup.create(Limits()) if containment.cgroups else None
+folder = SessionFolder.create(scratch, "killed")
+print(folder.root, cgroup.directories[0] if cgroup else "", flush=True)
+run_session(containment, folder, (), Limits(),
+            [Step("sleep", ["/bin/sh", "-c", "sleep SECONDS & exec sleep SECONDS"], {"PATH": "/usr/bin:/bin"}, 600)],
+            cgroup)
+"""
+
+
+def test_a_runner_killed_mid_run_leaves_nothing_running_and_its_leftovers_are_swept(tmp_path: Path) -> None:
+    seconds = f"4323.{secrets.randbelow(10**6)}"
+    runner = subprocess.Popen([sys.executable, "-c", KILLED_RUNNER.replace("SECONDS", seconds), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    assert runner.stdout is not None
+    folder, cgroup = (runner.stdout.readline().split() + [""])[:2]
+    deadline = time.monotonic() + 60
+    while not sleeping(seconds) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sleeping(seconds) == []
+    assert len(sleeping(seconds)) == 2
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    assert wait_until_gone(seconds) == []  # the launcher and its init die with the runner
+    assert Path(folder).exists()
+    removed = sweep_leftovers(tmp_path)
+    assert folder in removed and not Path(folder).exists()
+    if cgroup:
+        assert cgroup in removed and not Path(cgroup).exists()
 
 
 def sleeping(seconds: str) -> list[str]:
@@ -120,3 +209,27 @@ def sleeping(seconds: str) -> list[str]:
         except OSError:
             continue
     return found
+
+
+def wait_until_gone(seconds: str, patience: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + patience
+    while sleeping(seconds) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return sleeping(seconds)
+
+
+def test_the_deep_tree_a_run_leaves_is_still_removed() -> None:
+    """Without namespaces the code under test writes the host's workspace: 3,000 levels and an unwritable
+    folder must not stop the clean-up (shutil.rmtree alone raises RecursionError). Made outside pytest's
+    tmp_path, whose own clean-up would meet the tree if this test failed."""
+    parent = Path(tempfile.mkdtemp(prefix="projectgen-deep-"))
+    try:
+        python = os.path.realpath(sys.executable)
+        deep = ("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n"
+                "os.mkdir('locked'); open('locked/f', 'w').close(); os.chmod('locked', 0o500)")
+        folder, done = session(Containment(NO_ISOLATION), parent, f"{python} -I -S -c \"{deep}\"")
+        assert done.steps[0].exit_status == 0, done.steps[0].output.text()
+        folder.remove()
+        assert not folder.root.exists()
+    finally:
+        remove_tree(parent)

@@ -1,95 +1,119 @@
-"""Starts the command under test: contained, limited, and unable to reach back.
+"""Runs a session's steps (an install, then the tests) contained, limited and unable to reach back.
 
 One process, standard library only, run as `python -I -S` (no site-packages: the
 runner's `.pth` files cost more than the rest of the launcher), imported as a
 module (`launch`) so that its bytecode is cached, and importing only modules
 that are built in or small, since this start-up is paid by every evaluation.
-Everything is imported at the top: the interpreter's own folders may be hidden
-once the mounts are made.
+Everything is imported at the top: the host's folders are gone once the new
+root is in place.
 
-It applies the per-process resource limits (`--rlimit`), joins the run's v1
-cgroups itself (`--join`: see `join_cgroups`; a v2 cgroup is joined by the
-runner while this interpreter starts) and waits for the runner's go-ahead on
-stdin (`start_sandboxed`). Without `--isolate` it then stays the
-command's parent (so the command's `getppid()` is this shim, not the runner)
-and passes on how it ended.
+It dies with the runner (`PR_SET_PDEATHSIG`, and it checks that its parent is
+still the runner), applies the per-process resource limits (`--rlimit`), joins
+the run's v1 cgroups itself (`--join`: see `join_cgroups`; a v2 cgroup is joined
+by the runner while this interpreter starts) and waits for the runner's go-ahead
+on stdin (`start_sandboxed`). Then it runs the steps of `--steps` (a JSON file
+the runner wrote) one after another, each with its own environment, output pipe,
+file descriptors and timeout, which this launcher enforces itself: a step that
+outlives it is killed with everything it started. One JSON line per step on
+`--status-fd` says how it ended. A step marked `stop_on_failure` that fails ends
+the session.
+
+Without `--isolate` the steps run in the workspace as it is, each in its own
+session and process group.
 
 With `--isolate` it enters a new user namespace. As root it makes the map
 itself: uid 0 inside stays host root (to set up mounts and read the test
 environment), and a second id inside, `--map-uid`, is a host uid nobody else
-uses; otherwise its own uid becomes root inside. Then new mount, network and
-PID namespaces, and a fork: the child is PID 1 of the new PID namespace and
-dies with this process (`PR_SET_PDEATHSIG`). The child mounts a fresh /proc,
-makes every mount read-only except the workspace, hides the home folders
-behind empty tmpfs mounts (re-exposing, read-only, the paths the test
-environment needs), makes /sys and /proc/sys read-only, brings up loopback in
-the empty network namespace, sets the process limit, and execs the command
-through `setpriv` with every capability dropped and, as root, as the
-unprivileged mapped uid: the kernel exempts host root from RLIMIT_NPROC and
-lets it write root-owned files in /proc/sys and /sys, the mapped uid gets
-neither. Mounts and the loopback are system calls, not `mount`/`ip`
-processes: dozens of those cost more than the tests of a small suite.
+uses; otherwise its own uid becomes root inside. Then new mount, network, PID,
+IPC and UTS namespaces, and a fork: the child is PID 1 of the new PID namespace
+and dies with this process. The child builds a new root on an empty tmpfs at
+`--mountpoint`, capped in bytes and inodes (`--root-size`, `--root-inodes`: the
+run's disk): the system folders (/usr and its links), a short list of /etc
+entries and the `--bind` folders (the test environment, the interpreter) bound
+read-only, a few device nodes, a fresh /proc (its /proc/sys read-only), a new
+devpts, private /tmp and the `--private` folders, and a copy of `--workspace`
+owned by the sandboxed uid, in which the `--protect` files (the tests) are
+bound read-only onto themselves. Nothing else of the host is there: no homes, no
+datasets or checkouts, no other run, no /run and no /sys. It pivots into that
+root, detaches the old one, brings up loopback in the empty network namespace,
+and as PID 1 runs each step through `setpriv` with every capability dropped and,
+as root, as the unprivileged mapped uid (the kernel exempts host root from
+RLIMIT_NPROC, the mapped uid is not). Between steps and at the end it kills
+every process the step left. Mounts and the loopback are system calls, not
+`mount`/`ip` processes: dozens of those cost more than the tests of a small suite.
 """
 import _socket
 import ctypes
 import fcntl
+import json
 import os
 import _signal as signal  # not `signal`, whose enums cost more to import than the rest
 import resource
 import sys
+import time
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 0x400, 0x800, 0x1000, 0x4000
 MS_PRIVATE, MS_RELATIME = 0x40000, 0x200000
+ST_RELATIME = 0x1000
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-# Per-mount flags a remount must repeat: in a user namespace the kernel refuses to clear them.
-KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME}
+# statvfs flags a read-only remount must repeat: in a user namespace the kernel refuses to clear them.
+KEPT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME
 RLIMITS = {"core": resource.RLIMIT_CORE, "as": resource.RLIMIT_AS, "fsize": resource.RLIMIT_FSIZE,
            "nofile": resource.RLIMIT_NOFILE}
 INNER_SANDBOX_ID = 1000  # the mapped uid/gid as seen inside the namespace
 SYSTEM_FOLDERS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin")
+ROOT_ENTRIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# What of /etc a program may need to start, resolve localhost, find certificates or a JDK; no secrets.
+ETC_ENTRIES = ("alternatives", "ca-certificates", "ca-certificates.conf", "debian_version", "fonts", "gai.conf",
+               "host.conf", "hosts", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "magic",
+               "magic.mime", "mime.types", "nsswitch.conf", "os-release", "protocols", "services", "ssl",
+               "timezone")
+ETC_PREFIXES = ("java-", "python3")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+SETUP_FAILED = 120
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 class Options:
-    """The command line: `--name value` options (repeatable ones collect a list), then `--` and the command."""
+    """The command line: `--name value` options (repeatable ones collect a list), then nothing else."""
 
-    REPEATED = ("join", "hide", "scratch", "keep", "rlimit")
-    SINGLE = ("workspace", "processes", "map-uid", "scratch-size")
+    REPEATED = ("join", "bind", "private", "rlimit")
+    SINGLE = ("workspace", "mountpoint", "protect", "steps", "status-fd", "parent", "processes", "map-uid",
+              "root-size", "root-inodes")
 
     def __init__(self, argv):
         self.isolate = False
-        self.values = {"scratch-size": "1g"}
+        self.values = {"root-size": str(2 * 1024**3), "root-inodes": "200000"}
         self.lists = {name: [] for name in self.REPEATED}
-        self.command = []
         index = 0
         while index < len(argv):
             arg = argv[index]
-            if arg == "--":
-                self.command = argv[index + 1:]
-                break
             name = arg[2:] if arg.startswith("--") else ""
             if name == "isolate":
                 self.isolate = True
                 index += 1
                 continue
             if (name not in self.REPEATED and name not in self.SINGLE) or index + 1 >= len(argv):
-                raise SystemExit("projectgen sandbox: bad launcher argument %r" % arg)
+                raise ValueError("bad launcher argument %r" % arg)
             value = argv[index + 1]
             if name in self.REPEATED:
                 self.lists[name].append(value)
             else:
                 self.values[name] = value
             index += 2
-        if not self.command:
-            raise SystemExit("projectgen sandbox: no command given")
+        for needed in ("workspace", "steps", "status-fd"):
+            if needed not in self.values:
+                raise ValueError("--%s is required" % needed)
 
     def number(self, name):
         value = self.values.get(name)
@@ -106,10 +130,6 @@ def call(result, what):
 def mount(source, target, fstype, flags, data=None):
     call(LIBC.mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data)),
          "mount %s" % target)
-
-
-def umount_lazily(target):
-    call(LIBC.umount2(encode(target), MNT_DETACH), "umount %s" % target)
 
 
 def encode(text):
@@ -133,28 +153,6 @@ def system_tool(name):
     return name
 
 
-def unmangle(field):
-    """A path as /proc/self/mounts writes it: space, tab, newline and backslash octal-escaped."""
-    for escaped, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
-        field = field.replace(escaped, char)
-    return field
-
-
-def mount_points():
-    """Every mount point, parents first, with the per-mount flags of the mount on top there."""
-    flags = {}
-    with open("/proc/self/mounts") as mounts:
-        for line in mounts:
-            parts = line.split()
-            if len(parts) >= 4:
-                flags[unmangle(parts[1])] = sum(KEPT_FLAGS.get(option, 0) for option in set(parts[3].split(",")))
-    return sorted(flags.items(), key=lambda item: len(item[0]))
-
-
-def under(path, parent):
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
 def apply_limits(specs):
     """`name=value` per-process limits, soft and hard (a lower hard limit already in place stays)."""
     for spec in specs:
@@ -167,6 +165,13 @@ def apply_limits(specs):
         resource.setrlimit(kind, (wanted, wanted))
 
 
+def die_with_parent(parent):
+    """SIGKILL this process when the runner dies; if it died already, stop here."""
+    call(LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if parent is not None and os.getppid() != parent:
+        os._exit(SETUP_FAILED)
+
+
 def join_cgroups(tasks_files):
     """Move this (single-threaded) process into the run's v1 cgroups by writing "0" to their `tasks`
     files: the kernel skips its global lock for a thread moving itself, and so the RCU grace period
@@ -177,7 +182,7 @@ def join_cgroups(tasks_files):
 
 def wait_for_go():
     """Start nothing before the runner has moved this process into the run's cgroups (`start_sandboxed`):
-    it says "1" on stdin. The command then gets /dev/null as its stdin."""
+    it says "1" on stdin. The steps then get /dev/null as their stdin."""
     go = os.read(0, 1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -195,20 +200,101 @@ def pass_on(status):
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-# -- without namespaces ---------------------------------------------------------------
-def run_as_child(command):
-    """Stay as the command's parent and pass on how it ended."""
-    child = os.fork()
-    if child == 0:
+# -- steps ----------------------------------------------------------------------------
+def run_steps(steps, status_fd, contained, processes, drop_to):
+    """Run each step to its end or its timeout, say how it ended on `status_fd`, and kill what it left.
+
+    As PID 1 of the namespace (`contained`) that is every other process in it (`kill(-1)`); without
+    namespaces, the step's process group."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    for index, step in enumerate(steps):
+        started = time.monotonic()
+        child = os.fork()
+        if child == 0:
+            become_step(step, contained, processes, drop_to)
+        stop, status = wait_for_step(child, step["timeout"], contained)
+        kill_leftovers(child, contained)
+        ended = {"step": index, "stop": stop, "seconds": round(time.monotonic() - started, 3)}
+        if status is not None:
+            ended["exit"] = os.waitstatus_to_exitcode(status)
+        os.write(status_fd, (json.dumps(ended) + "\n").encode())
+        if step.get("stop_on_failure") and (stop != "finished" or ended.get("exit") != 0):
+            break
+
+
+def become_step(step, contained, processes, drop_to):
+    """In the forked child: the step's descriptors, session, working folder and limits, then exec it."""
+    try:
+        call(LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        os.setsid()
+        output = int(step["output_fd"])
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        keep = sorted({0, 1, 2, *(int(fd) for fd in step.get("pass_fds", ()))})
+        for low, high in zip(keep, keep[1:] + [65536]):
+            os.closerange(low + 1, high)
+        for fd in keep:
+            os.set_inheritable(fd, True)
+        os.chdir(step["cwd"])
+        env = step["env"]
+        if contained:
+            if processes:
+                resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+            setpriv = system_tool("setpriv")
+            drop = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]
+            if drop_to is not None:
+                # changing uid clears the parent-death signal set above: keep it
+                drop += ["--reuid=%d" % drop_to, "--regid=%d" % drop_to, "--clear-groups", "--pdeathsig=keep"]
+            os.execve(setpriv, drop + ["--"] + list(step["argv"]), env)
+        os.execvpe(step["argv"][0], list(step["argv"]), env)
+    except BaseException as exc:  # never return into the launcher's loop
         try:
-            os.execvp(command[0], command)
-        except OSError as exc:
-            sys.stderr.write("projectgen sandbox: cannot run %s: %s\n" % (command[0], exc))
-        os._exit(127)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda signum, frame, child=child: os.kill(child, signum))
-    _, status = os.waitpid(child, 0)
-    pass_on(status)
+            os.write(2, ("projectgen sandbox: cannot run %s: %s\n" % (step["argv"][0], exc)).encode())
+        finally:
+            os._exit(127)
+
+
+def wait_for_step(child, timeout, contained):
+    """("finished", wait status) once the step's process ends, or ("timed out", None) at its deadline;
+    as PID 1, orphans that end on the way are reaped too."""
+    deadline = time.monotonic() + float(timeout)
+    while True:
+        while True:
+            try:
+                pid, status = os.waitpid(-1 if contained else child, os.WNOHANG)
+            except ChildProcessError:
+                return "finished", None
+            if pid == 0:
+                break
+            if pid == child:
+                return "finished", status
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "timed out", None
+        signal.sigtimedwait({signal.SIGCHLD}, min(remaining, 1.0))
+
+
+def kill_leftovers(child, contained):
+    """SIGKILL what the step left (all of it, daemons included, as PID 1) and reap it."""
+    if contained:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+    try:
+        os.killpg(child, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.waitpid(child, 0)
+    except ChildProcessError:
+        pass
 
 
 # -- namespaces -----------------------------------------------------------------------
@@ -254,11 +340,12 @@ def write_map(pid, kind, host_id, sandbox_id):
     write_file("/proc/%d/%s_map" % (pid, kind), "0 %d 1\n%d %d 1\n" % (host_id, INNER_SANDBOX_ID, sandbox_id))
 
 
-def isolate(options):
-    """Enter the namespaces and run the command as PID 1 of the new PID namespace, passing on how it ended."""
+def isolate(options, steps):
+    """Enter the namespaces; PID 1 of the new PID namespace builds the new root and runs the steps."""
     map_uid = options.number("map-uid")
     enter_user_namespace(os.geteuid(), os.getegid(), map_uid)
-    call(LIBC.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID), "unshare(mount, net, pid)")
+    call(LIBC.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS),
+         "unshare(mount, net, pid, ipc, uts)")
     alive_r, alive_w = os.pipe()  # the child sees end-of-file here once this process is gone
     child = os.fork()
     if child == 0:
@@ -271,77 +358,188 @@ def isolate(options):
                     os._exit(1)  # the parent died before the death signal was set
             except BlockingIOError:
                 pass
-            set_up_filesystem(options)
-            exec_contained(options.command, options.number("processes"),
-                           None if map_uid is None else INNER_SANDBOX_ID)
+            owner = INNER_SANDBOX_ID if map_uid is not None else 0
+            build_root(options, owner)
+            loopback_up()
+            run_steps(steps, options.number("status-fd"), True, options.number("processes"),
+                      None if map_uid is None else INNER_SANDBOX_ID)
+            os._exit(0)
         except Exception as exc:  # never return into the parent's code
             sys.stderr.write("projectgen sandbox set-up failed: %s\n" % exc)
-        os._exit(120)
+        os._exit(SETUP_FAILED)
     os.close(alive_r)
     _, status = os.waitpid(child, 0)
     pass_on(status)
 
 
-def set_up_filesystem(options):
+# -- the new root ---------------------------------------------------------------------
+def build_root(options, owner):
+    """The new root: an empty, capped tmpfs with only what the steps need bound or copied in; then pivot."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV)
+    root = os.path.realpath(options.values["mountpoint"])
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV,
+          "mode=0755,size=%s,nr_inodes=%s" % (options.values["root-size"], options.values["root-inodes"]))
+    for name in ROOT_ENTRIES:
+        mirror("/" + name, root)
+    make_etc(root, owner)
+    make_dev(root)
+    for path in options.lists["bind"]:
+        if os.path.exists(path):
+            mirror(os.path.realpath(path), root)
     workspace = os.path.realpath(options.values["workspace"])
-    hide, scratch_given, keep = options.lists["hide"], options.lists["scratch"], options.lists["keep"]
-    covered = [os.path.realpath(p) for p in hide + scratch_given if os.path.isdir(p)]
-    covered = [p for p in covered if p != "/"]
-    keeps = [workspace] + [os.path.realpath(k) for k in keep if os.path.exists(k)]
-    scratch = [os.path.realpath(s) for s in scratch_given]
-    cover_keeping(covered, [k for k in keeps if any(under(k, c) for c in covered)], scratch,
-                  options.values["scratch-size"])
-    if not any(under(workspace, c) for c in covered):
-        mount(workspace, workspace, None, MS_BIND)
-    make_read_only([workspace] + scratch, keeps[1:])
-    loopback_up()
-    # The working directory was opened before the mounts: re-enter it through the new view.
-    os.chdir(os.getcwd())
+    inside = root + workspace
+    os.makedirs(inside, mode=0o755)
+    copy_tree(workspace, inside, owner)
+    os.lchown(inside, owner, owner)
+    for path in options.lists["private"]:
+        os.makedirs(root + path, mode=0o700, exist_ok=True)
+        os.lchown(root + path, owner, owner)
+    for path in ("/tmp", "/var/tmp", "/dev/shm"):
+        os.makedirs(root + path, exist_ok=True)
+        os.chmod(root + path, 0o1777)
+    os.makedirs(root + "/proc")
+    mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV)
+    mount(root + "/proc/sys", root + "/proc/sys", None, MS_BIND)
+    remount_read_only(root + "/proc/sys", MS_NOSUID | MS_NOEXEC | MS_NODEV)
+    if options.values.get("protect") and os.path.exists(options.values["protect"]):
+        protect(inside, options.values["protect"])
+    pivot(root)
+    os.chdir(workspace)
 
 
-def cover_keeping(covered, held, scratch, scratch_size):
-    """Cover folders with empty tmpfs mounts, but bind the `held` paths inside them back.
-
-    The held folders are parked on a private tmpfs while the covers go on, then
-    bound back at their own paths.
-    """
-    hold = "/mnt" if os.path.isdir("/mnt") else "/media"
-    mount("tmpfs", hold, "tmpfs", 0, "mode=0700,size=1m")
-    for index, keep in enumerate(held):
-        spot = os.path.join(hold, str(index))
-        os.mkdir(spot)
-        mount(keep, spot, None, MS_BIND)
-    for path in covered:
-        size = scratch_size if path in scratch else "1m"
-        mount("tmpfs", path, "tmpfs", 0, "mode=1777,size=" + size)
-    umask = os.umask(0o022)  # the folders leading to a kept path must be traversable by the sandbox uid
-    for index, keep in enumerate(held):
-        spot = os.path.join(hold, str(index))
-        os.makedirs(keep, exist_ok=True)
-        mount(spot, keep, None, MS_BIND)
-        umount_lazily(spot)
-    os.umask(umask)
-    umount_lazily(hold)
+def mirror(path, root):
+    """`path` in the new root as on the host: a link stays a link, a folder or file is bound read-only."""
+    target = root + path
+    if os.path.islink(path):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.readlink(path), target)
+        return
+    if os.path.isdir(path):
+        os.makedirs(target, exist_ok=True)
+    elif os.path.exists(path):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+    else:
+        return
+    bind_read_only(path, target)
 
 
-def make_read_only(writable, keeps):
-    """Remount everything read-only but the writable folders (kept paths inside them too),
-    /sys and /proc/sys included: they are host state, but for /proc/sys/net."""
+def bind_read_only(source, target):
+    """Bind `source` at `target` read-only, repeating the flags of the mount it is on."""
     try:
-        mount("/proc/sys", "/proc/sys", None, MS_BIND)
+        mount(source, target, None, MS_BIND)
     except OSError:
-        pass
-    for point, flags in mount_points():
-        if point.startswith("/dev") or (point.startswith("/proc") and point != "/proc/sys"):
-            continue
-        if any(point == w or (under(point, w) and not any(under(point, k) for k in keeps)) for w in writable):
-            continue
+        mount(source, target, None, MS_BIND | MS_REC)  # a mount with locked mounts below it binds only whole
+    flags = os.statvfs(target).f_flag
+    remount_read_only(target, (flags & KEPT_FLAGS) | (MS_RELATIME if flags & ST_RELATIME else 0))
+
+
+def remount_read_only(target, flags):
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+
+
+def make_etc(root, owner):
+    """/etc with the ETC_ENTRIES of the host and an account list that names only the sandbox's users."""
+    etc = root + "/etc"
+    os.makedirs(etc)
+    for name in os.listdir("/etc"):
+        if name in ETC_ENTRIES or name.startswith(ETC_PREFIXES):
+            mirror("/etc/" + name, root)
+    home = "/nonexistent"
+    with open(etc + "/passwd", "w") as passwd:
+        passwd.write("root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                     "sandbox:x:%d:%d:sandbox:%s:/bin/sh\n"
+                     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" % (INNER_SANDBOX_ID,
+                                                                                       INNER_SANDBOX_ID, home))
+    with open(etc + "/group", "w") as group:
+        group.write("root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n" % INNER_SANDBOX_ID)
+
+
+def make_dev(root):
+    """A /dev with the harmless device nodes, the usual links and a private devpts (no host terminal)."""
+    dev = root + "/dev"
+    os.makedirs(dev)
+    for name in DEVICES:
+        os.close(os.open(dev + "/" + name, os.O_WRONLY | os.O_CREAT, 0o644))
+        mount("/dev/" + name, dev + "/" + name, None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, dev + "/" + name)
+    os.makedirs(dev + "/pts")
+    try:
+        mount("devpts", dev + "/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+        os.symlink("pts/ptmx", dev + "/ptmx")
+    except OSError:
+        pass  # no pseudo-terminals: a test that opens one fails, nothing else does
+
+
+def copy_tree(source, target, owner):
+    """Copy the workspace into the new root, owned by the sandboxed uid; an explicit stack, not recursion
+    (the runner wrote this folder, but depth is never a reason to fail)."""
+    stack = [(source, target)]
+    while stack:
+        here, there = stack.pop()
+        with os.scandir(here) as entries:
+            for entry in entries:
+                destination = there + "/" + entry.name
+                if entry.is_symlink():
+                    os.symlink(os.readlink(entry.path), destination)
+                elif entry.is_dir(follow_symlinks=False):
+                    os.mkdir(destination, 0o755)
+                    stack.append((entry.path, destination))
+                elif entry.is_file(follow_symlinks=False):
+                    copy_file(entry.path, destination, entry.stat(follow_symlinks=False))
+                else:
+                    continue  # no device, FIFO or socket is ever copied in
+                os.lchown(destination, owner, owner)
+
+
+def copy_file(source, target, info):
+    """Contents, permission bits (owner-writable: tests change their fixtures; no set-id bits) and mtime."""
+    mode = (info.st_mode & 0o777) | 0o200
+    reading = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        writing = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-        except OSError:
-            pass  # as `mount -o remount,bind,ro` did: a mount that cannot change stays as it is
+            left = info.st_size
+            while left > 0:
+                sent = os.sendfile(writing, reading, None, min(left, 1 << 30))
+                if sent == 0:
+                    break
+                left -= sent
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
+    os.chmod(target, mode)
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def protect(workspace, listing):
+    """Bind each listed file (the tests, relative to the workspace) read-only onto itself: the code under
+    test can neither change, replace nor remove them, and may still write beside them."""
+    with open(listing) as names:
+        for rel in names.read().splitlines():
+            path = workspace + "/" + rel
+            if rel and not os.path.islink(path) and os.path.isfile(path):
+                mount(path, path, None, MS_BIND)
+                remount_read_only(path, MS_NOSUID | MS_NODEV)
+
+
+def pivot(root):
+    """Make `root` the root and let go of the old one (pivot_root(2); chroot where its number is unknown)."""
+    number = PIVOT_ROOT.get(os.uname().machine)
+    os.chdir(root)
+    if number is None:
+        mount(root, "/", None, 0x2000)  # MS_MOVE
+        call(LIBC.chroot(b"."), "chroot")
+        os.chdir("/")
+        return
+    os.mkdir(root + "/.old-root")
+    call(LIBC.syscall(number, b".", b".old-root"), "pivot_root")
+    os.chdir("/")
+    call(LIBC.umount2(b"/.old-root", MNT_DETACH), "umount old root")
+    os.rmdir("/.old-root")
 
 
 def loopback_up():
@@ -360,26 +558,18 @@ def loopback_up():
         sock.close()
 
 
-def exec_contained(command, processes, drop_to):
-    """Exec the command with no capabilities, the process limit, and (as root) the mapped uid."""
-    if processes:
-        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-    setpriv = system_tool("setpriv")
-    drop = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]
-    if drop_to is not None:
-        # changing uid clears the parent-death signal set above: keep it
-        drop += ["--reuid=%d" % drop_to, "--regid=%d" % drop_to, "--clear-groups", "--pdeathsig=keep"]
-    os.execv(setpriv, drop + ["--"] + command)
-
-
 def main(argv):
     options = Options(argv)
+    die_with_parent(options.number("parent"))
     apply_limits(options.lists["rlimit"])
     join_cgroups(options.lists["join"])
+    with open(options.values["steps"]) as steps_file:
+        steps = json.load(steps_file)
     wait_for_go()
     if options.isolate:
-        isolate(options)
-    run_as_child(options.command)
+        isolate(options, steps)
+    run_steps(steps, options.number("status-fd"), False, None, None)
+    os._exit(0)
 
 
 def launch(argv):
@@ -388,7 +578,7 @@ def launch(argv):
         main(argv)
     except (OSError, ValueError) as exc:
         sys.stderr.write("projectgen sandbox set-up failed: %s\n" % exc)
-        sys.exit(120)
+        sys.exit(SETUP_FAILED)
 
 
 if __name__ == "__main__":

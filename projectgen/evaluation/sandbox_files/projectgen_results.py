@@ -1,13 +1,39 @@
-"""pytest plugin run inside the sandbox: one JSON line per event, written at once.
+"""pytest plugin run inside the sandbox: one signed JSON line per event, written at once to a pipe.
 
-Each line goes straight to the file descriptor (no Python buffering), so the
-results recorded before a crash, an `os._exit` or a SIGKILL are on disk. A passed
-setup writes nothing (a test's "start" line already says it began; its seconds are
-added to the test's next report), which saves a quarter of the writes.
-Standard library only: it runs in the task's environment, not ours.
+The recorder is made by `pytest_bootstrap` before any code under test is imported, and
+it writes to a pipe whose other end is the runner's: nothing written can be rewritten
+later, and nothing is left in the workspace to replace. Each line is a JSON event with
+a sequence number, then a tab and an HMAC of it under a secret the runner handed over
+through another pipe that was closed once read: a line the code under test writes to
+the pipe itself does not carry a valid signature, and the runner counts the run as
+tampered with. The recorder also notes which functions of pytest, pluggy and unittest
+(and its own) exist when it starts, and says so if any of them is later replaced or
+has its code swapped: code under test that patches the test framework at import.
+
+Code in the same process can still read the secret from memory or patch more than
+this checks; docs/sandbox.md says what remains. Each line goes straight to the file
+descriptor (no Python buffering), so the results recorded before a crash, an
+`os._exit` or a SIGKILL reach the runner. A passed setup writes nothing (a test's
+"start" line already says it began; its seconds are added to the test's next
+report). Standard library only: it runs in the task's environment, not ours.
 """
+import hashlib
+import hmac
+import importlib
 import json
 import os
+import time
+
+import pytest
+
+WATCHED_MODULES = (
+    "_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.python_api", "_pytest.raises",
+    "_pytest.main", "_pytest.nodes", "_pytest.outcomes", "_pytest.skipping", "_pytest.unittest",
+    "_pytest.fixtures", "_pytest.assertion", "_pytest.assertion.rewrite", "_pytest.assertion.util",
+    "_pytest.config", "_pytest.terminal", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
+    "pluggy._result", "unittest.case", "unittest.result", "projectgen_results",
+)
+CHECK_EVERY = 0.02  # seconds between integrity checks while tests report; always at the end
 
 
 def _tail(text, limit=4000):
@@ -15,13 +41,97 @@ def _tail(text, limit=4000):
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-class _Recorder:
-    def __init__(self, fd):
+def _function_of(value):
+    """The plain function behind a module attribute or a class member, or None."""
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    if isinstance(value, property):
+        value = value.fget
+    return value if hasattr(value, "__code__") else None
+
+
+def watched_functions(module_names=WATCHED_MODULES):
+    """(holder, name, function, code) for every function of the watched modules and their classes."""
+    found = []
+    for module_name in module_names:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:
+            continue  # not in this pytest version
+        for name, value in list(vars(module).items()):
+            function = _function_of(value)
+            if function is not None:
+                found.append((module, name, value, function.__code__))
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                for member, inner in list(vars(value).items()):
+                    function = _function_of(inner)
+                    if function is not None:
+                        found.append((value, member, inner, function.__code__))
+    return found
+
+
+def framework_folders():
+    """Where pytest's and pluggy's own code lives: changes made from there at configure time are theirs."""
+    folders = []
+    for name in ("_pytest", "pluggy"):
+        module = importlib.import_module(name)
+        folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+    return tuple(folders)
+
+
+class Recorder:
+    """Records pytest's events on `fd`, signed with `secret`, watches the test framework for patches, and runs
+    the canary module's tests (`canary`, a file name) without showing them: they must fail."""
+
+    def __init__(self, fd, secret, canary):
         self.fd = fd
-        self.setup_seconds = {}  # a passed setup is told with the test's next report: one write less per test
+        self.key = secret
+        self.canary = canary
+        self.sequence = 0
+        self.setup_seconds = {}
+        self.watched = watched_functions()
+        self.last_check = time.monotonic()
+        self.tampered = False
+        self.suite_items = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config):
+        """pytest patches itself while it configures (its legacypath plugin, for one): what changed since the
+        recorder started is accepted when the new function's code is pytest's or pluggy's own."""
+        framework = framework_folders()
+        accepted = []
+        for holder, name, value, code in self.watched:
+            current = vars(holder).get(name)
+            function = _function_of(current)
+            if current is not value and function is not None and \
+                    os.path.realpath(function.__code__.co_filename).startswith(framework):
+                accepted.append((holder, name, current, function.__code__))
+            else:
+                accepted.append((holder, name, value, code))
+        self.watched = accepted
+        self.check(force=True)
 
     def emit(self, **event):
-        os.write(self.fd, (json.dumps(event) + "\n").encode("utf-8", "replace"))
+        self.sequence += 1
+        event["seq"] = self.sequence
+        payload = json.dumps(event).encode("utf-8", "replace")
+        signature = hmac.new(self.key, payload, hashlib.sha256).hexdigest()[:32].encode()
+        os.write(self.fd, payload + b"\t" + signature + b"\n")
+
+    def check(self, force=False):
+        """Say once if a watched function was replaced or had its code swapped since the start."""
+        now = time.monotonic()
+        if self.tampered or (not force and now - self.last_check < CHECK_EVERY):
+            return
+        self.last_check = now
+        for holder, name, value, code in self.watched:
+            current = vars(holder).get(name)
+            function = _function_of(current)
+            if current is not value or function is None or function.__code__ is not code:
+                self.tampered = True
+                where = getattr(holder, "__qualname__", None) or getattr(holder, "__name__", "?")
+                self.emit(event="tampered", what="%s.%s was changed while the tests ran" % (where, name))
+                return
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -29,9 +139,27 @@ class _Recorder:
 
     def pytest_collection_modifyitems(self, session, config, items):
         self.emit(event="collected", count=len(items), nodeids=[item.nodeid for item in items])
+        self.suite_items = sum(1 for item in items if not self.is_canary(item))
+        self.check(force=True)
+
+    def is_canary(self, item):
+        return os.path.basename(str(getattr(item, "path", None) or item.fspath)) == self.canary
 
     def pytest_runtest_logstart(self, nodeid, location):
         self.emit(event="start", nodeid=nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """A canary runs through pytest's run protocol like any test, but its reports go to the recorder
+        alone: the terminal (and so the output a model is shown) never mentions it."""
+        if not self.is_canary(item):
+            return None
+        from _pytest.runner import runtestprotocol
+
+        self.emit(event="start", nodeid=item.nodeid)
+        for report in runtestprotocol(item, nextitem=nextitem, log=False):
+            self.pytest_runtest_logreport(report)
+        return True
 
     def pytest_runtest_logreport(self, report):
         duration = getattr(report, "duration", 0.0)
@@ -39,6 +167,7 @@ class _Recorder:
             self.setup_seconds[report.nodeid] = duration
             return
         duration += self.setup_seconds.pop(report.nodeid, 0.0)
+        self.check()
         self.emit(
             event="report",
             nodeid=report.nodeid,
@@ -49,12 +178,9 @@ class _Recorder:
             message=_tail(report.longreprtext) if report.outcome != "passed" else "",
         )
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session, exitstatus):
+        if self.suite_items == 0 and exitstatus == 0:
+            session.exitstatus = exitstatus = 5  # only canaries ran: the suite itself has no tests
+        self.check(force=True)
         self.emit(event="finish", exitstatus=int(exitstatus))
-
-
-def pytest_configure(config):
-    path = os.environ.get("PROJECTGEN_RESULTS_FILE")
-    if path and not config.pluginmanager.has_plugin("projectgen-recorder"):
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        config.pluginmanager.register(_Recorder(fd), "projectgen-recorder")

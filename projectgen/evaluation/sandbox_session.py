@@ -1,0 +1,372 @@
+"""One sandboxed session, from the host's side: its folder, its steps, and what came back from them.
+
+A session is one launch of the sandbox (`sandbox_files/launcher.py`) running a few steps
+one after another in the same workspace (the install step, then the tests). Its folder
+(`SessionFolder`) holds the workspace the runner fills, a control folder of files the
+runner writes and the steps may only read, a mount point for the sandbox's new root and the
+private folders (home, temp, install prefix). What the steps print, how each ended and what
+the test recorder says come back through pipes, never through files in the workspace: the
+code under test can write those, replace them with a FIFO or a link, or fill them. The host
+keeps the end of each step's output, caps what it reads, and stops the session when it
+prints too much or outlives its steps' timeouts (the launcher enforces each step's timeout
+itself; the host's deadline is the backstop).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from projectgen.evaluation.cleanup import remove_tree
+from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup, sandbox_prefix, start_sandboxed
+
+FINISHED, TIMED_OUT, OUTPUT_LIMIT, NOT_RUN, DIED = "finished", "timed out", "output limit", "not run", "died"
+SETUP_FAILED = 120
+OUTPUT_TAIL_CHARS = 6000
+CHANNEL_LIMIT = 64 * 1024**2  # bytes of recorder events read from one session; the rest is dropped
+BACKSTOP_SECONDS = 15.0  # the host's deadline past the steps' own timeouts
+FOLDER_PREFIX = "projectgen-ws-"
+FOLDER_PATTERN = re.compile(rf"^{FOLDER_PREFIX}(\d+)-")
+
+
+@dataclass(frozen=True)
+class SessionFolder:
+    """The host folder of one session (`projectgen-ws-<pid>-<label>-*`: the pid lets a later runner sweep
+    the folder of one that died)."""
+
+    root: Path
+
+    @classmethod
+    def create(cls, parent: Path | None, label: str) -> SessionFolder:
+        if parent:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-{label}-", dir=parent))
+        folder = cls(root)
+        for path in (folder.workspace, folder.control, folder.mountpoint, *folder.private):
+            path.mkdir()
+        return folder
+
+    @property
+    def workspace(self) -> Path:
+        """What the tests run in: the candidate's files and the suite (copied into the sandbox's own disk)."""
+        return self.root / "repo"
+
+    @property
+    def control(self) -> Path:
+        """Files the runner writes for the steps, bound read-only: steps, configuration, the test recorder's."""
+        return self.root / "control"
+
+    @property
+    def mountpoint(self) -> Path:
+        return self.root / "mnt"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def install(self) -> Path:
+        """The install step's prefix (`pip install --prefix`): in the workspace's disk, never the environment."""
+        return self.root / "install"
+
+    @property
+    def private(self) -> tuple[Path, ...]:
+        """Folders the steps may write besides the workspace."""
+        return self.home, self.tmp, self.install
+
+    @property
+    def protect_list(self) -> Path:
+        return self.control / "protected.txt"
+
+    def remove(self) -> None:
+        remove_tree(self.root)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of a session: run in the workspace with exactly `env`, stopped after `timeout` seconds.
+
+    `channel`: it gets the test recorder's pipes (PROJECTGEN_RESULTS_FD, PROJECTGEN_SECRET_FD).
+    `stop_on_failure`: the session ends when it fails (an install step)."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    timeout: float
+    channel: bool = False
+    stop_on_failure: bool = False
+
+
+class Tail:
+    """The last `keep` bytes of a stream and its total length: a flood costs no memory."""
+
+    def __init__(self, keep: int = OUTPUT_TAIL_CHARS) -> None:
+        self.keep = keep
+        self.total = 0
+        self.data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk[-self.keep:]
+        del self.data[:-self.keep]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class StepResult:
+    """How one step ended: FINISHED (with its exit status), TIMED_OUT, OUTPUT_LIMIT, DIED or NOT_RUN."""
+
+    name: str
+    stop: str = NOT_RUN
+    exit_status: int | None = None
+    output: Tail = field(default_factory=Tail)
+
+
+@dataclass
+class SessionResult:
+    steps: list[StepResult]
+    channel: bytes = b""
+    channel_overflow: bool = False
+    secret: bytes = b""
+    setup_error: str | None = None  # the sandbox could not be set up: no step ran
+    oom_kills: int = 0
+
+
+def run_session(containment: Containment, folder: SessionFolder, binds: tuple[str, ...], limits: Limits,
+                steps: list[Step], cgroup: RunCgroup | None = None,
+                prepare: Callable[[], None] | None = None) -> SessionResult:
+    """Run `steps` in one sandbox over `folder`; `prepare` fills the workspace while the launcher starts."""
+    results = [StepResult(step.name) for step in steps]
+    secret = secrets.token_hex(32).encode()
+    pipes = _Pipes.open(len(steps), any(step.channel for step in steps), secret)
+    try:
+        _write_steps(folder, steps, pipes)
+        prefix = sandbox_prefix(containment, folder, binds, limits, cgroup, pipes.status[1])
+        process = start_sandboxed(prefix, cgroup, prepare, cwd=folder.root, env={"LANG": "C.UTF-8"},
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                  pass_fds=pipes.inherited())
+        pipes.close_inherited()
+        pump = _Pump(process, pipes, results, limits.output_bytes,
+                     deadline=time.monotonic() + sum(step.timeout for step in steps) + BACKSTOP_SECONDS)
+        try:
+            pump.run()
+        finally:
+            _kill(process, pump.step_groups)
+            if cgroup:
+                cgroup.kill()
+    finally:
+        pipes.close()
+    log = pump.log.text().strip()
+    setup_error = None
+    if process.returncode == SETUP_FAILED and all(result.stop == NOT_RUN for result in results):
+        setup_error = log.splitlines()[-1] if log else "the sandbox could not be set up"
+    elif process.returncode not in (0, None) and not pump.stopped:
+        for result in results:
+            if result.stop == NOT_RUN and pump.finished_steps == results.index(result):
+                result.stop = DIED  # the launcher died while this step ran
+    return SessionResult(results, bytes(pump.channel), pump.channel_overflow, secret, setup_error,
+                         cgroup.oom_kills() if cgroup else 0)
+
+
+@dataclass
+class _Pipes:
+    """The host's ends and the launcher's ends of every pipe of a session."""
+
+    status: tuple[int, int]
+    outputs: list[tuple[int, int]]
+    channel: tuple[int, int] | None
+    secret: tuple[int, int] | None
+
+    @classmethod
+    def open(cls, steps: int, channel: bool, secret: bytes) -> _Pipes:
+        opened = cls(os.pipe(), [os.pipe() for _ in range(steps)], os.pipe() if channel else None,
+                     os.pipe() if channel else None)
+        if opened.secret:
+            os.write(opened.secret[1], secret)
+            os.close(opened.secret[1])
+            opened.secret = (opened.secret[0], -1)
+        return opened
+
+    def inherited(self) -> tuple[int, ...]:
+        ends = [self.status[1], *(write for _, write in self.outputs)]
+        if self.channel and self.secret:
+            ends += [self.channel[1], self.secret[0]]
+        return tuple(ends)
+
+    def readers(self) -> list[int]:
+        return [self.status[0], *(read for read, _ in self.outputs), *([self.channel[0]] if self.channel else [])]
+
+    def close_inherited(self) -> None:
+        for fd in self.inherited():
+            _close(fd)
+        self.status = (self.status[0], -1)
+        self.outputs = [(read, -1) for read, _ in self.outputs]
+        if self.channel and self.secret:
+            self.channel, self.secret = (self.channel[0], -1), (-1, -1)
+
+    def close(self) -> None:
+        for fd in [*self.readers(), *self.inherited()]:
+            _close(fd)
+
+
+def _close(fd: int) -> None:
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> None:
+    """steps.json for the launcher: each step's command, environment, timeout and descriptors."""
+    described = []
+    for step, (_, output) in zip(steps, pipes.outputs):
+        env = dict(step.env)
+        passed: list[int] = []
+        if step.channel and pipes.channel and pipes.secret:
+            env.update(PROJECTGEN_RESULTS_FD=str(pipes.channel[1]), PROJECTGEN_SECRET_FD=str(pipes.secret[0]))
+            passed = [pipes.channel[1], pipes.secret[0]]
+        described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace),
+                          "timeout": step.timeout, "output_fd": output, "pass_fds": passed,
+                          "stop_on_failure": step.stop_on_failure})
+    (folder.control / "steps.json").write_text(json.dumps(described), encoding="utf-8")
+
+
+class _Pump:
+    """Reads every pipe of a running session until the launcher ends, the output limit is passed or the
+    backstop deadline comes."""
+
+    def __init__(self, process: subprocess.Popen, pipes: _Pipes, results: list[StepResult], limit: int | None,
+                 deadline: float) -> None:
+        self.process = process
+        self.pipes = pipes
+        self.results = results
+        self.limit = limit
+        self.deadline = deadline
+        self.log = Tail(2000)
+        self.channel = bytearray()
+        self.channel_overflow = False
+        self.status_buffer = b""
+        self.finished_steps = 0
+        self.step_groups: list[int] = []
+        self.stopped = False
+        self.output_total = 0
+
+    def run(self) -> None:
+        assert self.process.stdout is not None
+        sources = {self.process.stdout.fileno(): "log", self.pipes.status[0]: "status"}
+        for index, (read, _) in enumerate(self.pipes.outputs):
+            sources[read] = index
+        if self.pipes.channel:
+            sources[self.pipes.channel[0]] = "channel"
+        with selectors.DefaultSelector() as selector:
+            for fd in sources:
+                os.set_blocking(fd, False)
+                selector.register(fd, selectors.EVENT_READ)
+            while sources:
+                if self.process.poll() is not None:
+                    for fd in list(sources):
+                        self._drain(fd, sources[fd])  # what it wrote before it ended; nothing outlives it
+                    return
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    self._stop(TIMED_OUT)
+                    return
+                for key, _ in selector.select(min(remaining, 0.2)):
+                    fd = int(key.fd)
+                    if not self._read(fd, sources[fd]):
+                        selector.unregister(fd)
+                        del sources[fd]
+                    if self.limit and self.output_total > self.limit:
+                        self._stop(OUTPUT_LIMIT)
+                        return
+            self.process.wait()
+
+    def _stop(self, why: str) -> None:
+        """Stop the session: the step that was running ends for `why`."""
+        self.stopped = True
+        if self.finished_steps < len(self.results):
+            self.results[self.finished_steps].stop = why
+
+    def _read(self, fd: int, source: str | int) -> bool:
+        """Take what `fd` has; False at end of file."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if chunk:
+            self._consume(source, chunk)
+        return bool(chunk)
+
+    def _drain(self, fd: int, source: str | int, most: int = 1 << 22) -> None:
+        """What is left in `fd` once the launcher has ended (at most `most` bytes: a straggler without
+        namespaces may still be writing)."""
+        taken = 0
+        while taken < most:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self._consume(source, chunk)
+            taken += len(chunk)
+
+    def _consume(self, source: str | int, chunk: bytes) -> None:
+        if source == "log":
+            self.log.feed(chunk)
+        elif source == "status":
+            self._status(chunk)
+        elif source == "channel":
+            if len(self.channel) + len(chunk) > CHANNEL_LIMIT:
+                self.channel_overflow = True
+            else:
+                self.channel += chunk
+        else:
+            assert isinstance(source, int)
+            self.results[source].output.feed(chunk)
+            self.output_total += len(chunk)
+
+    def _status(self, chunk: bytes) -> None:
+        self.status_buffer += chunk
+        *lines, self.status_buffer = self.status_buffer.split(b"\n")
+        for line in lines:
+            said = json.loads(line)
+            index = int(said["step"])
+            if "pid" in said:
+                self.step_groups.append(int(said["pid"]))
+                continue
+            result = self.results[index]
+            result.stop = FINISHED if said["stop"] == "finished" else TIMED_OUT
+            result.exit_status = said.get("exit")
+            self.finished_steps = index + 1
+
+
+def _kill(process: subprocess.Popen, step_groups: list[int]) -> None:
+    """SIGKILL the launcher's process group and, without namespaces, each step's."""
+    for group in [process.pid, *step_groups]:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    if process.stdout:
+        process.stdout.close()

@@ -1,0 +1,276 @@
+"""Scores a candidate cannot fake: each attack class, written as generated code would write it.
+
+Against DevBench `lice` (skipped without ../shared/datasets), every attack is the weak stub
+candidate plus the attack: it must score no more than the stub alone, and read nothing it must
+never see. The second half are small tasks whose own tests try the same (the hidden suite stashed
+for a later check run, the task folder, host sockets). Each of these scored in full, or leaked,
+before the sandbox had its own root, IPC namespace and signed results pipe.
+"""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.evaluation.report import Outcome
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+# Forges a pass for every test function it can find, on every pipe it holds and in the results file
+# an older sandbox named in the environment.
+FORGE = '''
+import json as _json, os as _os, re as _re, stat as _stat
+def _forge():
+    lines = []
+    for folder, _dirs, files in _os.walk(_os.getcwd()):
+        for name in files:
+            if name.startswith("test_") and name.endswith(".py"):
+                rel = _os.path.relpath(_os.path.join(folder, name), _os.getcwd())
+                try:
+                    source = open(_os.path.join(folder, name)).read()
+                except OSError:
+                    continue
+                for test in _re.findall(r"^def (test_\\w+)", source, _re.M):
+                    nodeid = rel + "::" + test
+                    lines.append({"event": "start", "nodeid": nodeid})
+                    for when in ("call", "teardown"):
+                        lines.append({"event": "report", "nodeid": nodeid, "when": when, "outcome": "passed",
+                                      "duration": 0.0, "wasxfail": False, "message": ""})
+    data = "".join(_json.dumps(line) + "\\n" for line in lines).encode()
+    target = _os.environ.get("PROJECTGEN_RESULTS_FILE")
+    if target:
+        with open(target, "ab") as results:
+            results.write(data)
+    for fd in range(3, 256):
+        try:
+            if _stat.S_ISFIFO(_os.fstat(fd).st_mode):
+                _os.write(fd, data)
+        except OSError:
+            pass
+'''
+
+PATCH_REPORTS = '''
+import _pytest.reports as _reports
+_made = _reports.TestReport.from_item_and_call.__func__
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
+_reports.TestReport.from_item_and_call = classmethod(_passed)
+'''
+
+PATCH_RUNTEST = '''
+import _pytest.python as _python
+_python.Function.runtest = lambda self: None
+'''
+
+PATCH_CODE = '''
+import _pytest.python as _python
+_python.Function.runtest.__code__ = (lambda self: None).__code__
+'''
+
+STEAL_REFERENCE = '''
+import os as _os
+def _steal():
+    mine = _os.path.realpath(__file__)
+    for folder, dirs, files in _os.walk("/"):
+        dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+        if folder.endswith("/lice") and "core.py" in files and _os.path.realpath(folder) != _os.path.dirname(mine):
+            try:
+                source = open(_os.path.join(folder, "core.py")).read()
+            except OSError:
+                continue
+            if "def main" in source:
+                exec(compile(source, "stolen", "exec"), globals())
+                return
+_steal()
+'''
+
+
+def stub(source: str) -> str:
+    """The module with every function body replaced by `raise NotImplementedError` (what a skeleton holds)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = [ast.Raise(exc=ast.Call(func=ast.Name("NotImplementedError", ast.Load()), args=[], keywords=[]),
+                                   cause=None)]
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def lice(shared_datasets: Path) -> Task:
+    return load_task(shared_datasets / "DevBench" / "lice")
+
+
+@pytest.fixture(scope="module")
+def lice_runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("env-cache"), timeout=120))
+    if runner.isolation() != "namespaces":
+        pytest.skip("the namespace sandbox is not available here")
+    return runner
+
+
+@pytest.fixture(scope="module")
+def lice_stub(lice: Task) -> dict[str, str]:
+    return {rel: stub(path.read_text(encoding="utf-8")) for rel, path in lice.reference_files().items()}
+
+
+@pytest.fixture(scope="module")
+def stub_score(lice: Task, lice_runner: SandboxRunner, lice_stub: dict[str, str]) -> int:
+    scored = lice_runner.score(lice, lice_stub, "unit")
+    assert scored.score.expected == 25 and scored.score.passed < 25
+    return scored.score.passed
+
+
+ATTACKS = {
+    "a repo-root pytest.py": {"pytest.py": FORGE + "_forge()\nraise SystemExit(0)\n"},
+    "a repo-root sitecustomize.py": {"sitecustomize.py": FORGE + "_forge()\nimport os\nos._exit(0)\n"},
+    "a repo-root usercustomize.py": {"usercustomize.py": FORGE + "_forge()\nimport os\nos._exit(0)\n"},
+    "a recorder of its own": {"projectgen_results.py": FORGE + "_forge()\nimport os\nos._exit(0)\n"},
+    "a _pytest package of its own": {"_pytest/__init__.py": FORGE + "_forge()\nimport os\nos._exit(0)\n"},
+    "reports patched at import": {"lice/__init__.py": PATCH_REPORTS},
+    "the run protocol patched at import": {"lice/__init__.py": PATCH_RUNTEST},
+    "the run protocol's code swapped at import": {"lice/__init__.py": PATCH_CODE},
+    "results forged at exit": {"lice/__init__.py": FORGE + "import atexit\natexit.register(_forge)\n"},
+    "results forged at import": {"lice/__init__.py": FORGE + "_forge()\n"},
+    "the reference found on the host": {"lice/__init__.py": STEAL_REFERENCE},
+}
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_an_attack_scores_no_more_than_the_stub(attack: str, lice: Task, lice_runner: SandboxRunner,
+                                               lice_stub: dict[str, str], stub_score: int) -> None:
+    candidate = dict(lice_stub)
+    for rel, source in ATTACKS[attack].items():
+        candidate[rel] = source + ("\n" + candidate[rel] if rel in candidate else "")
+    scored = lice_runner.score(lice, candidate, "unit")
+    assert scored.score.passed <= stub_score, (attack, scored.report.tampered, scored.report.output_tail[-2000:])
+
+
+def test_the_reference_still_scores_in_full(lice: Task, lice_runner: SandboxRunner) -> None:
+    """The sandbox that stops the attacks still gives the honest candidate every test."""
+    scored = lice_runner.score(lice, lice.reference_files(), "unit")
+    assert (scored.score.passed, scored.score.expected, scored.report.tampered) == (25, 25, None)
+
+
+# -- tasks whose own tests try it ------------------------------------------------------------
+HIDDEN_MARKER = "hidden-unit-test-7c1f"
+
+STASH = '''
+import ctypes, glob, os
+KEY = 0x7c1f
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+
+def stash(text):
+    data = text.encode()
+    segment = libc.shmget(KEY, 1 << 20, 0o1000 | 0o666)
+    if segment >= 0:
+        address = libc.shmat(segment, None, 0)
+        ctypes.memmove(address, data + b"\\0", len(data) + 1)
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", os.path.expanduser("~")):
+        try:
+            with open(os.path.join(folder, "stash.txt"), "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+def recall():
+    found = []
+    segment = libc.shmget(KEY, 0, 0)
+    if segment >= 0:
+        address = libc.shmat(segment, None, 0o10000)  # SHM_RDONLY
+        found.append(ctypes.string_at(address).decode(errors="replace"))
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", os.path.expanduser("~")):
+        try:
+            found.append(open(os.path.join(folder, "stash.txt")).read())
+        except OSError:
+            pass
+    for folder, dirs, files in os.walk("/"):
+        if folder == "/":
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr")]
+        if os.path.basename(folder) == "unit_tests":
+            for name in files:
+                try:
+                    found.append(open(os.path.join(folder, name)).read())
+                except OSError:
+                    pass
+    return "\\n".join(found)
+'''
+
+
+def two_suite_task(root: Path) -> Task:
+    """A task with a visible check suite and a hidden unit suite that holds HIDDEN_MARKER."""
+    files = {
+        "check_tests/test_check.py": """
+            import stash
+            def test_leak():
+                assert False, stash.recall()
+        """,
+        "unit_tests/test_unit.py": f"""
+            import glob, stash
+            SECRET = "{HIDDEN_MARKER}"
+            def test_stash():
+                stash.stash(open(__file__).read())
+        """,
+    }
+    for rel, body in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return Task(id=root.name, root=root, format="taskdir", docs=Documents(prd="demo"),
+                suites={"check": TestSuite(name="check", paths=("check_tests",)),
+                        "unit": TestSuite(name="unit", paths=("unit_tests",))}, env=EnvSpec())
+
+
+def test_a_hidden_suite_never_reaches_a_later_check_runs_feedback(tmp_path: Path) -> None:
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path / "env-cache", workdir=tmp_path / "ws", timeout=60))
+    if runner.isolation() != "namespaces":
+        pytest.skip("the namespace sandbox is not available here")
+    task = two_suite_task(tmp_path / "two")
+    candidate = {"stash.py": STASH}
+    unit = runner.evaluate(task, candidate, "unit")
+    assert {t.nodeid.split("::")[-1]: t.outcome for t in unit.tests} == {"test_stash": Outcome.PASSED}
+    check = runner.evaluate(task, candidate, "check")
+    assert [t.outcome for t in check.tests] == [Outcome.FAILED]
+    assert HIDDEN_MARKER not in check.tests[0].message and HIDDEN_MARKER not in check.output_tail
+    assert "0x7c1f" not in Path("/proc/sysvipc/shm").read_text()  # no segment left on the host
+
+
+def test_host_sockets_run_folders_and_datasets_are_not_there(tmp_path: Path) -> None:
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path / "env-cache", timeout=60))
+    if runner.isolation() != "namespaces":
+        pytest.skip("the namespace sandbox is not available here")
+    project = Path(__file__).resolve().parents[2]
+    task_root = tmp_path / "reach"
+    (task_root / "unit_tests").mkdir(parents=True)
+    (task_root / "unit_tests" / "test_reach.py").write_text(textwrap.dedent(f"""
+        import glob, os, socket
+        def test_no_run_folders():
+            assert not os.path.exists("/run") and not os.path.exists("/var/run")
+        def test_no_unix_sockets_to_connect_to():
+            found = []
+            for folder, dirs, files in os.walk("/"):
+                if folder == "/":
+                    dirs[:] = [d for d in dirs if d not in ("proc", "dev", "usr", "etc", "sys")]
+                for name in files:
+                    try:
+                        if os.stat(os.path.join(folder, name)).st_mode & 0o170000 == 0o140000:
+                            found.append(os.path.join(folder, name))
+                    except OSError:
+                        pass
+            assert found == []
+        def test_no_checkout_no_datasets_no_task_folder():
+            for path in ({str(project / 'README.md')!r}, {str(project.parent / 'shared')!r},
+                         {str(task_root / 'unit_tests')!r}, "/root/.bashrc", "/root/.ssh"):
+                assert not os.path.exists(path), path
+    """), encoding="utf-8")
+    task = Task(id="reach", root=task_root, format="taskdir", docs=Documents(prd="demo"),
+                suites={"unit": TestSuite(name="unit", paths=("unit_tests",))}, env=EnvSpec())
+    report = runner.evaluate(task, {"calc.py": "x = 1\n"}, "unit")
+    assert {t.nodeid.split("::")[-1]: t.outcome for t in report.tests} == dict.fromkeys(
+        ["test_no_run_folders", "test_no_unix_sockets_to_connect_to", "test_no_checkout_no_datasets_no_task_folder"],
+        Outcome.PASSED), report.output_tail
