@@ -22,8 +22,6 @@ reply that differs by strategy: `projectgen.llm.refinement_replay`), iteration t
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence

@@ -1,12 +1,11 @@
 """run.json: what a run folder holds a run of (its `RunRequest`), its id and how it ended.
 
 Written first (so a killed run can be resumed) and again when the run ends (its status and
-why); `read_manifest` turns a missing or unreadable file into one line for the user.
+why); `parse_manifest` (behind `RunFolder.read_manifest`) turns a missing or unreadable file into one line for the user.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -31,7 +30,7 @@ class RunManifest(RunRequest):
     pid: int | None = Field(default=None, description="the process that last wrote the status")
 
     def request(self) -> RunRequest:
-        """The request alone (what a resume is checked against)."""
+        """The request alone (what a batch unit compares with the one it is given)."""
         return RunRequest.model_validate(self.model_dump(include=set(RunRequest.model_fields)))
 
 

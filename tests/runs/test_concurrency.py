@@ -196,7 +196,7 @@ def test_a_second_process_in_a_busy_run_folder_is_refused(tmp_path: Path) -> Non
 
 def test_resuming_a_run_that_is_still_going_is_refused(tmp_path: Path) -> None:
     from projectgen.errors import ProjectGenError
-    from projectgen.runs import RunFolder, RunManifest, run_livecoder
+    from projectgen.runs import RunFolder, RunManifest
     from projectgen.runs.locking import folder_lock
 
     RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))

@@ -13,7 +13,7 @@ from projectgen.agents import Architect
 from projectgen.config import AttemptSettings
 from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
-from projectgen.graphs import ReviewDecision, architecture_stage
+from projectgen.graphs import architecture_stage
 from projectgen.llm import ScriptedChatModel
 from projectgen.runs import read_pending_review, review_run, run_livecoder
 
