@@ -189,10 +189,8 @@ def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
     return found
 
 
-# Package cycles known and being removed. graphs <-> runs (graphs.attempts records with runs.layout and
-# runs.summary; graphs.studio starts runs) is taken apart with the run-folder work of issue 28: delete
-# the entry when it is gone (the test below fails on an entry that no longer applies).
-KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = {frozenset({"graphs", "runs"})}
+# Package cycles known and being removed (none now): the test below fails on an entry that no longer applies.
+KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = set()
 
 
 def test_cycles_finds_each_tangle_whole() -> None:

@@ -9,8 +9,9 @@ only what is missing (an error unit runs again). The folder holds::
 
     ledger.jsonl                 one line per validated task and per finished task run
     <model>/<strategy>-<context>/<task>/
-        usage.jsonl, calls.jsonl the run's model calls (the call cache: a rerun repeats no finished call)
-        turns.json, turns/K/...  each turn's record and the file it produced
+        a run folder (`projectgen.runs.refinement`): run.json, checkpoints, events.jsonl, usage.jsonl,
+        prompts.jsonl, calls.jsonl (a rerun repeats no finished call); turns.json, turns/K/... each turn's
+        record and the file it produced
     results.json, results.md, results.html
 
 Models: a spec as for ``experiment --model`` ([LABEL=]SPEC); ``reference`` answers every turn
@@ -21,8 +22,6 @@ reply that differs by strategy: `projectgen.oracles.refinement_replay`), iterati
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -51,8 +50,6 @@ from projectgen.runs.locking import folder_lock
 
 BUNDLED_REPLAY = "refine.replay"  # scripts/refine.replay.json: `scripted:examples`
 EXAMPLES = "examples"
-TURNS_JSON = "turns.json"
-TURN_FILES = "turns"
 
 
 def resolve_model(text: str) -> ExperimentModel:
@@ -257,29 +254,16 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         return row.model_copy(update={"folder": str(unit.folder)})
 
     def run(self, unit: TaskRunUnit, state: TurnTests) -> TaskRunRow:
-        from projectgen.agents.base import ModelGateway
-        from projectgen.agents.refiner import Refiner
-        from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph,
-                                                  initial_refinement_state, recursion_limit)
-        from projectgen.llm import CallCache, TokenBudget, UsageRecorder
+        from projectgen.runs.refinement import refinement_request, run_refinement_task
 
-        folder, task = unit.folder, unit.task
-        folder.mkdir(parents=True, exist_ok=True)
-        model = build_model(unit.model, task, unit.strategy, unit.context, base_url=self.base_url,
+        model = build_model(unit.model, unit.task, unit.strategy, unit.context, base_url=self.base_url,
                             sampling=self.sampling)
-        budget = None
-        if self.max_tokens is not None:
-            budget = TokenBudget(self.max_tokens, used=UsageRecorder.load(folder / layout.USAGE).totals().total_tokens)
-        gateway = ModelGateway(recorder=UsageRecorder(folder / layout.USAGE), budget=budget,
-                               cache=CallCache(folder / layout.CALLS, scope=unit.key, after_put=unit.sync))
+        request = refinement_request(unit.task, spec=unit.model.spec, strategy=unit.strategy, context=unit.context,
+                                     max_tokens=self.max_tokens)
         progress = self.progress
-        context = RefinementContext(task=task, evaluate=state.evaluate, gateway=gateway, expected=dict(unit.expected),
-                                    progress=(lambda message: progress(unit.key, message)) if progress else None)
-        graph = build_refinement_graph(Refiner(model), unit.strategy, unit.context)
-        final = asyncio.run(graph.ainvoke(initial_refinement_state(task, unit.strategy, unit.context),
-                                          config={"recursion_limit": recursion_limit(task)}, context=context))
-        records = sorted(final.get("turns") or [], key=lambda r: r["turn"])
-        write_turns(folder, task, records)
+        records = run_refinement_task(unit.task, unit.folder, request, model=model, evaluate=state.evaluate,
+                                      expected=dict(unit.expected), scope=unit.key, sync=unit.sync,
+                                      progress=(lambda message: progress(unit.key, message)) if progress else None)
         turns = [TurnRow(turn=r["turn"], passed=bool(r.get("passed")), tests_passed=r.get("tests_passed", 0),
                          tests_total=r.get("tests_total", 0), status=r.get("status", ""),
                          input_tokens=r.get("input_tokens", 0), output_tokens=r.get("output_tokens", 0),
@@ -302,13 +286,6 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         if not row.ok or self.specs.get(row.model) != row.spec or self.turn_counts.get(row.task_id) != len(row.turns):
             return None
         return row
-
-
-def write_turns(folder: Path, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
-    """Each turn's file under ``turns/K/<target>`` and every record in ``turns.json``, for a person to read."""
-    for record in records:
-        write_atomic(folder / TURN_FILES / str(record["turn"]) / task.target, record.get("code") or "")
-    write_atomic(folder / TURNS_JSON, json.dumps(list(records), indent=1) + "\n")
 
 
 @dataclass(frozen=True)

@@ -94,14 +94,15 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
         from projectgen.llm.naming import describe_model
-        from projectgen.runs.reflection import run_reflection
+        from projectgen.runs.reflection import reflection_request, run_reflection
 
         model = self.model_for(unit)
         progress = self.progress
-        result = run_reflection(unit.exercise, unit.run_dir, model=model, edit_format=unit.edit_format,
-                                tries=self.tries, runner=state, model_slug=unit.model.slug,
-                                model_label=describe_model(model), scope=unit.key, sync=unit.sync,
-                                checkpoint_url=self.checkpoint_url,
+        request = reflection_request(unit.exercise, spec=unit.model.spec, model_label=describe_model(model),
+                                     edit_format=unit.edit_format, tries=self.tries,
+                                     checkpoint_url=self.checkpoint_url)
+        result = run_reflection(unit.exercise, unit.run_dir, request, model=model, runner=state,
+                                model_slug=unit.model.slug, scope=unit.key, sync=unit.sync,
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,

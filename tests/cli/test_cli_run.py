@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.config import AttemptSettings
+from projectgen.runs import RunRequest
 from projectgen.cli import main
 from projectgen.datasets.examples import example_script_path, example_task_path
 from projectgen.datasets.loaders import load_task
@@ -156,8 +158,7 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
     task = load_task(example_task_path("kvstore"))
     out = tmp_path / "run"
     with pytest.raises(ModelCallError):
-        run_livecoder(task, out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task),
-                      model_specs=specs, settings=Settings(retries=0), evaluate_unit=False)
+        run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(measure_unit_tests=False), models=specs, settings=Settings(retries=0)), out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task))
     assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
 
 
@@ -215,9 +216,11 @@ def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, env_cache: Pat
 
 
 def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
-    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest, read_manifest, write_manifest
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
+    from projectgen.runs.folder import read_manifest
 
-    write_manifest(tmp_path, RunManifest(run_id="r", task_path="t", task_id="t"))
+    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path="t", task_id="t"))
     assert json.loads((tmp_path / "run.json").read_text())["schema_version"] == MANIFEST_SCHEMA_VERSION == 1
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t"}))
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import RunRequest
 from projectgen.agents import Coder, DirectGenerator, IncompleteFileError, ModelGateway, Reply, SkeletonWriter, Verdict
 from projectgen.agents.skeleton import code_from_reply
 from projectgen.config import AttemptSettings, Settings
@@ -291,8 +293,7 @@ def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tm
         {"role": "coder", "target": path, "iteration": 2, "content": make_whole_file_reply([path], reference)},
         {"role": "code_judge", "iteration": 1, "content": {"summary": "", "files": [{"path": path}]}}]
     out = tmp_path / "run"
-    outcome = run_livecoder(task, out, models=ScriptedChatModel.from_responses(script),
-                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), out, models=ModelRoles(ScriptedChatModel.from_responses(script)))
 
     assert (out / "repository" / path).read_text() == reference[path]
     assert outcome.summary["final"]["score"] == 1.0

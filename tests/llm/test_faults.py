@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from projectgen.runs import resume_livecoder
+from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
@@ -320,9 +322,7 @@ def run_cell(task, runner: SandboxRunner, sentinels: Sentinels, plan: FaultPlan 
                             plan=FaultPlan.parse(plan) if isinstance(plan, str) else plan)
     outcome, error = None, None
     try:
-        outcome = run_livecoder(task, sentinels.out, models=model, settings=settings, attempt_settings=attempts,
-                                runner=cell_runner(runner, sentinels), max_tokens=max_tokens, force=True,
-                                evaluate_unit=False)
+        outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=attempts.model_copy(update={"measure_unit_tests": False}), settings=settings, max_tokens=max_tokens), sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels), force=True)
     except ModelCallError as exc:
         error = exc
     if expect_failure is not None:
@@ -413,9 +413,7 @@ def test_a_failure_keeps_the_best_so_far_and_the_run_resumes(task, runner, senti
     assert found["events"][-1]["final"] == {"source": "best", "attempt": 1, "score": pytest.approx(0.8)}
     # the model is back: the run continues from the failed step and finishes
     model = ScriptedChatModel.from_responses(replay(task, off_by_one=True))
-    resumed = run_livecoder(task, sentinels.out, models=model, settings=SETTINGS, attempt_settings=ATTEMPTS,
-                            runner=cell_runner(runner, sentinels),
-                            resume=True, evaluate_unit=False)
+    resumed = resume_livecoder(sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels))
     assert resumed.summary["status"] == "finished"
     assert {c["role"] for c in model.calls} == {"coder"}  # attempt 2's code stage, nothing done before again
     assert resumed.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}

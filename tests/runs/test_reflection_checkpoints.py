@@ -49,10 +49,9 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         yield request.getfixturevalue("postgres_url"), None
         return
     import projectgen.runs.checkpoints as checkpoints
-    import projectgen.runs.reflection as reflection
 
     fake = SharedStore()
-    monkeypatch.setattr(reflection, "open_checkpointer", fake.open)
+    monkeypatch.setattr(checkpoints, "open_checkpointer", fake.open)
     monkeypatch.setattr(checkpoints, "check_checkpoint_database", fake.check)
     yield FAKE_URL, fake
 
