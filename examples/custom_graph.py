@@ -115,7 +115,7 @@ def build_graph(models: Any, settings: Settings):
     """Architecture stage, then a code stage judged by the code judge and the lint judge."""
     agents = Agents.from_models(models)
     return build_project_graph(stages=[
-        ("architecture", architecture_stage(agents.architect, agents.architecture_judge, settings)),
+        ("architecture", architecture_stage(agents.architect, [agents.architecture_judge], settings)),
         ("code", code_stage(agents.coder, [agents.code_judge, LintJudge()], settings)),
     ])
 

@@ -1,16 +1,17 @@
 """Architecture stage: architect <-> architecture judge, until accepted or the cap (default 3)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from projectgen.agents.base import Verdict
+from projectgen.agents.base import Verdict, combine_verdicts
 from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, with_threshold_rule
+from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_threshold_rule
 from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
     ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of, stage_memory,
@@ -51,9 +52,9 @@ async def design_architecture(state: ProjectState, runtime: Runtime[RunContext],
 
 
 async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], *,
-                             judge: ArchitectureReviewer | None, settings: Settings) -> dict[str, Any]:
-    """Node "judge_architecture": the judge's verdict, or the parser's when no usable tree came (only the
-    parser's without a judge)."""
+                             judges: Sequence[ArchitectureReviewer], settings: Settings) -> dict[str, Any]:
+    """Node "judge_architecture": the judges' combined verdict (all must accept), or the parser's when no
+    usable tree came (only the parser's without a judge)."""
     ctx = runtime.context
     cap = settings.cap(STAGE)
     iteration = iteration_of(state, STAGE)
@@ -62,13 +63,14 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
     if error or ssat is None:
         verdict = Verdict(judge="parser", stage=STAGE, iteration=iteration, score=0, accepted=False,
                           feedback=error or "no architecture tree was produced")
-    elif judge is None:  # no judge (ProjectGen w/o iter): the tree is used as it is
+    elif not judges:  # no judge (ProjectGen w/o iter): the tree is used as it is
         ctx.say(f"architecture {iteration}/{cap}: no judge, moving on")
         return {}
     else:
-        verdict = await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
-                                     threshold=settings.threshold)
-        verdict = with_threshold_rule(verdict, settings)
+        verdict = combine_verdicts([
+            with_threshold_rule(await judge.review(ctx.gateway, documents_of(state), ssat, iteration=iteration,
+                                                   threshold=settings.threshold), settings)
+            for judge in judges])
     update: dict[str, Any] = {"verdicts": [verdict_record(verdict)]}
     ctx.say(f"architecture {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
     if not verdict.accepted and iteration >= cap and ssat is None:
@@ -76,19 +78,21 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
     return update
 
 
-def architecture_stage(architect: ArchitectureGenerator, judge: ArchitectureReviewer | None,
+def architecture_stage(architect: ArchitectureGenerator, judges: Sequence[ArchitectureReviewer] | None,
                        settings: Settings | None = None, *, review: bool = False):
-    """The compiled stage subgraph; `architect` has ``design(...)``, `judge` has ``review(...)``.
+    """The compiled stage subgraph; `architect` has ``design(...)``, each judge has ``review(...)`` (all
+    must accept: `combine_verdicts`).
 
-    Without a judge (``judge=None``: ProjectGen w/o iter) the architect designs once; the run stops
+    Without judges (``None`` or ``[]``: ProjectGen w/o iter) the architect designs once; the run stops
     only when that tree cannot be used. With `review` the tree the stage ends with waits for a person's
     decision (node "review_architecture", `projectgen.graphs.review`; the graph needs a checkpointer)."""
     settings = settings or Settings()
-    if judge is None:
+    judges = judge_list(judges, STAGE)
+    if not judges:
         settings = settings.model_copy(update={"architecture_iterations": 1})
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("architect", bind(design_architecture, architect=architect, settings=settings))
-    graph.add_node("judge_architecture", bind(judge_architecture, judge=judge, settings=settings))
+    graph.add_node("judge_architecture", bind(judge_architecture, judges=judges, settings=settings))
     graph.add_edge(START, "architect")
     graph.add_edge("architect", "judge_architecture")
     reviewer = review_stage_name(STAGE) if review else None

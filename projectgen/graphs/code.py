@@ -29,7 +29,7 @@ from projectgen.agents.protocols import CodeGenerator, CodeReviewer
 from projectgen.config import EditFormat, Settings
 from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, with_rejections
+from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_rejections
 from projectgen.graphs.state import (
     ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
     rejections_of, ssat_of, stage_memory, verdict_record,
@@ -207,11 +207,12 @@ async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judge
     return {"verdicts": [verdict_record(verdict)], "memory": entries, "pending": {p: None for p in pending}}
 
 
-def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer], settings: Settings | None = None):
+def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, settings: Settings | None = None):
     """The compiled stage subgraph. `coder` has ``fill``/``repair``; each judge has ``review(...)``
-    (the code judge first; all must accept). With no judges (ProjectGen w/o iter) every file is
-    filled once and nothing is run or repaired."""
+    (the code judge first; all must accept: `combine_verdicts`). With no judges (``None`` or ``[]``:
+    ProjectGen w/o iter) every file is filled once and nothing is run or repaired."""
     settings = settings or Settings()
+    judges = judge_list(judges, STAGE)
     if not judges:
         settings = settings.model_copy(update={"code_iterations": 1})
     cap = settings.cap(STAGE)

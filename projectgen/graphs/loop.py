@@ -1,7 +1,7 @@
 """What every graph builder shares: binding a node's fixed arguments, the generate <-> judge loop."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -12,6 +12,7 @@ from projectgen.config import Settings
 from projectgen.graphs.state import ProjectState, iteration_of, last_verdict
 
 Result = TypeVar("Result")
+Judge = TypeVar("Judge")
 
 
 def bind(node: Callable[..., Result], **fixed: Any) -> Callable[..., Result]:
@@ -22,6 +23,16 @@ def bind(node: Callable[..., Result], **fixed: Any) -> Callable[..., Result]:
     bound = partial(node, **fixed)
     bound.__name__ = node.__name__  # type: ignore[attr-defined]  # partial objects take attributes
     return bound
+
+
+def judge_list(judges: Sequence[Judge] | None, stage: str) -> tuple[Judge, ...]:
+    """A stage's judges as a tuple: None or [] means no judge. A single judge is refused with a clear
+    message (every stage builder takes a list, so there is one way to give one judge or several)."""
+    if judges is None:
+        return ()
+    if not isinstance(judges, (list, tuple)):
+        raise TypeError(f"{stage}_stage takes a list of judges (e.g. [judge]), not {type(judges).__name__}")
+    return tuple(judges)
 
 
 def after_judge(stage: str, cap: int, generator: str, review: str | None = None) -> Callable[[ProjectState], str]:

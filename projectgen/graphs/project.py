@@ -29,13 +29,13 @@ def default_stages(agents: Agents, settings: Settings, *, judges: bool = True,
     architecture = "architecture" in review
     skeleton = "skeleton" in review
     if not judges:
-        return [("architecture", architecture_stage(agents.architect, None, settings, review=architecture)),
-                ("skeleton", skeleton_stage(agents.skeleton, None, settings, review=skeleton)),
+        return [("architecture", architecture_stage(agents.architect, [], settings, review=architecture)),
+                ("skeleton", skeleton_stage(agents.skeleton, [], settings, review=skeleton)),
                 ("code", code_stage(agents.coder, [], settings))]
     return [
-        ("architecture", architecture_stage(agents.architect, agents.architecture_judge, settings,
+        ("architecture", architecture_stage(agents.architect, [agents.architecture_judge], settings,
                                             review=architecture)),
-        ("skeleton", skeleton_stage(agents.skeleton, agents.skeleton_judge, settings, review=skeleton)),
+        ("skeleton", skeleton_stage(agents.skeleton, [agents.skeleton_judge], settings, review=skeleton)),
         ("code", code_stage(agents.coder, [agents.code_judge, *agents.extra_code_judges], settings)),
     ]
 

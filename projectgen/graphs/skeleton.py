@@ -10,17 +10,18 @@ limits both to its files.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from projectgen.agents.base import IncompleteFileError
+from projectgen.agents.base import IncompleteFileError, combine_verdicts
 from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, with_rejections, with_threshold_rule
+from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_rejections, with_threshold_rule
 from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
     ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
@@ -113,36 +114,40 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
 
 
 async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
-                         judge: SkeletonReviewer | None, settings: Settings) -> dict[str, Any]:
-    """Node "judge_skeleton": the judge's verdict on all skeleton files (none without a judge)."""
+                         judges: Sequence[SkeletonReviewer], settings: Settings) -> dict[str, Any]:
+    """Node "judge_skeleton": the judges' combined verdict on all skeleton files (all must accept; none
+    without a judge)."""
     ctx = runtime.context
     cap = settings.cap(STAGE)
     iteration = iteration_of(state, STAGE)
-    if judge is None:
+    if not judges:
         ctx.say(f"skeleton {iteration}/{cap}: no judge, moving on")
         return {}
-    verdict = await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {}, iteration=iteration,
-                                 threshold=settings.threshold)
-    verdict = with_rejections(with_threshold_rule(verdict, settings), rejections_of(state, STAGE, iteration))
+    verdicts = [with_threshold_rule(await judge.review(ctx.gateway, ssat_of(state), state.get("skeleton") or {},
+                                                       iteration=iteration, threshold=settings.threshold), settings)
+                for judge in judges]
+    verdict = with_rejections(combine_verdicts(verdicts), rejections_of(state, STAGE, iteration))
     ctx.say(f"skeleton {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}")
     return {"verdicts": [verdict_record(verdict)]}
 
 
-def skeleton_stage(writer: SkeletonGenerator, judge: SkeletonReviewer | None, settings: Settings | None = None,
-                   *, review: bool = False):
-    """The compiled stage subgraph; `writer` has ``write(...)``, `judge` has ``review(...)``.
+def skeleton_stage(writer: SkeletonGenerator, judges: Sequence[SkeletonReviewer] | None,
+                   settings: Settings | None = None, *, review: bool = False):
+    """The compiled stage subgraph; `writer` has ``write(...)``, each judge has ``review(...)`` (all must
+    accept: `combine_verdicts`).
 
-    Without a judge (``judge=None``: ProjectGen w/o iter) every file is written once. With `review` the
+    Without judges (``None`` or ``[]``: ProjectGen w/o iter) every file is written once. With `review` the
     skeleton the stage ends with waits for a person's decision (node "review_skeleton",
     `projectgen.graphs.review`; the graph needs a checkpointer)."""
     settings = settings or Settings()
-    if judge is None:
+    judges = judge_list(judges, STAGE)
+    if not judges:
         settings = settings.model_copy(update={"skeleton_iterations": 1})
     cap = settings.cap(STAGE)
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("plan_skeleton", bind(plan_skeleton, cap=cap))
     graph.add_node("write_skeleton_file", bind(write_skeleton_file, skeleton_writer=writer))
-    graph.add_node("judge_skeleton", bind(judge_skeleton, judge=judge, settings=settings))
+    graph.add_node("judge_skeleton", bind(judge_skeleton, judges=judges, settings=settings))
     graph.add_edge(START, "plan_skeleton")
     graph.add_conditional_edges("plan_skeleton", bind(fan_out, gamma=settings.gamma),
                                 ["write_skeleton_file", "judge_skeleton"])

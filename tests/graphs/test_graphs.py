@@ -279,7 +279,7 @@ def test_an_unusable_architect_reply_becomes_feedback_for_the_next_iteration(tas
         {"role": "architect", "iteration": 2, "content": ssat_data(TREE)},
     ])
     architect, judge = RecordingArchitect(model), FakeJudge("architecture", accept_at=1)
-    graph = build_project_graph(stages=[("architecture", architecture_stage(architect, judge))])
+    graph = build_project_graph(stages=[("architecture", architecture_stage(architect, [judge]))])
     state = run(graph, task)
     first, second = state["verdicts"]
     assert first["judge"] == "parser" and not first["accepted"] and first["score"] == 0
@@ -307,7 +307,7 @@ def test_architect_receives_memory_of_earlier_revisions(task):
                 3: "the penguin cli flags are unclear", 4: "the zebra storage layer is still missing"}
     architect = FakeArchitect()
     judge = FakeJudge("architecture", accept_at=None, feedback=feedback)
-    stage = architecture_stage(architect, judge, Settings(architecture_iterations=5, gamma=2))
+    stage = architecture_stage(architect, [judge], Settings(architecture_iterations=5, gamma=2))
     state = run(build_project_graph(stages=[("architecture", stage)]), task)
     memory = [c["memory"] for c in architect.calls]
     assert memory[0] == "" and memory[1] == ""  # nothing revised yet
@@ -330,7 +330,7 @@ def test_skeleton_revision_rewrites_only_the_files_the_judge_named(task):
                       files={1: {"pkg/mid.py": "mid_value needs a scale parameter"}})
     state = dict(initial_state(task))
     state["ssat"] = ssat_data(TREE)
-    state = run(skeleton_stage(writer, judge), task, state)
+    state = run(skeleton_stage(writer, [judge]), task, state)
     assert sorted(c["path"] for c in writer.calls if c["iteration"] == 1) == PATHS
     second = [c for c in writer.calls if c["iteration"] == 2]
     assert [c["path"] for c in second] == ["pkg/mid.py"]
@@ -365,7 +365,7 @@ def test_the_skeleton_stage_gives_a_writer_the_starter_file_of_its_path(task):
     writer = StarterSkeletonWriter()
     state = dict(initial_state(task))
     state["ssat"] = ssat_data(TREE)
-    state = run(skeleton_stage(writer, FakeJudge("skeleton", accept_at=1)), task, state)
+    state = run(skeleton_stage(writer, [FakeJudge("skeleton", accept_at=1)]), task, state)
     assert {c["path"]: c["starter"] for c in writer.calls} == {p: STARTER_STUB if p == "pkg/base.py" else None
                                                                for p in PATHS}
     assert state["skeleton"]["pkg/base.py"] == STARTER_STUB
@@ -373,13 +373,13 @@ def test_the_skeleton_stage_gives_a_writer_the_starter_file_of_its_path(task):
     plain = FakeSkeletonWriter()
     state = dict(initial_state(load_task(example_task_path("kvstore"))))
     state["ssat"] = ssat_data(TREE)
-    run(skeleton_stage(plain, FakeJudge("skeleton", accept_at=1)), task, state)
+    run(skeleton_stage(plain, [FakeJudge("skeleton", accept_at=1)]), task, state)
     assert sorted(c["path"] for c in plain.calls) == PATHS
 
 
 def test_a_graph_without_a_skeleton_stage_starts_a_starter_file_from_it(task):
     coder = FakeCoder()
-    stages = [("architecture", architecture_stage(FakeArchitect(), FakeJudge("architecture", accept_at=1))),
+    stages = [("architecture", architecture_stage(FakeArchitect(), [FakeJudge("architecture", accept_at=1)])),
               ("code", code_stage(coder, [FakeJudge("code", accept_at=1)]))]
     state = run(build_project_graph(stages=stages), with_starter(task))
     assert {c["path"]: c["skeleton"] for c in coder.fills} == {**STUBS, "pkg/base.py": STARTER_STUB}
@@ -542,7 +542,7 @@ def test_a_search_replace_edit_that_does_not_apply_is_recorded_and_fed_back(task
 
 def test_a_graph_without_a_skeleton_stage_fills_from_the_tree_stubs(task):
     coder = FakeCoder()
-    stages = [("architecture", architecture_stage(FakeArchitect(), FakeJudge("architecture", accept_at=1))),
+    stages = [("architecture", architecture_stage(FakeArchitect(), [FakeJudge("architecture", accept_at=1)])),
               ("code", code_stage(coder, [FakeJudge("code", accept_at=1)]))]
     state = run(build_project_graph(stages=stages), task)
     assert set(state["iterations"]) == {"architecture", "code"}
@@ -568,6 +568,37 @@ def test_an_extra_code_judge_must_also_accept(task):
     assert state["iterations"]["code"] == 3 and never.calls == [1, 2, 3]
     assert agents.code_judge.calls == [1, 2, 3]
     assert not state["verdicts"][-1]["accepted"]
+
+
+def test_every_stage_combines_its_judges_all_must_accept(task):
+    # architecture: the second judge holds the stage one iteration longer; its feedback reaches the architect
+    keen = FakeJudge("architecture", accept_at=1, name="keen")
+    strict = FakeJudge("architecture", accept_at=2, name="strict", feedback={1: "name the storage layer"})
+    architect = FakeArchitect()
+    state = run(build_project_graph(stages=[("architecture", architecture_stage(architect, [keen, strict]))]), task)
+    assert keen.calls == [1, 2] and strict.calls == [1, 2]
+    assert [(v["judge"], v["accepted"]) for v in state["verdicts"]] == [("keen+strict", False), ("keen+strict", True)]
+    assert "[strict] name the storage layer" in architect.calls[1]["feedback"]
+
+    # skeleton: the same rule
+    first = FakeJudge("skeleton", accept_at=1, name="first")
+    second = FakeJudge("skeleton", accept_at=2, name="second")
+    start = {**initial_state(task), "ssat": ssat_data(TREE)}
+    state = run(skeleton_stage(FakeSkeletonWriter(), [first, second]), task, start)
+    assert state["iterations"]["skeleton"] == 2 and first.calls == [1, 2] and second.calls == [1, 2]
+    assert state["verdicts"][-1]["judge"] == "first+second" and state["verdicts"][-1]["accepted"]
+
+
+@pytest.mark.parametrize("build", [
+    lambda judge: architecture_stage(FakeArchitect(), judge),
+    lambda judge: skeleton_stage(FakeSkeletonWriter(), judge),
+    lambda judge: code_stage(FakeCoder(), judge),
+], ids=["architecture", "skeleton", "code"])
+def test_a_stage_takes_a_list_of_judges_not_one_judge(build):
+    with pytest.raises(TypeError, match=r"takes a list of judges \(e.g. \[judge\]\)"):
+        build(FakeJudge("any"))
+    build(None)  # None and [] both mean "no judge"
+    build([])
 
 
 def test_graph_builders_reject_what_cannot_run():
@@ -703,7 +734,7 @@ def test_the_threshold_rule_decides_a_score_at_the_threshold(task, rule, score, 
     ssat = ssat_data(ssat_from_repository(task.reference_repository(), "kvstore"))
     state = {"task_id": task.id, "documents": task.docs.model_dump(), "ssat": ssat, "iterations": {"architecture": 1}}
     ctx = RunContext(task=task, runner=NoSandbox(), progress=lambda message: None)  # type: ignore[arg-type]
-    update = asyncio.run(judge_architecture(state, Runtime(context=ctx), judge=ScoringJudge(score),
+    update = asyncio.run(judge_architecture(state, Runtime(context=ctx), judges=[ScoringJudge(score)],
                                             settings=settings))
     assert update["verdicts"][0]["accepted"] is accepted and settings.accepts(score) is accepted
 

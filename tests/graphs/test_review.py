@@ -91,9 +91,10 @@ def two_stages(*, architect=None, writer=None, arch_judge=None, skel_judge=None,
               "arch_judge": arch_judge if arch_judge is not None else Judge("architecture", 2),
               "skel_judge": skel_judge if skel_judge is not None else Judge("skeleton", 1)}
     settings = settings or Settings()
-    stages = [("architecture", architecture_stage(agents["architect"], agents["arch_judge"] or None, settings,
+    judges = {name: [agents[name]] if agents[name] else [] for name in ("arch_judge", "skel_judge")}
+    stages = [("architecture", architecture_stage(agents["architect"], judges["arch_judge"], settings,
                                                   review="architecture" in review)),
-              ("skeleton", skeleton_stage(agents["writer"], agents["skel_judge"] or None, settings,
+              ("skeleton", skeleton_stage(agents["writer"], judges["skel_judge"], settings,
                                           review="skeleton" in review))]
     return build_project_graph(stages=stages, checkpointer=InMemorySaver()), agents
 
@@ -204,7 +205,7 @@ def test_review_names_and_decisions_are_checked() -> None:
     with pytest.raises(ProjectGenError, match="cannot review 'code'"):
         check_review_stages(["code"])
     with pytest.raises(ProjectGenError, match="build your stages with review=True"):
-        build_project_graph(stages=[("architecture", architecture_stage(Architect(), None))], review=["skeleton"])
+        build_project_graph(stages=[("architecture", architecture_stage(Architect(), []))], review=["skeleton"])
     with pytest.raises(ValueError, match="only an edit gives a tree or files"):
         ReviewDecision(action="approve", tree={})
     request = {"stage": "architecture", "tree": ssat_data(TREE)}

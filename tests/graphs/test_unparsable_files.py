@@ -175,7 +175,7 @@ class RecordingWriter(SkeletonWriter):
 def test_a_prose_skeleton_is_left_out_and_rewritten_with_its_syntax_error(task):
     writer = RecordingWriter(skeleton_model({1: PROSE, 2: fenced(STUBS[BASE])}))
     judge = RepositoryJudge("skeleton", accept_at=1)
-    state = run(skeleton_stage(writer, judge), task, {**initial_state(task), "ssat": ssat_data(TREE)})
+    state = run(skeleton_stage(writer, [judge]), task, {**initial_state(task), "ssat": ssat_data(TREE)})
     assert BASE not in judge.seen[0] and "pkg/top.py" in judge.seen[0]
     assert [v["accepted"] for v in state["verdicts"]] == [False, True]
     second = [c for c in writer.calls if c["iteration"] == 2]
@@ -189,7 +189,7 @@ def test_a_prose_skeleton_is_left_out_and_rewritten_with_its_syntax_error(task):
 def test_without_a_judge_a_refused_skeleton_is_filled_from_the_tree_stub(task):
     writer = RecordingWriter(skeleton_model({1: PROSE}))
     coder = RecordingCoder(coder_model({1: fenced(SOURCE[BASE])}))
-    graph = build_project_graph(stages=[("skeleton", skeleton_stage(writer, None)), ("code", code_stage(coder, []))])
+    graph = build_project_graph(stages=[("skeleton", skeleton_stage(writer, [])), ("code", code_stage(coder, []))])
     state = run(graph, task, {**initial_state(task), "ssat": ssat_data(TREE)})
     assert [r["id"] for r in state["rejected"]] == [f"skeleton:1:{BASE}"]
     assert state["skeleton"][BASE] == STUBS[BASE]  # the code stage started the file from the tree's stub
@@ -223,7 +223,7 @@ def test_a_fill_cut_at_the_output_cap_keeps_the_skeleton_and_the_repair_is_told_
 def test_a_skeleton_cut_at_the_output_cap_is_left_out_and_rewritten(task):
     writer = RecordingWriter(skeleton_model({1: LONG_BASE, 2: fenced(STUBS[BASE])}))
     judge = RepositoryJudge("skeleton", accept_at=1)
-    state = run(skeleton_stage(writer, judge), task, {**initial_state(task), "ssat": ssat_data(TREE)},
+    state = run(skeleton_stage(writer, [judge]), task, {**initial_state(task), "ssat": ssat_data(TREE)},
                 gateway=ModelGateway(max_reply_chars=CAP))
     assert BASE not in judge.seen[0] and [r["error"] for r in state["rejected"]] == [cut_off_error()]
     second = [c for c in writer.calls if c["iteration"] == 2]

@@ -56,7 +56,7 @@ def custom_stages(model: Any, judge: RecordingJudge, audit_calls: list[int], *, 
     """examples/custom_graph.py's shape: no skeleton stage, an extra code judge; plus a node of its own."""
     settings = Settings(code_iterations=1)
     agents = Agents.from_models(model)
-    return [("architecture", architecture_stage(agents.architect, agents.architecture_judge, settings)),
+    return [("architecture", architecture_stage(agents.architect, [agents.architecture_judge], settings)),
             ("code", code_stage(agents.coder, [agents.code_judge, judge], settings)),
             ("audit", audit_node(audit_calls, die_first=die_first))]
 

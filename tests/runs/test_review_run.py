@@ -49,7 +49,7 @@ def test_review_options_that_cannot_work_are_refused(task, runner, tmp_path: Pat
     out = tmp_path / "run"
     model = ScriptedChatModel.from_file(DEMO_SCRIPT)
     with pytest.raises(ProjectGenError, match="build your own stages with review=True"):
-        run_livecoder(RunRequest.for_task(task, review=["architecture"]), out, models=ModelRoles(model), stages=[("architecture", architecture_stage(Architect(model), None))])
+        run_livecoder(RunRequest.for_task(task, review=["architecture"]), out, models=ModelRoles(model), stages=[("architecture", architecture_stage(Architect(model), []))])
     with pytest.raises(ProjectGenError, match="method self-reflection has no architecture or skeleton stage"):
         start(task, out, runner, method="self-reflection", review=["architecture", "skeleton"])
     assert not out.exists()
