@@ -1,9 +1,12 @@
 """projectgen: requirement documents in, a tested Python repository out.
 
-What users call is re-exported here (tasks, settings, graph and stage builders, agents and
-the Protocols a stage expects of them, prompts, models, the runner, run and experiment entry
-points, trace and report); helpers stay in their sub-packages (`projectgen.ssat.render_stub`,
-`projectgen.llm.parsing.extract_json`, `projectgen.repository.dependencies.topological_order`).
+The public API is the short list below (at most 40 names, `tests/test_public_api.py`), grouped as the
+README's "Public API" table: compose a run (tasks, settings, models, agents, stages, graphs), run it
+(the typed request and the run, experiment and protocol entry points), evaluate (the sandbox and the
+papers' metrics) and inspect (run folders, traces, reports). Everything else is imported from its
+package: ``from projectgen.graphs import build_attempts_graph``, ``from projectgen.llm.faults import
+FaultPlan``, ``from projectgen.datasets import load_dataset``.
+
 Names are re-exported lazily so that `import projectgen` (and the CLI's start-up) stays fast;
 heavy libraries load only when a name that needs them is used.
 """
@@ -13,168 +16,52 @@ from projectgen.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    "ProjectGenError": "projectgen.errors",
-    # tasks
-    "Task": "projectgen.datasets.task",
-    "TestSuite": "projectgen.datasets.task",
-    "EnvSpec": "projectgen.datasets.task",
-    "Documents": "projectgen.datasets.task",
+# group -> public name -> its module; the groups are the README's table
+_GROUPS: dict[str, dict[str, str]] = {"compose": {
     "load_task": "projectgen.datasets.loaders",
-    "load_dataset": "projectgen.datasets.loaders",
-    "example_tasks_dir": "projectgen.datasets.examples",
     "example_task_path": "projectgen.datasets.examples",
     "example_script_path": "projectgen.datasets.examples",
-    "example_exercises_dir": "projectgen.datasets.examples",
-    "Exercise": "projectgen.datasets.exercism",
-    "load_exercise": "projectgen.datasets.exercism",
-    "load_exercises": "projectgen.datasets.exercism",
-    "exercise_task": "projectgen.datasets.exercism",
-    # settings
     "Settings": "projectgen.config",
     "AttemptSettings": "projectgen.config",
-    # graphs and stages
-    "build_project_graph": "projectgen.graphs",
-    "architecture_stage": "projectgen.graphs",
-    "skeleton_stage": "projectgen.graphs",
-    "code_stage": "projectgen.graphs",
-    "default_stages": "projectgen.graphs",
-    "initial_state": "projectgen.graphs",
-    "ProjectState": "projectgen.graphs",
-    "RunContext": "projectgen.graphs",
-    "build_attempts_graph": "projectgen.graphs",
-    "AttemptsContext": "projectgen.graphs",
-    "build_reflection_graph": "projectgen.graphs",
-    "initial_reflection_state": "projectgen.graphs",
-    "ReflectionContext": "projectgen.graphs",
-    "ReflectionState": "projectgen.graphs",
-    "TestHarnessError": "projectgen.graphs",
-    # agents and what a stage expects of them
-    "Agents": "projectgen.agents",
-    "Architect": "projectgen.agents",
-    "ArchitectureJudge": "projectgen.agents",
-    "SkeletonWriter": "projectgen.agents",
-    "SkeletonJudge": "projectgen.agents",
-    "Coder": "projectgen.agents",
-    "CodeJudge": "projectgen.agents",
-    "KnowledgeExtractor": "projectgen.agents",
-    "ReflectionCoder": "projectgen.agents",
-    "ReflectionGenerator": "projectgen.agents",
-    "ModelGateway": "projectgen.agents",
-    "Verdict": "projectgen.agents",
-    "CheckStatus": "projectgen.agents",
-    "ArchitectureGenerator": "projectgen.agents",
-    "ArchitectureReviewer": "projectgen.agents",
-    "SkeletonGenerator": "projectgen.agents",
-    "SkeletonReviewer": "projectgen.agents",
-    "CodeGenerator": "projectgen.agents",
-    "CodeReviewer": "projectgen.agents",
-    "LessonExtractor": "projectgen.agents",
-    "Prompt": "projectgen.prompts",
-    "load_prompt": "projectgen.prompts",
-    # models: real, replayed, faulty
-    "make_chat_model": "projectgen.llm",
-    "ModelRoles": "projectgen.llm",
-    "ScriptedChatModel": "projectgen.llm",
-    "load_script": "projectgen.llm",
-    "ModelCallError": "projectgen.llm",
-    "BudgetExceededError": "projectgen.llm",
-    "PriceTable": "projectgen.llm.pricing",
-    "FaultyChatModel": "projectgen.llm.faults",
-    "FaultPlan": "projectgen.llm.faults",
-    "inject_faults": "projectgen.llm.faults",
-    "reference_script": "projectgen.oracles.reference_replay",
+    "make_chat_model": "projectgen.llm.factory",
+    "ModelRoles": "projectgen.llm.factory",
+    "ScriptedChatModel": "projectgen.llm.scripted",
     "reference_model": "projectgen.oracles.reference_replay",
-    "Breakage": "projectgen.oracles.reference_replay",
-    "exercise_reference_model": "projectgen.oracles.reference_replay",
-    # what flows between stages, and the memories
-    "SSAT": "projectgen.ssat",
-    "SSATValidationError": "projectgen.ssat",
-    "validate_ssat_json": "projectgen.ssat",
-    "Repository": "projectgen.repository",
-    "load_repository": "projectgen.repository",
-    "write_repository": "projectgen.repository",
-    "StageMemory": "projectgen.memory",
-    "KnowledgeStore": "projectgen.memory.knowledge_store",
-    "BestRepositoryStore": "projectgen.memory.best_repo",
-    # the sandboxed runner and metrics
+    "Agents": "projectgen.agents",
+    "Verdict": "projectgen.agents.base",
+    "architecture_stage": "projectgen.graphs.architecture",
+    "skeleton_stage": "projectgen.graphs.skeleton",
+    "code_stage": "projectgen.graphs.code",
+    "build_project_graph": "projectgen.graphs.project",
+    "RunContext": "projectgen.graphs.context",
+    "initial_state": "projectgen.graphs.state",
+}, "run": {
+    "RunRequest": "projectgen.runs.request",
+    "run_project": "projectgen.runs.pipeline",
+    "run_livecoder": "projectgen.runs.livecoder",
+    "resume_livecoder": "projectgen.runs.livecoder",
+    "review_run": "projectgen.runs.review",
+    "run_evolve": "projectgen.runs.evolve",
+    "ExperimentSpec": "projectgen.experiments.spec",
+    "run_experiment": "projectgen.experiments.experiment",
+    "run_reflect": "projectgen.experiments.reflection",
+    "RefinementSpec": "projectgen.experiments.refinement",
+    "run_refinement": "projectgen.experiments.refinement",
+}, "evaluate": {
     "SandboxRunner": "projectgen.evaluation.runner",
     "RunnerSettings": "projectgen.evaluation.runner",
-    "TestReport": "projectgen.evaluation.report",
-    "TestResult": "projectgen.evaluation.report",
-    "Outcome": "projectgen.evaluation.report",
-    "ExpectedTests": "projectgen.evaluation.expectations",
-    "TestScore": "projectgen.evaluation.expectations",
-    "ScoredRun": "projectgen.evaluation.expectations",
     "score_report": "projectgen.evaluation.expectations",
-    "pass_rate": "projectgen.evaluation.metrics",
-    "loc_weighted_average": "projectgen.evaluation.metrics",
-    "repository_stats": "projectgen.evaluation.metrics",
     "sketch_bleu": "projectgen.evaluation.sketchbleu",
-    "average_sketchbleu": "projectgen.evaluation.sketchbleu",
-    "SketchBLEUScore": "projectgen.evaluation.sketchbleu",
-    "SketchBLEUSettings": "projectgen.evaluation.sketchbleu",
-    "fix_weight": "projectgen.evaluation.reflection_metrics",
     "pass_at": "projectgen.evaluation.reflection_metrics",
-    "pass_at_curve": "projectgen.evaluation.reflection_metrics",
-    "weighted_all": "projectgen.evaluation.reflection_metrics",
-    # runs and experiments
-    "run_project": "projectgen.runs",
-    "arun_project": "projectgen.runs",
-    "RunOutcome": "projectgen.runs",
-    "RunSummary": "projectgen.runs",
-    "RunRequest": "projectgen.runs",
-    "run_livecoder": "projectgen.runs",
-    "resume_livecoder": "projectgen.runs",
-    "METHODS": "projectgen.runs",
-    "arun_livecoder": "projectgen.runs",
-    "LiveCoderOutcome": "projectgen.runs",
-    "LiveCoderSummary": "projectgen.runs",
-    "run_experiment": "projectgen.experiments",
-    "ExperimentSpec": "projectgen.experiments",
-    "LocalExecutor": "projectgen.experiments",
-    "RayExecutor": "projectgen.experiments",
-    "merge_experiments": "projectgen.experiments",
-    "bench_reference": "projectgen.experiments",
-    "review_run": "projectgen.runs",
-    "ReviewDecision": "projectgen.graphs",
-    "run_reflection": "projectgen.runs",
-    "ReflectionResult": "projectgen.runs",
-    "run_reflect": "projectgen.experiments",
-    "ReflectResults": "projectgen.experiments",
-    # multi-turn refinement (SR-Eval): tasks, the protocol graph, its agent, metrics and batch
-    "MultiTurnTask": "projectgen.datasets.multiturn",
-    "load_multiturn_task": "projectgen.datasets.multiturn",
-    "load_multiturn_dataset": "projectgen.datasets.multiturn",
-    "check_multiturn_task": "projectgen.datasets.multiturn",
-    "turn_task": "projectgen.datasets.multiturn",
-    "build_refinement_graph": "projectgen.graphs.refinement",
-    "RefinementContext": "projectgen.graphs.refinement",
-    "initial_refinement_state": "projectgen.graphs.refinement",
-    "RefinementState": "projectgen.graphs.state",
-    "Refiner": "projectgen.agents.refiner",
-    "accuracy_per_turn": "projectgen.evaluation.refinement",
-    "average_accuracy": "projectgen.evaluation.refinement",
-    "completion_rate": "projectgen.evaluation.refinement",
-    "average_token_cost": "projectgen.evaluation.refinement",
     "turn_metrics": "projectgen.evaluation.refinement",
-    "run_refinement": "projectgen.experiments.refinement",
-    "RefinementSpec": "projectgen.experiments.refinement",
-    "RefinementResults": "projectgen.experiments.refinement_results",
-    # incremental development of a finished run (evolve)
-    "run_evolve": "projectgen.runs.evolve",
-    "arun_evolve": "projectgen.runs.evolve",
-    "EvolveOutcome": "projectgen.runs.evolve",
-    "build_evolve_graph": "projectgen.graphs.evolve",
-    "EvolveContext": "projectgen.graphs.evolve",
-    "EvolutionPlan": "projectgen.graphs.evolve",
-    "plan_evolution": "projectgen.graphs.evolve",
-    "TreeReviser": "projectgen.agents.evolver",
-    # trace and report
-    "read_trace": "projectgen.runs",
-    "load_run": "projectgen.inspection",
-    "write_report": "projectgen.inspection",
-}
+}, "inspect": {
+    "load_run": "projectgen.inspection.loading",
+    "read_trace": "projectgen.runs.trace",
+    "write_report": "projectgen.inspection.report",
+    "ProjectGenError": "projectgen.errors",
+}}
+
+_EXPORTS: dict[str, str] = {name: module for group in _GROUPS.values() for name, module in group.items()}
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,7 +10,7 @@ nodes and wires them.
 
 Compose your own pipeline from the stage builders::
 
-    stages = [("architecture", architecture_stage(agents.architect, agents.architecture_judge, settings)),
+    stages = [("architecture", architecture_stage(agents.architect, [agents.architecture_judge], settings)),
               ("code", code_stage(agents.coder, [agents.code_judge, LintJudge()], settings))]
     graph = build_project_graph(stages=stages)
 """
@@ -21,16 +21,20 @@ from projectgen.graphs.attempts import build_attempts_graph
 from projectgen.graphs.baselines import build_direct_graph, build_self_reflection_graph
 from projectgen.graphs.code import code_stage
 from projectgen.graphs.context import AttemptsContext, ReflectionContext, RunContext
+from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph, plan_evolution
 from projectgen.graphs.project import build_project_graph, default_stages
 from projectgen.graphs.reflection import TestHarnessError, build_reflection_graph, initial_reflection_state
+from projectgen.graphs.refinement import RefinementContext, build_refinement_graph, initial_refinement_state
 from projectgen.graphs.review import ReviewDecision
 from projectgen.graphs.skeleton import skeleton_stage
-from projectgen.graphs.state import (AttemptsState, ProjectState, ReflectionState, append_unique, initial_state,
-                                     merge_dict)
+from projectgen.graphs.state import (AttemptsState, ProjectState, RefinementState, ReflectionState, append_unique,
+                                     initial_state, merge_dict)
 
 __all__ = [
-    "AttemptsContext", "AttemptsState", "ProjectState", "ReflectionContext", "ReflectionState", "RunContext",
-    "TestHarnessError", "append_unique", "architecture_stage", "build_attempts_graph", "build_direct_graph",
-    "build_project_graph", "build_reflection_graph", "build_self_reflection_graph", "code_stage", "default_stages",
-    "initial_reflection_state", "initial_state", "merge_dict", "ReviewDecision", "skeleton_stage",
+    "AttemptsContext", "AttemptsState", "EvolutionPlan", "EvolveContext", "ProjectState", "RefinementContext",
+    "RefinementState", "ReflectionContext", "ReflectionState", "RunContext", "TestHarnessError", "append_unique",
+    "architecture_stage", "build_attempts_graph", "build_direct_graph", "build_evolve_graph", "build_project_graph",
+    "build_refinement_graph", "build_reflection_graph", "build_self_reflection_graph", "code_stage", "default_stages",
+    "initial_refinement_state", "initial_reflection_state", "initial_state", "merge_dict", "plan_evolution",
+    "ReviewDecision", "skeleton_stage",
 ]

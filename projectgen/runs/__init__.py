@@ -48,6 +48,9 @@ _EXPORTS: dict[str, str] = {
     "run_reflection": "projectgen.runs.reflection",
     "arun_reflection": "projectgen.runs.reflection",
     "ReflectionResult": "projectgen.runs.reflection",
+    "run_evolve": "projectgen.runs.evolve",
+    "arun_evolve": "projectgen.runs.evolve",
+    "EvolveOutcome": "projectgen.runs.evolve",
 }
 
 __all__ = sorted(_EXPORTS)

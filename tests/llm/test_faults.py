@@ -224,10 +224,8 @@ def test_the_wrapper_is_named_as_such_and_priced_as_the_wrapped_model() -> None:
 
 
 def test_the_fault_kinds_are_documented() -> None:
-    import projectgen
     import projectgen.llm.faults as faults
 
-    assert projectgen.FaultyChatModel is FaultyChatModel and projectgen.FaultPlan is FaultPlan
     assert all(f"``{kind}``" in faults.__doc__ for kind in FAULT_KINDS)
     assert set(CONTENT_FAULTS) < set(FAULT_KINDS)
 
