@@ -39,13 +39,14 @@ def add_commands(commands) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
+    from projectgen.runs.folder import RunFolder
     from projectgen.runs.pending_review import not_awaiting, read_pending_review
     from projectgen.runs.review import check_decision, make_decision
 
     if not args.dir.is_dir():
         raise ProjectGenError(f"{args.dir}: run folder not found" if not args.dir.exists()
                               else f"{args.dir}: not a folder (review takes a run folder)")
-    record = read_pending_review(args.dir)
+    record = read_pending_review(RunFolder(args.dir))
     if record is None:
         raise ProjectGenError(not_awaiting(args.dir))
     if args.json:

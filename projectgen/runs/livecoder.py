@@ -113,10 +113,6 @@ class LiveCoderRun:
     decision: Any = None  # a `ReviewDecision` to continue a run paused for review with
 
     @property
-    def out_dir(self) -> Path:
-        return self.folder.root
-
-    @property
     def attempt_settings(self) -> AttemptSettings:
         return self.manifest.attempt_settings
 
@@ -129,25 +125,6 @@ def open_knowledge_store(folder: RunFolder, url: str | None, embeddings: Any) ->
     if url:
         return KnowledgeStore.server(url, embeddings=embeddings)
     return KnowledgeStore.persistent(folder.knowledge, embeddings=embeddings)
-
-
-def resumed_embeddings(out_dir: Path, manifest: RunManifest, given: Any) -> Any:
-    """The embedding a resumed run's knowledge store was built with (run.json's; none recorded: hashing).
-
-    A name other than the recorded one is refused; an object is taken as given (the store refuses it
-    unless it embeds as the recorded one did)."""
-    from projectgen.memory.embedding_models import make_embeddings
-
-    recorded = manifest.embedding or "hashing"
-    if isinstance(given, str) and given != recorded:
-        raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with the {recorded} embedding, "
-                              f"not {given}; a resume keeps its embedding")
-    if given is not None and not isinstance(given, str):
-        return given
-    if recorded == "custom":
-        raise ProjectGenError(f"{out_dir}: the run's knowledge store was built with an embeddings object given "
-                              "from Python; resume it with resume_livecoder(..., embeddings=<the same object>)")
-    return make_embeddings(recorded)
 
 
 def _warn(message: str) -> None:
@@ -260,16 +237,7 @@ async def aresume_livecoder(out_dir: Path | str, *, models: ModelRoles | None = 
     parts = RunParts.of(models=models, agents=agents, project_graph=project_graph, stages=stages,
                         embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync)
     folder = RunFolder(Path(out_dir))
-    manifest = _resumable_manifest(folder)
-    describe_method(manifest.method)
-    store_embeddings = resumed_embeddings(folder.root, manifest, embeddings)
-    if manifest.embedding is None:  # a run from before it was recorded: its store was built with hashing
-        manifest = manifest.model_copy(update={"embedding": "hashing"})
-    _check_resumed_graph(folder.root, manifest, parts.custom_nodes)
-    manifest = manifest.model_copy(update={"attempt_settings": method_attempt_settings(
-        manifest.method, manifest.attempt_settings)})
-    check_custom_graph(manifest.method, parts.custom_nodes, parts.custom_warm,
-                       warm_start=manifest.attempt_settings.warm_start)
+    manifest, store_embeddings = _resumed_manifest(folder, parts)
     with ExitStack() as held:
         held.enter_context(folder.hold())
         budget = parts.budget if parts.budget is not None else folder.budget(manifest)
@@ -331,26 +299,43 @@ def write_attempt(folder: RunFolder, repository: Mapping[str, str], record: Mapp
     tmp.root.rename(folder.root)
 
 
-def _check_resumed_graph(out_dir: Path, manifest: RunManifest, nodes: list[str] | None) -> None:
-    """A resume runs the graph the run was started with: its checkpoints hold that graph's nodes."""
-    if manifest.custom_graph is not None and nodes is None:
-        raise ProjectGenError(f"{out_dir}: the run used its own project graph (nodes {', '.join(manifest.custom_graph)}); "
-                              "resume it with resume_livecoder(...) given the same project_graph or stages")
-    if manifest.custom_graph is None and nodes is not None:
-        raise ProjectGenError(f"{out_dir}: the run used method {manifest.method}'s graph, not a custom one; resume it "
-                              "without project_graph or stages")
-    if nodes is not None and nodes != manifest.custom_graph:
-        raise ProjectGenError(f"{out_dir}: the run's project graph had the nodes {', '.join(manifest.custom_graph)}, "
-                              f"not {', '.join(nodes)}; resume it with the same graph")
+def _resumed_manifest(folder: RunFolder, parts: RunParts) -> tuple[RunManifest, Any]:
+    """run.json of a run that can be continued with `parts`, and the embeddings its knowledge store takes.
 
+    Refused with one line: no checkpoint though attempts were made; an embedding other than the one the
+    store was built with (run.json's; none recorded: hashing), or a custom one not given again; a graph
+    other than the run's (its checkpoints hold that graph's nodes)."""
+    from projectgen.memory.embedding_models import make_embeddings
 
-def _resumable_manifest(folder: RunFolder) -> RunManifest:
-    """run.json of a run folder that can be resumed (checkpoints kept, or no attempt made yet)."""
     manifest = folder.read_manifest()
     if not folder.has_checkpoints(manifest.checkpoint_url) and folder.attempts.exists():
         raise ProjectGenError(f"{folder}: no checkpoint to resume from (no {folder.checkpoints.name}, though "
                               "attempts were made); start the run again instead")
-    return manifest
+    describe_method(manifest.method)
+    recorded, embeddings = manifest.embedding or "hashing", parts.embeddings
+    if isinstance(embeddings, str) and embeddings != recorded:
+        raise ProjectGenError(f"{folder}: the run's knowledge store was built with the {recorded} embedding, "
+                              f"not {embeddings}; a resume keeps its embedding")
+    if embeddings is None or isinstance(embeddings, str):
+        if recorded == "custom":
+            raise ProjectGenError(f"{folder}: the run's knowledge store was built with an embeddings object given "
+                                  "from Python; resume it with resume_livecoder(..., embeddings=<the same object>)")
+        embeddings = make_embeddings(recorded)
+    nodes, recorded_nodes = parts.custom_nodes, manifest.custom_graph
+    if recorded_nodes is not None and nodes is None:
+        raise ProjectGenError(f"{folder}: the run used its own project graph (nodes {', '.join(recorded_nodes)}); "
+                              "resume it with resume_livecoder(...) given the same project_graph or stages")
+    if recorded_nodes is None and nodes is not None:
+        raise ProjectGenError(f"{folder}: the run used method {manifest.method}'s graph, not a custom one; resume it "
+                              "without project_graph or stages")
+    if nodes is not None and nodes != recorded_nodes:
+        raise ProjectGenError(f"{folder}: the run's project graph had the nodes {', '.join(recorded_nodes)}, "
+                              f"not {', '.join(nodes)}; resume it with the same graph")
+    manifest = manifest.model_copy(update={
+        "embedding": recorded,  # a run from before embeddings were recorded: its store was built with hashing
+        "attempt_settings": method_attempt_settings(manifest.method, manifest.attempt_settings)})
+    check_custom_graph(manifest.method, nodes, parts.custom_warm, warm_start=manifest.attempt_settings.warm_start)
+    return manifest, embeddings
 
 
 def model_descriptions(run: LiveCoderRun) -> dict[str, str]:
@@ -384,9 +369,9 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
                 config={"max_concurrency": settings.max_concurrency}, sync=run.sync, attempt_key="attempt",
                 on_failure=lambda reason, state: _save_best(run))
     if run.decision is not None:
-        pending = read_pending_review(run.out_dir)
+        pending = read_pending_review(run.folder)
         if pending is None:
-            raise ProjectGenError(f"{run.out_dir}: no review is pending (the run is {run.manifest.status})")
+            raise ProjectGenError(f"{run.folder.root}: no review is pending (the run is {run.manifest.status})")
         decision = parse_decision(run.decision, pending["request"])  # a bad edit is refused before anything runs
         run.folder.record_status(run.manifest, "running", None)
         how.decision = Command(resume={pending["interrupt_id"]: decision.model_dump(mode="json", exclude_none=True)})
@@ -396,7 +381,7 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
         return await _finish(run, driven.state, trace, started)
     if driven.interrupts:
         return _pause(run, driven.state, driven.interrupts[0], trace)
-    clear_pending_review(run.out_dir)
+    clear_pending_review(run.folder)
     return await _finish(run, driven.state, trace, started)
 
 
@@ -427,7 +412,7 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     write_atomic(folder.summary, summary.to_json())
     folder.record_status(run.manifest, summary.status, summary.reason)
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
-    return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
+    return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.folder.root,
                             unit_report=unit_report)
 
 
@@ -444,14 +429,14 @@ def _pause(run: LiveCoderRun, state: dict[str, Any], pending: Any, trace: TraceW
     so; the outcome carries the request (no summary, no unit tests: the run is not over)."""
     request = dict(pending.value)
     attempt = state.get("attempt")
-    write_pending_review(run.out_dir, attempt=attempt, interrupt_id=pending.id, request=request)
+    write_pending_review(run.folder, attempt=attempt, interrupt_id=pending.id, request=request)
     record = {"stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
               "request": request}
-    reason = awaiting_reason(run.out_dir, record)
+    reason = awaiting_reason(run.folder.root, record)
     run.folder.record_status(run.manifest, AWAITING_REVIEW, reason)
     trace.write("review_requested", attempt=attempt, stage=request.get("stage"), iteration=request.get("iteration"),
                 judge=request.get("judge"))
-    return LiveCoderOutcome(state=state, summary={}, out_dir=run.out_dir, review={**record,
+    return LiveCoderOutcome(state=state, summary={}, out_dir=run.folder.root, review={**record,
                                                                                    "interrupt_id": pending.id})
 
 

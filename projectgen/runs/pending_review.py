@@ -23,24 +23,23 @@ AWAITING_REVIEW = "awaiting-review"
 REVIEW_SCHEMA_VERSION = 1  # review.json's; changes when a field changes meaning or goes away
 
 
-def write_pending_review(out_dir: Path, *, attempt: int | None, interrupt_id: str, request: Mapping[str, Any]) -> None:
+def write_pending_review(folder: RunFolder, *, attempt: int | None, interrupt_id: str,
+                         request: Mapping[str, Any]) -> None:
     """review.json: the review the run waits for."""
     record = {"schema_version": REVIEW_SCHEMA_VERSION, "stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
               "interrupt_id": interrupt_id, "request": dict(request)}
-    write_atomic(RunFolder(out_dir).review, json.dumps(record, indent=1, default=str) + "\n")
+    write_atomic(folder.review, json.dumps(record, indent=1, default=str) + "\n")
 
 
-def clear_pending_review(out_dir: Path) -> None:
+def clear_pending_review(folder: RunFolder) -> None:
     """The run went on past its review: review.json goes."""
-    RunFolder(out_dir).review.unlink(missing_ok=True)
+    folder.review.unlink(missing_ok=True)
 
 
-def read_pending_review(out_dir: Path) -> dict[str, Any] | None:
+def read_pending_review(folder: RunFolder) -> dict[str, Any] | None:
     """The review a paused run waits for, or None when it waits for none (run.json's status says so)."""
-    from projectgen.runs.folder import read_manifest
-
-    manifest = read_manifest(out_dir)
-    path = RunFolder(out_dir).review
+    manifest = folder.read_manifest()
+    out_dir, path = folder.root, folder.review
     if manifest.status != AWAITING_REVIEW or not path.is_file():
         return None
     try:

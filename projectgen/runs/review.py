@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from projectgen.errors import ProjectGenError
 
+from projectgen.runs.folder import RunFolder
 from projectgen.runs.pending_review import not_awaiting, read_pending_review
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
     from projectgen.runs.resume import resumable_run
 
     out_dir = Path(out_dir)
-    record = read_pending_review(out_dir)
+    record = read_pending_review(RunFolder(out_dir))
     if record is None:
         raise ProjectGenError(not_awaiting(out_dir))
     decision = check_decision(record, make_decision(approve=approve, edit=edit, reject=reject,

@@ -15,7 +15,7 @@ from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import architecture_stage
 from projectgen.llm import ScriptedChatModel
-from projectgen.runs import read_pending_review, review_run, run_livecoder
+from projectgen.runs import RunFolder, read_pending_review, review_run, run_livecoder
 
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
@@ -34,13 +34,13 @@ def test_a_paused_run_is_continued_by_review_run_with_models_from_run_json(task,
     assert (outcome.review["stage"], outcome.review["iteration"]) == ("architecture", 2)
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["status"] == "awaiting-review" and manifest["review"] == ["architecture"]
-    assert read_pending_review(out)["interrupt_id"] == outcome.review["interrupt_id"]
+    assert read_pending_review(RunFolder(out))["interrupt_id"] == outcome.review["interrupt_id"]
     again = review_run(out, reject="Say in the tree which storage is the default", runner=runner)
     assert again.review is not None and again.review["iteration"] == 3
     done = review_run(out, approve=True, runner=runner)
     assert done.review is None and done.summary["final"]["score"] == 1.0
     assert done.summary["attempts"][0]["stages"]["architecture"]["reviews"] == ["reject", "approve"]
-    assert read_pending_review(out) is None and json.loads((out / "run.json").read_text())["status"] == "finished"
+    assert read_pending_review(RunFolder(out)) is None and json.loads((out / "run.json").read_text())["status"] == "finished"
     with pytest.raises(ProjectGenError, match="no review is pending .the run is finished."):
         review_run(out, approve=True)
 
