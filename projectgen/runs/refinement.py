@@ -17,9 +17,10 @@ from projectgen.datasets.multiturn import MultiTurnTask
 from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.evaluation.report import TestReport
-from projectgen.runs.driver import Drive, drive
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
+from projectgen.runs.unit import Unit, drive_unit
 
 REFINE_METHOD = "refine"  # run.json's method of a refine task run
 
@@ -43,23 +44,21 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
     from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                               recursion_limit)
 
-    folder = RunFolder(Path(run_dir))
     strategy, setting = request.protocol["strategy"], request.protocol["context"]
-    with folder.open_unit(request, run_id=scope) as (manifest, resume):
-        gateway = folder.gateway(manifest.settings, scope=scope, budget=folder.budget(manifest), sync=sync)
-        context = RefinementContext(task=task, evaluate=evaluate, gateway=gateway, expected=dict(expected),
-                                    progress=progress)
-        how = Drive(start=initial_refinement_state(task, strategy, setting), context=context, resume=resume,
-                    sync=sync, config={"recursion_limit": recursion_limit(task)},
-                    marker={"task_id": task.id, "method": REFINE_METHOD, "strategy": strategy, "context": setting})
-        trace = folder.trace()
-        graph = build_refinement_graph(Refiner(model), strategy, setting)
-        driven = await drive(folder, graph, manifest, how, trace)
-        records = sorted(driven.state.get("turns") or [], key=lambda r: r["turn"])
+
+    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> tuple[list[dict[str, Any]],
+                                                                                         dict[str, Any]]:
+        records = sorted(state.get("turns") or [], key=lambda r: r["turn"])
         write_turns(folder, task, records)
-        folder.record_status(manifest, "finished", None)
-        trace.write("run_end", status="finished", turns=len(records))
-        return records
+        return records, {"turns": len(records)}
+
+    return await drive_unit(RunFolder(Path(run_dir)), Unit(
+        request=request, graph=build_refinement_graph(Refiner(model), strategy, setting),
+        start=initial_refinement_state(task, strategy, setting), outputs=outputs,
+        context=lambda gateway: RefinementContext(task=task, evaluate=evaluate, gateway=gateway,
+                                                  expected=dict(expected), progress=progress),
+        run_id=scope, scope=scope, sync=sync, config={"recursion_limit": recursion_limit(task)},
+        marker={"task_id": task.id, "method": REFINE_METHOD, "strategy": strategy, "context": setting}))
 
 
 def run_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunRequest, *, model: Any,

@@ -43,9 +43,10 @@ from projectgen.durable_files import write_atomic
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
-from projectgen.runs.driver import Drive, drive
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
+from projectgen.runs.unit import Unit, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
 REFLECT_METHOD = "reflect"  # run.json's method of a reflect unit
@@ -115,16 +116,9 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
     if done is not None:
         return done
     edit_format, tries = request.protocol["edit_format"], request.protocol["tries"]
-    with folder.open_unit(request, run_id=scope or folder.root.name) as (manifest, resume):
-        gateway = folder.gateway(manifest.settings, scope=scope or str(run_dir), sync=sync)
-        context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
-                                    progress=progress)
-        how = Drive(start=initial_reflection_state(exercise), context=context, resume=resume, sync=sync,
-                    thread_id=checkpoint_thread(folder, scope, manifest.checkpoint_url),
-                    marker={"task_id": exercise.id, "method": REFLECT_METHOD, "edit_format": edit_format})
-        trace = folder.trace()
-        driven = await drive(folder, build_reflection_graph(ReflectionCoder(model), tries), manifest, how, trace)
-        state = driven.state
+
+    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> tuple[ReflectionResult,
+                                                                                         dict[str, Any]]:
         made = [r for r in folder.usage_records() if r.error is None]
         attempts = [dict(t) for t in state.get("tries") or []]
         result = ReflectionResult(
@@ -136,9 +130,16 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
             output_tokens=sum(r.output_tokens for r in made))
         folder.write_repository(state.get("repository") or {})
         write_atomic(folder.summary, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
-        folder.record_status(manifest, "finished", None)
-        trace.write("run_end", status="finished", passed_at=state.get("passed_at"))
-        return result
+        return result, {"passed_at": state.get("passed_at")}
+
+    return await drive_unit(folder, Unit(
+        request=request, graph=build_reflection_graph(ReflectionCoder(model), tries),
+        start=initial_reflection_state(exercise), outputs=outputs,
+        context=lambda gateway: ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner,
+                                                  gateway=gateway, progress=progress),
+        run_id=scope or folder.root.name, scope=scope or str(run_dir), sync=sync,
+        thread=lambda folder, manifest: checkpoint_thread(folder, scope, manifest.checkpoint_url),
+        marker={"task_id": exercise.id, "method": REFLECT_METHOD, "edit_format": edit_format}))
 
 
 def run_reflection(exercise: Exercise, run_dir: Path, request: RunRequest, *, model: Any, runner: SandboxRunner,
