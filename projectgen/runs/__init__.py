@@ -4,7 +4,8 @@
 `pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
 runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
-`trace` the events.jsonl trace; `locking` one process per folder; `reflection` one exercise under
+`trace` the events.jsonl trace; `locking` one process per folder; `unit` a batch unit of any protocol
+through the driver (`drive_unit`); `reflection` one exercise under
 LiveRepoReflection's protocol in its own resumable folder; `pending_review` the review.json of a
 run paused for a person's review, `review` continuing it with a decision (`review_run`); `resume`
 what continuing a run folder reads from it.
