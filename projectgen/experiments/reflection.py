@@ -106,7 +106,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,
-                          result=result.model_dump(mode="json"))
+                          result=result.model_dump(mode="json"), sandbox=state.isolation())
 
     def model_for(self, unit: ReflectUnit) -> Any:
         """The unit's chat model: the exercise's reference replay, or the spec's model."""

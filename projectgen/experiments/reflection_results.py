@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, computed_field
 from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color)
+                                                   Text, series_color, unprotected_warning)
 
 REFLECT_SCHEMA_VERSION = 1
 
@@ -33,6 +33,8 @@ class ReflectRow(BaseModel):
     status: Literal["passed", "failed", "error"]
     error: str | None = None
     result: dict[str, Any] | None = None
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     def outcome(self) -> TaskOutcome | None:
         """The figures' view of a finished unit (None for an error)."""
@@ -216,6 +218,7 @@ def pass_at_k_chart(results: ReflectResults) -> str:
 def reflect_page(results: ReflectResults) -> ResultsPage:
     """results.md and results.html: the settings and models, the pass@k curves, the tables, the notes."""
     blocks: list[Block] = [
+        *unprotected_warning([row.sandbox for report in results.reports for row in report.rows]),
         Text(f"Tries per task: {results.tries}; edit formats: "
              f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}."),
         Bullets(models_lines(results), lead="Models:")]
