@@ -175,7 +175,7 @@ def junit_results(text: str, file_of: Callable[[str, str], str]) -> list[TestRes
         skipped = next((child for child in case if child.tag == "skipped"), None)
         if failure is not None:
             outcome = Outcome.FAILED if failure.tag == "failure" else Outcome.ERROR
-            message = _message(" ".join(filter(None, [failure.get("message", ""), failure.text or ""])))
+            message = " ".join(filter(None, [failure.get("message", ""), failure.text or ""]))[:MESSAGE_CHARS].strip()
         elif skipped is not None:
             outcome, message = Outcome.SKIPPED, skipped.get("message", "")
         else:
