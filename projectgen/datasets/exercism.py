@@ -233,17 +233,28 @@ def _discovered(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[st
 
 def _is_test_file(name: str) -> bool:
     stem, suffix = os.path.splitext(name)
-    return suffix in _SUFFIXES and (stem.endswith("_test") or stem.startswith("test_") or stem.endswith("Test"))
+    return suffix in _SUFFIXES and (stem.endswith(("_test", "Test", ".spec", ".test")) or stem.startswith("test_"))
+
+
+def _configured_tests(folder: Path) -> tuple[str, ...]:
+    """The test files config.json names (none when it is missing or unreadable: loading says why)."""
+    try:
+        files = json.loads((folder / CONFIG).read_bytes().decode("utf-8")).get("files") or {}
+        tests = files.get("test") or []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return ()
+    return tuple(str(t) for t in ([tests] if isinstance(tests, str) else tests) if isinstance(t, str))
 
 
 def exercise_language(folder: Path, tests: tuple[str, ...] = ()) -> str:
     """The exercise's language: the folder above ``exercises/`` in its path (``python/exercises/...``),
-    else the suffix of its test files, else "unknown"."""
+    else the suffix of its test files (config.json's, else those at the top), else "unknown"."""
     parts = folder.resolve().parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i] == "exercises" and parts[i - 1].lower() in LANGUAGES:
             return parts[i - 1].lower()
-    files = tests or tuple(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name))
+    files = tests or _configured_tests(folder) or tuple(p.name for p in folder.iterdir()
+                                                        if p.is_file() and _is_test_file(p.name))
     found = Counter(_SUFFIXES.get(os.path.splitext(name)[1], "") for name in files)
     found.pop("", None)
     return found.most_common(1)[0][0] if found else "unknown"

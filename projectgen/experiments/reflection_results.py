@@ -86,7 +86,11 @@ class ReflectResults(BaseModel):
     dataset: str
     out_dir: str
     tries: int
-    skipped_languages: dict[str, int] = Field(default_factory=dict, description="exercises not run, by language")
+    skipped_languages: dict[str, int] = Field(default_factory=dict, description="exercises not run, by language "
+                                              "(languages without a test runner)")
+    missing_toolchains: dict[str, str] = Field(
+        default_factory=dict, description="language -> how many of its exercises were skipped because this "
+        "machine lacks its toolchain, and what to install")
     load_errors: dict[str, str] = Field(default_factory=dict, description="exercise id -> why it does not load")
     reports: list[ReflectReport]
 
@@ -118,7 +122,8 @@ def model_label(model: ExperimentModel, rows: Sequence[ReflectRow]) -> str:
 
 def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[ExperimentModel],
                       formats: Sequence[str], rows: Sequence[ReflectRow], *, skipped: dict[str, int] | None = None,
-                      load_errors: dict[str, str] | None = None) -> ReflectResults:
+                      load_errors: dict[str, str] | None = None,
+                      missing_toolchains: dict[str, str] | None = None) -> ReflectResults:
     """The results of a batch's rows, one report per (model, edit format)."""
     reports = []
     for model in models:
@@ -129,7 +134,8 @@ def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[E
                                          edit_format=fmt, tries=tries, errors=sum(r.status == "error" for r in mine),
                                          figures=by_language(outcomes, tries), rows=mine))
     return ReflectResults(dataset=dataset, out_dir=out_dir, tries=tries, skipped_languages=dict(skipped or {}),
-                          load_errors=dict(load_errors or {}), reports=reports)
+                          load_errors=dict(load_errors or {}), missing_toolchains=dict(missing_toolchains or {}),
+                          reports=reports)
 
 
 # --------------------------------------------------------------------------- tables
@@ -204,8 +210,11 @@ def render_reflect_markdown(results: ReflectResults) -> str:
              f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}.", "", "Models:",
              *models_lines(results), ""]
     if results.skipped_languages:
-        lines += ["Not run (only Python exercises run): " + ", ".join(
+        lines += ["Not run (no test runner for the language): " + ", ".join(
             f"{lang} {n}" for lang, n in sorted(results.skipped_languages.items())) + ".", ""]
+    if results.missing_toolchains:
+        lines += ["Skipped (toolchain missing on this machine):",
+                  *(f"- {lang}: {why}" for lang, why in sorted(results.missing_toolchains.items())), ""]
     if results.load_errors:
         lines += ["Exercises that do not load:", *(f"- {k}: {v}" for k, v in sorted(results.load_errors.items())), ""]
     for title, table in (("Summary", summary_table(results)), ("Per language (Tables 1-2's columns)",
