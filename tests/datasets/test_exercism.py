@@ -18,13 +18,13 @@ TALLY = LAYOUTS / "aider/python/exercises/practice/tally_marks"
 HOPS = LAYOUTS / "short/unit_test_9c8d7e6f_1a2b_4c3d_8e9f_0a1b2c3d4e5f/hop_count"
 
 
-def test_every_nesting_is_found_below_one_folder_and_other_languages_are_counted() -> None:
+def test_every_nesting_is_found_below_one_folder_in_every_language() -> None:
     found = load_exercises(LAYOUTS)
-    assert [e.id for e in found.exercises] == ["hop_count", "route_cache", "tally_marks"]
+    assert [e.id for e in found.exercises] == ["hop_count", "ring_buffer", "route_cache", "tally_marks"]
     assert found.errors == {}
-    assert found.other_languages == {"cpp": 1}
-    assert found.skipped_line() == ("skipped 1 exercise(s) in other languages (Cpp 1): only Python exercises run")
-    assert {e.language_name for e in found.exercises} == {"Python"}
+    assert found.other_languages == {} and found.skipped_line() == ""
+    assert {e.id: e.language_name for e in found.exercises}["ring_buffer"] == "Cpp"
+    assert {e.language_name for e in found.exercises} == {"Python", "Cpp"}
     # The same exercises from a folder further down, or one exercise folder by itself.
     assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["route_cache"]
     assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
