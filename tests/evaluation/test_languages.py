@@ -110,3 +110,17 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
     assert score.passed == 0 and score.expected == count
     if stub.collection_errors:  # it did not build: the compiler's message is kept for every test of the file
         assert score.collection_failed == count and stub.collection_errors[0].message.strip()
+
+
+def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
+    from projectgen.cli import main
+    from projectgen.evaluation.languages import toolchains
+
+    real = toolchains.probe_toolchain
+    monkeypatch.setattr(toolchains, "probe_toolchain", lambda language: Toolchain("java", missing=("javac",))
+                        if language == "java" else real(language))
+    assert main(["doctor"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["Python", "Go", "Rust", "C++", "JavaScript", "Java"]
+    assert lines[-1] == ("Java        missing  javac: install apt-get install default-jdk-headless junit5 "
+                         "libassertj-core-java")
