@@ -298,7 +298,10 @@ class _Pump:
                     if self.limit and self.output_total > self.limit:
                         self._stop(OUTPUT_LIMIT)
                         return
-            self.process.wait()
+        try:  # every pipe closed: the launcher is ending
+            self.process.wait(timeout=max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self._stop(TIMED_OUT)
 
     def _stop(self, why: str) -> None:
         """Stop the session: the step that was running ends for `why`."""
