@@ -26,7 +26,7 @@ def test_every_nesting_is_found_below_one_folder_in_every_language() -> None:
     assert {e.id: e.language_name for e in found.exercises}["ring_buffer"] == "Cpp"
     assert {e.language_name for e in found.exercises} == {"Python", "Cpp"}
     # The same exercises from a folder further down, or one exercise folder by itself.
-    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["route_cache"]
+    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["ring_buffer", "route_cache"]
     assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
 
 
@@ -71,8 +71,13 @@ def test_the_task_runs_the_test_file_inside_a_folder_named_like_the_project() ->
 
 def test_the_bundled_exercises_load() -> None:
     found = load_exercises(example_exercises_dir())
-    assert [e.id for e in found.exercises] == ["ledger_book", "unit_convert", "word_index"]
-    assert all(len(e.solution) >= 3 and e.reference() and e.stubs() for e in found.exercises)
+    python = [e for e in found.exercises if e.language == "python"]
+    assert [e.id for e in python] == ["ledger_book", "unit_convert", "word_index"]
+    assert all(len(e.solution) >= 3 and e.reference() and e.stubs() for e in python)
+    others = {e.id: e.language for e in found.exercises if e.language != "python"}
+    assert others == {"bracket_depth": "go", "clamp_range": "cpp", "digit_sum": "rust", "stack_calc": "java",
+                      "word_caps": "javascript"}
+    assert all(e.reference() and set(e.reference()) == set(e.solution) for e in found.exercises)
 
 
 def test_two_exercises_of_one_name_get_their_folder_in_the_id(tmp_path: Path) -> None:
