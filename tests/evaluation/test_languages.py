@@ -57,7 +57,8 @@ def test_jest_and_libtest_reports() -> None:
         {"name": "/ws/p/a.spec.js", "status": "failed", "assertionResults": [
             {"fullName": "adds one", "status": "passed"},
             {"fullName": "adds two", "status": "failed", "failureMessages": ["Expected: 2"]}]},
-        {"name": "/ws/p/b.spec.js", "status": "failed", "message": "SyntaxError: Unexpected token", "assertionResults": []}]}
+        {"name": "/ws/p/b.spec.js", "status": "failed", "message": "SyntaxError: Unexpected token",
+         "assertionResults": []}]}
     tests, broken = jest_results(json.dumps(jest), "/ws")
     assert [(t.nodeid, t.outcome) for t in tests] == [("p/a.spec.js::adds one", Outcome.PASSED),
                                                       ("p/a.spec.js::adds two", Outcome.FAILED)]

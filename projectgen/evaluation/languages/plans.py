@@ -159,7 +159,8 @@ class CppPlan:
         tools = ctx.toolchain.tools
         env = ctx.env(extra={"CXX": tools["g++"]})
         build = (f"cd {q(ctx.project_dir)} || exit 125\n"
-                 f"{q(tools['cmake'])} -S . -B build -G 'Unix Makefiles' -DEXERCISM_RUN_ALL_TESTS=1 >/dev/null || exit $?\n"
+                 f"{q(tools['cmake'])} -S . -B build -G 'Unix Makefiles' -DEXERCISM_RUN_ALL_TESTS=1 >/dev/null "
+                 "|| exit $?\n"
                  f"exec {q(tools['make'])} -s -C build -j2 {q(ctx.project_dir.name)}")
         run = f"cd {q(ctx.project_dir)} || exit 125\nexec {q(self._binary(ctx))} -r junit -o {q(ctx.report)}"
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
