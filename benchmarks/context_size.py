@@ -125,7 +125,7 @@ def real_project(task_id: str) -> tuple[dict[str, str], list[str]] | None:
         return None
     from projectgen.repository.dependencies import import_graph, topological_order
     from projectgen.datasets.loaders import load_task
-    from projectgen.llm.reference_replay import reference_python_files
+    from projectgen.oracles.reference_replay import reference_python_files
 
     files = reference_python_files(load_task(folder))
     return files, topological_order(import_graph(files))

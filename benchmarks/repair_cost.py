@@ -2,7 +2,7 @@
 
 Cases are real files: reference Python files of the CodeProjectEval tasks (the bundled
 example tasks when ../shared/datasets is absent). In each case one function's body is
-broken the way the demo and end-to-end tests break it (`projectgen.llm.reference_replay.
+broken the way the demo and end-to-end tests break it (`projectgen.oracles.reference_replay.
 Breakage`: the body after the docstring becomes `raise NotImplementedError`), and the fix
 is the reference file again. The reply each edit format needs for that fix is built with
 the project's own writers (`edits.make_whole_file_reply`, `edits.make_search_replace_reply`,
@@ -67,7 +67,7 @@ def main() -> int:
     from _fixtures import TOKENIZER_NAME, load_tokenizer, ratio_line, table
 
     from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
-    from projectgen.llm.reference_replay import Breakage, break_function, reference_python_files
+    from projectgen.oracles.reference_replay import Breakage, break_function, reference_python_files
 
     count = load_tokenizer()
     source, tasks = load_tasks(args.dataset)

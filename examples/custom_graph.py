@@ -29,12 +29,12 @@ from projectgen import load_task
 from projectgen.agents import Agents, Verdict
 from projectgen.config import Settings
 from projectgen.datasets.examples import example_task_path
-from projectgen.repository.edits import make_whole_file_reply
+from projectgen.errors import ProjectGenError
 from projectgen.graphs import architecture_stage, build_project_graph, code_stage
 from projectgen.llm import Script, ScriptedChatModel, load_script
-from projectgen.errors import ProjectGenError
+from projectgen.oracles.reference_replay import reference_python_files, reference_script
+from projectgen.repository.edits import make_whole_file_reply
 from projectgen.runs import run_project
-from projectgen.llm.reference_replay import reference_python_files, reference_script
 
 
 # --------------------------------------------------------------------------- the extra judge

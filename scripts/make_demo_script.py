@@ -20,8 +20,8 @@ import json
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
+from projectgen.oracles.reference_replay import reference_python_files, reference_script
 from projectgen.repository.edits import make_whole_file_reply
-from projectgen.llm.reference_replay import reference_python_files, reference_script
 
 STORE = "kvstore/store.py"
 FIXED = "return expires_at is not None and now >= expires_at"

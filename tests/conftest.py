@@ -59,7 +59,15 @@ def offline(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", loopback_only)
 
 
-# The bundled kvstore task and a sandbox runner with a cache of the module's own: what most graph and
+@pytest.fixture(scope="module")
+def env_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sandbox's environment cache of a test module (`--cache-dir`, `RunnerSettings.cache_dir`): each
+    test environment is built once per module, and no module sees what another one built."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    return tmp_path_factory.mktemp(f"{name}-env-cache")
+
+
+# The bundled kvstore task and a sandbox runner on the module's environment cache: what most graph and
 # run tests start from (a module defining its own `task` or `runner` overrides these).
 @pytest.fixture(scope="module")
 def task():
@@ -70,8 +78,7 @@ def task():
 
 
 @pytest.fixture(scope="module")
-def runner(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+def runner(env_cache: Path):
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
-    name = request.module.__name__.rsplit(".", 1)[-1]
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp(f"{name}-env-cache")))
+    return SandboxRunner(RunnerSettings(cache_dir=env_cache))

@@ -1,5 +1,5 @@
 """End to end on CodeProjectEval tasks: the real agents, graph and sandbox, driven by a replay
-of each task's reference code (`projectgen.llm.reference_replay`), not by a model.
+of each task's reference code (`projectgen.oracles.reference_replay`), not by a model.
 
 - The plain replay must reach a repository equal to the reference that passes every hidden
   unit test, each stage accepted on its first iteration.
@@ -21,8 +21,8 @@ from projectgen import load_task
 from projectgen.config import EditFormat, Settings
 from projectgen.datasets.task import Task
 from projectgen.llm import ScriptedChatModel
+from projectgen.oracles.reference_replay import Breakage, break_function, reference_python_files, reference_script
 from projectgen.runs import RunOutcome, run_project
-from projectgen.llm.reference_replay import Breakage, break_function, reference_python_files, reference_script
 
 pytestmark = pytest.mark.datasets
 

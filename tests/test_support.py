@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
-from projectgen.llm.reference_replay import reference_script
+from projectgen.oracles.reference_replay import reference_script
 
 __test__ = False  # not a test module, despite its name
 

@@ -25,8 +25,9 @@ from projectgen.agents.skeleton import code_from_reply
 from projectgen.datasets.multiturn import MultiTurnTask
 from projectgen.errors import ProjectGenError
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
-from projectgen.llm.refinement_replay import REFINEMENT_STAGE, REFINER_ROLE, fenced
+from projectgen.llm.roles import REFINEMENT_STAGE, REFINER_ROLE
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.repository.edits import fenced_python
 
 STRATEGIES: tuple[str, ...] = ("fh", "ce", "ci")
 STRATEGY_NAMES: dict[str, str] = {"fh": "Full History", "ce": "Code Edit", "ci": "Cumulative Instruction"}
@@ -54,14 +55,14 @@ def localized_context(task: MultiTurnTask) -> str:
     parts = [f"# Repository context\n`{task.target}` belongs to a repository; the tests import it from there. "
              "The files around it (their signatures):\n"]
     for path in task.context:
-        parts.append(f"{path}\n{fenced(interface_of(path, snapshot[path]))}")
+        parts.append(f"{path}\n{fenced_python(interface_of(path, snapshot[path]))}")
     return "\n".join(parts) + "\n"
 
 
 def start_section(task: MultiTurnTask) -> str:
     """The target file before turn 1, when it exists then ("" otherwise)."""
     start = task.reference_code(0)
-    return f"# `{task.target}` as it is now\n{fenced(start)}\n" if start.strip() else ""
+    return f"# `{task.target}` as it is now\n{fenced_python(start)}\n" if start.strip() else ""
 
 
 def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: Sequence[str],
@@ -86,7 +87,7 @@ def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: S
     if strategy == "ce":
         request = requirements[-1]
         if previous_code.strip():
-            request = f"The current `{target}`:\n{fenced(previous_code)}\nChange it as follows:\n{requirements[-1]}"
+            request = f"The current `{target}`:\n{fenced_python(previous_code)}\nChange it as follows:\n{requirements[-1]}"
         return prompt.messages(target=target, context=context, request=request)
     if strategy == "ci":
         listed = "\n\n".join(f"{number}. {text}" for number, text in enumerate(requirements, start=1))

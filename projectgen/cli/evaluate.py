@@ -21,7 +21,9 @@ def add_commands(commands) -> None:
                           help="the suite to run: unit (default), check, acceptance or another suite the task names")
     evaluate.add_argument("--out", type=Path, default=None,
                           help="JSON report path (default: ./projectgen-reports/TASK.SUITE.json)")
-    evaluate.add_argument("--keep-workspace", action="store_true", help="keep the sandbox workspace for inspection")
+    evaluate.add_argument("--keep-workspace", action="store_true",
+                          help="keep the session folder for inspection: what the tests were given (what they "
+                               "wrote was on the sandbox's own disk, gone with it)")
     add_runner_options(evaluate)
     evaluate.set_defaults(handler=cmd_eval)
 

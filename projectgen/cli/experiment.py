@@ -102,14 +102,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"experiment-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
-    if args.knowledge_store:
-        from projectgen.memory.knowledge_store import parse_server_url
-
-        parse_server_url(args.knowledge_store)
-    if args.embedding is not None:
-        from projectgen.memory.embedding_models import make_embeddings
-
-        make_embeddings(args.embedding)
     if args.base_url is not None:
         from projectgen.llm import check_base_url
 
@@ -142,10 +134,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
                           checkpoint_url=args.checkpoint_url, embedding=args.embedding)
-    if args.checkpoint_url:
-        from projectgen.runs.checkpoints import check_checkpoint_url
-
-        check_checkpoint_url(args.checkpoint_url)
     executor = executor_from_args(args, per_machine=spec.per_machine_state())
     with progress:
         results = run_experiment(

@@ -151,7 +151,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
                                on_missing=on_missing))
     print_summary(console, results, pct)
     for line in models_lines(results):
-        console.print(line, highlight=False)
+        console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/FORMAT/TASK", highlight=False)

@@ -10,9 +10,9 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pip
                                     positive_float, resolve_task, runner_from_args, sampling_from_args,
                                     settings_from_args)
 from projectgen.cli.tables import print_attempts
-from projectgen.llm.role_specs import models_from_specs
 from projectgen.llm.roles import ROLES
 from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
+from projectgen.oracles.role_specs import models_from_specs
 from projectgen.runs.methods import DEFAULT_METHOD, METHODS
 
 
@@ -119,38 +119,36 @@ def model_specs_from_args(args: argparse.Namespace) -> dict[str, str]:
     return specs
 
 
-def _execute_run(args: argparse.Namespace, task, *, models, model_specs, settings, attempt_settings, out: Path,
-                 resume: bool = False, decision=None) -> int:
-    """Run (or resume, or continue with a review `decision`) LiveCoder in `out` and print its attempts, or
+def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume: bool = False,
+                 decision=None) -> int:
+    """Run the `request` in `out` (or with `resume` continue the run there, with a review `decision` if one is
+    given) and print its attempts, or
     how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
     from rich.console import Console
 
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
-    from projectgen.runs import layout, read_manifest, run_livecoder
+    from projectgen.runs import resume_livecoder, run_livecoder
+    from projectgen.runs.folder import RunFolder
 
     console = Console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
+    folder = RunFolder(out)
+    runner = runner_from_args(args, log=progress)
     try:
-        outcome = run_livecoder(task, out, method=getattr(args, "method", None), models=models,
-                                model_specs=model_specs, settings=settings,
-                                attempt_settings=attempt_settings, runner=runner_from_args(args, log=progress),
-                                knowledge_url=getattr(args, "knowledge_store", None),
-                                embeddings=getattr(args, "embedding", None),
-                                max_tokens=getattr(args, "max_tokens", None),
-                                max_cost_usd=getattr(args, "max_cost", None), prices_file=getattr(args, "prices", None),
-                                checkpoint_url=getattr(args, "checkpoint_url", None), resume=resume,
-                                force=getattr(args, "force", False), progress=progress,
-                                evaluate_unit=not getattr(args, "no_unit_tests", False),
-                                review=getattr(args, "review", None) or (), decision=decision)
+        if resume:
+            outcome = resume_livecoder(out, models=models, runner=runner, progress=progress, decision=decision)
+        else:
+            outcome = run_livecoder(request, out, models=models, runner=runner, force=getattr(args, "force", False),
+                                    progress=progress)
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
-        reason = read_manifest(out).reason or model_failure_reason(exc)
-        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {out / layout.REPOSITORY}; "
+        reason = folder.read_manifest().reason or model_failure_reason(exc)
+        raise ProjectGenError(f"the run failed ({reason}); the best so far is in {folder.repository}; "
                               f"continue with `projectgen run --resume {out}`") from None
     if outcome.review is not None:
         print_pause(console, out, outcome.review)
@@ -179,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     from projectgen.errors import ProjectGenError
-    from projectgen.runs.methods import method_attempt_settings
+    from projectgen.runs.request import RunRequest
 
     if args.resume is not None:
         given = options_fixed_by_run_json(args)
@@ -189,36 +187,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         return continue_run(args)
     if not args.task:
         raise ProjectGenError("give a task (a folder or a bundled example name), or --resume DIR")
+    if args.review is not None and not args.review.replace(",", "").strip():
+        raise ProjectGenError("--review is empty: name the stages to review (architecture, skeleton)")
     # Everything the user gave is checked here, before the run folder is made or any model is called.
     task = resolve_task(args.task)
     specs = model_specs_from_args(args)
     models = models_from_specs(specs, task)
-    settings = settings_from_args(args)
-    args.method = args.method or DEFAULT_METHOD
-    if args.review is not None:
-        from projectgen.graphs.review import check_review_stages
-        from projectgen.runs.methods import check_review
-
-        args.review = check_review_stages(args.review)
-        if not args.review:
-            raise ProjectGenError("--review is empty: name the stages to review (architecture, skeleton)")
-        check_review(args.method, args.review)
-    attempt_settings = method_attempt_settings(args.method, attempt_settings_from_args(args))
-    if attempt_settings.selection not in task.suites:
-        raise ProjectGenError(f"task {task.id!r} has no {attempt_settings.selection} tests, which score its "
-                              f"attempts (--selection {attempt_settings.selection}); it has: "
-                              f"{', '.join(task.suites) or 'no tests'}")
-    if args.knowledge_store:
-        from projectgen.memory.knowledge_store import parse_server_url
-
-        parse_server_url(args.knowledge_store)
-    if args.embedding is not None:
-        from projectgen.memory.embedding_models import make_embeddings
-
-        make_embeddings(args.embedding)  # an unknown name or a missing package, before anything else
+    request = RunRequest.for_task(task, method=args.method or DEFAULT_METHOD, models=specs,
+                                  settings=settings_from_args(args), attempt_settings=attempt_settings_from_args(args),
+                                  knowledge_store=args.knowledge_store, embedding=args.embedding,
+                                  max_tokens=args.max_tokens, max_cost_usd=args.max_cost, prices_file=args.prices,
+                                  checkpoint_url=args.checkpoint_url, review=args.review or ())
     out = args.out or Path("runs") / f"{task.id}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _execute_run(args, task, models=models, model_specs=specs, settings=settings,
-                        attempt_settings=attempt_settings, out=out)
+    return _execute_run(args, request, models=models, out=out)
 
 
 def options_fixed_by_run_json(args: argparse.Namespace) -> list[str]:
@@ -241,31 +222,27 @@ def resolved(value):
 
 def continue_run(args: argparse.Namespace, decision=None) -> int:
     """`run --resume DIR`, and `review DIR` with a `decision`: the run in ``args.resume`` continued with its
-    run.json's task, models and settings."""
+    run.json's request (task, models, settings)."""
     from projectgen.errors import ProjectGenError
     from projectgen.runs.resume import resumable_run
 
-    manifest, task, settings, attempt_settings = resumable_run(args.resume)
+    manifest, task = resumable_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
-                              "with projectgen.runs.livecoder.run_livecoder(..., resume=True)")
-    models = models_from_specs(manifest.models, task)
-    args.knowledge_store = manifest.knowledge_store
-    args.method = manifest.method
-    args.no_unit_tests = not attempt_settings.measure_unit_tests
-    return _execute_run(args, task, models=models, model_specs=manifest.models, settings=settings,
-                        attempt_settings=attempt_settings, out=args.resume, resume=True, decision=decision)
+                              "with projectgen.runs.resume_livecoder(DIR, models=...)")
+    return _execute_run(args, None, models=models_from_specs(manifest.models, task), out=args.resume, resume=True,
+                        decision=decision)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
-    from projectgen.llm import ScriptedChatModel
-    from projectgen.runs import layout
+    from projectgen.llm import ModelRoles, ScriptedChatModel
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.request import RunRequest
 
     console = Console()
     task = load_task(example_task_path("kvstore"))
@@ -278,16 +255,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     model = ScriptedChatModel.from_file(script)
     specs = {"default": f"{SCRIPTED_PREFIX}{script}"}
     if args.out.is_dir() and any(args.out.iterdir()):
-        if not (args.out / layout.MANIFEST).is_file():
+        if not RunFolder(args.out).manifest.is_file():
             raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                                   "choose another --out")
         if not args.force and not _is_demo_output(args.out, specs):
             raise ProjectGenError(f"{args.out} holds a run that is not an earlier demo's output; choose another "
                                   "--out, or add --force to replace it")
-    args.no_unit_tests = False
     args.force = True  # the demo replaces its own outputs
-    return _execute_run(args, task, models=model, model_specs=specs,
-                        settings=Settings(), attempt_settings=AttemptSettings(), out=args.out)
+    return _execute_run(args, RunRequest.for_task(task, models=specs), models=ModelRoles(model), out=args.out)
 
 
 def _is_demo_output(out: Path, demo_specs: dict[str, str]) -> bool:

@@ -28,7 +28,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,9 +40,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
-
-if TYPE_CHECKING:
-    from projectgen.evaluation.report import TestReport
 
 MULTITURN_TOML = "multiturn.toml"
 TURNS_DIR = "turns"
@@ -384,7 +381,21 @@ class TaskCheck(BaseModel):
         return lines
 
 
-Evaluate = Callable[[Task, Mapping[str, str]], "TestReport"]
+class TurnOutcome(Protocol):
+    """What a check reads of a test run (`projectgen.evaluation.TestReport` has it): datasets sits below
+    the evaluation package, so it names the fields instead of importing the report."""
+
+    @property
+    def passed(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+Evaluate = Callable[[Task, Mapping[str, str]], TurnOutcome]
 """Runs a turn task's tests against a candidate (`SandboxRunner.evaluate` with the suite `TURN_SUITE`)."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from projectgen.repository import SKIPPED_DIRS
+from projectgen.repository.lines import count_loc
 
 SuiteName = str
 """A suite's name: `check` (the tests a generator may run while it works), `unit` (the final
@@ -248,8 +249,6 @@ class Task(BaseModel):
 
     def size(self) -> SizeFigures:
         """Python files and lines of the reference implementation."""
-        from projectgen.evaluation.metrics import count_loc
-
         sources = [path.read_text(encoding="utf-8", errors="replace")
                    for rel, path in self.reference_files().items() if rel.endswith(".py")]
         return SizeFigures(

@@ -10,15 +10,16 @@
     pairs        one task x model pair as a unit: run, resume or collect its LiveCoder folder
     figures      one pair's figures (PairResult), read from its run folder
     results      a model's figures per attempt and final (summarize_pairs, ExperimentResults)
-    tables       results.md and the table cells the CLI shares
-    html         results.html: the plots (score per attempt, #Pass per task) and the #Pass table
-    writing      write_results: results.json, results.md, results.html
+    tables       the experiment's results page (experiment_page) and the table cells the CLI shares
+    plots        the experiment's plots (score per attempt, #Pass per task)
+    results_writer  the one writer of every batch's results: results.json from the data, results.md and
+                 results.html from a ResultsPage (headings, text, bullets, tables as data, charts)
     experiment   run_experiment
     reference_bench   bench_reference: every task's reference through the sandbox runner
     reflection   run_reflect: LiveRepoReflection's protocol, every exercise x model x edit format
-    reflection_results   its figures per (model, edit format): results.json, results.md, results.html
+    reflection_results   its figures per (model, edit format) and its results page (reflect_page)
     refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
-    refinement_results  its results.json (SR-Eval's Acc(k), Avg Acc, CR, ATC), results.md, results.html
+    refinement_results  its results (SR-Eval's Acc(k), Avg Acc, CR, ATC) and its page (refinement_page)
     merge        merge_experiments: shard folders (--shard i/N) joined into one result
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
@@ -53,9 +54,10 @@ _EXPORTS: dict[str, str] = {
     "NOTES": "projectgen.experiments.tables",
     "attempt_cells": "projectgen.experiments.tables",
     "final_lines": "projectgen.experiments.tables",
-    "render_markdown": "projectgen.experiments.tables",
-    "render_html": "projectgen.experiments.html",
-    "write_results": "projectgen.experiments.writing",
+    "experiment_page": "projectgen.experiments.tables",
+    "ResultsPage": "projectgen.experiments.results_writer",
+    "Table": "projectgen.experiments.results_writer",
+    "write_results": "projectgen.experiments.results_writer",
     "ExperimentHooks": "projectgen.experiments.experiment",
     "run_experiment": "projectgen.experiments.experiment",
     "BenchRow": "projectgen.experiments.reference_bench",

@@ -54,8 +54,9 @@ from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import preflight
 from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
+from projectgen.experiments.results_writer import write_results
 from projectgen.experiments.spec import ExperimentSpec, write_experiment_json
-from projectgen.experiments.writing import write_results
+from projectgen.experiments.tables import experiment_page
 from projectgen.experiments.tasks import load_tasks
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -126,7 +127,7 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
                           runner_settings=runner_settings)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=on_start, on_row=hooks.on_pair)
         results = collect_results(spec, out_dir, [*unloaded, *rows.values()], prices_source, tasks)
-        write_results(results, out_dir)
+        write_results(out_dir, results, experiment_page(results))
         return results
 
 

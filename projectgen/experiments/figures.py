@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.datasets.task import Task
 from projectgen.experiments.models import ExperimentModel
-from projectgen.runs import layout
+from projectgen.runs.folder import RunFolder
 from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
@@ -111,6 +111,8 @@ class PairResult(BaseModel):
     duration_s: float | None = None
     run_dir: str | None = None
     how: str = Field(default="run", description="run / resumed / collected (from a finished folder) / ledger")
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     @property
     def ok(self) -> bool:
@@ -141,15 +143,14 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     (`final_unit_scores`).
     """
     from projectgen.datasets.published import task_weight
-    from projectgen.llm import UsageRecorder
-
     weight = task_weight(task)
-    summary = json.loads((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
+    folder = RunFolder(run_dir)
+    summary = json.loads(folder.summary.read_text(encoding="utf-8"))
     if prices is None:
         from projectgen.llm.pricing import PriceTable
 
         prices = PriceTable.default()
-    records = UsageRecorder.load(run_dir / layout.USAGE).records
+    records = folder.usage_records()
     by_attempt: dict[int | None, list[Any]] = {}
     for record in records:
         by_attempt.setdefault(record.attempt, []).append(record)
@@ -202,7 +203,7 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any,
 
     if not unit:
         return None, None, None
-    report_path = run_dir / layout.UNIT_REPORT
+    report_path = RunFolder(run_dir).unit_report
     if runner is not None and report_path.is_file():
         return expected_counts(runner, task, TestReport.model_validate_json(report_path.read_text(encoding="utf-8")))
     return unit.get("passed"), unit.get("total"), "run"
@@ -212,7 +213,7 @@ def attempt_maintainability(run_dir: Path, attempt: int) -> float | None:
     """radon's mean maintainability index of attempts/N/repository (None when it has no parsable Python)."""
     from projectgen.evaluation.metrics import repository_stats
 
-    folder = run_dir / layout.ATTEMPTS / str(attempt) / layout.REPOSITORY
+    folder = RunFolder(run_dir).attempt(attempt).repository
     if not folder.is_dir():
         return None
     stats = repository_stats(folder)
@@ -225,7 +226,7 @@ def final_sketchbleu(run_dir: Path, task: Task) -> float | None:
     from projectgen.evaluation.sketchbleu import sketch_bleu
     from projectgen.repository import load_repository
 
-    output = run_dir / layout.REPOSITORY
+    output = RunFolder(run_dir).repository
     if not task.has_reference or not output.is_dir():
         return None
     try:

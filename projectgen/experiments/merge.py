@@ -25,8 +25,9 @@ from projectgen.experiments.figures import FINISHED, PairResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results import ExperimentResults
+from projectgen.experiments.results_writer import write_results
 from projectgen.experiments.spec import FIXED_FIELDS
-from projectgen.experiments.writing import write_results
+from projectgen.experiments.tables import experiment_page
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -51,7 +52,7 @@ def merge_experiments(folders: Sequence[Path | str], out_dir: Path | str) -> tup
             ledger.append(key, **{k: v for k, v in moved.items() if k != "key"})
         write_config(out_dir, config)
         results = merged_results(config, out_dir, ledger, [*folders, out_dir])
-        write_results(results, out_dir)
+        write_results(out_dir, results, experiment_page(results))
     return results, notes(configs[:len(folders)], chosen)
 
 

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
@@ -32,7 +32,10 @@ from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, 
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.specs import REFERENCE_SPEC
-from projectgen.runs import layout
+from projectgen.runs.folder import RunFolder
+
+if TYPE_CHECKING:
+    from projectgen.llm import ModelRoles
 
 RunMode = Literal["new", "resume", "collect"]
 ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
@@ -74,14 +77,14 @@ class PairUnit:
     def current_mode(self) -> RunMode:
         """How to run now: as planned, unless the folder holds a run this plan started (a retry)."""
         if self.mode != "collect" and self.run_id and folder_run_id(self.run_dir) == self.run_id:
-            return "collect" if (self.run_dir / layout.SUMMARY).is_file() else "resume"
+            return "collect" if RunFolder(self.run_dir).is_finished() else "resume"
         return self.mode
 
 
 def folder_run_id(run_dir: Path) -> str | None:
     """The run id in a run folder's run.json, or None."""
     try:
-        return json.loads((run_dir / layout.MANIFEST).read_text(encoding="utf-8")).get("run_id")
+        return json.loads(RunFolder(run_dir).manifest.read_text(encoding="utf-8")).get("run_id")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -90,19 +93,20 @@ def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
     """Collect a finished folder, resume an interrupted one, else start anew (see the module docstring)."""
     if fresh:
         return "new"
-    if (run_dir / layout.SUMMARY).is_file():
+    if RunFolder(run_dir).is_finished():
         return "collect"
-    if (run_dir / layout.MANIFEST).is_file() and checkpointed(run_dir):
+    if RunFolder(run_dir).manifest.is_file() and checkpointed(run_dir):
         return "resume"
     return "new"
 
 
 def checkpointed(run_dir: Path) -> bool:
     """Whether a run folder's checkpoints exist: its SQLite file, or a PostgreSQL URL its run.json names."""
-    if (run_dir / layout.CHECKPOINTS).is_file():
+    folder = RunFolder(run_dir)
+    if folder.checkpoints.is_file():
         return True
     try:
-        return bool(json.loads((run_dir / layout.MANIFEST).read_text(encoding="utf-8")).get("checkpoint_url"))
+        return bool(json.loads(folder.manifest.read_text(encoding="utf-8")).get("checkpoint_url"))
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -147,25 +151,29 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return row.model_copy(update={"run_dir": str(unit.run_dir)}) if row.run_dir is not None else row
 
     def run(self, unit: PairUnit, state: Any) -> PairResult:
-        """Run (or resume, or collect) the unit's run with `state` as its sandbox runner."""
-        from projectgen.runs.livecoder import run_livecoder
-        from projectgen.runs.methods import method_attempt_settings
+        """Run (or resume, or collect) the unit's run with `state` as its sandbox runner; the row says how
+        protected its tests were."""
+        return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation()})
+
+    def attempt(self, unit: PairUnit, state: Any) -> PairResult:
+        from projectgen.runs.livecoder import resume_livecoder, run_livecoder
+        from projectgen.runs.request import RunRequest
 
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method)
         mode = unit.current_mode()
         if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
-        settings = method_attempt_settings(unit.method, self.spec.attempt_settings)
         models, model_specs = self.models_for(unit)
         progress = self.progress
-        common = dict(models=models, model_specs=model_specs, method=unit.method,
-                      settings=self.spec.settings, attempt_settings=self.spec.attempt_settings, runner=state,
-                      knowledge_url=self.spec.knowledge_url, max_tokens=self.spec.max_tokens,
-                      progress=(lambda message: progress(unit.key, message)) if progress else None,
-                      evaluate_unit=settings.measure_unit_tests, sync=unit.sync)
+        request = RunRequest.for_task(unit.task, method=unit.method, models=model_specs, settings=self.spec.settings,
+                                      attempt_settings=self.spec.attempt_settings,
+                                      knowledge_store=self.spec.knowledge_url, embedding=self.spec.embedding,
+                                      max_tokens=self.spec.max_tokens, checkpoint_url=self.spec.checkpoint_url)
+        common = dict(models=models, runner=state, sync=unit.sync,
+                      progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:
-                run_livecoder(unit.task, unit.run_dir, resume=True, **common)
+                resume_livecoder(unit.run_dir, **common)
                 return pair_from_run(unit.run_dir, how="resumed", **figures)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):
@@ -174,18 +182,17 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
-        run_livecoder(unit.task, unit.run_dir, force=False, checkpoint_url=self.spec.checkpoint_url,
-                      run_id=unit.run_id or None, embeddings=self.spec.embedding, **common)
+        run_livecoder(request, unit.run_dir, run_id=unit.run_id or None, **common)
         return pair_from_run(unit.run_dir, **figures)
 
-    def models_for(self, unit: PairUnit) -> tuple[Any, dict[str, str]]:
+    def models_for(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:
         """The unit's models and the specs its run.json records (the reference replay is built per task)."""
         from projectgen.llm import ModelRoles
 
         if unit.model.is_reference:
-            from projectgen.llm.reference_replay import reference_model
+            from projectgen.oracles.reference_replay import reference_model
 
-            return reference_model(unit.task), {"default": REFERENCE_SPEC}
+            return ModelRoles(reference_model(unit.task)), {"default": REFERENCE_SPEC}
         spec, base_url, sampling = unit.model.spec_for(unit.task.id), self.spec.base_url, dict(self.spec.sampling)
         return (ModelRoles.from_specs(spec, base_url=base_url, **sampling),
                 {"default": spec, **({"base_url": base_url} if base_url else {}),

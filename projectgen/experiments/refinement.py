@@ -9,20 +9,19 @@ only what is missing (an error unit runs again). The folder holds::
 
     ledger.jsonl                 one line per validated task and per finished task run
     <model>/<strategy>-<context>/<task>/
-        usage.jsonl, calls.jsonl the run's model calls (the call cache: a rerun repeats no finished call)
-        turns.json, turns/K/...  each turn's record and the file it produced
+        a run folder (`projectgen.runs.refinement`): run.json, checkpoints, events.jsonl, usage.jsonl,
+        prompts.jsonl, calls.jsonl (a rerun repeats no finished call); turns.json, turns/K/... each turn's
+        record and the file it produced
     results.json, results.md, results.html
 
 Models: a spec as for ``experiment --model`` ([LABEL=]SPEC); ``reference`` answers every turn
 with that turn's reference (an oracle, labelled so everywhere); ``scripted:FILE`` replays a script
 whose entries are keyed role ``refiner``, target the task id (or ``TASK@STRATEGY[/CONTEXT]`` for a
-reply that differs by strategy: `projectgen.llm.refinement_replay`), iteration the turn;
+reply that differs by strategy: `projectgen.oracles.refinement_replay`), iteration the turn;
 ``scripted:examples`` is the bundled replay of the bundled tasks.
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import shutil
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -42,16 +41,15 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
-from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, render_html,
-                                                       render_markdown, summarize_setting)
+from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
+                                                       summarize_setting)
+from projectgen.experiments.results_writer import write_results
 from projectgen.llm.specs import SCRIPTED_PREFIX
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
 BUNDLED_REPLAY = "refine.replay"  # scripts/refine.replay.json: `scripted:examples`
 EXAMPLES = "examples"
-TURNS_JSON = "turns.json"
-TURN_FILES = "turns"
 
 
 def resolve_model(text: str) -> ExperimentModel:
@@ -75,7 +73,7 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
                 base_url: str | None = None, sampling: Mapping[str, Any] | None = None) -> Any:
     """The chat model one task run talks to: the reference oracle, a replay specialised to the setting, or a
     real model (creating one never touches the network)."""
-    from projectgen.llm.refinement_replay import reference_turn_script, specialise_script
+    from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:
@@ -256,34 +254,21 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         return row.model_copy(update={"folder": str(unit.folder)})
 
     def run(self, unit: TaskRunUnit, state: TurnTests) -> TaskRunRow:
-        from projectgen.agents.base import ModelGateway
-        from projectgen.agents.refiner import Refiner
-        from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph,
-                                                  initial_refinement_state, recursion_limit)
-        from projectgen.llm import CallCache, TokenBudget, UsageRecorder
+        from projectgen.runs.refinement import refinement_request, run_refinement_task
 
-        folder, task = unit.folder, unit.task
-        folder.mkdir(parents=True, exist_ok=True)
-        model = build_model(unit.model, task, unit.strategy, unit.context, base_url=self.base_url,
+        model = build_model(unit.model, unit.task, unit.strategy, unit.context, base_url=self.base_url,
                             sampling=self.sampling)
-        budget = None
-        if self.max_tokens is not None:
-            budget = TokenBudget(self.max_tokens, used=UsageRecorder.load(folder / layout.USAGE).totals().total_tokens)
-        gateway = ModelGateway(recorder=UsageRecorder(folder / layout.USAGE), budget=budget,
-                               cache=CallCache(folder / layout.CALLS, scope=unit.key, after_put=unit.sync))
+        request = refinement_request(unit.task, spec=unit.model.spec, strategy=unit.strategy, context=unit.context,
+                                     max_tokens=self.max_tokens)
         progress = self.progress
-        context = RefinementContext(task=task, evaluate=state.evaluate, gateway=gateway, expected=dict(unit.expected),
-                                    progress=(lambda message: progress(unit.key, message)) if progress else None)
-        graph = build_refinement_graph(Refiner(model), unit.strategy, unit.context)
-        final = asyncio.run(graph.ainvoke(initial_refinement_state(task, unit.strategy, unit.context),
-                                          config={"recursion_limit": recursion_limit(task)}, context=context))
-        records = sorted(final.get("turns") or [], key=lambda r: r["turn"])
-        write_turns(folder, task, records)
+        records = run_refinement_task(unit.task, unit.folder, request, model=model, evaluate=state.evaluate,
+                                      expected=dict(unit.expected), scope=unit.key, sync=unit.sync,
+                                      progress=(lambda message: progress(unit.key, message)) if progress else None)
         turns = [TurnRow(turn=r["turn"], passed=bool(r.get("passed")), tests_passed=r.get("tests_passed", 0),
                          tests_total=r.get("tests_total", 0), status=r.get("status", ""),
                          input_tokens=r.get("input_tokens", 0), output_tokens=r.get("output_tokens", 0),
                          failing=r.get("failing") or [], error=r.get("error")) for r in records]
-        return self.row(unit, status="ok", turns=turns)
+        return self.row(unit, status="ok", turns=turns, sandbox=state.runner.isolation())
 
     def row(self, unit: TaskRunUnit, **fields: Any) -> TaskRunRow:
         return TaskRunRow(key=unit.key, model=unit.model.slug, spec=unit.model.spec, strategy=unit.strategy,
@@ -301,13 +286,6 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         if not row.ok or self.specs.get(row.model) != row.spec or self.turn_counts.get(row.task_id) != len(row.turns):
             return None
         return row
-
-
-def write_turns(folder: Path, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
-    """Each turn's file under ``turns/K/<target>`` and every record in ``turns.json``, for a person to read."""
-    for record in records:
-        write_atomic(folder / TURN_FILES / str(record["turn"]) / task.target, record.get("code") or "")
-    write_atomic(folder / TURNS_JSON, json.dumps(list(records), indent=1) + "\n")
 
 
 @dataclass(frozen=True)
@@ -410,12 +388,5 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
             contexts=list(spec.contexts), skipped_settings=skipped, models=descriptions, summary=summary,
             validation=ordered, validation_problems=[p for check in ordered for p in check.problems()],
             load_errors=load_errors, rows=rows)
-        write_refinement_results(results, out_dir)
+        write_results(out_dir, results, refinement_page(results))
         return results
-
-
-def write_refinement_results(results: RefinementResults, out_dir: Path) -> None:
-    """results.json, results.md and results.html, each whole or not at all."""
-    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
-    write_atomic(out_dir / layout.RESULTS_MD, render_markdown(results))
-    write_atomic(out_dir / layout.RESULTS_HTML, render_html(results))

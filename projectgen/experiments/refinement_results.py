@@ -4,24 +4,21 @@ results.json holds `RefinementResults` (versioned by `schema_version`): its `sum
 entry per (model, strategy, context) with Acc(k) per turn, Avg Acc, CR and ATC (fractions 0..1,
 ATC in tokens), also split by level (function, repository); `rows` has every task run turn by
 turn; `validation` has what the loader found for every task (its references on their own tests,
-and whether each turn's tests fail on the previous turn's reference). results.md shows the same
-as tables, results.html adds the Acc(k) curves.
+and whether each turn's tests fail on the previous turn's reference). `refinement_page` shows the same
+as tables (results.md, results.html), the page adds the Acc(k) curves.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field
 
 from projectgen.agents.refiner import STRATEGY_NAMES
 from projectgen.datasets.multiturn import TaskCheck
 from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
-from projectgen.experiments.html import SERIES_COLORS, html_table
-from projectgen.experiments.tables import Table, markdown_table
+from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
+                                                   Text, series_color, unprotected_warning)
 from projectgen.inspection.charts import line_chart
-from projectgen.inspection.formatting import esc
-from projectgen.inspection.html import REPORT_CSS
 
 REFINEMENT_SCHEMA_VERSION = 1
 NOTES = ("A turn passes when the code after it passes every test of that turn (and at least as many as the "
@@ -60,6 +57,8 @@ class TaskRunRow(BaseModel):
     turns: list[TurnRow] = Field(default_factory=list)
     error: str | None = None
     folder: str | None = None
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     @property
     def ok(self) -> bool:
@@ -186,34 +185,12 @@ def validation_table(results: RefinementResults) -> Table:
     return header, rows
 
 
-def render_markdown(results: RefinementResults) -> str:
-    """results.md."""
-    lines = [f"# Stepwise requirement refinement (SR-Eval) on {results.dataset}", ""]
-    lines += [f"- `{slug}`: {description}" for slug, description in results.models.items()]
-    lines += ["", "## Summary (all tasks)", "", *markdown_table(summary_table(results)), ""]
-    for level in ("function", "repository"):
-        if any(level in entry.levels for entry in results.summary):
-            lines += [f"## {level.capitalize()} level", "", *markdown_table(summary_table(results, level)), ""]
-    lines += ["## Per task (P passed, F failed, one mark per turn; E: the run ended in an error)", "",
-              *markdown_table(task_table(results)), ""]
-    errors = [row for row in results.rows if not row.ok]
-    if errors:
-        lines += ["## Errors", "", *(f"- {row.key}: {row.error}" for row in errors), ""]
-    lines += ["## Validation of the tasks", "", *markdown_table(validation_table(results)), ""]
-    lines += [f"- {problem}" for problem in results.validation_problems]
-    lines += [f"- {task}: does not load: {reason}" for task, reason in results.load_errors.items()]
-    if results.skipped_settings:
-        lines += [f"- not run: {note}" for note in results.skipped_settings]
-    lines += ["", results.notes, ""]
-    return "\n".join(lines)
-
-
 def accuracy_chart(results: RefinementResults) -> str:
     """Acc(k) over the turns, one line per (model, strategy, context); golden dashed."""
     turns = max((len(e.acc_per_turn) for e in results.summary), default=0)
     if not turns:
         return ""
-    series = [(f"{e.model} {e.strategy.upper()} {e.context}", SERIES_COLORS[i % len(SERIES_COLORS)],
+    series = [(f"{e.model} {e.strategy.upper()} {e.context}", series_color(i),
                "dash" if e.context == "golden" else "line",
                [*e.acc_per_turn, *([None] * (turns - len(e.acc_per_turn)))])
               for i, e in enumerate(results.summary)]
@@ -223,26 +200,24 @@ def accuracy_chart(results: RefinementResults) -> str:
                       series, width=1060, markers=markers)
 
 
-def render_html(results: RefinementResults) -> str:
-    """results.html: the Acc(k) curves and the tables, on one self-contained page."""
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Refinement on "
-             f"{esc(results.dataset)}</title><style>{REPORT_CSS}</style></head><body><main>",
-             f"<h1>Stepwise requirement refinement (SR-Eval) on {esc(results.dataset)}</h1>",
-             "<ul>" + "".join(f"<li><code>{esc(slug)}</code>: {esc(description)}</li>"
-                              for slug, description in results.models.items()) + "</ul>"]
-    if chart := accuracy_chart(results):
-        parts.append(f"<h2>Acc(k) per turn</h2><div class='charts'><div class='card wide'>{chart}</div></div>")
-    parts += ["<h2>Summary (all tasks)</h2><div class='scroll'>", html_table(summary_table(results)), "</div>"]
+def refinement_page(results: RefinementResults) -> ResultsPage:
+    """results.md and results.html: the models, the Acc(k) curves, the summaries (all tasks, then per level),
+    the per-task marks, the errors, the validation of the tasks, the notes."""
+    blocks: list[Block] = [
+        *unprotected_warning([row.sandbox for row in results.rows]),
+        Bullets([f"`{slug}`: {description}" for slug, description in results.models.items()]),
+        Charts("Acc(k) per turn", [("", accuracy_chart(results))]),
+        Heading("Summary (all tasks)"), TableBlock(summary_table(results))]
     for level in ("function", "repository"):
         if any(level in entry.levels for entry in results.summary):
-            parts += [f"<h2>{level.capitalize()} level</h2><div class='scroll'>",
-                      html_table(summary_table(results, level)), "</div>"]
-    parts += ["<h2>Per task (P passed, F failed, one mark per turn)</h2><div class='scroll'>",
-              html_table(task_table(results)), "</div>",
-              "<h2>Validation of the tasks</h2>", html_table(validation_table(results))]
-    if results.validation_problems:
-        parts.append("<ul>" + "".join(f"<li>{esc(p)}</li>" for p in results.validation_problems) + "</ul>")
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts.append(f"<p class='muted'>{esc(results.notes)}</p><footer>projectgen refine results, written {stamp}; "
-                 "results.json holds every figure.</footer></main></body></html>")
-    return "\n".join(parts)
+            blocks += [Heading(f"{level.capitalize()} level"), TableBlock(summary_table(results, level))]
+    blocks += [Heading("Per task (P passed, F failed, one mark per turn; E: the run ended in an error)"),
+               TableBlock(task_table(results))]
+    if errors := [row for row in results.rows if not row.ok]:
+        blocks += [Heading("Errors"), Bullets([f"{row.key}: {row.error}" for row in errors])]
+    blocks += [Heading("Validation of the tasks"), TableBlock(validation_table(results)),
+               Bullets([*results.validation_problems,
+                        *(f"{task}: does not load: {reason}" for task, reason in results.load_errors.items()),
+                        *(f"not run: {note}" for note in results.skipped_settings)]),
+               Text(results.notes, note=True)]
+    return ResultsPage(f"Stepwise requirement refinement (SR-Eval) on {results.dataset}", "projectgen refine", blocks)

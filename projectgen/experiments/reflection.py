@@ -38,8 +38,8 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
-from projectgen.experiments.reflection_results import (ReflectResults, ReflectRow, summarize_reflect,
-                                                       write_reflect_results)
+from projectgen.experiments.reflection_results import ReflectResults, ReflectRow, reflect_page, summarize_reflect
+from projectgen.experiments.results_writer import write_results
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -94,23 +94,24 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
         from projectgen.llm.naming import describe_model
-        from projectgen.runs.reflection import run_reflection
+        from projectgen.runs.reflection import reflection_request, run_reflection
 
         model = self.model_for(unit)
         progress = self.progress
-        result = run_reflection(unit.exercise, unit.run_dir, model=model, edit_format=unit.edit_format,
-                                tries=self.tries, runner=state, model_slug=unit.model.slug,
-                                model_label=describe_model(model), scope=unit.key, sync=unit.sync,
-                                checkpoint_url=self.checkpoint_url,
+        request = reflection_request(unit.exercise, spec=unit.model.spec, model_label=describe_model(model),
+                                     edit_format=unit.edit_format, tries=self.tries,
+                                     checkpoint_url=self.checkpoint_url)
+        result = run_reflection(unit.exercise, unit.run_dir, request, model=model, runner=state,
+                                model_slug=unit.model.slug, scope=unit.key, sync=unit.sync,
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,
-                          result=result.model_dump(mode="json"))
+                          result=result.model_dump(mode="json"), sandbox=state.isolation())
 
     def model_for(self, unit: ReflectUnit) -> Any:
         """The unit's chat model: the exercise's reference replay, or the spec's model."""
         if unit.model.is_reference:
-            from projectgen.llm.reference_replay import exercise_reference_model
+            from projectgen.oracles.reference_replay import exercise_reference_model
 
             return exercise_reference_model(unit.exercise)
         from projectgen.llm.factory import make_chat_model
@@ -267,5 +268,5 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors,
                                     missing_toolchains=missing)
-        write_reflect_results(results, out_dir)
+        write_results(out_dir, results, reflect_page(results))
         return results

@@ -1,4 +1,4 @@
-"""A reflect batch's results: the figures per (model, edit format), results.json, results.md, results.html.
+"""A reflect batch's results: the figures per (model, edit format), and the page results.md and results.html show.
 
 Per (model, edit format), over the units that did not end in an error: LiveRepoReflection's
 Pass@1, Pass@2, Fix Weight and Well Format per language and All
@@ -9,17 +9,14 @@ tests the harness could not run is neither a pass nor a fail.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from projectgen.durable_files import write_atomic
 from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
-from projectgen.experiments.tables import Table, markdown_table
-from projectgen.runs import layout
+from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
+                                                   Text, series_color, unprotected_warning)
 
 REFLECT_SCHEMA_VERSION = 1
 
@@ -36,6 +33,8 @@ class ReflectRow(BaseModel):
     status: Literal["passed", "failed", "error"]
     error: str | None = None
     result: dict[str, Any] | None = None
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     def outcome(self) -> TaskOutcome | None:
         """The figures' view of a finished unit (None for an error)."""
@@ -147,6 +146,7 @@ def pct(value: float | None) -> str:
 
 
 def summary_table(results: ReflectResults) -> Table:
+    """One row per (model, edit format): the All figures, errors and tokens."""
     header = ["model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "tokens in", "tokens out"]
     rows = [[e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
              pct(e.well_formed), str(e.errors), f"{e.input_tokens:,}", f"{e.output_tokens:,}"]
@@ -170,11 +170,13 @@ def language_table(results: ReflectResults) -> Table:
 
 
 def curve_table(results: ReflectResults) -> Table:
+    """One row per (model, edit format): pass@k for every k up to the tries."""
     header = ["model", "edit format"] + [f"pass@{k}" for k in range(1, results.tries + 1)]
     return header, [[r.model, r.edit_format] + [pct(v) for v in r.figures[ALL].pass_at_k] for r in results.reports]
 
 
 def task_table(results: ReflectResults) -> Table:
+    """One row per unit: its status, the try it passed at, its tries, well-formedness and last test count."""
     header = ["model", "edit format", "task", "language", "status", "passed at try", "tries", "well formed",
               "tests (last try)", "note"]
     rows = []
@@ -198,43 +200,20 @@ NOTES = ("Pass@k: tasks whose tests all passed by try k (Pass@2 after one repair
 
 
 def models_lines(results: ReflectResults) -> list[str]:
+    """One "model folder: how reports name it" line per model."""
     seen: dict[str, str] = {}
     for r in results.reports:
         seen.setdefault(r.model, r.model_label)
-    return [f"- {model}: {label}" for model, label in seen.items()]
-
-
-def render_reflect_markdown(results: ReflectResults) -> str:
-    lines = [f"# LiveRepoReflection protocol on {results.dataset}", "",
-             f"Tries per task: {results.tries}; edit formats: "
-             f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}.", "", "Models:",
-             *models_lines(results), ""]
-    if results.skipped_languages:
-        lines += ["Not run (no test runner for the language): " + ", ".join(
-            f"{lang} {n}" for lang, n in sorted(results.skipped_languages.items())) + ".", ""]
-    if results.missing_toolchains:
-        lines += ["Skipped (toolchain missing on this machine):",
-                  *(f"- {lang}: {why}" for lang, why in sorted(results.missing_toolchains.items())), ""]
-    if results.load_errors:
-        lines += ["Exercises that do not load:", *(f"- {k}: {v}" for k, v in sorted(results.load_errors.items())), ""]
-    for title, table in (("Summary", summary_table(results)), ("Per language (Tables 1-2's columns)",
-                                                               language_table(results)),
-                         ("pass@k over tries", curve_table(results)), ("Per task", task_table(results))):
-        lines += [f"## {title}", "", *markdown_table(table), ""]
-    lines += [NOTES, ""]
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- the page
+    return [f"{model}: {label}" for model, label in seen.items()]
 
 
 def pass_at_k_chart(results: ReflectResults) -> str:
-    from projectgen.experiments.html import SERIES_COLORS
+    """The pass@k curve of every (model, edit format) that scored a task ("" when none did)."""
     from projectgen.inspection.charts import line_chart
 
     # Solid for whole files, dashed for patches: equal curves stay visible on top of each other.
-    series = [(f"{r.model} / {r.edit_format}", SERIES_COLORS[i % len(SERIES_COLORS)],
-               "dash" if r.edit_format == "patch" else "line", [v / 100 for v in r.figures[ALL].pass_at_k])
+    series = [(f"{r.model} / {r.edit_format}", series_color(i), "dash" if r.edit_format == "patch" else "line",
+               [v / 100 for v in r.figures[ALL].pass_at_k])
               for i, r in enumerate(results.reports) if r.figures[ALL].tasks]
     if not series:
         return ""
@@ -242,29 +221,26 @@ def pass_at_k_chart(results: ReflectResults) -> str:
                       width=1060)
 
 
-def render_reflect_html(results: ReflectResults) -> str:
-    from projectgen.experiments.html import html_table
-    from projectgen.inspection.formatting import esc
-    from projectgen.inspection.html import REPORT_CSS
-
-    title = f"LiveRepoReflection protocol on {results.dataset}"
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
-             f"<style>{REPORT_CSS}</style></head><body><main>", f"<h1>{esc(title)}</h1>",
-             f"<p class='muted'>tries per task: {results.tries}; models: "
-             + "; ".join(esc(line[2:]) for line in models_lines(results)) + "</p>"]
-    if chart := pass_at_k_chart(results):
-        parts.append(f"<h2>pass@k curves</h2><div class='charts'><div class='card wide'>{chart}</div></div>")
-    for heading, table in (("Summary", summary_table(results)), ("Per language", language_table(results)),
-                           ("pass@k", curve_table(results)), ("Per task", task_table(results))):
-        parts += [f"<h2>{esc(heading)}</h2>", "<div class='scroll'>", html_table(table), "</div>"]
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts.append(f"<p class='muted'>{esc(NOTES)}</p><footer>projectgen reflect results, written {stamp}; "
-                 "results.md and results.json hold every figure.</footer></main></body></html>")
-    return "\n".join(parts)
-
-
-def write_reflect_results(results: ReflectResults, out_dir: Path) -> None:
-    """results.json, results.md and results.html in the batch folder, each whole or not at all."""
-    write_atomic(out_dir / layout.RESULTS_JSON, results.model_dump_json(indent=1) + "\n")
-    write_atomic(out_dir / layout.RESULTS_MD, render_reflect_markdown(results))
-    write_atomic(out_dir / layout.RESULTS_HTML, render_reflect_html(results))
+def reflect_page(results: ReflectResults) -> ResultsPage:
+    """results.md and results.html: the settings and models, the pass@k curves, the tables, the notes."""
+    blocks: list[Block] = [
+        *unprotected_warning([row.sandbox for report in results.reports for row in report.rows]),
+        Text(f"Tries per task: {results.tries}; edit formats: "
+             f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}."),
+        Bullets(models_lines(results), lead="Models:")]
+    if results.skipped_languages:
+        blocks.append(Text("Not run (no test runner for the language): " + ", ".join(
+            f"{lang} {n}" for lang, n in sorted(results.skipped_languages.items())) + "."))
+    if results.missing_toolchains:
+        blocks.append(Bullets([f"{lang}: {why}" for lang, why in sorted(results.missing_toolchains.items())],
+                              lead="Skipped (toolchain missing on this machine):"))
+    if results.load_errors:
+        blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.load_errors.items())],
+                              lead="Exercises that do not load:"))
+    blocks.append(Charts("pass@k curves", [("", pass_at_k_chart(results))]))
+    for title, table in (("Summary", summary_table(results)),
+                         ("Per language (Tables 1-2's columns)", language_table(results)),
+                         ("pass@k over tries", curve_table(results)), ("Per task", task_table(results))):
+        blocks += [Heading(title), TableBlock(table)]
+    blocks.append(Text(NOTES, note=True))
+    return ResultsPage(f"LiveRepoReflection protocol on {results.dataset}", "projectgen reflect", blocks)

@@ -55,6 +55,7 @@ class ExperimentSpec:
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
         from projectgen.runs.methods import METHODS
+        from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
         methods = tuple(dict.fromkeys(m.strip() for m in self.methods if m.strip()))
@@ -69,6 +70,7 @@ class ExperimentSpec:
         if self.knowledge_url and len(self.models) > 1:
             raise ProjectGenError("a shared knowledge store would let the runs of one task by different models read "
                                   "each other's knowledge: run one model per experiment with it, or leave it out")
+        check_options(knowledge_store=self.knowledge_url, checkpoint_url=self.checkpoint_url, embedding=self.embedding)
 
     def per_machine_state(self) -> dict[str, str]:
         """What the runs would keep on the machine that runs them (what -> the option that shares it): the

@@ -1,9 +1,12 @@
-"""An experiment's results as tables: results.md, and the cells and lines the CLI's tables share."""
+"""An experiment's results as tables: its results page (results.md and results.html), and the cells and lines
+the CLI's tables share."""
 from __future__ import annotations
 
-
 from projectgen.experiments.figures import PairResult
+from projectgen.experiments.plots import pass_per_task, score_per_attempt
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
+from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
+                                                   Text, unprotected_warning)
 
 
 def percent(value: float | None) -> str:
@@ -56,20 +59,6 @@ NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate
          "over tasks.")
 
 
-Table = tuple[list[str], list[list[str]]]
-"""A table as data: its header cells and its rows of cells (rendered as Markdown here, as HTML in `html`)."""
-
-
-def markdown_table(table: Table) -> list[str]:
-    """The lines of a Markdown table (an empty cell stays one space wide)."""
-    header, rows = table
-
-    def line(cells: list[str]) -> str:
-        return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
-
-    return [line(header), "|" + "---|" * len(header), *(line(row) for row in rows)]
-
-
 def first_of(by_report: list[dict[str, PairResult]], task: str, field: str) -> int | None:
     """A task's figure that every (method, model) shares (#LOC, #Tests): the first one recorded."""
     values = [getattr(pairs[task], field) for pairs in by_report if task in pairs]
@@ -117,68 +106,85 @@ ABLATIONS = (("livecoder", "LiveCoder"), ("livecoder-no-success", "w/o Success K
              ("livecoder-no-failure", "w/o Failure Knowledge"), ("livecoder-no-best", "w/o Historical-Best Repo."))
 
 
-def ablation_table(results: ExperimentResults, attempt: int = 2) -> list[str]:
-    """LiveCoder's Table 4 shape: per model, the functional score (mean unit pass rate of the output) at
-    attempt `attempt` of LiveCoder and of each ablation present, with the change from LiveCoder (points)."""
+def ablation_tables(results: ExperimentResults, attempt: int = 2) -> list[Table]:
+    """LiveCoder's Table 4 shape, one table per model: the functional score (mean unit pass rate of the
+    output) at attempt `attempt` of LiveCoder and of each ablation present, with the change from LiveCoder
+    (points)."""
     reports = {(r.method, r.model): r for r in results.models}
-    lines: list[str] = []
+    tables: list[Table] = []
     for model in dict.fromkeys(r.model for r in results.models):
         base = reports.get(("livecoder", model))
         variants = [(name, reports[(method, model)]) for method, name in ABLATIONS if (method, model) in reports]
         if base is None or len(variants) < 2 or len(base.per_attempt) < attempt:
             continue
         base_score = base.per_attempt[attempt - 1].output_mean
-        lines += [f"| {model} | variant | func at A{attempt} | change |", "|---|---|---|---|"]
+        rows = []
         for name, report in variants:
             score = report.per_attempt[attempt - 1].output_mean if len(report.per_attempt) >= attempt else None
             change = (f"{(score - base_score) * 100:+.2f}" if score is not None and base_score is not None
                       and name != "LiveCoder" else "")
-            lines.append(f"| | {name} | {percent(score)} | {change} |")
-        lines.append("")
-    return lines
+            rows.append(["", name, percent(score), change])
+        tables.append(([model, "variant", f"func at A{attempt}", "change"], rows))
+    return tables
 
 
-def render_markdown(results: ExperimentResults) -> str:
-    """results.md: the settings, ProjectGen's #Pass table, then per model its per-attempt table, final figures
-    and per-task table."""
-    lines = [f"# Experiment on {results.dataset}", "",
-             f"attempts: {results.attempt_settings.get('attempts')}, selection: "
-             f"{results.attempt_settings.get('selection')}"
-             + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
-             + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
-             + (f"; prices: {results.prices}" if results.prices else ""), "", NOTES, ""]
+def settings_line(results: ExperimentResults) -> str:
+    """The attempt settings, the token cap and where the prices came from, on one line."""
+    return (f"attempts: {results.attempt_settings.get('attempts')}, selection: "
+            f"{results.attempt_settings.get('selection')}"
+            + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
+            + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
+            + (f"; prices: {results.prices}" if results.prices else ""))
+
+
+def pair_table(report: ModelReport) -> Table:
+    """One row per task of a (method, model): status, LOC, final unit tests, attempts, tokens, cost, note."""
+    rows = []
+    for p in report.pairs:
+        unit = f"{p.final_unit_passed}/{p.final_unit_total}" if p.final_unit_total is not None else ""
+        rows.append([p.task_id, p.status, "" if p.loc is None else str(p.loc), unit,
+                     str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
+                     p.cost.label() if p.ok else "", (p.error or "")[:200]])
+    return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", "note"], rows
+
+
+def model_blocks(report: ModelReport) -> list[Block]:
+    """A (method, model)'s section: its per-attempt table, final figures and per-task table."""
+    return [Heading(report.name), Text(f"model: `{report.spec}`"),
+            TableBlock((list(ATTEMPT_COLUMNS), [attempt_cells(row) for row in report.per_attempt])),
+            Bullets(final_lines(report)), TableBlock(pair_table(report))]
+
+
+def experiment_page(results: ExperimentResults) -> ResultsPage:
+    """results.md and results.html: the settings, the plots, ProjectGen's #Pass and SketchBLEU tables, the
+    ablations, then per (method, model) its per-attempt table, final figures and per-task table."""
+    blocks: list[Block] = [*unprotected_warning([pair.sandbox for r in results.models for pair in r.pairs]),
+                           Text(settings_line(results)), Text(NOTES)]
     if results.settings_profiles:
         by_profile: dict[str, list[str]] = {}
         for task_id, values in results.settings_profiles.items():
             by_profile.setdefault(", ".join(f"{k}={v}" for k, v in sorted(values.items())), []).append(task_id)
-        lines += ["Paper settings applied where the experiment left them unset: "
-                  + "; ".join(f"{profile} ({', '.join(tasks)})" for profile, tasks in by_profile.items()), ""]
+        blocks.append(Text("Paper settings applied where the experiment left them unset: "
+                           + "; ".join(f"{profile} ({', '.join(tasks)})" for profile, tasks in by_profile.items())))
+    blocks.append(Charts("Plots", [
+        ("Functional score per attempt (mean unit pass rate of the output after each attempt)",
+         score_per_attempt(results)),
+        *((f"#Pass per task: {r.method} / {r.model}", pass_per_task(r)) for r in results.models)]))
     if table := pass_table(results):
-        lines += ["## #Pass per task (ProjectGen Tables 3 and 5)", "",
-                  "#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "
-                  "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else the "
-                  "reference's lines. A pair that failed shows `error` and is left out of SUM and AVG_weighted.", "",
-                  *markdown_table(table), ""]
+        blocks += [Heading("#Pass per task (ProjectGen Tables 3 and 5)"),
+                   Text("#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "
+                        "sum(#Pass x #LOC) / sum(#LOC), #LOC the published figure where the paper gives one, else "
+                        "the reference's lines. A pair that failed shows `error` and is left out of SUM and "
+                        "AVG_weighted."), TableBlock(table)]
     if sketch := sketchbleu_table(results):
-        lines += ["## SketchBLEU per task (ProjectGen Tables 4 and 6)", "",
-                  "SketchBLEU (0-100) of the final output against the reference; AVG over the tasks that have one "
-                  "(settings: projectgen.evaluation.sketchbleu, recorded in docs/architecture.md).", "", *markdown_table(sketch), ""]
-    if ablations := ablation_table(results):
-        lines += ["## Ablations at attempt 2 (LiveCoder Table 4)", "",
-                  "func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points.", "",
-                  *ablations]
+        blocks += [Heading("SketchBLEU per task (ProjectGen Tables 4 and 6)"),
+                   Text("SketchBLEU (0-100) of the final output against the reference; AVG over the tasks that "
+                        "have one (settings: projectgen.evaluation.sketchbleu, recorded in docs/architecture.md)."),
+                   TableBlock(sketch)]
+    if ablations := ablation_tables(results):
+        blocks += [Heading("Ablations at attempt 2 (LiveCoder Table 4)"),
+                   Text("func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points."),
+                   *(TableBlock(table) for table in ablations)]
     for report in results.models:
-        lines += [f"## {report.name}", "", f"model: `{report.spec}`", "",
-                  "| " + " | ".join(ATTEMPT_COLUMNS) + " |", "|" + "---|" * len(ATTEMPT_COLUMNS)]
-        lines += ["| " + " | ".join(attempt_cells(row)) + " |" for row in report.per_attempt]
-        lines += [""] + [f"- {line}" for line in final_lines(report)] + [""]
-        lines += ["| task | status | LOC | unit (final) | attempts run | reused at | tokens | cost | note |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for p in report.pairs:
-            unit = f"{p.final_unit_passed}/{p.final_unit_total}" if p.final_unit_total is not None else ""
-            note = (p.error or "").replace("|", "\\|")[:200]
-            lines.append(f"| {p.task_id} | {p.status} | {p.loc if p.loc is not None else ''} | {unit} | "
-                         f"{p.attempts_run if p.ok else ''} | {p.reused_at or ''} | "
-                         f"{p.tokens.total_tokens:,} | {p.cost.label() if p.ok else ''} | {note} |")
-        lines.append("")
-    return "\n".join(lines)
+        blocks += model_blocks(report)
+    return ResultsPage(f"Experiment on {results.dataset}", "projectgen experiment", blocks)

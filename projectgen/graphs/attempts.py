@@ -19,9 +19,6 @@ here; `build_attempts_graph` binds the settings and the inner graphs to them.
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
-from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -35,9 +32,7 @@ from projectgen.graphs.loop import bind
 from projectgen.graphs.state import AttemptsState, ProjectState, initial_state, last_verdict
 from projectgen.llm import BudgetExceededError
 from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
-from projectgen.repository import write_repository
-from projectgen.runs.summary import stage_summaries
-from projectgen.runs import layout
+from projectgen.graphs.stage_records import stage_summaries
 
 ATTEMPT_RECORD = "attempt:{}"
 
@@ -61,18 +56,6 @@ def _check_from_state(state: ProjectState) -> dict[str, Any] | None:
 def _stage_summary(state: ProjectState) -> dict[str, Any]:
     stages = stage_summaries(state.get("verdicts") or [], state.get("reviews") or [])
     return {name: stage.model_dump(mode="json") for name, stage in stages.items()}
-
-
-def _write_attempt_folder(folder: Path, repository: dict[str, str], record: dict[str, Any]) -> None:
-    """attempts/N with the attempt's repository and record, complete or not at all: written aside, then
-    renamed into place (a run killed while writing it writes it again when it resumes)."""
-    tmp = folder.with_name(f".tmp-{folder.name}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    write_repository(repository, tmp / layout.REPOSITORY)
-    tmp.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
-    (tmp / "attempt.json").write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
-    shutil.rmtree(folder, ignore_errors=True)
-    tmp.rename(folder)
 
 
 # --------------------------------------------------------------------------- nodes and routes
@@ -238,9 +221,8 @@ async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
         else:
             knowledge_added = await store_knowledge(ctx, settings, extracted)
     record = attempt_record(state, improved=improved, best=best, knowledge_added=knowledge_added)
-    if ctx.out_dir is not None:
-        await asyncio.to_thread(_write_attempt_folder, ctx.out_dir / layout.ATTEMPTS / str(attempt),
-                                current["repository"], record)
+    if ctx.record_attempt is not None:
+        await asyncio.to_thread(ctx.record_attempt, attempt, current["repository"], record)
     ctx.say(f"attempt {attempt}: best so far {best['score']:.3f} (attempt {best['attempt']})")
     return {**update, "records": [record], "attempt": attempt + 1}
 

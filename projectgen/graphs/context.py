@@ -9,9 +9,8 @@ LiveRepoReflection's protocol on one exercise.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from projectgen.agents.base import ModelGateway
@@ -21,6 +20,9 @@ from projectgen.datasets.task import Task
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import META_ATTEMPT
 
+AttemptRecorder = Callable[[int, Mapping[str, str], Mapping[str, Any]], None]
+"""(attempt number, its repository, its record) -> None: where a run keeps each attempt (`attempts/N`)."""
+
 
 @dataclass
 class RunContext:
@@ -28,7 +30,7 @@ class RunContext:
 
     `task` may be given as a folder path or a bundled example name and `runner` left out
     (``RunContext(task="kvstore")``). LangGraph Studio gets a context of plain values instead
-    (`projectgen.graphs.studio`), from which one of these is built.
+    (`projectgen.runs.studio`), from which one of these is built.
     """
 
     task: Task | str
@@ -61,7 +63,7 @@ class AttemptsContext:
     gateway: ModelGateway = field(default_factory=ModelGateway)
     run_id: str = "run"
     progress: Callable[[str], None] | None = None
-    out_dir: Path | None = None  # when set, each attempt's repository goes to out_dir/attempts/N
+    record_attempt: AttemptRecorder | None = None  # keeps each attempt's repository and record (the run folder's)
 
     def say(self, message: str) -> None:
         if self.progress is not None:

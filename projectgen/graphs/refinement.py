@@ -32,7 +32,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.loop import bind
 from projectgen.graphs.state import RefinementState, turn_record
-from projectgen.llm.refinement_replay import fenced
+from projectgen.repository.edits import fenced_python
 
 FAILING_SHOWN = 20  # failing test ids kept per turn record
 
@@ -81,7 +81,7 @@ async def answer_turn(state: RefinementState, runtime: Runtime[RefinementContext
     task, number = ctx.task, state["turn"]
     earlier = [turn_record(state, k) or {} for k in range(1, number)]
     if context == "golden":
-        answers = [fenced(task.reference_code(k)) for k in range(1, number)]
+        answers = [fenced_python(task.reference_code(k)) for k in range(1, number)]
         previous_code = task.reference_code(number - 1)
     else:
         answers = [record.get("reply", "") for record in earlier]

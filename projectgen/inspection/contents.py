@@ -15,7 +15,7 @@ from projectgen.inspection.formatting import fmt_score, fmt_seconds
 from projectgen.inspection.views import RunView
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.pricing import PRICES_AS_OF
-from projectgen.runs import layout
+
 from projectgen.runs.methods import DEFAULT_METHOD, describe_method
 from projectgen.runs.trace import STAGES
 
@@ -111,10 +111,10 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     failed = f" ({totals.failed_calls} failed)" if totals.failed_calls else ""
     facts.append(("model calls", f"{totals.calls}{failed}"))
     prompted = [c for c in run.calls if c.prompt_id]
-    if prompted and (run.path / layout.PROMPTS).is_file():
+    if prompted and run.folder.prompts.is_file():
         distinct = len({c.prompt_id for c in prompted})
         facts.append(("prompts", f"the exact prompt of {len(prompted)} of {totals.calls} calls ({distinct} distinct) "
-                                 f"in {layout.PROMPTS}; `projectgen trace {run.path} --call N` prints call N's "
+                                 f"in {run.folder.prompts.name}; `projectgen trace {run.path} --call N` prints call N's "
                                  f"(numbered by `--calls`)"))
     facts.append(("tokens", f"{totals.input_tokens:,} in + {totals.output_tokens:,} out"
                             + (" (estimated: scripted replies are counted as len/4)" if totals.estimated_calls else "")))
@@ -201,7 +201,7 @@ def _judge_rows(run: RunView) -> list[list[Any]]:
 
 def _quality(run: RunView) -> tuple[list[list[Any]], str | None]:
     """Non-functional figures of the final repository (radon), or why they are missing."""
-    repo = run.path / layout.REPOSITORY
+    repo = run.folder.repository
     if not repo.is_dir():
         return [], "no repository/ folder: maintainability not measured"
     try:

@@ -23,7 +23,7 @@ from projectgen.inspection.timestamps import as_utc
 from projectgen.inspection.views import RunView
 from projectgen.llm import CallRecord
 from projectgen.llm.pricing import CostTotal, PriceTable
-from projectgen.runs import layout
+from projectgen.runs.folder import RUN_MARKERS, RunFolder
 from projectgen.runs.trace import read_trace
 
 
@@ -31,15 +31,16 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     """Read a run folder (LiveCoder or plain ProjectGen) into a `RunView`."""
     path = check_run_dir(path)
     prices = prices if prices is not None else PriceTable.default()
-    manifest = _read_json(path / layout.MANIFEST)
-    summary = _read_json(path / layout.SUMMARY)
-    events = read_trace(path / layout.EVENTS, strict=True)
-    calls = read_calls(path / layout.USAGE)
+    folder = RunFolder(path)
+    manifest = _read_json(folder.manifest)
+    summary = _read_json(folder.summary)
+    events = read_trace(folder.events, strict=True)
+    calls = read_calls(folder.usage)
     livecoder = manifest is not None or bool(events) or (summary is not None and "attempts" in summary)
     view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
     if not livecoder:
-        view.state_verdicts = _state_verdicts(path / layout.STATE)
+        view.state_verdicts = _state_verdicts(folder.state)
     view.rows = timeline_rows(events)
     view.knowledge = knowledge_rows(view.rows)
     attribute_calls(view)
@@ -56,8 +57,8 @@ def check_run_dir(path: Path | str) -> Path:
         raise ProjectGenError(f"{path}: run folder not found")
     if not path.is_dir():
         raise ProjectGenError(f"{path}: not a folder (give a run folder, e.g. runs/kvstore-...)")
-    if not any((path / name).is_file() for name in layout.RUN_MARKERS):
-        raise ProjectGenError(f"{path}: not a run folder (none of {', '.join(layout.RUN_MARKERS)} in it)")
+    if not RunFolder(path).is_run():
+        raise ProjectGenError(f"{path}: not a run folder (none of {', '.join(RUN_MARKERS)} in it)")
     return path
 
 

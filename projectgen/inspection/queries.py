@@ -16,7 +16,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.inspection.attribution import effective_attempt
 from projectgen.inspection.views import DiffEntry, RunView, TimelineRow
 from projectgen.llm import CallCache, CallRecord, read_prompts
-from projectgen.runs import layout
+
 
 
 def timeline(run: RunView, attempt: int | None = None, stage: str | None = None) -> list[TimelineRow]:
@@ -94,9 +94,9 @@ def call_prompt(run: RunView, number: int) -> CallPrompt:
         have = f"calls 1-{len(run.calls)}" if run.calls else "no recorded calls"
         raise ProjectGenError(f"{run.path}: no call {number} in this run (it has {have}; see trace --calls)")
     call = run.calls[number - 1]
-    messages = read_prompts(run.path / layout.PROMPTS, {call.prompt_id}).get(call.prompt_id or "") \
+    messages = read_prompts(run.folder.prompts, {call.prompt_id}).get(call.prompt_id or "") \
         if call.prompt_id else None
-    entry = CallCache(run.path / layout.CALLS).get(call.call_id) if call.call_id else None
+    entry = CallCache(run.folder.calls).get(call.call_id) if call.call_id else None
     reply = entry.get("content") if entry else None
     return CallPrompt(number=number, call=call, messages=messages,
                       reply=reply if isinstance(reply, str) or reply is None else str(reply))

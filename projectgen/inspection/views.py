@@ -22,6 +22,7 @@ from typing import Any
 
 from projectgen.llm import CallRecord, UsageTotals
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
+from projectgen.runs.folder import RunFolder
 from projectgen.runs.trace import STAGES
 
 
@@ -156,6 +157,12 @@ class RunView:
     """ids of the calls attributed by time rather than by key."""
     state_verdicts: list[dict[str, Any]] = field(default_factory=list)
     """Verdicts from a plain ProjectGen run's ``state.json`` (it has no trace)."""
+
+
+    @property
+    def folder(self) -> RunFolder:
+        """The run's folder: where each of its files is."""
+        return RunFolder(self.path)
 
     @property
     def has_trace(self) -> bool:

@@ -14,9 +14,11 @@ One job per module:
 - `errors`: `ModelCallError`, `BudgetExceededError`, `ScriptExhaustedError`
 - `messages`: the text of chat messages and a token estimate
 - `scripted`: the scripted replay model
-- `pricing`, `parsing`, `faults`, `reference_replay`: prices, tolerant parsing of replies,
-  fault injection and the reference replay; import those from their modules (`faults` and
-  `reference_replay` build on other packages and are not imported here).
+- `pricing`, `parsing`, `faults`: prices, tolerant parsing of replies and fault injection; import
+  those from their modules (`faults` is not imported here).
+
+The replay oracles (a task's reference replayed as a model) are `projectgen.oracles`: they read tasks and
+the architecture tree, which build on this package.
 
 Names are re-exported lazily: importing this package (or one of its modules) imports nothing
 else; `ScriptedChatModel` subclasses LangChain's chat model and is built on first use.

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 REFERENCE_LABEL = "reference replay (oracle, not a model)"
-"""How reports name the reference replay (``--model reference``: `projectgen.llm.reference_replay.reference_model`)."""
+"""How reports name the reference replay (``--model reference``: `projectgen.oracles.reference_replay.reference_model`)."""
 
 
 def model_name(model: Any) -> str:

@@ -19,6 +19,10 @@ ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE)
 # LiveRepoReflection's one agent (`projectgen.agents.reflection`): not a role of the project graph's runs,
 # so not in ROLES (those runs give each of ROLES a model); its calls carry it like any other role.
 REFLECTION_ROLE = "reflection"
+# SR-Eval's multi-turn writer (`projectgen.agents.refiner`) and the stage its calls are labelled with: like
+# REFLECTION_ROLE, a role of its own protocol's runs only.
+REFINER_ROLE = "refiner"
+REFINEMENT_STAGE = "refinement"
 # Not a model's role: the judge named on a person's rejection in a review (`projectgen.graphs.review`). It goes
 # to the generator like a judge's feedback but has no score, so summaries and the trace keep it apart.
 HUMAN_JUDGE = "human"

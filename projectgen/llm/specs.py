@@ -10,7 +10,7 @@ SCRIPTED_PREFIX = "scripted:"
 """``scripted:PATH`` replays a script file (`projectgen.llm.ScriptedChatModel`)."""
 
 REFERENCE_SPEC = "reference"
-"""``--model reference``: each task's reference replayed (`projectgen.llm.reference_replay.reference_model`);
+"""``--model reference``: each task's reference replayed (`projectgen.oracles.reference_replay.reference_model`);
 run.json records it, so a resume rebuilds it."""
 
 

@@ -528,6 +528,13 @@ def make_whole_file_reply(paths: Iterable[str], repo: Mapping[str, str]) -> str:
     return "\n".join(parts)
 
 
+def fenced_python(code: str) -> str:
+    """A file as a model answers it and is shown it: one python block that the reply parser reads back
+    whole (a file without a final newline, or holding Markdown fences, keeps its own text)."""
+    fence, body = fenced_body(code)
+    return f"{fence}python\n{body}{fence}\n"
+
+
 def fenced_body(content: str) -> tuple[str, str]:
     """The fence and body that put `content` in a fenced block read back whole: the fence longer
     than any backtick run starting a line of the file (files holding Markdown fences survive the

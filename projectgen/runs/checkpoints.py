@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError, first_line
-from projectgen.runs import layout
 
 
 def check_checkpoint_url(url: str | None) -> None:
@@ -45,16 +44,17 @@ async def check_checkpoint_database(url: str | None) -> None:
 
 
 @asynccontextmanager
-async def open_checkpointer(out_dir: Path, url: str | None,
+async def open_checkpointer(sqlite_path: Path, url: str | None,
                             before_write: Callable[[], None] | None = None) -> AsyncIterator[Any]:
-    """SQLite in the run folder by default; PostgreSQL when `url` is given (tables created on first use).
+    """SQLite at `sqlite_path` (the run folder's) by default; PostgreSQL when `url` is given (tables created
+    on first use).
 
     `before_write()`, when given, is called before each checkpoint is written (`synced_before_writes`).
     """
     if url is None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with AsyncSqliteSaver.from_conn_string(str(out_dir / layout.CHECKPOINTS)) as saver:
+        async with AsyncSqliteSaver.from_conn_string(str(sqlite_path)) as saver:
             yield synced_before_writes(saver, before_write)
         return
     async with postgres_saver(url) as saver:

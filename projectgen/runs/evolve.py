@@ -41,14 +41,13 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph
-from projectgen.llm import Budget, CallCache, CallRecord, UsageRecorder
+from projectgen.llm import Budget, CallRecord, ModelRoles
 from projectgen.repository import load_repository, write_repository
-from projectgen.runs import layout
-from projectgen.runs.checkpoints import open_checkpointer
+from projectgen.runs.driver import Drive, drive
 from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_task
-from projectgen.runs.execution import new_run_folder, open_gateway, stream_graph, write_json, write_output_repository
-from projectgen.runs.locking import folder_lock
-from projectgen.runs.manifest import RunManifest, read_manifest, run_budget, write_manifest
+from projectgen.runs.folder import RunFolder
+from projectgen.runs.manifest import RunManifest, run_budget
+from projectgen.runs.folder import read_manifest
 from projectgen.runs.summary import describe_agents, summarize_run
 from projectgen.runs.trace import TraceWriter
 from projectgen.ssat import SSAT, ssat_from_repository
@@ -130,11 +129,12 @@ def read_base_run(folder: Path) -> BaseRun:
     if not Path(manifest.task_path).is_dir():
         raise ProjectGenError(f"{folder}: the run's task folder {manifest.task_path} is gone; put it back to evolve "
                               "the run")
-    repository = load_repository(folder / layout.REPOSITORY) if (folder / layout.REPOSITORY).is_dir() else {}
+    run = RunFolder(folder)
+    repository = load_repository(run.repository) if run.repository.is_dir() else {}
     if not any(path.endswith(".py") for path in repository):
-        raise ProjectGenError(f"{folder}: the run's {layout.REPOSITORY}/ holds no Python file to evolve")
+        raise ProjectGenError(f"{folder}: the run's {run.repository.name}/ holds no Python file to evolve")
     task = load_task(Path(manifest.task_path))
-    tree_file = folder / layout.SSAT
+    tree_file = run.ssat
     if tree_file.is_file():
         tree, source = SSAT.model_validate_json(tree_file.read_text(encoding="utf-8")), f"{tree_file}"
     else:
@@ -167,7 +167,7 @@ def check_change(requirement: str, tests: Path | str | None) -> None:
 class EvolveRun:
     """One invocation of an evolve run, its folder opened and locked."""
 
-    out_dir: Path
+    folder: RunFolder
     manifest: RunManifest
     record: EvolveRecord
     task: Task
@@ -177,9 +177,14 @@ class EvolveRun:
     resume: bool
     evaluate_unit: bool
 
+    @property
+    def out_dir(self) -> Path:
+        return self.folder.root
+
 
 async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requirement: str = "",
-                      tests: Path | str | None = None, models: Any = None, model_specs: Mapping[str, str] | None = None,
+                      tests: Path | str | None = None, models: ModelRoles | None = None,
+                      model_specs: Mapping[str, str] | None = None,
                       settings: Settings | None = None, runner: SandboxRunner | None = None,
                       max_tokens: int | None = None, budget: Budget | None = None, resume: bool = False,
                       force: bool = False, progress: Callable[[str], None] | None = None,
@@ -189,126 +194,115 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
     from it). A model that keeps failing ends the run as failed (run.json says why) and raises its error."""
     from projectgen.datasets.loaders import load_task
 
-    out_dir = Path(out_dir)
+    folder = RunFolder(Path(out_dir))
     if models is None:
         raise ProjectGenError("an evolve run needs models")
     if not resume:
         check_change(requirement, tests)
-    with open_evolve_folder(out_dir, base_run, resume=resume, force=force, requirement=requirement,
+    with open_evolve_folder(folder, base_run, resume=resume, force=force, requirement=requirement,
                             tests=Path(tests) if tests else None) as opened:
         if resume:
             manifest, record = opened
-            task = load_task(out_dir / layout.EVOLVED_TASK)
-            settings = Settings.model_validate(manifest.settings)
-            base_repository = load_repository(out_dir / layout.BASE / layout.REPOSITORY)
-            base_tree = json.loads((out_dir / layout.BASE / layout.SSAT).read_text(encoding="utf-8"))
+            task = load_task(folder.evolved_task)
+            settings = manifest.settings
+            base_repository = load_repository(folder.base.repository)
+            base_tree = json.loads(folder.base.ssat.read_text(encoding="utf-8"))
             if budget is None:
-                budget = run_budget(manifest, UsageRecorder.load(out_dir / layout.USAGE))
+                budget = folder.budget(manifest)
         else:
             base, evolved = opened
             assert isinstance(base, BaseRun) and isinstance(evolved, EvolvedTask)
             settings = Settings.with_profile(base.task.settings_profile, settings)
-            evolved.write(out_dir / layout.EVOLVED_TASK)
-            task = load_task(out_dir / layout.EVOLVED_TASK)
-            write_repository(base.repository, out_dir / layout.BASE / layout.REPOSITORY)
+            evolved.write(folder.evolved_task)
+            task = load_task(folder.evolved_task)
+            write_repository(base.repository, folder.base.repository)
             base_tree = base.tree.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-            write_json(out_dir / layout.BASE / layout.SSAT, base_tree)
+            folder.write_json(folder.base.ssat, base_tree)
             base_repository = base.repository
             record = EvolveRecord(base_run=str(base.folder.resolve()), base_task_id=base.task.id,
                                   base_tree=base.tree_source, number=evolved.number, change=requirement.strip(),
                                   new_tests=evolved.new_tests, regression_tests=evolved.earlier_tests)
-            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str((out_dir / layout.EVOLVED_TASK)
-                                                                                .resolve()),
+            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(folder.evolved_task.resolve()),
                                    task_id=task.id, method=EVOLVE_METHOD, models=dict(model_specs or {}),
-                                   settings=settings.model_dump(), max_tokens=max_tokens)
+                                   settings=settings, max_tokens=max_tokens)
             budget = budget if budget is not None else run_budget(manifest)
-            write_json(out_dir / layout.EVOLVE, record.model_dump(mode="json"))
-            write_manifest(out_dir, manifest)
+            folder.write_json(folder.evolve, record.model_dump(mode="json"))
+            folder.write_manifest(manifest)
         base_ssat = SSAT.model_validate(base_tree)
         agents = Agents.from_models(models).replace(architect=TreeReviser(
-            getattr(models, "for_role", lambda role: models)("architect"), base=base_ssat, change=record.change))
-        gateway = open_gateway(settings, recorder=UsageRecorder(out_dir / layout.USAGE), budget=budget,
-                               cache=CallCache(out_dir / layout.CALLS, manifest.run_id))
+            models.for_role("architect"), base=base_ssat, change=record.change))
+        gateway = folder.gateway(settings, scope=manifest.run_id, budget=budget)
         context = EvolveContext(task=task, runner=runner or SandboxRunner(log=progress), gateway=gateway,
                                 progress=progress, base_tree=base_tree, base_repository=dict(base_repository))
-        return await _run(EvolveRun(out_dir=out_dir, manifest=manifest, record=record, task=task, agents=agents,
+        return await _run(EvolveRun(folder=folder, manifest=manifest, record=record, task=task, agents=agents,
                                     settings=settings, context=context, resume=resume, evaluate_unit=evaluate_unit))
 
 
-def run_evolve(base_run: Path | str | None, out_dir: Path | str, **kwargs: Any) -> EvolveOutcome:
+def run_evolve(base_run: Path | str | None, out_dir: Path | str, *, requirement: str = "",
+               tests: Path | str | None = None, models: ModelRoles | None = None,
+               model_specs: Mapping[str, str] | None = None, settings: Settings | None = None,
+               runner: SandboxRunner | None = None, max_tokens: int | None = None, budget: Budget | None = None,
+               resume: bool = False, force: bool = False, progress: Callable[[str], None] | None = None,
+               evaluate_unit: bool = True) -> EvolveOutcome:
     """`arun_evolve` for synchronous callers."""
-    return asyncio.run(arun_evolve(base_run, out_dir, **kwargs))
+    return asyncio.run(arun_evolve(base_run, out_dir, requirement=requirement, tests=tests, models=models,
+                                   model_specs=model_specs, settings=settings, runner=runner, max_tokens=max_tokens,
+                                   budget=budget, resume=resume, force=force, progress=progress,
+                                   evaluate_unit=evaluate_unit))
 
 
 @contextmanager
-def open_evolve_folder(out_dir: Path, base_run: Path | str | None, *, resume: bool, force: bool,
+def open_evolve_folder(folder: RunFolder, base_run: Path | str | None, *, resume: bool, force: bool,
                        requirement: str = "", tests: Path | None = None
                        ) -> Iterator[tuple[BaseRun, EvolvedTask] | tuple[RunManifest, EvolveRecord]]:
     """The evolve run's folder, held by this process: a new one giving the `BaseRun` and its evolved task (both
     read and checked first, so nothing is written when the run cannot be evolved), or one to resume giving
     its run.json and evolve.json."""
     if resume:
-        manifest = read_manifest(out_dir)
+        manifest = folder.read_manifest()
         if manifest.method != EVOLVE_METHOD:
-            raise ProjectGenError(f"{out_dir}: a {manifest.method} run, not an evolve run; continue it with "
-                                  f"`projectgen run --resume {out_dir}`")
-        record = read_evolve_record(out_dir)
-        with folder_lock(out_dir):
+            raise ProjectGenError(f"{folder}: a {manifest.method} run, not an evolve run; continue it with "
+                                  f"`projectgen run --resume {folder}`")
+        record = read_evolve_record(folder.root)
+        with folder.hold():
             yield manifest, record
         return
     if base_run is None:
         raise ProjectGenError("give the finished run folder to evolve")
     base = read_base_run(Path(base_run))
     evolved = plan_evolved_task(base.task, requirement, tests)
-    if out_dir.resolve() == base.folder.resolve():
-        raise ProjectGenError(f"{out_dir}: the evolve run needs its own folder (--out), not the base run's")
-    with new_run_folder(out_dir, force=force):
+    if folder.root.resolve() == base.folder.resolve():
+        raise ProjectGenError(f"{folder}: the evolve run needs its own folder (--out), not the base run's")
+    with folder.create(force=force):
         yield base, evolved
 
 
 async def _run(run: EvolveRun) -> EvolveOutcome:
-    """The evolve graph, checkpointed, from the start or on from its checkpoint; then the outputs."""
-    trace = TraceWriter(run.out_dir / layout.EVENTS)
+    """The evolve graph, through the driver, from the start or on from its checkpoint; then the outputs."""
+    trace = run.folder.trace()
     started = time.monotonic()
-    config = {"configurable": {"thread_id": run.manifest.run_id}, "max_concurrency": run.settings.max_concurrency,
-              "recursion_limit": 200}
-    async with open_checkpointer(run.out_dir, run.manifest.checkpoint_url) as saver:
-        graph = build_evolve_graph(run.agents, run.settings, checkpointer=saver)
-        snapshot = await graph.aget_state(config)
-        from_start = not run.resume or not snapshot.values
-        finished = run.resume and not from_start and not snapshot.next and not snapshot.tasks
-        if not finished:
-            trace.write("run_resumed" if run.resume else "run_start", run_id=run.manifest.run_id, task_id=run.task.id,
-                        method=EVOLVE_METHOD, base_run=run.record.base_run, models=describe_agents(run.agents),
-                        **({"note": "no checkpoint yet: from the beginning"} if run.resume and from_start else {}))
-            trace.resume_at(None)
 
-            def on_update(namespace: tuple[str, ...], chunk: Any) -> None:
-                trace.update(namespace, chunk)
-                if not namespace and isinstance(chunk, Mapping) and isinstance(chunk.get("plan_changes"), Mapping):
-                    plan = chunk["plan_changes"].get("evolution") or {}
-                    trace.write("evolve_plan", **{key: plan.get(key) for key in
-                                                  ("added", "removed", "changed", "importers", "redo", "diff_text")},
-                                kept=len(plan.get("kept") or []))
+    def on_update(trace: TraceWriter, namespace: tuple[str, ...], chunk: Any) -> None:
+        trace.update(namespace, chunk)
+        if not namespace and isinstance(chunk, Mapping) and isinstance(chunk.get("plan_changes"), Mapping):
+            plan = chunk["plan_changes"].get("evolution") or {}
+            trace.write("evolve_plan", **{key: plan.get(key) for key in
+                                          ("added", "removed", "changed", "importers", "redo", "diff_text")},
+                        kept=len(plan.get("kept") or []))
 
-            try:
-                streamed = await stream_graph(graph, {"task_id": run.task.id, "documents": run.task.docs.model_dump(),
-                                                      "guidance": ""} if from_start else None,
-                                              context=run.context, config=config, on_update=on_update)
-            except (KeyboardInterrupt, asyncio.CancelledError):
-                reason = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
-                write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "interrupted", "reason": reason}))
-                trace.write("run_end", stopped=reason, status="interrupted")
-                raise
-            if streamed.failure is not None:
-                reason = streamed.reason
-                write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "failed", "reason": reason}))
-                _write_record(run, run.record.model_copy(update={"status": "failed", "reason": reason}))
-                trace.write("run_end", stopped=reason, status="failed")
-                run.context.say(f"the evolve run failed ({reason}); continue with --resume once the model is back")
-                raise streamed.failure
-        state = dict((await graph.aget_state(config)).values)
-    return await _finish(run, state, trace, started)
+    async def on_failure(reason: str, state: dict[str, Any]) -> dict[str, Any]:
+        _write_record(run, run.record.model_copy(update={"status": "failed", "reason": reason}))
+        run.context.say(f"the evolve run failed ({reason}); continue with --resume once the model is back")
+        return {}
+
+    how = Drive(start={"task_id": run.task.id, "documents": run.task.docs.model_dump(), "guidance": ""},
+                context=run.context, resume=run.resume,
+                marker={"task_id": run.task.id, "method": EVOLVE_METHOD, "base_run": run.record.base_run,
+                        "models": describe_agents(run.agents)},
+                config={"max_concurrency": run.settings.max_concurrency, "recursion_limit": 200},
+                on_update=on_update, on_failure=on_failure)
+    driven = await drive(run.folder, build_evolve_graph(run.agents, run.settings), run.manifest, how, trace)
+    return await _finish(run, driven.state, trace, started)
 
 
 async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, started: float) -> EvolveOutcome:
@@ -321,25 +315,25 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
     if "check" in run.task.suites and repository:
         run.context.say("running every check test (the earlier requirements' and the change's)")
         check_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "check")
-        check_report.write_json(run.out_dir / layout.CHECK_REPORT)
+        check_report.write_json(run.folder.check_report)
     if run.evaluate_unit and "unit" in run.task.suites and repository:
         run.context.say("running the base task's hidden unit tests")
         unit_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "unit")
-        unit_report.write_json(run.out_dir / layout.UNIT_REPORT)
-    records = UsageRecorder.load(run.out_dir / layout.USAGE).records
+        unit_report.write_json(run.folder.unit_report)
+    records = run.folder.usage_records()
     plan = EvolutionPlan.model_validate(state["evolution"]) if state.get("evolution") else None
     record = run.record.model_copy(update={"plan": plan, **_results(run, state, plan, check_report, records)})
     summary = summarize_run(state, records, models=describe_agents(run.agents), settings=run.settings.model_dump(),
                             unit_tests=unit_report.summary() if unit_report is not None else None,
                             duration_s=time.monotonic() - started)
     record = record.model_copy(update={"status": summary.status, "unit_tests": summary.unit_tests})
-    write_output_repository(run.out_dir, repository)
+    run.folder.write_repository(repository)
     if state.get("ssat"):
-        write_json(run.out_dir / layout.SSAT, state["ssat"])
-    write_json(run.out_dir / layout.STATE, {k: v for k, v in state.items() if k != "base_ssat"})
+        run.folder.write_json(run.folder.ssat, state["ssat"])
+    run.folder.write_json(run.folder.state, {k: v for k, v in state.items() if k != "base_ssat"})
     _write_record(run, record)
-    write_atomic(run.out_dir / layout.SUMMARY, summary.model_dump_json(indent=1) + "\n")
-    write_manifest(run.out_dir, run.manifest.model_copy(update={"status": "finished", "reason": state.get("stopped")}))
+    write_atomic(run.folder.summary, summary.model_dump_json(indent=1) + "\n")
+    run.folder.record_status(run.manifest, "finished", state.get("stopped"))
     trace.write("run_end", stopped=state.get("stopped"), status="finished",
                 check=check_report.summary() if check_report is not None else None)
     return EvolveOutcome(state=state, record=record, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
@@ -376,12 +370,12 @@ def _results(run: EvolveRun, state: Mapping[str, Any], plan: EvolutionPlan | Non
 
 
 def _write_record(run: EvolveRun, record: EvolveRecord) -> None:
-    write_json(run.out_dir / layout.EVOLVE, record.model_dump(mode="json"))
+    run.folder.write_json(run.folder.evolve, record.model_dump(mode="json"))
 
 
 def read_evolve_record(out_dir: Path) -> EvolveRecord:
     """evolve.json of an evolve run folder (a one-line error when it is not one)."""
-    path = Path(out_dir) / layout.EVOLVE
+    path = RunFolder(out_dir).evolve
     if not path.is_file():
-        raise ProjectGenError(f"{out_dir}: not an evolve run (no {layout.EVOLVE})")
+        raise ProjectGenError(f"{out_dir}: not an evolve run (no {path.name})")
     return EvolveRecord.model_validate_json(path.read_text(encoding="utf-8"))

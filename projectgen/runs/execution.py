@@ -1,105 +1,21 @@
-"""The one execution path of a run, shared by the single pass (`pipeline`) and LiveCoder (`livecoder`).
-
-Both go through the same steps, so they cannot drift apart: open the output folder (refusing
-to mix runs, `--force` clearing only a run's files), reach models through one `ModelGateway`
-(usage recorder, budget, call cache), stream a compiled graph keeping the state it reached,
-turn a model that fails for good into a recorded failure instead of lost work, run the hidden
-unit tests on the final repository, and write the outputs (every JSON file atomically).
-"""
+"""The steps of a run below the driver: stream a compiled graph keeping the state it reached (a model that
+fails for good ends the stream instead of losing the work), and run the hidden unit tests on the final
+repository."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from projectgen.agents import ModelGateway
-from projectgen.config import Settings
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
-from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.llm import MODEL_FAILURES, Budget, CallCache, PromptStore, UsageRecorder, model_failure_reason
-from projectgen.repository import write_repository
-from projectgen.runs import layout
-from projectgen.runs.locking import folder_lock
+from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
 INTERRUPT = "__interrupt__"  # LangGraph's key for the interrupts a paused graph streams
 
-# ------------------------------------------------------------------ the output folder
-
-
-def prepare_out_dir(out_dir: Path, *, force: bool) -> None:
-    """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
-    written; both before anything is written or removed (a folder made here is removed again on failure)."""
-    out_dir = Path(out_dir)
-    made: Path | None = None  # the topmost folder this call creates
-    try:
-        if out_dir.exists() and not out_dir.is_dir():
-            raise ProjectGenError(f"{out_dir} exists and is not a folder; choose another --out")
-        if out_dir.exists() and any(p.name != layout.LOCK for p in out_dir.iterdir()) and not force:
-            raise ProjectGenError(f"{out_dir} is not empty; choose another --out or pass --force to replace it")
-        if not out_dir.exists():
-            made = out_dir
-            while not made.parent.exists() and made.parent != made:
-                made = made.parent
-            out_dir.mkdir(parents=True)
-        handle, probe = tempfile.mkstemp(prefix=".projectgen-write-check-", dir=out_dir)
-        os.close(handle)
-        os.unlink(probe)
-        if force:
-            _remove_run_outputs(out_dir)
-    except OSError as exc:
-        if made is not None and made.is_dir():
-            shutil.rmtree(made, ignore_errors=True)
-        raise ProjectGenError(f"{out_dir}: cannot write there ({exc.strerror or exc}); choose another --out") \
-            from None
-
-
-def _remove_run_outputs(out_dir: Path) -> None:
-    """What `--force` clears: the files a run writes (`layout.RUN_OUTPUTS`), and nothing else."""
-    for name in layout.RUN_OUTPUTS:
-        target = out_dir / name
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-
-
-@contextmanager
-def new_run_folder(out_dir: Path, *, force: bool) -> Iterator[None]:
-    """`out_dir` prepared for a new run (`prepare_out_dir`) and held by this process until the block ends.
-
-    With `--force` on an existing folder the lock is taken first, so the files of a run still going
-    there are never deleted; otherwise after, so a folder made here is removed again on failure.
-    """
-    with ExitStack() as locked:
-        early = force and out_dir.is_dir()
-        if early:
-            locked.enter_context(folder_lock(out_dir))
-        prepare_out_dir(out_dir, force=force)
-        if not early:
-            locked.enter_context(folder_lock(out_dir))
-        yield
-
-
-# ------------------------------------------------------------------ models and graphs
-
-
-def open_gateway(settings: Settings, *, recorder: UsageRecorder, budget: Budget | None,
-                 cache: CallCache | None = None, prompts: PromptStore | None = None,
-                 metadata: Mapping[str, Any] | None = None) -> ModelGateway:
-    """The one door to the models for a run: calls recorded, charged to `budget`, answered from `cache`,
-    their prompts kept in `prompts`."""
-    return ModelGateway(recorder=recorder, budget=budget, cache=cache, prompts=prompts,
-                        metadata=dict(metadata or {}), **settings.gateway_options())
+# ------------------------------------------------------------------ graphs
 
 
 @dataclass(frozen=True)
@@ -152,20 +68,3 @@ async def run_hidden_unit_tests(runner: SandboxRunner, task: Task, repository: M
     if progress:
         progress(f"running the hidden unit tests{what}")
     return await asyncio.to_thread(runner.evaluate, task, dict(repository), "unit")
-
-
-# ------------------------------------------------------------------ outputs
-
-
-def write_json(path: Path, data: Any) -> None:
-    """`data` as indented JSON, replacing `path` in one step (a kill leaves the old file or the new one)."""
-    write_atomic(path, json.dumps(data, indent=1, default=str) + "\n")
-
-
-def write_output_repository(out_dir: Path, repository: Mapping[str, str]) -> None:
-    """The run's output repository, replacing what an earlier (failed or resumed) invocation left there."""
-    target = out_dir / layout.REPOSITORY
-    if target.is_dir():
-        shutil.rmtree(target)
-    write_repository(repository, target)
-    target.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """Every file and folder name of a run folder and of an experiment folder, named once.
 
-Writers, readers (trace, report, experiments) and the CLI take the names from here, so
-a file cannot be renamed on one side and missed on the other.
+A run folder's names are read only by `projectgen.runs.folder.RunFolder`, whose attributes are
+the paths (no module outside `runs/` joins them: `tests/test_run_folder_paths.py`); the names of
+an experiment folder are used by the batch commands that write one.
 """
 from __future__ import annotations
 
@@ -19,12 +20,15 @@ SSAT = "ssat.json"  # the architecture tree of the output (single pass, LiveCode
 UNIT_REPORT = "unit_report.json"  # the hidden unit tests of the final repository
 REPOSITORY = "repository"  # the final output
 ATTEMPTS = "attempts"  # attempts/N/: each attempt's repository and record
+ATTEMPT_RECORD = "attempt.json"  # attempts/N/attempt.json: the attempt's record
 KNOWLEDGE = "knowledge"  # the embedded Chroma knowledge store
 BEST = "best"  # the historical-best repository store
 EVOLVE = "evolve.json"  # an evolve run: its base run, the change, the tree diff, what was redone and kept
 EVOLVED_TASK = "task"  # an evolve run's task: the base task's documents and tests plus the change's
 BASE = "base"  # an evolve run's copy of its base run's repository and tree (resume needs nothing else)
 CHECK_REPORT = "check_report.json"  # an evolve run's check tests (the earlier ones and the change's)
+TURNS = "turns.json"  # a refine task run's turn records
+TURN_FILES = "turns"  # turns/K/<target>: the file each turn of a refine task run produced
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 REVIEW = "review.json"  # the review a paused run waits for (`projectgen review DIR`); the checkpoint holds it too
@@ -37,7 +41,7 @@ RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
 RUN_OUTPUTS: tuple[str, ...] = (
     REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
-    REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT, REVIEW,
+    REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT, REVIEW, THREAD, TURNS, TURN_FILES,
 )
 
 # ------------------------------------------------------------------ an experiment folder

@@ -15,18 +15,19 @@ from projectgen.config import Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import build_direct_graph, build_project_graph, build_self_reflection_graph, code_stage
 from projectgen.graphs.project import Stage, default_stages
+from projectgen.llm import ModelRoles
 from projectgen.llm.roles import DIRECT_ROLE
 from projectgen.runs.methods import check_review, describe_method
 
 
-def direct_generator(models: Any) -> DirectGenerator:
-    """The baselines' generator on the "direct" role's model (`ModelRoles`, or one model for all)."""
+def direct_generator(models: ModelRoles | None) -> DirectGenerator:
+    """The baselines' generator on the "direct" role's model."""
     if models is None:
         raise ProjectGenError("the direct and self-reflection methods need models (the 'direct' role's)")
-    return DirectGenerator(getattr(models, "for_role", lambda role: models)(DIRECT_ROLE))
+    return DirectGenerator(models.for_role(DIRECT_ROLE))
 
 
-def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: Any = None,
+def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: ModelRoles | None = None,
                 review: Sequence[str] = ()) -> Any:
     """The compiled graph one attempt of method `name` runs (over `ProjectState`): the project graph
     (with or without its judges) from `agents`, or a baseline from the "direct" role of `models`. The

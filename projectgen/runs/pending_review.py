@@ -15,7 +15,7 @@ from typing import Any
 
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
-from projectgen.runs import layout
+from projectgen.runs.folder import RunFolder
 
 AWAITING_REVIEW = "awaiting-review"
 
@@ -27,20 +27,20 @@ def write_pending_review(out_dir: Path, *, attempt: int | None, interrupt_id: st
     """review.json: the review the run waits for."""
     record = {"schema_version": REVIEW_SCHEMA_VERSION, "stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
               "interrupt_id": interrupt_id, "request": dict(request)}
-    write_atomic(Path(out_dir) / layout.REVIEW, json.dumps(record, indent=1, default=str) + "\n")
+    write_atomic(RunFolder(out_dir).review, json.dumps(record, indent=1, default=str) + "\n")
 
 
 def clear_pending_review(out_dir: Path) -> None:
     """The run went on past its review: review.json goes."""
-    (Path(out_dir) / layout.REVIEW).unlink(missing_ok=True)
+    RunFolder(out_dir).review.unlink(missing_ok=True)
 
 
 def read_pending_review(out_dir: Path) -> dict[str, Any] | None:
     """The review a paused run waits for, or None when it waits for none (run.json's status says so)."""
-    from projectgen.runs.manifest import read_manifest
+    from projectgen.runs.folder import read_manifest
 
     manifest = read_manifest(out_dir)
-    path = Path(out_dir) / layout.REVIEW
+    path = RunFolder(out_dir).review
     if manifest.status != AWAITING_REVIEW or not path.is_file():
         return None
     try:
@@ -92,7 +92,7 @@ def editable_json(record: Mapping[str, Any]) -> str:
 
 def not_awaiting(out_dir: Path) -> str:
     """Why `review` has nothing to decide about, in one line."""
-    from projectgen.runs.manifest import read_manifest
+    from projectgen.runs.folder import read_manifest
 
     manifest = read_manifest(out_dir)
     if not manifest.review:

@@ -2,6 +2,9 @@
 
 The folder holds::
 
+    run.json             what the unit runs (`reflection_request`: exercise, model, edit format, tries) and
+                         how it ended
+    events.jsonl         the trace; prompts.jsonl the exact prompt of every call
     checkpoints.sqlite   the protocol graph's LangGraph checkpoints (one per node), or with a
                          checkpoint URL (PostgreSQL, shared by the machines of a cluster):
     thread.json          the run's thread in that database, a random id made on its first start
@@ -34,20 +37,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from projectgen.agents.base import ModelGateway
 from projectgen.agents.reflection import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
-from projectgen.llm.call_cache import CallCache
-from projectgen.llm.usage import UsageRecorder
-from projectgen.runs import layout
-from projectgen.runs.checkpoints import open_checkpointer
-from projectgen.runs.execution import write_output_repository
+from projectgen.runs.driver import Drive, drive
+from projectgen.runs.folder import RunFolder
+from projectgen.runs.request import RunRequest
 
 RESULT_SCHEMA_VERSION = 1
+REFLECT_METHOD = "reflect"  # run.json's method of a reflect unit
 
 
 class ReflectionResult(BaseModel):
@@ -69,73 +70,80 @@ class ReflectionResult(BaseModel):
     output_tokens: int = 0
 
 
-def read_result(run_dir: Path) -> ReflectionResult | None:
+def read_result(folder: RunFolder) -> ReflectionResult | None:
     """The folder's finished result, or None (not finished, or unreadable: run it again)."""
     try:
-        return ReflectionResult.model_validate_json((run_dir / layout.SUMMARY).read_text(encoding="utf-8"))
+        return ReflectionResult.model_validate_json(folder.summary.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def checkpoint_thread(run_dir: Path, scope: str, checkpoint_url: str | None) -> str:
+def checkpoint_thread(folder: RunFolder, scope: str, checkpoint_url: str | None) -> str:
     """The run's checkpoint thread (see the module docstring): its scope in its own SQLite file, else the
     random id its folder keeps (made and written now on its first start)."""
     if checkpoint_url is None:
         return scope or "reflection"
-    path = run_dir / layout.THREAD
     try:
-        thread = json.loads(path.read_text(encoding="utf-8")).get("thread_id")
+        thread = json.loads(folder.thread.read_text(encoding="utf-8")).get("thread_id")
     except (OSError, ValueError, AttributeError):
         thread = None
     if isinstance(thread, str) and thread:
         return thread
     thread = f"reflect-{uuid.uuid4().hex}"
-    write_atomic(path, json.dumps({"thread_id": thread}) + "\n")
+    write_atomic(folder.thread, json.dumps({"thread_id": thread}) + "\n")
     return thread
 
 
-async def arun_reflection(exercise: Exercise, run_dir: Path, *, model: Any, edit_format: str, tries: int,
-                          runner: SandboxRunner, model_slug: str, model_label: str, scope: str = "",
+def reflection_request(exercise: Exercise, *, spec: str, model_label: str, edit_format: str, tries: int,
+                       checkpoint_url: str | None = None) -> RunRequest:
+    """run.json of one exercise under one model and edit format."""
+    return RunRequest(task_path=str(exercise.folder), task_id=exercise.id, method=REFLECT_METHOD,
+                      models={"default": spec}, model_label=model_label, checkpoint_url=checkpoint_url,
+                      protocol={"edit_format": edit_format, "tries": tries})
+
+
+async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest, *, model: Any,
+                          runner: SandboxRunner, model_slug: str, scope: str = "",
                           progress: Callable[[str], None] | None = None,
-                          sync: Callable[[], None] | None = None,
-                          checkpoint_url: str | None = None) -> ReflectionResult:
-    """Run (or resume, or read back) the protocol on `exercise` in `run_dir`; `scope` keys its call cache;
+                          sync: Callable[[], None] | None = None) -> ReflectionResult:
+    """Run (or resume, or read back) the protocol on `exercise` in `run_dir` as `request` says
+    (`reflection_request`: the edit format, the tries, where checkpoints go); `scope` keys its call cache;
     `sync()` is called after each model call is recorded and before each checkpoint is written (a worker's
-    copy of the folder mirrored to the driver: `projectgen.experiments.mirror`); `checkpoint_url` puts the
-    checkpoints in that PostgreSQL database (default: SQLite in `run_dir`)."""
-    done = read_result(run_dir)
+    copy of the folder mirrored to the driver: `projectgen.experiments.mirror`)."""
+    folder = RunFolder(Path(run_dir))
+    done = read_result(folder)
     if done is not None:
         return done
-    run_dir.mkdir(parents=True, exist_ok=True)
-    gateway = ModelGateway(recorder=UsageRecorder(run_dir / layout.USAGE),
-                           cache=CallCache(run_dir / layout.CALLS, scope or str(run_dir), after_put=sync))
-    context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
-                                progress=progress)
-    config = {"configurable": {"thread_id": checkpoint_thread(run_dir, scope, checkpoint_url)}}
-    async with open_checkpointer(run_dir, checkpoint_url, before_write=sync) as saver:
-        graph = build_reflection_graph(ReflectionCoder(model), tries, checkpointer=saver)
-        snapshot = await graph.aget_state(config)
-        if snapshot.next or snapshot.tasks:  # cut short: on from the checkpoint
-            state = await graph.ainvoke(None, config, context=context)
-        elif snapshot.values:  # the graph had finished; only the outputs were not written
-            state = dict(snapshot.values)
-        else:
-            state = await graph.ainvoke(initial_reflection_state(exercise), config, context=context)
-    records = UsageRecorder.load(run_dir / layout.USAGE).records
-    made = [r for r in records if r.error is None]
-    attempts = [dict(t) for t in state.get("tries") or []]
-    result = ReflectionResult(
-        task_id=exercise.id, language=exercise.language_name, model=model_slug, model_label=model_label,
-        edit_format=edit_format, tries_allowed=tries,
-        status="passed" if state.get("passed_at") is not None else "failed", passed_at=state.get("passed_at"),
-        tries=attempts, well_formed=bool(attempts) and all(t.get("well_formed") for t in attempts),
-        calls=len(made), input_tokens=sum(r.input_tokens for r in made),
-        output_tokens=sum(r.output_tokens for r in made))
-    write_output_repository(run_dir, state.get("repository") or {})
-    write_atomic(run_dir / layout.SUMMARY, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
-    return result
+    edit_format, tries = request.protocol["edit_format"], request.protocol["tries"]
+    with folder.open_unit(request, run_id=scope or folder.root.name) as (manifest, resume):
+        gateway = folder.gateway(manifest.settings, scope=scope or str(run_dir), sync=sync)
+        context = ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner, gateway=gateway,
+                                    progress=progress)
+        how = Drive(start=initial_reflection_state(exercise), context=context, resume=resume, sync=sync,
+                    thread_id=checkpoint_thread(folder, scope, manifest.checkpoint_url),
+                    marker={"task_id": exercise.id, "method": REFLECT_METHOD, "edit_format": edit_format})
+        trace = folder.trace()
+        driven = await drive(folder, build_reflection_graph(ReflectionCoder(model), tries), manifest, how, trace)
+        state = driven.state
+        made = [r for r in folder.usage_records() if r.error is None]
+        attempts = [dict(t) for t in state.get("tries") or []]
+        result = ReflectionResult(
+            task_id=exercise.id, language=exercise.language_name, model=model_slug,
+            model_label=manifest.model_label or model_slug, edit_format=edit_format, tries_allowed=tries,
+            status="passed" if state.get("passed_at") is not None else "failed", passed_at=state.get("passed_at"),
+            tries=attempts, well_formed=bool(attempts) and all(t.get("well_formed") for t in attempts),
+            calls=len(made), input_tokens=sum(r.input_tokens for r in made),
+            output_tokens=sum(r.output_tokens for r in made))
+        folder.write_repository(state.get("repository") or {})
+        write_atomic(folder.summary, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
+        folder.record_status(manifest, "finished", None)
+        trace.write("run_end", status="finished", passed_at=state.get("passed_at"))
+        return result
 
 
-def run_reflection(exercise: Exercise, run_dir: Path, **kwargs: Any) -> ReflectionResult:
+def run_reflection(exercise: Exercise, run_dir: Path, request: RunRequest, *, model: Any, runner: SandboxRunner,
+                   model_slug: str, scope: str = "", progress: Callable[[str], None] | None = None,
+                   sync: Callable[[], None] | None = None) -> ReflectionResult:
     """`arun_reflection` for synchronous callers (each batch worker thread runs its own event loop)."""
-    return asyncio.run(arun_reflection(exercise, run_dir, **kwargs))
+    return asyncio.run(arun_reflection(exercise, run_dir, request, model=model, runner=runner, model_slug=model_slug,
+                                       scope=scope, progress=progress, sync=sync))

@@ -11,11 +11,9 @@ from typing import Any
 from projectgen.errors import ProjectGenError
 
 
-def resumable_run(out_dir: Path) -> tuple[Any, Any, Any, Any]:
-    """(run.json's `RunManifest`, the `Task`, `Settings`, `AttemptSettings`) of the run in `out_dir`."""
-    from projectgen.config import AttemptSettings, Settings
-    from projectgen.datasets.loaders import load_task
-    from projectgen.runs.manifest import read_manifest
+def resumable_run(out_dir: Path) -> tuple[Any, Any]:
+    """(run.json's `RunManifest`, the `Task`) of the run in `out_dir`."""
+    from projectgen.runs.folder import read_manifest
 
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
@@ -24,9 +22,9 @@ def resumable_run(out_dir: Path) -> tuple[Any, Any, Any, Any]:
     manifest = read_manifest(out_dir)
     if manifest.method == "evolve":
         raise ProjectGenError(f"{out_dir}: an evolve run; continue it with `projectgen evolve --resume {out_dir}`")
+    if manifest.method in ("single-pass", "reflect", "refine"):
+        raise ProjectGenError(f"{out_dir}: a {manifest.method} run; run the command that made it again to continue it")
     if not Path(manifest.task_path).exists():
         raise ProjectGenError(f"{out_dir}: the run's task folder {manifest.task_path} is gone; put it back "
                               "to resume")
-    task = load_task(Path(manifest.task_path))
-    return (manifest, task, Settings.model_validate(manifest.settings),
-            AttemptSettings.model_validate(manifest.attempt_settings))
+    return manifest, manifest.task()

@@ -3,7 +3,7 @@
 When a reviewed stage (`projectgen.graphs.review`) pauses a run, the run writes review.json
 (`projectgen.runs.pending_review`), sets run.json's status to ``awaiting-review`` and ends its process.
 `review_run(DIR, approve=True)` (or ``edit=`` a file or mapping, ``reject="feedback"``) continues the
-run in the same folder, in any process: it resumes the run (`run_livecoder(..., resume=True)`) with
+run in the same folder, in any process: it resumes the run (`resume_livecoder`) with
 ``Command(resume=decision)``, so only what comes after the interrupt runs.
 """
 from __future__ import annotations
@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.errors import ProjectGenError
+
 from projectgen.runs.pending_review import not_awaiting, read_pending_review
+
+if TYPE_CHECKING:
+    from projectgen.llm import ModelRoles
 
 
 # --------------------------------------------------------------------------- decisions
@@ -71,12 +75,12 @@ def check_decision(record: Mapping[str, Any], decision: Any) -> Any:
 
 
 def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str | Mapping[str, Any] | None = None,
-               reject: str | None = None, models: Any = None, runner: Any = None,
+               reject: str | None = None, models: ModelRoles | None = None, runner: Any = None,
                progress: Callable[[str], None] | None = None) -> Any:
     """Continue the run in `out_dir`, paused for review, with one decision; returns its `LiveCoderOutcome`
     (which may be paused again: `outcome.review`). `models` defaults to run.json's model specs (a run
     started from Python with model objects needs them given again)."""
-    from projectgen.runs.livecoder import run_livecoder
+    from projectgen.runs.livecoder import resume_livecoder
     from projectgen.runs.resume import resumable_run
 
     out_dir = Path(out_dir)
@@ -85,14 +89,12 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
         raise ProjectGenError(not_awaiting(out_dir))
     decision = check_decision(record, make_decision(approve=approve, edit=edit, reject=reject,
                                                     stage=record.get("stage")))
-    manifest, task, settings, attempt_settings = resumable_run(out_dir)
+    manifest, task = resumable_run(out_dir)
     if models is None:
-        from projectgen.llm.role_specs import models_from_specs
+        from projectgen.oracles.role_specs import models_from_specs
 
         if not manifest.models.get("default"):
             raise ProjectGenError(f"{out_dir}: the run was started from Python with model objects; pass them: "
                                   "review_run(..., models=...)")
         models = models_from_specs(manifest.models, task)
-    return run_livecoder(task, out_dir, models=models, settings=settings, attempt_settings=attempt_settings,
-                         model_specs=manifest.models, runner=runner, resume=True, progress=progress,
-                         evaluate_unit=attempt_settings.measure_unit_tests, decision=decision)
+    return resume_livecoder(out_dir, models=models, runner=runner, progress=progress, decision=decision)

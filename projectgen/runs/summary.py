@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from projectgen.agents.base import CheckStatus
-from projectgen.llm.roles import HUMAN_JUDGE
-from projectgen.llm import STAGE_ROLES, CallRecord, UsageRecorder, UsageTotals, describe_model
+from projectgen.graphs.stage_records import StageSummary, stage_summaries
+from projectgen.llm import STAGE_ROLES, CallRecord, UsageTotals, describe_model
 from projectgen.runs.manifest import RunManifest
 
 if TYPE_CHECKING:
@@ -27,15 +27,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 # The agents of a run, in the order `RunSummary.models` names them.
-
-
-class StageSummary(BaseModel):
-    iterations: int = 0
-    accepted: bool = False
-    scores: list[float] = Field(default_factory=list, description="judge score of each iteration")
-    checks: list[CheckStatus] = Field(default_factory=list, description="check-test result of each code round")
-    reviews: list[str] = Field(default_factory=list, description="a person's decisions on the stage's output, in "
-                               "order (approve, edit, reject: run --review); a rejection's revision is an iteration")
 
 
 class EditSummary(BaseModel):
@@ -70,25 +61,6 @@ class RunSummary(BaseModel):
     duration_s: float = 0.0
 
 
-def stage_summaries(verdicts: Sequence[Mapping[str, Any]],
-                    reviews: Sequence[Mapping[str, Any]] = ()) -> dict[str, StageSummary]:
-    """Per stage, from its verdict records in order: iterations, last acceptance, scores, check results;
-    and the decisions of its `reviews` (a person's rejection, a verdict without a score, is one of those)."""
-    stages: dict[str, StageSummary] = {}
-    for review in reviews:
-        stages.setdefault(review["stage"], StageSummary()).reviews.append(review["action"])
-    for verdict in verdicts:
-        if verdict.get("judge") == HUMAN_JUDGE:
-            continue
-        stage = stages.setdefault(verdict["stage"], StageSummary())
-        stage.iterations = max(stage.iterations, verdict["iteration"])
-        stage.accepted = verdict["accepted"]
-        stage.scores.append(verdict["score"])
-        if verdict.get("check"):
-            stage.checks.append(CheckStatus.model_validate(verdict["check"]))
-    return stages
-
-
 def summarize_run(state: Mapping[str, Any], records: Sequence[CallRecord], *, models: Mapping[str, str],
                   settings: Mapping[str, Any], unit_tests: Mapping[str, Any] | None = None,
                   duration_s: float = 0.0) -> RunSummary:
@@ -116,9 +88,9 @@ def describe_agents(agents: Agents) -> dict[str, str]:
     return described
 
 
-def called_models(recorder: UsageRecorder) -> dict[str, str]:
+def called_models(records: Sequence[CallRecord]) -> dict[str, str]:
     """role -> model name, from the calls made (for graphs built without an `Agents` bundle)."""
-    return {record.role: record.model for record in recorder.records}
+    return {record.role: record.model for record in records}
 
 
 # ------------------------------------------------------------------ LiveCoder
@@ -206,11 +178,11 @@ def summarize_attempts(state: Mapping[str, Any], records: Sequence[CallRecord], 
     stopped = state.get("stopped")
     return LiveCoderSummary(
         task_id=manifest.task_id, run_id=manifest.run_id, method=manifest.method, models=manifest.models,
-        selection=manifest.attempt_settings.get("selection", "check"),
-        oracle=manifest.attempt_settings.get("selection") == "unit",
+        selection=manifest.attempt_settings.selection,
+        oracle=manifest.attempt_settings.selection == "unit",
         attempts=rows, final=state.get("final"), stopped=stopped,
         status="budget-limited" if stopped else "finished", reason=stopped, budget_limited=bool(stopped),
         reuse=any(row.reused for row in rows), attempts_run=sum(1 for row in rows if not row.reused),
-        tokens=UsageTotals.of(records), duration_s=round(duration_s, 3), settings=manifest.settings,
-        attempt_settings=manifest.attempt_settings, model_descriptions=dict(model_descriptions),
+        tokens=UsageTotals.of(records), duration_s=round(duration_s, 3), settings=manifest.settings.model_dump(),
+        attempt_settings=manifest.attempt_settings.model_dump(), model_descriptions=dict(model_descriptions),
         unit_tests=dict(unit_tests) if unit_tests is not None else None)

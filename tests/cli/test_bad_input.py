@@ -408,7 +408,7 @@ def manifest(**fields) -> str:
     pytest.param(lambda d: write(d / "notes.txt", "x"), ("not a run folder (no run.json)",), id="not-a-run"),
     pytest.param(lambda d: write(d / "run.json", '{"run_id": "r1", '), ("run.json: not a readable run manifest",
                                                                        "Invalid JSON"), id="torn-manifest"),
-    pytest.param(lambda d: write(d / "run.json", "{}"), ("run.json: not a readable run manifest (run_id: Field "
+    pytest.param(lambda d: write(d / "run.json", "{}"), ("run.json: not a readable run manifest (task_path: Field "
                                                          "required)",), id="empty-manifest"),
     pytest.param(lambda d: write(d / "run.json", manifest(models="gpt")),
                  ("not a readable run manifest (models: Input should be an object)",),
@@ -621,10 +621,11 @@ def test_demo_refuses_to_replace_a_folder_that_is_not_a_run(ws: Path, capsys) ->
 
 def test_demo_refuses_to_replace_a_run_that_is_not_a_demo(ws: Path, capsys) -> None:
     """A real run's folder (its calls were paid for) is not the demo's to replace without --force."""
-    from projectgen.runs.manifest import RunManifest, write_manifest
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.manifest import RunManifest
 
     paid = ws / "paid"
-    write_manifest(paid, RunManifest(run_id="r1", task_path=str(ws), task_id="kvstore",
+    RunFolder(paid).write_manifest(RunManifest(run_id="r1", task_path=str(ws), task_id="kvstore",
                                      models={"default": "openai:gpt-4o"}))
     write(paid / "repository" / "kvstore" / "store.py", "# generated at a price")
     refused(capsys, ws, ["demo", "--out", paid], "paid holds a run that is not an earlier demo's output",

@@ -14,16 +14,11 @@ from projectgen.datasets.examples import example_task_path, example_tasks_dir
 from projectgen.experiments.ledger import Ledger
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cli-env-cache")
-
-
-def test_eval_of_the_reference_passes_and_writes_a_report(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_eval_of_the_reference_passes_and_writes_a_report(tmp_path: Path, env_cache: Path, capsys) -> None:
     task = example_task_path("kvstore")
     out = tmp_path / "report.json"
     code = main(["eval", "--task", str(task), "--repo", str(task), "--tests", "check",
-                 "--out", str(out), "--cache-dir", str(cache_dir)])
+                 "--out", str(out), "--cache-dir", str(env_cache)])
     assert code == 0
     report = json.loads(out.read_text())
     assert report["summary"]["status"] == "passed"
@@ -31,23 +26,23 @@ def test_eval_of_the_reference_passes_and_writes_a_report(tmp_path: Path, cache_
     assert "pass rate" in capsys.readouterr().out
 
 
-def test_eval_takes_a_bundled_example_name_as_run_does(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_eval_takes_a_bundled_example_name_as_run_does(tmp_path: Path, env_cache: Path, capsys) -> None:
     out = tmp_path / "report.json"
     code = main(["eval", "--task", "kvstore", "--repo", str(example_task_path("kvstore")), "--tests", "check",
-                 "--out", str(out), "--cache-dir", str(cache_dir)])
+                 "--out", str(out), "--cache-dir", str(env_cache)])
     assert code == 0 and json.loads(out.read_text())["summary"]["passed"] == 5
     assert main(["eval", "--task", "no-such-example", "--repo", "."]) == 2
     assert "no such task folder or bundled example" in capsys.readouterr().err
 
 
-def test_eval_of_a_broken_repository_exits_1_and_names_the_failures(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_eval_of_a_broken_repository_exits_1_and_names_the_failures(tmp_path: Path, env_cache: Path, capsys) -> None:
     task = example_task_path("wordfreq")
     repo = tmp_path / "repo"
     repo.mkdir()
     source = (task / "wordfreq.py").read_text()
     (repo / "wordfreq.py").write_text(source.replace("def top_n", "def _renamed_top_n"))
     code = main(["eval", "--task", str(task), "--repo", str(repo), "--tests", "check",
-                 "--out", str(tmp_path / "r.json"), "--cache-dir", str(cache_dir)])
+                 "--out", str(tmp_path / "r.json"), "--cache-dir", str(env_cache)])
     assert code == 1
     out = capsys.readouterr().out
     assert "collection error" in out and "test_wordfreq_check.py" in out  # the import of top_n fails
@@ -65,12 +60,12 @@ def shaped_task(root: Path, toml_extra: str, tests: dict[str, str]) -> Path:
     return root
 
 
-def test_eval_says_why_the_tests_did_not_start(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_eval_says_why_the_tests_did_not_start(tmp_path: Path, env_cache: Path, capsys) -> None:
     task = shaped_task(tmp_path / "conf", "", {"conftest.py": "import helper_nobody_wrote\n",
                                                "test_a.py": "def test_a():\n    pass\n"})
     out = tmp_path / "r.json"
     code = main(["eval", "--task", str(task), "--repo", str(tmp_path), "--out", str(out),
-                 "--cache-dir", str(cache_dir)])
+                 "--cache-dir", str(env_cache)])
     assert code == 1
     printed = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert ("conf - unit tests did not run: unit_tests/conftest.py does not import (pytest exit status 4): "
@@ -79,21 +74,21 @@ def test_eval_says_why_the_tests_did_not_start(tmp_path: Path, cache_dir: Path, 
     assert json.loads(out.read_text())["exit_status"] == 4
 
 
-def test_eval_takes_the_task_timeout_unless_timeout_is_given(tmp_path: Path, cache_dir: Path) -> None:
+def test_eval_takes_the_task_timeout_unless_timeout_is_given(tmp_path: Path, env_cache: Path) -> None:
     task = shaped_task(tmp_path / "slow", "timeout = 1\n", {"test_slow.py": "import time\n\n"
                                                              "def test_slow():\n    time.sleep(4)\n"})
-    args = ["eval", "--task", str(task), "--repo", str(tmp_path), "--cache-dir", str(cache_dir)]
+    args = ["eval", "--task", str(task), "--repo", str(tmp_path), "--cache-dir", str(env_cache)]
     assert main([*args, "--out", str(tmp_path / "task.json")]) == 1
     assert json.loads((tmp_path / "task.json").read_text())["timed_out"] is True
     assert main([*args, "--out", str(tmp_path / "given.json"), "--timeout", "60"]) == 0
 
 
-def test_eval_runs_a_named_suite_and_its_report_keeps_the_name(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_eval_runs_a_named_suite_and_its_report_keeps_the_name(tmp_path: Path, env_cache: Path, capsys) -> None:
     """tests/task_shapes/suites names five suites; its reference passes security and fails one performance test."""
     task = Path(__file__).resolve().parents[1] / "task_shapes" / "suites"
     out = tmp_path / "perf.json"
     code = main(["eval", "--task", str(task), "--repo", str(task), "--suite", "performance", "--out", str(out),
-                 "--cache-dir", str(cache_dir)])
+                 "--cache-dir", str(env_cache)])
     report = json.loads(out.read_text())
     assert code == 1 and report["suite"] == "performance"
     assert {t["nodeid"]: t["outcome"] for t in report["tests"]} == {
@@ -101,7 +96,7 @@ def test_eval_runs_a_named_suite_and_its_report_keeps_the_name(tmp_path: Path, c
         "tests/performance/test_speed.py::test_total_is_cached": "failed"}
     assert "shape-suites - performance tests" in " ".join(capsys.readouterr().out.split())  # the table title
     assert main(["eval", "--task", str(task), "--repo", str(task), "--tests", "security", "--out",
-                 str(tmp_path / "sec.json"), "--cache-dir", str(cache_dir)]) == 0
+                 str(tmp_path / "sec.json"), "--cache-dir", str(env_cache)]) == 0
     assert json.loads((tmp_path / "sec.json").read_text())["suite"] == "security"
     assert main(["eval", "--task", str(task), "--repo", str(task), "--suite", "speed"]) == 2
     assert "has no speed tests (it has: check, unit, performance, robustness, security)" in capsys.readouterr().err
@@ -131,14 +126,14 @@ def test_bad_option_values_exit_2_without_traceback() -> None:
     assert "must be greater than 0" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, env_cache: Path, capsys) -> None:
     dataset = tmp_path / "tasks"
     for name in ("kvstore", "wordfreq"):
         shutil.copytree(example_tasks_dir() / name, dataset / name, ignore=shutil.ignore_patterns("__pycache__"))
     (dataset / "broken").mkdir()
     (dataset / "broken" / "task.toml").write_text("id = [unclosed\n")
     out = tmp_path / "bench"
-    args = ["bench-reference", str(dataset), "--out", str(out), "--cache-dir", str(cache_dir), "--workers", "2"]
+    args = ["bench-reference", str(dataset), "--out", str(out), "--cache-dir", str(env_cache), "--workers", "2"]
     assert main(args) == 0
     first = capsys.readouterr().out
     assert "kvstore" in first and "wordfreq" in first and "broken" in first
@@ -236,7 +231,7 @@ def test_temperature_takes_any_finite_number_from_0(text: str, ok: bool, capsys)
         assert exited.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
-def test_examples_names_the_bundled_dataset(tmp_path: Path, cache_dir: Path, monkeypatch, capsys) -> None:
+def test_examples_names_the_bundled_dataset(tmp_path: Path, env_cache: Path, monkeypatch, capsys) -> None:
     """`--dataset examples` (and bench-reference's DATASET) is the bundled task folder, even where a folder
     named examples exists (the repository's own holds scripts, not tasks); ./examples is that folder."""
     import json
@@ -245,9 +240,9 @@ def test_examples_names_the_bundled_dataset(tmp_path: Path, cache_dir: Path, mon
     (tmp_path / "examples" / "custom_graph.py").write_text("# a script, not a task\n")
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "bench"
-    assert main(["bench-reference", "examples", "--out", str(out), "--cache-dir", str(cache_dir)]) == 0
+    assert main(["bench-reference", "examples", "--out", str(out), "--cache-dir", str(env_cache)]) == 0
     keys = {json.loads(line)["key"] for line in (out / "ledger.jsonl").read_text().splitlines()}
     assert {"kvstore:unit", "wordfreq:unit"} <= keys
     capsys.readouterr()
-    assert main(["bench-reference", "./examples", "--out", str(tmp_path / "b2"), "--cache-dir", str(cache_dir)]) == 2
+    assert main(["bench-reference", "./examples", "--out", str(tmp_path / "b2"), "--cache-dir", str(env_cache)]) == 2
     assert "no tasks found" in capsys.readouterr().err

@@ -13,16 +13,11 @@ from projectgen.llm.naming import REFERENCE_LABEL
 ONE_PASS_METHODS = ("projectgen", "projectgen-no-iter", "direct", "self-reflection")
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("methods-cli-env-cache")
-
-
-def test_run_with_a_method_and_the_reference_replay_is_labelled_as_an_oracle(tmp_path: Path, cache_dir: Path,
+def test_run_with_a_method_and_the_reference_replay_is_labelled_as_an_oracle(tmp_path: Path, env_cache: Path,
                                                                              capsys) -> None:
     out = tmp_path / "run"
     code = main(["run", "kvstore", "--method", "direct", "--model", "reference", "--out", str(out),
-                 "--cache-dir", str(cache_dir)])
+                 "--cache-dir", str(env_cache)])
     assert code == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert REFERENCE_LABEL in printed and "direct attempts" in printed
@@ -39,11 +34,11 @@ def test_run_with_a_method_and_the_reference_replay_is_labelled_as_an_oracle(tmp
     assert f"**models**: {REFERENCE_LABEL}" in report and "**method**: direct: Direct" in report
 
 
-def test_resume_rebuilds_the_reference_replay_and_keeps_the_method(tmp_path: Path, cache_dir: Path,
+def test_resume_rebuilds_the_reference_replay_and_keeps_the_method(tmp_path: Path, env_cache: Path,
                                                                   capsys) -> None:
     out = tmp_path / "run"
     assert main(["run", "kvstore", "--method", "projectgen-no-iter", "--model", "reference", "--out", str(out),
-                 "--no-unit-tests", "--cache-dir", str(cache_dir)]) == 0
+                 "--no-unit-tests", "--cache-dir", str(env_cache)]) == 0
     # A resume may not change the method: run.json fixes it like the other options.
     capsys.readouterr()
     assert main(["run", "--resume", str(out), "--method", "livecoder"]) == 2
@@ -52,7 +47,7 @@ def test_resume_rebuilds_the_reference_replay_and_keeps_the_method(tmp_path: Pat
     manifest = json.loads((out / "run.json").read_text())
     (out / "summary.json").unlink()
     (out / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
-    assert main(["run", "--resume", str(out), "--cache-dir", str(cache_dir)]) == 0
+    assert main(["run", "--resume", str(out), "--cache-dir", str(env_cache)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["method"] == "projectgen-no-iter" and summary["attempts_run"] == 1
     assert set(summary["model_descriptions"]) == {"architect", "skeleton", "coder"}
@@ -81,12 +76,12 @@ def test_the_reference_replay_needs_reference_code(tmp_path: Path, capsys) -> No
 @pytest.mark.datasets
 @pytest.mark.parametrize("name, tests", [("lice", 25), ("readtime", 8)])
 def test_devbench_with_the_reference_replay_gets_full_marks_under_every_one_pass_method(
-        name: str, tests: int, shared_datasets: Path, tmp_path: Path, cache_dir: Path) -> None:
+        name: str, tests: int, shared_datasets: Path, tmp_path: Path, env_cache: Path) -> None:
     started = time.monotonic()
     for method in ONE_PASS_METHODS:
         out = tmp_path / method
         code = main(["run", str(shared_datasets / "DevBench" / name), "--method", method, "--model", "reference",
-                     "--attempts", "1", "--out", str(out), "--cache-dir", str(cache_dir)])
+                     "--attempts", "1", "--out", str(out), "--cache-dir", str(env_cache)])
         summary = json.loads((out / "summary.json").read_text())
         assert code == 0, (method, summary["attempts"])
         assert summary["method"] == method

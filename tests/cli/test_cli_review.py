@@ -44,18 +44,13 @@ def prompts_of(out: Path, role: str, iteration: int | None = None) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("review-env-cache")
-
-
-@pytest.fixture(scope="module")
-def paused(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> tuple[Path, subprocess.CompletedProcess, int]:
+def paused(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> tuple[Path, subprocess.CompletedProcess, int]:
     """`projectgen run kvstore --review architecture --out D`, run once in its own process: (D, the
     finished process, its pid). Tests continue copies of D."""
     out = tmp_path_factory.mktemp("paused") / "D"
     process = subprocess.Popen([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
                                 f"scripted:{DEMO_SCRIPT}", "--review", "architecture", "--out", str(out),
-                                "--cache-dir", str(cache_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--cache-dir", str(env_cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     stdout, stderr = process.communicate(timeout=600)
     return out, subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), process.pid
@@ -114,12 +109,12 @@ def test_review_shows_the_tree_its_diff_and_the_commands(paused) -> None:
 
 
 def test_approve_in_another_process_finishes_the_run_without_repeating_a_call(paused, tmp_path: Path,
-                                                                             cache_dir: Path) -> None:
+                                                                             env_cache: Path) -> None:
     out = copy_of(paused, tmp_path)
     stopped_pid = paused[2]
     before = (out / "usage.jsonl").read_text()
     process = subprocess.Popen([sys.executable, "-m", "projectgen.cli", "review", str(out), "--approve",
-                                "--cache-dir", str(cache_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--cache-dir", str(env_cache)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     stdout, stderr = process.communicate(timeout=600)
     assert process.returncode == EXIT_OK, stdout + stderr
@@ -142,10 +137,10 @@ def test_approve_in_another_process_finishes_the_run_without_repeating_a_call(pa
 
 
 def test_reject_sends_the_feedback_to_the_architect_and_counts_as_an_iteration(paused, tmp_path: Path,
-                                                                              cache_dir: Path, capsys) -> None:
+                                                                              env_cache: Path, capsys) -> None:
     out = copy_of(paused, tmp_path)
     feedback = "Move the value formatting of the CLI into its own module"
-    code = main(["review", str(out), "--reject", feedback, "--cache-dir", str(cache_dir)])
+    code = main(["review", str(out), "--reject", feedback, "--cache-dir", str(env_cache)])
     assert code == EXIT_AWAITING_REVIEW  # the revision was accepted by its judge: the review comes again
     (prompt,) = prompts_of(out, "architect", 3)
     assert feedback in prompt and "Reviewer feedback to address" in prompt
@@ -153,7 +148,7 @@ def test_reject_sends_the_feedback_to_the_architect_and_counts_as_an_iteration(p
     pending = json.loads((out / "review.json").read_text())
     assert pending["iteration"] == 3 and pending["request"]["diff"] == "no changes"  # the script's same tree
     assert "iteration 3" in flat(capsys.readouterr().out)
-    assert main(["review", str(out), "--approve", "--cache-dir", str(cache_dir)]) == EXIT_OK
+    assert main(["review", str(out), "--approve", "--cache-dir", str(env_cache)]) == EXIT_OK
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unit_tests"]["passed"] == summary["unit_tests"]["total"] == 29
     architecture = summary["attempts"][0]["stages"]["architecture"]
@@ -165,14 +160,14 @@ def test_reject_sends_the_feedback_to_the_architect_and_counts_as_an_iteration(p
     assert not [v for e in events for v in (e.get("data") or {}).get("verdicts") or [] if v["judge"] == "human"]
 
 
-def test_an_edited_tree_is_what_the_skeleton_stage_receives(paused, tmp_path: Path, cache_dir: Path,
+def test_an_edited_tree_is_what_the_skeleton_stage_receives(paused, tmp_path: Path, env_cache: Path,
                                                            capsys) -> None:
     out = copy_of(paused, tmp_path)
     tree = json.loads(cli("review", str(out), "--json").stdout)
     tree["description"] = "EDITED BY A PERSON: a key-value store whose reviewer wrote this line."
     edited = tmp_path / "tree.json"
     edited.write_text(json.dumps(tree))
-    assert main(["review", str(out), "--edit", str(edited), "--cache-dir", str(cache_dir)]) == EXIT_OK
+    assert main(["review", str(out), "--edit", str(edited), "--cache-dir", str(env_cache)]) == EXIT_OK
     skeleton_prompts = prompts_of(out, "skeleton")
     assert skeleton_prompts and all("EDITED BY A PERSON" in p for p in skeleton_prompts)
     assert not any("EDITED BY A PERSON" in p for p in prompts_of(out, "architect"))
@@ -216,23 +211,23 @@ def test_review_mistakes_are_one_line(paused, tmp_path: Path, capsys) -> None:
 
 
 def test_resume_without_a_decision_pauses_again_and_a_finished_run_has_nothing_to_review(
-        paused, tmp_path: Path, cache_dir: Path, capsys) -> None:
+        paused, tmp_path: Path, env_cache: Path, capsys) -> None:
     out = copy_of(paused, tmp_path)
-    assert main(["run", "--resume", str(out), "--cache-dir", str(cache_dir)]) == EXIT_AWAITING_REVIEW
+    assert main(["run", "--resume", str(out), "--cache-dir", str(env_cache)]) == EXIT_AWAITING_REVIEW
     assert calls(out) == ARCHITECTURE_CALLS
     assert f"projectgen review {out} --approve" in capsys.readouterr().out
-    assert main(["review", str(out), "--approve", "--cache-dir", str(cache_dir)]) == EXIT_OK
+    assert main(["review", str(out), "--approve", "--cache-dir", str(env_cache)]) == EXIT_OK
     capsys.readouterr()
     assert main(["review", str(out), "--approve"]) == EXIT_USAGE
     assert "no review is pending (the run is finished)" in capsys.readouterr().err
 
 
-def test_both_stages_reviewed_and_a_skeleton_edit_reaches_the_coder(tmp_path: Path, cache_dir: Path,
+def test_both_stages_reviewed_and_a_skeleton_edit_reaches_the_coder(tmp_path: Path, env_cache: Path,
                                                                     capsys) -> None:
     out = tmp_path / "D"
     assert main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--review", "architecture,skeleton",
-                 "--attempts", "1", "--out", str(out), "--cache-dir", str(cache_dir)]) == EXIT_AWAITING_REVIEW
-    assert main(["review", str(out), "--approve", "--cache-dir", str(cache_dir)]) == EXIT_AWAITING_REVIEW
+                 "--attempts", "1", "--out", str(out), "--cache-dir", str(env_cache)]) == EXIT_AWAITING_REVIEW
+    assert main(["review", str(out), "--approve", "--cache-dir", str(env_cache)]) == EXIT_AWAITING_REVIEW
     pending = json.loads((out / "review.json").read_text())
     assert (pending["stage"], pending["iteration"]) == ("skeleton", 1)
     capsys.readouterr()
@@ -253,7 +248,7 @@ def test_both_stages_reviewed_and_a_skeleton_edit_reaches_the_coder(tmp_path: Pa
     edited = tmp_path / "skeleton.json"
     marked = files["kvstore/errors.py"] + "\n# REVIEWER NOTE: keep every error a KVStoreError\n"
     edited.write_text(json.dumps({"kvstore/errors.py": marked}))
-    assert main(["review", str(out), "--edit", str(edited), "--cache-dir", str(cache_dir)]) == EXIT_OK
+    assert main(["review", str(out), "--edit", str(edited), "--cache-dir", str(env_cache)]) == EXIT_OK
     assert any("REVIEWER NOTE" in p for p in prompts_of(out, "coder"))
     summary = json.loads((out / "summary.json").read_text())
     stages = summary["attempts"][0]["stages"]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.config import AttemptSettings
+from projectgen.runs import RunRequest
 from projectgen.cli import main
 from projectgen.datasets.examples import example_script_path, example_task_path
 from projectgen.datasets.loaders import load_task
@@ -16,16 +18,11 @@ from projectgen.datasets.loaders import load_task
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("run-env-cache")
-
-
-def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: Path, cache_dir: Path) -> None:
+def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: Path, env_cache: Path) -> None:
     out = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "PROJECTGEN_MODEL"))}
     done = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
-                           "--cache-dir", str(cache_dir)], capture_output=True, text=True, env=env, timeout=600)
+                           "--cache-dir", str(env_cache)], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     text = " ".join(done.stdout.split())
     assert "scripted replay" in text and "not a real model" in text
@@ -42,15 +39,15 @@ def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: 
     assert (out / "repository" / "kvstore" / "store.py").read_text().count("now >= expires_at") == 1
     # the demo may be run again: it replaces its own outputs
     again = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
-                            "--cache-dir", str(cache_dir), "--isolation", "auto"], capture_output=True, text=True,
+                            "--cache-dir", str(env_cache), "--isolation", "auto"], capture_output=True, text=True,
                            env=env, timeout=600)
     assert again.returncode == 0, again.stderr
 
 
-def test_run_with_caps_of_one_reports_the_unrepaired_failure(tmp_path: Path, cache_dir: Path, capsys) -> None:
+def test_run_with_caps_of_one_reports_the_unrepaired_failure(tmp_path: Path, env_cache: Path, capsys) -> None:
     out = tmp_path / "run"
     code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--iterations",
-                 "1,1,1", "--attempts", "1", "--no-unit-tests", "--cache-dir", str(cache_dir)])
+                 "1,1,1", "--attempts", "1", "--no-unit-tests", "--cache-dir", str(env_cache)])
     assert code == 1  # the only attempt passed 4 of 5 check tests and no unit tests ran to say otherwise
     summary = json.loads((out / "summary.json").read_text())
     (attempt,) = summary["attempts"]
@@ -115,10 +112,10 @@ def test_a_bad_budget_or_checkpoint_option_is_one_line_and_writes_nothing(tmp_pa
     assert not out.exists()
 
 
-def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, cache_dir: Path) -> None:
+def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, env_cache: Path) -> None:
     out = tmp_path / "run"
     done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
-                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--cache-dir", str(cache_dir),
+                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--cache-dir", str(env_cache),
                            "--checkpoint-url", f"postgresql://nobody:secret@/x?host={tmp_path}&port=1"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -127,10 +124,10 @@ def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, cache_di
     assert not out.exists()  # refused before the run folder is made
 
 
-def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, cache_dir: Path) -> None:
+def test_max_cost_is_kept_in_the_manifest_for_resume(tmp_path: Path, env_cache: Path) -> None:
     out = tmp_path / "run"
     code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--attempts", "1",
-                 "--no-unit-tests", "--cache-dir", str(cache_dir), "--max-cost", "0.5", "--max-tokens", "900000",
+                 "--no-unit-tests", "--cache-dir", str(env_cache), "--max-cost", "0.5", "--max-tokens", "900000",
                  "--embedding", "hashing"])
     assert code == 0
     manifest = json.loads((out / "run.json").read_text())
@@ -161,13 +158,12 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
     task = load_task(example_task_path("kvstore"))
     out = tmp_path / "run"
     with pytest.raises(ModelCallError):
-        run_livecoder(task, out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task),
-                      model_specs=specs, settings=Settings(retries=0), evaluate_unit=False)
+        run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(measure_unit_tests=False), models=specs, settings=Settings(retries=0)), out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task))
     assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_path: Path, cache_dir: Path,
+def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_path: Path, env_cache: Path,
                                                                          sig: str) -> None:
     """Ctrl-C (or SIGTERM) mid-run: run.json says "interrupted" (not "running"), the CLI prints the
     `--resume DIR` command (the same command would now be refused as a non-empty --out), and that
@@ -177,7 +173,7 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
-               "--out", str(out), "--cache-dir", str(cache_dir), "--no-unit-tests"]
+               "--out", str(out), "--cache-dir", str(env_cache), "--no-unit-tests"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     events = out / "events.jsonl"
     deadline = time.monotonic() + 120
@@ -193,19 +189,19 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["status"] == "interrupted" and "--resume" in manifest["reason"]
     again = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "--resume", str(out), "--cache-dir",
-                            str(cache_dir)], capture_output=True, text=True, timeout=600)
+                            str(env_cache)], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
 
 
-def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, env_cache: Path) -> None:
     """run.json keeps the script and task paths absolute: `--resume` works whatever the current folder."""
     work = tmp_path / "work"
     (work / "scripts").mkdir(parents=True)
     (work / "scripts" / "demo.json").write_text(DEMO_SCRIPT.read_text())
     out = tmp_path / "run"
     first = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
-                            "scripted:scripts/demo.json", "--out", str(out), "--cache-dir", str(cache_dir),
+                            "scripted:scripts/demo.json", "--out", str(out), "--cache-dir", str(env_cache),
                             "--no-unit-tests", "--attempts", "1"], capture_output=True, text=True, cwd=work,
                            timeout=600)
     assert first.returncode in (0, 1), first.stderr
@@ -215,20 +211,22 @@ def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, cache_dir: Pat
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     again = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "--resume", str(out), "--cache-dir",
-                            str(cache_dir)], capture_output=True, text=True, cwd=elsewhere, timeout=600)
+                            str(env_cache)], capture_output=True, text=True, cwd=elsewhere, timeout=600)
     assert again.returncode in (0, 1), again.stderr
 
 
 def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
-    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest, read_manifest, write_manifest
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
+    from projectgen.runs.folder import read_manifest
 
-    write_manifest(tmp_path, RunManifest(run_id="r", task_path="t", task_id="t"))
+    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path="t", task_id="t"))
     assert json.loads((tmp_path / "run.json").read_text())["schema_version"] == MANIFEST_SCHEMA_VERSION == 1
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t"}))
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded
 
 
-def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path) -> None:
     """SIGKILL leaves run.json saying "running" (nothing can run at a SIGKILL): `trace` and `report`
     check that a process still holds the run and show the dead run's pid as not running, with the
     command that continues it; while the run is alive they show it running with its pid."""
@@ -237,7 +235,7 @@ def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, cache_dir: Path) -
 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
-               "--out", str(out), "--cache-dir", str(cache_dir), "--no-unit-tests"]
+               "--out", str(out), "--cache-dir", str(env_cache), "--no-unit-tests"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     events = out / "events.jsonl"
     deadline = time.monotonic() + 120

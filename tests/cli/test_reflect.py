@@ -28,11 +28,6 @@ PYTHON_TASKS = "ledger_book,unit_convert,word_index"  # the other languages: tes
 LAYOUT_TASKS = "hop_count,route_cache,tally_marks"  # its C++ exercise has no reference: it does not load
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("reflect-env-cache")
-
-
 def reflect(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(["reflect", *argv])
     captured = capsys.readouterr()
@@ -49,11 +44,11 @@ def usage_lines(out: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> dict[str, Any]:
+def bundled(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> dict[str, Any]:
     """The README's example: the bundled exercises, the bundled replay, both edit formats."""
     out = tmp_path_factory.mktemp("reflect") / "out"
     argv = ["reflect", "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format", "whole,patch",
-            "--out", str(out), "--cache-dir", str(cache_dir), "--workers", "2", "--tasks", PYTHON_TASKS]
+            "--out", str(out), "--cache-dir", str(env_cache), "--workers", "2", "--tasks", PYTHON_TASKS]
     done = subprocess.run([sys.executable, "-m", "projectgen", *argv], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "COLUMNS": "160"})
     return {"out": out, "code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
@@ -100,12 +95,12 @@ def test_each_task_of_the_bundled_run_in_the_results_and_the_ledger(bundled) -> 
         for task, n in (("ledger_book", 2), ("unit_convert", 1), ("word_index", 2))}
 
 
-def test_a_rerun_continues_from_the_ledger_and_calls_no_model(bundled, capsys, cache_dir: Path) -> None:
+def test_a_rerun_continues_from_the_ledger_and_calls_no_model(bundled, capsys, env_cache: Path) -> None:
     out = bundled["out"]
     before, figures = usage_lines(out), summary(out)
     (out / "results.json").unlink()
     code, stdout, _ = reflect(capsys, "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format",
-                              "whole,patch", "--out", str(out), "--cache-dir", str(cache_dir), "--tasks", PYTHON_TASKS)
+                              "whole,patch", "--out", str(out), "--cache-dir", str(env_cache), "--tasks", PYTHON_TASKS)
     assert code == 0 and "6 unit(s) already finished in the ledger" in stdout
     assert usage_lines(out) == before
     assert summary(out) == figures  # written again from the ledger: the same figures
@@ -118,11 +113,11 @@ def test_the_bundled_script_is_the_one_tests_exercise_replays_writes() -> None:
 
 
 @pytest.mark.parametrize("dataset", ["examples", str(LAYOUTS)])
-def test_the_reference_replay_passes_every_exercise_at_try_one(tmp_path: Path, capsys, cache_dir: Path,
+def test_the_reference_replay_passes_every_exercise_at_try_one(tmp_path: Path, capsys, env_cache: Path,
                                                               dataset: str) -> None:
     out = tmp_path / "out"
     code, stdout, _ = reflect(capsys, "--dataset", dataset, "--model", "reference", "--edit-format", "whole,patch",
-                              "--out", str(out), "--cache-dir", str(cache_dir),
+                              "--out", str(out), "--cache-dir", str(env_cache),
                               "--tasks", PYTHON_TASKS if dataset == "examples" else LAYOUT_TASKS)
     assert code == 0
     results = json.loads((out / "results.json").read_text())
@@ -149,10 +144,10 @@ class FlakyHarness(SandboxRunner):
         return super().evaluate(task, candidate, suite)
 
 
-def test_a_harness_failure_is_a_retryable_error_never_a_pass_or_a_fail(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_harness_failure_is_a_retryable_error_never_a_pass_or_a_fail(tmp_path: Path, env_cache: Path) -> None:
     out = tmp_path / "out"
     FlakyHarness.broken = {"ledger_book"}
-    settings = RunnerSettings(cache_dir=cache_dir)
+    settings = RunnerSettings(cache_dir=env_cache)
     model, tasks = ["scripted:" + str(example_script_path("exercises.reflect"))], ["ledger_book", "word_index"]
     results = run_reflect(example_exercises_dir(), model, out, formats=["patch"], tasks=tasks,
                           runner_factory=lambda: FlakyHarness(settings))
@@ -174,7 +169,7 @@ def test_a_harness_failure_is_a_retryable_error_never_a_pass_or_a_fail(tmp_path:
     assert [u["iteration"] for u in usage] == [1, 2]
 
 
-def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, cache_dir: Path,
+def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, env_cache: Path,
                                                                               monkeypatch) -> None:
     """Killed between a repair's model call and the node's checkpoint: the resumed node is answered from the
     call cache."""
@@ -192,7 +187,7 @@ def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp
     monkeypatch.setattr(graph_module, "reply_update", killed_once)
     out = tmp_path / "out"
     model = ["scripted:" + str(example_script_path("exercises.reflect"))]
-    settings = RunnerSettings(cache_dir=cache_dir)
+    settings = RunnerSettings(cache_dir=env_cache)
     with pytest.raises(KeyboardInterrupt):
         run_reflect(example_exercises_dir(), model, out, formats=["whole"], tasks=["ledger_book"],
                     runner_factory=lambda: SandboxRunner(settings))
@@ -246,17 +241,17 @@ def test_a_cluster_of_several_nodes_is_refused_only_without_a_checkpoint_url(tmp
     assert code == 2 and "--checkpoint-url must be a PostgreSQL URL" in err
 
 
-def test_a_continued_batch_must_keep_its_tries(tmp_path: Path, capsys, cache_dir: Path) -> None:
+def test_a_continued_batch_must_keep_its_tries(tmp_path: Path, capsys, env_cache: Path) -> None:
     out = tmp_path / "out"
     args = ["--dataset", "examples", "--model", "reference", "--tasks", "unit_convert", "--out", str(out),
-            "--cache-dir", str(cache_dir)]
+            "--cache-dir", str(env_cache)]
     assert reflect(capsys, *args)[0] == 0
     code, _, err = reflect(capsys, *args, "--tries", "3")
     assert code == 2 and "other tries" in err
 
 
 @pytest.mark.slow
-def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice(tmp_path: Path, cache_dir: Path,
+def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice(tmp_path: Path, env_cache: Path,
                                                                                  bundled) -> None:
     """SIGKILL the whole command once two units are in the ledger, run it again, compare with the uninterrupted
     run: same figures and rows, and every model call made exactly once."""
@@ -266,7 +261,7 @@ def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "projectgen", "reflect", "--dataset", "examples", "--model",
             f"scripted-exercises.reflect=scripted:{tmp_path / 'slow.json'}", "--edit-format", "whole,patch",
-            "--out", str(out), "--cache-dir", str(cache_dir)]
+            "--out", str(out), "--cache-dir", str(env_cache)]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
@@ -294,7 +289,7 @@ def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice
 
 
 def test_a_served_model_gets_the_output_cap_and_its_calls_the_servers_token_counts(tmp_path: Path, capsys,
-                                                                                  cache_dir: Path) -> None:
+                                                                                  env_cache: Path) -> None:
     """`reflect --base-url` against a server that answers as llama-cpp-python's (tests/openai_server.py):
     every request carries the cap as max_tokens, the usage is the server's, and a continued batch must keep
     the sampling it was made with."""
@@ -304,7 +299,7 @@ def test_a_served_model_gets_the_output_cap_and_its_calls_the_servers_token_coun
     reply = "word_index.py\n```python\n" + "x = 1\n" * 40 + "```\n"  # cut at the cap: the block is not closed
     with fake_llama_server(reply=reply) as server:
         args = ["--dataset", "examples", "--tasks", "word_index", "--model", "smollm2", "--base-url", server.url,
-                "--out", str(out), "--cache-dir", str(cache_dir)]
+                "--out", str(out), "--cache-dir", str(env_cache)]
         code, stdout, err = reflect(capsys, *args, "--max-output-tokens", "12")
         assert code == 0, err
         assert [body["max_tokens"] for body in server.requests] == [12, 12]  # try 1, then the repair

@@ -14,7 +14,7 @@ import pytest
 
 from projectgen import load_task
 from projectgen.datasets.examples import example_task_path
-from projectgen.llm.reference_replay import reference_python_files
+from projectgen.oracles.reference_replay import reference_python_files
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CUSTOM_GRAPH = EXAMPLES / "custom_graph.py"

@@ -29,11 +29,6 @@ RUNNING = "%d.%d" % sys.version_info[:2]
 PRD = {"docs/PRD.md": "# PRD\n"}
 
 
-@pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shapes-env-cache")
-
-
 def make_runner(env_cache: Path, log: list[str] | None = None, **overrides) -> SandboxRunner:
     settings = RunnerSettings(cache_dir=env_cache, timeout=overrides.pop("timeout", 120), **overrides)
     return SandboxRunner(settings, log=log.append if log is not None else None)

@@ -29,11 +29,6 @@ class CountingRunner(SandboxRunner):
         return super().evaluate(*args, **kwargs)
 
 
-@pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("env-cache")
-
-
 def runner(env_cache: Path, expectations: Path) -> CountingRunner:
     return CountingRunner(RunnerSettings(cache_dir=env_cache, expectations_dir=expectations, timeout=60))
 

@@ -106,8 +106,8 @@ def lice(shared_datasets: Path) -> Task:
 
 
 @pytest.fixture(scope="module")
-def lice_runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("env-cache"), timeout=120))
+def lice_runner(env_cache: Path) -> SandboxRunner:
+    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=120))
     if runner.isolation() != "namespaces":
         pytest.skip("the namespace sandbox is not available here")
     return runner

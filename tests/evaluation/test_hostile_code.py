@@ -39,12 +39,6 @@ MIB = 1024**2
 
 
 @pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One environment cache for the module: the plain-pytest env is built once."""
-    return tmp_path_factory.mktemp("env-cache")
-
-
-@pytest.fixture(scope="module")
 def containment(env_cache: Path) -> Containment:
     """What the sandbox enforces on this machine (probed once)."""
     return SandboxRunner(RunnerSettings(cache_dir=env_cache)).containment()

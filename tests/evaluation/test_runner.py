@@ -18,12 +18,6 @@ from test_support import make_task
 GOOD_MODULE = {"calc.py": "def add(a, b):\n    return a + b\n"}
 
 
-@pytest.fixture(scope="session")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One environment cache for the whole session: the plain-pytest env is built once."""
-    return tmp_path_factory.mktemp("env-cache")
-
-
 def runner(env_cache: Path, **overrides) -> SandboxRunner:
     settings = RunnerSettings(cache_dir=env_cache, timeout=overrides.pop("timeout", 60), **overrides)
     return SandboxRunner(settings)

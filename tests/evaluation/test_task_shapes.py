@@ -23,9 +23,8 @@ VERBOSE_LINE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    cache = tmp_path_factory.mktemp("shapes-env-cache")
-    return SandboxRunner(RunnerSettings(cache_dir=cache, expectations_dir=cache / "expected", timeout=120))
+def sandbox(env_cache: Path) -> SandboxRunner:
+    return SandboxRunner(RunnerSettings(cache_dir=env_cache, expectations_dir=env_cache / "expected", timeout=120))
 
 
 def outcomes(report) -> dict[str, str]:

@@ -9,21 +9,17 @@ import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import resume_livecoder
+from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
-from projectgen.runs import run_livecoder
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
+from projectgen.runs import run_livecoder
 from projectgen.runs.trace import read_trace
 
 from test_support import attempt_script
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
-
 
 # --------------------------------------------------------------------------- fakes
 
@@ -144,8 +140,7 @@ def recording_model(script: dict[str, Any]):
 def two_attempt_run(task, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("livecoder") / "run"
     model = recording_model(attempt_script(task))
-    outcome = run_livecoder(task, out, models=model, settings=Settings(code_iterations=1),
-                            attempt_settings=AttemptSettings(attempts=4))
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1)), out, models=ModelRoles(model))
     outcome.prompts = model._prompts
     return outcome
 
@@ -191,12 +186,9 @@ def test_attempt_two_prompts_carry_the_guidance(two_attempt_run) -> None:
 
 def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
     model = ScriptedChatModel.from_responses(attempt_script(task))
-    first = run_livecoder(task, tmp_path / "full", models=model, settings=Settings(code_iterations=1),
-                          attempt_settings=AttemptSettings(attempts=2))
+    first = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", models=ModelRoles(model))
     attempt_one = sum(r["tokens"]["total_tokens"] for r in first.summary["attempts"] if r["attempt"] == 1)
-    limited = run_livecoder(task, tmp_path / "limited", models=ScriptedChatModel.from_responses(attempt_script(task)),
-                            settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=4),
-                            max_tokens=attempt_one + 500)
+    limited = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_tokens=attempt_one + 500), tmp_path / "limited", models=ModelRoles(ScriptedChatModel.from_responses(attempt_script(task))))
     summary = limited.summary
     assert summary["budget_limited"] and "budget" in summary["stopped"]
     assert summary["final"]["source"] == "best" and summary["final"]["attempt"] == 1
@@ -225,16 +217,13 @@ def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: 
     from projectgen.llm.pricing import PriceTable
 
     table = PriceTable.from_file(prices)
-    run_livecoder(task, tmp_path / "full", models=priced_model(attempt_script(task)),
-                  settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2))
+    run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", models=ModelRoles(priced_model(attempt_script(task))))
     calls = [json.loads(line) for line in (tmp_path / "full" / "usage.jsonl").read_text().splitlines()]
     assert {c["model"] for c in calls} == {"test-priced-double"}
     attempt_one = table.total(c for c in calls if c["attempt"] == 1).value
     assert attempt_one and attempt_one > 0
 
-    limited = run_livecoder(task, tmp_path / "limited", models=priced_model(attempt_script(task)),
-                            settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=4),
-                            max_cost_usd=attempt_one * 1.02, prices_file=prices)
+    limited = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_cost_usd=attempt_one * 1.02, prices_file=prices), tmp_path / "limited", models=ModelRoles(priced_model(attempt_script(task))))
     summary = limited.summary
     assert summary["budget_limited"] and "cost budget" in summary["stopped"]
     assert summary["final"]["attempt"] == 1 and summary["final"]["source"] == "best"
@@ -272,8 +261,7 @@ def test_a_resumed_run_is_charged_with_what_it_spent_before(tmp_path: Path) -> N
 
 def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: Path) -> None:
     model = recording_model(attempt_script(task))
-    outcome = run_livecoder(task, tmp_path / "warm", models=model, settings=Settings(code_iterations=1),
-                            attempt_settings=AttemptSettings(attempts=2, warm_start=True))
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, warm_start=True), settings=Settings(code_iterations=1)), tmp_path / "warm", models=ModelRoles(model))
     roles_by_attempt = {(role, attempt) for role, attempt, _ in model._prompts}
     assert ("architect", 1) in roles_by_attempt and ("skeleton", 1) in roles_by_attempt
     assert ("architect", 2) not in roles_by_attempt and ("skeleton", 2) not in roles_by_attempt
@@ -302,23 +290,20 @@ def counting_runner() -> tuple[Any, list[str]]:
 def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path: Path) -> None:
     """Check tests run once per code iteration: scoring the attempt reuses the judge's report of the same
     repository instead of running the same tests again."""
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, runs = counting_runner()
-    outcome = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
-                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
     assert outcome.summary["final"]["score"] == 1.0
     assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
 
 
 def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_path: Path) -> None:
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     runner, suites = counting_runner()
-    first = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
-                          attempt_settings=AttemptSettings(attempts=1))
+    first = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1)), tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
     assert suites.count("unit") == 2 and first.unit_report.passed == 29  # the attempt's figures, then the final
     suites.clear()
-    again = run_livecoder(task, tmp_path / "run", models=reference_model(task), runner=runner,
-                          attempt_settings=AttemptSettings(attempts=1), resume=True)
+    again = resume_livecoder(tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
     assert suites == [] and again.unit_report.passed == 29 and again.summary["unit_tests"]["passed"] == 29

@@ -12,7 +12,7 @@ from projectgen.config import Settings
 from projectgen.graphs import (RunContext, build_direct_graph, build_project_graph, build_self_reflection_graph,
                                default_stages, initial_state)
 from projectgen.llm import ScriptedChatModel
-from projectgen.llm.reference_replay import Breakage, break_function, reference_python_files, reference_script
+from projectgen.oracles.reference_replay import Breakage, break_function, reference_python_files, reference_script
 from test_support import recording_generator
 
 BREAKAGE = Breakage("kvstore/store.py", "_expired")

@@ -11,8 +11,8 @@ from projectgen.graphs.code import repair_jobs
 from projectgen.graphs.evolve import evolve_replay, plan_evolution, revised_tree
 from projectgen.graphs.skeleton import fan_out
 from projectgen.graphs.state import ssat_data, verdict_record
-from projectgen.llm.reference_replay import reference_python_files, reference_ssat
 from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.oracles.reference_replay import reference_python_files, reference_ssat
 
 KVSTORE = load_task(example_task_path("kvstore"))
 BEFORE = reference_python_files(KVSTORE)

@@ -21,7 +21,6 @@ from projectgen.agents.coder import interface_of
 from projectgen.config import Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
-from projectgen.repository.edits import EditOutcome, FileEdit, make_search_replace_reply
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs import (
@@ -30,8 +29,9 @@ from projectgen.graphs import (
 )
 from projectgen.graphs.state import ssat_data
 from projectgen.llm import ScriptedChatModel, UsageRecorder
+from projectgen.oracles.reference_replay import Breakage, reference_script
+from projectgen.repository.edits import EditOutcome, FileEdit, make_search_replace_reply
 from projectgen.runs import run_project
-from projectgen.llm.reference_replay import Breakage, reference_script
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 from test_support import NoSandbox
 
@@ -54,11 +54,6 @@ TREE = ssat_from_repository(SOURCE, "demo", description="tree v0")
 PATHS = sorted(SOURCE)
 STUBS = {f.path: render_stub(f) for f in TREE.files()}
 LAYERS = [["pkg/__init__.py", "pkg/base.py", "pkg/ping.py", "pkg/pong.py"], ["pkg/mid.py"], ["pkg/top.py"]]
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 def run(graph: Any, task: Any, state: Mapping[str, Any] | None = None, *, concurrency: int = 4,

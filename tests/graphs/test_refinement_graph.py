@@ -18,9 +18,10 @@ from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                           recursion_limit)
 from projectgen.llm import CallCache, UsageRecorder
-from projectgen.llm.refinement_replay import fenced, reference_turn_script
 from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.oracles.refinement_replay import reference_turn_script
 from projectgen.prompts import load_prompt
+from projectgen.repository.edits import fenced_python
 
 from test_support import write_multiturn_task
 
@@ -62,7 +63,7 @@ def play(task, refiner, strategy: str, context: str, **kwargs):
                                      config={"recursion_limit": recursion_limit(task)}))
 
 
-WRONG_2 = {1: "first\n" + fenced("# turn 1\n"), 2: "second\n" + fenced("# forgot\n"), 3: fenced("# turn 3\n")}
+WRONG_2 = {1: "first\n" + fenced_python("# turn 1\n"), 2: "second\n" + fenced_python("# forgot\n"), 3: fenced_python("# turn 3\n")}
 
 
 def test_every_turn_is_played_and_recorded_even_after_a_failed_turn(tmp_path: Path):
@@ -84,7 +85,7 @@ def test_full_history_basic_shows_the_models_own_answers_and_golden_the_referenc
     assert basic.seen[3][2][1] == WRONG_2[1] and basic.seen[3][4][1] == WRONG_2[2]  # the raw replies
     golden = RecordingRefiner(WRONG_2)
     play(task, golden, "fh", "golden")
-    assert golden.seen[3][2][1] == fenced(task.reference_code(1)) and golden.seen[3][4][1] == fenced(
+    assert golden.seen[3][2][1] == fenced_python(task.reference_code(1)) and golden.seen[3][4][1] == fenced_python(
         task.reference_code(2))
 
 
@@ -166,6 +167,6 @@ def test_the_real_refiner_goes_through_the_door_and_a_rerun_replays_from_the_cal
 
 def test_a_turn_passes_only_with_as_many_passing_tests_as_its_reference(tmp_path: Path):
     task = marked_task(tmp_path / "t", turns=2)
-    answers = {1: fenced("# turn 1\n"), 2: fenced("# turn 2\n")}
+    answers = {1: fenced_python("# turn 1\n"), 2: fenced_python("# turn 2\n")}
     final = play(task, RecordingRefiner(answers), "fh", "basic", expected={1: 1, 2: 2})
     assert [r["passed"] for r in sorted(final["turns"], key=lambda r: r["turn"])] == [True, False]

@@ -25,8 +25,8 @@ F = "```"
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("env-cache"), timeout=60))
+def runner(env_cache: Path) -> SandboxRunner:
+    return SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=60))
 
 
 class Recording:

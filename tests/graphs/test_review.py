@@ -12,8 +12,6 @@ from langgraph.types import Command
 
 from projectgen.agents import ModelGateway, Verdict
 from projectgen.config import Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import (ReviewDecision, RunContext, architecture_stage, build_project_graph, initial_state,
                                skeleton_stage)
@@ -65,11 +63,6 @@ class Judge:
         accepted = self.accept_at is not None and iteration >= self.accept_at
         return Verdict(judge=f"{self.stage}_judge", stage=self.stage, iteration=iteration, score=9 if accepted else 3,
                        accepted=accepted, feedback="" if accepted else f"judge feedback {iteration}")
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 class Run:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import RunRequest
 from projectgen.agents import Coder, DirectGenerator, IncompleteFileError, ModelGateway, Reply, SkeletonWriter, Verdict
 from projectgen.agents.skeleton import code_from_reply
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import (RunContext, build_direct_graph, build_project_graph, build_self_reflection_graph,
                                code_stage, initial_state, skeleton_stage)
@@ -37,11 +37,6 @@ SOURCE = {
 TREE = ssat_from_repository(SOURCE, "demo", description="tree")
 STUBS = {f.path: render_stub(f) for f in TREE.files()}
 BASE = "pkg/base.py"
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 class FailingChecks:
@@ -285,7 +280,7 @@ def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tm
     """Through the CLI's path (`run_livecoder`): the prose is refused, the trace and summary say so, the
     repair request names the file, line and error, and the run ends with the valid file."""
     from projectgen.inspection import load_run
-    from projectgen.llm.reference_replay import reference_script
+    from projectgen.oracles.reference_replay import reference_script
     from projectgen.runs import run_livecoder
 
     path = "kvstore/store.py"
@@ -298,8 +293,7 @@ def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tm
         {"role": "coder", "target": path, "iteration": 2, "content": make_whole_file_reply([path], reference)},
         {"role": "code_judge", "iteration": 1, "content": {"summary": "", "files": [{"path": path}]}}]
     out = tmp_path / "run"
-    outcome = run_livecoder(task, out, models=ScriptedChatModel.from_responses(script),
-                            attempt_settings=AttemptSettings(attempts=1), evaluate_unit=False)
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), out, models=ModelRoles(ScriptedChatModel.from_responses(script)))
 
     assert (out / "repository" / path).read_text() == reference[path]
     assert outcome.summary["final"]["score"] == 1.0

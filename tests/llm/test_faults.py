@@ -35,22 +35,22 @@ from typing import Any
 
 import pytest
 
+from projectgen.runs import resume_livecoder
+from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
-from projectgen.datasets.examples import example_task_path
-from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.llm.faults import (
-    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
-)
-from projectgen.runs import run_livecoder
 from projectgen.llm import (
     MAX_REPLY_CHARS, CallLabels, DoorSettings, ModelCallError, ModelRoles, ScriptedChatModel, UsageRecorder,
     call_model, describe_model, model_name,
 )
+from projectgen.llm.faults import (
+    CONTENT_FAULTS, ESCAPE_PREFIX, FAULT_KINDS, GLITCHES, FaultPlan, FaultyChatModel, escape_paths, inject_faults,
+)
 from projectgen.llm.parsing import StructuredOutputError, find_json
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
+from projectgen.runs import run_livecoder
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CAPS = {"architecture": 2, "skeleton": 2, "code": 2}
@@ -60,11 +60,6 @@ BUDGET = 2_000_000
 KNOWLEDGE = {"success": {"task_summary": "kvstore", "carry_over": ["keep the storage layering"]},
              "failure": {"observed_failures": ["expiry is off by one"],
                          "carry_over_constraints": ["now >= expires_at"]}}
-
-
-@pytest.fixture(scope="module")
-def task():
-    return load_task(example_task_path("kvstore"))
 
 
 def replay(task, *, broken: bool = False, off_by_one: bool = False) -> dict[str, Any]:
@@ -244,7 +239,7 @@ def test_the_skeleton_judge_records_files_it_named_outside_the_skeleton(task) ->
     import asyncio
 
     from projectgen.agents import ModelGateway, SkeletonJudge
-    from projectgen.llm.reference_replay import reference_ssat
+    from projectgen.oracles.reference_replay import reference_ssat
     from projectgen.ssat import render_stub
 
     ssat = reference_ssat(task)
@@ -327,9 +322,7 @@ def run_cell(task, runner: SandboxRunner, sentinels: Sentinels, plan: FaultPlan 
                             plan=FaultPlan.parse(plan) if isinstance(plan, str) else plan)
     outcome, error = None, None
     try:
-        outcome = run_livecoder(task, sentinels.out, models=model, settings=settings, attempt_settings=attempts,
-                                runner=cell_runner(runner, sentinels), max_tokens=max_tokens, force=True,
-                                evaluate_unit=False)
+        outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=attempts.model_copy(update={"measure_unit_tests": False}), settings=settings, max_tokens=max_tokens), sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels), force=True)
     except ModelCallError as exc:
         error = exc
     if expect_failure is not None:
@@ -420,9 +413,7 @@ def test_a_failure_keeps_the_best_so_far_and_the_run_resumes(task, runner, senti
     assert found["events"][-1]["final"] == {"source": "best", "attempt": 1, "score": pytest.approx(0.8)}
     # the model is back: the run continues from the failed step and finishes
     model = ScriptedChatModel.from_responses(replay(task, off_by_one=True))
-    resumed = run_livecoder(task, sentinels.out, models=model, settings=SETTINGS, attempt_settings=ATTEMPTS,
-                            runner=cell_runner(runner, sentinels),
-                            resume=True, evaluate_unit=False)
+    resumed = resume_livecoder(sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels))
     assert resumed.summary["status"] == "finished"
     assert {c["role"] for c in model.calls} == {"coder"}  # attempt 2's code stage, nothing done before again
     assert resumed.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}

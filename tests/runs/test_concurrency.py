@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import resume_livecoder
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.loaders import load_task
 from projectgen.memory.knowledge_store import KnowledgeStore, knowledge_id
@@ -194,10 +196,10 @@ def test_a_second_process_in_a_busy_run_folder_is_refused(tmp_path: Path) -> Non
 
 def test_resuming_a_run_that_is_still_going_is_refused(tmp_path: Path) -> None:
     from projectgen.errors import ProjectGenError
-    from projectgen.runs import RunManifest, run_livecoder, write_manifest
+    from projectgen.runs import RunFolder, RunManifest
     from projectgen.runs.locking import folder_lock
 
-    write_manifest(tmp_path, RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))
+    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))
     with folder_lock(tmp_path):
         with pytest.raises(ProjectGenError, match="in use by another run"):
-            run_livecoder(load_task(example_tasks_dir() / "kvstore"), tmp_path, models=object(), resume=True)
+            resume_livecoder(tmp_path, models=ModelRoles(object()))

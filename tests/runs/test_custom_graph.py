@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 from langgraph.graph import START, StateGraph
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import resume_livecoder
+from projectgen.runs import RunRequest
 from projectgen.agents import Agents, Verdict
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import ProjectState, architecture_stage, code_stage
-from projectgen.llm.reference_replay import reference_model
+from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import read_manifest, run_livecoder
 from projectgen.runs.trace import read_trace
 
@@ -62,10 +65,10 @@ def test_a_custom_stage_list_gets_attempts_checkpoints_trace_and_resumes_after_d
     out = tmp_path / "run"
     model, judge, audit_calls = reference_model(task), RecordingJudge(), []
     stages = custom_stages(model, judge, audit_calls, die_first=True)
-    common = dict(models=model, runner=runner, settings=Settings(code_iterations=1), evaluate_unit=False,
-                  attempt_settings=AttemptSettings(attempts=1))
+    request = RunRequest.for_task(task, settings=Settings(code_iterations=1),
+                                  attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False))
     with pytest.raises(PowerCut):
-        run_livecoder(task, out, stages=stages, **common)
+        run_livecoder(request, out, models=ModelRoles(model), runner=runner, stages=stages)
     assert read_manifest(out).custom_graph == ["architecture", "code", "audit"]
     assert (out / "checkpoints.sqlite").is_file()
     with sqlite3.connect(out / "checkpoints.sqlite") as db:
@@ -74,7 +77,7 @@ def test_a_custom_stage_list_gets_attempts_checkpoints_trace_and_resumes_after_d
     calls_before = [(c["role"], c.get("target")) for c in model.calls]
     assert {"architect", "coder"} <= {role for role, _ in calls_before} and "skeleton_writer" not in dict(calls_before)
 
-    outcome = run_livecoder(task, out, stages=stages, resume=True, **common)
+    outcome = resume_livecoder(out, models=ModelRoles(model), runner=runner, stages=stages)
     # The checkpoint holds the finished stages: only the node that died runs again.
     assert len(judge.reviews) == 1 and [(c["role"], c.get("target")) for c in model.calls] == calls_before
     assert len(audit_calls) == 2 and audit_calls[1] == audit_calls[0] > 0
@@ -108,8 +111,7 @@ def reference_graph(task, calls: list[str]):
 
 def test_a_compiled_graph_runs_in_the_attempts_and_a_resume_needs_the_same_graph(task, runner, tmp_path: Path) -> None:
     out, calls = tmp_path / "run", []
-    outcome = run_livecoder(task, out, project_graph=reference_graph(task, calls), runner=runner,
-                            evaluate_unit=False, attempt_settings=AttemptSettings(attempts=2))
+    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, measure_unit_tests=False)), out, project_graph=reference_graph(task, calls), runner=runner)
     # Attempt 1 scores full marks; attempt 2 reuses it (the historical best), so the graph ran once.
     assert calls == ["kvstore"] and outcome.summary["final"]["score"] == 1.0
     assert [r["reused"] for r in outcome.summary["attempts"]] == [False, True]
@@ -118,12 +120,11 @@ def test_a_compiled_graph_runs_in_the_attempts_and_a_resume_needs_the_same_graph
     assert any(e.get("node") == "write_reference" for e in read_trace(out / "events.jsonl", strict=True))
 
     with pytest.raises(ProjectGenError, match="its own project graph .*write_reference"):
-        run_livecoder(task, out, models=reference_model(task), resume=True)  # what `projectgen run --resume` does
+        resume_livecoder(out, models=ModelRoles(reference_model(task)))  # what `projectgen run --resume` does
     other = build_other_graph()
     with pytest.raises(ProjectGenError, match="had the nodes write_reference, not other"):
-        run_livecoder(task, out, project_graph=other, resume=True)
-    again = run_livecoder(task, out, project_graph=reference_graph(task, calls), runner=runner, evaluate_unit=False,
-                          resume=True)
+        resume_livecoder(out, project_graph=other)
+    again = resume_livecoder(out, project_graph=reference_graph(task, calls), runner=runner)
     assert calls == ["kvstore"] and again.summary["final"]["score"] == 1.0
 
 
@@ -136,15 +137,17 @@ def build_other_graph():
 
 def test_custom_graph_mistakes_are_one_line_errors_and_write_nothing(task, tmp_path: Path) -> None:
     graph = build_other_graph()
+    plain = RunRequest.for_task(task)
     cases = [
-        (dict(project_graph=graph, stages=[("other", lambda state: {})]), "not both"),
-        (dict(project_graph=graph, method="direct"), "method direct runs its own inner graph"),
-        (dict(project_graph=graph, attempt_settings=AttemptSettings(warm_start=True)), "warm start"),
-        (dict(project_graph=object()), "compiled LangGraph graph"),
-        (dict(), "needs models, agents or a project graph"),
+        (plain, dict(project_graph=graph, stages=[("other", lambda state: {})]), "not both"),
+        (RunRequest.for_task(task, method="direct"), dict(project_graph=graph), "method direct runs its own inner graph"),
+        (RunRequest.for_task(task, attempt_settings=AttemptSettings(warm_start=True)), dict(project_graph=graph),
+         "warm start"),
+        (plain, dict(project_graph=object()), "compiled LangGraph graph"),
+        (plain, dict(), "needs models, agents or a project graph"),
     ]
-    for number, (kwargs, message) in enumerate(cases):
+    for number, (request, graphs, message) in enumerate(cases):
         out = tmp_path / str(number)
         with pytest.raises(ProjectGenError, match=message):
-            run_livecoder(task, out, **kwargs)
+            run_livecoder(request, out, **graphs)
         assert not out.exists()

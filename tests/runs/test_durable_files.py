@@ -145,22 +145,23 @@ def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_p
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.examples import example_task_path
     from projectgen.datasets.loaders import load_task
-    from projectgen.runs import livecoder
+    from projectgen.llm import ModelRoles
+    from projectgen.runs import RunRequest, livecoder
 
     task = load_task(example_task_path("kvstore"))
     out = tmp_path / "run"
-    options = dict(settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2),
-                   evaluate_unit=False)
+    request = RunRequest.for_task(task, settings=Settings(code_iterations=1),
+                                  attempt_settings=AttemptSettings(attempts=2, measure_unit_tests=False))
     opened = livecoder.open_knowledge_store
     monkeypatch.setattr(livecoder, "open_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
     first = ScriptedChatModel.from_responses(attempt_script(task))
     with pytest.raises(Interrupted):
-        livecoder.run_livecoder(task, out, models=first, **options)
+        livecoder.run_livecoder(request, out, models=ModelRoles(first))
     assert [c["role"] for c in first.calls].count("knowledge") == 1  # made, but `learn` never returned
 
     monkeypatch.setattr(livecoder, "open_knowledge_store", opened)
     second = ScriptedChatModel.from_responses(attempt_script(task))
-    outcome = livecoder.run_livecoder(task, out, models=second, resume=True, **options)
+    outcome = livecoder.resume_livecoder(out, models=ModelRoles(second))
     assert outcome.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}
     assert "knowledge" not in [c["role"] for c in second.calls]  # replayed from calls.jsonl
     keys = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"]) for c in _lines(out / "usage.jsonl")]

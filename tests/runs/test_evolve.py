@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import RunRequest
 from projectgen.cli import main
 from projectgen.datasets.examples import example_script_path, example_task_path
 from projectgen.datasets.loaders import load_task
@@ -34,8 +36,8 @@ KVSTORE_FILES = ["kvstore/__init__.py", "kvstore/__main__.py", "kvstore/cli.py",
                  "kvstore/errors.py", "kvstore/storage.py", "kvstore/store.py"]
 
 
-def replay(path: Path):
-    return scripted_chat_model_class().from_file(path)
+def replay(path: Path) -> ModelRoles:
+    return ModelRoles(scripted_chat_model_class().from_file(path))
 
 
 def change(base: Path, out: Path, turn: int, *, script: Path | None = None, runner=None, **kwargs):
@@ -50,8 +52,7 @@ def chain(tmp_path_factory):
     root = tmp_path_factory.mktemp("evolve")
     runner = SandboxRunner()
     demo = example_script_path("kvstore.demo")
-    run_livecoder(load_task(example_task_path("kvstore")), root / "base", models=replay(demo),
-                  model_specs={"default": f"scripted:{demo}"}, runner=runner)
+    run_livecoder(RunRequest.for_task(load_task(example_task_path("kvstore")), models={"default": f"scripted:{demo}"}), root / "base", models=replay(demo), runner=runner)
     outcomes, previous = [], root / "base"
     for turn in (1, 2, 3, 4):
         outcomes.append(change(previous, root / f"change{turn}", turn, runner=runner, evaluate_unit=turn == 1))

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from langgraph.graph import START, StateGraph
 
+from projectgen.runs import resume_livecoder
+from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import ProjectState
@@ -40,17 +42,20 @@ def dying_graph(task, calls: list[int]):
     return graph.compile(name="dying")
 
 
-def died(task, out: Path, runner, **kwargs) -> list[int]:
+def died(task, out: Path, runner, *, embeddings=None, progress=None) -> list[int]:
+    """A run that dies in its first attempt; `embeddings` a name (the request's) or an object."""
     calls: list[int] = []
+    named = embeddings if isinstance(embeddings, str) else None
+    request = RunRequest.for_task(task, embedding=named,
+                                  attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False))
     with pytest.raises(PowerCut):
-        run_livecoder(task, out, project_graph=dying_graph(task, calls), runner=runner, evaluate_unit=False,
-                      attempt_settings=AttemptSettings(attempts=1), **kwargs)
+        run_livecoder(request, out, project_graph=dying_graph(task, calls), runner=runner, progress=progress,
+                      embeddings=None if named else embeddings)
     return calls
 
 
-def resume(task, out: Path, runner, calls: list[int], **kwargs):
-    return run_livecoder(task, out, project_graph=dying_graph(task, calls), runner=runner, evaluate_unit=False,
-                         resume=True, **kwargs)
+def resume(task, out: Path, runner, calls: list[int], *, embeddings=None):
+    return resume_livecoder(out, project_graph=dying_graph(task, calls), runner=runner, embeddings=embeddings)
 
 
 def test_run_json_records_the_embedding_and_a_resume_keeps_it(task, runner, tmp_path: Path) -> None:
@@ -111,7 +116,7 @@ def test_an_embeddings_object_is_recorded_as_custom_and_needed_again_to_resume(t
     calls = died(task, out, runner, embeddings=mine)
     assert read_manifest(out).embedding == "custom"
     with pytest.raises(ProjectGenError, match="built with an embeddings object given from Python; resume it with "
-                       r"run_livecoder\(\.\.\., resume=True, embeddings="):
+                       r"resume_livecoder\(\.\.\., embeddings="):
         resume(task, out, runner, calls)
     with pytest.raises(ProjectGenError, match="built with embedding hashing .*256 dims.*, not hashing .*1024 dims"):
         resume(task, out, runner, calls, embeddings=HashingEmbeddings())
@@ -120,5 +125,5 @@ def test_an_embeddings_object_is_recorded_as_custom_and_needed_again_to_resume(t
 
 def test_a_bad_embedding_name_is_refused_before_the_run_folder_is_made(task, runner, tmp_path: Path) -> None:
     with pytest.raises(ProjectGenError, match="unknown embedding 'bert'"):
-        run_livecoder(task, tmp_path / "x", project_graph=dying_graph(task, []), runner=runner, embeddings="bert")
+        run_livecoder(RunRequest.for_task(task, embedding="bert"), tmp_path / "x", project_graph=dying_graph(task, []), runner=runner)
     assert not (tmp_path / "x").exists()

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from pydantic import PrivateAttr
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
@@ -61,18 +63,18 @@ def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Two attempts, killed after attempt 1's knowledge call (inside the node that made it), then resumed."""
     task = load_task(example_task_path("kvstore"))
     out = tmp_path_factory.mktemp("prompts") / "run"
-    options = dict(settings=Settings(code_iterations=1), attempt_settings=AttemptSettings(attempts=2),
-                   evaluate_unit=False)
+    request = RunRequest.for_task(task, settings=Settings(code_iterations=1),
+                                  attempt_settings=AttemptSettings(attempts=2, measure_unit_tests=False))
     monkeypatch = pytest.MonkeyPatch()
     opened = livecoder.open_knowledge_store
     monkeypatch.setattr(livecoder, "open_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
     first = Recording.from_responses(attempt_script(task))
     with pytest.raises(Interrupted):
-        livecoder.run_livecoder(task, out, models=first, **options)
+        livecoder.run_livecoder(request, out, models=ModelRoles(first))
     monkeypatch.undo()
     before = rows(out / layout.PROMPTS)
     second = Recording.from_responses(attempt_script(task))
-    outcome = livecoder.run_livecoder(task, out, models=second, resume=True, **options)
+    outcome = livecoder.resume_livecoder(out, models=ModelRoles(second))
     return {"out": out, "before": before, "received": {**first._received, **second._received},
             "second": second, "outcome": outcome}
 

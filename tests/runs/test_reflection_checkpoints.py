@@ -23,11 +23,6 @@ MODEL = f"scripted:{example_script_path('exercises.reflect')}"
 FAKE_URL = "postgresql://projectgen@db-host/checkpoints"
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("reflect-checkpoint-env-cache")
-
-
 class SharedStore:
     """One in-memory checkpoint database for every unit, standing in for PostgreSQL; records who opened it."""
 
@@ -54,10 +49,9 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         yield request.getfixturevalue("postgres_url"), None
         return
     import projectgen.runs.checkpoints as checkpoints
-    import projectgen.runs.reflection as reflection
 
     fake = SharedStore()
-    monkeypatch.setattr(reflection, "open_checkpointer", fake.open)
+    monkeypatch.setattr(checkpoints, "open_checkpointer", fake.open)
     monkeypatch.setattr(checkpoints, "check_checkpoint_database", fake.check)
     yield FAKE_URL, fake
 
@@ -66,10 +60,10 @@ def threads(out: Path) -> dict[str, str]:
     return {str(p.parent.relative_to(out)): json.loads(p.read_text())["thread_id"] for p in sorted(out.glob("*/*/*/thread.json"))}
 
 
-def test_each_unit_checkpoints_in_the_shared_database_on_a_thread_of_its_own(tmp_path: Path, cache_dir: Path,
+def test_each_unit_checkpoints_in_the_shared_database_on_a_thread_of_its_own(tmp_path: Path, env_cache: Path,
                                                                              store) -> None:
     url, fake = store
-    settings = RunnerSettings(cache_dir=cache_dir)
+    settings = RunnerSettings(cache_dir=env_cache)
     batches = [tmp_path / "a", tmp_path / "b"]  # two batches of the same units in one database
     results = [run_reflect(example_exercises_dir(), [MODEL], out, formats=["whole"], checkpoint_url=url,
                            tasks=["ledger_book", "unit_convert", "word_index"],  # the Python ones
@@ -90,7 +84,7 @@ def test_each_unit_checkpoints_in_the_shared_database_on_a_thread_of_its_own(tmp
 
 
 def test_a_unit_continued_from_a_copy_of_its_folder_resumes_from_the_shared_database(tmp_path: Path,
-                                                                                      cache_dir: Path, store,
+                                                                                      env_cache: Path, store,
                                                                                       monkeypatch) -> None:
     """Cut short after its repair's reply came in, the unit's folder copied elsewhere (as Ray's retry on another
     machine gets the driver's copy), continued there: it goes on from the checkpoint, not from try 1."""
@@ -107,7 +101,7 @@ def test_a_unit_continued_from_a_copy_of_its_folder_resumes_from_the_shared_data
         return real(attempt, outcome)
 
     monkeypatch.setattr(graph_module, "reply_update", killed_once)
-    settings = RunnerSettings(cache_dir=cache_dir)
+    settings = RunnerSettings(cache_dir=env_cache)
     messages: list[str] = []
     common = dict(formats=["whole"], tasks=["ledger_book"], checkpoint_url=url,
                   runner_factory=lambda: SandboxRunner(settings),

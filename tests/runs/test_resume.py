@@ -15,7 +15,7 @@ import pytest
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
-from projectgen.llm.reference_replay import Breakage, reference_script
+from projectgen.oracles.reference_replay import Breakage, reference_script
 
 
 def _script(tmp_path: Path, delay: float) -> Path:
@@ -53,25 +53,20 @@ def _call_key(row: dict) -> tuple:
     return (row["role"], row["stage"], row["target"], row["iteration"], row["attempt"])
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("resume-env-cache")
-
-
-def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, cache_dir: Path) -> None:
-    _kill_during_filling_then_resume(tmp_path, cache_dir, [])
+def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, env_cache: Path) -> None:
+    _kill_during_filling_then_resume(tmp_path, env_cache, [])
     assert (tmp_path / "killed" / "checkpoints.sqlite").is_file()
 
 
-def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, cache_dir: Path, postgres_url: str) -> None:
-    _kill_during_filling_then_resume(tmp_path, cache_dir, ["--checkpoint-url", postgres_url])
+def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, env_cache: Path, postgres_url: str) -> None:
+    _kill_during_filling_then_resume(tmp_path, env_cache, ["--checkpoint-url", postgres_url])
     assert not (tmp_path / "killed" / "checkpoints.sqlite").exists()
     manifest = json.loads((tmp_path / "killed" / "run.json").read_text())
     assert manifest["checkpoint_url"] == postgres_url
 
 
-def _kill_during_filling_then_resume(tmp_path: Path, cache_dir: Path, extra: list[str]) -> None:
-    common = ["--attempts", "1", "--cache-dir", str(cache_dir), "--no-unit-tests", *extra]
+def _kill_during_filling_then_resume(tmp_path: Path, env_cache: Path, extra: list[str]) -> None:
+    common = ["--attempts", "1", "--cache-dir", str(env_cache), "--no-unit-tests", *extra]
     # The uninterrupted run, for comparison.
     whole = tmp_path / "whole"
     done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.0)}", "--out", str(whole),
@@ -101,7 +96,7 @@ def _kill_during_filling_then_resume(tmp_path: Path, cache_dir: Path, extra: lis
     assert 3 <= len(coder_before) < 7  # killed in the middle of filling kvstore's 7 files
     assert not (killed / "summary.json").exists()
 
-    resumed = subprocess.run(_cli("--resume", str(killed), "--cache-dir", str(cache_dir)), capture_output=True,
+    resumed = subprocess.run(_cli("--resume", str(killed), "--cache-dir", str(env_cache)), capture_output=True,
                              text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
 
@@ -119,15 +114,15 @@ def _kill_during_filling_then_resume(tmp_path: Path, cache_dir: Path, extra: lis
     assert [e["event"] for e in events if e["event"].startswith("run_")][:2] == ["run_start", "run_resumed"]
 
 
-def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, cache_dir: Path) -> None:
+def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, env_cache: Path) -> None:
     out = tmp_path / "run"
     script = _script(tmp_path, 0.0)
     first = subprocess.run(_cli("kvstore", "--model", f"scripted:{script}", "--out", str(out), "--attempts", "1",
-                                "--no-unit-tests", "--cache-dir", str(cache_dir)), capture_output=True, text=True,
+                                "--no-unit-tests", "--cache-dir", str(env_cache)), capture_output=True, text=True,
                            timeout=600)
     assert first.returncode == 0, first.stderr
     calls = len(_usage(out))
-    again = subprocess.run(_cli("--resume", str(out), "--cache-dir", str(cache_dir)), capture_output=True, text=True,
+    again = subprocess.run(_cli("--resume", str(out), "--cache-dir", str(env_cache)), capture_output=True, text=True,
                            timeout=600)
     assert again.returncode == 0, again.stderr
     assert len(_usage(out)) == calls

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.llm import ModelRoles
+from projectgen.runs import RunRequest
 from projectgen.agents import Architect
 from projectgen.config import AttemptSettings
 from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
-from projectgen.graphs import ReviewDecision, architecture_stage
+from projectgen.graphs import architecture_stage
 from projectgen.llm import ScriptedChatModel
 from projectgen.runs import read_pending_review, review_run, run_livecoder
 
@@ -19,10 +21,10 @@ DEMO_SCRIPT = example_script_path("kvstore.demo")
 ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
 
 
-def start(task, out: Path, runner, **kwargs):
-    return run_livecoder(task, out, models=ScriptedChatModel.from_file(DEMO_SCRIPT),
-                         model_specs={"default": f"scripted:{DEMO_SCRIPT}"}, attempt_settings=ONE, runner=runner,
-                         evaluate_unit=False, **kwargs)
+def start(task, out: Path, runner, *, review=(), method: str = "livecoder"):
+    request = RunRequest.for_task(task, method=method, models={"default": f"scripted:{DEMO_SCRIPT}"},
+                                  attempt_settings=ONE, review=review)
+    return run_livecoder(request, out, models=ModelRoles(ScriptedChatModel.from_file(DEMO_SCRIPT)), runner=runner)
 
 
 def test_a_paused_run_is_continued_by_review_run_with_models_from_run_json(task, runner, tmp_path: Path) -> None:
@@ -45,18 +47,13 @@ def test_a_paused_run_is_continued_by_review_run_with_models_from_run_json(task,
 
 def test_review_options_that_cannot_work_are_refused(task, runner, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    with pytest.raises(ProjectGenError, match="a review decision continues a paused run: pass resume=True"):
-        start(task, out, runner, decision=ReviewDecision(action="approve"))
     model = ScriptedChatModel.from_file(DEMO_SCRIPT)
     with pytest.raises(ProjectGenError, match="build your own stages with review=True"):
-        run_livecoder(task, out, models=model, stages=[("architecture", architecture_stage(Architect(model), None))],
-                      review=["architecture"])
+        run_livecoder(RunRequest.for_task(task, review=["architecture"]), out, models=ModelRoles(model), stages=[("architecture", architecture_stage(Architect(model), None))])
     with pytest.raises(ProjectGenError, match="method self-reflection has no architecture or skeleton stage"):
         start(task, out, runner, method="self-reflection", review=["architecture", "skeleton"])
     assert not out.exists()
     start(task, out, runner, review=["skeleton"])
-    with pytest.raises(ProjectGenError, match="started with review skeleton; a resume reviews the same stages"):
-        run_livecoder(task, out, models=model, resume=True, review=["architecture"])
     with pytest.raises(ProjectGenError, match="give one decision"):
         review_run(out, approve=True, reject="and no")
     with pytest.raises(ProjectGenError, match="a skeleton edit is a JSON object of path -> file text"):

@@ -9,13 +9,16 @@ Light to import: models are made inside the functions.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.llm.specs import REFERENCE_SPEC
 
+if TYPE_CHECKING:
+    from projectgen.llm.factory import ModelRoles
 
-def models_from_specs(specs: Mapping[str, str], task: Any) -> Any:
+
+def models_from_specs(specs: Mapping[str, str], task: Any) -> ModelRoles:
     """The `ModelRoles` a spec mapping describes; "reference" is `task`'s reference replay."""
     from projectgen.llm import ModelRoles
 
@@ -46,7 +49,7 @@ def with_reference_replay(default: str, roles: dict[str, str], base_url: str | N
                           sampling: dict[str, float | int]) -> Any:
     """`ModelRoles` where the "reference" spec is `task`'s reference replay (one object for every such role)."""
     from projectgen.llm import ModelRoles, make_chat_model
-    from projectgen.llm.reference_replay import reference_model
+    from projectgen.oracles.reference_replay import reference_model
 
     made = {REFERENCE_SPEC: reference_model(task)}
 

@@ -9,7 +9,7 @@ import pytest
 from projectgen.datasets.exercism import load_exercise
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL, describe_model
-from projectgen.llm.reference_replay import exercise_reference_model, exercise_reference_script
+from projectgen.oracles.reference_replay import exercise_reference_model, exercise_reference_script
 from projectgen.repository.edits import apply_edits
 
 LAYOUTS = Path(__file__).parents[1] / "datasets" / "exercism_layouts"

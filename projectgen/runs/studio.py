@@ -190,14 +190,14 @@ class _AttemptsRun:
 def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str, review: list[str]) -> _AttemptsRun:
     """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores in the thread's
     folder (blocking: run it in a thread)."""
-    from projectgen.agents import Agents, ModelGateway
+    from projectgen.agents import Agents
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import SandboxRunner
     from projectgen.graphs.attempts import build_attempts_graph
     from projectgen.memory.best_repo import BestRepositoryStore
-    from projectgen.runs import layout
-    from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store, write_attempt
     from projectgen.runs.method_graphs import inner_graph, warm_graph
     from projectgen.runs.methods import DEFAULT_METHOD, method_attempt_settings
 
@@ -209,12 +209,13 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
         attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
     graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
                                  settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
-    folder = studio_folder(thread_id)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = RunFolder(studio_folder(thread_id))
+    folder.root.mkdir(parents=True, exist_ok=True)
     context = AttemptsContext(
         task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder, None, None),
-        best=BestRepositoryStore(folder / layout.BEST), extractor=knowledge_extractor(models),
-        gateway=ModelGateway(**settings.gateway_options()), run_id=folder.name, progress=_progress, out_dir=folder)
+        best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(models),
+        gateway=folder.gateway(settings, scope=thread_id), run_id=folder.root.name, progress=_progress,
+        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository, record))
     return _AttemptsRun(graph=graph, context=context)
 
 

@@ -19,21 +19,14 @@ from typing import Any
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
+from projectgen.llm.roles import REFINER_ROLE
 from projectgen.llm.scripted import Script, ScriptEntry, load_script
-
-REFINER_ROLE = "refiner"
-REFINEMENT_STAGE = "refinement"
-
-
-def fenced(code: str) -> str:
-    """A file as a model is asked to answer it: one fenced python block."""
-    return f"```python\n{code if code.endswith(chr(10)) or not code else code + chr(10)}```\n"
-
+from projectgen.repository.edits import fenced_python
 
 def reference_turn_script(task_id: str, references: Sequence[str], *, label: str = REFERENCE_LABEL) -> Script:
     """A script answering turn k of `task_id` with `references[k - 1]` (the target file after turn k)."""
     return load_script({"label": label, "responses": [
-        {"role": REFINER_ROLE, "target": task_id, "iteration": number, "content": fenced(code)}
+        {"role": REFINER_ROLE, "target": task_id, "iteration": number, "content": fenced_python(code)}
         for number, code in enumerate(references, start=1)]})
 
 

@@ -5,8 +5,8 @@ import pytest
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.refinement_replay import reference_turn_script, specialise_script, split_target
 from projectgen.llm.scripted import load_script
+from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script, split_target
 
 
 def test_the_reference_script_answers_each_turn_with_its_reference():

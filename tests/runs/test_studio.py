@@ -72,7 +72,7 @@ def test_input_output_and_context_schemas_are_json_schemas_of_plain_values() -> 
 
 
 def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
-    from projectgen.graphs.studio import project_graph
+    from projectgen.runs.studio import project_graph
 
     graph = project_graph().copy(update={"checkpointer": InMemorySaver()})
     config = {"configurable": {"thread_id": "t"}}
@@ -85,7 +85,7 @@ def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
 
 def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values(scripted_env, monkeypatch,
                                                                                  tmp_path) -> None:
-    from projectgen.graphs.studio import attempts_graph
+    from projectgen.runs.studio import attempts_graph
 
     graph = attempts_graph().copy(update={"checkpointer": InMemorySaver()})
     model = scripted_env["PROJECTGEN_MODEL"]
@@ -107,7 +107,7 @@ def test_both_graphs_surface_a_review_interrupt_and_resume_with_a_command(script
     state)."""
     from langgraph.types import Command
 
-    from projectgen.graphs import studio
+    from projectgen.runs import studio
 
     graph = getattr(studio, factory)().copy(update={"checkpointer": InMemorySaver()})
     config = {"configurable": {"thread_id": f"review-{factory}"}}
@@ -130,14 +130,14 @@ def test_both_graphs_surface_a_review_interrupt_and_resume_with_a_command(script
 
 
 def test_the_review_context_is_a_list_of_stage_names() -> None:
-    from projectgen.graphs.studio import project_graph
+    from projectgen.runs.studio import project_graph
 
     schema = project_graph().get_context_jsonschema()["properties"]["review"]
     assert schema["type"] == "array" and schema["items"]["enum"] == ["architecture", "skeleton"]
 
 
 def test_a_missing_model_or_task_is_a_one_line_error(monkeypatch) -> None:
-    from projectgen.graphs.studio import project_graph
+    from projectgen.runs.studio import project_graph
 
     monkeypatch.delenv("PROJECTGEN_MODEL", raising=False)
     with pytest.raises(ProjectGenError, match="set PROJECTGEN_MODEL .* or give the run's context a model"):

@@ -30,7 +30,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
-from projectgen.repository.edits import make_search_replace_reply, make_whole_file_reply
+from projectgen.repository.edits import fenced_python, make_search_replace_reply, make_whole_file_reply
 from projectgen.repository.syntax import parse_python
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
 
@@ -96,15 +96,6 @@ def reference_model(task: Task) -> Any:
                                                       label=REFERENCE_LABEL)
 
 
-def _fenced(code: str) -> str:
-    """`code` in a fence the reply parser reads back whole (a file without a final newline, such as
-    Hybrid_Images' src/hybrid.py, glued the closing fence to its last line)."""
-    from projectgen.repository.edits import fenced_body
-
-    fence, body = fenced_body(code)
-    return f"{fence}python\n{body}{fence}\n"
-
-
 def reference_script(task: Task, *, breakage: Breakage | None = None, edit_format: EditFormat = "whole",
                      label: str | None = None, knowledge: bool = False) -> Script:
     """A script answering every call of a default ProjectGen run, and of the direct and self-reflection
@@ -125,9 +116,9 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
     for node in ssat.files():
         stub = render_stub(node)
         if stub:
-            responses.append({"role": "skeleton", "target": node.path, "content": _fenced(stub)})
+            responses.append({"role": "skeleton", "target": node.path, "content": fenced_python(stub)})
     for path, code in sorted(files.items()):
-        responses.append({"role": "coder", "target": path, "content": _fenced(code)})
+        responses.append({"role": "coder", "target": path, "content": fenced_python(code)})
     responses.append({"role": DIRECT_ROLE, "content": make_whole_file_reply(sorted(files), files)})
     if knowledge:
         responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
@@ -138,7 +129,7 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         for entry in responses:
             if entry["role"] == "coder" and entry["target"] == breakage.path:
                 entry["iteration"] = 1
-                entry["content"] = _fenced(broken)
+                entry["content"] = fenced_python(broken)
         repair = (make_whole_file_reply([breakage.path], files) if edit_format == "whole"
                   else make_search_replace_reply({breakage.path: broken}, {breakage.path: files[breakage.path]}))
         responses.append({"role": "coder", "target": breakage.path, "iteration": 2, "content": repair})

@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from projectgen.config import Settings
 from projectgen.datasets.loaders import load_task
-from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.llm.reference_replay import reference_model
+from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import run_project
 
 # No final newline (as DevBench Hybrid_Images' src/hybrid.py), and a Markdown fence inside a string.
@@ -29,11 +26,6 @@ def _task(root: Path) -> Path:
     (root / "task.toml").write_text('reference = ["tool"]\n[docs]\nprd = "docs/PRD.md"\n'
                                     '[tests]\ncheck = "check_tests"\nunit = "unit_tests"\n')
     return root
-
-
-@pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("replay-env-cache")))
 
 
 def test_a_reference_file_without_a_final_newline_is_replayed_whole(tmp_path: Path, runner) -> None:

@@ -1,0 +1,103 @@
+"""The one driver: a compiled graph run in a `RunFolder`, for every command that runs one.
+
+`drive` is given the folder, the graph, its input and the run's run.json (`RunManifest`); it puts the
+folder's checkpointer on the graph, tells a new run from a resumed one by the checkpoint, streams the
+graph with every node traced to events.jsonl, and records how the run ended in run.json: interrupted
+(Ctrl-C or SIGTERM, then re-raised) or failed (a model that kept failing; its error re-raised after the
+caller's `on_failure` saved what it can). A finished graph comes back as its state (and the interrupts
+it paused at, a review waiting for a person); writing the outputs and the finished status is the
+caller's, which knows what its run produces.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from projectgen.errors import ProjectGenError
+from projectgen.runs.execution import stream_graph
+from projectgen.runs.folder import INTERRUPTED_REASON, RunFolder
+from projectgen.runs.manifest import RunManifest
+from projectgen.runs.trace import TraceWriter
+
+FailureHook = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
+"""Called with a failed run's reason and the state it reached, before run.json says so: saves what it can
+(the best so far), returns fields for the trace's ``run_end``."""
+
+
+@dataclass
+class Drive:
+    """How to drive one graph: its input, its context, what the trace says, how a failure is saved."""
+
+    start: Any  # the graph's input for a run from the beginning
+    context: Any
+    resume: bool = False  # continue from the checkpoint (when there is one)
+    decision: Any = None  # a LangGraph ``Command(resume=...)`` continuing a graph paused at an interrupt
+    marker: Mapping[str, Any] = field(default_factory=dict)  # fields of the trace's run_start / run_resumed
+    config: Mapping[str, Any] = field(default_factory=dict)  # besides the thread (recursion limit, concurrency)
+    thread_id: str | None = None  # default: run.json's run id
+    sync: Callable[[], None] | None = None  # called before each checkpoint is written
+    on_update: Callable[[TraceWriter, tuple[str, ...], Any], None] | None = None  # default: traced as it is
+    on_failure: FailureHook | None = None
+    attempt_key: str | None = None  # the state key of the attempt a resumed trace goes on in
+
+
+@dataclass(frozen=True)
+class Driven:
+    """How a drive ended: the graph's state, the interrupts it paused at, whether it had ended before."""
+
+    state: dict[str, Any]
+    interrupts: tuple[Any, ...] = ()
+    finished_before: bool = False  # a resume of a graph that had already run to its end
+
+
+async def drive(folder: RunFolder, graph: Any, manifest: RunManifest, how: Drive, trace: TraceWriter) -> Driven:
+    """Run (or continue) `graph` in `folder` as `how` says; see the module docstring."""
+    config = {**how.config, "configurable": {"thread_id": how.thread_id or manifest.run_id}}
+    async with folder.checkpointer(manifest.checkpoint_url, before_write=how.sync) as saver:
+        graph = graph.copy(update={"checkpointer": saver})
+        snapshot = await graph.aget_state(config)
+        start: Any
+        if how.decision is not None:
+            trace.write("run_resumed", run_id=manifest.run_id, **how.marker)
+            trace.resume_at(_attempt(snapshot.values, how.attempt_key))
+            start = how.decision
+        else:
+            from_start = not how.resume or not snapshot.values
+            if how.resume and from_start and folder.attempts.exists():
+                raise ProjectGenError(f"{folder}: no checkpoint to resume from")
+            # Finished: nothing to run next and no task pending (a run killed right after its input was
+            # checkpointed has no next node yet, but the pending start task).
+            if how.resume and not from_start and not snapshot.next and not snapshot.tasks:
+                trace.write("run_resumed", run_id=manifest.run_id, note="already finished")
+                return Driven(state=dict(snapshot.values), finished_before=True)
+            trace.write("run_resumed" if how.resume else "run_start", run_id=manifest.run_id, **how.marker,
+                        **({"note": "no checkpoint yet: from the beginning"} if how.resume and from_start else {}))
+            trace.resume_at(None if from_start else _attempt(snapshot.values, how.attempt_key))
+            start = how.start if from_start else None
+
+        def on_update(namespace: tuple[str, ...], chunk: Any) -> None:
+            if how.on_update is not None:
+                how.on_update(trace, namespace, chunk)
+            else:
+                trace.update(namespace, chunk)
+
+        try:
+            streamed = await stream_graph(graph, start, context=how.context, config=config, on_update=on_update)
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM through the CLI
+            folder.record_status(manifest, "interrupted", INTERRUPTED_REASON)
+            trace.write("run_end", stopped=INTERRUPTED_REASON, status="interrupted")
+            raise
+        if streamed.failure is not None:
+            reason = streamed.reason
+            saved = dict(await how.on_failure(reason, streamed.state)) if how.on_failure is not None else {}
+            folder.record_status(manifest, "failed", reason)
+            trace.write("run_end", **saved, stopped=reason, status="failed")
+            raise streamed.failure
+        snapshot = await graph.aget_state(config)
+        return Driven(state=dict(snapshot.values), interrupts=tuple(snapshot.interrupts))
+
+
+def _attempt(values: Mapping[str, Any], key: str | None) -> Any:
+    return values.get(key) if key else None

@@ -1,0 +1,327 @@
+"""`RunFolder`: one run's folder, the only place that knows where its files are.
+
+Every file of a run folder is an attribute (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`),
+so no other module joins a run-folder path. The folder is opened for a new run (`create`: refusing to
+mix runs, `--force` clearing only a run's files) or for a resume (`hold`), both under the folder's
+lock; it records how the run ended (`record_end`: status, reason and the pid that wrote it); and it
+makes what a run needs from its files: the model gateway (usage, call cache, prompts, budgets, the
+door's retries and reply cap), the checkpointer and the trace writer.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
+from projectgen.runs import layout
+from projectgen.runs.locking import folder_lock
+
+if TYPE_CHECKING:
+    from projectgen.agents.base import ModelGateway
+    from projectgen.config import Settings
+    from projectgen.llm import Budget, CallRecord
+    from projectgen.runs.manifest import RunManifest
+    from projectgen.runs.request import RunRequest
+    from projectgen.runs.trace import TraceWriter
+
+INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
+RUN_MARKERS = layout.RUN_MARKERS  # the files that mark a folder as a run (any one of them)
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run's folder: its files as attributes, how it is opened, how its run ended, what the run is made of."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.root)
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+    # ------------------------------------------------------------------ its files
+    @property
+    def manifest(self) -> Path:
+        """run.json: what was run and how it ended."""
+        return self.root / layout.MANIFEST
+
+    @property
+    def summary(self) -> Path:
+        return self.root / layout.SUMMARY
+
+    @property
+    def usage(self) -> Path:
+        return self.root / layout.USAGE
+
+    @property
+    def calls(self) -> Path:
+        return self.root / layout.CALLS
+
+    @property
+    def prompts(self) -> Path:
+        return self.root / layout.PROMPTS
+
+    @property
+    def events(self) -> Path:
+        return self.root / layout.EVENTS
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / layout.CHECKPOINTS
+
+    @property
+    def thread(self) -> Path:
+        return self.root / layout.THREAD
+
+    @property
+    def state(self) -> Path:
+        return self.root / layout.STATE
+
+    @property
+    def ssat(self) -> Path:
+        return self.root / layout.SSAT
+
+    @property
+    def unit_report(self) -> Path:
+        return self.root / layout.UNIT_REPORT
+
+    @property
+    def check_report(self) -> Path:
+        return self.root / layout.CHECK_REPORT
+
+    @property
+    def repository(self) -> Path:
+        return self.root / layout.REPOSITORY
+
+    @property
+    def attempts(self) -> Path:
+        return self.root / layout.ATTEMPTS
+
+    def attempt(self, number: int) -> RunFolder:
+        """attempts/N: one attempt's repository and record."""
+        return RunFolder(self.attempts / str(number))
+
+    @property
+    def attempt_record(self) -> Path:
+        """attempt.json, in an attempt's folder."""
+        return self.root / layout.ATTEMPT_RECORD
+
+    @property
+    def knowledge(self) -> Path:
+        return self.root / layout.KNOWLEDGE
+
+    @property
+    def best(self) -> Path:
+        return self.root / layout.BEST
+
+    @property
+    def evolve(self) -> Path:
+        return self.root / layout.EVOLVE
+
+    @property
+    def evolved_task(self) -> Path:
+        return self.root / layout.EVOLVED_TASK
+
+    @property
+    def base(self) -> RunFolder:
+        """An evolve run's copy of its base run (its repository and tree)."""
+        return RunFolder(self.root / layout.BASE)
+
+    @property
+    def turns(self) -> Path:
+        """A refine task run's turn records (turns.json)."""
+        return self.root / layout.TURNS
+
+    def turn_file(self, turn: int, target: str) -> Path:
+        """turns/K/<target>: the file a refine task run's turn K produced."""
+        return self.root / layout.TURN_FILES / str(turn) / target
+
+    @property
+    def report_md(self) -> Path:
+        return self.root / layout.REPORT_MD
+
+    @property
+    def report_html(self) -> Path:
+        return self.root / layout.REPORT_HTML
+
+    @property
+    def review(self) -> Path:
+        return self.root / layout.REVIEW
+
+    def is_run(self) -> bool:
+        """Whether the folder holds a run (`trace` and `report` open it)."""
+        return any((self.root / name).is_file() for name in RUN_MARKERS)
+
+    def is_finished(self) -> bool:
+        """summary.json is written last: its presence means the run is done."""
+        return self.summary.is_file()
+
+    def has_checkpoints(self, checkpoint_url: str | None) -> bool:
+        """Whether the run's checkpoints exist: its SQLite file, or a PostgreSQL database run.json names."""
+        return checkpoint_url is not None or self.checkpoints.is_file()
+
+    # ------------------------------------------------------------------ opening it
+    @contextmanager
+    def create(self, *, force: bool) -> Iterator[RunFolder]:
+        """The folder prepared for a new run (`prepare`) and held by this process until the block ends.
+
+        With `force` on an existing folder the lock is taken first, so the files of a run still going
+        there are never deleted; otherwise after, so a folder made here is removed again on failure.
+        """
+        with ExitStack() as locked:
+            early = force and self.root.is_dir()
+            if early:
+                locked.enter_context(folder_lock(self.root))
+            self.prepare(force=force)
+            if not early:
+                locked.enter_context(folder_lock(self.root))
+            yield self
+
+    @contextmanager
+    def hold(self, what: str = "run") -> Iterator[RunFolder]:
+        """The folder held by this process (a resume): a second process is refused with one line."""
+        with folder_lock(self.root, what):
+            yield self
+
+    @contextmanager
+    def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[RunManifest, bool]]:
+        """A batch unit's folder, held: (its run.json, whether the unit resumes). Made with run.json on the
+        unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
+        before units had a run.json resumes from its checkpoints), unless the folder holds a run of another
+        request (another model under the same name): that run's files are cleared first."""
+        from projectgen.runs.manifest import RunManifest
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.hold():
+            if self.manifest.is_file():
+                recorded = self.read_manifest()
+                if recorded.request().model_dump() == request.model_dump():
+                    yield recorded, True
+                    return
+                self._remove_outputs()
+            manifest = RunManifest(**dict(request), run_id=run_id)
+            self.write_manifest(manifest)
+            yield manifest, self.checkpoints.is_file()
+
+    def prepare(self, *, force: bool) -> None:
+        """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
+        written; both before anything is written or removed (a folder made here is removed again on failure)."""
+        made: Path | None = None  # the topmost folder this call creates
+        try:
+            if self.root.exists() and not self.root.is_dir():
+                raise ProjectGenError(f"{self.root} exists and is not a folder; choose another --out")
+            if self.root.exists() and any(p.name != layout.LOCK for p in self.root.iterdir()) and not force:
+                raise ProjectGenError(f"{self.root} is not empty; choose another --out or pass --force to replace it")
+            if not self.root.exists():
+                made = self.root
+                while not made.parent.exists() and made.parent != made:
+                    made = made.parent
+                self.root.mkdir(parents=True)
+            handle, probe = tempfile.mkstemp(prefix=".projectgen-write-check-", dir=self.root)
+            os.close(handle)
+            os.unlink(probe)
+            if force:
+                self._remove_outputs()
+        except OSError as exc:
+            if made is not None and made.is_dir():
+                shutil.rmtree(made, ignore_errors=True)
+            raise ProjectGenError(f"{self.root}: cannot write there ({exc.strerror or exc}); choose another --out") \
+                from None
+
+    def _remove_outputs(self) -> None:
+        """What `--force` clears: the files a run writes (`layout.RUN_OUTPUTS`), and nothing else."""
+        for name in layout.RUN_OUTPUTS:
+            target = self.root / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+
+    # ------------------------------------------------------------------ run.json
+    def read_manifest(self) -> RunManifest:
+        """run.json; a missing or unreadable one is one line for the user."""
+        from projectgen.runs.manifest import parse_manifest
+
+        return parse_manifest(self.manifest, self.root)
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        write_atomic(self.manifest, manifest.model_dump_json(indent=1) + "\n")
+
+    def record_status(self, manifest: RunManifest, status: str, reason: str | None) -> RunManifest:
+        """run.json saying how the run stands (running, finished, failed, interrupted ...), with the pid of
+        the process that says so; the manifest as written."""
+        updated = manifest.model_copy(update={"status": status, "reason": reason, "pid": os.getpid()})
+        self.write_manifest(updated)
+        return updated
+
+    # ------------------------------------------------------------------ what a run is made of
+    def usage_records(self) -> list[CallRecord]:
+        """Every model call the run recorded, those of earlier invocations included."""
+        from projectgen.llm import UsageRecorder
+
+        return UsageRecorder.load(self.usage).records
+
+    def budget(self, manifest: RunManifest) -> Budget | None:
+        """The token and cost budgets run.json asks for, charged with the calls already recorded here."""
+        from projectgen.llm import UsageRecorder
+        from projectgen.runs.manifest import run_budget
+
+        return run_budget(manifest, UsageRecorder.load(self.usage))
+
+    def gateway(self, settings: Settings, *, scope: str, budget: Budget | None = None,
+                sync: Callable[[], None] | None = None, metadata: Mapping[str, Any] | None = None) -> ModelGateway:
+        """The one door to the models for this run: every call recorded in usage.jsonl, its prompt kept in
+        prompts.jsonl, answered from calls.jsonl when a killed run had completed it (`scope` keys that
+        cache), charged to `budget`, retried and capped as `settings` say; `sync()` after each call."""
+        from projectgen.agents.base import ModelGateway
+        from projectgen.llm import CallCache, PromptStore, UsageRecorder
+
+        return ModelGateway(recorder=UsageRecorder(self.usage), budget=budget,
+                            cache=CallCache(self.calls, scope, after_put=sync), prompts=PromptStore(self.prompts),
+                            metadata=dict(metadata or {}), **settings.gateway_options())
+
+    @asynccontextmanager
+    async def checkpointer(self, url: str | None, before_write: Callable[[], None] | None = None
+                           ) -> AsyncIterator[Any]:
+        """LangGraph's checkpointer for this run: SQLite here, or the PostgreSQL database at `url`."""
+        from projectgen.runs.checkpoints import open_checkpointer
+
+        async with open_checkpointer(self.checkpoints, url, before_write=before_write) as saver:
+            yield saver
+
+    def trace(self) -> TraceWriter:
+        """The writer of events.jsonl."""
+        from projectgen.runs.trace import TraceWriter
+
+        return TraceWriter(self.events)
+
+    # ------------------------------------------------------------------ outputs
+    def write_json(self, path: Path, data: Any) -> None:
+        """`data` as indented JSON at `path` (one of this folder's files), replaced in one step."""
+        write_atomic(path, json.dumps(data, indent=1, default=str) + "\n")
+
+    def write_repository(self, repository: Mapping[str, str]) -> None:
+        """The run's output repository, replacing what an earlier (failed or resumed) invocation left there."""
+        from projectgen.repository import write_repository
+
+        if self.repository.is_dir():
+            shutil.rmtree(self.repository)
+        write_repository(repository, self.repository)
+        self.repository.mkdir(parents=True, exist_ok=True)
+
+
+def read_manifest(out_dir: Path | str) -> RunManifest:
+    """run.json of the run folder `out_dir` (`RunFolder.read_manifest`)."""
+    return RunFolder(Path(out_dir)).read_manifest()
