@@ -405,3 +405,18 @@ def test_a_suite_that_is_one_test_file_runs_and_a_candidate_cannot_replace_it(tm
     assert report.error is None and report.total == 1 and report.status == "failed", report.output_tail
     good = runner(env_cache).evaluate(task, {"calc/calc.py": GOOD_MODULE["calc.py"]})
     assert good.status == "passed"
+
+
+def test_every_test_of_a_folder_suite_runs_beside_the_canaries_on_pytest_8(tmp_path: Path, env_cache: Path) -> None:
+    """pytest 8 given a folder and a file inside it collects only the file: the canaries, put in the suite's
+    folder, must not be named again (flask's and parsel's suites once ran nothing but the canaries)."""
+    task = make_task(tmp_path / "pytest8", {
+        "conftest.py": "",
+        "test_a.py": "def test_a(): pass\n",
+        "sub/test_b.py": "def test_b(): assert False\n",
+    })
+    task = task.model_copy(update={"env": task.env.model_copy(update={"requirements": ("pytest==8.4.2",)})})
+    report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
+    assert report.environment is not None
+    assert outcomes(report) == {"test_a": Outcome.PASSED, "test_b": Outcome.FAILED}, report.output_tail
+    assert report.collected == 2 and report.tampered is None
