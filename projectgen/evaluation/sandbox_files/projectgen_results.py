@@ -8,7 +8,9 @@ through another pipe that was closed once read: a line the code under test write
 the pipe itself does not carry a valid signature, and the runner counts the run as
 tampered with. The recorder also notes which functions of pytest, pluggy and unittest
 (and its own) exist when it starts, and says so if any of them is later replaced or
-has its code swapped: code under test that patches the test framework at import.
+has its code swapped by code from outside the test environment (its plugins, such as
+pytest-django, patch the framework too): code under test that patches the test
+framework at import.
 
 Code in the same process can still read the secret from memory or patch more than
 this checks; docs/sandbox.md says what remains. Each line goes straight to the file
@@ -79,6 +81,19 @@ def framework_folders():
     return tuple(folders)
 
 
+def environment_folders():
+    """The test environment's site-packages (read-only in the sandbox, built from the task's requirements):
+    its plugins patch the framework while tests run (pytest-django swaps `TestCaseFunction.runtest` around
+    each unittest test). The candidate's install prefix is added to the path later and is not among them."""
+    import site
+
+    return tuple(os.path.realpath(folder) + os.sep for folder in site.getsitepackages())
+
+
+def defined_in(function, folders):
+    return os.path.realpath(function.__code__.co_filename).startswith(folders)
+
+
 class Recorder:
     """Records pytest's events on `fd`, signed with `secret`, watches the test framework for patches, and runs
     the canary module's tests (`canary`, a file name) without showing them: they must fail."""
@@ -90,6 +105,7 @@ class Recorder:
         self.sequence = 0
         self.setup_seconds = {}
         self.watched = watched_functions()
+        self.trusted = environment_folders()
         self.last_check = time.monotonic()
         self.tampered = False
         self.suite_items = None
@@ -103,8 +119,7 @@ class Recorder:
         for holder, name, value, code in self.watched:
             current = vars(holder).get(name)
             function = _function_of(current)
-            if current is not value and function is not None and \
-                    os.path.realpath(function.__code__.co_filename).startswith(framework):
+            if current is not value and function is not None and defined_in(function, framework):
                 accepted.append((holder, name, current, function.__code__))
             else:
                 accepted.append((holder, name, value, code))
@@ -128,6 +143,8 @@ class Recorder:
             current = vars(holder).get(name)
             function = _function_of(current)
             if current is not value or function is None or function.__code__ is not code:
+                if function is not None and defined_in(function, self.trusted):
+                    continue  # a plugin of the test environment's, for as long as it keeps its change
                 self.tampered = True
                 where = getattr(holder, "__qualname__", None) or getattr(holder, "__name__", "?")
                 self.emit(event="tampered", what="%s.%s was changed while the tests ran" % (where, name))

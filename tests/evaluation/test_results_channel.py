@@ -1,0 +1,111 @@
+"""The recorder's events as the runner reads them: signed, numbered, and a patched framework said once."""
+from __future__ import annotations
+
+import os
+import site
+import sys
+
+import _pytest.python
+import pytest
+
+from projectgen.evaluation.results_channel import Canary, read_channel, sign
+from projectgen.evaluation.sandbox import sandbox_file
+
+SECRET = b"s" * 64
+
+
+@pytest.fixture
+def recorder_module():
+    sys.path.insert(0, str(sandbox_file("projectgen_results.py").parent))
+    try:
+        import projectgen_results
+
+        yield projectgen_results
+    finally:
+        sys.path.remove(str(sandbox_file("projectgen_results.py").parent))
+        sys.modules.pop("projectgen_results", None)
+
+
+def recorded(recorder_module, act) -> list[dict]:
+    """What a recorder writes while `act(recorder)` runs, as the runner reads it."""
+    read, write = os.pipe()
+    try:
+        recorder = recorder_module.Recorder(write, SECRET, "test_canary.py")
+        act(recorder)
+        os.close(write)
+        data = b""
+        while chunk := os.read(read, 1 << 16):
+            data += chunk
+    finally:
+        os.close(read)
+    channel = read_channel(data, SECRET)
+    return [*channel.events, *([{"tampered": channel.tampered}] if channel.tampered else [])]
+
+
+def test_signed_events_in_order_are_read_and_a_cut_last_line_is_dropped(recorder_module) -> None:
+    events = recorded(recorder_module, lambda r: [r.emit(event="start", nodeid="t::a"),
+                                                  r.emit(event="finish", exitstatus=0)])
+    assert [e["event"] for e in events] == ["start", "finish"]
+    line = b'{"event": "start", "nodeid": "t::a", "seq": 1}'
+    whole = line + b"\t" + sign(SECRET, line) + b"\n"
+    assert read_channel(whole + whole[:20], SECRET).tampered is None  # killed in the middle of a line
+
+
+@pytest.mark.parametrize("forged", [
+    b'{"event": "report", "nodeid": "t::a", "when": "call", "outcome": "passed", "seq": 1}\tdeadbeef\n',
+    b'{"event": "report", "nodeid": "t::a", "when": "call", "outcome": "passed", "seq": 1}\n',
+    b"1\n",
+])
+def test_a_line_the_recorder_did_not_sign_marks_the_run_tampered(forged: bytes) -> None:
+    assert "did not write" in read_channel(forged, SECRET).tampered
+
+
+def test_a_replayed_event_marks_the_run_tampered() -> None:
+    line = b'{"event": "start", "nodeid": "t::a", "seq": 1}'
+    signed = line + b"\t" + sign(SECRET, line) + b"\n"
+    assert "replayed" in read_channel(signed + signed, SECRET).tampered
+
+
+def test_the_framework_patched_from_outside_the_environment_is_said_once(recorder_module) -> None:
+    original = _pytest.python.Function.runtest
+
+    def patched(self):  # defined in this test file: code under test, as far as the recorder can tell
+        return None
+
+    def act(recorder) -> None:
+        _pytest.python.Function.runtest = patched
+        try:
+            recorder.check(force=True)
+            recorder.check(force=True)
+        finally:
+            _pytest.python.Function.runtest = original
+
+    events = recorded(recorder_module, act)
+    assert events == [{"tampered": "the test framework was patched: Function.runtest was changed while the "
+                                   "tests ran"}]
+
+
+def test_a_plugin_of_the_environment_may_patch_the_framework_while_tests_run(recorder_module) -> None:
+    """pytest-django swaps TestCaseFunction.runtest around each unittest test: its code is the environment's."""
+    original = _pytest.python.Function.runtest
+    in_site_packages = os.path.join(site.getsitepackages()[0], "some_plugin.py")
+    namespace: dict = {}
+    exec(compile("def runtest(self):\n    return None\n", in_site_packages, "exec"), namespace)
+
+    def act(recorder) -> None:
+        _pytest.python.Function.runtest = namespace["runtest"]
+        try:
+            recorder.check(force=True)
+        finally:
+            _pytest.python.Function.runtest = original
+
+    assert recorded(recorder_module, act) == []
+
+
+def test_a_canary_is_told_by_its_module_in_the_suites_folder() -> None:
+    canary = Canary.make()
+    assert canary.owns(f"unit_tests/{canary.module}::test_x", "unit_tests")
+    assert canary.owns(f"{canary.module}::Test::test_x", "")
+    assert not canary.owns(f"unit_tests/{canary.module}x::test_x", "unit_tests")
+    assert not canary.owns("unit_tests/test_real.py::test_x", "unit_tests")
+    assert canary.source.count("def test_") == 4 and "assertEqual" in canary.source
