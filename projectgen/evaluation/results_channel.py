@@ -4,7 +4,8 @@ The recorder (`sandbox_files/projectgen_results.py`) signs each event line with 
 secret and numbers it. A line without a valid signature, out of order or repeated was not
 written by the recorder: the code under test wrote to the pipe. The recorder itself reports
 when the test framework was patched ("tampered"). And the runner adds canary tests to every
-suite (`canary_source`): tests that must fail, in the assertion styles the suites use; a
+suite (`Canary`): tests that must fail, through a comparison and a unittest assertion, failing with
+`pytest.fail(pytrace=False)` (a traceback would cost pytest more than the rest of a small suite); a
 canary that passes means outcomes were turned into passes. Any of these marks the run as
 tampered with, and none of its tests counts as passed (`TestReport.tampered`).
 """
@@ -71,21 +72,16 @@ import pytest
 
 def test_{word}_sum():
     values = [{left}, {right}]
-    assert sum(values) == {left + right + 1}
+    if sum(values) != {left + right + 1}:
+        pytest.fail("{word}", pytrace=False)
 
 
 class Test{word.capitalize()}(unittest.TestCase):
     def test_{word}_length(self):
-        self.assertEqual(len("{word}"), {len(word) + 1})
-
-
-def test_{word}_raises():
-    with pytest.raises(ZeroDivisionError):
-        int("{left}")
-
-
-def test_{word}_error():
-    raise RuntimeError("{word}")
+        try:
+            self.assertEqual(len("{word}"), {len(word) + 1})
+        except AssertionError:
+            pytest.fail("{word}", pytrace=False)
 '''
         return cls(f"test_{word}.py", source)
 

@@ -35,7 +35,7 @@ WATCHED_MODULES = (
     "_pytest.config", "_pytest.terminal", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "unittest.case", "unittest.result", "projectgen_results",
 )
-CHECK_EVERY = 0.02  # seconds between integrity checks while tests report; always at the end
+CHECK_EVERY = 0.1  # seconds between integrity checks while tests report; always after collection and at the end
 
 
 def _tail(text, limit=4000):
@@ -53,22 +53,26 @@ def _function_of(value):
 
 
 def watched_functions(module_names=WATCHED_MODULES):
-    """(holder, name, function, code) for every function of the watched modules and their classes."""
+    """(namespace, where, name, value, function, code) for every function of the watched modules and their
+    classes; the namespace is the module's or class's own dict (a live view), so a check is a lookup, not a
+    getattr; `where` names it in a report."""
     found = []
     for module_name in module_names:
         try:
             module = importlib.import_module(module_name)
         except Exception:
             continue  # not in this pytest version
-        for name, value in list(vars(module).items()):
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
             function = _function_of(value)
             if function is not None:
-                found.append((module, name, value, function.__code__))
-            elif isinstance(value, type) and value.__module__ == module.__name__:
-                for member, inner in list(vars(value).items()):
+                found.append((namespace, module_name, name, value, function, function.__code__))
+            elif isinstance(value, type) and value.__module__ == module_name:
+                members = vars(value)
+                for member, inner in list(members.items()):
                     function = _function_of(inner)
                     if function is not None:
-                        found.append((value, member, inner, function.__code__))
+                        found.append((members, value.__qualname__, member, inner, function, function.__code__))
     return found
 
 
@@ -116,13 +120,13 @@ class Recorder:
         recorder started is accepted when the new function's code is pytest's or pluggy's own."""
         framework = framework_folders()
         accepted = []
-        for holder, name, value, code in self.watched:
-            current = vars(holder).get(name)
-            function = _function_of(current)
-            if current is not value and function is not None and defined_in(function, framework):
-                accepted.append((holder, name, current, function.__code__))
+        for namespace, where, name, value, function, code in self.watched:
+            current = namespace.get(name)
+            now = _function_of(current)
+            if current is not value and now is not None and defined_in(now, framework):
+                accepted.append((namespace, where, name, current, now, now.__code__))
             else:
-                accepted.append((holder, name, value, code))
+                accepted.append((namespace, where, name, value, function, code))
         self.watched = accepted
         self.check(force=True)
 
@@ -139,16 +143,16 @@ class Recorder:
         if self.tampered or (not force and now - self.last_check < CHECK_EVERY):
             return
         self.last_check = now
-        for holder, name, value, code in self.watched:
-            current = vars(holder).get(name)
+        for namespace, where, name, value, function, code in self.watched:
+            current = namespace.get(name)
+            if current is value and function.__code__ is code:
+                continue
             function = _function_of(current)
-            if current is not value or function is None or function.__code__ is not code:
-                if function is not None and defined_in(function, self.trusted):
-                    continue  # a plugin of the test environment's, for as long as it keeps its change
-                self.tampered = True
-                where = getattr(holder, "__qualname__", None) or getattr(holder, "__name__", "?")
-                self.emit(event="tampered", what="%s.%s was changed while the tests ran" % (where, name))
-                return
+            if function is not None and defined_in(function, self.trusted):
+                continue  # a plugin of the test environment's, for as long as it keeps its change
+            self.tampered = True
+            self.emit(event="tampered", what="%s.%s was changed while the tests ran" % (where, name))
+            return
 
     def pytest_collectreport(self, report):
         if report.failed:
