@@ -104,7 +104,7 @@ class SessionFolderLike(Protocol):
 
 def sandbox_prefix(containment: Containment, folder: SessionFolderLike, binds: tuple[str, ...], limits: Limits,
                    cgroup: RunCgroup | None, status_fd: int) -> list[str]:
-    """The launcher's command line: its steps (control/steps.json), the limits and, in namespaces, what its
+    """The launcher's command line: its steps (control/steps.marshal), the limits and, in namespaces, what its
     new root holds (`binds` read-only, beside the system folders and the sandbox's own files).
 
     `-S`: the launcher needs no site-packages, and reading the runner's `.pth` files would cost
@@ -113,7 +113,7 @@ def sandbox_prefix(containment: Containment, folder: SessionFolderLike, binds: t
     `start_sandboxed` and the same `cgroup`: the launcher waits for its go-ahead on stdin."""
     args = [sys.executable, "-I", "-S", "-c", LAUNCH, str(sandbox_file("launcher.py").parent), *limit_args(limits),
             "--parent", str(os.getpid()), "--workspace", str(folder.workspace),
-            "--steps", str(folder.control / "steps.json"), "--status-fd", str(status_fd)]
+            "--steps", str(folder.control / "steps.marshal"), "--status-fd", str(status_fd)]
     for tasks in cgroup.self_join_files() if cgroup else []:
         args += ["--join", tasks]
     if containment.isolation == NAMESPACES:

@@ -13,7 +13,7 @@ itself; the host's deadline is the backstop).
 """
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import re
 import secrets
@@ -35,6 +35,7 @@ OUTPUT_TAIL_CHARS = 6000
 CHANNEL_LIMIT = 64 * 1024**2  # bytes of recorder events read from one session; the rest is dropped
 BACKSTOP_SECONDS = 15.0  # the host's deadline past the steps' own timeouts
 FOLDER_PREFIX = "projectgen-ws-"
+STEPS_FILE = "steps.marshal"
 FOLDER_PATTERN = re.compile(rf"^{FOLDER_PREFIX}(\d+)-")
 
 
@@ -236,7 +237,8 @@ def _close(fd: int) -> None:
 
 
 def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> None:
-    """steps.json for the launcher: each step's command, environment, timeout and descriptors."""
+    """The launcher's steps (marshal: it reads them without importing json): each step's command, environment,
+    timeout and descriptors."""
     described = []
     for step, (_, output) in zip(steps, pipes.outputs):
         env = dict(step.env)
@@ -247,7 +249,7 @@ def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> Non
         described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace),
                           "timeout": step.timeout, "output_fd": output, "pass_fds": passed,
                           "stop_on_failure": step.stop_on_failure})
-    (folder.control / "steps.json").write_text(json.dumps(described), encoding="utf-8")
+    (folder.control / STEPS_FILE).write_bytes(marshal.dumps(described))
 
 
 class _Pump:
@@ -352,15 +354,14 @@ class _Pump:
         self.status_buffer += chunk
         *lines, self.status_buffer = self.status_buffer.split(b"\n")
         for line in lines:
-            said = json.loads(line)
-            index = int(said["step"])
-            if "pid" in said:
-                self.step_groups.append(int(said["pid"]))
+            kind, index, *rest = line.decode().split()
+            if kind == "started":
+                self.step_groups.append(int(rest[0]))
                 continue
-            result = self.results[index]
-            result.stop = FINISHED if said["stop"] == "finished" else TIMED_OUT
-            result.exit_status = said.get("exit")
-            self.finished_steps = index + 1
+            result = self.results[int(index)]
+            result.stop = FINISHED if rest[0] == "finished" else TIMED_OUT
+            result.exit_status = None if rest[1] == "-" else int(rest[1])
+            self.finished_steps = int(index) + 1
 
 
 def _kill(process: subprocess.Popen, step_groups: list[int]) -> None:

@@ -11,11 +11,12 @@ It dies with the runner (`PR_SET_PDEATHSIG`, and it checks that its parent is
 still the runner), applies the per-process resource limits (`--rlimit`), joins
 the run's v1 cgroups itself (`--join`: see `join_cgroups`; a v2 cgroup is joined
 by the runner while this interpreter starts) and waits for the runner's go-ahead
-on stdin (`start_sandboxed`). Then it runs the steps of `--steps` (a JSON file
-the runner wrote) one after another, each with its own environment, output pipe,
+on stdin (`start_sandboxed`). Then it runs the steps of `--steps` (a marshal file
+the runner wrote with the same interpreter) one after another, each with its own environment, output pipe,
 file descriptors and timeout, which this launcher enforces itself: a step that
-outlives it is killed with everything it started. One JSON line per step on
-`--status-fd` says how it ended. A step marked `stop_on_failure` that fails ends
+outlives it is killed with everything it started. A line per step on
+`--status-fd` says how it ended (`ended INDEX finished|timeout EXIT|-`; without
+namespaces first `started INDEX PID`, its process group). A step marked `stop_on_failure` that fails ends
 the session.
 
 Without `--isolate` the steps run in the workspace as it is, each in its own
@@ -45,7 +46,7 @@ every process the step left. Mounts and the loopback are system calls, not
 import _socket
 import ctypes
 import fcntl
-import json
+import marshal
 import os
 import _signal as signal  # not `signal`, whose enums cost more to import than the rest
 import resource
@@ -208,17 +209,16 @@ def run_steps(steps, status_fd, contained, processes, drop_to):
     namespaces, the step's process group."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     for index, step in enumerate(steps):
-        started = time.monotonic()
         child = os.fork()
         if child == 0:
             become_step(step, contained, processes, drop_to)
+        if not contained:  # the runner kills this group too if it has to stop the session itself
+            os.write(status_fd, b"started %d %d\n" % (index, child))
         stop, status = wait_for_step(child, step["timeout"], contained)
         kill_leftovers(child, contained)
-        ended = {"step": index, "stop": stop, "seconds": round(time.monotonic() - started, 3)}
-        if status is not None:
-            ended["exit"] = os.waitstatus_to_exitcode(status)
-        os.write(status_fd, (json.dumps(ended) + "\n").encode())
-        if step.get("stop_on_failure") and (stop != "finished" or ended.get("exit") != 0):
+        code = None if status is None else os.waitstatus_to_exitcode(status)
+        os.write(status_fd, b"ended %d %s %s\n" % (index, stop.encode(), b"-" if code is None else b"%d" % code))
+        if step.get("stop_on_failure") and (stop != "finished" or code != 0):
             break
 
 
@@ -256,7 +256,7 @@ def become_step(step, contained, processes, drop_to):
 
 
 def wait_for_step(child, timeout, contained):
-    """("finished", wait status) once the step's process ends, or ("timed out", None) at its deadline;
+    """("finished", wait status) once the step's process ends, or ("timeout", None) at its deadline;
     as PID 1, orphans that end on the way are reaped too."""
     deadline = time.monotonic() + float(timeout)
     while True:
@@ -271,7 +271,7 @@ def wait_for_step(child, timeout, contained):
                 return "finished", status
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return "timed out", None
+            return "timeout", None
         signal.sigtimedwait({signal.SIGCHLD}, min(remaining, 1.0))
 
 
@@ -563,8 +563,8 @@ def main(argv):
     die_with_parent(options.number("parent"))
     apply_limits(options.lists["rlimit"])
     join_cgroups(options.lists["join"])
-    with open(options.values["steps"]) as steps_file:
-        steps = json.load(steps_file)
+    with open(options.values["steps"], "rb") as steps_file:
+        steps = marshal.load(steps_file)  # not json: importing it (and `re`) costs more than the rest
     wait_for_go()
     if options.isolate:
         isolate(options, steps)
