@@ -259,6 +259,24 @@ class RunFolder:
     def write_manifest(self, manifest: RunManifest) -> None:
         write_atomic(self.manifest, manifest.model_dump_json(indent=1) + "\n")
 
+    def write_review(self, record: Mapping[str, Any]) -> None:
+        """review.json: the review a paused run waits for (`runs.pending_review` says what it holds)."""
+        write_atomic(self.review, json.dumps(dict(record), indent=1, default=str) + "\n")
+
+    def clear_review(self) -> None:
+        """The run went on past its review: review.json goes."""
+        self.review.unlink(missing_ok=True)
+
+    def read_review(self) -> Any:
+        """review.json as it was written (None when there is none); a file that does not parse is one line."""
+        if not self.review.is_file():
+            return None
+        try:
+            return json.loads(self.review.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProjectGenError(f"{self.review}: unreadable ({exc}); `projectgen run --resume {self.root}` "
+                                  "writes it again") from None
+
     def record_status(self, manifest: RunManifest, status: str, reason: str | None) -> RunManifest:
         """run.json saying how the run stands (running, finished, failed, interrupted ...), with the pid of
         the process that says so; the manifest as written."""

@@ -74,7 +74,7 @@ from projectgen.runs.method_graphs import (
 )
 from projectgen.runs.methods import describe_method, method_attempt_settings
 from projectgen.runs.pending_review import (
-    AWAITING_REVIEW, awaiting_reason, clear_pending_review, read_pending_review, write_pending_review,
+    AWAITING_REVIEW, awaiting_reason, pending_review_record, read_pending_review,
 )
 from projectgen.runs.request import RunRequest
 from projectgen.runs.summary import describe_agents, summarize_attempts
@@ -381,7 +381,7 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
         return await _finish(run, driven.state, trace, started)
     if driven.interrupts:
         return _pause(run, driven.state, driven.interrupts[0], trace)
-    clear_pending_review(run.folder)
+    run.folder.clear_review()
     return await _finish(run, driven.state, trace, started)
 
 
@@ -429,7 +429,7 @@ def _pause(run: LiveCoderRun, state: dict[str, Any], pending: Any, trace: TraceW
     so; the outcome carries the request (no summary, no unit tests: the run is not over)."""
     request = dict(pending.value)
     attempt = state.get("attempt")
-    write_pending_review(run.folder, attempt=attempt, interrupt_id=pending.id, request=request)
+    run.folder.write_review(pending_review_record(attempt=attempt, interrupt_id=pending.id, request=request))
     record = {"stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
               "request": request}
     reason = awaiting_reason(run.folder.root, record)

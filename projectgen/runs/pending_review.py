@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.runs.folder import RunFolder
 
@@ -23,32 +22,22 @@ AWAITING_REVIEW = "awaiting-review"
 REVIEW_SCHEMA_VERSION = 1  # review.json's; changes when a field changes meaning or goes away
 
 
-def write_pending_review(folder: RunFolder, *, attempt: int | None, interrupt_id: str,
-                         request: Mapping[str, Any]) -> None:
-    """review.json: the review the run waits for."""
-    record = {"schema_version": REVIEW_SCHEMA_VERSION, "stage": request.get("stage"), "attempt": attempt, "iteration": request.get("iteration"),
-              "interrupt_id": interrupt_id, "request": dict(request)}
-    write_atomic(folder.review, json.dumps(record, indent=1, default=str) + "\n")
-
-
-def clear_pending_review(folder: RunFolder) -> None:
-    """The run went on past its review: review.json goes."""
-    folder.review.unlink(missing_ok=True)
+def pending_review_record(*, attempt: int | None, interrupt_id: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    """What review.json holds of the review the run waits for (`RunFolder.write_review` writes it)."""
+    return {"schema_version": REVIEW_SCHEMA_VERSION, "stage": request.get("stage"), "attempt": attempt,
+            "iteration": request.get("iteration"), "interrupt_id": interrupt_id, "request": dict(request)}
 
 
 def read_pending_review(folder: RunFolder) -> dict[str, Any] | None:
     """The review a paused run waits for, or None when it waits for none (run.json's status says so)."""
-    manifest = folder.read_manifest()
-    out_dir, path = folder.root, folder.review
-    if manifest.status != AWAITING_REVIEW or not path.is_file():
+    if folder.read_manifest().status != AWAITING_REVIEW:
         return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProjectGenError(f"{path}: unreadable ({exc}); `projectgen run --resume {out_dir}` writes it again") \
-            from None
+    record = folder.read_review()
+    if record is None:
+        return None
     if not isinstance(record, dict) or not isinstance(record.get("request"), dict):
-        raise ProjectGenError(f"{path}: not a review request; `projectgen run --resume {out_dir}` writes it again")
+        raise ProjectGenError(f"{folder.review}: not a review request; `projectgen run --resume {folder.root}` "
+                              "writes it again")
     return record
 
 
