@@ -340,13 +340,20 @@ BUNDLED_DATASET = "examples"
 
 
 def resolve_dataset(given: str | Path, bundled: Path) -> Path:
-    """A dataset folder, or the bundled one when given as the bare name ``examples`` (write
-    ``./examples`` for a folder of that name: the repository's own ``examples/`` holds scripts)."""
+    """A dataset folder, the bundled one when given as the bare name ``examples`` (write ``./examples`` for a
+    folder of that name: the repository's own ``examples/`` holds scripts), or a fetched benchmark by name
+    (``devbench``; an existing folder of that name wins)."""
     from projectgen.errors import ProjectGenError
+
+    from projectgen.datasets.catalog import published_datasets, published_folder
 
     if str(given) == BUNDLED_DATASET:
         return bundled
+    published = published_folder(str(given))
+    if published is not None:
+        return published
     path = Path(given)
     if not path.is_dir():
-        raise ProjectGenError(f"{path}: dataset folder not found (or `{BUNDLED_DATASET}` for the bundled one)")
+        raise ProjectGenError(f"{path}: dataset folder not found (or `{BUNDLED_DATASET}` for the bundled one, or a "
+                              f"fetched benchmark: {', '.join(published_datasets())}; `projectgen datasets list`)")
     return path
