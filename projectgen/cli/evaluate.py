@@ -28,7 +28,7 @@ def add_commands(commands) -> None:
     evaluate.set_defaults(handler=cmd_eval)
 
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
-    bench.add_argument("dataset", help="folder of task folders, or `examples` (the bundled tasks)")
+    bench.add_argument("dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched benchmark (devbench, codeprojecteval)")
     bench.add_argument("--workers", type=positive_int, default=None,
                        help="tasks evaluated in parallel (default 1; with --ray-address: as many as the cluster's "
                             "sandbox slots)")

@@ -36,7 +36,8 @@ def add_run_command(commands) -> None:
                                           "attempts, checkpoints to DIR/checkpoints.sqlite, traces to "
                                           "DIR/events.jsonl, and ends with the hidden unit tests.")
     run.add_argument("task", nargs="?", default=None,
-                     help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+                     help="task folder (CodeProjectEval, DevBench or task.toml), a bundled example name, "
+                          "or NAME/TASK of a fetched benchmark (devbench/lice)")
     run.add_argument("--resume", type=Path, default=None, metavar="DIR",
                      help="continue the run in DIR where it stopped (no completed model call is repeated)")
     # default None, so that a --method given with --resume is told apart from the default
