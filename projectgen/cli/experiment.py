@@ -127,7 +127,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     def log(key: str, message: str) -> None:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
-    tasks = args.tasks.split(",") if args.tasks else None
+    tasks = list(args.tasks) if args.tasks else None
     spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
                           sampling=sampling_arguments(sampling_from_args(args)),
                           settings=settings_from_args(args),

@@ -72,6 +72,17 @@ def iteration_caps(text: str) -> tuple[int, int, int]:
     return tuple(positive_int(p.strip()) for p in parts)  # type: ignore[return-value]
 
 
+def task_ids(text: str) -> tuple[str, ...]:
+    """``--tasks a,b``: ids in order; a repeated id is refused (it would run once, silently)."""
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError(f"no task id given: {text!r}")
+    repeated = sorted({task for task in ids if ids.count(task) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"task id(s) given twice: {', '.join(repeated)}")
+    return tuple(ids)
+
+
 def judge_score(text: str) -> float:
     value = positive_float(text)
     if value > 10:
@@ -207,7 +218,8 @@ def add_checkpoint_option(parser) -> None:
 def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "task ids") -> None:
     """The options every batch command shares: --tasks, --workers, --out, --fresh, --base-url (`units`
     names what runs in parallel, `out_default` the default results folder)."""
-    parser.add_argument("--tasks", default=None, metavar="ID,ID", help=f"only these {tasks} (comma-separated)")
+    parser.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID",
+                        help=f"only these {tasks} (comma-separated)")
     parser.add_argument("--workers", type=positive_int, default=None,
                         help=f"{units} run in parallel (default 1; with --ray-address: as many as the cluster's "
                              "sandbox slots)")

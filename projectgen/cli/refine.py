@@ -102,7 +102,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
         check_base_url(args.base_url)
     spec = RefinementSpec(dataset=dataset, models=tuple(resolve_model(m) for m in args.model),
                           strategies=args.strategy, contexts=args.context,
-                          tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None,
+                          tasks=args.tasks,
                           base_url=args.base_url, sampling=sampling_arguments(sampling_from_args(args)),
                           max_tokens=args.max_tokens)
     console = Console()
@@ -188,7 +188,7 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
                                                                        highlight=False))
     with console.status(f"validating the multi-turn tasks of {dataset}"):
         checks, load_errors = check_dataset(
-            dataset, out, tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()) if args.tasks else None,
+            dataset, out, tasks=args.tasks,
             runner=runner, executor=executor_from_args(args), fresh=args.fresh, hooks=RefinementHooks())
     table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
                         "reference on them", box=box.SIMPLE)
