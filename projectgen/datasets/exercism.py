@@ -296,6 +296,9 @@ def load_exercises(path: str | os.PathLike[str]) -> ExerciseSet:
         except OSError as error:
             errors[exercise_id] = f"{folder}: cannot read ({error.strerror})"
             continue
+        if language == "unknown":  # not "another language": a broken exercise, said as one
+            errors[exercise_id] = f"{folder}: no test file found, so neither its language nor its tests are known"
+            continue
         if language != "python":
             others[language] += 1
             continue
