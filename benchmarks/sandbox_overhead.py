@@ -1,6 +1,7 @@
 """Fixed cost of one sandboxed evaluation over plain pytest, and where it goes, side by side in one run.
 
-harness_cache.py gates ours warm / plain pytest <= 1.05x per task; on suites of about a second
+harness_cache.py gates ours warm / plain pytest <= 1.10x per task (issue 22 set 1.10x: the sandbox now
+builds a root of its own and checks every result); on suites of about a second
 what decides that is a cost paid once per evaluation. This script measures it on the short
 CodeProjectEval suites (default: imapclient, deprecated, python-hl7), in interleaved rounds
 (the order of the sides rotates every round; medians reported; the load average is printed
@@ -17,7 +18,7 @@ with every round, since the machine is shared):
 A synthetic task with one test (`one-test`, written into a temporary folder in the
 CodeProjectEval layout, no requirements) is measured in the same rounds: what ours costs more
 than plain pytest there is the fixed cost of an evaluation, with almost nothing per test. It is
-not gated (a 0.2 s suite cannot be within 5%), only shown.
+not gated (a 0.2 s suite cannot be within 10%), only shown.
 
 Each projectgen side also breaks its cost down, in the same rounds, with the runner's own way
 of running a command in the sandbox (its private `_sandboxed`, `_prepare_workspace`,
@@ -34,7 +35,7 @@ of running a command in the sandbox (its private `_sandboxed`, `_prepare_workspa
 
 Datasets: needs ../shared/datasets (CodeProjectEval); builds the tasks' environments once in a
 temporary cache (uv, from its download cache or the index) unless `--cache-dir` names one.
-Exit status 1 when ours / plain is above 1.05 for a task.
+Exit status 1 when ours / plain is above 1.10 for a task.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT.parent / "shared" / "datasets" / "CodeProjectEval"
 DEFAULT_TASKS = ["imapclient", "deprecated", "python-hl7"]
-TARGET = 1.05
+TARGET = 1.10
 TIMEOUT = 600
 ONE_TEST = "one-test"
 ONE_TEST_FILES = {

@@ -10,7 +10,9 @@ stage ``reflection_whole`` / ``reflection_patch``, the target the exercise and t
   its ORIGINAL lines are not in the file), so its stub stays; try 2 is well formed, writes words.py
   and makes search match any word instead of every word, and a test still fails.
 
-So in both formats: Pass@1 33.3, Pass@2 66.7, FW 50.0, WF 66.7. Run this file to rewrite the script
+So in both formats: Pass@1 33.3, Pass@2 66.7, FW 50.0, WF 66.7 over the three Python exercises. The
+exercises in the other languages (``POLYGLOT``: Go, Rust, C++, JavaScript, Java) get their reference at
+try 1. Run this file to rewrite the script
 after changing an exercise; tests/cli/test_reflect.py checks that the bundled script is this one.
 """
 from __future__ import annotations
@@ -29,6 +31,8 @@ FLOAT_CENTS = ('    cents = int(units) * 100 + int((decimals or "0").ljust(2, "0
 ANY_WORD = ("        found &= set(index.get(word, []))\n", "        found |= set(index.get(word, []))\n")
 HELLO = "Here are the changes.\n\n"
 SCRIPT_NAME = "exercises.reflect"
+PYTHON_EXERCISES = ("unit_convert", "ledger_book", "word_index")
+POLYGLOT = ("bracket_depth", "digit_sum", "clamp_range", "word_caps", "stack_calc")
 
 
 def edited(text: str, change: tuple[str, str]) -> str:
@@ -48,7 +52,7 @@ def replies(name: str, fmt: str) -> list[str]:
     """The replies to the exercise's tries, in order."""
     exercise = load_exercise(example_exercises_dir() / name)
     stubs, reference = exercise.stubs(), exercise.reference()
-    if name == "unit_convert":
+    if name == "unit_convert" or name in POLYGLOT:
         return [reply(fmt, stubs, reference)]
     if name == "ledger_book":
         buggy = {**reference, "entries.py": edited(reference["entries.py"], FLOAT_CENTS)}
@@ -69,7 +73,7 @@ def replies(name: str, fmt: str) -> list[str]:
 def script() -> dict[str, Any]:
     responses = [{"role": "reflection", "stage": f"reflection_{fmt}", "target": name, "iteration": attempt,
                   "content": text}
-                 for fmt in ("whole", "patch") for name in ("unit_convert", "ledger_book", "word_index")
+                 for fmt in ("whole", "patch") for name in (*PYTHON_EXERCISES, *POLYGLOT)
                  for attempt, text in enumerate(replies(name, fmt), start=1)]
     return {"label": "bundled exercises replay (scripted, not a model)", "responses": responses}
 

@@ -60,6 +60,17 @@ def stage_of(edit_format: str) -> str:
     return f"reflection_{edit_format}"
 
 
+FENCE_LANGUAGES = {".py": "python", ".go": "go", ".rs": "rust", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
+                   ".hpp": "cpp", ".js": "javascript", ".mjs": "javascript", ".java": "java", ".json": "json",
+                   ".toml": "toml", ".gradle": "groovy", ".txt": "text", ".mod": "text"}
+
+
+def fence_language(path: str) -> str:
+    """The code fence's language tag for a file (what the suffix says; none when it says nothing known)."""
+    suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""
+    return FENCE_LANGUAGES.get(suffix, "")
+
+
 def show_files(exercise: Exercise, repository: Mapping[str, str]) -> str:
     """The solution files as the prompt shows them: path line, fenced content (or a note)."""
     parts = []
@@ -70,7 +81,7 @@ def show_files(exercise: Exercise, repository: Mapping[str, str]) -> str:
         else:
             fence = "````" if "```" in text else "```"
             body = text if not text or text.endswith("\n") else text + "\n"
-            parts.append(f"{path}\n{fence}python\n{body}{fence}\n")
+            parts.append(f"{path}\n{fence}{fence_language(path)}\n{body}{fence}\n")
     return "\n".join(parts)
 
 
@@ -87,6 +98,7 @@ class ReflectionCoder:
                     edit_format: ReflectionFormat) -> EditOutcome:
         """Try 1: the reply to the instructions and the files, applied to `repository`."""
         messages = self.prompt.messages(format_rules=FORMAT_RULES[edit_format], instructions=exercise.instructions,
+                                        language=exercise.language_name,
                                         file_list=", ".join(exercise.solution), test_files=", ".join(exercise.tests),
                                         files=show_files(exercise, repository))
         reply = await gateway.ask(self.model, messages, role=self.role, stage=stage_of(edit_format),
@@ -99,7 +111,7 @@ class ReflectionCoder:
         """Try `attempt` (2 or more): the reply to the current files and the last run's test output."""
         unapplied = f"\n# Your last reply could not be applied in full\n{edit_feedback}\n" if edit_feedback else ""
         messages = self.repair_prompt.messages(
-            format_rules=FORMAT_RULES[edit_format], instructions=exercise.instructions,
+            format_rules=FORMAT_RULES[edit_format], instructions=exercise.instructions, language=exercise.language_name,
             files=show_files(exercise, repository), test_files=", ".join(exercise.tests),
             test_log=test_log or "(no output)", edit_feedback=unapplied, file_list=", ".join(exercise.solution))
         reply = await gateway.ask(self.model, messages, role=self.role, stage=stage_of(edit_format),

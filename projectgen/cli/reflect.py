@@ -29,15 +29,16 @@ def add_commands(subparsers) -> None:
     parser = subparsers.add_parser(
         "reflect", help="LiveRepoReflection: write each exercise's files, repair them from the test errors; "
                         "Pass@1/Pass@2, Fix Weight, Well Format",
-        description="Runs LiveRepoReflection's protocol on every Python exercise (Exercism layout: .docs/, .meta/"
-                    "config.json, stubs, tests) found below --dataset: try 1 answers the instructions and stubs, "
-                    "each later try repairs the files from the cleaned test output, in the chosen edit format(s). "
+        description="Runs LiveRepoReflection's protocol on every exercise (Python, Go, Rust, C++, JavaScript, Java; "
+                    "Exercism layout: .docs/, .meta/config.json, stubs, tests) found below --dataset, skipping those "
+                    "whose toolchain this machine lacks (said, with what to install; see `projectgen doctor`): "
+                    "try 1 answers the instructions and stubs, each later try repairs the files from the cleaned test output, in the chosen edit format(s). "
                     "Each exercise x model x format is one unit in OUT/MODEL/FORMAT/TASK; a ledger (OUT/ledger."
                     "jsonl) records finished units: run the same command again to continue. Writes OUT/results."
                     "json, OUT/results.md and OUT/results.html (pass@k curves).")
     parser.add_argument("--dataset", required=True,
                         help="a folder of exercises at any depth (python/exercises/practice/NAME/, unit_test_UUID/"
-                             f"PROJECT/, ...), one exercise folder, or '{BUNDLED_DATASET}' for the three bundled ones")
+                             f"PROJECT/, ...), one exercise folder, or '{BUNDLED_DATASET}' for the bundled ones (one per language, three in Python)")
     parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
                         help="a model (repeatable): PROVIDER:MODEL, a served name with --base-url, scripted:FILE, "
                              "scripted:DIR (DIR/<task-id>.json per task), scripted:exercises.reflect (the bundled "
@@ -132,6 +133,10 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         for task_id, reason in sorted(found.errors.items()):
             progress.console.print(f"[red]{task_id}: does not load[/red] {reason}", highlight=False)
 
+    def on_missing(lines: dict[str, str]) -> None:
+        for language, line in lines.items():
+            progress.console.print(f"[yellow]{language}: {line}[/yellow]", highlight=False)
+
     # Without --checkpoint-url each unit keeps SQLite checkpoints in its folder, which a unit retried on
     # another machine would not find: a cluster of several nodes is refused then.
     check_checkpoint_url(args.checkpoint_url)
@@ -142,7 +147,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             tasks=list(args.tasks) if args.tasks else None,
             executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
             runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
-            hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded))
+            hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,
+                               on_missing=on_missing))
     print_summary(console, results, pct)
     for line in models_lines(results):
         console.print(f"- {line}", highlight=False)

@@ -19,9 +19,11 @@ takes its tests from the top-level ``*_test.py`` / ``test_*.py`` files and its r
 
 Nestings found at any depth below the folder given: Aider's ``python/exercises/practice/<name>/``,
 LiveRepoReflection's ``python/exercises/practice/unit_test_<uuid>/<project>/`` and
-``unit_test_<uuid>/<project>/``, or the exercise folder itself. Python exercises load; those of
-other languages are counted (the protocol runs Python tests only). `exercise_task` is the one
-place that turns an exercise into a `Task` for the sandbox runner.
+``unit_test_<uuid>/<project>/``, or the exercise folder itself. Exercises in the six languages of
+`LANGUAGES` load (Go, Rust, C++, JavaScript and Java keep their build files: go.mod, Cargo.toml,
+CMakeLists.txt with its bundled Catch2, package.json, tests in ``tests/``, ``src/test/java`` or beside
+the code); those of other languages are counted. `exercise_task` is the one place that turns an
+exercise into a `Task` for the sandbox runner.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from projectgen.datasets.task import Documents, Task, TestSuite
+from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -44,6 +46,9 @@ LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "
 _SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
                              ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
                              ".ts": "typescript"}
+UNUSED_FILES = frozenset({".meta", ".docs", ".exercism", "gradle", "gradlew", "gradlew.bat", "build", "target",
+                          "node_modules", ".gradle"})
+"""Top-level entries of an exercise folder that never reach a test workspace."""
 _UUID_FOLDER = re.compile(r"^unit_test_(?P<uuid>[0-9a-f]{8})[0-9a-f_]*$", re.I)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MAX_DEPTH = 8  # python/exercises/practice/unit_test_<uuid>/<project> is 5 below a benchmark's root
@@ -85,6 +90,19 @@ class Exercise:
         return {rel: (self.folder / example).read_text(encoding="utf-8", errors="replace")
                 for rel, example in self.examples.items()}
 
+    def support_files(self) -> tuple[str, ...]:
+        """The exercise's files that are neither solution, test nor its own metadata: what its build needs
+        (go.mod, CMakeLists.txt, catch.hpp, tests-main.cpp). Gradle's wrapper and build outputs are left out."""
+        found = []
+        for path in sorted(self.folder.rglob("*")):
+            rel = path.relative_to(self.folder).as_posix()
+            top = rel.split("/", 1)[0]
+            if not path.is_file() or top in UNUSED_FILES or top in SKIPPED_DIRS or rel in self.solution \
+                    or rel in self.tests:
+                continue
+            found.append(rel)
+        return tuple(found)
+
     def workspace_path(self, rel: str) -> str:
         """Where a solution path goes in a test workspace: inside the project folder."""
         return f"{self.project}/{safe_relpath(rel)}"
@@ -98,10 +116,16 @@ def exercise_task(exercise: Exercise) -> Task:
     """The `Task` the sandbox runner evaluates: rooted at the project folder's parent, so the tests
     run inside a folder named like the project; the suite is the exercise's test files, copied over
     the candidate (a reply cannot change them), and the stubs are starter files (never copied over
-    the candidate's code beside the tests). The only place an exercise becomes a Task."""
-    return Task(id=exercise.id, root=exercise.folder.parent, format="exercism",
+    the candidate's code beside the tests). In another language than Python the project folder is
+    where the build runs (`EnvSpec.source_root`), and the exercise's other files (go.mod,
+    CMakeLists.txt, the bundled Catch2) are copied into every workspace. The only place an exercise
+    becomes a Task."""
+    other = exercise.language != "python"
+    return Task(id=exercise.id, root=exercise.folder.parent, format="exercism", language=exercise.language,
                 docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
                 package=exercise.project,
+                env=EnvSpec(source_root=exercise.project) if other else EnvSpec(),
+                required_files=tuple(exercise.workspace_path(rel) for rel in exercise.support_files()) if other else (),
                 suites={"unit": TestSuite(name="unit", paths=tuple(exercise.workspace_path(t)
                                                                    for t in exercise.tests))})
 
@@ -209,17 +233,28 @@ def _discovered(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[st
 
 def _is_test_file(name: str) -> bool:
     stem, suffix = os.path.splitext(name)
-    return suffix in _SUFFIXES and (stem.endswith("_test") or stem.startswith("test_") or stem.endswith("Test"))
+    return suffix in _SUFFIXES and (stem.endswith(("_test", "Test", ".spec", ".test")) or stem.startswith("test_"))
+
+
+def _configured_tests(folder: Path) -> tuple[str, ...]:
+    """The test files config.json names (none when it is missing or unreadable: loading says why)."""
+    try:
+        files = json.loads((folder / CONFIG).read_bytes().decode("utf-8")).get("files") or {}
+        tests = files.get("test") or []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return ()
+    return tuple(str(t) for t in ([tests] if isinstance(tests, str) else tests) if isinstance(t, str))
 
 
 def exercise_language(folder: Path, tests: tuple[str, ...] = ()) -> str:
     """The exercise's language: the folder above ``exercises/`` in its path (``python/exercises/...``),
-    else the suffix of its test files, else "unknown"."""
+    else the suffix of its test files (config.json's, else those at the top), else "unknown"."""
     parts = folder.resolve().parts
     for i in range(len(parts) - 1, 0, -1):
         if parts[i] == "exercises" and parts[i - 1].lower() in LANGUAGES:
             return parts[i - 1].lower()
-    files = tests or tuple(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name))
+    files = tests or _configured_tests(folder) or tuple(p.name for p in folder.iterdir()
+                                                        if p.is_file() and _is_test_file(p.name))
     found = Counter(_SUFFIXES.get(os.path.splitext(name)[1], "") for name in files)
     found.pop("", None)
     return found.most_common(1)[0][0] if found else "unknown"
@@ -230,8 +265,8 @@ def exercise_language(folder: Path, tests: tuple[str, ...] = ()) -> str:
 
 @dataclass(frozen=True)
 class ExerciseSet:
-    """What a folder holds: the Python exercises that load, the others counted by language, and one
-    reason per Python exercise that does not load (by its id)."""
+    """What a folder holds: the exercises that load (in every language with a test runner), those of
+    other languages counted by language, and one reason per exercise that does not load (by its id)."""
 
     root: Path
     exercises: list[Exercise]
@@ -243,8 +278,8 @@ class ExerciseSet:
         if not self.other_languages:
             return ""
         counts = ", ".join(f"{LANGUAGES.get(lang, lang)} {n}" for lang, n in sorted(self.other_languages.items()))
-        return f"skipped {sum(self.other_languages.values())} exercise(s) in other languages ({counts}): " \
-               "only Python exercises run"
+        return f"skipped {sum(self.other_languages.values())} exercise(s) in languages without a test runner " \
+               f"({counts}): projectgen runs {', '.join(LANGUAGES.values())}"
 
 
 def find_exercise_folders(root: Path) -> list[Path]:
@@ -299,7 +334,7 @@ def load_exercises(path: str | os.PathLike[str]) -> ExerciseSet:
         if language == "unknown":  # not "another language": a broken exercise, said as one
             errors[exercise_id] = f"{folder}: no test file found, so neither its language nor its tests are known"
             continue
-        if language != "python":
+        if language not in LANGUAGES:
             others[language] += 1
             continue
         try:

@@ -106,7 +106,8 @@ class EnvSpec(BaseModel):
         "that provide fixtures, detected after the environment is built",
     )
     source_root: str | None = Field(
-        default=None, description="folder of the candidate (e.g. 'src') put first on the tests' import path")
+        default=None, description="folder of the candidate (e.g. 'src'): put first on the tests' import path "
+        "(Python); where the build and the tests run (other languages: the folder of go.mod, Cargo.toml, ...)")
     install: InstallStep | None = Field(
         default=None,
         description="how the candidate is installed in its workspace, in the sandbox, before its tests run: "
@@ -150,6 +151,8 @@ class Task(BaseModel):
     id: str
     root: Path
     format: Literal["codeprojecteval", "devbench", "taskdir", "exercism"]
+    language: str = Field(default="python", description="the language of the code and its tests: python (pytest), "
+                          "go, rust, cpp, javascript or java (projectgen.evaluation.languages)")
     docs: Documents
     suites: dict[SuiteName, TestSuite] = Field(default_factory=dict, description="by name (= each suite's name)")
     env: EnvSpec = Field(default_factory=EnvSpec)

@@ -47,12 +47,15 @@ from projectgen.evaluation.expectations import (
     from_reference_report,
     score_report,
 )
+from projectgen.evaluation.languages.session import evaluate_in_language
+from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
 from projectgen.evaluation.results_channel import Canary, canary_problem, read_channel
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 from projectgen.evaluation.sandbox_session import (
     DIED,
     FINISHED,
@@ -65,9 +68,7 @@ from projectgen.evaluation.sandbox_session import (
     StepResult,
     run_session,
 )
-from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
-Candidate = Path | Mapping[str, str] | Mapping[str, Path]
 DEFAULT_TIMEOUT = 300.0
 REPO_PLACEHOLDER = "{repo}"
 # pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
@@ -103,6 +104,7 @@ class SandboxRunner:
             log=self.log,
         )
         self._containment: Containment | None = None
+        self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
 
     # -- isolation -----------------------------------------------------------------
@@ -128,6 +130,12 @@ class SandboxRunner:
         """The isolation level in use ("namespaces" or "none")."""
         return self.containment().isolation
 
+    def toolchain(self, language: str) -> Toolchain:
+        """The toolchain of `language` on this machine, probed once per runner."""
+        if language not in self._toolchains:
+            self._toolchains[language] = probe_toolchain(language)
+        return self._toolchains[language]
+
     def timeout_for(self, task: Task) -> float:
         """Seconds one run of `task` may take: the runner's timeout when set (a user's `--timeout` wins),
         else the task's declared `timeout`, else DEFAULT_TIMEOUT."""
@@ -148,6 +156,16 @@ class SandboxRunner:
         if key is not None and (known := self.recent.get(key)) is not None:
             return known
         started = time.monotonic()
+        if task.language != PYTHON:
+            report = evaluate_in_language(
+                task, candidate, suite, toolchain=self.toolchain(task.language), containment=self.containment(),
+                limits=self.settings.limits, timeout=self.timeout_for(task),
+                cache=self.environments.root / "languages", workdir=self.settings.workdir,
+                keep_workspace=self.settings.keep_workspace)
+            report.duration = time.monotonic() - started
+            if key is not None and not report.error:
+                self.recent.put(key, report)
+            return report
         try:
             env = self.environments.ensure(task.env)
         except EnvironmentBuildError as exc:
@@ -214,38 +232,9 @@ class SandboxRunner:
                  canary: Canary) -> None:
         """Fill the workspace (candidate, then the task's files, then the canary) and the control folder."""
         workspace = folder.workspace
-        protected = ProtectedPaths.of(task)
-        if isinstance(candidate, Mapping):
-            for rel, content in candidate.items():
-                rel = safe_relpath(rel)
-                if protected.refuses(rel):
-                    continue
-                target = workspace / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if isinstance(content, Path):
-                    shutil.copy2(content, target)
-                else:
-                    target.write_text(content, encoding="utf-8")
-        else:
-            source = Path(candidate)
-            if not source.is_dir():
-                raise ProjectGenError(f"{source}: candidate repository folder not found")
-            for path in sorted(source.rglob("*")):
-                rel = path.relative_to(source).as_posix()
-                if any(part in SKIPPED_DIRS for part in path.relative_to(source).parts):
-                    continue
-                if path.is_symlink():
-                    continue  # a link could point anywhere on the host
-                target = workspace / rel
-                if path.is_dir():
-                    if not protected.refuses(rel + "/"):
-                        target.mkdir(parents=True, exist_ok=True)
-                elif path.is_file() and not protected.refuses(rel):
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, target)
+        copy_candidate(workspace, candidate, ProtectedPaths.of(task))
         task_files = [*task.required_files, *task.suite_files(suite)]
-        for rel in task_files:
-            _copy(task.root / rel, workspace / rel)
+        copy_task_files(task.root, workspace, task_files)
         for rel in task.empty_dirs:
             try:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
@@ -460,14 +449,6 @@ def expand_repo(env_vars: Mapping[str, str], workspace: Path) -> dict[str, str]:
 
 def _mib(size: int | None) -> str:
     return f"{(size or 0) / 1024**2:g} MiB"
-
-
-def _copy(source: Path, target: Path) -> None:
-    if source.is_dir():
-        shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    elif source.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
 
 
 def _phase_outcome(event: dict) -> Outcome | None:

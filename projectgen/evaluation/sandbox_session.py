@@ -100,7 +100,9 @@ class Step:
     """One command of a session: run in the workspace with exactly `env`, stopped after `timeout` seconds.
 
     `channel`: it gets the test recorder's pipes (PROJECTGEN_RESULTS_FD, PROJECTGEN_SECRET_FD).
-    `stop_on_failure`: the session ends when it fails (an install step)."""
+    `stop_on_failure`: the session ends when it fails (an install step, a build).
+    `output_keep`: how many bytes of the end of its output the host keeps (a step that prints a test
+    report keeps all of it, up to its cap)."""
 
     name: str
     argv: list[str]
@@ -108,6 +110,7 @@ class Step:
     timeout: float
     channel: bool = False
     stop_on_failure: bool = False
+    output_keep: int = OUTPUT_TAIL_CHARS
 
 
 class Tail:
@@ -151,7 +154,7 @@ def run_session(containment: Containment, folder: SessionFolder, binds: tuple[st
                 steps: list[Step], cgroup: RunCgroup | None = None,
                 prepare: Callable[[], None] | None = None) -> SessionResult:
     """Run `steps` in one sandbox over `folder`; `prepare` fills the workspace while the launcher starts."""
-    results = [StepResult(step.name) for step in steps]
+    results = [StepResult(step.name, output=Tail(step.output_keep)) for step in steps]
     secret = secrets.token_hex(32).encode()
     pipes = _Pipes.open(len(steps), any(step.channel for step in steps), secret)
     try:

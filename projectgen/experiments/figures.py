@@ -111,6 +111,8 @@ class PairResult(BaseModel):
     duration_s: float | None = None
     run_dir: str | None = None
     how: str = Field(default="run", description="run / resumed / collected (from a finished folder) / ledger")
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     @property
     def ok(self) -> bool:

@@ -151,7 +151,11 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return row.model_copy(update={"run_dir": str(unit.run_dir)}) if row.run_dir is not None else row
 
     def run(self, unit: PairUnit, state: Any) -> PairResult:
-        """Run (or resume, or collect) the unit's run with `state` as its sandbox runner."""
+        """Run (or resume, or collect) the unit's run with `state` as its sandbox runner; the row says how
+        protected its tests were."""
+        return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation()})
+
+    def attempt(self, unit: PairUnit, state: Any) -> PairResult:
         from projectgen.runs.livecoder import resume_livecoder, run_livecoder
         from projectgen.runs.request import RunRequest
 

@@ -51,6 +51,10 @@ def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
         notes.append(f"Python {env.python_requested} not found: ran on {env.python}")
     if report.environment and report.environment.unsatisfied_requirements:
         notes.append("not installed: " + ", ".join(report.environment.unsatisfied_requirements))
+    if report.tampered:
+        notes.append(f"tampered with: {report.tampered}")
+    if report.unprotected:
+        notes.append("unprotected: isolation none")
     return BenchRow(
         task_id=report.task_id, status=report.status, passed=report.passed, total=report.total,
         pass_rate=report.pass_rate, duration=round(report.duration, 1), note="; ".join(notes),

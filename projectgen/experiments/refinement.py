@@ -269,7 +269,7 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
                          tests_total=r.get("tests_total", 0), status=r.get("status", ""),
                          input_tokens=r.get("input_tokens", 0), output_tokens=r.get("output_tokens", 0),
                          failing=r.get("failing") or [], error=r.get("error")) for r in records]
-        return self.row(unit, status="ok", turns=turns)
+        return self.row(unit, status="ok", turns=turns, sandbox=state.runner.isolation())
 
     def row(self, unit: TaskRunUnit, **fields: Any) -> TaskRunRow:
         return TaskRunRow(key=unit.key, model=unit.model.slug, spec=unit.model.spec, strategy=unit.strategy,

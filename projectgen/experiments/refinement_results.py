@@ -17,7 +17,7 @@ from projectgen.agents.refiner import STRATEGY_NAMES
 from projectgen.datasets.multiturn import TaskCheck
 from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color)
+                                                   Text, series_color, unprotected_warning)
 from projectgen.inspection.charts import line_chart
 
 REFINEMENT_SCHEMA_VERSION = 1
@@ -57,6 +57,8 @@ class TaskRunRow(BaseModel):
     turns: list[TurnRow] = Field(default_factory=list)
     error: str | None = None
     folder: str | None = None
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     @property
     def ok(self) -> bool:
@@ -202,6 +204,7 @@ def refinement_page(results: RefinementResults) -> ResultsPage:
     """results.md and results.html: the models, the Acc(k) curves, the summaries (all tasks, then per level),
     the per-task marks, the errors, the validation of the tasks, the notes."""
     blocks: list[Block] = [
+        *unprotected_warning([row.sandbox for row in results.rows]),
         Bullets([f"`{slug}`: {description}" for slug, description in results.models.items()]),
         Charts("Acc(k) per turn", [("", accuracy_chart(results))]),
         Heading("Summary (all tasks)"), TableBlock(summary_table(results))]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from projectgen.datasets.exercism import Exercise, ExerciseSet, load_exercises
+from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
@@ -107,7 +107,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
                                 progress=(lambda message: progress(unit.key, message)) if progress else None)
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
                           language=unit.exercise.language_name, status=result.status,
-                          result=result.model_dump(mode="json"))
+                          result=result.model_dump(mode="json"), sandbox=state.isolation())
 
     def model_for(self, unit: ReflectUnit) -> Any:
         """The unit's chat model: the exercise's reference replay, or the spec's model."""
@@ -136,13 +136,30 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 @dataclass(frozen=True)
 class ReflectHooks:
     """What a caller hears while the batch runs (each optional): `on_loaded(exercises)` once the dataset is
-    read (what was skipped, what does not load), `on_start(pending, already)` once the plan is known,
-    `on_row(row)` after each unit, `progress(key, message)` the units' progress lines."""
+    read (what was skipped, what does not load), `on_missing(lines)` the languages whose toolchain this
+    machine lacks (one line each: how many exercises, what to install), `on_start(pending, already)` once
+    the plan is known, `on_row(row)` after each unit, `progress(key, message)` the units' progress lines."""
 
     on_start: Callable[[int, int], None] | None = None
     on_row: Callable[[ReflectRow], None] | None = None
     progress: ProgressFn | None = None
     on_loaded: Callable[[ExerciseSet], None] | None = None
+    on_missing: Callable[[dict[str, str]], None] | None = None
+
+
+def without_toolchain(exercises: Sequence[Exercise]) -> tuple[list[Exercise], dict[str, str]]:
+    """The exercises whose language this machine can test, and for each language it cannot, one line:
+    how many exercises are skipped and what to install (toolchains probed, never assumed)."""
+    from projectgen.evaluation.languages.toolchains import probe_toolchain
+
+    toolchains = {language: probe_toolchain(language) for language in {e.language for e in exercises}}
+    ready = [e for e in exercises if toolchains[e.language].ready]
+    missing = {}
+    for language, toolchain in sorted(toolchains.items()):
+        if not toolchain.ready:
+            count = sum(e.language == language for e in exercises)
+            missing[LANGUAGES.get(language, language)] = f"{count} exercise(s) skipped: {toolchain.not_ready_reason()}"
+    return ready, missing
 
 
 def select(exercises: ExerciseSet, tasks: Sequence[str] | None) -> tuple[list[Exercise], dict[str, str]]:
@@ -153,7 +170,7 @@ def select(exercises: ExerciseSet, tasks: Sequence[str] | None) -> tuple[list[Ex
     unknown = [t for t in tasks if t not in known]
     if unknown:
         listed = ", ".join(sorted(known)[:20]) + (", ..." if len(known) > 20 else "")
-        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {exercises.root} (Python exercises: {listed})")
+        raise ProjectGenError(f"unknown task(s) {', '.join(unknown)} in {exercises.root} (exercises: {listed})")
     return ([e for e in exercises.exercises if e.id in tasks],
             {k: v for k, v in exercises.errors.items() if k in tasks})
 
@@ -227,12 +244,15 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         preflight(model, base_url)
     exercises = load_exercises(dataset)
     chosen, load_errors = select(exercises, tasks)
+    chosen, missing = without_toolchain(chosen)
     if checkpoint_url is not None:
         from projectgen.runs.checkpoints import check_checkpoint_database
 
         asyncio.run(check_checkpoint_database(checkpoint_url))
     if hooks.on_loaded:
         hooks.on_loaded(exercises)
+    if hooks.on_missing and missing:
+        hooks.on_missing(missing)
     with folder_lock(out_dir, "reflect batch"):
         claim_batch_folder(out_dir, "reflect")
         check_reflect_json(out_dir, {"dataset": str(exercises.root), "tries": tries,
@@ -248,6 +268,7 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
                          on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
-                                    skipped=exercises.other_languages, load_errors=load_errors)
+                                    skipped=exercises.other_languages, load_errors=load_errors,
+                                    missing_toolchains=missing)
         write_results(out_dir, results, reflect_page(results))
         return results

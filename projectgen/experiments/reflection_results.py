@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, computed_field
 from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color)
+                                                   Text, series_color, unprotected_warning)
 
 REFLECT_SCHEMA_VERSION = 1
 
@@ -33,6 +33,8 @@ class ReflectRow(BaseModel):
     status: Literal["passed", "failed", "error"]
     error: str | None = None
     result: dict[str, Any] | None = None
+    sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
+                         "(unprotected: the code under test could have faked the score); empty in older ledgers")
 
     def outcome(self) -> TaskOutcome | None:
         """The figures' view of a finished unit (None for an error)."""
@@ -83,7 +85,11 @@ class ReflectResults(BaseModel):
     dataset: str
     out_dir: str
     tries: int
-    skipped_languages: dict[str, int] = Field(default_factory=dict, description="exercises not run, by language")
+    skipped_languages: dict[str, int] = Field(default_factory=dict, description="exercises not run, by language "
+                                              "(languages without a test runner)")
+    missing_toolchains: dict[str, str] = Field(
+        default_factory=dict, description="language -> how many of its exercises were skipped because this "
+        "machine lacks its toolchain, and what to install")
     load_errors: dict[str, str] = Field(default_factory=dict, description="exercise id -> why it does not load")
     reports: list[ReflectReport]
 
@@ -115,7 +121,8 @@ def model_label(model: ExperimentModel, rows: Sequence[ReflectRow]) -> str:
 
 def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[ExperimentModel],
                       formats: Sequence[str], rows: Sequence[ReflectRow], *, skipped: dict[str, int] | None = None,
-                      load_errors: dict[str, str] | None = None) -> ReflectResults:
+                      load_errors: dict[str, str] | None = None,
+                      missing_toolchains: dict[str, str] | None = None) -> ReflectResults:
     """The results of a batch's rows, one report per (model, edit format)."""
     reports = []
     for model in models:
@@ -126,7 +133,8 @@ def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[E
                                          edit_format=fmt, tries=tries, errors=sum(r.status == "error" for r in mine),
                                          figures=by_language(outcomes, tries), rows=mine))
     return ReflectResults(dataset=dataset, out_dir=out_dir, tries=tries, skipped_languages=dict(skipped or {}),
-                          load_errors=dict(load_errors or {}), reports=reports)
+                          load_errors=dict(load_errors or {}), missing_toolchains=dict(missing_toolchains or {}),
+                          reports=reports)
 
 
 # --------------------------------------------------------------------------- tables
@@ -216,12 +224,16 @@ def pass_at_k_chart(results: ReflectResults) -> str:
 def reflect_page(results: ReflectResults) -> ResultsPage:
     """results.md and results.html: the settings and models, the pass@k curves, the tables, the notes."""
     blocks: list[Block] = [
+        *unprotected_warning([row.sandbox for report in results.reports for row in report.rows]),
         Text(f"Tries per task: {results.tries}; edit formats: "
              f"{', '.join(dict.fromkeys(r.edit_format for r in results.reports))}."),
         Bullets(models_lines(results), lead="Models:")]
     if results.skipped_languages:
-        blocks.append(Text("Not run (only Python exercises run): " + ", ".join(
+        blocks.append(Text("Not run (no test runner for the language): " + ", ".join(
             f"{lang} {n}" for lang, n in sorted(results.skipped_languages.items())) + "."))
+    if results.missing_toolchains:
+        blocks.append(Bullets([f"{lang}: {why}" for lang, why in sorted(results.missing_toolchains.items())],
+                              lead="Skipped (toolchain missing on this machine):"))
     if results.load_errors:
         blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.load_errors.items())],
                               lead="Exercises that do not load:"))

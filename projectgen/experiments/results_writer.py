@@ -73,6 +73,16 @@ class Charts:
 Block = Heading | Text | Bullets | TableBlock | Charts
 
 
+def unprotected_warning(sandboxes: list[str]) -> list[Block]:
+    """The warning every results page leads with when any unit's tests ran without isolation."""
+    unprotected = sum(1 for sandbox in sandboxes if sandbox == "none")
+    if not unprotected:
+        return []
+    return [Text(f"**Unprotected scores:** {unprotected} of {len(sandboxes)} unit(s) ran their tests with "
+                 "isolation none (no namespaces): the code under test could have faked those scores "
+                 "(docs/sandbox.md).")]
+
+
 @dataclass(frozen=True)
 class ResultsPage:
     """What results.md and results.html show: `command` names the footer (``projectgen reflect results``)."""

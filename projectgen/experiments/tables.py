@@ -6,7 +6,7 @@ from projectgen.experiments.figures import PairResult
 from projectgen.experiments.plots import pass_per_task, score_per_attempt
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text)
+                                                   Text, unprotected_warning)
 
 
 def percent(value: float | None) -> str:
@@ -158,7 +158,8 @@ def model_blocks(report: ModelReport) -> list[Block]:
 def experiment_page(results: ExperimentResults) -> ResultsPage:
     """results.md and results.html: the settings, the plots, ProjectGen's #Pass and SketchBLEU tables, the
     ablations, then per (method, model) its per-attempt table, final figures and per-task table."""
-    blocks: list[Block] = [Text(settings_line(results)), Text(NOTES)]
+    blocks: list[Block] = [*unprotected_warning([pair.sandbox for r in results.models for pair in r.pairs]),
+                           Text(settings_line(results)), Text(NOTES)]
     if results.settings_profiles:
         by_profile: dict[str, list[str]] = {}
         for task_id, values in results.settings_profiles.items():

@@ -18,15 +18,15 @@ TALLY = LAYOUTS / "aider/python/exercises/practice/tally_marks"
 HOPS = LAYOUTS / "short/unit_test_9c8d7e6f_1a2b_4c3d_8e9f_0a1b2c3d4e5f/hop_count"
 
 
-def test_every_nesting_is_found_below_one_folder_and_other_languages_are_counted() -> None:
+def test_every_nesting_is_found_below_one_folder_in_every_language() -> None:
     found = load_exercises(LAYOUTS)
-    assert [e.id for e in found.exercises] == ["hop_count", "route_cache", "tally_marks"]
+    assert [e.id for e in found.exercises] == ["hop_count", "ring_buffer", "route_cache", "tally_marks"]
     assert found.errors == {}
-    assert found.other_languages == {"cpp": 1}
-    assert found.skipped_line() == ("skipped 1 exercise(s) in other languages (Cpp 1): only Python exercises run")
-    assert {e.language_name for e in found.exercises} == {"Python"}
+    assert found.other_languages == {} and found.skipped_line() == ""
+    assert {e.id: e.language_name for e in found.exercises}["ring_buffer"] == "Cpp"
+    assert {e.language_name for e in found.exercises} == {"Python", "Cpp"}
     # The same exercises from a folder further down, or one exercise folder by itself.
-    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["route_cache"]
+    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["ring_buffer", "route_cache"]
     assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
 
 
@@ -71,8 +71,13 @@ def test_the_task_runs_the_test_file_inside_a_folder_named_like_the_project() ->
 
 def test_the_bundled_exercises_load() -> None:
     found = load_exercises(example_exercises_dir())
-    assert [e.id for e in found.exercises] == ["ledger_book", "unit_convert", "word_index"]
-    assert all(len(e.solution) >= 3 and e.reference() and e.stubs() for e in found.exercises)
+    python = [e for e in found.exercises if e.language == "python"]
+    assert [e.id for e in python] == ["ledger_book", "unit_convert", "word_index"]
+    assert all(len(e.solution) >= 3 and e.reference() and e.stubs() for e in python)
+    others = {e.id: e.language for e in found.exercises if e.language != "python"}
+    assert others == {"bracket_depth": "go", "clamp_range": "cpp", "digit_sum": "rust", "stack_calc": "java",
+                      "word_caps": "javascript"}
+    assert all(e.reference() and set(e.reference()) == set(e.solution) for e in found.exercises)
 
 
 def test_two_exercises_of_one_name_get_their_folder_in_the_id(tmp_path: Path) -> None:

@@ -274,3 +274,27 @@ def test_host_sockets_run_folders_and_datasets_are_not_there(tmp_path: Path) -> 
     assert {t.nodeid.split("::")[-1]: t.outcome for t in report.tests} == dict.fromkeys(
         ["test_no_run_folders", "test_no_unix_sockets_to_connect_to", "test_no_checkout_no_datasets_no_task_folder"],
         Outcome.PASSED), report.output_tail
+
+
+SELF_FORGING_TESTS = {
+    "reports patched while the tests run": PATCH_REPORTS,
+    "the run protocol's code swapped while the tests run": PATCH_CODE,
+    "results forged at exit": FORGE + "import atexit\natexit.register(_forge)\n",
+}
+
+
+@pytest.mark.parametrize("attack", list(SELF_FORGING_TESTS))
+def test_a_suite_whose_own_tests_forge_results_counts_no_pass(attack: str, tmp_path: Path) -> None:
+    """The task's own first test attacks; the failing tests after it must not turn into passes."""
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path / "env-cache", timeout=60))
+    root = tmp_path / "self-forging"
+    (root / "unit_tests").mkdir(parents=True)
+    attack_code = textwrap.indent(SELF_FORGING_TESTS[attack], "    ")
+    (root / "unit_tests" / "test_forging.py").write_text(
+        f"def test_attack():\n{attack_code}\n\ndef test_wrong():\n    assert 1 == 2\n\n"
+        "def test_also_wrong():\n    raise ValueError('no')\n", encoding="utf-8")
+    task = Task(id="forging", root=root, format="taskdir", docs=Documents(prd="demo"),
+                suites={"unit": TestSuite(name="unit", paths=("unit_tests",))}, env=EnvSpec())
+    report = runner.evaluate(task, {"calc.py": "x = 1\n"}, "unit")
+    assert report.passed == 0 and report.tampered, (report.tampered, report.output_tail[-1500:])
+    assert {t.nodeid.split("::")[-1] for t in report.tests} >= {"test_wrong", "test_also_wrong"}

@@ -46,3 +46,21 @@ def test_write_results_writes_the_data_and_both_renderings(tmp_path: Path) -> No
     assert json.loads((tmp_path / "results.json").read_text()) == {"rows": [1, 2]}
     assert (tmp_path / "results.md").read_text() == render_markdown(PAGE)
     assert (tmp_path / "results.html").read_text().startswith("<!doctype html>")
+
+
+def test_a_results_page_leads_with_a_warning_when_any_unit_ran_unprotected(tmp_path: Path) -> None:
+    from projectgen.experiments.models import ExperimentModel
+    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+
+    def page(sandboxes: list[str]) -> str:
+        rows = [ReflectRow(key=f"m/whole/t{i}", model="m", edit_format="whole", task_id=f"t{i}", language="python",
+                           status="error", error="x", sandbox=sandbox) for i, sandbox in enumerate(sandboxes)]
+        results = summarize_reflect("examples", str(tmp_path), 2, [ExperimentModel("m", "scripted:x")], ["whole"], rows)
+        write_results(tmp_path, results, reflect_page(results))
+        return (tmp_path / "results.md").read_text(encoding="utf-8")
+
+    assert "Unprotected" not in page(["namespaces", "namespaces"])
+    assert "Unprotected" not in page(["", ""])  # an older ledger says nothing either way
+    shown = page(["namespaces", "none"])
+    assert "**Unprotected scores:** 1 of 2 unit(s) ran their tests with isolation none" in shown
+    assert shown.index("Unprotected") < shown.index("Tries per task")

@@ -1,0 +1,3 @@
+module bracket_depth
+
+go 1.18

@@ -1,0 +1,125 @@
+"""What a language's tests need besides its toolchain, prepared outside the sandbox and cached, so that
+inside everything runs offline: jest (from npm), the Go modules a go.mod requires, a crate's
+dependencies. Like the Python environments (`evaluation/environments.py`), each is built once under
+a lock, in a folder keyed by what it holds, and bound read-only into the sandbox. What cannot be had
+is a `DependencyError` of one line, naming what and why.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.toolchains import Toolchain
+
+JEST_VERSION = "29"
+INSTALL_TIMEOUT = 900.0
+GO_REQUIRE = re.compile(r"^\s*require\s+(?:\(\s*(?P<block>[^)]*)\)|(?P<one>\S+\s+\S+))", re.M)
+
+
+class DependencyError(ProjectGenError):
+    """A dependency the tests need cannot be prepared (offline, not found): one line says which."""
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run an installer; its last output line on failure ("" on success)."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+                              env={**os.environ, **(env or {})})
+    except subprocess.TimeoutExpired:
+        return f"timed out after {INSTALL_TIMEOUT:g} s"
+    except OSError as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return ""
+    lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {done.returncode}"
+
+
+def prepare_jest(cache: Path, toolchain: Toolchain) -> Path:
+    """A folder whose node_modules holds jest (npm, scripts off), made once per jest major version."""
+    folder = cache / f"jest-{JEST_VERSION}"
+    entry = folder / "node_modules" / "jest" / "bin" / "jest.js"
+    with _locked(folder):
+        if entry.is_file():
+            return folder
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        failure = _run([toolchain.tool("npm"), "install", "--no-audit", "--no-fund", "--ignore-scripts",
+                        "--loglevel=error", "--prefix", str(partial), f"jest@{JEST_VERSION}"], partial)
+        if failure or not (partial / "node_modules" / "jest" / "bin" / "jest.js").is_file():
+            shutil.rmtree(partial, ignore_errors=True)
+            raise DependencyError(f"jest could not be installed from npm: {failure or 'jest.js missing'}")
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
+    return folder
+
+
+def go_requirements(go_mod: str) -> list[str]:
+    """The modules a go.mod requires (`path version`)."""
+    found = []
+    for match in GO_REQUIRE.finditer(go_mod):
+        lines = (match["block"] or match["one"] or "").splitlines()
+        found += [" ".join(line.split("//")[0].split()[:2]) for line in lines if line.split("//")[0].strip()]
+    return found
+
+
+def prepare_go_modules(cache: Path, toolchain: Toolchain, module_dir: Path) -> Path | None:
+    """The module cache holding what `module_dir`'s go.mod requires (None: it requires nothing), filled by
+    `go mod download` through the Go proxy, keyed by the requirements."""
+    go_mod = module_dir / "go.mod"
+    required = go_requirements(go_mod.read_text(encoding="utf-8", errors="replace")) if go_mod.is_file() else []
+    if not required:
+        return None
+    folder = cache / ("go-modules-" + hashlib.sha256("\n".join(sorted(required)).encode()).hexdigest()[:16])
+    done = folder / ".complete"
+    with _locked(folder):
+        if done.is_file():
+            return folder
+        failure = _run([toolchain.tool("go"), "mod", "download"], module_dir,
+                       {"GOMODCACHE": str(folder), "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"})
+        if failure:
+            raise DependencyError(f"Go module(s) {', '.join(required)} cannot be had (is the Go proxy reachable?): "
+                                  f"{failure}")
+        done.write_text("\n".join(required) + "\n", encoding="utf-8")
+    return folder
+
+
+def crate_dependencies(cargo_toml: str) -> list[str]:
+    """The names in a Cargo.toml's [dependencies] and [dev-dependencies] tables."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(cargo_toml)
+    except tomllib.TOMLDecodeError:
+        return []
+    return sorted({name for table in ("dependencies", "dev-dependencies") for name in (data.get(table) or {})})
+
+
+def check_crates(crate_dir: Path) -> None:
+    """Crates are not fetched here (crates.io is a registry this runner does not reach): a Cargo.toml that
+    asks for any fails with one line naming them."""
+    manifest = crate_dir / "Cargo.toml"
+    wanted = crate_dependencies(manifest.read_text(encoding="utf-8", errors="replace")) if manifest.is_file() else []
+    if wanted:
+        raise DependencyError(f"crate(s) {', '.join(wanted)} cannot be had offline: the tests run without "
+                              "crates.io, so only the standard library is available")

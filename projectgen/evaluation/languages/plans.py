@@ -1,0 +1,248 @@
+"""How each language builds and runs an exercise's tests in the sandbox, and reads their outcomes.
+
+A `LanguagePlan` turns a `RunContext` (the workspace, the exercise's folder in it, its test files,
+the toolchain, where the report goes) into sandbox steps: an optional build step that ends the
+session when it fails (C++, Java), then one test step that writes the tool's structured report to
+`RunContext.report` (never trusted: `session` reads it back after the step ended). `results` parses
+that report into per-test outcomes and the test files that did not build or load (with the
+message). `enable_all_tests` turns on what the exercises switch off for learners, as Aider's
+benchmark does: jest's `xtest`, JUnit's `@Disabled`, C++'s EXERCISM_RUN_ALL_TESTS (a CMake
+definition), Rust's `#[ignore]` (`--include-ignored`).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from projectgen.evaluation.languages.reports import (
+    RUST_FILE_MARK,
+    go_results,
+    go_test_files,
+    java_test_file,
+    jest_results,
+    junit_results,
+    rust_results,
+)
+from projectgen.evaluation.languages.toolchains import CPP, GO, JAVA, JAVASCRIPT, RUST, Toolchain
+from projectgen.evaluation.report import TestResult
+from projectgen.evaluation.sandbox_session import Step
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+JVM_OPTIONS = ("-Xmx1g", "-Xss8m", "-XX:ReservedCodeCacheSize=128m", "-XX:CompressedClassSpaceSize=256m",
+               "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")  # fits the sandbox's 8 GiB address space
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One test run of one exercise: paths are the same on the host and in the sandbox."""
+
+    workspace: Path
+    project: str  # the exercise's folder, relative to the workspace ('' = the workspace itself)
+    test_files: tuple[str, ...]  # relative to the workspace
+    toolchain: Toolchain
+    home: Path
+    tmp: Path
+    report: str
+    timeout: float
+    test_sources: dict[str, str] = field(default_factory=dict)  # test file -> its text (the task's copy)
+    dependencies: Path | None = None  # prepared outside the sandbox, bound read-only
+
+    @property
+    def project_dir(self) -> Path:
+        return self.workspace / self.project if self.project else self.workspace
+
+    def env(self, *, path: tuple[str, ...] = (), extra: dict[str, str] | None = None) -> dict[str, str]:
+        """What every step sees: a private HOME and TMPDIR, a plain PATH (tool folders first)."""
+        variables = {"PATH": ":".join([*path, SYSTEM_PATH]), "HOME": str(self.home), "TMPDIR": str(self.tmp),
+                     "USER": "sandbox", "LOGNAME": "sandbox", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+        variables.update(extra or {})
+        return variables
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What a report says: per-test outcomes, and the test files that did not build or load (why)."""
+
+    tests: list[TestResult]
+    broken: dict[str, str] = field(default_factory=dict)
+
+
+class LanguagePlan(Protocol):
+    language: str
+
+    def enable_all_tests(self, text: str) -> str: ...
+
+    def steps(self, ctx: RunContext) -> list[Step]: ...
+
+    def results(self, ctx: RunContext, report: str) -> Parsed: ...
+
+
+def shell_step(name: str, script: str, env: dict[str, str], timeout: float, *, build: bool = False) -> Step:
+    """A step that is a /bin/sh script of ours (the commands it runs are the code under test's)."""
+    return Step(name, ["/bin/sh", "-c", script], env, timeout, stop_on_failure=build)
+
+
+def q(value: str | Path) -> str:
+    return shlex.quote(str(value))
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+class GoPlan:
+    """`go test -json` in the exercise's module, offline (no proxy, caches in the private HOME)."""
+
+    language = GO
+    enable_all_tests = staticmethod(_unchanged)
+
+    def steps(self, ctx: RunContext) -> list[Step]:
+        go = ctx.toolchain.tool("go")
+        env = ctx.env(path=(str(Path(go).parent),), extra={
+            "GOPATH": str(ctx.home / "go"), "GOCACHE": str(ctx.home / ".cache" / "go-build"),
+            "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
+            "GO111MODULE": "on", "CGO_ENABLED": "0", "GOTELEMETRY": "off",
+            **({"GOMODCACHE": str(ctx.dependencies)} if ctx.dependencies else {})})
+        script = f"cd {q(ctx.project_dir)} || exit 125\nexec {q(go)} test -json -count=1 . > {q(ctx.report)}"
+        return [shell_step("tests", script, env, ctx.timeout)]
+
+    def results(self, ctx: RunContext, report: str) -> Parsed:
+        tests, build_failed = go_results(report, go_test_files(ctx.test_sources))
+        return Parsed(tests, {rel: "the package did not build" for rel in ctx.test_files} if build_failed else {})
+
+
+class RustPlan:
+    """`cargo test --offline -- --include-ignored` per test target, libtest's JSON events into the report
+    (RUSTC_BOOTSTRAP lets stable libtest write JSON; CARGO_HOME is private)."""
+
+    language = RUST
+    enable_all_tests = staticmethod(_unchanged)
+
+    def steps(self, ctx: RunContext) -> list[Step]:
+        cargo, rustc = ctx.toolchain.tool("cargo"), ctx.toolchain.tool("rustc")
+        env = ctx.env(path=(str(Path(cargo).parent),), extra={
+            "CARGO_HOME": str(ctx.home / ".cargo"), "RUSTC": rustc, "CARGO_NET_OFFLINE": "true",
+            "RUSTC_BOOTSTRAP": "1", "CARGO_TERM_COLOR": "never", "CARGO_INCREMENTAL": "0"})
+        lines = [f"cd {q(ctx.project_dir)} || exit 125", f": > {q(ctx.report)}", "status=0"]
+        for rel in ctx.test_files:
+            inside = PurePosixPath(rel).relative_to(ctx.project) if ctx.project else PurePosixPath(rel)
+            target = f"--test {q(inside.stem)}" if inside.parts[0] == "tests" else "--lib"
+            mark = '{"type": "%s", "file": "%s"}' % (RUST_FILE_MARK, rel)
+            lines += [f"printf '%s\\n' {q(mark)} >> {q(ctx.report)}",
+                      f"{q(cargo)} test --offline --no-fail-fast {target} -- --include-ignored -Z unstable-options "
+                      f"--format json >> {q(ctx.report)} || status=$?"]
+        lines.append("exit $status")
+        return [shell_step("tests", "\n".join(lines), env, ctx.timeout)]
+
+    def results(self, ctx: RunContext, report: str) -> Parsed:
+        by_file = rust_results(report)
+        tests = [test for rel in ctx.test_files for test in by_file.get(rel, [])]
+        broken = {rel: "the crate or its test target did not build" for rel in ctx.test_files if not by_file.get(rel)}
+        return Parsed(tests, broken)
+
+
+class CppPlan:
+    """CMake and make with the exercise's own CMakeLists.txt and bundled Catch2 (warnings are errors there),
+    all tests on (EXERCISM_RUN_ALL_TESTS); the test binary writes Catch2's JUnit report. The build target is
+    the exercise's folder name, as its CMakeLists.txt names it."""
+
+    language = CPP
+    enable_all_tests = staticmethod(_unchanged)
+
+    def _binary(self, ctx: RunContext) -> Path:
+        return ctx.project_dir / "build" / ctx.project_dir.name
+
+    def steps(self, ctx: RunContext) -> list[Step]:
+        tools = ctx.toolchain.tools
+        env = ctx.env(extra={"CXX": tools["g++"]})
+        build = (f"cd {q(ctx.project_dir)} || exit 125\n"
+                 f"{q(tools['cmake'])} -S . -B build -G 'Unix Makefiles' -DEXERCISM_RUN_ALL_TESTS=1 >/dev/null "
+                 "|| exit $?\n"
+                 f"exec {q(tools['make'])} -s -C build -j2 {q(ctx.project_dir.name)}")
+        run = f"cd {q(ctx.project_dir)} || exit 125\nexec {q(self._binary(ctx))} -r junit -o {q(ctx.report)}"
+        return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
+
+    def results(self, ctx: RunContext, report: str) -> Parsed:
+        first = ctx.test_files[0] if ctx.test_files else ""
+        return Parsed(junit_results(report, lambda _classname, _name: first))
+
+
+class JavaScriptPlan:
+    """jest (prepared outside the sandbox: `dependencies.prepare_jest`) with `--json`, in band, `xtest` on."""
+
+    language = JAVASCRIPT
+
+    def enable_all_tests(self, text: str) -> str:
+        return re.sub(r"\bxtest\(", "test(", re.sub(r"\bxit\(", "it(", text))
+
+    def steps(self, ctx: RunContext) -> list[Step]:
+        assert ctx.dependencies is not None, "jest is prepared before the run"
+        node = ctx.toolchain.tool("node")
+        jest = ctx.dependencies / "node_modules" / "jest" / "bin" / "jest.js"
+        config = ('{"cacheDirectory": %s, "watchman": false, "haste": {"enableSymlinks": false}}'
+                  % _json_string(str(ctx.tmp / "jest-cache")))
+        env = ctx.env(path=(str(Path(node).parent),), extra={"NODE_PATH": str(ctx.dependencies / "node_modules"),
+                                                             "CI": "true", "NODE_OPTIONS": "--max-old-space-size=2048"})
+        files = " ".join(q(ctx.workspace / rel) for rel in ctx.test_files)
+        script = (f"cd {q(ctx.project_dir)} || exit 125\n"
+                  f"exec {q(node)} {q(jest)} --ci --runInBand --json --outputFile={q(ctx.report)} "
+                  f"--rootDir={q(ctx.project_dir)} --config={q(config)} --runTestsByPath {files}")
+        return [shell_step("tests", script, env, ctx.timeout)]
+
+    def results(self, ctx: RunContext, report: str) -> Parsed:
+        tests, broken = jest_results(report, str(ctx.workspace))
+        return Parsed(tests, broken)
+
+
+class JavaPlan:
+    """javac, then the JUnit 5 console launcher (Debian's junit5) with AssertJ on the class path, its legacy
+    XML report; Gradle is not used (its wrapper downloads)."""
+
+    language = JAVA
+
+    def enable_all_tests(self, text: str) -> str:
+        return re.sub(r"^\s*@Disabled(\([^)]*\))?\s*$", "", text, flags=re.M)
+
+    def _jars(self, ctx: RunContext) -> tuple[str, str]:
+        tools = ctx.toolchain.tools
+        console = next(path for name, path in tools.items() if name.startswith("junit-platform-console-standalone"))
+        assertj = next(path for name, path in tools.items() if name.startswith("assertj-core"))
+        return console, assertj
+
+    def steps(self, ctx: RunContext) -> list[Step]:
+        tools = ctx.toolchain.tools
+        console, assertj = self._jars(ctx)
+        classes = ctx.tmp / "classes"
+        env = ctx.env(path=(str(Path(tools["javac"]).parent),))
+        jvm = " ".join(JVM_OPTIONS)
+        build = (f"cd {q(ctx.project_dir)} || exit 125\n"
+                 f"find . -name '*.java' -not -path './build/*' > {q(ctx.tmp / 'sources.txt')}\n"
+                 f"exec {q(tools['javac'])} {' '.join('-J' + o for o in JVM_OPTIONS)} -nowarn -encoding UTF-8 "
+                 f"-d {q(classes)} -cp {q(console + ':' + assertj)} @{q(ctx.tmp / 'sources.txt')}")
+        reports = PurePosixPath(ctx.report).parent
+        run = (f"cd {q(ctx.project_dir)} || exit 125\n"
+               f"exec {q(tools['java'])} {jvm} -jar {q(console)} --disable-banner --details=tree "
+               f"--disable-ansi-colors --class-path {q(str(classes) + ':' + assertj)} --scan-class-path "
+               f"--reports-dir {q(str(reports))}")
+        return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
+
+    def results(self, ctx: RunContext, report: str) -> Parsed:
+        return Parsed(junit_results(report, java_test_file(ctx.test_files)))
+
+
+def _json_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+PLANS: dict[str, LanguagePlan] = {GO: GoPlan(), RUST: RustPlan(), CPP: CppPlan(), JAVASCRIPT: JavaScriptPlan(),
+                                  JAVA: JavaPlan()}
+
+
+def report_name(language: str) -> str:
+    """The report file's name in the session's private temp folder (the launcher's is fixed)."""
+    return "TEST-junit-jupiter.xml" if language == JAVA else f"report-{language}.out"

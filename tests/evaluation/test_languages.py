@@ -1,0 +1,127 @@
+"""The test runners of the other languages: each tool's report read into per-test outcomes, a build that
+fails counting every test of its file as failed, a missing toolchain said in one line, and the bundled
+example of each language run in the sandbox (its reference passes every test, its stub none, and the
+count is what the language's own runner reports). A language whose toolchain this machine lacks skips,
+saying what to install."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from projectgen.datasets.examples import example_exercises_dir
+from projectgen.datasets.exercism import exercise_task, load_exercise
+from projectgen.evaluation.expectations import expectation_key, from_reference_report, score_report
+from projectgen.evaluation.languages.reports import go_results, go_test_files, jest_results, junit_results, rust_results
+from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
+from projectgen.evaluation.report import Outcome
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.experiments.reflection import without_toolchain
+
+# exercise -> (language, the test count its own runner reports on the reference)
+EXAMPLES = {"bracket_depth": ("go", 6), "digit_sum": ("rust", 4), "word_caps": ("javascript", 4),
+            "stack_calc": ("java", 4), "clamp_range": ("cpp", 5)}
+
+
+def test_go_events_give_leaf_tests_and_a_test_that_never_ended_is_an_error() -> None:
+    events = [{"Action": "run", "Test": "TestA"}, {"Action": "run", "Test": "TestA/one"},
+              {"Action": "pass", "Test": "TestA/one", "Elapsed": 0.1},
+              {"Action": "output", "Test": "TestA/two", "Output": "want 2\n"},
+              {"Action": "run", "Test": "TestA/two"}, {"Action": "fail", "Test": "TestA/two"},
+              {"Action": "fail", "Test": "TestA"}, {"Action": "run", "Test": "TestHang"}]
+    text = "\n".join(json.dumps(e) for e in events) + "\nnot json\n"
+    owner = go_test_files({"p/a_test.go": "func TestA(t *testing.T) {", "p/b_test.go": "func TestHang(t *testing.T) {"})
+    tests, build_failed = go_results(text, owner)
+    assert not build_failed
+    assert {t.nodeid: t.outcome for t in tests} == {"p/a_test.go::TestA/one": Outcome.PASSED,
+                                                   "p/a_test.go::TestA/two": Outcome.FAILED,
+                                                   "p/b_test.go::TestHang": Outcome.ERROR}
+    assert "want 2" in next(t.message for t in tests if t.nodeid.endswith("two"))
+
+
+def test_junit_xml_gives_each_case_and_a_mangled_report_gives_none() -> None:
+    xml = """<testsuite><testcase classname="CalcTest" name="adds()" time="0.01"/>
+    <testcase classname="CalcTest$Inner" name="fails()"><failure message="expected 2">trace</failure></testcase>
+    <testcase classname="CalcTest" name="off()"><skipped/></testcase></testsuite>"""
+    tests = junit_results(xml, lambda classname, _name: f"src/test/java/{classname.split('$')[0]}.java")
+    assert [(t.nodeid, t.outcome) for t in tests] == [
+        ("src/test/java/CalcTest.java::adds", Outcome.PASSED), ("src/test/java/CalcTest.java::fails", Outcome.FAILED),
+        ("src/test/java/CalcTest.java::off", Outcome.SKIPPED)]
+    assert tests[1].message.startswith("expected 2")
+    assert junit_results("<testsuite><testcase name='x'>", lambda c, n: "f") == []
+
+
+def test_jest_and_libtest_reports() -> None:
+    jest = {"testResults": [
+        {"name": "/ws/p/a.spec.js", "status": "failed", "assertionResults": [
+            {"fullName": "adds one", "status": "passed"},
+            {"fullName": "adds two", "status": "failed", "failureMessages": ["Expected: 2"]}]},
+        {"name": "/ws/p/b.spec.js", "status": "failed", "message": "SyntaxError: Unexpected token",
+         "assertionResults": []}]}
+    tests, broken = jest_results(json.dumps(jest), "/ws")
+    assert [(t.nodeid, t.outcome) for t in tests] == [("p/a.spec.js::adds one", Outcome.PASSED),
+                                                      ("p/a.spec.js::adds two", Outcome.FAILED)]
+    assert broken == {"p/b.spec.js": "SyntaxError: Unexpected token"}
+    rust = "\n".join(json.dumps(e) for e in [
+        {"type": "projectgen-file", "file": "c/tests/t.rs"}, {"type": "test", "event": "started", "name": "ok_one"},
+        {"type": "test", "event": "ok", "name": "ok_one"}, {"type": "test", "event": "started", "name": "hangs"}])
+    by_file = rust_results(rust)
+    assert [(t.nodeid, t.outcome) for t in by_file["c/tests/t.rs"]] == [("c/tests/t.rs::ok_one", Outcome.PASSED),
+                                                                        ("c/tests/t.rs::hangs", Outcome.ERROR)]
+
+
+def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, monkeypatch) -> None:
+    exercise = load_exercise(example_exercises_dir() / "bracket_depth")
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path))
+    missing = Toolchain("go", missing=("go",))
+    monkeypatch.setattr(runner, "toolchain", lambda language: missing)
+    report = runner.evaluate(exercise_task(exercise), exercise.candidate(exercise.reference()))
+    assert report.error == "the Go toolchain is missing (go): install apt-get install golang-go"
+    monkeypatch.setattr("projectgen.evaluation.languages.toolchains.probe_toolchain", lambda language: missing)
+    ready, lines = without_toolchain([exercise])
+    assert ready == [] and lines == {"Go": f"1 exercise(s) skipped: {missing.not_ready_reason()}"}
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
+    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("language-cache")))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "clamp_range" else n
+                                  for n in EXAMPLES])
+def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(runner: SandboxRunner,
+                                                                                 name: str) -> None:
+    language, count = EXAMPLES[name]
+    toolchain = probe_toolchain(language)
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    if language == "cpp" and not Path("/usr/include/catch2/catch.hpp").is_file():
+        pytest.skip("the C++ example takes Catch2 from Debian: install apt-get install catch2")
+    exercise = load_exercise(example_exercises_dir() / name)
+    task = exercise_task(exercise)
+    assert task.language == language
+    reference = runner.evaluate(task, exercise.candidate(exercise.reference()))
+    assert reference.error is None and reference.status == "passed", reference.output_tail
+    assert reference.passed == count and not reference.collection_errors  # every test on (xtest, @Disabled, ...)
+    expected = from_reference_report(reference, expectation_key(task, "unit"))
+    assert expected.count == count
+    stub = runner.evaluate(task, exercise.candidate(exercise.stubs()))
+    score = score_report(stub, expected)
+    assert score.passed == 0 and score.expected == count
+    if stub.collection_errors:  # it did not build: the compiler's message is kept for every test of the file
+        assert score.collection_failed == count and stub.collection_errors[0].message.strip()
+
+
+def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
+    from projectgen.cli import main
+    from projectgen.evaluation.languages import toolchains
+
+    real = toolchains.probe_toolchain
+    monkeypatch.setattr(toolchains, "probe_toolchain", lambda language: Toolchain("java", missing=("javac",))
+                        if language == "java" else real(language))
+    assert main(["doctor"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["Python", "Go", "Rust", "C++", "JavaScript", "Java"]
+    assert lines[-1] == ("Java        missing  javac: install apt-get install default-jdk-headless junit5 "
+                         "libassertj-core-java")
