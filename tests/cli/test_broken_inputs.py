@@ -1,6 +1,7 @@
 """Broken tasks and exercises: the command exits non-zero and says so first, in one line each."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,10 @@ def test_an_exercise_without_a_test_file_is_an_error_not_another_language(tmp_pa
     shutil.copytree(example_exercises_dir() / "unit_convert", tmp_path / "unit_convert")
     for test in (tmp_path / "unit_convert").glob("*_test.py"):
         test.unlink()
+    config = tmp_path / "unit_convert" / ".meta" / "config.json"
+    data = json.loads(config.read_text())
+    del data["files"]["test"], data["other"]["test"]  # nothing names a test file either
+    config.write_text(json.dumps(data))
     found = load_exercises(tmp_path)
     assert not found.other_languages and not found.exercises
     assert "no test file found" in found.errors["unit_convert"]
