@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import os
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -71,12 +70,11 @@ def published_dataset(name: str) -> PublishedDataset:
 
 
 def datasets_cache_dir() -> Path:
-    """Where fetched benchmarks live: `$PROJECTGEN_CACHE_DIR/datasets`, else the XDG cache folder."""
-    explicit = os.environ.get("PROJECTGEN_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "datasets"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "projectgen" / "datasets"
+    """Where fetched benchmarks live: `datasets/` of the cache root (`$PROJECTGEN_CACHE_DIR`, else the XDG
+    cache folder)."""
+    from projectgen.config import cache_root
+
+    return cache_root() / "datasets"
 
 
 def install_root(dataset: PublishedDataset, cache: Path | None = None) -> Path:
