@@ -153,7 +153,7 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = folder.read_manifest().reason or model_failure_reason(exc)
-        if not _holds_files(folder.repository):  # an empty "best so far" would mislead: say nothing was made
+        if not _reached_its_model(folder):  # an empty "best so far" would mislead: say nothing was made
             shutil.rmtree(folder.repository, ignore_errors=True)
             raise ProjectGenError(f"the run failed before its model produced anything ({reason}): nothing was "
                                   f"generated; once the model is reachable, continue with `projectgen run --resume "
@@ -172,8 +172,9 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
 
 
-def _holds_files(folder: Path) -> bool:
-    return folder.is_dir() and any(path.is_file() for path in folder.rglob("*"))
+def _reached_its_model(folder) -> bool:
+    """Whether any model call of the run (this invocation's or an earlier one's) got a reply."""
+    return any(record.error is None for record in folder.usage_records())
 
 
 def print_pause(console, out: Path, record, *, header: bool = True) -> None:
