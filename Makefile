@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: venv test test-slow test-all demo bench studio test-studio smoke-local-model clean
 
 venv: $(STAMP)
+	@echo "projectgen is installed in $(VENV): \`source $(BIN)/activate\` puts it on PATH (or run $(BIN)/projectgen)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -5,7 +5,9 @@ written into its summary (and, in the attempts loop, compared between runs).
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +17,16 @@ EditFormat = Literal["whole", "search_replace"]
 # score *exceeds* the threshold (8); "at_least" accepts a score equal to it (projectgen before 0.2).
 ThresholdRule = Literal["exceeds", "at_least"]
 
+
+
+def cache_root() -> Path:
+    """Where projectgen keeps what it can rebuild (test environments, fetched benchmarks):
+    `$PROJECTGEN_CACHE_DIR`, else the XDG cache folder's projectgen/."""
+    explicit = os.environ.get("PROJECTGEN_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "projectgen"
 
 class Settings(BaseModel):
     """How hard each stage tries and what counts as good enough."""

@@ -1,6 +1,7 @@
 """Fixtures shared by the test modules."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,8 +10,10 @@ import pytest
 # Task folders written for the tests (tests/task_shapes) hold test files of their own, run only in the sandbox.
 collect_ignore = ["task_shapes"]
 
-# The published benchmark data lives next to the project, read-only: ../shared/datasets.
-SHARED_DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+# The published benchmark data lives next to the project, read-only: ../shared/datasets (a work tree
+# elsewhere names it with PROJECTGEN_TEST_SHARED_DATASETS).
+SHARED_DATASETS = Path(os.environ.get("PROJECTGEN_TEST_SHARED_DATASETS")
+                       or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
 
 
 @pytest.fixture(scope="session")

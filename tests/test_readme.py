@@ -1,4 +1,5 @@
-"""The README's library examples run as written (offline)."""
+"""The library examples of the README and docs/library.md run as written (offline), and the README's first
+screen says how to get set up and get the benchmarks."""
 from __future__ import annotations
 
 import re
@@ -8,12 +9,26 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"<!-- readme-test -->\n```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PATTERN = r"<!-- readme-test -->\n```python\n(.*?)```"
+README_BLOCKS = re.findall(PATTERN, README.read_text(encoding="utf-8"), re.S)
+BLOCKS = README_BLOCKS + re.findall(PATTERN, (ROOT / "docs" / "library.md").read_text(encoding="utf-8"), re.S)
 
 
-def test_the_readme_has_runnable_examples() -> None:
-    assert len(BLOCKS) >= 3
+def test_the_readme_and_the_library_page_have_runnable_examples() -> None:
+    assert len(README_BLOCKS) >= 2 and len(BLOCKS) >= 8
+
+
+def test_the_readme_is_short_and_its_first_screen_says_how_to_set_up_and_get_the_data() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_screen = "\n".join(text.splitlines()[:40])
+    assert "make venv" in first_screen and "source .venv/bin/activate" in first_screen
+    assert "projectgen datasets fetch devbench" in first_screen and "--from DIR" in first_screen
+    assert len(text.splitlines()) <= 200
+    # every docs/ page the README sends a reader to exists
+    for page in re.findall(r"`(docs/[\w.-]+\.md)`", text):
+        assert (ROOT / page).is_file(), page
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])

@@ -15,7 +15,8 @@ PACKAGE = Path(projectgen.__file__).parent
 RUNS = PACKAGE / "runs"
 
 # The names of a run folder's files (layout's first part); an experiment folder's (ledger, results) are not.
-EXPERIMENT_NAMES = {"LEDGER", "EXPERIMENT_CONFIG", "RESULTS_JSON", "RESULTS_MD", "RESULTS_HTML", "TEST_REPORTS", "LOCK"}
+EXPERIMENT_NAMES = {"LEDGER", "EXPERIMENT_CONFIG", "RESULTS_JSON", "RESULTS_MD", "RESULTS_HTML", "TEST_REPORTS", "LOCK",
+                    "BATCH_KIND"}
 RUN_NAMES = {name for name, value in vars(layout).items()
              if name.isupper() and isinstance(value, str) and name not in EXPERIMENT_NAMES}
 RUN_FILES = {getattr(layout, name) for name in RUN_NAMES}

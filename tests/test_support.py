@@ -102,7 +102,8 @@ def attempt_script(task) -> dict[str, Any]:
             script["responses"].append({"role": "coder", "target": "kvstore/store.py", "attempt": 2,
                                         "content": fixed})
             break
-    script["responses"].append({"role": "knowledge", "content": ATTEMPTS_KNOWLEDGE})
+    knowledge = next(entry for entry in script["responses"] if entry["role"] == "knowledge")
+    knowledge["content"] = ATTEMPTS_KNOWLEDGE
     script["label"] = "attempts test replay (not a model)"
     return script
 
@@ -124,8 +125,12 @@ def experiment_script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | 
                 assert old in content, old
                 content = content.replace(old, new)
             data["responses"].append({"role": "coder", "target": path, "attempt": attempt, "content": content})
-    if knowledge:
-        data["responses"].append({"role": "knowledge", "content": EXPERIMENT_KNOWLEDGE})
+    answers = [entry for entry in data["responses"] if entry["role"] == "knowledge"]
+    for entry in answers:
+        if knowledge:
+            entry["content"] = EXPERIMENT_KNOWLEDGE
+        else:  # a script the knowledge agent finds no answer in: its run raises
+            data["responses"].remove(entry)
     return data
 
 

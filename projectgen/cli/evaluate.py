@@ -7,7 +7,7 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_executor_options, add_runner_options, check_out_path, executor_from_args,
-                                    positive_int, resolve_dataset, resolve_task, runner_from_args)
+                                    positive_int, resolve_dataset, resolve_task, runner_from_args, task_ids)
 from projectgen.cli.tables import batch_progress, bench_table, print_test_report
 
 
@@ -28,7 +28,7 @@ def add_commands(commands) -> None:
     evaluate.set_defaults(handler=cmd_eval)
 
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
-    bench.add_argument("dataset", help="folder of task folders, or `examples` (the bundled tasks)")
+    bench.add_argument("dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched benchmark (devbench, codeprojecteval)")
     bench.add_argument("--workers", type=positive_int, default=None,
                        help="tasks evaluated in parallel (default 1; with --ray-address: as many as the cluster's "
                             "sandbox slots)")
@@ -36,7 +36,8 @@ def add_commands(commands) -> None:
                        help="the suite to run (default unit); tasks without it are error rows")
     bench.add_argument("--out", type=Path, default=None,
                        help="results folder with the resumable ledger (default: ./runs/bench-reference-DATASET)")
-    bench.add_argument("--tasks", default=None, metavar="ID,ID", help="only these task ids (comma-separated)")
+    bench.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID",
+                       help="only these task ids (comma-separated)")
     bench.add_argument("--fresh", action="store_true", help="ignore the ledger and evaluate every task again")
     add_runner_options(bench)
     add_executor_options(bench)
@@ -89,7 +90,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     with progress:
         rows = bench_reference(args.dataset, runner, out, suite=args.tests,
                                executor=executor, fresh=args.fresh,
-                               tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
+                               tasks=list(args.tasks) if args.tasks else None,
                                on_start=on_start, on_row=on_row)
     console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))
     console.print(f"ledger and reports: {out}", highlight=False)

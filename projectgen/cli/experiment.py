@@ -43,7 +43,7 @@ def add_commands(subparsers) -> None:
                     "one table per model (per attempt: unit-test pass rate, mean and LOC-weighted; reuse rate; "
                     "tokens; cost) and writes OUT/results.json and OUT/results.md. `experiment merge DIR...` joins "
                     "the folders of --shard runs into one result.")
-    parser.add_argument("--dataset", help="folder of task folders, or `examples` (the bundled tasks); required")
+    parser.add_argument("--dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched benchmark (devbench, codeprojecteval: `projectgen datasets`); required")
     parser.add_argument("--model", action="append", metavar="[LABEL=]SPEC",
                         help="a model to run (repeatable): PROVIDER:MODEL, a served name with --base-url, "
                              "scripted:FILE, scripted:DIR replaying DIR/<task-id>.json per task, or reference "
@@ -127,7 +127,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     def log(key: str, message: str) -> None:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
-    tasks = args.tasks.split(",") if args.tasks else None
+    tasks = list(args.tasks) if args.tasks else None
     spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
                           sampling=sampling_arguments(sampling_from_args(args)),
                           settings=settings_from_args(args),

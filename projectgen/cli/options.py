@@ -72,6 +72,17 @@ def iteration_caps(text: str) -> tuple[int, int, int]:
     return tuple(positive_int(p.strip()) for p in parts)  # type: ignore[return-value]
 
 
+def task_ids(text: str) -> tuple[str, ...]:
+    """``--tasks a,b``: ids in order; a repeated id is refused (it would run once, silently)."""
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise argparse.ArgumentTypeError(f"no task id given: {text!r}")
+    repeated = sorted({task for task in ids if ids.count(task) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"task id(s) given twice: {', '.join(repeated)}")
+    return tuple(ids)
+
+
 def judge_score(text: str) -> float:
     value = positive_float(text)
     if value > 10:
@@ -207,7 +218,8 @@ def add_checkpoint_option(parser) -> None:
 def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "task ids") -> None:
     """The options every batch command shares: --tasks, --workers, --out, --fresh, --base-url (`units`
     names what runs in parallel, `out_default` the default results folder)."""
-    parser.add_argument("--tasks", default=None, metavar="ID,ID", help=f"only these {tasks} (comma-separated)")
+    parser.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID",
+                        help=f"only these {tasks} (comma-separated)")
     parser.add_argument("--workers", type=positive_int, default=None,
                         help=f"{units} run in parallel (default 1; with --ray-address: as many as the cluster's "
                              "sandbox slots)")
@@ -340,13 +352,20 @@ BUNDLED_DATASET = "examples"
 
 
 def resolve_dataset(given: str | Path, bundled: Path) -> Path:
-    """A dataset folder, or the bundled one when given as the bare name ``examples`` (write
-    ``./examples`` for a folder of that name: the repository's own ``examples/`` holds scripts)."""
+    """A dataset folder, the bundled one when given as the bare name ``examples`` (write ``./examples`` for a
+    folder of that name: the repository's own ``examples/`` holds scripts), or a fetched benchmark by name
+    (``devbench``; an existing folder of that name wins)."""
     from projectgen.errors import ProjectGenError
+
+    from projectgen.datasets.catalog import published_datasets, published_folder
 
     if str(given) == BUNDLED_DATASET:
         return bundled
+    published = published_folder(str(given))
+    if published is not None:
+        return published
     path = Path(given)
     if not path.is_dir():
-        raise ProjectGenError(f"{path}: dataset folder not found (or `{BUNDLED_DATASET}` for the bundled one)")
+        raise ProjectGenError(f"{path}: dataset folder not found (or `{BUNDLED_DATASET}` for the bundled one, or a "
+                              f"fetched benchmark: {', '.join(published_datasets())}; `projectgen datasets list`)")
     return path

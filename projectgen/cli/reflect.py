@@ -144,7 +144,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     with progress:
         results = run_reflect(
             dataset, models, out, formats=formats, tries=args.tries,
-            tasks=[t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None,
+            tasks=list(args.tasks) if args.tasks else None,
             executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
             runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
             hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,

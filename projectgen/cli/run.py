@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
@@ -17,7 +18,10 @@ from projectgen.runs.methods import DEFAULT_METHOD, METHODS
 
 
 # What `run --resume` may be given besides the folder: the sandbox's options, which run.json does not keep.
-RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command"})
+# The endpoint (--base-url; keys come from the environment) may change too: a server back on another port
+# serves the same model, so the run means what it meant.
+RESUME_MAY_CHANGE = frozenset({"resume", "timeout", "memory_mb", "isolation", "cache_dir", "handler", "command",
+                               "base_url"})
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -36,7 +40,8 @@ def add_run_command(commands) -> None:
                                           "attempts, checkpoints to DIR/checkpoints.sqlite, traces to "
                                           "DIR/events.jsonl, and ends with the hidden unit tests.")
     run.add_argument("task", nargs="?", default=None,
-                     help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
+                     help="task folder (CodeProjectEval, DevBench or task.toml), a bundled example name, "
+                          "or NAME/TASK of a fetched benchmark (devbench/lice)")
     run.add_argument("--resume", type=Path, default=None, metavar="DIR",
                      help="continue the run in DIR where it stopped (no completed model call is repeated)")
     # default None, so that a --method given with --resume is told apart from the default
@@ -148,6 +153,11 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
         reason = folder.read_manifest().reason or model_failure_reason(exc)
+        if not _reached_its_model(folder):  # an empty "best so far" would mislead: say nothing was made
+            shutil.rmtree(folder.repository, ignore_errors=True)
+            raise ProjectGenError(f"the run failed before its model produced anything ({reason}): nothing was "
+                                  f"generated; once the model is reachable, continue with `projectgen run --resume "
+                                  f"{out}` (add --base-url URL if the server moved)") from None
         raise ProjectGenError(f"the run failed ({reason}); the best so far is in {folder.repository}; "
                               f"continue with `projectgen run --resume {out}`") from None
     if outcome.review is not None:
@@ -160,6 +170,11 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
         return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
     final = outcome.summary.get("final") or {}
     return EXIT_OK if final.get("score") == 1.0 else EXIT_TESTS_FAILED
+
+
+def _reached_its_model(folder) -> bool:
+    """Whether any model call of the run (this invocation's or an earlier one's) got a reply."""
+    return any(record.error is None for record in folder.usage_records())
 
 
 def print_pause(console, out: Path, record, *, header: bool = True) -> None:
@@ -230,8 +245,27 @@ def continue_run(args: argparse.Namespace, decision=None) -> int:
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
                               "with projectgen.runs.resume_livecoder(DIR, models=...)")
-    return _execute_run(args, None, models=models_from_specs(manifest.models, task), out=args.resume, resume=True,
+    specs = dict(manifest.models)
+    if getattr(args, "base_url", None) is not None:
+        specs = moved_endpoint(args.resume, manifest, args.base_url)
+    return _execute_run(args, None, models=models_from_specs(specs, task), out=args.resume, resume=True,
                         decision=decision)
+
+
+def moved_endpoint(out: Path, manifest, base_url: str) -> dict[str, str]:
+    """run.json's model specs with the endpoint `base_url`, recorded in run.json so later resumes use it too."""
+    from projectgen.errors import ProjectGenError
+    from projectgen.llm import check_base_url
+    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.locking import folder_lock
+
+    if not base_url.strip():
+        raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
+    check_base_url(base_url)
+    specs = {**manifest.models, "base_url": base_url}
+    with folder_lock(out):  # not while another process runs it: that one would be refused anyway
+        RunFolder(out).write_manifest(manifest.model_copy(update={"models": specs}))
+    return specs
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

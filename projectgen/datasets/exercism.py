@@ -331,6 +331,9 @@ def load_exercises(path: str | os.PathLike[str]) -> ExerciseSet:
         except OSError as error:
             errors[exercise_id] = f"{folder}: cannot read ({error.strerror})"
             continue
+        if language == "unknown":  # not "another language": a broken exercise, said as one
+            errors[exercise_id] = f"{folder}: no test file found, so neither its language nor its tests are known"
+            continue
         if language not in LANGUAGES:
             others[language] += 1
             continue

@@ -92,11 +92,16 @@ def load_task(path: str | os.PathLike[str]) -> Task:
 
 
 def load_task_or_example(spec: str | os.PathLike[str]) -> Task:
-    """A task folder, or the name of a bundled example (`run`, `eval`, Studio's ``{"task": ...}`` take both)."""
+    """A task folder, the name of a bundled example, or NAME/TASK of a fetched benchmark (devbench/lice) (`run`,
+    `eval`, Studio's ``{"task": ...}`` take all three)."""
+    from projectgen.datasets.catalog import published_task_folder
     from projectgen.datasets.examples import example_task_names, example_task_path
 
     path, text = Path(spec), str(spec)
-    if not path.exists() and text in example_task_names():
+    published = published_task_folder(text)
+    if published is not None:
+        path = published
+    elif not path.exists() and text in example_task_names():
         path = example_task_path(text)
     elif not path.exists() and "/" not in text and text not in (".", ".."):
         raise ProjectGenError(f"{text}: no such task folder or bundled example (examples: "

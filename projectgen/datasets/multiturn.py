@@ -288,14 +288,20 @@ def _turns(fail: Callable[[str], TaskFormatError], root: Path) -> tuple[Turn, ..
     for number in numbers:
         base = f"{TURNS_DIR}/{number}"
         requirement_path = root / base / REQUIREMENT_FILE
-        if not requirement_path.is_file() or not requirement_path.read_text(encoding="utf-8").strip():
+        if not requirement_path.is_file():
+            raise fail(f"{base}/{REQUIREMENT_FILE}: missing or empty")
+        try:
+            requirement = requirement_path.read_bytes().decode("utf-8").strip()
+        except UnicodeDecodeError as error:  # one line, not a traceback: a document in Latin-1, say
+            raise fail(f"{base}/{REQUIREMENT_FILE}: not valid UTF-8 (byte {error.start}); save it as UTF-8") from None
+        if not requirement:
             raise fail(f"{base}/{REQUIREMENT_FILE}: missing or empty")
         if not (root / base / REFERENCE_FILE).is_file():
             raise fail(f"{base}/{REFERENCE_FILE}: missing (the target file after turn {number})")
         tests = root / base / TESTS_DIR
         if not tests.is_dir() or not any(tests.glob("test_*.py")):
             raise fail(f"{base}/{TESTS_DIR}/: missing, or holds no test_*.py file")
-        turns.append(Turn(number=number, requirement=requirement_path.read_text(encoding="utf-8").strip(),
+        turns.append(Turn(number=number, requirement=requirement,
                           reference=f"{base}/{REFERENCE_FILE}", tests=f"{base}/{TESTS_DIR}"))
     return tuple(turns)
 

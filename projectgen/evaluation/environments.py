@@ -119,12 +119,10 @@ def _mentions_pytest(requirements: tuple[str, ...]) -> bool:
 
 
 def default_cache_dir() -> Path:
-    """`$PROJECTGEN_CACHE_DIR`, else the XDG cache folder."""
-    explicit = os.environ.get("PROJECTGEN_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "envs"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "projectgen" / "envs"
+    """`envs/` of the cache root (`$PROJECTGEN_CACHE_DIR`, else the XDG cache folder)."""
+    from projectgen.config import cache_root
+
+    return cache_root() / "envs"
 
 
 def find_uv() -> str | None:

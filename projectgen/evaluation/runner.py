@@ -189,9 +189,26 @@ class SandboxRunner:
         task.suite(suite)
         given = declared(task, suite)
         if given is not None:
+            if task.has_reference:
+                self._check_declared(task, suite, given)
             return given
         if not task.has_reference:
             raise ExpectationError(f"task {task.id!r} has no reference and declares no expected {suite} tests")
+        return self._measured(task, suite, refresh=refresh)
+
+    def _check_declared(self, task: Task, suite: SuiteName, given: ExpectedTests) -> None:
+        """A declared test the reference does not collect names no real test: every candidate would fail it
+        and score a silent 0 for it, so it is refused in one line."""
+        measured = self._measured(task, suite, refresh=False)
+        collected = measured.ids | measured.left_out.keys()
+        unknown = sorted(nodeid for nodeid in given.ids if nodeid not in collected)
+        if unknown:
+            shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            raise ExpectationError(f"task {task.id!r}: [expected_tests].{suite} names {len(unknown)} test(s) its "
+                                   f"reference does not collect: {shown}")
+
+    def _measured(self, task: Task, suite: SuiteName, *, refresh: bool) -> ExpectedTests:
+        """The expected tests measured by running the reference once, cached per (task, suite, environment, tests)."""
         key = expectation_key(task, suite)
         store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
         with store.locked(key):

@@ -47,11 +47,12 @@ from typing import Any
 
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
+from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Executor, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult, pair_key
 from projectgen.experiments.ledger import Ledger
-from projectgen.experiments.models import preflight
+from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.results_writer import write_results
@@ -103,7 +104,8 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
         asyncio.run(check_checkpoint_database(spec.checkpoint_url))
     # One experiment process at a time in the folder: a second one would plan the same pairs from the ledger.
     with folder_lock(out_dir, "experiment"):
-        write_experiment_json(out_dir, spec, fresh=fresh, shard=str(shard) if shard else None)
+        claim_batch_folder(out_dir, "experiment")
+        config = write_experiment_json(out_dir, spec, fresh=fresh, shard=str(shard) if shard else None)
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
@@ -126,7 +128,9 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
         batch = PairBatch(spec, prices, runner_factory=runner_factory, progress=hooks.progress,
                           runner_settings=runner_settings)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=on_start, on_row=hooks.on_pair)
-        results = collect_results(spec, out_dir, [*unloaded, *rows.values()], prices_source, tasks)
+        current = [*unloaded, *rows.values()]
+        results = collect_results(spec, out_dir, [*current, *earlier_pairs(ledger, current)], prices_source, tasks,
+                                  config=config)
         write_results(out_dir, results, experiment_page(results))
         return results
 
@@ -164,15 +168,31 @@ def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, s
     return results
 
 
+def earlier_pairs(ledger: Ledger, current: Sequence[PairResult]) -> list[PairResult]:
+    """The ledger's pairs this invocation did not plan (other methods, models or tasks run into the folder
+    before): the folder's results show every pair its ledger holds, not only the last command's."""
+    planned = {pair.key for pair in current}
+    return [PairResult.model_validate(entry) for key, entry in ledger.done().items() if key not in planned]
+
+
 def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairResult], prices_source: str,
-                    tasks: Sequence[Task] = ()) -> ExperimentResults:
-    """Every model's figures over its pairs, and the paper settings each task ran with where the experiment
-    left them unset."""
+                    tasks: Sequence[Task] = (), *, config: dict[str, Any] | None = None) -> ExperimentResults:
+    """Every (method, model)'s figures over its pairs, and the paper settings each task ran with where the
+    experiment left them unset. `config` (the folder's experiment.json) adds the methods and models
+    earlier commands ran into the folder."""
     from projectgen.runs.methods import method_attempt_settings
 
+    models = list(spec.models)
+    methods = list(spec.methods)
+    if config is not None:
+        models += [ExperimentModel(slug, text) for slug, text in (config.get("models") or {}).items()
+                   if slug not in {model.slug for model in models}]
+        methods += [method for method in config.get("methods") or [] if method not in methods]
     reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug and p.method == method],
                                method_attempt_settings(method, spec.attempt_settings).attempts, method=method)
-               for method in spec.methods for model in spec.models]
+               for method in methods for model in models
+               if any(p.model == model.slug and p.method == method for p in pairs)
+               or (method in spec.methods and model in spec.models)]
     return ExperimentResults(
         dataset=str(spec.dataset), out_dir=str(out_dir), settings=spec.settings.model_dump(mode="json"),
         attempt_settings=spec.attempt_settings.model_dump(mode="json"), max_tokens=spec.max_tokens,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
+from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.figures import FINISHED, PairResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel
@@ -40,7 +41,9 @@ def merge_experiments(folders: Sequence[Path | str], out_dir: Path | str) -> tup
     if out_dir.resolve() in {f.resolve() for f in folders}:
         raise ProjectGenError(f"{out_dir} is one of the folders to merge: give another --out (the inputs are only read)")
     configs = [read_config(folder) for folder in folders]
+    check_one_plan(configs, folders)
     with folder_lock(out_dir, "experiment"):
+        claim_batch_folder(out_dir, "experiment")
         if (out_dir / layout.EXPERIMENT_CONFIG).is_file():
             configs.append(read_config(out_dir))
         config = merged_config(configs, [*folders, out_dir][:len(configs)])
@@ -65,6 +68,28 @@ def read_config(folder: Path) -> dict[str, Any]:
         raise ProjectGenError(f"{folder}: not an experiment folder (no {layout.EXPERIMENT_CONFIG})") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise ProjectGenError(f"{path}: unreadable ({exc})") from None
+
+
+def check_one_plan(configs: list[dict[str, Any]], folders: list[Path]) -> None:
+    """Shares (``--shard i/N``) must split one plan: the same N, models, methods and tasks, each share once.
+    Shares of two experiments would otherwise merge into a result neither of them is."""
+    shares = [(config, folder) for config, folder in zip(configs, folders) if config.get("shard")]
+    if not shares:
+        return
+
+    def plan(config: dict[str, Any]) -> dict[str, Any]:
+        return {"share count": str(config["shard"]).split("/")[-1], "models": config.get("models") or {},
+                "methods": sorted(config.get("methods") or ["livecoder"]), "tasks": config.get("tasks")}
+
+    (first, first_folder), seen = shares[0], {}
+    for config, folder in shares:
+        differ = [name for name, value in plan(config).items() if value != plan(first)[name]]
+        if differ:
+            raise ProjectGenError(f"{folder} is a share of another experiment than {first_folder} (other "
+                                  f"{', '.join(differ)}): only the shares of one --shard i/N plan can be merged")
+        if config["shard"] in seen:
+            raise ProjectGenError(f"share {config['shard']} given twice ({seen[config['shard']]} and {folder})")
+        seen[config["shard"]] = folder
 
 
 def merged_config(configs: list[dict[str, Any]], folders: list[Path]) -> dict[str, Any]:

@@ -107,6 +107,7 @@ class RayExecutor:
                     ray.init(num_cpus=max(os.cpu_count() or 1, math.ceil(slots * self.cpus)),
                              resources={SANDBOX_RESOURCE: slots}, include_dashboard=False)
                 else:
+                    check_reachable(self.address)
                     ray.init(address=self.address)
             except ray.exceptions.AuthenticationError as exc:
                 raise ProjectGenError(f"the Ray cluster at {self.address} wants its token ({first_line(exc)}): set "
@@ -263,3 +264,22 @@ def send_changes(copy: Any, workspace: str, token: str, changes: list[Change], r
     import ray
 
     ray.get(copy.apply.remote(workspace, token, changes, removed))
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse, in one line and within seconds, a HOST:PORT nothing answers at: Ray itself retries an
+    unreachable head for many minutes, printing as it goes, before it gives up."""
+    import socket
+
+    host_port = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = host_port.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # `auto`, or a form Ray reads itself
+    host = host.strip("[]")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except socket.gaierror as exc:
+        raise ProjectGenError(f"cannot join Ray at {address}: host {host!r} not found ({exc.strerror})") from None
+    except OSError as exc:
+        raise ProjectGenError(f"cannot join Ray at {address}: nothing answers there "
+                              f"({exc.strerror or type(exc).__name__}); is the cluster's head running?") from None

@@ -18,6 +18,7 @@ from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
+from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress
 from projectgen.experiments.ledger import Ledger
@@ -148,6 +149,7 @@ def bench_reference(
                                   f"{', '.join(sorted(known))})")
         loaded = [task for task in loaded if task.id in tasks]
         load_errors = {task_id: reason for task_id, reason in load_errors.items() if task_id in tasks}
+    claim_batch_folder(out_dir, "bench-reference")
     ledger = Ledger(out_dir / layout.LEDGER)
     if fresh:
         ledger.clear()

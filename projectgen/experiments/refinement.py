@@ -37,6 +37,7 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import TestReport
+from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
@@ -335,6 +336,7 @@ def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[s
     out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
     loaded, load_errors = select_tasks(Path(dataset), tasks)
     with folder_lock(out_dir, "refine"):
+        claim_batch_folder(out_dir, "refine")
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
@@ -357,6 +359,7 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
     descriptions = {model.slug: describe(model, spec.base_url, spec.sampling) for model in spec.models}
     runner = runner or default_runner(hooks)
     with folder_lock(out_dir, "refine"):
+        claim_batch_folder(out_dir, "refine")
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()

@@ -34,6 +34,7 @@ from typing import Any
 from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
@@ -253,6 +254,7 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
     if hooks.on_missing and missing:
         hooks.on_missing(missing)
     with folder_lock(out_dir, "reflect batch"):
+        claim_batch_folder(out_dir, "reflect")
         check_reflect_json(out_dir, {"dataset": str(exercises.root), "tries": tries,
                                      "models": {m.slug: m.spec for m in parsed},
                                      **({"sampling": dict(sampling)} if sampling else {})}, fresh=fresh)

@@ -67,6 +67,9 @@ class ExperimentSpec:
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:
             object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))
+            repeated = sorted({task for task in self.tasks if self.tasks.count(task) > 1})
+            if repeated:
+                raise ProjectGenError(f"task id(s) given twice: {', '.join(repeated)}")
         if self.knowledge_url and len(self.models) > 1:
             raise ProjectGenError("a shared knowledge store would let the runs of one task by different models read "
                                   "each other's knowledge: run one model per experiment with it, or leave it out")
@@ -88,11 +91,13 @@ class ExperimentSpec:
         return state
 
     def stored(self) -> dict[str, Any]:
-        """What experiment.json records: the dataset (absolute), settings, token cap, models by folder and
-        methods (`experiment merge` rebuilds the results from these and the ledger)."""
+        """What experiment.json records: the dataset (absolute), settings, token cap, models by folder,
+        methods and the task ids asked for (`experiment merge` rebuilds the results from these and the
+        ledger, and tells the shares of one plan from those of another by them)."""
         return {"dataset": str(self.dataset.resolve()), "settings": self.settings.model_dump(mode="json"),
                 "attempt_settings": self.attempt_settings.model_dump(mode="json"), "max_tokens": self.max_tokens,
-                "models": {m.slug: m.spec for m in self.models}, "methods": list(self.methods)}
+                "models": {m.slug: m.spec for m in self.models}, "methods": list(self.methods),
+                "tasks": list(self.tasks) if self.tasks is not None else None}
 
 
 def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,

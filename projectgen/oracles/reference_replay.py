@@ -91,15 +91,16 @@ def reference_knowledge(task: Task) -> dict[str, Any]:
 def reference_model(task: Task) -> Any:
     """The oracle behind ``--model reference``: a `ScriptedChatModel` answering every agent of every
     method (the knowledge agent included) from `task`'s reference code, labelled `REFERENCE_LABEL`."""
-    script = reference_script(task, label=REFERENCE_LABEL, knowledge=True)
+    script = reference_script(task, label=REFERENCE_LABEL)
     return scripted_chat_model_class().from_responses(script.model_dump(mode="json", exclude_none=True),
                                                       label=REFERENCE_LABEL)
 
 
 def reference_script(task: Task, *, breakage: Breakage | None = None, edit_format: EditFormat = "whole",
-                     label: str | None = None, knowledge: bool = False) -> Script:
-    """A script answering every call of a default ProjectGen run, and of the direct and self-reflection
-    baselines, on `task` from its reference code; with `knowledge`, LiveCoder's knowledge agent too."""
+                     label: str | None = None) -> Script:
+    """A script answering every call of every method on `task` from its reference code: ProjectGen's
+    agents, the direct and self-reflection baselines, and LiveCoder's knowledge agent (without it a
+    scripted LiveCoder run would die at its second attempt)."""
     files = reference_python_files(task)
     if not files:
         raise ProjectGenError(f"task {task.id} has no reference Python files")
@@ -120,8 +121,7 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
     for path, code in sorted(files.items()):
         responses.append({"role": "coder", "target": path, "content": fenced_python(code)})
     responses.append({"role": DIRECT_ROLE, "content": make_whole_file_reply(sorted(files), files)})
-    if knowledge:
-        responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
+    responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
     if breakage is not None:
         if breakage.path not in files:
             raise ProjectGenError(f"{breakage.path} is not a reference file of {task.id}")

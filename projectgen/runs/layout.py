@@ -51,3 +51,4 @@ RESULTS_JSON = "results.json"
 RESULTS_MD = "results.md"
 RESULTS_HTML = "results.html"
 TEST_REPORTS = "reports"  # bench-reference: reports/TASK.SUITE.json, one per task
+BATCH_KIND = "batch-kind.txt"  # the command whose folder it is (experiment, reflect, refine, bench-reference)

@@ -170,3 +170,17 @@ def test_devbench_references_score_full_on_their_expected_tests(shared_datasets:
         assert run.expected_tests(task, "unit").count == count
         score = run.score(task, task.reference_files(), "unit").score
         assert (score.passed, score.expected, score.full_score) == (count, count, True)
+
+
+def test_a_declared_test_the_reference_does_not_collect_is_refused_not_scored_zero(tmp_path: Path,
+                                                                                   env_cache: Path) -> None:
+    task = task_with_reference(tmp_path / "checked", TWO_MODULES, {"calc.py": CALC, "text.py": TEXT})
+    run = runner(env_cache, tmp_path / "expected")
+    real = task.model_copy(update={"expected_tests": {"unit": ("unit_tests/test_calc.py::test_small",)}})
+    assert run.expected_tests(real).count == 1
+    assert run.score(real, {"calc.py": CALC, "text.py": TEXT}).score.full_score
+    typo = task.model_copy(update={"expected_tests": {"unit": ("unit_tests/test_calc.py::test_smal",
+                                                               "unit_tests/test_calc.py::test_zero")}})
+    with pytest.raises(ExpectationError, match=r"names 1 test\(s\) its reference does not collect: "
+                                               r"unit_tests/test_calc.py::test_smal$"):
+        run.expected_tests(typo)

@@ -73,7 +73,7 @@ def replay(task, *, broken: bool = False, off_by_one: bool = False) -> dict[str,
         fixed = entry["content"]
         entry.update(attempt=1, content=fixed.replace("now >= expires_at", "now > expires_at"))
         script["responses"].append({"role": "coder", "target": "kvstore/store.py", "attempt": 2, "content": fixed})
-    script["responses"].append({"role": "knowledge", "content": KNOWLEDGE})
+    next(e for e in script["responses"] if e["role"] == "knowledge")["content"] = KNOWLEDGE
     script["label"] = "fault matrix replay (not a model)"
     return script
 

@@ -1,0 +1,180 @@
+"""`projectgen datasets`: a benchmark fetched from a git repository or a folder the test builds (never the
+network), pinned, checked against checksums, and then named like a folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from projectgen.cli import main
+from projectgen.datasets import fetching
+from projectgen.datasets.catalog import PublishedDataset, published_dataset
+from projectgen.datasets.fetching import fetch_dataset
+from projectgen.datasets.integrity import blob_id, check_folder, manifest
+from projectgen.errors import ProjectGenError
+
+FILES = {"alpha/config.json": b'{"a": 1}\n', "alpha/src/mod.py": b"x = 1\n", "beta/data.txt": b"big data\n"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                          capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def repository(path: Path, folder: str, files: dict[str, bytes]) -> str:
+    """A git repository holding `files` below `folder`, committed; returns the commit."""
+    for relative, data in files.items():
+        (path / folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (path / folder / relative).write_bytes(data)
+    if not (path / ".git").exists():
+        git(path, "init", "-q")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "data")
+    return git(path, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("PROJECTGEN_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "datasets"
+
+
+@pytest.fixture
+def bench(monkeypatch) -> PublishedDataset:
+    """A small benchmark whose manifest is FILES (the packaged manifests are of the real ones)."""
+    monkeypatch.setattr(fetching, "manifest", lambda dataset: {path: blob_id(data) for path, data in FILES.items()})
+    return PublishedDataset(name="bench", title="t", repository="unused://", commit="0" * 40, folder="data/Bench",
+                            license="-")
+
+
+def test_the_pinned_commit_is_fetched_though_the_mirror_has_moved_on(tmp_path: Path, cache: Path, bench) -> None:
+    upstream = tmp_path / "upstream"
+    pinned = repository(upstream, "data/Bench", FILES)
+    repository(upstream, "data/Bench", {"alpha/src/mod.py": b"x = 2\n"})  # a later commit changes a file
+    bench = PublishedDataset(**{**bench.__dict__, "commit": pinned})
+    fetched = fetch_dataset(bench, source=str(upstream), cache=cache)
+    assert fetched.pinned and fetched.commit == pinned and not fetched.check.missing
+    assert (fetched.folder / "alpha/src/mod.py").read_bytes() == b"x = 1\n"
+    assert fetched.folder == cache / "bench" / "Bench"
+    assert json.loads((cache / "bench" / "fetched.json").read_text())["commit"] == pinned
+
+
+def test_a_mirror_without_the_pinned_commit_gives_its_head_only_if_its_files_are_the_published(
+        tmp_path: Path, cache: Path, bench) -> None:
+    mirror = tmp_path / "mirror"
+    head = repository(mirror, "data/Bench", FILES)
+    fetched = fetch_dataset(bench, source=str(mirror), cache=cache)
+    assert fetched.commit == head and not fetched.pinned
+    repository(mirror, "data/Bench", {"alpha/src/mod.py": b"x = 'tampered'\n", "alpha/new.py": b""})
+    with pytest.raises(ProjectGenError, match=r"not the published bench .*changed: alpha/src/mod.py.*"
+                                              r"not in the published data: alpha/new.py"):
+        fetch_dataset(bench, source=str(mirror), cache=cache)
+    # the refused copy replaced nothing
+    assert (fetched.folder / "alpha/src/mod.py").read_bytes() == b"x = 1\n"
+    assert sorted(os.listdir(cache)) == ["bench"]
+
+
+def test_a_folder_source_is_copied_and_what_it_lacks_makes_its_task_incomplete(tmp_path: Path, cache: Path,
+                                                                                  bench) -> None:
+    folder = tmp_path / "copy" / "Bench"
+    for relative, data in FILES.items():
+        if relative != "beta/data.txt":
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(data)
+    (folder / "alpha" / "__pycache__").mkdir()
+    (folder / "alpha" / "__pycache__" / "mod.pyc").write_bytes(b"\0")  # a test run's leftovers: not data
+    fetched = fetch_dataset(bench, source=str(tmp_path / "copy"), cache=cache)
+    assert fetched.commit is None and fetched.check.matching == 2
+    assert dict(fetched.check.incomplete) == {"beta": ("data.txt",)}
+    assert not (fetched.folder / "alpha" / "__pycache__").exists()
+
+
+def test_a_link_in_the_data_is_installed_as_its_target_text_as_git_stores_it(tmp_path: Path, cache: Path,
+                                                                           monkeypatch, bench) -> None:
+    files = {**FILES, "alpha/python": b"/usr/bin/python3"}
+    monkeypatch.setattr(fetching, "manifest", lambda dataset: {path: blob_id(data) for path, data in files.items()})
+    upstream = tmp_path / "upstream"
+    repository(upstream, "data/Bench", FILES)
+    os.symlink("/usr/bin/python3", upstream / "data/Bench/alpha/python")
+    repository(upstream, "data/Bench", {})
+    for source in (upstream, upstream / "data"):  # from git, and from a folder
+        installed = fetch_dataset(bench, source=str(source), cache=cache).folder / "alpha" / "python"
+        assert not installed.is_symlink() and installed.read_bytes() == b"/usr/bin/python3"
+
+
+def test_sources_that_cannot_be_used_are_one_line(tmp_path: Path, cache: Path, bench) -> None:
+    with pytest.raises(ProjectGenError, match="no such folder or repository"):
+        fetch_dataset(bench, source=str(tmp_path / "nowhere"), cache=cache)
+    other = tmp_path / "other"
+    repository(other, "elsewhere", {"x.txt": b"x"})
+    with pytest.raises(ProjectGenError, match="has no folder data/Bench or Bench"):
+        fetch_dataset(bench, source=str(other), cache=cache)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ProjectGenError, match="holds none of bench's files"):
+        fetch_dataset(bench, source=str(tmp_path / "empty"), cache=cache)
+
+
+def test_names_are_one_line_when_unknown_or_not_fetched(cache: Path, capsys) -> None:
+    assert main(["datasets", "fetch", "devbnch", "--from", "."]) == 2
+    assert "did you mean devbench?" in capsys.readouterr().err
+    assert main(["datasets", "verify", "devbench"]) == 2
+    assert "devbench is not fetched yet: run `projectgen datasets fetch devbench`" in capsys.readouterr().err
+    assert main(["run", "devbench/lice", "--model", "reference"]) == 2
+    assert "not fetched yet" in capsys.readouterr().err
+    assert main(["datasets", "list"]) == 0
+    assert "not fetched" in capsys.readouterr().out
+
+
+def test_the_packaged_manifests_name_every_task_the_paper_sizes() -> None:
+    from projectgen.datasets.published import published_sizes
+
+    for name in ("devbench", "codeprojecteval"):
+        tasks = {path.split("/", 1)[0] for path in manifest(published_dataset(name))}
+        assert set(published_sizes()[name]) <= tasks
+
+
+@pytest.fixture(scope="module")
+def devbench_mirror(shared_datasets: Path, tmp_path_factory) -> Path:
+    """A git repository with the upstream layout (datasets/DevBench), made from the local copy of the data."""
+    mirror = tmp_path_factory.mktemp("mirror")
+    shutil.copytree(shared_datasets / "DevBench", mirror / "datasets" / "DevBench")
+    git(mirror, "init", "-q")
+    git(mirror, "add", "-A")
+    git(mirror, "commit", "-qm", "mirror")
+    return mirror
+
+
+def test_devbench_fetched_from_a_mirror_scores_as_the_paper_by_name(devbench_mirror: Path, cache: Path,
+                                                                     tmp_path: Path, env_cache: Path,
+                                                                     monkeypatch, capsys) -> None:
+    assert main(["datasets", "fetch", "devbench", "--from", str(devbench_mirror)]) == 0
+    captured = capsys.readouterr()
+    assert "checked against the published checksums" in captured.out
+    assert "geotext: incomplete" in captured.err  # the local copy lacks one large data file
+    assert main(["datasets", "verify", "devbench"]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    code = main(["experiment", "--dataset", "devbench", "--tasks", "lice,readtime", "--model", "reference",
+                 "--method", "direct", "--cache-dir", str(env_cache)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "SUM of #Pass 33, AVG_weighted 17.68" in " ".join(out.split())
+    assert (tmp_path / "runs" / "experiment-DevBench" / "results.json").is_file()
+    # a changed file in the installed copy is found
+    lice = cache / "devbench" / "DevBench" / "lice" / "lice" / "core.py"
+    lice.write_text(lice.read_text() + "# edited\n")
+    assert main(["datasets", "verify", "devbench"]) == 1
+    assert "1 file(s) changed: lice/lice/core.py" in capsys.readouterr().err
+
+
+def test_the_local_copy_of_the_data_matches_the_manifests(shared_datasets: Path) -> None:
+    for name in ("devbench", "codeprojecteval"):
+        dataset = published_dataset(name)
+        check = check_folder(shared_datasets / dataset.folder_name, manifest(dataset))
+        assert check.sound, check.problems()
