@@ -298,3 +298,32 @@ def test_a_suite_whose_own_tests_forge_results_counts_no_pass(attack: str, tmp_p
     report = runner.evaluate(task, {"calc.py": "x = 1\n"}, "unit")
     assert report.passed == 0 and report.tampered, (report.tampered, report.output_tail[-1500:])
     assert {t.nodeid.split("::")[-1] for t in report.tests} >= {"test_wrong", "test_also_wrong"}
+
+
+def test_fifos_links_and_floods_left_for_the_runner_never_block_or_crash_it(tmp_path: Path) -> None:
+    """The results once were a workspace file the runner read: a FIFO there blocked it forever and a link to
+    /dev/zero read until MemoryError. Nothing the tests leave is read now; the run ends with its counts."""
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path / "env-cache", workdir=tmp_path / "ws", timeout=60))
+    root = tmp_path / "traps"
+    (root / "unit_tests").mkdir(parents=True)
+    (root / "unit_tests" / "test_traps.py").write_text(textwrap.dedent('''
+        import os
+        def test_lay_traps():
+            for folder in (os.getcwd(), os.path.join(os.getcwd(), ".projectgen"), os.environ["HOME"],
+                           os.environ["TMPDIR"], "/tmp"):
+                os.makedirs(folder, exist_ok=True)
+                for name in ("results.jsonl", "report.json", "steps.json"):
+                    path = os.path.join(folder, name)
+                    if not os.path.lexists(path):
+                        os.mkfifo(path)
+                os.symlink("/dev/zero", os.path.join(folder, "zero.jsonl"))
+        def test_after():
+            assert False
+    '''), encoding="utf-8")
+    task = Task(id="traps", root=root, format="taskdir", docs=Documents(prd="demo"),
+                suites={"unit": TestSuite(name="unit", paths=("unit_tests",))}, env=EnvSpec())
+    report = runner.evaluate(task, {"calc.py": "x = 1\n"}, "unit")
+    assert {t.nodeid.split("::")[-1]: t.outcome for t in report.tests} == {
+        "test_lay_traps": Outcome.PASSED, "test_after": Outcome.FAILED}
+    assert not report.timed_out and report.tampered is None
+    assert list((tmp_path / "ws").iterdir()) == []  # the session folder is gone
