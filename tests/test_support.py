@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 import socket
 import subprocess
@@ -136,8 +137,10 @@ def experiment_script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | 
 
 # --------------------------------------------------------------------------- the papers' tables
 
-# Every result table of the four papers as CSV (../shared/paper_tables), for known-answer tests.
-PAPER_TABLES = Path(__file__).resolve().parents[1].parent / "shared" / "paper_tables"
+# Every result table of the four papers as CSV (../shared/paper_tables, or PROJECTGEN_TEST_PAPER_TABLES: from a
+# worktree ../shared does not resolve), for known-answer tests.
+PAPER_TABLES = Path(os.environ.get("PROJECTGEN_TEST_PAPER_TABLES")
+                    or Path(__file__).resolve().parents[1].parent / "shared" / "paper_tables")
 
 
 def paper_table(name: str) -> list[dict[str, str]]:

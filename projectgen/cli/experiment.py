@@ -52,6 +52,11 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--method", default="livecoder", metavar="M,M",
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
                              "each task x method x model is one run")
+    # evaluation.denominators.DENOMINATOR_SETTINGS, spelt out: importing it would load pydantic at --help
+    parser.add_argument("--denominator", choices=("published", "reference"), default="published",
+                        help="what #Tests counts on a published benchmark: the paper's per-task count (published, "
+                             "the default: a run that produced nothing keeps it) or what the reference collects here "
+                             "(reference); other tasks always use the reference's")
     add_batch_options(parser, units="pairs", out_default="./runs/experiment-DATASET")
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
@@ -133,7 +138,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           settings=settings_from_args(args),
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
-                          checkpoint_url=args.checkpoint_url, embedding=args.embedding)
+                          checkpoint_url=args.checkpoint_url, embedding=args.embedding,
+                          denominator=args.denominator)
     executor = executor_from_args(args, per_machine=spec.per_machine_state())
     with progress:
         results = run_experiment(

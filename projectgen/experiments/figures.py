@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from projectgen.datasets.task import Task
+from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
 from projectgen.errors import ProjectGenError
@@ -102,8 +103,9 @@ class PairResult(BaseModel):
     final_unit_passed: int | None = Field(default=None, description="#Pass of the final output's unit tests")
     final_unit_total: int | None = Field(default=None, description="#Tests: the expected unit tests (what the "
                                          "reference collects, skips left out), or the tests run when unknown")
-    unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'expected' "
-                                         "(the reference's tests) or 'run' (the tests the output ran)")
+    unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'published' "
+                                         "(the paper's #Tests), 'expected' (the reference's tests) or 'run' (the "
+                                         "tests the output ran); evaluation.denominators")
     sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100) of the final output against the "
                                      "reference (ProjectGen Tables 4 and 6); None without a reference or the extra")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
@@ -134,7 +136,8 @@ def pair_key(model: str, task_id: str, method: str = "livecoder") -> str:
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
-                  how: str = "run", runner: Any = None, method: str = "livecoder") -> PairResult:
+                  how: str = "run", runner: Any = None, method: str = "livecoder",
+                  denominator: DenominatorSetting = DEFAULT_DENOMINATOR) -> PairResult:
     """A finished run folder's figures: attempts from summary.json, tokens and cost from usage.jsonl.
 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
@@ -176,7 +179,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
             maintainability=attempt_maintainability(run_dir, number) if kind == "generated" else None))
     attempt_settings = summary.get("attempt_settings") or {}
     unit = summary.get("unit_tests") or {}
-    passed, total, denominator = final_unit_scores(run_dir, task, runner, unit)
+    passed, total, counts = final_unit_scores(run_dir, task, runner, unit, denominator)
     return PairResult(
         key=pair_key(model.slug, task.id, method), method=method, model=model.slug, spec=model.spec, task_id=task.id,
         status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
@@ -184,19 +187,21 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         attempts_planned=attempt_settings.get("attempts"),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
-        final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=denominator,
+        final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
         sketchbleu=final_sketchbleu(run_dir, task),
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
 
 
-def final_unit_scores(run_dir: Path, task: Task, runner: Any,
-                      unit: dict[str, Any]) -> tuple[int | None, int | None, str | None]:
+def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, Any],
+                      denominator: DenominatorSetting = DEFAULT_DENOMINATOR) -> tuple[int | None, int | None, str | None]:
     """(#Pass, #Tests, what #Tests counts) of the final output's unit tests.
 
-    The paper's denominator is the task's expected tests (`SandboxRunner.expected_tests`: what the
+    #Pass counts the task's expected tests that passed (`SandboxRunner.expected_tests`: what the
     reference collects, skips left out), where a test file that does not collect fails all its tests;
-    without a runner, a unit report or a reference, the counts of the tests the output ran.
+    without a runner, a unit report or a reference, the tests the output ran. #Tests is then the paper's
+    per-task count for a published task under the "published" setting (`evaluation.denominators`), else
+    that measured count.
     """
     from projectgen.evaluation.expectations import expected_counts
     from projectgen.evaluation.report import TestReport
@@ -205,8 +210,12 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any,
         return None, None, None
     report_path = RunFolder(run_dir).unit_report
     if runner is not None and report_path.is_file():
-        return expected_counts(runner, task, TestReport.model_validate_json(report_path.read_text(encoding="utf-8")))
-    return unit.get("passed"), unit.get("total"), "run"
+        measured = UnitCounts(*expected_counts(
+            runner, task, TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))))
+    else:
+        measured = UnitCounts(int(unit.get("passed") or 0), int(unit.get("total") or 0), "run")
+    final = counted(task, measured, denominator)
+    return final.passed, final.total, final.denominator
 
 
 def attempt_maintainability(run_dir: Path, attempt: int) -> float | None:

@@ -159,7 +159,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.runs.livecoder import resume_livecoder, run_livecoder
         from projectgen.runs.request import RunRequest
 
-        figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method)
+        figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method,
+                       denominator=self.spec.denominator)
         mode = unit.current_mode()
         if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
@@ -199,9 +200,15 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                  **{key: str(value) for key, value in sampling.items()}})
 
     def failed(self, unit: PairUnit, reason: str) -> PairResult:
+        """An error row; on a published task it keeps the paper's #Tests, with no test passed."""
+        from projectgen.evaluation.denominators import nothing_produced
+
+        counts = nothing_produced(unit.task, self.spec.denominator)
         return PairResult(key=unit.key, method=unit.method, model=unit.model.slug, spec=unit.model.spec,
                           task_id=unit.task.id,
-                          status="error", error=reason, run_dir=str(unit.run_dir), loc=task_loc(unit.task))
+                          status="error", error=reason, run_dir=str(unit.run_dir), loc=task_loc(unit.task),
+                          final_unit_passed=counts and counts.passed, final_unit_total=counts and counts.total,
+                          unit_denominator=counts and counts.denominator)
 
     def record(self, row: PairResult) -> dict[str, Any]:
         return row.model_dump(mode="json", exclude={"key"})

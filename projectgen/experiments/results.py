@@ -125,6 +125,8 @@ class FinalFigures(BaseModel):
     avg_weighted: float | None = Field(default=None, description="ProjectGen's AVG_weighted: sum(#Pass x #LOC) / "
                                        "sum(#LOC) over the tasks (#Pass a count, #LOC the published figure)")
     weights: list[str] = Field(default_factory=list, description="where the #LOC weights came from")
+    denominators: list[str] = Field(default_factory=list, description="what the tasks' #Tests count: 'published' "
+                                    "(the paper's), 'expected' (the reference's), 'run' (evaluation.denominators)")
     sketchbleu: float | None = Field(default=None, description="ProjectGen Tables 4/6's AVG: the unweighted mean "
                                      "SketchBLEU over the tasks that have one")
     mean_pass_rate: float | None = None
@@ -196,12 +198,15 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None,
         sketchbleu=average_sketchbleu(p.sketchbleu for p in ok))
     if ok and measured:
+        # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.
+        kept = [p for p in pairs if not p.ok and p.unit_denominator == "published"]
         task_scores = [TaskScore(task_id=p.task_id, passed=p.final_unit_passed or 0, total=p.final_unit_total or 0,
-                                 loc=p.loc or 0) for p in ok]
+                                 loc=p.loc or 0) for p in [*ok, *kept]]
         dataset = summarize(task_scores)
         final = final.model_copy(update={
             "passed": dataset.passed, "total": dataset.total, "avg_weighted": dataset.avg_weighted,
-            "weights": sorted({p.loc_source for p in ok if p.loc_source}), "mean_pass_rate": dataset.mean_pass_rate,
+            "weights": sorted({p.loc_source for p in ok if p.loc_source}),
+            "denominators": sorted({p.unit_denominator for p in [*ok, *kept] if p.unit_denominator}), "mean_pass_rate": dataset.mean_pass_rate,
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
             "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total),
             "by_difficulty": difficulty_buckets(task_scores)})

@@ -15,6 +15,7 @@ from typing import Any
 from projectgen.config import AttemptSettings, Settings
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.runs import layout
 
@@ -36,7 +37,8 @@ class ExperimentSpec:
     a resumed run keeps the one its run.json records. `sampling`: overrides of the
     models' temperature, top_p and max_tokens (`projectgen.llm.sampling`; recorded in each run.json).
     `checkpoint_url`: a PostgreSQL database for every run's checkpoints (default: SQLite in each run
-    folder), which units that may land on different machines need.
+    folder), which units that may land on different machines need. `denominator`: what #Tests counts
+    (`projectgen.evaluation.denominators`: the paper's per-task count by default).
     """
 
     dataset: Path
@@ -51,6 +53,7 @@ class ExperimentSpec:
     methods: tuple[str, ...] = ("livecoder",)
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     checkpoint_url: str | None = None
+    denominator: DenominatorSetting = DEFAULT_DENOMINATOR
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
@@ -97,7 +100,8 @@ class ExperimentSpec:
         return {"dataset": str(self.dataset.resolve()), "settings": self.settings.model_dump(mode="json"),
                 "attempt_settings": self.attempt_settings.model_dump(mode="json"), "max_tokens": self.max_tokens,
                 "models": {m.slug: m.spec for m in self.models}, "methods": list(self.methods),
-                "tasks": list(self.tasks) if self.tasks is not None else None}
+                "tasks": list(self.tasks) if self.tasks is not None else None,
+                "denominator": self.denominator}
 
 
 def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,

@@ -35,7 +35,7 @@ def final_lines(report: ModelReport) -> list[str]:
                      f"LOC-weighted {percent(f.loc_weighted_pass_rate)}, fully passing {f.fully_passing}/{f.tasks} "
                      "tasks")
         lines.append(f"ProjectGen's figures: SUM of #Pass {f.passed}, AVG_weighted {f.avg_weighted:.2f} "
-                     f"(#LOC: {'; '.join(f.weights) or 'n/a'})")
+                     f"(#LOC: {'; '.join(f.weights) or 'n/a'}; #Tests: {', '.join(f.denominators) or 'n/a'})")
     elif f.tasks:
         lines.append("final output: hidden unit tests not run")
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
@@ -84,7 +84,9 @@ def pass_table(results: ExperimentResults) -> Table | None:
                  str(sum(first_of(by_report, task, "final_unit_total") or 0 for task in tasks)),
                  *(str(r.final.passed) for r in reports)])
     rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports)])
-    return ["task", "#LOC", "#Tests", *(f"{r.method} / {r.model}" for r in reports)], rows
+    counts = sorted({name for r in reports for name in r.final.denominators})
+    tests = f"#Tests ({', '.join(counts)})" if counts else "#Tests"
+    return ["task", "#LOC", tests, *(f"{r.method} / {r.model}" for r in reports)], rows
 
 
 def sketchbleu_table(results: ExperimentResults) -> Table | None:
