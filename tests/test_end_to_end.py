@@ -21,7 +21,7 @@ from projectgen import load_task
 from projectgen.config import EditFormat, Settings
 from projectgen.datasets.task import Task
 from projectgen.llm import ScriptedChatModel
-from projectgen.oracles.reference_replay import Breakage, break_function, reference_python_files, reference_script
+from projectgen.oracles.reference_replay import Breakage, break_function, reference_script, reference_text_files
 from projectgen.runs import RunOutcome, run_project
 
 pytestmark = pytest.mark.datasets
@@ -89,7 +89,7 @@ def test_reference_replay_passes_every_hidden_unit_test(tasks: dict[str, Task], 
     assert verdict["check"]["passed"] == verdict["check"]["total"] > 0
     assert summary.edits.requests == 0
 
-    reference = reference_python_files(task)
+    reference = reference_text_files(task)  # data files (py.typed) too: the tree names them
     assert outcome.repository == reference
     assert written_files(tmp_path / "run") == reference
     assert_all_unit_tests_pass(outcome)
@@ -102,7 +102,7 @@ def test_reference_replay_passes_every_hidden_unit_test(tasks: dict[str, Task], 
 def test_code_judge_loop_repairs_a_broken_function(tasks: dict[str, Task], name: str, breakage: Breakage,
                                                    edit_format: EditFormat, failing_test: str, tmp_path: Path):
     task = tasks[name]
-    reference = reference_python_files(task)
+    reference = reference_text_files(task)
     broken = break_function(reference[breakage.path], breakage)
     assert broken != reference[breakage.path]
 

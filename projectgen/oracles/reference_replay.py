@@ -30,9 +30,9 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
-from projectgen.repository.edits import fenced_python, make_search_replace_reply, make_whole_file_reply
+from projectgen.repository.edits import fenced_python, fenced_text, make_search_replace_reply, make_whole_file_reply
 from projectgen.repository.syntax import parse_python
-from projectgen.ssat import SSAT, render_stub, ssat_from_repository
+from projectgen.ssat import SSAT, FileNode, render_stub, ssat_from_repository
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,48 @@ def reference_python_files(task: Task) -> dict[str, str]:
     return {p: text for p, text in task.reference_repository().items() if p.endswith(".py")}
 
 
+def reference_text_files(task: Task) -> dict[str, str]:
+    """Every reference file a model can write: the .py sources and the text files they read (data, config,
+    templates, markers such as py.typed); binary files (a pickle) are left out, no reply can hold them."""
+    files = {}
+    for rel, path in task.reference_files().items():
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if "\0" not in text:
+            files[rel] = text
+    return files
+
+
+def data_file_node(path: str, text: str) -> FileNode:
+    """A tree entry for a file that is not Python: named, with what it holds, so the code stage writes it
+    (an empty one, a marker such as py.typed, without a description: the code stage leaves it empty)."""
+    if not text:
+        return FileNode(path=path)
+    lines = text.count("\n") + (1 if not text.endswith("\n") else 0)
+    return FileNode(path=path, description=f"data file of the project ({lines} line(s), {len(text)} characters), "
+                                           "written as the reference has it")
+
+
 def reference_ssat(task: Task, files: Mapping[str, str] | None = None) -> SSAT:
-    return ssat_from_repository(files or reference_python_files(task), task.id,
+    """The tree derived from the reference: its Python files' code items, and every other text file named."""
+    files = files or reference_python_files(task)
+    ssat = ssat_from_repository(files, task.id,
                                 description=f"Architecture of {task.id}, derived from its reference code.")
+    data = [data_file_node(path, text) for path, text in sorted(files.items()) if not path.endswith(".py")]
+    if not data:
+        return ssat
+    return SSAT(project_name=ssat.project_name, description=ssat.description, modules=ssat.modules,
+                files=(*ssat.file_nodes, *data))
+
+
+def oracle_reply_cap(task: Task, cap: int) -> int:
+    """The reply cap a reference replay of `task` runs with: `cap`, raised to fit its longest reply (zxcvbn's
+    tree is 818k characters). The cap guards against a runaway model; the oracle's replies are known and finite,
+    and cutting one would score the harness, not the reference."""
+    longest = max(len(entry.text) for entry in reference_script(task).responses)
+    return max(cap, longest + longest // 10)
 
 
 def reference_knowledge(task: Task) -> dict[str, Any]:
@@ -101,8 +140,8 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
     """A script answering every call of every method on `task` from its reference code: ProjectGen's
     agents, the direct and self-reflection baselines, and LiveCoder's knowledge agent (without it a
     scripted LiveCoder run would die at its second attempt)."""
-    files = reference_python_files(task)
-    if not files:
+    files = reference_text_files(task)
+    if not any(path.endswith(".py") for path in files):
         raise ProjectGenError(f"task {task.id} has no reference Python files")
     ssat = reference_ssat(task, files)
     responses: list[dict[str, Any]] = [
@@ -118,8 +157,9 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         stub = render_stub(node)
         if stub:
             responses.append({"role": "skeleton", "target": node.path, "content": fenced_python(stub)})
-    for path, code in sorted(files.items()):
-        responses.append({"role": "coder", "target": path, "content": fenced_python(code)})
+    for path, code in sorted((path, code) for path, code in files.items() if code or path.endswith(".py")):
+        responses.append({"role": "coder", "target": path,
+                          "content": fenced_python(code) if path.endswith(".py") else fenced_text(code)})
     responses.append({"role": DIRECT_ROLE, "content": make_whole_file_reply(sorted(files), files)})
     responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
     if breakage is not None:

@@ -535,6 +535,12 @@ def fenced_python(code: str) -> str:
     return f"{fence}python\n{body}{fence}\n"
 
 
+def fenced_text(content: str) -> str:
+    """A file that is not Python as a model answers it: one untagged block the reply parser reads back whole."""
+    fence, body = fenced_body(content)
+    return f"{fence}\n{body}{fence}\n"
+
+
 def fenced_body(content: str) -> tuple[str, str]:
     """The fence and body that put `content` in a fenced block read back whole: the fence longer
     than any backtick run starting a line of the file (files holding Markdown fences survive the

@@ -71,9 +71,15 @@ class RunRequest(BaseModel):
         from projectgen.runs.methods import method_attempt_settings
 
         specs = dict(models or {})
+        settings = Settings.with_profile(task.settings_profile, settings)
+        if REFERENCE_SPEC in specs.values():  # the oracle's replies are known: the cap fits the longest
+            from projectgen.oracles.reference_replay import oracle_reply_cap
+
+            settings = settings.model_copy(
+                update={"max_reply_chars": oracle_reply_cap(task, settings.max_reply_chars)})
         request = cls(task_path=str(Path(task.root).resolve()), task_id=task.id, method=method, models=specs,
                       model_label=REFERENCE_LABEL if REFERENCE_SPEC in specs.values() else None,
-                      settings=Settings.with_profile(task.settings_profile, settings),
+                      settings=settings,
                       attempt_settings=method_attempt_settings(method, attempt_settings),
                       knowledge_store=knowledge_store, embedding=embedding, max_tokens=max_tokens,
                       max_cost_usd=max_cost_usd, prices_file=str(Path(prices_file).resolve()) if prices_file else None,
