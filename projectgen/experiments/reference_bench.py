@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
@@ -37,11 +37,17 @@ class BenchRow(BaseModel):
     duration: float = 0.0
     note: str = ""
     report: str | None = None
+    defects: list[str] = Field(default_factory=list, description="defects of the task itself (a file the reference "
+                               "reads that the dataset does not ship): no candidate can pass there either")
 
 
-def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
-    """A test report as a bench row; the note says why a suite did not run cleanly."""
-    notes = []
+def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None) -> BenchRow:
+    """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
+    first (`dataset_defects`, with `shipped` the task's own files)."""
+    from projectgen.evaluation.dataset_defects import dataset_defects
+
+    defects = dataset_defects(report, shipped) if shipped is not None else []
+    notes = list(defects)
     reason = report.not_run_reason()
     if reason:
         notes.append(reason)
@@ -58,7 +64,7 @@ def row_from_report(report: TestReport, report_path: Path | None) -> BenchRow:
     return BenchRow(
         task_id=report.task_id, status=report.status, passed=report.passed, total=report.total,
         pass_rate=report.pass_rate, duration=round(report.duration, 1), note="; ".join(notes),
-        report=str(report_path) if report_path else None,
+        report=str(report_path) if report_path else None, defects=defects,
     )
 
 
@@ -109,7 +115,8 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
     def run(self, unit: ReferenceUnit, state: SandboxRunner) -> BenchRow:
         report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
         report.write_json(unit.report_path)
-        return row_from_report(report, unit.report_path)
+        shipped = {*unit.task.reference, *unit.task.suite_files(unit.suite)}
+        return row_from_report(report, unit.report_path, shipped)
 
     def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:
         return BenchRow(task_id=unit.task.id, status="error", note=reason)
