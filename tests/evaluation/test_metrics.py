@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from projectgen.datasets.published import published_sizes
 from projectgen.evaluation.metrics import (
     DatasetSummary,
     RepoStats,
@@ -105,17 +106,22 @@ def test_loc_weighted_average_degenerate_inputs() -> None:
         loc_weighted_average([(0.5, -10)])
 
 
-def test_codeprojecteval_loc_table_transcription() -> None:
-    """The literal table above matches the published summary rows (Avg./Mid.)."""
-    locs = sorted(loc for _, loc, _ in CODEPROJECTEVAL_TABLE.values())
+def test_codeprojecteval_published_sizes_give_the_papers_summary_rows() -> None:
+    """The sizes projectgen weights and counts CodeProjectEval by (`published_sizes`, through `summarize`) give
+    Table 2's Avg./Mid. rows and Table 5's SUM of #Tests; the literal table above agrees with them."""
+    sizes = published_sizes()["codeprojecteval"]
+    assert {task: size.loc for task, size in sizes.items()} == {
+        task: loc for task, (_, loc, _) in CODEPROJECTEVAL_TABLE.items()}
+    summary = summarize([TaskScore(task_id=task, passed=0, total=size.tests, loc=size.loc)
+                         for task, size in sizes.items()])
+    locs = sorted(size.loc for size in sizes.values())
+    tests = sorted(size.tests for size in sizes.values())
+    assert (summary.tasks, summary.total_loc, summary.total) == (18, 42995, 3348)  # Table 5's SUM row: 3348
+    assert round(summary.total_loc / 18, 1) == 2388.6 and (locs[8] + locs[9]) / 2 == 2092  # Table 2: Avg., Mid.
+    assert round(summary.total / 18) == 186 and (tests[8] + tests[9]) / 2 == 168.5
     files = sorted(n for n, _, _ in CODEPROJECTEVAL_TABLE.values())
-    complexities = [c for _, _, c in CODEPROJECTEVAL_TABLE.values()]
-    assert len(locs) == 18
-    assert round(sum(locs) / 18, 1) == 2388.6  # 42,995 / 18
-    assert (locs[8] + locs[9]) / 2 == 2092  # (2,014 + 2,170) / 2
-    assert round(sum(files) / 18, 1) == 12.7
-    assert (files[8] + files[9]) / 2 == 11.5
-    assert round(sum(complexities) / 18, 2) == 3.03
+    assert round(sum(files) / 18, 1) == 12.7 and (files[8] + files[9]) / 2 == 11.5
+    assert round(sum(c for _, _, c in CODEPROJECTEVAL_TABLE.values()) / 18, 2) == 3.03
 
 
 def test_loc_weighted_average_with_codeprojecteval_weights() -> None:

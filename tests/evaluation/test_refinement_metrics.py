@@ -12,6 +12,7 @@ import pytest
 
 from projectgen.evaluation.refinement import (accuracy_per_turn, average_accuracy, average_token_cost,
                                               completion_rate, strategy_deltas, turn_metrics)
+from projectgen.experiments.refinement_results import TaskRunRow, TurnRow, fraction, summarize_setting
 
 from test_support import paper_table
 
@@ -78,25 +79,41 @@ def test_the_table_4_typo_is_really_off_so_leaving_it_out_is_needed():
     assert abs(got - float(cells["avg_acc"])) > 0.0005
 
 
+def traps(n: int, first_passed: int, completed: int) -> list[TaskRunRow]:
+    """n task runs where `first_passed` pass turn 1 and `completed` of those pass every turn, built so that each
+    likely mistake gives another figure: the tasks that fail turn 1 pass every later turn (Acc(1) read from a
+    later turn, or from any turn), have two turns only (CR over the tasks that have turn 5), and the tasks that
+    pass turn 1 without completing fail a middle turn only (CR read from the last turn). Two error runs that pass
+    everything must be left out (counted in a denominator, they move both figures)."""
+    def run(i: int, verdicts: list[bool], status: str = "ok") -> TaskRunRow:
+        return TaskRunRow(key=f"k{i}", model="m", spec="s", strategy="fh", context="basic", task_id=f"t{i}",
+                          level="function", status=status,
+                          turns=[TurnRow(turn=t + 1, passed=v, input_tokens=10) for t, v in enumerate(verdicts)])
+
+    shapes = ([[True] * 5] * completed + [[True, True, False, True, True]] * (first_passed - completed)
+              + [[False, True]] * (n - first_passed))
+    return [run(i, v) for i, v in enumerate(shapes)] + [run(n + i, [True] * 5, "error") for i in range(2)]
+
+
 @pytest.mark.parametrize("name", ["sreval_table3_function.csv", "sreval_table4_repo.csv"])
-def test_round_one_accuracy_and_cr_come_from_whole_task_counts(name: str):
-    """Every task has a turn 1, so Acc(1) and CR are k / #tasks: rebuild the task outcomes and recompute."""
+def test_round_one_accuracy_and_cr_as_the_results_page_prints_them(name: str):
+    """Every task has a turn 1, so Acc(1) and CR are k / #tasks: task runs with those counts (and traps for
+    each way of getting them wrong, `traps`) go through the code that makes SR-Eval's figures, and its
+    four-decimal cells must be the printed ones."""
     checked = 0
     for (model, language, context), cells in groups(name).items():
         n = TASKS[(name, language)]
-        for metric in ("acc_round1", "cr"):
-            if (name, model, language, context, metric) in TYPOS or (
-                    metric == "acc_round1" and (name, model, language) in NOT_K_OF_N):
-                continue
-            printed = cells[metric]
-            k = round(float(printed) * n)
-            if metric == "acc_round1":
-                tasks = [[True, True]] * k + [[False, True]] * (n - k)
-                got = accuracy_per_turn(tasks)[0]
-            else:
-                tasks = [[True, True]] * k + [[True, False]] * (n - k)
-                got = completion_rate(tasks)
-            assert abs(got - float(printed)) <= half_unit(printed), (name, model, language, context, metric)
+        wanted = {metric: cells[metric] for metric in ("acc_round1", "cr")
+                  if (name, model, language, context, metric) not in TYPOS
+                  and not (metric == "acc_round1" and (name, model, language) in NOT_K_OF_N)}
+        first = round(float(cells["acc_round1"]) * n)
+        completed = round(float(cells["cr"]) * n)
+        assert completed <= first, (name, model, language, context)  # a completed task passed turn 1
+        summary = summarize_setting("m", "s", "m", "fh", "basic", traps(n, first, completed))
+        assert (summary.tasks, summary.errors) == (n, 2)
+        got = {"acc_round1": fraction(summary.acc_per_turn[0]), "cr": fraction(summary.completion_rate)}
+        for metric, printed in wanted.items():
+            assert got[metric] == printed, (name, model, language, context, metric, got[metric], printed)
             checked += 1
     assert checked == (88 if name == "sreval_table3_function.csv" else 85)
 
@@ -116,15 +133,21 @@ def test_strategy_deltas_against_full_history_of_tables_5_and_6(strategies: str,
         if metric in ("avg_acc", "cr"):
             assert by_strategy["FH"] == main_cells[(model, language, context)][metric], (model, context, language)
             values["fh"] = float(main_cells[(model, language, context)][metric])
+        # The expected change, worked out apart from the code: exact decimal subtraction of the printed strings,
+        # FH's from Table 3/4 for Avg Acc and CR. A sign flip, another baseline or a dropped strategy fails here.
+        fh_text = main_cells[(model, language, context)][metric] if metric in ("avg_acc", "cr") else by_strategy["FH"]
+        expected = {s.lower(): float(Decimal(v) - Decimal(fh_text)) for s, v in by_strategy.items() if s != "FH"}
         deltas = strategy_deltas(values)
         assert set(deltas) == ({"ce", "ci"} if context == "BS" else {"ce"})  # SR-Eval runs GS with FH and CE
-        for strategy, delta in deltas.items():
-            printed = by_strategy[strategy.upper()]
-            assert abs(values["fh"] + delta - float(printed)) <= 1e-9
-            checked += 1
+        assert deltas == pytest.approx(expected, abs=1e-9), (model, context, language, metric)
+        checked += len(deltas)
     assert checked == 72  # 4 models x 2 languages x 3 metrics x 3 changes (BS: CE and CI; GS: CE)
     spot = {(m, c, lang, metric): v for (m, c, lang, metric), v in rows.items()}
     if strategies == "sreval_table5_prompt_function.csv":
+        # Code Edit costs fewer tokens than Full History everywhere at function level but one setting (+68.67).
+        dearer = {key[:3]: round(strategy_deltas({s.lower(): float(v) for s, v in cells.items()})["ce"], 2)
+                  for key, cells in spot.items() if key[3] == "atc"}
+        assert {key: d for key, d in dearer.items() if d >= 0} == {("DS-T", "GS", "Python"): 68.67}
         atc = {s.lower(): float(v) for s, v in spot[("QW3-Coder", "BS", "Python", "atc")].items()}
         assert strategy_deltas(atc) == pytest.approx({"ce": -1184.34, "ci": -1934.57})
         acc = {s.lower(): float(v) for s, v in spot[("DS-T", "GS", "Java", "avg_acc")].items()}
