@@ -196,7 +196,7 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
     return ExperimentResults(
         dataset=str(spec.dataset), out_dir=str(out_dir), settings=spec.settings.model_dump(mode="json"),
         attempt_settings=spec.attempt_settings.model_dump(mode="json"), max_tokens=spec.max_tokens,
-        prices=prices_source, models=reports, settings_profiles=applied_profiles(spec, tasks))
+        denominator=spec.denominator, prices=prices_source, models=reports, settings_profiles=applied_profiles(spec, tasks))
 
 
 def applied_profiles(spec: ExperimentSpec, tasks: Sequence[Task]) -> dict[str, dict[str, Any]]:

@@ -27,7 +27,7 @@ from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results import ExperimentResults
 from projectgen.experiments.results_writer import write_results
-from projectgen.experiments.spec import FIXED_FIELDS
+from projectgen.experiments.spec import FIXED_FIELDS, fixed_field
 from projectgen.experiments.tables import experiment_page
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -96,7 +96,7 @@ def merged_config(configs: list[dict[str, Any]], folders: list[Path]) -> dict[st
     """One experiment.json for all: the fixed fields agree, models and methods are joined."""
     first = configs[0]
     for config, folder in zip(configs[1:], folders[1:]):
-        changed = [name for name in FIXED_FIELDS if config.get(name) != first.get(name)]
+        changed = [name for name in FIXED_FIELDS if fixed_field(config, name) != fixed_field(first, name)]
         if changed:
             raise ProjectGenError(f"{folder} holds an experiment with other {', '.join(changed)} than {folders[0]}: "
                                   "only shares of one experiment can be merged")
@@ -107,7 +107,7 @@ def merged_config(configs: list[dict[str, Any]], folders: list[Path]) -> dict[st
                 raise ProjectGenError(f"{folder}: model folder {slug!r} holds runs of {spec!r}, elsewhere of "
                                       f"{models[slug]!r}")
     methods = list(dict.fromkeys(m for config in configs for m in config.get("methods") or ["livecoder"]))
-    return {**{name: first.get(name) for name in FIXED_FIELDS}, "models": models, "methods": methods}
+    return {**{name: fixed_field(first, name) for name in FIXED_FIELDS}, "models": models, "methods": methods}
 
 
 def choose_entries(folders: list[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:
@@ -167,7 +167,8 @@ def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folder
                for method in config["methods"] for slug, spec in config["models"].items()]
     return ExperimentResults(dataset=str(config["dataset"]), out_dir=str(out_dir), settings=config["settings"],
                              attempt_settings=config["attempt_settings"], max_tokens=config["max_tokens"],
-                             prices="; ".join(prices), settings_profiles=dict(sorted(profiles.items())),
+                             denominator=config["denominator"], prices="; ".join(prices),
+                             settings_profiles=dict(sorted(profiles.items())),
                              models=reports)
 
 

@@ -230,6 +230,8 @@ class SummaryEntry(BaseModel):
     avg_weighted: float | None = Field(description="sum(#Pass x #LOC) / sum(#LOC) over the scored tasks")
     sketchbleu: float | None = Field(default=None, description="mean SketchBLEU over the tasks that have one")
     weights: list[str] = Field(description="where the #LOC weights came from")
+    denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
+                                    "'expected' or 'run' (projectgen.evaluation.denominators)")
 
 
 def difficulty_buckets(scores: Sequence[Any]) -> dict[str, BucketFigures]:
@@ -253,6 +255,8 @@ class ExperimentResults(BaseModel):
     settings: dict[str, Any]
     attempt_settings: dict[str, Any]
     max_tokens: int | None = None
+    denominator: str = Field(default="", description="the #Tests setting the experiment ran with: 'published' "
+                             "or 'reference' (projectgen.evaluation.denominators); empty in older results")
     prices: str = Field(default="", description="where the prices came from")
     settings_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="task id -> settings its benchmark's paper profile gave it over "
@@ -266,4 +270,4 @@ class ExperimentResults(BaseModel):
         return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
                              sketchbleu=r.final.sketchbleu,
-                             weights=r.final.weights) for r in self.models]
+                             weights=r.final.weights, denominators=r.final.denominators) for r in self.models]

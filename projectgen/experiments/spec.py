@@ -20,7 +20,14 @@ from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.runs import layout
 
 # The fields of experiment.json that a continued experiment must keep.
-FIXED_FIELDS = ("dataset", "settings", "attempt_settings", "max_tokens")
+FIXED_FIELDS = ("dataset", "settings", "attempt_settings", "max_tokens", "denominator")
+# What an experiment.json written before a fixed field existed meant by it: counted out of the reference's tests.
+FIXED_FIELD_BEFORE = {"denominator": "reference"}
+
+
+def fixed_field(config: Mapping[str, Any], name: str) -> Any:
+    """A fixed field of an experiment.json, older files read as what they meant (`FIXED_FIELD_BEFORE`)."""
+    return config.get(name, FIXED_FIELD_BEFORE.get(name))
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,7 @@ def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ProjectGenError(f"{path}: unreadable ({exc}); use --fresh or another --out") from None
-        changed = [name for name in FIXED_FIELDS if stored.get(name) != config[name]]
+        changed = [name for name in FIXED_FIELDS if fixed_field(stored, name) != config[name]]
         if changed:
             raise ProjectGenError(f"{out_dir} holds an experiment with other {', '.join(changed)}; continue it with "
                                   "the same options, or use --fresh or another --out")

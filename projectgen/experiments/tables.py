@@ -136,6 +136,7 @@ def settings_line(results: ExperimentResults) -> str:
             f"{results.attempt_settings.get('selection')}"
             + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
             + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
+            + (f", #Tests: {results.denominator}" if results.denominator else "")
             + (f"; prices: {results.prices}" if results.prices else ""))
 
 

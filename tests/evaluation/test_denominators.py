@@ -101,3 +101,22 @@ def test_the_pass_table_names_its_denominator_and_sums_the_error_rows(shared_dat
     by_task = {row[0]: row for row in rows}
     assert by_task["chakin"][2:] == ["1", "error"] and by_task["SUM"][2] == "124"
     assert by_task["SUM"][3] == str(38 + 19 + 5 + 0 + 7 + 25 + 5 + 8 + 7)
+
+
+def test_an_experiment_keeps_its_denominator_and_older_folders_meant_the_reference(tmp_path: Path) -> None:
+    import json
+
+    from projectgen.errors import ProjectGenError
+    from projectgen.experiments.spec import ExperimentSpec, write_experiment_json
+
+    published = ExperimentSpec(dataset=example_task_path("kvstore").parent, models=(ExperimentModel("m", "s"),))
+    reference = ExperimentSpec(dataset=published.dataset, models=published.models, denominator="reference")
+    assert write_experiment_json(tmp_path, published, fresh=True)["denominator"] == "published"
+    with pytest.raises(ProjectGenError, match="denominator"):
+        write_experiment_json(tmp_path, reference, fresh=False)  # the ledger's counts would mix
+    older = json.loads((tmp_path / "experiment.json").read_text())
+    del older["denominator"]  # written before the setting: its #Tests were the reference's
+    (tmp_path / "experiment.json").write_text(json.dumps(older))
+    write_experiment_json(tmp_path, reference, fresh=False)
+    with pytest.raises(ProjectGenError, match="denominator"):
+        write_experiment_json(tmp_path, published, fresh=False)
