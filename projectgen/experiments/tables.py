@@ -35,7 +35,8 @@ def final_lines(report: ModelReport) -> list[str]:
                      f"LOC-weighted {percent(f.loc_weighted_pass_rate)}, fully passing {f.fully_passing}/{f.tasks} "
                      "tasks")
         lines.append(f"ProjectGen's figures: SUM of #Pass {f.passed}, AVG_weighted {f.avg_weighted:.2f} "
-                     f"(#LOC: {'; '.join(f.weights) or 'n/a'}; #Tests: {', '.join(f.denominators) or 'n/a'})")
+                     f"(SUM of #Tests {f.total}: {', '.join(f.denominators) or 'n/a'}; "
+                     f"#LOC: {'; '.join(f.weights) or 'n/a'})")
     elif f.tasks:
         lines.append("final output: hidden unit tests not run")
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
