@@ -56,7 +56,8 @@ NOTES = ("'attempt t' is the unit pass rate of attempt t; 'output' the pass rate
          "attempts (the historical best so far). An attempt that generated nothing (a reuse of a full-score best, "
          "a budget stop, or after the run ended) carries the best so far forward; attempts after a reuse count as "
          "reuses. Means are over tasks; LOC-w. weights each task by its #LOC (ProjectGen's published figure, else "
-         "the reference's lines). Error pairs are left out. Tokens and cost: calls tagged with attempt t, summed "
+         "the reference's lines). Error pairs are left out, except that under the published denominator an error on a "
+         "published task keeps its #Tests in SUM with 0 passed. Tokens and cost: calls tagged with attempt t, summed "
          "over tasks.")
 
 
