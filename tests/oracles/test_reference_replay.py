@@ -12,20 +12,26 @@ from projectgen.runs import run_project
 LAST_LINE_FILE = 'HELP = """\n```\nusage: tool\n```\n"""\n\n\ndef double(x):\n    return 2 * x'
 
 
-def _task(root: Path) -> Path:
+def _write_task(root: Path, prd: str, tool: dict[str, str | bytes], tests: str) -> Path:
+    """A task folder: docs/PRD.md, the reference package tool/ with `tool`'s files, and `tests` as both suites."""
     (root / "docs").mkdir(parents=True)
-    (root / "docs" / "PRD.md").write_text("A function `double(x)` in tool/core.py.\n")
+    (root / "docs" / "PRD.md").write_text(prd)
     (root / "tool").mkdir()
-    (root / "tool" / "__init__.py").write_text("")
-    (root / "tool" / "core.py").write_text(LAST_LINE_FILE)
+    for name, content in {"__init__.py": "", **tool}.items():
+        path = root / "tool" / name
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     for suite in ("check_tests", "unit_tests"):
         (root / suite).mkdir()
-        (root / suite / "test_core.py").write_text(
-            "from tool.core import HELP, double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
-            "def test_help():\n    assert '```' in HELP\n")
+        (root / suite / "test_core.py").write_text(tests)
     (root / "task.toml").write_text('reference = ["tool"]\n[docs]\nprd = "docs/PRD.md"\n'
                                     '[tests]\ncheck = "check_tests"\nunit = "unit_tests"\n')
     return root
+
+
+def _task(root: Path) -> Path:
+    return _write_task(root, "A function `double(x)` in tool/core.py.\n", {"core.py": LAST_LINE_FILE},
+                       "from tool.core import HELP, double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
+                       "def test_help():\n    assert '```' in HELP\n")
 
 
 def test_a_reference_file_without_a_final_newline_is_replayed_whole(tmp_path: Path, runner) -> None:
@@ -38,25 +44,14 @@ def test_a_reference_file_without_a_final_newline_is_replayed_whole(tmp_path: Pa
 
 def _data_task(root: Path, *, table_rows: int = 3) -> Path:
     """A task whose code reads a data file and a template beside it (and ships a binary file no reply can hold)."""
-    (root / "docs").mkdir(parents=True)
-    (root / "docs" / "PRD.md").write_text("`lookup(name)` reads tool/table.csv; `greet` fills tool/hello.tmpl.\n")
-    (root / "tool").mkdir()
-    (root / "tool" / "__init__.py").write_text("")
-    (root / "tool" / "core.py").write_text(
-        "from pathlib import Path\n\nHERE = Path(__file__).parent\n\n\ndef lookup(name):\n"
-        "    rows = dict(line.split(',') for line in (HERE / 'table.csv').read_text().split())\n"
-        "    return rows[name]\n\n\ndef greet(who):\n    return (HERE / 'hello.tmpl').read_text().format(who=who)\n")
-    (root / "tool" / "table.csv").write_text("".join(f"k{i},v{i}\n" for i in range(table_rows)))
-    (root / "tool" / "hello.tmpl").write_text("Hello, {who}!\n")
-    (root / "tool" / "blob.bin").write_bytes(b"\x00\xff\xfe")
-    for suite in ("check_tests", "unit_tests"):
-        (root / suite).mkdir()
-        (root / suite / "test_core.py").write_text(
-            "from tool.core import greet, lookup\n\n\ndef test_lookup():\n    assert lookup('k1') == 'v1'\n\n\n"
-            "def test_greet():\n    assert greet('you') == 'Hello, you!\\n'\n")
-    (root / "task.toml").write_text('reference = ["tool"]\n[docs]\nprd = "docs/PRD.md"\n'
-                                    '[tests]\ncheck = "check_tests"\nunit = "unit_tests"\n')
-    return root
+    core = ("from pathlib import Path\n\nHERE = Path(__file__).parent\n\n\ndef lookup(name):\n"
+            "    rows = dict(line.split(',') for line in (HERE / 'table.csv').read_text().split())\n"
+            "    return rows[name]\n\n\ndef greet(who):\n    return (HERE / 'hello.tmpl').read_text().format(who=who)\n")
+    return _write_task(root, "`lookup(name)` reads tool/table.csv; `greet` fills tool/hello.tmpl.\n",
+                       {"core.py": core, "table.csv": "".join(f"k{i},v{i}\n" for i in range(table_rows)),
+                        "hello.tmpl": "Hello, {who}!\n", "blob.bin": b"\x00\xff\xfe"},
+                       "from tool.core import greet, lookup\n\n\ndef test_lookup():\n    assert lookup('k1') == 'v1'\n\n\n"
+                       "def test_greet():\n    assert greet('you') == 'Hello, you!\\n'\n")
 
 
 def test_the_replay_writes_the_data_files_its_tree_names(tmp_path: Path, runner) -> None:
