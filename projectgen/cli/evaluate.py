@@ -18,7 +18,8 @@ def add_commands(commands) -> None:
                           help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
     evaluate.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
-                          help="the suite to run: unit (default), check, acceptance or another suite the task names")
+                          help="the suite to run: unit (default: the suite the task is scored by), check, acceptance or "
+                               "another suite the task names")
     evaluate.add_argument("--out", type=Path, default=None,
                           help="JSON report path (default: ./projectgen-reports/TASK.SUITE.json)")
     evaluate.add_argument("--keep-workspace", action="store_true",
@@ -51,6 +52,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     task = resolve_task(args.task)
     if not args.repo.is_dir():
         raise ProjectGenError(f"{args.repo}: repository folder not found")
+    args.tests = task.role_suite(args.tests)  # unit: the suite the task is scored by (`scored` in task.toml)
     task.suite(args.tests)
     if args.out is not None:
         check_out_path(args.out, folder=False)

@@ -45,7 +45,8 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteName, str] = {
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
 _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
-                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile"})
+                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile",
+                            "scored", "timeouts", "install_timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
                             "source_root", "install"})
@@ -563,6 +564,30 @@ def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, Te
     return declared
 
 
+def _suite_timeouts(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite]) -> dict[SuiteName, float]:
+    """`[timeouts]`: per suite, the seconds one run of it may take."""
+    timeouts = {}
+    for name, value in table.items():
+        if name not in suites:
+            raise ctx.fail("[timeouts]", f"{name!r} is not a suite of this task (it has: {', '.join(suites)})")
+        timeouts[name] = ctx.seconds(f"[timeouts].{name}", value)
+    return timeouts
+
+
+def _scored_suite(ctx: _Ctx, value: object, suites: dict[SuiteName, TestSuite]) -> SuiteName:
+    """`scored`: the suite that is the final evaluation (default `unit`); it must be declared, and a task
+    that also declares `unit` must not name another (which of the two would `run` score?)."""
+    name = ctx.string("scored", value, "integration")
+    if name is None:
+        return "unit"
+    if name not in suites:
+        raise ctx.fail("scored", f"{name!r} is not a suite of this task (it has: {', '.join(suites) or 'none'})")
+    if name != "unit" and "unit" in suites:
+        raise ctx.fail("scored", f"the task declares a 'unit' suite too: name the tests the final evaluation runs "
+                                 f"either 'unit' or {name!r}, not both")
+    return name
+
+
 _DOCUMENT_KEYS = ("PRD", "UML", "UML_class", "UML_sequence", "architecture_design")
 
 
@@ -747,6 +772,9 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
         empty_dirs=ctx.folders("empty_dirs", config.get("empty_dirs")),
         timeout=ctx.seconds("timeout", config.get("timeout")),
+        suite_timeouts=_suite_timeouts(ctx, ctx.table("[timeouts]", config.get("timeouts")), suites),
+        install_timeout=ctx.seconds("install_timeout", config.get("install_timeout")),
+        scored_suite=_scored_suite(ctx, config.get("scored"), suites),
         reference=reference,
         reference_root=reference_root,
         package=package,

@@ -191,3 +191,68 @@ def test_a_reference_in_a_subfolder_scores_as_plain_pytest_and_the_starter_stub_
     assert len(got) == 3 and set(got.values()) == {"passed"}
     stub_score = sandbox.score(task, {"two_fer/two_fer.py": stub}, "unit").score
     assert (stub_score.passed, stub_score.expected, stub_score.failed) == (0, 3, 3)
+
+
+# --------------------------------------------------------------------------- issue 25 item 8: scored suite, timeouts
+
+def test_the_scored_suite_is_what_eval_scores_and_runs_as_plain_pytest(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`scored = "integration"`: the final evaluation is a suite not named unit; evaluate, score and the
+    expected tests default to it, and the hidden-unit-test role ("unit") maps onto it."""
+    task = load_task(SHAPES / "scored")
+    assert (task.scored_suite, sorted(task.suites)) == ("integration", ["check", "integration"])
+    assert task.role_suite("unit") == "integration" and task.role_suite("check") == "check"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert report.suite == "integration" and not report.error, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "integration", task.reference_files(), tmp_path / "plain")
+    assert set(outcomes(report).values()) == {"passed", "skipped", "xfail"}
+    scored = sandbox.score(task, task.reference_files()).score
+    assert (scored.suite, scored.passed, scored.expected) == ("integration", 9, 9)
+
+
+def test_each_suite_has_its_own_timeout_and_the_install_step_its_own(env_cache: Path) -> None:
+    task = load_task(SHAPES / "scored")
+    assert (task.timeout, task.suite_timeouts, task.install_timeout) == (30, {"integration": 120}, 90)
+    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache))
+    assert (runner.timeout_for(task, "integration"), runner.timeout_for(task, "check")) == (120, 30)
+    assert runner.install_timeout_for(task, "check") == 90
+    explicit = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=7))  # the user's --timeout wins
+    assert (explicit.timeout_for(task, "integration"), explicit.install_timeout_for(task, "check")) == (7, 7)
+    plain = task.model_copy(update={"install_timeout": None})
+    assert runner.install_timeout_for(plain, "integration") == 120
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('scored = "acceptance"\n', "scored: 'acceptance' is not a suite of this task (it has: check, integration)"),
+    ('scored = "integration"\n', "the task declares a 'unit' suite too"),
+    ('[timeouts]\nunit = 5\n', "[timeouts]: 'unit' is not a suite of this task"),
+    ('[timeouts]\nintegration = "slow"\n', "[timeouts].integration: expected a positive number of seconds"),
+    ('install_timeout = 0\n', "install_timeout: expected a positive number of seconds"),
+])
+def test_scored_suite_and_timeouts_are_checked_when_the_task_loads(extra: str, message: str, tmp_path: Path) -> None:
+    from projectgen.errors import TaskFormatError
+
+    root = tmp_path / "scored"
+    shutil.copytree(SHAPES / "scored", root)
+    text = (root / "task.toml").read_text()
+    text = text.replace('scored = "integration"\n', "").replace("[timeouts]\nintegration = 120\n", "")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("install_timeout")) + "\n"
+    if "unit' suite too" in message:
+        text = text.replace('check = "tests/test_quick.py"', 'check = "tests/test_quick.py"\nunit = "tests/integration"')
+    if extra.startswith("["):
+        text += "\n" + extra
+    else:
+        text = extra + text
+    (root / "task.toml").write_text(text)
+    with pytest.raises(TaskFormatError) as raised:
+        load_task(root)
+    assert message in str(raised.value)
+
+
+def test_run_scores_the_named_suite_as_its_hidden_unit_tests(env_cache: Path, tmp_path: Path, capsys) -> None:
+    """Before `scored`, `run` measured nothing on a task without a suite named unit."""
+    from projectgen.cli import main
+
+    assert main(["run", str(SHAPES / "scored"), "--model", "reference", "--attempts", "1",
+                 "--out", str(tmp_path / "run"), "--cache-dir", str(env_cache)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "shape-scored - integration tests" in out and "passed │ 9" in out, out
