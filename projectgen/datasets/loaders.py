@@ -49,7 +49,7 @@ _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "sta
                             "scored", "timeouts", "install_timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
-                            "source_root", "install"})
+                            "source_root", "install", "workdir"})
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -759,6 +759,8 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         pytest_plugins=None if plugins is None else tuple(ctx.str_list("[env].pytest_plugins", plugins)),
         source_root=None if source_root is None else ctx.inside("[env].source_root", source_root)[0],
         install=ctx.choice("[env].install", env_table.get("install"), INSTALL_STEPS),
+        workdir=None if env_table.get("workdir") in (None, "", ".") else ctx.inside("[env].workdir",
+                                                                                   env_table["workdir"])[0],
     )
     if env.install == "script" and env.setup_script is None:
         raise ctx.fail("[env].install", "'script' runs the setup script, but [env].setup_script is not set")

@@ -252,6 +252,11 @@ class SandboxRunner:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 pass  # the candidate has a file there: its tests meet that file
+        if task.env.workdir:  # the tests' working directory exists even when nothing of the task is there
+            try:
+                (workspace / task.env.workdir).mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                pass  # the candidate has a file there: the tests do not start, and the report says so
         canary_path = workspace / _canary_rel(task, suite, canary)
         canary_path.parent.mkdir(parents=True, exist_ok=True)
         canary_path.write_text(canary.source, encoding="utf-8")
@@ -268,9 +273,11 @@ class SandboxRunner:
     def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
                      plugins: list[str], canary: Canary) -> list[str]:
         workspace = folder.workspace
+        paths = [*task.suite(suite).paths, *_canary_argument(task, suite, canary)]
+        if task.env.workdir:  # run from elsewhere: the paths from the workspace; node ids stay rootdir-relative
+            paths = [str(workspace / path) for path in paths]
         argv = [
-            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *task.suite(suite).paths,
-            *_canary_argument(task, suite, canary), "-p", "no:cacheprovider",
+            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *paths, "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(folder.control / "pytest.ini"),
             f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
@@ -320,13 +327,15 @@ class SandboxRunner:
                     stop_on_failure=True)
         return step, what
 
-    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary) -> Step:
-        """pytest through the bootstrap: PYTHONPATH reaches only the processes the tests start."""
+    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary,
+                    cwd: str) -> Step:
+        """pytest through the bootstrap, from `cwd` of the workspace: PYTHONPATH reaches only the processes the
+        tests start."""
         env = dict(variables, PROJECTGEN_CANARY=canary.module)
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
-        return Step("tests", argv, env, timeout, channel=True)
+        return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
              candidate: Candidate) -> TestReport:
@@ -346,7 +355,7 @@ class SandboxRunner:
                                                        self.install_timeout_for(task, suite))
             steps.append(install)
         steps.append(self._tests_step(self._pytest_argv(folder, task, suite, env, plugins, canary), variables, timeout,
-                                      canary))
+                                      canary, task.env.workdir or ""))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
         try:

@@ -31,9 +31,9 @@ def outcomes(report) -> dict[str, str]:
     return {t.nodeid: t.outcome.value for t in report.tests}
 
 
-def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) -> dict[str, str]:
+def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, cwd: str = "") -> dict[str, str]:
     """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
-    `files` put at their repository paths (over any stub there)."""
+    `files` put at their repository paths (over any stub there), run from its folder `cwd`."""
     shutil.copytree(task.root, work)
     for rel, source in files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -41,14 +41,16 @@ def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) 
     (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
-         "-c", str(work / "plain-pytest.ini"), *task.suite(suite).paths],
-        cwd=work, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+         "-c", str(work / "plain-pytest.ini"), *(str(work / path) for path in task.suite(suite).paths)],
+        cwd=work / cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
+             **({"PYTHONPATH": str(work)} if cwd else {})},  # the repository importable from elsewhere too
     )
     found: dict[str, str] = {}
     for line in done.stdout.splitlines():
         if match := VERBOSE_LINE.match(line):
-            found.setdefault(match.group(1), match.group(2).lower())
+            # -v shows node ids from where pytest runs; the node ids themselves are the rootdir's
+            found.setdefault(f"{cwd}/{match.group(1)}" if cwd else match.group(1), match.group(2).lower())
     assert found, done.stdout + done.stderr
     return found
 
@@ -256,3 +258,17 @@ def test_run_scores_the_named_suite_as_its_hidden_unit_tests(env_cache: Path, tm
                  "--out", str(tmp_path / "run"), "--cache-dir", str(env_cache)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "shape-scored - integration tests" in out and "passed │ 9" in out, out
+
+
+def test_the_tests_run_from_their_working_directory_as_plain_pytest(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`[env] workdir = "tests"`: tests that open `fixtures/words.txt` from where the harness ran them."""
+    task = load_task(SHAPES / "workdir")
+    assert task.env.workdir == "tests"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error and report.passed == 4, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", cwd="tests")
+    assert sorted(outcomes(report)) == sorted(f"tests/test_words.py::{name}" for name in (
+        "test_runs_from_the_tests_folder", "test_load_by_a_relative_path", "test_longest_of_the_file",
+        "test_longest_of_nothing"))  # node ids stay relative to the workspace
+    moved = task.model_copy(update={"env": task.env.model_copy(update={"workdir": None})})
+    assert sandbox.evaluate(moved, task.reference_files()).passed == 1  # from the workspace, only the pure test
