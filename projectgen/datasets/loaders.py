@@ -49,7 +49,7 @@ _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "sta
                             "scored", "timeouts", "install_timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
-                            "source_root", "install", "workdir"})
+                            "source_root", "install", "workdir", "pytest_config"})
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -574,6 +574,19 @@ def _suite_timeouts(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, Te
     return timeouts
 
 
+def _pytest_options(ctx: _Ctx, value: object) -> dict[str, str]:
+    """`[env] pytest_config`: the ini options of the benchmark's pytest.ini, tox.ini, setup.cfg or pyproject.toml."""
+    from projectgen.datasets.pytest_config import pytest_options
+
+    if value is None:
+        return {}
+    text = ctx.read("[env].pytest_config", value, required=True) or ""
+    try:
+        return pytest_options(str(value), text)
+    except ValueError as error:
+        raise ctx.fail("[env].pytest_config", f"{value}: {error}") from None
+
+
 def _scored_suite(ctx: _Ctx, value: object, suites: dict[SuiteName, TestSuite]) -> SuiteName:
     """`scored`: the suite that is the final evaluation (default `unit`); it must be declared, and a task
     that also declares `unit` must not name another (which of the two would `run` score?)."""
@@ -759,6 +772,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         pytest_plugins=None if plugins is None else tuple(ctx.str_list("[env].pytest_plugins", plugins)),
         source_root=None if source_root is None else ctx.inside("[env].source_root", source_root)[0],
         install=ctx.choice("[env].install", env_table.get("install"), INSTALL_STEPS),
+        pytest_options=_pytest_options(ctx, env_table.get("pytest_config")),
         workdir=None if env_table.get("workdir") in (None, "", ".") else ctx.inside("[env].workdir",
                                                                                    env_table["workdir"])[0],
     )

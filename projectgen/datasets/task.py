@@ -108,6 +108,9 @@ class EnvSpec(BaseModel):
     source_root: str | None = Field(
         default=None, description="folder of the candidate (e.g. 'src'): put first on the tests' import path "
         "(Python); where the build and the tests run (other languages: the folder of go.mod, Cargo.toml, ...)")
+    pytest_options: dict[str, str] = Field(
+        default_factory=dict, description="ini options of the benchmark's own pytest configuration "
+        "(`[env] pytest_config`), written to the pytest.ini the tests run with; default none")
     workdir: str | None = Field(
         default=None, description="folder of the workspace the tests run from (their working directory, for "
         "tests that open files by relative paths as the benchmark's harness ran them); default the workspace")

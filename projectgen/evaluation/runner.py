@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.cleanup import sweep_leftovers
@@ -260,7 +261,7 @@ class SandboxRunner:
         canary_path = workspace / _canary_rel(task, suite, canary)
         canary_path.parent.mkdir(parents=True, exist_ok=True)
         canary_path.write_text(canary.source, encoding="utf-8")
-        (folder.control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        (folder.control / "pytest.ini").write_text(pytest_ini_text(task.env.pytest_options), encoding="utf-8")
         if task.env.install is not None:
             (folder.control / "site").mkdir()
             shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")

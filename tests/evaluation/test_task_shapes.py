@@ -31,9 +31,11 @@ def outcomes(report) -> dict[str, str]:
     return {t.nodeid: t.outcome.value for t in report.tests}
 
 
-def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, cwd: str = "") -> dict[str, str]:
+def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, cwd: str = "",
+                 ini: str = "") -> dict[str, str]:
     """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
-    `files` put at their repository paths (over any stub there), run from its folder `cwd`."""
+    `files` put at their repository paths (over any stub there), run from its folder `cwd`, with the
+    configuration file `ini` of the copy (default an empty one)."""
     shutil.copytree(task.root, work)
     for rel, source in files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +43,7 @@ def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, 
     (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
-         "-c", str(work / "plain-pytest.ini"), *(str(work / path) for path in task.suite(suite).paths)],
+         "-c", str(work / (ini or "plain-pytest.ini")), *(str(work / path) for path in task.suite(suite).paths)],
         cwd=work / cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
              **({"PYTHONPATH": str(work)} if cwd else {})},  # the repository importable from elsewhere too
@@ -272,3 +274,52 @@ def test_the_tests_run_from_their_working_directory_as_plain_pytest(sandbox: San
         "test_longest_of_nothing"))  # node ids stay relative to the workspace
     moved = task.model_copy(update={"env": task.env.model_copy(update={"workdir": None})})
     assert sandbox.evaluate(moved, task.reference_files()).passed == 1  # from the workspace, only the pure test
+
+
+def test_the_benchmarks_pytest_configuration_applies_as_plain_pytest_with_it(sandbox: SandboxRunner,
+                                                                             tmp_path: Path) -> None:
+    """`[env] pytest_config = "pytest.ini"`: warnings as errors, strict xfail and addopts' deselection, as the
+    benchmark's harness ran them; without the key the same reference scores differently."""
+    task = load_task(SHAPES / "pytestconfig")
+    assert task.env.pytest_options["xfail_strict"] == "true"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error, report.output_tail
+    got = outcomes(report)
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", ini="pytest.ini")
+    assert {name.split("::")[1]: outcome for name, outcome in got.items()} == {
+        "test_minutes": "passed", "test_round_trip": "passed", "test_bad_time": "passed",
+        "test_the_deprecated_name_warns": "failed", "test_an_ignored_warning": "passed", "test_seconds": "failed"}
+    unconfigured = task.model_copy(update={"env": task.env.model_copy(update={"pytest_options": {}})})
+    assert sandbox.evaluate(unconfigured, task.reference_files()).passed == 5  # its own empty pytest.ini
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("pytest.ini", "[pytest]\npython_files = check_*.py\n", "option 'python_files' cannot apply"),
+    ("pytest.ini", "[tool:pytest]\naddopts = -x\n", "no [pytest] section"),
+    ("setup.cfg", "[pytest]\naddopts = -x\n", "no [tool:pytest] section"),
+    ("pyproject.toml", "[tool.black]\nline-length = 99\n", "no [tool.pytest.ini_options] table"),
+    ("nope.ini", None, "nope.ini"),
+])
+def test_a_pytest_config_it_cannot_honour_is_refused_when_the_task_loads(name: str, text: str | None, message: str,
+                                                                         tmp_path: Path) -> None:
+    from projectgen.errors import TaskFormatError
+
+    root = tmp_path / "pytestconfig"
+    shutil.copytree(SHAPES / "pytestconfig", root)
+    if text is not None:
+        (root / name).write_text(text)
+    (root / "task.toml").write_text((root / "task.toml").read_text().replace('"pytest.ini"', f'"{name}"'))
+    with pytest.raises(TaskFormatError, match=re.escape(message)):
+        load_task(root)
+
+
+def test_pyproject_and_setup_cfg_give_the_same_options(tmp_path: Path) -> None:
+    from projectgen.datasets.pytest_config import pytest_ini_text, pytest_options
+
+    toml = pytest_options("pyproject.toml", '[tool.pytest.ini_options]\nfilterwarnings = ["error", "ignore::UserWarning"]'
+                                            '\nxfail_strict = true\naddopts = "-m \'not slow\'"\n')
+    cfg = pytest_options("setup.cfg", "[tool:pytest]\nfilterwarnings =\n    error\n    ignore::UserWarning\n"
+                                      "xfail_strict = true\naddopts = -m 'not slow'\n")
+    assert toml == cfg
+    assert pytest_ini_text(toml) == ("[pytest]\nfilterwarnings = error\n    ignore::UserWarning\nxfail_strict = true\n"
+                                     "addopts = -m 'not slow'\n")
