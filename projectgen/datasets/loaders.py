@@ -63,10 +63,11 @@ _TEST_DIRS = frozenset({"test", "tests", "testing"})
 
 
 def load_task(path: str | os.PathLike[str]) -> Task:
-    """Load one task folder (or its config.json / task.toml), detecting its format."""
+    """Load one task folder (or its config.json / task.toml), detecting its format; an Exercism exercise folder
+    (.meta/config.json) loads as `exercise_task` makes it."""
     given = Path(path)
     if given.is_file() and given.name in (TASK_TOML, CONFIG_JSON):
-        given = given.parent
+        given = given.parent.parent if given.parent.name == ".meta" else given.parent  # an exercise's config
     if not given.exists():
         raise TaskFormatError(given, "task folder not found")
     if not given.is_dir():
@@ -89,6 +90,10 @@ def load_task(path: str | os.PathLike[str]) -> Task:
             "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "
             "or DevBench keys (UML_class, code_file_DAG, acceptance_tests)",
         )
+    from projectgen.datasets.exercism import exercise_task, is_exercise, load_exercise
+
+    if is_exercise(root):  # Exercism's layout: .meta/config.json (or .meta/ and .docs/ without one)
+        return exercise_task(load_exercise(root))
     raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")
 
 

@@ -323,3 +323,24 @@ def test_pyproject_and_setup_cfg_give_the_same_options(tmp_path: Path) -> None:
     assert toml == cfg
     assert pytest_ini_text(toml) == ("[pytest]\nfilterwarnings = error\n    ignore::UserWarning\nxfail_strict = true\n"
                                      "addopts = -m 'not slow'\n")
+
+
+def test_an_exercism_exercise_loads_through_load_task_and_scores_as_plain_pytest(sandbox: SandboxRunner,
+                                                                                 tmp_path: Path) -> None:
+    """`load_task` reads an exercise folder (or its .meta/config.json) as `reflect` does: the tests run in a
+    folder named like the project, the candidate's files inside it."""
+    from projectgen.datasets.examples import example_exercises_dir
+
+    folder = tmp_path / "exercises" / "unit_convert"
+    shutil.copytree(example_exercises_dir() / "unit_convert", folder)
+    task = load_task(folder)
+    assert (task.id, task.format, task.root) == ("unit_convert", "exercism", folder.parent)
+    assert load_task(folder / ".meta" / "config.json") == task
+    assert task.suite("unit").paths == ("unit_convert/unit_convert_test.py",)
+    from projectgen.datasets.exercism import load_exercise
+
+    exercise = load_exercise(folder)
+    reference = {exercise.workspace_path(rel): folder / example for rel, example in exercise.examples.items()}
+    report = sandbox.evaluate(task, reference)
+    assert not report.error and report.passed == report.total > 0, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "unit", reference, tmp_path / "plain")
