@@ -2,23 +2,24 @@
 and the progress bar of a batch."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 WIDE = 1000
 """Columns of a console that is not a terminal (piped, captured): rich's default of 80 cuts tables; a table is
 as wide as its cells anyway, so this only lifts the cap."""
 
 
-def make_console(*, stderr: bool = False):
-    """The commands' rich console: a terminal's own width, `COLUMNS` when set, else `WIDE` so piped tables are
-    whole (grep and files see every cell)."""
+def make_console(*, stderr: bool = False) -> Console:
+    """The commands' rich console: a terminal's own width; piped or captured, `WIDE` so tables are whole (grep
+    and files see every cell), whatever COLUMNS a parent process left in the environment."""
     from rich.console import Console
 
     console = Console(stderr=stderr)
-    if console.is_terminal or os.environ.get("COLUMNS", "").strip():
-        return console
-    return Console(stderr=stderr, width=WIDE)
+    return console if console.is_terminal else Console(stderr=stderr, width=WIDE)
 
 
 def print_test_report(console, report) -> None:
