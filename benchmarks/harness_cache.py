@@ -64,8 +64,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from _fixtures import shared_datasets
+
 ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT.parent / "shared" / "datasets" / "CodeProjectEval"
+DATASET = shared_datasets() / "CodeProjectEval"
 DEFAULT_TASKS = ["deprecated", "imapclient", "parsel", "pyjwt", "python-hl7", "tinydb", "voluptuous"]
 TARGET = 1.10  # ours warm / plain pytest in the same environment, per task
 REFERENCE_RATIO = 5.0  # the earlier gate (reference steady state / ours warm), printed for information
@@ -91,6 +93,10 @@ class Result:
 def load_tasks(args: argparse.Namespace) -> tuple[str, list]:
     from projectgen.datasets.loaders import load_task
 
+    if args.tiny:  # one small bundled task: every step, in seconds
+        from projectgen.datasets.examples import example_task_path
+
+        return "bundled example task kvstore (--tiny)", [load_task(example_task_path("kvstore"))]
     if DATASET.is_dir():
         names = sorted(p.name for p in DATASET.iterdir() if p.is_dir()) if args.all else (
             args.tasks.split(",") if args.tasks else DEFAULT_TASKS)
@@ -213,6 +219,8 @@ def median_result(results: list[Result]) -> Result:
 
 
 def main() -> int:
+    from _fixtures import add_tiny_option, verdict
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=None, help="comma-separated CodeProjectEval task ids")
     parser.add_argument("--all", action="store_true", help="every CodeProjectEval task (far over 15 minutes)")
@@ -220,7 +228,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2, help="interleaved steady-state rounds (median reported)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
                         help="tasks ours evaluates at a time in the concurrent pass (default: one per core)")
+    add_tiny_option(parser)
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats, args.workers = 1, 1
 
     from _fixtures import ratio_line, table
 
@@ -349,7 +360,7 @@ def main() -> int:
     worst = max(ratios, key=ratios.__getitem__)
     print(f"ours warm / plain pytest in the same environment, the worst task ({worst}):")
     print(ratio_line(ratios[worst], f"<= {TARGET} for every task"))
-    return 0 if all(r <= TARGET for r in ratios.values()) and not differing else 1
+    return verdict(all(r <= TARGET for r in ratios.values()), args.tiny) if not differing else 1
 
 
 if __name__ == "__main__":

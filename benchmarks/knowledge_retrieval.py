@@ -178,11 +178,16 @@ def install_size(package: str | None) -> tuple[str, float, float]:
 
 
 def main() -> int:
+    from _fixtures import add_tiny_option, verdict
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the labelled set (JSON)")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the texts for the timings")
     parser.add_argument("--misses", action="store_true", help="list every ranking whose own entry is not first")
+    add_tiny_option(parser)
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats = 1
 
     from _fixtures import ratio_line, table
 
@@ -243,7 +248,7 @@ def main() -> int:
     print(f"\n{DEFAULT_EMBEDDING} / hashing MRR: paraphrases {ratio:.2f}x, requirements "
           f"{default['requirement'][0] / hashing['requirement'][0]:.2f}x, all {default['all'][0] / hashing['all'][0]:.2f}x")
     print(ratio_line(ratio, "> 1.0, and no lower MRR on all queries"))
-    return 0 if ratio > 1.0 and default["all"][0] >= hashing["all"][0] else 1
+    return verdict(ratio > 1.0 and default["all"][0] >= hashing["all"][0], args.tiny)
 
 
 if __name__ == "__main__":

@@ -32,15 +32,19 @@ TARGET = 1.10
 
 
 def main() -> int:
+    from _fixtures import add_tiny_option, skipped, verdict
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    add_tiny_option(parser)
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats = 1
     try:
         import ray
     except ImportError:
-        print("ray is not installed (pip install 'projectgen[ray]'): nothing to compare")
-        return 0
+        return skipped("ray is not installed (pip install 'projectgen[ray]'): nothing to compare")
 
     from _fixtures import ratio_line, table
 
@@ -99,7 +103,7 @@ def main() -> int:
     ratio = median["ray"] / median["local"]
     print("Ray executor (units in the experiment folder) / local executor, same units and cores:")
     print(ratio_line(ratio, f"<= {TARGET}"))
-    return 0 if ratio <= TARGET and same else 1
+    return verdict(ratio <= TARGET, args.tiny) if same else 1
 
 
 if __name__ == "__main__":
