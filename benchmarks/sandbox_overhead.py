@@ -275,8 +275,11 @@ def main() -> int:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     add_tiny_option(parser)
     args = parser.parse_args()
-    if args.tiny:
+    if args.tiny:  # the user's environment cache: building one is not what a tiny run checks
+        from projectgen.evaluation.environments import default_cache_dir
+
         args.tasks, args.rounds, args.no_breakdown = "python-hl7", 1, True
+        args.cache_dir = args.cache_dir or default_cache_dir()
     if args.worker:
         return worker(args.cache_dir)
 

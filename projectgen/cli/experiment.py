@@ -22,6 +22,7 @@ from projectgen.cli.options import (
     attempt_settings_from_args,
     check_out_path,
     executor_from_args,
+    positive_int,
     prices_from_args,
     resolve_dataset,
     runner_settings_from_args,
@@ -29,6 +30,7 @@ from projectgen.cli.options import (
     settings_from_args,
 )
 from projectgen.cli.tables import batch_progress, print_model_table
+from projectgen.llm.call_slots import DEFAULT_CALLS
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
@@ -53,6 +55,13 @@ def add_commands(subparsers) -> None:
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
                              "each task x method x model is one run")
     add_batch_options(parser, units="pairs", out_default="./runs/experiment-DATASET")
+    parser.add_argument("--max-concurrent-calls", type=positive_int, default=DEFAULT_CALLS, metavar="N",
+                        help="model calls in flight per model or endpoint, across the pairs (default %(default)s); "
+                             "pairs waiting on a model run at once up to --workers (default: this N), while "
+                             "sandbox runs stay at one per core")
+    parser.add_argument("--inject-faults", default=None, metavar="SPEC",
+                        help="wrap every model in a fault-injecting wrapper, e.g. latency=1s (a delay per call: "
+                             "throughput offline) or rate_limit=0.2,seed=7; kinds: see projectgen.llm.faults")
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
                              "machines without a cluster; join the folders with `experiment merge`")
@@ -87,6 +96,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
     from projectgen.experiments import (
         NOTES,
+        Concurrency,
         ExperimentHooks,
         ExperimentSpec,
         Shard,
@@ -133,12 +143,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           settings=settings_from_args(args),
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
-                          checkpoint_url=args.checkpoint_url, embedding=args.embedding)
-    executor = executor_from_args(args, per_machine=spec.per_machine_state())
+                          checkpoint_url=args.checkpoint_url, embedding=args.embedding, faults=args.inject_faults)
+    concurrency = Concurrency(calls=args.max_concurrent_calls)
+    executor = executor_from_args(args, per_machine=spec.per_machine_state(), default_workers=concurrency.workers)
     with progress:
         results = run_experiment(
             spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
-            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard)
+            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard,
+            concurrency=concurrency)
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")

@@ -244,8 +244,10 @@ def add_executor_options(parser) -> None:
 
 # --------------------------------------------------------------------------- what options build
 
-def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] | None = None):
-    """The executor `--executor`, `--ray-address` and `--workers` describe, connected and checked.
+def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] | None = None,
+                       default_workers: int = 1):
+    """The executor `--executor`, `--ray-address` and `--workers` describe, connected and checked; the local
+    executor runs `default_workers` units at a time when --workers is not given.
 
     `per_machine` names the state the command would keep on each machine (what -> the option that
     shares it, e.g. SQLite checkpoints -> --checkpoint-url): with a Ray cluster of more than one
@@ -261,7 +263,7 @@ def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] 
             raise ProjectGenError("--ray-address joins a Ray cluster: give it with --executor ray")
         from projectgen.experiments.executors import LocalExecutor
 
-        return LocalExecutor(workers=workers or 1)
+        return LocalExecutor(workers=workers or default_workers)
     from projectgen.experiments.ray_executor import RayExecutor
 
     executor = RayExecutor(address=args.ray_address, workers=workers).connect()
