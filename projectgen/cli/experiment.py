@@ -15,6 +15,7 @@ from projectgen.cli.options import (
     add_batch_options,
     add_checkpoint_option,
     add_executor_options,
+    add_faults_option,
     add_pipeline_options,
     add_prices_option,
     add_runner_options,
@@ -59,9 +60,7 @@ def add_commands(subparsers) -> None:
                         help="model calls in flight per model or endpoint, across the pairs (default %(default)s); "
                              "pairs waiting on a model run at once up to --workers (default: this N), while "
                              "sandbox runs stay at one per core")
-    parser.add_argument("--inject-faults", default=None, metavar="SPEC",
-                        help="wrap every model in a fault-injecting wrapper, e.g. latency=1s (a delay per call: "
-                             "throughput offline) or rate_limit=0.2,seed=7; kinds: see projectgen.llm.faults")
+    add_faults_option(parser)
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
                              "machines without a cluster; join the folders with `experiment merge`")

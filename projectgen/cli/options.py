@@ -230,6 +230,15 @@ def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "tas
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
 
 
+def add_faults_option(parser: argparse.ArgumentParser) -> None:
+    """`--inject-faults SPEC`: every model wrapped in `projectgen.llm.faults.FaultyChatModel` (testing, and
+    throughput offline with a latency)."""
+    parser.add_argument("--inject-faults", default=None, metavar="SPEC",
+                        help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
+                             "seed=7, or latency=1s (or 0.5s-2s: a delay on every call, to measure throughput "
+                             "offline); kinds: see projectgen.llm.faults")
+
+
 def add_executor_options(parser) -> None:
     """`--executor` and `--ray-address`: where a batch command's units run (`executor_from_args`)."""
     group = parser.add_argument_group("executor (where the units run; docs/scale-out.md)")
