@@ -101,7 +101,8 @@ def throughput(data: Path, scratch: Path, latency: float, pairs_list: list[int],
     spec = ExperimentSpec(dataset=data, models=["reference"], methods=("projectgen",), settings=settings,
                           attempt_settings=AttemptSettings(attempts=1), faults=f"latency={latency:g}s")
     warm = ExperimentSpec(dataset=data, models=["reference"], methods=("projectgen",),
-                          tasks=(sorted(p.name for p in data.iterdir())[:2]), attempt_settings=AttemptSettings(attempts=1))
+                          tasks=tuple(sorted(p.name for p in data.iterdir())[:2]),
+                          attempt_settings=AttemptSettings(attempts=1))
     if warm_up:  # environments built, imports done: not in the figures
         run_experiment(warm, scratch / "warm-up", executor=LocalExecutor(workers=2))
     rows, chain, base, ratio = [], 0, 0.0, 0.0

@@ -43,7 +43,8 @@ def main() -> int:
     for name, seconds, code in summary:
         status = {0: "ok", SKIPPED: "skipped (see its last line)"}.get(code, f"MISSED TARGET OR FAILED (exit {code})")
         print(f"{name:26s} {seconds:8.1f} s   {status}")
-    print(f"{'total':26s} {total:8.1f} s   (budget {args.budget_s:.0f} s{', EXCEEDED' if total > args.budget_s else ''})")
+    exceeded = ", EXCEEDED" if total > args.budget_s else ""
+    print(f"{'total':26s} {total:8.1f} s   (budget {args.budget_s:.0f} s{exceeded})")
     return 1 if any(code not in (0, SKIPPED) for _, _, code in summary) or total > args.budget_s else 0
 
 

@@ -33,5 +33,6 @@ def test_tiny_mode_runs(script: str, tmp_path: Path) -> None:
     lines = done.stdout.strip().splitlines()
     if done.returncode == SKIPPED:
         pytest.skip(lines[-1] if lines else f"{script}: skipped")
-    assert done.returncode == 0, f"{script} --tiny exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, (f"{script} --tiny exited {done.returncode}:\n{done.stdout[-3000:]}\n"
+                                  f"{done.stderr[-3000:]}")
     assert "tiny run" in done.stdout, done.stdout[-2000:]
