@@ -113,10 +113,10 @@ COLD = ("import sys, time\nbegan = time.perf_counter()\n"
         "print(time.perf_counter() - began)\n")
 
 
-def cold_load(name: str) -> float:
-    """Seconds from a fresh interpreter's first import to its first embedding (median of 3)."""
+def cold_load(name: str, runs: int = 3) -> float:
+    """Seconds from a fresh interpreter's first import to its first embedding (median of `runs`)."""
     times = []
-    for _ in range(3):
+    for _ in range(runs):
         done = subprocess.run([sys.executable, "-c", COLD, name], capture_output=True, text=True, cwd=ROOT,
                               env={**_env(), "PYTHONPATH": str(ROOT)})
         if done.returncode != 0:
@@ -194,6 +194,8 @@ def main() -> int:
     from projectgen.memory.embedding_models import DEFAULT_EMBEDDING, EMBEDDINGS, make_embeddings
 
     entries, queries = load_set(args.data)
+    if args.tiny:  # three requirements ranked: every step, a fraction of the embeddings
+        queries = queries[:3]
     print(f"labelled set: {args.data.relative_to(ROOT) if args.data.is_relative_to(ROOT) else args.data}: "
           f"{len(entries['success'])} tasks, {sum(len(v) for v in entries.values())} entries, {len(queries)} "
           f"requirement texts ({', '.join(STYLES)}), each ranked against the {len(entries['success'])} entries "
@@ -210,7 +212,7 @@ def main() -> int:
         results[name] = quality(found)
         misses[name] = [f"{task} {style} ({kind}): rank {rank}, first {first}"
                         for style, kind, rank, task, first in found if rank > 1]
-        costs[name] = (cold_load(name), *timings(embeddings, entries, queries, args.repeats), *install_size(package))
+        costs[name] = (cold_load(name, 1 if args.tiny else 3), *timings(embeddings, entries, queries, args.repeats), *install_size(package))
         print(f"{name}: measured ({what})", flush=True)
 
     print("\nranking quality (MRR, recall@1, recall@3 of the task's own entry):")

@@ -7,7 +7,6 @@ that is a skip, not a pass.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +25,9 @@ def test_every_script_is_covered() -> None:
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_tiny_mode_runs(script: str, tmp_path: Path) -> None:
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--tiny"], cwd=BENCHMARKS.parent, env=env,
+def test_tiny_mode_runs(script: str) -> None:
+    # the system's temporary folder: a local Ray instance's socket paths under tmp_path exceed AF_UNIX's 107 bytes
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--tiny"], cwd=BENCHMARKS.parent,
                           capture_output=True, text=True, timeout=300)
     lines = done.stdout.strip().splitlines()
     if done.returncode == SKIPPED:
