@@ -3,7 +3,8 @@
     main.py        the parser and the errors -> exit codes mapping
     options.py     option builders and parsers shared by the commands; what options build
     exit_codes.py  the exit codes
-    tables.py      what the commands print
+    tables.py      what the commands print, on a console as wide as its tables when piped
+    logs.py        log records during a command as one `projectgen: ...` line each
     evaluate.py    eval, bench-reference
     run.py         run (and --resume), demo
     experiment.py  experiment

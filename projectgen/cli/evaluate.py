@@ -8,7 +8,7 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_executor_options, add_runner_options, check_out_path, executor_from_args,
                                     positive_int, resolve_dataset, resolve_task, runner_from_args, task_ids)
-from projectgen.cli.tables import batch_progress, bench_table, print_test_report
+from projectgen.cli.tables import batch_progress, bench_table, make_console, print_test_report
 
 
 def add_commands(commands) -> None:
@@ -18,7 +18,8 @@ def add_commands(commands) -> None:
                           help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")
     evaluate.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
-                          help="the suite to run: unit (default), check, acceptance or another suite the task names")
+                          help="the suite to run: unit (default: the suite the task is scored by), check, acceptance or "
+                               "another suite the task names")
     evaluate.add_argument("--out", type=Path, default=None,
                           help="JSON report path (default: ./projectgen-reports/TASK.SUITE.json)")
     evaluate.add_argument("--keep-workspace", action="store_true",
@@ -45,14 +46,13 @@ def add_commands(commands) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from projectgen.errors import ProjectGenError
 
-    console = Console(stderr=False)
+    console = make_console()
     task = resolve_task(args.task)
     if not args.repo.is_dir():
         raise ProjectGenError(f"{args.repo}: repository folder not found")
+    args.tests = task.role_suite(args.tests)  # unit: the suite the task is scored by (`scored` in task.toml)
     task.suite(args.tests)
     if args.out is not None:
         check_out_path(args.out, folder=False)
@@ -67,8 +67,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_reference(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from projectgen.experiments import bench_reference
     from projectgen.runs import layout
 
@@ -78,7 +76,7 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
     executor = executor_from_args(args)  # reports go back to the driver: nothing stays on a worker's machine
-    console = Console()
+    console = make_console()
     progress, bar, on_start = batch_progress(console, "reference implementations", "task(s)", out / layout.LEDGER)
 
     def on_row(row) -> None:

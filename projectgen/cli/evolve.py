@@ -7,6 +7,7 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_pipeline_options, add_runner_options, add_sampling_options, runner_from_args,
                                     settings_from_args)
+from projectgen.cli.tables import make_console
 
 
 class EvolveInterrupted(KeyboardInterrupt):
@@ -110,15 +111,13 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _execute(args: argparse.Namespace, base: Path | None, out: Path, *, requirement: str, models, model_specs,
              settings, resume: bool) -> int:
-    from rich.console import Console
-
     from projectgen.cli.tables import print_test_report
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
     from projectgen.runs import read_manifest
     from projectgen.runs.evolve import run_evolve
 
-    console = Console()
+    console = make_console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)

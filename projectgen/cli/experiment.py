@@ -30,7 +30,7 @@ from projectgen.cli.options import (
     sampling_from_args,
     settings_from_args,
 )
-from projectgen.cli.tables import batch_progress, print_model_table
+from projectgen.cli.tables import batch_progress, make_console, print_model_table
 from projectgen.llm.call_slots import DEFAULT_CALLS
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
@@ -89,8 +89,6 @@ def add_commands(subparsers) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
-    from rich.console import Console
-
     from projectgen.datasets.examples import example_tasks_dir
     from projectgen.errors import ProjectGenError
     from projectgen.experiments import (
@@ -118,7 +116,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
         check_base_url(args.base_url)
     prices, source = prices_from_args(args.prices)
-    console = Console()
+    console = make_console()
     progress, bar, on_start = batch_progress(console, "task x model runs", "pair(s)", out / layout.LEDGER)
 
     def on_pair(result) -> None:
@@ -168,13 +166,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Exit 0 when every merged unit finished, 1 when some unit is an error, 2 for a usage error."""
-    from rich.console import Console
-
     from projectgen.experiments import NOTES, merge_experiments
     from projectgen.runs import layout
 
     check_out_path(args.out, folder=True)
-    console = Console()
+    console = make_console()
     results, notes = merge_experiments(args.folders, args.out)
     for report in results.models:
         print_model_table(console, report)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK
 from projectgen.cli.options import add_prices_option, positive_int, prices_from_args
+from projectgen.cli.tables import make_console
 
 TRACE_STAGES = ("architecture", "skeleton", "code", "knowledge")
 DIFF_STYLES = {"add": "green", "del": "red", "hunk": "cyan", "": ""}
@@ -51,22 +52,11 @@ def _prices(args: argparse.Namespace):
     return prices_from_args(getattr(args, "prices", None))[0]
 
 
-def _console():
-    from rich.console import Console
-
-    console = Console()
-    if not console.is_terminal:  # piped or captured: wide enough for the timeline columns
-        console = Console(width=160)
-    return console
-
-
 def cmd_report(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from projectgen.inspection import write_report
 
     md_path, html_path = write_report(args.run_dir, args.out, prices=_prices(args))
-    console = Console()
+    console = make_console()
     console.print(f"report: {md_path}", highlight=False, markup=False)
     console.print(f"report: {html_path}", highlight=False, markup=False)
     return EXIT_OK
@@ -77,7 +67,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from projectgen.inspection import attempt_numbers, diffs, filter_calls, load_run, timeline
 
     run = load_run(args.run_dir, prices=_prices(args))
-    console = _console()
+    console = make_console()
     if args.attempt is not None:
         known = attempt_numbers(run)
         if args.attempt not in known:

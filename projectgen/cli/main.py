@@ -55,13 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return EXIT_USAGE
+    from projectgen.cli.logs import command_logging
     from projectgen.errors import ProjectGenError, one_line
 
     # SIGTERM (a scheduler, `kill`) ends a command as Ctrl-C does: finished work saved, run.json updated.
     in_main_thread = threading.current_thread() is threading.main_thread()  # signals can only be set there
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if in_main_thread else None
     try:
-        return args.handler(args)
+        with command_logging():
+            return args.handler(args)
     except ProjectGenError as exc:
         print(f"projectgen: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,6 +17,7 @@ from projectgen.cli.options import (
     runner_from_args,
     sampling_from_args,
 )
+from projectgen.cli.tables import make_console
 from projectgen.llm.sampling import sampling_arguments
 
 STRATEGIES = ("fh", "ce", "ci")  # as projectgen.agents.refiner has them; kept here so `--help` imports nothing
@@ -77,8 +78,6 @@ def dataset_path(text: str) -> Path:
 def cmd_refine(args: argparse.Namespace) -> int:
     """Exit 0 when every task loaded and every task run finished (whatever it scored), 1 when some task did not load
     or some run ended in an error, 2 for a usage error."""
-    from rich.console import Console
-
     from projectgen.errors import ProjectGenError
     from projectgen.experiments.refinement import (
         RefinementHooks,
@@ -106,7 +105,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
                           tasks=args.tasks,
                           base_url=args.base_url, sampling=sampling_arguments(sampling_from_args(args)),
                           max_tokens=args.max_tokens)
-    console = Console()
+    console = make_console()
     from projectgen.cli.tables import batch_progress
 
     progress, bar, on_start = batch_progress(console, "task runs", "task run(s)", out / layout.LEDGER)
@@ -183,12 +182,11 @@ def print_refinement(console, results) -> None:
 def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     """`--check-only`: the tasks' validation as a table; exit 0 when every reference passes its own tests."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     from projectgen.experiments.refinement import RefinementHooks, check_dataset
 
-    console = Console()
+    console = make_console()
     runner = runner_from_args(args, log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]",
                                                                        highlight=False))
     with console.status(f"validating the multi-turn tasks of {dataset}"):

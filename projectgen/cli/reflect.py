@@ -21,7 +21,7 @@ from projectgen.cli.options import (
     sampling_from_args,
 )
 from projectgen.llm.sampling import sampling_arguments
-from projectgen.cli.tables import batch_progress
+from projectgen.cli.tables import batch_progress, make_console
 
 
 def add_commands(subparsers) -> None:
@@ -82,8 +82,6 @@ def model_spec(text: str) -> str:
 def cmd_reflect(args: argparse.Namespace) -> int:
     """Exit 0 when every unit finished (whatever its score), 1 when some unit is an error or some exercise does
     not load, 2 for a usage error."""
-    from rich.console import Console
-
     from projectgen.experiments.reflection import (
         ReflectHooks,
         parse_formats,
@@ -110,7 +108,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     check_out_path(out, folder=True)
     models = [model_spec(m) for m in args.model]
     sampling = sampling_arguments(sampling_from_args(args))
-    console = Console()
+    console = make_console()
     progress, bar, on_start = batch_progress(console, "exercise x model x format", "unit(s)", out / layout.LEDGER)
 
     def on_row(row) -> None:

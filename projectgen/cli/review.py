@@ -13,6 +13,7 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK
 from projectgen.cli.options import add_runner_options
+from projectgen.cli.tables import make_console
 
 
 def add_commands(commands) -> None:
@@ -68,12 +69,10 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def show_review(out: Path, record) -> None:
     """The output under review, its judge's verdict, its diff from the previous iteration, and the commands."""
-    from rich.console import Console
-
     from projectgen.cli.run import print_pause
     from projectgen.runs.pending_review import describe_pending
 
-    console = Console()
+    console = make_console()
     request = record["request"]
 
     def say(text: str = "", style: str = "") -> None:

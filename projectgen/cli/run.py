@@ -10,7 +10,7 @@ from projectgen.cli.options import (SettingDefault, add_attempt_options, add_fau
                                     add_prices_option, add_runner_options, add_sampling_options,
                                     attempt_settings_from_args, positive_float, resolve_task, runner_from_args,
                                     sampling_from_args, settings_from_args)
-from projectgen.cli.tables import print_attempts
+from projectgen.cli.tables import make_console, print_attempts
 from projectgen.llm.roles import ROLES
 from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
 from projectgen.oracles.role_specs import models_from_specs
@@ -127,14 +127,12 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     """Run the `request` in `out` (or with `resume` continue the run there, with a review `decision` if one is
     given) and print its attempts, or
     how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
-    from rich.console import Console
-
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
     from projectgen.runs import resume_livecoder, run_livecoder
     from projectgen.runs.folder import RunFolder
 
-    console = Console()
+    console = make_console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
@@ -267,8 +265,6 @@ def moved_endpoint(out: Path, manifest, base_url: str) -> dict[str, str]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from projectgen.datasets.examples import example_script_path, example_task_path
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
@@ -276,7 +272,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.runs.folder import RunFolder
     from projectgen.runs.request import RunRequest
 
-    console = Console()
+    console = make_console()
     task = load_task(example_task_path("kvstore"))
     script = example_script_path("kvstore.demo")
     console.print(f"[bold]demo[/bold]: the full pipeline (LiveCoder attempts around ProjectGen) on the bundled "

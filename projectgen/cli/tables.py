@@ -3,6 +3,23 @@ and the progress bar of a batch."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+WIDE = 1000
+"""Columns of a console that is not a terminal (piped, captured): rich's default of 80 cuts tables; a table is
+as wide as its cells anyway, so this only lifts the cap."""
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """The commands' rich console: a terminal's own width; piped or captured, `WIDE` so tables are whole (grep
+    and files see every cell), whatever COLUMNS a parent process left in the environment."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=WIDE)
 
 
 def print_test_report(console, report) -> None:
@@ -116,17 +133,27 @@ def print_model_table(console, report) -> None:
 
 
 def batch_progress(console, description: str, units: str, ledger: Path):
-    """A batch's progress bar, its task id and the batch's `on_start` hook, which sets the total and says how
-    many `units` the ledger already holds."""
+    """A batch's progress bar, its task id and the batch's `on_start` hook, which sets the total, says how
+    many `units` the ledger already holds and only then shows the bar: a batch refused while it is checked
+    (unknown task, bad model spec) prints its one line with no empty bar before it. `with progress:` stops it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console)
+    class CheckedFirstProgress(Progress):
+        def __enter__(self) -> CheckedFirstProgress:  # started by on_start, once the batch is checked
+            return self
+
+        def stop(self) -> None:  # a bar never started leaves nothing behind, not even rich's blank line
+            if self.live.is_started:
+                super().stop()
+
+    progress = CheckedFirstProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                    TimeElapsedColumn(), console=console)
     bar = progress.add_task(description, total=None)
 
     def on_start(pending: int, already: int) -> None:
         progress.update(bar, total=pending)
         if already:
             console.print(f"{already} {units} already finished in the ledger {ledger}; continuing", highlight=False)
+        progress.start()
 
     return progress, bar, on_start

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -205,16 +206,30 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
 
 
 def _pair_examples(config: Path, solution: tuple[str, ...], examples: tuple[str, ...]) -> dict[str, str]:
-    """Solution path -> reference file: ``.meta/x.py`` answers ``x.py``; a lone ``.meta/example.py``
-    answers a lone solution file (Aider's exercises)."""
-    if not examples:
-        return {}
-    named = {rel: rel.removeprefix(".meta/") for rel in examples}
-    if all(name in solution for name in named.values()):
-        return {name: rel for rel, name in named.items()}
-    if len(examples) == 1 and len(solution) == 1:
-        return {solution[0]: examples[0]}
-    unmatched = sorted(rel for rel, name in named.items() if name not in solution)
+    """Solution path -> reference file, as Exercism's tracks pair them: ``.meta/x.py`` answers ``x.py``; else
+    the solution file of the same name (Java's ``.meta/src/reference/java/X.java`` answers
+    ``src/main/java/X.java``); else the one solution file with the example's extension (``.meta/example.rs``
+    answers ``src/lib.rs``, ``.meta/example.h`` the track's one header, ``.meta/proof.ci.js`` the one
+    ``.js``)."""
+    pairs: dict[str, str] = {}
+    unmatched = []
+    for rel in examples:
+        name = rel.removeprefix(".meta/")
+        same_name = [path for path in solution if posixpath.basename(path) == posixpath.basename(name)]
+        extension = posixpath.splitext(name)[1]
+        same_extension = [path for path in solution if posixpath.splitext(path)[1] == extension]
+        lone_of_its_kind = sum(1 for other in examples if posixpath.splitext(other)[1] == extension) == 1
+        if name in solution:
+            pairs[name] = rel
+        elif len(same_name) == 1:
+            pairs[same_name[0]] = rel
+        elif len(same_extension) == 1 and lone_of_its_kind:
+            pairs[same_extension[0]] = rel
+        else:
+            unmatched.append(rel)
+    if not unmatched and len(pairs) == len(examples):
+        return pairs
+    unmatched = sorted(unmatched) or sorted(examples)
     raise TaskFormatError(config, f"cannot tell which solution file {', '.join(unmatched)} is the reference of")
 
 
@@ -301,17 +316,31 @@ def find_exercise_folders(root: Path) -> list[Path]:
 
 
 def exercise_ids(folders: list[Path]) -> dict[Path, str]:
-    """Each folder's id: its name, or where two share a name, the name and the folder above it
-    (``network_routing-0d197b77`` for ``unit_test_0d197b77_.../network_routing``)."""
-    names = Counter(folder.name for folder in folders)
-    ids = {}
+    """Each folder's id: its name, or where several share a name, the name and the nearest folder above it
+    that tells them apart (``network_routing-0d197b77`` for ``unit_test_0d197b77_.../network_routing``,
+    ``affine-cipher-java`` for ``java/exercises/practice/affine-cipher`` beside the other languages')."""
+    groups: dict[str, list[Path]] = {}
     for folder in folders:
-        if names[folder.name] == 1:
-            ids[folder] = folder.name
+        groups.setdefault(folder.name, []).append(folder)
+    ids = {}
+    for name, group in groups.items():
+        if len(group) == 1:
+            ids[group[0]] = name
             continue
-        parent = _UUID_FOLDER.match(folder.parent.name)
-        ids[folder] = f"{folder.name}-{parent['uuid'] if parent else folder.parent.name}"
+        for level in range(1, min(len(folder.parts) for folder in group)):
+            above = [_folder_label(folder.parents[level - 1]) for folder in group]
+            if len(set(above)) == len(group):
+                ids.update({folder: f"{name}-{label}" for folder, label in zip(group, above)})
+                break
+        else:
+            ids.update({folder: f"{name}-{index}" for index, folder in enumerate(group, 1)})
     return ids
+
+
+def _folder_label(folder: Path) -> str:
+    """How a folder above an exercise names it: a LiveRepoReflection ``unit_test_<uuid>_`` folder by its uuid."""
+    uuid = _UUID_FOLDER.match(folder.name)
+    return uuid["uuid"] if uuid else folder.name
 
 
 def load_exercises(path: str | os.PathLike[str]) -> ExerciseSet:

@@ -45,10 +45,11 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteName, str] = {
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
 _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
-                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile"})
+                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile",
+                            "scored", "timeouts", "install_timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
-                            "source_root", "install"})
+                            "source_root", "install", "workdir", "pytest_config"})
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -62,10 +63,11 @@ _TEST_DIRS = frozenset({"test", "tests", "testing"})
 
 
 def load_task(path: str | os.PathLike[str]) -> Task:
-    """Load one task folder (or its config.json / task.toml), detecting its format."""
+    """Load one task folder (or its config.json / task.toml), detecting its format; an Exercism exercise folder
+    (.meta/config.json) loads as `exercise_task` makes it."""
     given = Path(path)
     if given.is_file() and given.name in (TASK_TOML, CONFIG_JSON):
-        given = given.parent
+        given = given.parent.parent if given.parent.name == ".meta" else given.parent  # an exercise's config
     if not given.exists():
         raise TaskFormatError(given, "task folder not found")
     if not given.is_dir():
@@ -88,6 +90,10 @@ def load_task(path: str | os.PathLike[str]) -> Task:
             "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "
             "or DevBench keys (UML_class, code_file_DAG, acceptance_tests)",
         )
+    from projectgen.datasets.exercism import exercise_task, is_exercise, load_exercise
+
+    if is_exercise(root):  # Exercism's layout: .meta/config.json (or .meta/ and .docs/ without one)
+        return exercise_task(load_exercise(root))
     raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")
 
 
@@ -563,6 +569,43 @@ def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, Te
     return declared
 
 
+def _suite_timeouts(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite]) -> dict[SuiteName, float]:
+    """`[timeouts]`: per suite, the seconds one run of it may take."""
+    timeouts = {}
+    for name, value in table.items():
+        if name not in suites:
+            raise ctx.fail("[timeouts]", f"{name!r} is not a suite of this task (it has: {', '.join(suites)})")
+        timeouts[name] = ctx.seconds(f"[timeouts].{name}", value)
+    return timeouts
+
+
+def _pytest_options(ctx: _Ctx, value: object) -> dict[str, str]:
+    """`[env] pytest_config`: the ini options of the benchmark's pytest.ini, tox.ini, setup.cfg or pyproject.toml."""
+    from projectgen.datasets.pytest_config import pytest_options
+
+    if value is None:
+        return {}
+    text = ctx.read("[env].pytest_config", value, required=True) or ""
+    try:
+        return pytest_options(str(value), text)
+    except ValueError as error:
+        raise ctx.fail("[env].pytest_config", f"{value}: {error}") from None
+
+
+def _scored_suite(ctx: _Ctx, value: object, suites: dict[SuiteName, TestSuite]) -> SuiteName:
+    """`scored`: the suite that is the final evaluation (default `unit`); it must be declared, and a task
+    that also declares `unit` must not name another (which of the two would `run` score?)."""
+    name = ctx.string("scored", value, "integration")
+    if name is None:
+        return "unit"
+    if name not in suites:
+        raise ctx.fail("scored", f"{name!r} is not a suite of this task (it has: {', '.join(suites) or 'none'})")
+    if name != "unit" and "unit" in suites:
+        raise ctx.fail("scored", f"the task declares a 'unit' suite too: name the tests the final evaluation runs "
+                                 f"either 'unit' or {name!r}, not both")
+    return name
+
+
 _DOCUMENT_KEYS = ("PRD", "UML", "UML_class", "UML_sequence", "architecture_design")
 
 
@@ -734,6 +777,9 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         pytest_plugins=None if plugins is None else tuple(ctx.str_list("[env].pytest_plugins", plugins)),
         source_root=None if source_root is None else ctx.inside("[env].source_root", source_root)[0],
         install=ctx.choice("[env].install", env_table.get("install"), INSTALL_STEPS),
+        pytest_options=_pytest_options(ctx, env_table.get("pytest_config")),
+        workdir=None if env_table.get("workdir") in (None, "", ".") else ctx.inside("[env].workdir",
+                                                                                   env_table["workdir"])[0],
     )
     if env.install == "script" and env.setup_script is None:
         raise ctx.fail("[env].install", "'script' runs the setup script, but [env].setup_script is not set")
@@ -747,6 +793,9 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         required_files=ctx.files("required_files", config.get("required_files"), missing_ok=True),
         empty_dirs=ctx.folders("empty_dirs", config.get("empty_dirs")),
         timeout=ctx.seconds("timeout", config.get("timeout")),
+        suite_timeouts=_suite_timeouts(ctx, ctx.table("[timeouts]", config.get("timeouts")), suites),
+        install_timeout=ctx.seconds("install_timeout", config.get("install_timeout")),
+        scored_suite=_scored_suite(ctx, config.get("scored"), suites),
         reference=reference,
         reference_root=reference_root,
         package=package,

@@ -108,6 +108,12 @@ class EnvSpec(BaseModel):
     source_root: str | None = Field(
         default=None, description="folder of the candidate (e.g. 'src'): put first on the tests' import path "
         "(Python); where the build and the tests run (other languages: the folder of go.mod, Cargo.toml, ...)")
+    pytest_options: dict[str, str] = Field(
+        default_factory=dict, description="ini options of the benchmark's own pytest configuration "
+        "(`[env] pytest_config`), written to the pytest.ini the tests run with; default none")
+    workdir: str | None = Field(
+        default=None, description="folder of the workspace the tests run from (their working directory, for "
+        "tests that open files by relative paths as the benchmark's harness ran them); default the workspace")
     install: InstallStep | None = Field(
         default=None,
         description="how the candidate is installed in its workspace, in the sandbox, before its tests run: "
@@ -163,6 +169,14 @@ class Task(BaseModel):
         default=(), description="folders created, empty, in every test workspace (tests that write to them)")
     timeout: float | None = Field(
         default=None, description="seconds one test run may take; a runner's explicit timeout wins over it")
+    suite_timeouts: dict[SuiteName, float] = Field(
+        default_factory=dict, description="seconds a run of that suite may take, over `timeout` (a benchmark's "
+        "slow suite); a runner's explicit timeout wins over them too")
+    install_timeout: float | None = Field(
+        default=None, description="seconds the install step may take (else the timeout of the suite it precedes)")
+    scored_suite: SuiteName = Field(
+        default="unit", description="the suite that is the final evaluation: what `run`, `experiment` and `eval` "
+        "score (default 'unit')")
     reference: tuple[str, ...] = Field(
         default=(), description="repository paths of the reference implementation's files (on disk below "
         "`reference_root`); never shown to a generator"
@@ -185,7 +199,18 @@ class Task(BaseModel):
         for key, suite in self.suites.items():
             if key != suite.name:
                 raise ValueError(f"suite {suite.name!r} is filed under the name {key!r}")
+        if self.scored_suite != "unit" and self.scored_suite not in self.suites:
+            raise ValueError(f"the scored suite {self.scored_suite!r} is not a suite of the task")
         return self
+
+    def has_scored_suite(self) -> bool:
+        """Whether the task has the suite its final evaluation runs (`scored_suite`)."""
+        return self.scored_suite in self.suites
+
+    def role_suite(self, name: SuiteName) -> SuiteName:
+        """The suite that plays `name`'s part: the hidden final evaluation ``unit`` is `scored_suite`, any
+        other name is itself."""
+        return self.scored_suite if name == "unit" else name
 
     def suite(self, name: SuiteName) -> TestSuite:
         """The suite of that name, or a clear error naming the task."""

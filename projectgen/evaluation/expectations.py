@@ -238,7 +238,8 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
     settings: dict[str, Any] = {"env_vars": task.env.env_vars, "pytest_plugins": task.env.pytest_plugins}
     # What else shapes the reference's run; named only when set, so earlier measurements keep their keys.
     for name, value in (("source_root", task.env.source_root), ("install", task.env.install),
-                        ("empty_dirs", list(task.empty_dirs))):
+                        ("empty_dirs", list(task.empty_dirs)), ("workdir", task.env.workdir),
+                        ("pytest_options", task.env.pytest_options)):
         if value:
             settings[name] = value
     digest.update(json.dumps(settings, sort_keys=True).encode())

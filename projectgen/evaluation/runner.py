@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.cleanup import sweep_leftovers
@@ -142,21 +143,31 @@ class SandboxRunner:
             self._toolchains[language] = probe_toolchain(language)
         return self._toolchains[language]
 
-    def timeout_for(self, task: Task) -> float:
-        """Seconds one run of `task` may take: the runner's timeout when set (a user's `--timeout` wins),
-        else the task's declared `timeout`, else DEFAULT_TIMEOUT."""
+    def timeout_for(self, task: Task, suite: SuiteName | None = None) -> float:
+        """Seconds one run of `suite` of `task` may take: the runner's timeout when set (a user's `--timeout`
+        wins), else the task's `[timeouts]` entry for the suite, else its `timeout`, else DEFAULT_TIMEOUT."""
         if self.settings.timeout is not None:
             return self.settings.timeout
+        if suite is not None and suite in task.suite_timeouts:
+            return task.suite_timeouts[suite]
         return task.timeout if task.timeout is not None else DEFAULT_TIMEOUT
 
+    def install_timeout_for(self, task: Task, suite: SuiteName) -> float:
+        """Seconds the candidate's install step may take: the runner's timeout when set, else the task's
+        `install_timeout`, else the suite's own timeout (a slow build need not slow every test run's limit)."""
+        if self.settings.timeout is None and task.install_timeout is not None:
+            return task.install_timeout
+        return self.timeout_for(task, suite)
+
     # -- public API ----------------------------------------------------------------
-    def evaluate(self, task: Task, candidate: Candidate, suite: SuiteName = "unit") -> TestReport:
-        """Run one suite of `task` against `candidate`.
+    def evaluate(self, task: Task, candidate: Candidate, suite: SuiteName | None = None) -> TestReport:
+        """Run one suite of `task` against `candidate` (default: the suite it is scored by, `scored_suite`).
 
         `candidate` is a folder, or a mapping from repository path to file text
         (or to a file on disk to copy, which keeps binary files intact). The same suite asked again
         for the same files (a mapping of texts) gets the report of the run just made (`RecentRuns`).
         """
+        suite = suite or task.scored_suite
         task.suite(suite)
         key = RecentRuns.key(task.id, str(task.root), suite, candidate)
         if key is not None and (known := self.recent.get(key)) is not None:
@@ -170,7 +181,7 @@ class SandboxRunner:
         if task.language != PYTHON:
             report = evaluate_in_language(
                 task, candidate, suite, toolchain=self.toolchain(task.language), containment=self.containment(),
-                limits=self.settings.limits, timeout=self.timeout_for(task),
+                limits=self.settings.limits, timeout=self.timeout_for(task, suite),
                 cache=self.environments.root / "languages", workdir=self.settings.workdir,
                 keep_workspace=self.settings.keep_workspace)
             report.duration = time.monotonic() - started
@@ -194,9 +205,10 @@ class SandboxRunner:
             self.recent.put(key, report)
         return report
 
-    def expected_tests(self, task: Task, suite: SuiteName = "unit", *, refresh: bool = False) -> ExpectedTests:
+    def expected_tests(self, task: Task, suite: SuiteName | None = None, *, refresh: bool = False) -> ExpectedTests:
         """The tests `suite` is expected to pass: declared by the dataset, else measured by running
         the reference once and cached per (task, suite, environment, test files)."""
+        suite = suite or task.scored_suite
         task.suite(suite)
         given = declared(task, suite)
         if given is not None:
@@ -232,8 +244,9 @@ class SandboxRunner:
                 store.save(measured)
         return measured
 
-    def score(self, task: Task, candidate: Candidate, suite: SuiteName = "unit") -> ScoredRun:
+    def score(self, task: Task, candidate: Candidate, suite: SuiteName | None = None) -> ScoredRun:
         """Run `suite` against `candidate` and score it against the expected tests (#Pass / expected)."""
+        suite = suite or task.scored_suite
         expected = self.expected_tests(task, suite)
         report = self.evaluate(task, candidate, suite)
         return ScoredRun(report=report, score=score_report(report, expected), expected=expected)
@@ -251,10 +264,15 @@ class SandboxRunner:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 pass  # the candidate has a file there: its tests meet that file
+        if task.env.workdir:  # the tests' working directory exists even when nothing of the task is there
+            try:
+                (workspace / task.env.workdir).mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                pass  # the candidate has a file there: the tests do not start, and the report says so
         canary_path = workspace / _canary_rel(task, suite, canary)
         canary_path.parent.mkdir(parents=True, exist_ok=True)
         canary_path.write_text(canary.source, encoding="utf-8")
-        (folder.control / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        (folder.control / "pytest.ini").write_text(pytest_ini_text(task.env.pytest_options), encoding="utf-8")
         if task.env.install is not None:
             (folder.control / "site").mkdir()
             shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")
@@ -267,9 +285,11 @@ class SandboxRunner:
     def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
                      plugins: list[str], canary: Canary) -> list[str]:
         workspace = folder.workspace
+        paths = [*task.suite(suite).paths, *_canary_argument(task, suite, canary)]
+        if task.env.workdir:  # run from elsewhere: the paths from the workspace; node ids stay rootdir-relative
+            paths = [str(workspace / path) for path in paths]
         argv = [
-            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *task.suite(suite).paths,
-            *_canary_argument(task, suite, canary), "-p", "no:cacheprovider",
+            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *paths, "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(folder.control / "pytest.ini"),
             f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
@@ -319,20 +339,22 @@ class SandboxRunner:
                     stop_on_failure=True)
         return step, what
 
-    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary) -> Step:
-        """pytest through the bootstrap: PYTHONPATH reaches only the processes the tests start."""
+    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary,
+                    cwd: str) -> Step:
+        """pytest through the bootstrap, from `cwd` of the workspace: PYTHONPATH reaches only the processes the
+        tests start."""
         env = dict(variables, PROJECTGEN_CANARY=canary.module)
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
-        return Step("tests", argv, env, timeout, channel=True)
+        return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
              candidate: Candidate) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
         plugins = env.plugin_modules(task.env.pytest_plugins)
         variables = self._environment_variables(folder, task, env)
-        timeout = self.timeout_for(task)
+        timeout = self.timeout_for(task, suite)
         canary = Canary.make()
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
@@ -341,10 +363,11 @@ class SandboxRunner:
         steps = []
         install_what = ""
         if task.env.install is not None:
-            install, install_what = self._install_step(folder, task.env, env, variables, timeout)
+            install, install_what = self._install_step(folder, task.env, env, variables,
+                                                       self.install_timeout_for(task, suite))
             steps.append(install)
         steps.append(self._tests_step(self._pytest_argv(folder, task, suite, env, plugins, canary), variables, timeout,
-                                      canary))
+                                      canary, task.env.workdir or ""))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
         try:

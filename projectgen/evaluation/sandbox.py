@@ -55,7 +55,7 @@ class Limits:
     memory_bytes: int | None = 8 * 1024**3
     file_size_bytes: int | None = 512 * 1024**2
     open_files: int | None = 4096
-    processes: int | None = 512
+    processes: int | None = 4096  # tasks (processes and threads): exercism's bank-account starts 1,000 threads
     output_bytes: int | None = 128 * 1024**2
     disk_bytes: int = 2 * 1024**3  # the sandbox's whole disk (workspace, temp, home, install prefix), in memory
     disk_inodes: int = 200_000

@@ -112,6 +112,7 @@ class Step:
     channel: bool = False
     stop_on_failure: bool = False
     output_keep: int = OUTPUT_TAIL_CHARS
+    cwd: str = ""  # the folder of the workspace it runs in ('' = the workspace itself)
 
 
 class Tail:
@@ -246,7 +247,7 @@ def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> Non
         if step.channel and pipes.channel and pipes.secret:
             env.update(PROJECTGEN_RESULTS_FD=str(pipes.channel[1]), PROJECTGEN_SECRET_FD=str(pipes.secret[0]))
             passed = [pipes.channel[1], pipes.secret[0]]
-        described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace),
+        described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace / step.cwd),
                           "timeout": step.timeout, "output_fd": output, "pass_fds": passed,
                           "stop_on_failure": step.stop_on_failure})
     (folder.control / STEPS_FILE).write_bytes(marshal.dumps(described))

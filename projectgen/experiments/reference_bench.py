@@ -158,11 +158,11 @@ def bench_reference(
     for task in loaded:
         if not task.has_reference:
             rows[task.id] = BenchRow(task_id=task.id, status="error", note="task has no reference implementation")
-        elif suite not in task.suites:
+        elif (own := task.role_suite(suite)) not in task.suites:  # "unit": the suite the task is scored by
             rows[task.id] = BenchRow(task_id=task.id, status="error", note=f"task has no {suite} tests")
         else:
-            units.append(ReferenceUnit(key=f"{task.id}:{suite}", task=task, suite=suite,
-                                       report_path=out_dir / layout.TEST_REPORTS / f"{task.id}.{suite}.json"))
+            units.append(ReferenceUnit(key=f"{task.id}:{own}", task=task, suite=own,
+                                       report_path=out_dir / layout.TEST_REPORTS / f"{task.id}.{own}.json"))
     done = run_batch(ReferenceBatch(runner), units, ledger, executor or LocalExecutor(),
                      on_start=on_start, on_row=on_row)
     rows.update({unit.task.id: done[unit.key] for unit in units})

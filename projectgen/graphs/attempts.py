@@ -144,10 +144,10 @@ async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext],
     current = dict(state["current"])
     repository = current["repository"]
     reports: dict[str, TestReport] = {}
-    suites = {settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
-    for suite in sorted(suites):
-        if suite in ctx.task.suites and repository:
-            reports[suite] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
+    roles = {settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
+    for role in sorted(roles):  # "unit" is the task's scored suite (`Task.role_suite`)
+        if (suite := ctx.task.role_suite(role)) in ctx.task.suites and repository:
+            reports[role] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
     selected = reports.get(settings.selection)
     current["score"] = (await asyncio.to_thread(attempt_score, ctx.runner, ctx.task, selected)) if selected else 0.0
     current["feedback_report"] = selected.model_dump(mode="json") if selected else None

@@ -76,7 +76,7 @@ async def run_tests(state: ReflectionState, runtime: Runtime[ReflectionContext])
     ctx = runtime.context
     current = dict((state.get("tries") or [{}])[-1])
     candidate = ctx.exercise.candidate(dict(state.get("repository") or {}))
-    report = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, candidate, "unit")
+    report = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, candidate, ctx.task.scored_suite)
     if report.error:
         raise TestHarnessError(f"the tests of {ctx.exercise.id} could not be run: {report.error}")
     passed = report.status == "passed"

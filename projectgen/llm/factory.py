@@ -20,6 +20,7 @@ backoff are the real ones.
 """
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from projectgen.llm.naming import describe_model
 from projectgen.llm.roles import ROLES
 from projectgen.llm.sampling import DEFAULT_TEMPERATURE, DEFAULT_TOP_P, max_output_tokens, sampling_of
 from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -81,6 +83,9 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
     if not sep:
         provider = _infer_provider(spec)
         if provider is None:
+            if difflib.get_close_matches(spec.lower(), (REFERENCE_SPEC,), n=1):
+                raise ProjectGenError(f"unknown model {spec!r}: did you mean {REFERENCE_SPEC!r}? (a provider's "
+                                      "model is PROVIDER:MODEL)")
             raise ProjectGenError(f"cannot tell the provider of model {spec!r}: write it as PROVIDER:MODEL "
                                   f"({_providers_hint('', known)})")
         name = spec
@@ -141,10 +146,8 @@ def check_base_url(url: str) -> None:
 
 
 def _providers_hint(provider: str, known: Sequence[str]) -> str:
-    """'did you mean ...?' for a near miss, else the common providers (the full list is long)."""
-    import difflib
-
-    close = difflib.get_close_matches(provider, known, n=1) if provider else []
+    """'did you mean ...?' for a near miss (``scripted`` too), else the common providers (the full list is long)."""
+    close = difflib.get_close_matches(provider, (*known, SCRIPTED_PREFIX.rstrip(":")), n=1) if provider else []
     if close:
         return f"did you mean {close[0]!r}?"
     common = [p for p in ("openai", "anthropic", "deepseek", "google_genai", "mistralai", "groq", "ollama")

@@ -316,9 +316,9 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
         run.context.say("running every check test (the earlier requirements' and the change's)")
         check_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "check")
         check_report.write_json(run.folder.check_report)
-    if run.evaluate_unit and "unit" in run.task.suites and repository:
+    if run.evaluate_unit and run.task.has_scored_suite() and repository:
         run.context.say("running the base task's hidden unit tests")
-        unit_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "unit")
+        unit_report = await asyncio.to_thread(runner.evaluate, run.task, repository, run.task.scored_suite)
         unit_report.write_json(run.folder.unit_report)
     records = run.folder.usage_records()
     plan = EvolutionPlan.model_validate(state["evolution"]) if state.get("evolution") else None

@@ -7,11 +7,12 @@ evolved run is then tested exactly as its base run was, except where the change 
 
 kept as they are
     the documents (the PRD gains a ``## Change request N`` section), the starter files, `package`,
-    `required_files` (the fixtures, copied), `empty_dirs`, `timeout`, `settings_profile` (the paper
+    `required_files` (the fixtures, copied), `empty_dirs`, `timeout`, `install_timeout`, `[timeouts]`,
+    `scored` (the suites keep their names), `settings_profile` (the paper
     settings of the base's benchmark, which `Settings.with_profile` applies to the next evolve run of
     a chain too), and the environment in full: every `EnvSpec` field (requirements, constraints,
     Python, the setup script, copied as ``setup_script.sh``, env vars, pytest plugins, source root,
-    install step).
+    install step, working directory, pytest configuration, written as ``pytest.ini``).
 moved
     every suite but ``check`` to ``NAME_tests/`` (``unit_tests/``, ``acceptance_tests/``,
     ``performance_tests/`` ...), its files at their paths below the suite's folder, and its declared
@@ -35,6 +36,7 @@ from typing import Any
 
 import tomli_w
 
+from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.loaders import TASK_TOML
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.durable_files import write_atomic
@@ -42,6 +44,7 @@ from projectgen.errors import ProjectGenError
 
 CHANGE_HEADING = "## Change request"
 CHECK_DIR, DOCS_DIR, SETUP_SCRIPT = "check_tests", "docs", "setup_script.sh"
+PYTEST_CONFIG = "pytest.ini"  # the base's `[env] pytest_config` options, written out
 DOCUMENTS = ("uml_class", "uml_sequence", "architecture_design")  # besides the PRD
 
 
@@ -192,6 +195,8 @@ def plan_evolved_task(base: Task, requirement: str, tests: Path | None) -> Evolv
         files.add(rel, "starter file", text)
     if base.env.setup_script is not None:
         files.add(SETUP_SCRIPT, "setup script", base.env.setup_script)
+    if base.env.pytest_options:
+        files.add(PYTEST_CONFIG, "pytest configuration", pytest_ini_text(base.env.pytest_options))
     expected = {name: [_moved_nodeid(nodeid, moved) for nodeid in ids]
                 for name, ids in base.expected_tests.items() if name != "check"}
     files.add(TASK_TOML, "task.toml",
@@ -219,6 +224,9 @@ def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: di
         "required_files": list(base.required_files) or None,
         "empty_dirs": list(base.empty_dirs) or None,
         "timeout": base.timeout,
+        "install_timeout": base.install_timeout,
+        "scored": base.scored_suite if base.scored_suite != "unit" else None,
+        "timeouts": dict(base.suite_timeouts) or None,
         "docs": {name: f"{DOCS_DIR}/{name}.md" for name in docs},
         "tests": suites,
         "env": {
@@ -230,6 +238,8 @@ def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: di
             "pytest_plugins": None if env.pytest_plugins is None else list(env.pytest_plugins),
             "source_root": env.source_root,
             "install": env.install,
+            "workdir": env.workdir,
+            "pytest_config": PYTEST_CONFIG if env.pytest_options else None,
         },
         "settings_profile": dict(base.settings_profile) or None,
         "expected_tests": expected or None,

@@ -63,8 +63,8 @@ async def stream_graph(graph: Any, start: Any, *, context: Any, config: Mapping[
 async def run_hidden_unit_tests(runner: SandboxRunner, task: Task, repository: Mapping[str, str], *,
                                 progress: Callable[[str], None] | None, what: str = "") -> TestReport | None:
     """The task's hidden unit tests on `repository` (None when the task has none or nothing was generated)."""
-    if "unit" not in task.suites or not repository:
+    if not task.has_scored_suite() or not repository:
         return None
     if progress:
         progress(f"running the hidden unit tests{what}")
-    return await asyncio.to_thread(runner.evaluate, task, dict(repository), "unit")
+    return await asyncio.to_thread(runner.evaluate, task, dict(repository), task.scored_suite)

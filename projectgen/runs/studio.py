@@ -24,7 +24,13 @@ graphs themselves) the sandboxed test runs, the stores' reads and writes. No `--
 Models come from the context's ``model``, else PROJECTGEN_MODEL (either way PROJECTGEN_MODEL_<ROLE>
 overrides one role, PROJECTGEN_BASE_URL serves a named model). The attempts graph keeps a thread's
 knowledge store, best repository and ``attempts/N`` folders in PROJECTGEN_STUDIO_DIR/<thread id>
-(default ``.langgraph_api/projectgen``, beside `langgraph dev`'s own state).
+(default: projectgen's cache folder's ``studio/``, outside the repository `langgraph dev` watches: a run
+writing Python files there would make the server reload mid-run, and the interrupted model calls be paid
+again).
+
+A user's mistake (a model spec it cannot use, an unknown task) fails the run with its one line: the server
+sends the message of built-in errors only (ValueError, ...) and "An internal error occurred" for others, so
+the nodes raise a `ProjectGenError` as `StudioUserError`, which is both.
 """
 from __future__ import annotations
 
@@ -32,6 +38,8 @@ import asyncio
 import logging
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,13 +50,14 @@ from langgraph.runtime import Runtime
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from projectgen.errors import ProjectGenError
+from projectgen.config import cache_root
+from projectgen.errors import ProjectGenError, one_line
 from projectgen.graphs.context import AttemptsContext, RunContext
 from projectgen.graphs.state import AttemptsState, ProjectState, initial_state
 from projectgen.llm import ROLES, ModelRoles
 
 STUDIO_DIR_ENV = "PROJECTGEN_STUDIO_DIR"
-DEFAULT_STUDIO_DIR = Path(".langgraph_api") / "projectgen"
+STUDIO_CACHE_FOLDER = "studio"  # under `cache_root()`: outside the tree `langgraph dev` watches
 STUDIO_ATTEMPTS = 4  # the attempts graph's default, LiveCoder's
 
 
@@ -102,8 +111,26 @@ def models_from_env(default: str | None = None) -> ModelRoles:
 
 
 def studio_folder(thread_id: str) -> Path:
-    """Where the attempts graph keeps one thread's stores and attempts (blocking: it resolves the path)."""
-    return Path(os.environ.get(STUDIO_DIR_ENV) or DEFAULT_STUDIO_DIR).resolve() / thread_id
+    """Where the attempts graph keeps one thread's stores and attempts: PROJECTGEN_STUDIO_DIR, else the cache
+    folder's studio/ (blocking: it resolves the path)."""
+    root = os.environ.get(STUDIO_DIR_ENV, "").strip()
+    return (Path(root).expanduser() if root else cache_root() / STUDIO_CACHE_FOLDER).resolve() / thread_id
+
+
+class StudioUserError(ProjectGenError, ValueError):
+    """A user's mistake as the server shows it: a `ProjectGenError` and a ValueError, whose message the
+    server sends to the client (it hides other errors' messages)."""
+
+
+@contextmanager
+def user_errors_shown() -> Iterator[None]:
+    """Re-raise a `ProjectGenError` of the block as a `StudioUserError` with its one line."""
+    try:
+        yield
+    except ProjectGenError as exc:
+        if isinstance(exc, ValueError):
+            raise
+        raise StudioUserError(one_line(exc)) from exc
 
 
 def _progress(message: str) -> None:
@@ -122,16 +149,18 @@ async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> d
     and the stages to review (kept in the state: a resume from Studio builds the graph it paused in)."""
     from projectgen.datasets.loaders import load_task_or_example
 
-    task = await asyncio.to_thread(load_task_or_example, state["task"])
-    return {"task": str(task.root), "review_stages": review_stages(runtime), **initial_state(task)}
+    with user_errors_shown():
+        task = await asyncio.to_thread(load_task_or_example, state["task"])
+        return {"task": str(task.root), "review_stages": review_stages(runtime), **initial_state(task)}
 
 
 async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
     """Node "load_task" of the attempts graph: the task's folder and id, the first attempt, the stages to review."""
     from projectgen.datasets.loaders import load_task_or_example
 
-    task = await asyncio.to_thread(load_task_or_example, state["task"])
-    return {"task": str(task.root), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
+    with user_errors_shown():
+        task = await asyncio.to_thread(load_task_or_example, state["task"])
+        return {"task": str(task.root), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph
@@ -155,10 +184,11 @@ def _project_run(task_path: str, studio: StudioContext, review: list[str]) -> tu
 async def run_project_graph(state: StudioProjectState, runtime: Runtime[StudioContext],
                             config: RunnableConfig) -> dict[str, Any]:
     """Node "projectgen": ProjectGen's graph on the loaded task, its checkpoints nested in this run's."""
-    graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {},
-                                             state.get("review_stages") or [])
-    start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
-    return await graph.ainvoke(start, config, context=context)
+    with user_errors_shown():
+        graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {},
+                                                 state.get("review_stages") or [])
+        start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
+        return await graph.ainvoke(start, config, context=context)
 
 
 def two_step_graph(name: str, state: Any, output: Any, context: Any, load: Any, run: Any) -> Any:
@@ -223,13 +253,14 @@ async def run_attempts_graph(state: StudioAttemptsState, runtime: Runtime[Studio
                              config: RunnableConfig) -> dict[str, Any]:
     """Node "livecoder": LiveCoder's attempts graph on the loaded task, its checkpoints nested in this run's."""
     thread_id = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4().hex)
-    run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id,
-                                  state.get("review_stages") or [])
-    try:
-        start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
-        return await run.graph.ainvoke(start, config, context=run.context)
-    finally:
-        await asyncio.to_thread(run.context.knowledge.close)
+    with user_errors_shown():
+        run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id,
+                                      state.get("review_stages") or [])
+        try:
+            start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
+            return await run.graph.ainvoke(start, config, context=run.context)
+        finally:
+            await asyncio.to_thread(run.context.knowledge.close)
 
 
 def attempts_graph() -> Any:

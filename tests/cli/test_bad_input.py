@@ -63,12 +63,14 @@ def snapshot(root: Path) -> dict[str, tuple]:
 
 
 def refused(capsys, root: Path, argv: list[str], *fragments: str) -> str:
-    """`projectgen ARGV` exits 2 with one line on stderr holding every fragment, and writes nothing under root."""
+    """`projectgen ARGV` exits 2 with one line on stderr holding every fragment, shows no progress bar (an empty
+    one on stdout before the line reads as if work had started), and writes nothing under root."""
     capsys.readouterr()
     before = snapshot(root)
     code = main([str(a) for a in argv])
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert code == EXIT_USAGE, err
+    assert "━" not in out and "0/?" not in out, out
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("projectgen: error: ") and "Traceback" not in err, err
@@ -536,6 +538,11 @@ def dataset_with(ws: Path, *names: str) -> Path:
                  id="dataset-is-a-task"),
     pytest.param(["--workers", "0"], ("argument --workers: must be at least 1: '0'",), id="workers-0"),
     pytest.param(["--model", "foo:bar"], ("unknown model provider 'foo'",), id="unknown-model"),
+    pytest.param(["--model", "refrence"], ("unknown model 'refrence': did you mean 'reference'?",),
+                 id="misspelt-reference"),
+    pytest.param(["--model", "scriptd:x.json"], ("unknown model provider 'scriptd'", "did you mean 'scripted'?"),
+                 id="misspelt-scripted"),
+    pytest.param(["--model", "opnai:gpt-4o"], ("did you mean 'openai'?",), id="misspelt-provider"),
     pytest.param(["--model", ""], ("empty model spec",), id="empty-model"),
     pytest.param(["--model", "scripted:{ws}/none.json"], ("no such script file or folder",), id="script-missing"),
     pytest.param(["--model", "scripted:{empty}"], ("no replay scripts (<task-id>.json) in the folder",),

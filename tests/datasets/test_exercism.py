@@ -86,6 +86,31 @@ def test_two_exercises_of_one_name_get_their_folder_in_the_id(tmp_path: Path) ->
     assert [e.id for e in load_exercises(tmp_path).exercises] == ["hop_count-047484df", "hop_count-0d197b77"]
 
 
+def test_one_exercise_in_several_languages_gets_its_language_in_the_id(tmp_path: Path) -> None:
+    """Aider's polyglot benchmark has affine-cipher in Java, JavaScript, Python...: one batch runs them all, so
+    the ids (and the batch's unit keys) must differ; a run of all of them once stopped on a shared key."""
+    for language in ("python", "java"):
+        shutil.copytree(TALLY, tmp_path / language / "exercises" / "practice" / "tally_marks")
+    assert [e.id for e in load_exercises(tmp_path).exercises] == ["tally_marks-java", "tally_marks-python"]
+
+
+@pytest.mark.parametrize("solution, examples, pairs", [
+    (["src/lib.rs", "Cargo.toml"], [".meta/example.rs"], {"src/lib.rs": ".meta/example.rs"}),  # Rust
+    (["allergies.cpp", "allergies.h"], [".meta/example.cpp", ".meta/example.h"],  # C++
+     {"allergies.cpp": ".meta/example.cpp", "allergies.h": ".meta/example.h"}),
+    (["src/main/java/AffineCipher.java"], [".meta/src/reference/java/AffineCipher.java"],  # Java
+     {"src/main/java/AffineCipher.java": ".meta/src/reference/java/AffineCipher.java"}),
+    (["affine-cipher.js"], [".meta/proof.ci.js"], {"affine-cipher.js": ".meta/proof.ci.js"}),  # JavaScript
+])
+def test_each_tracks_reference_files_answer_their_solution_files(tmp_path: Path, solution: list[str],
+                                                                 examples: list[str], pairs: dict[str, str]) -> None:
+    folder = broken(tmp_path, {"files": {"solution": solution, "test": ["tally_marks_test.py"], "example": examples}})
+    for rel in examples:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text("// the reference\n")
+    assert load_exercise(folder).examples == pairs
+
+
 def broken(tmp_path: Path, config: dict | None, *, docs: bool = True) -> Path:
     folder = tmp_path / "python" / "exercises" / "practice" / "bad"
     shutil.copytree(TALLY, folder)

@@ -125,3 +125,46 @@ def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, mon
     assert [line.split()[0] for line in lines] == ["Python", "Go", "Rust", "C++", "JavaScript", "Java"]
     assert lines[-1] == ("Java        missing  javac: install apt-get install default-jdk-headless junit5 "
                          "libassertj-core-java")
+
+
+def test_node_packages_are_what_package_json_asks_for_and_jest_always(tmp_path: Path) -> None:
+    from projectgen.evaluation.languages.dependencies import node_packages
+
+    assert node_packages(tmp_path) == []  # no package.json: plain jest
+    (tmp_path / "package.json").write_text(json.dumps({"devDependencies": {"jest": "^29.7.0"}}))
+    assert node_packages(tmp_path) == []  # jest alone: the shared jest folder
+    (tmp_path / "package.json").write_text(json.dumps({
+        "devDependencies": {"babel-jest": "^29.6.4", "@exercism/babel-preset-javascript": "^0.2.1"},
+        "dependencies": {"core-js": "~3.37.1"}}))
+    assert node_packages(tmp_path) == ["@exercism/babel-preset-javascript@^0.2.1", "babel-jest@^29.6.4",
+                                       "core-js@~3.37.1", "jest@29"]
+
+
+@pytest.mark.slow
+def test_a_javascript_exercise_whose_babel_config_needs_its_package_json_runs(tmp_path: Path) -> None:
+    """Exercism's JavaScript track: ES modules turned into CommonJS by the babel preset package.json asks for
+    (installed from npm outside the sandbox, linked in as node_modules)."""
+    toolchain = probe_toolchain("javascript")
+    if not toolchain.ready:
+        pytest.skip(toolchain.missing)
+    folder = tmp_path / "javascript" / "exercises" / "practice" / "double"
+    (folder / ".meta").mkdir(parents=True)
+    (folder / ".docs").mkdir()
+    (folder / ".docs" / "instructions.md").write_text("Double a number.\n")
+    (folder / ".meta" / "config.json").write_text(json.dumps({"files": {
+        "solution": ["double.js"], "test": ["double.spec.js"], "example": [".meta/proof.ci.js"]}}))
+    (folder / ".meta" / "proof.ci.js").write_text("export const double = (n) => n * 2;\n")
+    (folder / "double.js").write_text("export const double = () => { throw new Error('Remove this line'); };\n")
+    (folder / "double.spec.js").write_text("import { double } from './double';\n"
+                                           "test('doubles', () => { expect(double(2)).toBe(4); });\n")
+    (folder / "babel.config.js").write_text("module.exports = { presets: [['@babel/preset-env', "
+                                            "{ targets: { node: 'current' } }]] };\n")
+    (folder / "package.json").write_text(json.dumps({"devDependencies": {
+        "@babel/core": "^7.25.2", "@babel/preset-env": "^7.25.3", "babel-jest": "^29.6.4", "jest": "^29.7.0"}}))
+    exercise = load_exercise(folder)
+    task = exercise_task(exercise)
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path / "cache", timeout=300))
+    reference = runner.evaluate(task, exercise.candidate(exercise.reference()), "unit")
+    stub = runner.evaluate(task, exercise.candidate(exercise.stubs()), "unit")
+    assert (reference.passed, reference.total) == (1, 1), reference.output_tail[-2000:]
+    assert (stub.passed, stub.total) == (0, 1)

@@ -31,9 +31,11 @@ def outcomes(report) -> dict[str, str]:
     return {t.nodeid: t.outcome.value for t in report.tests}
 
 
-def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) -> dict[str, str]:
+def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, cwd: str = "",
+                 ini: str = "") -> dict[str, str]:
     """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
-    `files` put at their repository paths (over any stub there)."""
+    `files` put at their repository paths (over any stub there), run from its folder `cwd`, with the
+    configuration file `ini` of the copy (default an empty one)."""
     shutil.copytree(task.root, work)
     for rel, source in files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -41,14 +43,16 @@ def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path) 
     (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
-         "-c", str(work / "plain-pytest.ini"), *task.suite(suite).paths],
-        cwd=work, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"},
+         "-c", str(work / (ini or "plain-pytest.ini")), *(str(work / path) for path in task.suite(suite).paths)],
+        cwd=work / cwd, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
+             **({"PYTHONPATH": str(work)} if cwd else {})},  # the repository importable from elsewhere too
     )
     found: dict[str, str] = {}
     for line in done.stdout.splitlines():
         if match := VERBOSE_LINE.match(line):
-            found.setdefault(match.group(1), match.group(2).lower())
+            # -v shows node ids from where pytest runs; the node ids themselves are the rootdir's
+            found.setdefault(f"{cwd}/{match.group(1)}" if cwd else match.group(1), match.group(2).lower())
     assert found, done.stdout + done.stderr
     return found
 
@@ -191,3 +195,152 @@ def test_a_reference_in_a_subfolder_scores_as_plain_pytest_and_the_starter_stub_
     assert len(got) == 3 and set(got.values()) == {"passed"}
     stub_score = sandbox.score(task, {"two_fer/two_fer.py": stub}, "unit").score
     assert (stub_score.passed, stub_score.expected, stub_score.failed) == (0, 3, 3)
+
+
+# --------------------------------------------------------------------------- issue 25 item 8: scored suite, timeouts
+
+def test_the_scored_suite_is_what_eval_scores_and_runs_as_plain_pytest(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`scored = "integration"`: the final evaluation is a suite not named unit; evaluate, score and the
+    expected tests default to it, and the hidden-unit-test role ("unit") maps onto it."""
+    task = load_task(SHAPES / "scored")
+    assert (task.scored_suite, sorted(task.suites)) == ("integration", ["check", "integration"])
+    assert task.role_suite("unit") == "integration" and task.role_suite("check") == "check"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert report.suite == "integration" and not report.error, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "integration", task.reference_files(), tmp_path / "plain")
+    assert set(outcomes(report).values()) == {"passed", "skipped", "xfail"}
+    scored = sandbox.score(task, task.reference_files()).score
+    assert (scored.suite, scored.passed, scored.expected) == ("integration", 9, 9)
+
+
+def test_each_suite_has_its_own_timeout_and_the_install_step_its_own(env_cache: Path) -> None:
+    task = load_task(SHAPES / "scored")
+    assert (task.timeout, task.suite_timeouts, task.install_timeout) == (30, {"integration": 120}, 90)
+    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache))
+    assert (runner.timeout_for(task, "integration"), runner.timeout_for(task, "check")) == (120, 30)
+    assert runner.install_timeout_for(task, "check") == 90
+    explicit = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=7))  # the user's --timeout wins
+    assert (explicit.timeout_for(task, "integration"), explicit.install_timeout_for(task, "check")) == (7, 7)
+    plain = task.model_copy(update={"install_timeout": None})
+    assert runner.install_timeout_for(plain, "integration") == 120
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('scored = "acceptance"\n', "scored: 'acceptance' is not a suite of this task (it has: check, integration)"),
+    ('scored = "integration"\n', "the task declares a 'unit' suite too"),
+    ('[timeouts]\nunit = 5\n', "[timeouts]: 'unit' is not a suite of this task"),
+    ('[timeouts]\nintegration = "slow"\n', "[timeouts].integration: expected a positive number of seconds"),
+    ('install_timeout = 0\n', "install_timeout: expected a positive number of seconds"),
+])
+def test_scored_suite_and_timeouts_are_checked_when_the_task_loads(extra: str, message: str, tmp_path: Path) -> None:
+    from projectgen.errors import TaskFormatError
+
+    root = tmp_path / "scored"
+    shutil.copytree(SHAPES / "scored", root)
+    text = (root / "task.toml").read_text()
+    text = text.replace('scored = "integration"\n', "").replace("[timeouts]\nintegration = 120\n", "")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("install_timeout")) + "\n"
+    if "unit' suite too" in message:
+        text = text.replace('check = "tests/test_quick.py"', 'check = "tests/test_quick.py"\nunit = "tests/integration"')
+    if extra.startswith("["):
+        text += "\n" + extra
+    else:
+        text = extra + text
+    (root / "task.toml").write_text(text)
+    with pytest.raises(TaskFormatError) as raised:
+        load_task(root)
+    assert message in str(raised.value)
+
+
+def test_run_scores_the_named_suite_as_its_hidden_unit_tests(env_cache: Path, tmp_path: Path, capsys) -> None:
+    """Before `scored`, `run` measured nothing on a task without a suite named unit."""
+    from projectgen.cli import main
+
+    assert main(["run", str(SHAPES / "scored"), "--model", "reference", "--attempts", "1",
+                 "--out", str(tmp_path / "run"), "--cache-dir", str(env_cache)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "shape-scored - integration tests" in out and "passed │ 9" in out, out
+
+
+def test_the_tests_run_from_their_working_directory_as_plain_pytest(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`[env] workdir = "tests"`: tests that open `fixtures/words.txt` from where the harness ran them."""
+    task = load_task(SHAPES / "workdir")
+    assert task.env.workdir == "tests"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error and report.passed == 4, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", cwd="tests")
+    assert sorted(outcomes(report)) == sorted(f"tests/test_words.py::{name}" for name in (
+        "test_runs_from_the_tests_folder", "test_load_by_a_relative_path", "test_longest_of_the_file",
+        "test_longest_of_nothing"))  # node ids stay relative to the workspace
+    moved = task.model_copy(update={"env": task.env.model_copy(update={"workdir": None})})
+    assert sandbox.evaluate(moved, task.reference_files()).passed == 1  # from the workspace, only the pure test
+
+
+def test_the_benchmarks_pytest_configuration_applies_as_plain_pytest_with_it(sandbox: SandboxRunner,
+                                                                             tmp_path: Path) -> None:
+    """`[env] pytest_config = "pytest.ini"`: warnings as errors, strict xfail and addopts' deselection, as the
+    benchmark's harness ran them; without the key the same reference scores differently."""
+    task = load_task(SHAPES / "pytestconfig")
+    assert task.env.pytest_options["xfail_strict"] == "true"
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error, report.output_tail
+    got = outcomes(report)
+    assert got == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", ini="pytest.ini")
+    assert {name.split("::")[1]: outcome for name, outcome in got.items()} == {
+        "test_minutes": "passed", "test_round_trip": "passed", "test_bad_time": "passed",
+        "test_the_deprecated_name_warns": "failed", "test_an_ignored_warning": "passed", "test_seconds": "failed"}
+    unconfigured = task.model_copy(update={"env": task.env.model_copy(update={"pytest_options": {}})})
+    assert sandbox.evaluate(unconfigured, task.reference_files()).passed == 5  # its own empty pytest.ini
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("pytest.ini", "[pytest]\npython_files = check_*.py\n", "option 'python_files' cannot apply"),
+    ("pytest.ini", "[tool:pytest]\naddopts = -x\n", "no [pytest] section"),
+    ("setup.cfg", "[pytest]\naddopts = -x\n", "no [tool:pytest] section"),
+    ("pyproject.toml", "[tool.black]\nline-length = 99\n", "no [tool.pytest.ini_options] table"),
+    ("nope.ini", None, "nope.ini"),
+])
+def test_a_pytest_config_it_cannot_honour_is_refused_when_the_task_loads(name: str, text: str | None, message: str,
+                                                                         tmp_path: Path) -> None:
+    from projectgen.errors import TaskFormatError
+
+    root = tmp_path / "pytestconfig"
+    shutil.copytree(SHAPES / "pytestconfig", root)
+    if text is not None:
+        (root / name).write_text(text)
+    (root / "task.toml").write_text((root / "task.toml").read_text().replace('"pytest.ini"', f'"{name}"'))
+    with pytest.raises(TaskFormatError, match=re.escape(message)):
+        load_task(root)
+
+
+def test_pyproject_and_setup_cfg_give_the_same_options(tmp_path: Path) -> None:
+    from projectgen.datasets.pytest_config import pytest_ini_text, pytest_options
+
+    toml = pytest_options("pyproject.toml", '[tool.pytest.ini_options]\nfilterwarnings = ["error", "ignore::UserWarning"]'
+                                            '\nxfail_strict = true\naddopts = "-m \'not slow\'"\n')
+    cfg = pytest_options("setup.cfg", "[tool:pytest]\nfilterwarnings =\n    error\n    ignore::UserWarning\n"
+                                      "xfail_strict = true\naddopts = -m 'not slow'\n")
+    assert toml == cfg
+    assert pytest_ini_text(toml) == ("[pytest]\nfilterwarnings = error\n    ignore::UserWarning\nxfail_strict = true\n"
+                                     "addopts = -m 'not slow'\n")
+
+
+def test_an_exercism_exercise_loads_through_load_task_and_scores_as_plain_pytest(sandbox: SandboxRunner,
+                                                                                 tmp_path: Path) -> None:
+    """`load_task` reads an exercise folder (or its .meta/config.json) as `reflect` does: the tests run in a
+    folder named like the project, the candidate's files inside it."""
+    from projectgen.datasets.examples import example_exercises_dir
+
+    folder = tmp_path / "exercises" / "unit_convert"
+    shutil.copytree(example_exercises_dir() / "unit_convert", folder)
+    task = load_task(folder)
+    assert (task.id, task.format, task.root) == ("unit_convert", "exercism", folder.parent)
+    assert load_task(folder / ".meta" / "config.json") == task
+    assert task.suite("unit").paths == ("unit_convert/unit_convert_test.py",)
+    from projectgen.datasets.exercism import load_exercise
+
+    exercise = load_exercise(folder)
+    reference = {exercise.workspace_path(rel): folder / example for rel, example in exercise.examples.items()}
+    report = sandbox.evaluate(task, reference)
+    assert not report.error and report.passed == report.total > 0, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "unit", reference, tmp_path / "plain")

@@ -117,8 +117,9 @@ def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     from projectgen.experiments.reflection import run_reflect
 
     model = f"scripted:{example_script_path('exercises.reflect')}"
-    local = run_reflect(example_exercises_dir(), [model], tmp_path / "local", formats=("patch",))
-    remote = run_reflect(example_exercises_dir(), [model], tmp_path / "ray", formats=("patch",),
+    python = ["ledger_book", "unit_convert", "word_index"]  # the executor is under test, not the compilers
+    local = run_reflect(example_exercises_dir(), [model], tmp_path / "local", formats=("patch",), tasks=python)
+    remote = run_reflect(example_exercises_dir(), [model], tmp_path / "ray", formats=("patch",), tasks=python,
                          executor=RayExecutor(workers=2, relocate="always"))
 
     def rows(folder: Path) -> list[dict]:

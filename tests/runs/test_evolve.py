@@ -230,7 +230,8 @@ import os
 def test_the_tasks_workspace_and_environment_are_in_place():
     assert os.environ["KV_MODE"] == "test"
     assert os.path.isdir(os.path.join(os.environ["DATA_DIR"], "out"))  # {repo}/data and empty_dirs data/out
-    with open("fixtures/seed.json", encoding="utf-8") as handle:
+    assert os.path.basename(os.getcwd()) == "data"  # [env] workdir
+    with open("../fixtures/seed.json", encoding="utf-8") as handle:
         assert handle.read() == '{"seed": 1}\\n'
 """
 
@@ -242,6 +243,10 @@ starter = ["examples/usage.py"]
 required_files = ["fixtures/seed.json"]
 empty_dirs = ["data/out"]
 timeout = 240
+install_timeout = 600
+
+[timeouts]
+performance = 30
 
 [docs]
 prd = "docs/PRD.md"
@@ -264,6 +269,8 @@ pytest_plugins = []
 setup_script = "scripts/setup.sh"
 source_root = "src"
 install = "script"
+workdir = "data"
+pytest_config = "pytest.ini"
 
 [settings_profile]
 code_iterations = 7
@@ -276,7 +283,9 @@ performance = ["perf/test_speed.py::test_fast"]
 """
 
 # Every Task field is carried, moved to the evolved task's suite folders, or dropped on purpose.
-CARRIED = {"package", "docs", "env", "required_files", "empty_dirs", "timeout", "settings_profile"}
+CARRIED = {"package", "docs", "env", "required_files", "empty_dirs", "timeout", "settings_profile",
+           "install_timeout", "suite_timeouts"}
+BY_NAME = {"scored_suite"}  # the suites keep their names; the every-key task scores `unit`, its default
 MOVED = {"suites", "expected_tests"}  # at the evolved task's NAME_tests/ folders; check's expectations dropped
 DROPPED = {"reference", "reference_root"}  # the reference implements the requirement before the change
 OWN = {"id", "root", "format", "language"}  # language: task.toml has no key for it yet (Python)
@@ -298,6 +307,7 @@ def every_key_task(folder: Path) -> Path:
         "examples/usage.py": "from kvstore import KVStore\n\nstore = KVStore()\n",
         "fixtures/seed.json": '{"seed": 1}\n',
         "scripts/setup.sh": "echo set up\n",
+        "pytest.ini": "[pytest]\nmarkers =\n    slow: a slow test\n",
     }
     for rel, text in files.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -316,7 +326,7 @@ def test_the_evolved_task_keeps_every_setting_of_its_base_that_still_applies(cha
 
     root, runner, _ = chain
     base = load_task(every_key_task(tmp_path / "kvlab"))
-    assert set(Task.model_fields) == CARRIED | MOVED | DROPPED | OWN  # a new field needs a decision here
+    assert set(Task.model_fields) == CARRIED | MOVED | DROPPED | OWN | BY_NAME  # a new field needs a decision here
     for name in CARRIED | MOVED | DROPPED:
         assert getattr(base, name) != Task.model_fields[name].get_default(call_default_factory=True), name
     for name, field in EnvSpec.model_fields.items():
@@ -331,7 +341,7 @@ def test_the_evolved_task_keeps_every_setting_of_its_base_that_still_applies(cha
     evolved = load_task(tmp_path / "out" / "task")
 
     assert (evolved.id, evolved.format) == ("kvlab.change1", "taskdir")
-    for name in CARRIED - {"docs"}:
+    for name in (CARRIED | BY_NAME) - {"docs"}:
         assert getattr(evolved, name) == getattr(base, name), name
     assert evolved.env.setup_script == "echo set up\n" and evolved.env.constraints == ("iniconfig>=1",)
     assert evolved.docs.model_dump(exclude={"prd"}) == base.docs.model_dump(exclude={"prd"})

@@ -146,6 +146,42 @@ def test_a_missing_model_or_task_is_a_one_line_error(monkeypatch) -> None:
         asyncio.run(project_graph().ainvoke({"task": "nope"}, context={"model": "scripted:x.json"}))
 
 
+@pytest.mark.parametrize("factory, context, message", [
+    ("project_graph", {"model": "foo:bar"}, "unknown model provider 'foo' in 'foo:bar'"),
+    ("attempts_graph", {"model": "refrence", "attempts": 1}, "unknown model 'refrence': did you mean 'reference'?"),
+    ("project_graph", {"model": "scripted:x.json", "review": ["code"]}, "code"),
+])
+def test_a_users_mistake_reaches_the_client_as_its_one_line(factory: str, context: dict, message: str,
+                                                             tmp_path: Path, monkeypatch) -> None:
+    """langgraph-api sends a failed run's message only for built-in errors (ValueError, ...), and "An internal
+    error occurred" for any other class: the nodes raise the user's mistake as a ValueError with its line."""
+    from projectgen.runs import studio
+
+    monkeypatch.setenv("PROJECTGEN_STUDIO_DIR", str(tmp_path / "studio"))
+    graph = getattr(studio, factory)()
+    with pytest.raises(ProjectGenError) as raised:
+        asyncio.run(graph.ainvoke({"task": "kvstore"}, {"configurable": {"thread_id": "t"}}, context=context))
+    assert isinstance(raised.value, ValueError)
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_studio_folders_default_to_the_cache_outside_the_watched_repository(tmp_path: Path, monkeypatch) -> None:
+    """`langgraph dev` reloads when files change under the folder it serves: a thread's attempts (Python
+    files) must land elsewhere unless PROJECTGEN_STUDIO_DIR says so."""
+    from projectgen.runs.studio import studio_folder
+
+    monkeypatch.delenv("PROJECTGEN_STUDIO_DIR", raising=False)
+    monkeypatch.setenv("PROJECTGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert studio_folder("thread-1") == (tmp_path / "cache" / "studio" / "thread-1").resolve()
+    monkeypatch.setenv("PROJECTGEN_STUDIO_DIR", str(tmp_path / "elsewhere"))
+    assert studio_folder("thread-1") == (tmp_path / "elsewhere" / "thread-1").resolve()
+    monkeypatch.delenv("PROJECTGEN_STUDIO_DIR")
+    monkeypatch.delenv("PROJECTGEN_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert not studio_folder("t").is_relative_to(ROOT)
+
+
 # --------------------------------------------------------------------------- langgraph dev itself
 
 def langgraph_cli() -> Path:
@@ -171,7 +207,7 @@ def call(base: str, method: str, path: str, body: Any = None, timeout: float = 1
 def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, tmp_path: Path) -> None:
     command = langgraph_cli()
     # The repository's langgraph.json as it is, in a folder of its own: `langgraph dev` resolves its
-    # paths and writes .langgraph_api/ in the working directory.
+    # paths and writes .langgraph_api/ in the working directory; a thread's folders go to the cache.
     served = tmp_path / "served"
     served.mkdir()
     shutil.copy(ROOT / "langgraph.json", served / "langgraph.json")
@@ -179,7 +215,8 @@ def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, t
     port = free_port()
     log = tmp_path / "langgraph-dev.log"
     env = {**os.environ, **scripted_env, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
-    del env["PROJECTGEN_STUDIO_DIR"]  # the default folder, relative to the server's working directory
+    del env["PROJECTGEN_STUDIO_DIR"]  # the default folder: the cache's studio/, outside the served tree
+    env["PROJECTGEN_CACHE_DIR"] = str(tmp_path / "cache")
     with open(log, "w") as sink:
         server = subprocess.Popen([str(command), "dev", "--no-browser", "--no-reload", "--port", str(port)],
                                   cwd=served, env=env, stdout=sink, stderr=subprocess.STDOUT)
@@ -220,7 +257,7 @@ def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, t
         assert [v["stage"] for v in results["projectgen"]["verdicts"] if v["accepted"]] == [
             "architecture", "skeleton", "code"]
         assert results["livecoder"]["final"] == {"source": "best", "attempt": 1, "score": 1.0}
-        folder = served / ".langgraph_api" / "projectgen" / thread["thread_id"]
+        folder = tmp_path / "cache" / "studio" / thread["thread_id"]
         assert (folder / "attempts" / "1" / "attempt.json").is_file()
 
         # a review: the run pauses with the request as the thread's interrupt; a run with a resume command goes on

@@ -1,5 +1,5 @@
 """What a language's tests need besides its toolchain, prepared outside the sandbox and cached, so that
-inside everything runs offline: jest (from npm), the Go modules a go.mod requires, a crate's
+inside everything runs offline: jest and what a package.json asks for (from npm), the Go modules a go.mod requires, a crate's
 dependencies. Like the Python environments (`evaluation/environments.py`), each is built once under
 a lock, in a folder keyed by what it holds, and bound read-only into the sandbox. What cannot be had
 is a `DependencyError` of one line, naming what and why.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -69,6 +70,49 @@ def prepare_jest(cache: Path, toolchain: Toolchain) -> Path:
         if failure or not (partial / "node_modules" / "jest" / "bin" / "jest.js").is_file():
             shutil.rmtree(partial, ignore_errors=True)
             raise DependencyError(f"jest could not be installed from npm: {failure or 'jest.js missing'}")
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
+    return folder
+
+
+def node_packages(project_dir: Path) -> list[str]:
+    """``name@range`` of what the project's package.json asks for (dependencies and devDependencies: an
+    Exercism track's babel preset among them), jest always; [] when it asks for nothing but jest."""
+    try:
+        manifest = json.loads((project_dir / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    asked: dict[str, str] = {}
+    for key in ("dependencies", "devDependencies"):
+        block = manifest.get(key) if isinstance(manifest, dict) else None
+        if isinstance(block, dict):
+            asked.update({str(name): str(spec) for name, spec in block.items()})
+    if set(asked) <= {"jest"}:
+        return []
+    asked.setdefault("jest", JEST_VERSION)
+    return [f"{name}@{spec}" for name, spec in sorted(asked.items())]
+
+
+def prepare_node_modules(cache: Path, toolchain: Toolchain, project_dir: Path) -> Path:
+    """A folder whose node_modules holds what the project's package.json asks for (npm, scripts off), made
+    once per distinct list; plain jest when it asks for nothing more."""
+    packages = node_packages(project_dir)
+    if not packages:
+        return prepare_jest(cache, toolchain)
+    folder = cache / f"node-{hashlib.sha256(json.dumps(packages).encode()).hexdigest()[:16]}"
+    entry = folder / "node_modules" / "jest" / "bin" / "jest.js"
+    with _locked(folder):
+        if entry.is_file():
+            return folder
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        failure = _run([toolchain.tool("npm"), "install", "--no-audit", "--no-fund", "--ignore-scripts",
+                        "--loglevel=error", "--prefix", str(partial), *packages], partial)
+        if failure or not (partial / "node_modules" / "jest" / "bin" / "jest.js").is_file():
+            shutil.rmtree(partial, ignore_errors=True)
+            raise DependencyError(f"the packages package.json asks for could not be installed from npm: "
+                                  f"{failure or 'jest.js missing'}")
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
     return folder

@@ -171,7 +171,8 @@ class CppPlan:
 
 
 class JavaScriptPlan:
-    """jest (prepared outside the sandbox: `dependencies.prepare_jest`) with `--json`, in band, `xtest` on."""
+    """jest and what package.json asks for (prepared outside the sandbox: `dependencies.prepare_node_modules`,
+    linked in as the project's node_modules) with `--json`, in band, `xtest` on."""
 
     language = JAVASCRIPT
 
@@ -187,7 +188,10 @@ class JavaScriptPlan:
         env = ctx.env(path=(str(Path(node).parent),), extra={"NODE_PATH": str(ctx.dependencies / "node_modules"),
                                                              "CI": "true", "NODE_OPTIONS": "--max-old-space-size=2048"})
         files = " ".join(q(ctx.workspace / rel) for rel in ctx.test_files)
+        modules = ctx.dependencies / "node_modules"
+        # babel resolves a config's presets beside the config, not through NODE_PATH: link them in
         script = (f"cd {q(ctx.project_dir)} || exit 125\n"
+                  f"[ -e node_modules ] || ln -s {q(modules)} node_modules\n"
                   f"exec {q(node)} {q(jest)} --ci --runInBand --json --outputFile={q(ctx.report)} "
                   f"--rootDir={q(ctx.project_dir)} --config={q(config)} --runTestsByPath {files}")
         return [shell_step("tests", script, env, ctx.timeout)]

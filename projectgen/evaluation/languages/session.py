@@ -17,7 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from projectgen.datasets.task import SuiteName, Task
-from projectgen.evaluation.languages.dependencies import DependencyError, check_crates, prepare_go_modules, prepare_jest
+from projectgen.evaluation.languages.dependencies import (
+    DependencyError,
+    check_crates,
+    prepare_go_modules,
+    prepare_node_modules,
+)
 from projectgen.evaluation.languages.plans import PLANS, LanguagePlan, Parsed, RunContext, report_name
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
@@ -113,7 +118,7 @@ def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteN
 
 def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir: Path) -> Path | None:
     if language == JAVASCRIPT:
-        return prepare_jest(cache, toolchain)
+        return prepare_node_modules(cache, toolchain, project_dir)
     if language == GO:
         return prepare_go_modules(cache, toolchain, project_dir)
     if language == RUST:

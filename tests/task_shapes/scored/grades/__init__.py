@@ -1,0 +1,4 @@
+"""Letter grades."""
+from grades.core import average, letter
+
+__all__ = ["average", "letter"]
