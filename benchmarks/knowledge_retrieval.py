@@ -113,10 +113,10 @@ COLD = ("import sys, time\nbegan = time.perf_counter()\n"
         "print(time.perf_counter() - began)\n")
 
 
-def cold_load(name: str) -> float:
-    """Seconds from a fresh interpreter's first import to its first embedding (median of 3)."""
+def cold_load(name: str, runs: int = 3) -> float:
+    """Seconds from a fresh interpreter's first import to its first embedding (median of `runs`)."""
     times = []
-    for _ in range(3):
+    for _ in range(runs):
         done = subprocess.run([sys.executable, "-c", COLD, name], capture_output=True, text=True, cwd=ROOT,
                               env={**_env(), "PYTHONPATH": str(ROOT)})
         if done.returncode != 0:
@@ -178,17 +178,24 @@ def install_size(package: str | None) -> tuple[str, float, float]:
 
 
 def main() -> int:
+    from _fixtures import add_tiny_option, verdict
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the labelled set (JSON)")
     parser.add_argument("--repeats", type=int, default=3, help="passes over the texts for the timings")
     parser.add_argument("--misses", action="store_true", help="list every ranking whose own entry is not first")
+    add_tiny_option(parser)
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats = 1
 
     from _fixtures import ratio_line, table
 
     from projectgen.memory.embedding_models import DEFAULT_EMBEDDING, EMBEDDINGS, make_embeddings
 
     entries, queries = load_set(args.data)
+    if args.tiny:  # three requirements ranked: every step, a fraction of the embeddings
+        queries = queries[:3]
     print(f"labelled set: {args.data.relative_to(ROOT) if args.data.is_relative_to(ROOT) else args.data}: "
           f"{len(entries['success'])} tasks, {sum(len(v) for v in entries.values())} entries, {len(queries)} "
           f"requirement texts ({', '.join(STYLES)}), each ranked against the {len(entries['success'])} entries "
@@ -205,7 +212,7 @@ def main() -> int:
         results[name] = quality(found)
         misses[name] = [f"{task} {style} ({kind}): rank {rank}, first {first}"
                         for style, kind, rank, task, first in found if rank > 1]
-        costs[name] = (cold_load(name), *timings(embeddings, entries, queries, args.repeats), *install_size(package))
+        costs[name] = (cold_load(name, 1 if args.tiny else 3), *timings(embeddings, entries, queries, args.repeats), *install_size(package))
         print(f"{name}: measured ({what})", flush=True)
 
     print("\nranking quality (MRR, recall@1, recall@3 of the task's own entry):")
@@ -243,7 +250,7 @@ def main() -> int:
     print(f"\n{DEFAULT_EMBEDDING} / hashing MRR: paraphrases {ratio:.2f}x, requirements "
           f"{default['requirement'][0] / hashing['requirement'][0]:.2f}x, all {default['all'][0] / hashing['all'][0]:.2f}x")
     print(ratio_line(ratio, "> 1.0, and no lower MRR on all queries"))
-    return 0 if ratio > 1.0 and default["all"][0] >= hashing["all"][0] else 1
+    return verdict(ratio > 1.0 and default["all"][0] >= hashing["all"][0], args.tiny)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from projectgen.cli.options import (
     add_batch_options,
     add_checkpoint_option,
     add_executor_options,
+    add_faults_option,
     add_pipeline_options,
     add_prices_option,
     add_runner_options,
@@ -22,6 +23,7 @@ from projectgen.cli.options import (
     attempt_settings_from_args,
     check_out_path,
     executor_from_args,
+    positive_int,
     prices_from_args,
     resolve_dataset,
     runner_settings_from_args,
@@ -29,6 +31,7 @@ from projectgen.cli.options import (
     settings_from_args,
 )
 from projectgen.cli.tables import batch_progress, make_console, print_model_table
+from projectgen.llm.call_slots import DEFAULT_CALLS
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
@@ -58,6 +61,11 @@ def add_commands(subparsers) -> None:
                              "the default: a run that produced nothing keeps it) or what the reference collects here "
                              "(reference); other tasks always use the reference's")
     add_batch_options(parser, units="pairs", out_default="./runs/experiment-DATASET")
+    parser.add_argument("--max-concurrent-calls", type=positive_int, default=DEFAULT_CALLS, metavar="N",
+                        help="model calls in flight per model or endpoint, across the pairs (default %(default)s); "
+                             "pairs waiting on a model run at once up to --workers (default: this N), while "
+                             "sandbox runs stay at one per core")
+    add_faults_option(parser)
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "
                              "machines without a cluster; join the folders with `experiment merge`")
@@ -90,6 +98,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from projectgen.errors import ProjectGenError
     from projectgen.experiments import (
         NOTES,
+        Concurrency,
         ExperimentHooks,
         ExperimentSpec,
         Shard,
@@ -137,12 +146,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
                           checkpoint_url=args.checkpoint_url, embedding=args.embedding,
-                          denominator=args.denominator)
-    executor = executor_from_args(args, per_machine=spec.per_machine_state())
+                          denominator=args.denominator, faults=args.inject_faults)
+    concurrency = Concurrency(calls=args.max_concurrent_calls)
+    executor = executor_from_args(args, per_machine=spec.per_machine_state(), default_workers=concurrency.workers)
     with progress:
         results = run_experiment(
             spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
-            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard)
+            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard,
+            concurrency=concurrency)
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")

@@ -230,6 +230,15 @@ def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "tas
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
 
 
+def add_faults_option(parser: argparse.ArgumentParser) -> None:
+    """`--inject-faults SPEC`: every model wrapped in `projectgen.llm.faults.FaultyChatModel` (testing, and
+    throughput offline with a latency)."""
+    parser.add_argument("--inject-faults", default=None, metavar="SPEC",
+                        help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
+                             "seed=7, or latency=1s (or 0.5s-2s: a delay on every call, to measure throughput "
+                             "offline); kinds: see projectgen.llm.faults")
+
+
 def add_executor_options(parser) -> None:
     """`--executor` and `--ray-address`: where a batch command's units run (`executor_from_args`)."""
     group = parser.add_argument_group("executor (where the units run; docs/scale-out.md)")
@@ -244,8 +253,10 @@ def add_executor_options(parser) -> None:
 
 # --------------------------------------------------------------------------- what options build
 
-def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] | None = None):
-    """The executor `--executor`, `--ray-address` and `--workers` describe, connected and checked.
+def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] | None = None,
+                       default_workers: int = 1):
+    """The executor `--executor`, `--ray-address` and `--workers` describe, connected and checked; the local
+    executor runs `default_workers` units at a time when --workers is not given.
 
     `per_machine` names the state the command would keep on each machine (what -> the option that
     shares it, e.g. SQLite checkpoints -> --checkpoint-url): with a Ray cluster of more than one
@@ -261,7 +272,7 @@ def executor_from_args(args: argparse.Namespace, *, per_machine: dict[str, str] 
             raise ProjectGenError("--ray-address joins a Ray cluster: give it with --executor ray")
         from projectgen.experiments.executors import LocalExecutor
 
-        return LocalExecutor(workers=workers or 1)
+        return LocalExecutor(workers=workers or default_workers)
     from projectgen.experiments.ray_executor import RayExecutor
 
     executor = RayExecutor(address=args.ray_address, workers=workers).connect()

@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (SettingDefault, add_attempt_options, add_pipeline_options, add_prices_option,
-                                    add_runner_options, add_sampling_options, attempt_settings_from_args,
-                                    positive_float, resolve_task, runner_from_args, sampling_from_args,
-                                    settings_from_args)
+from projectgen.cli.options import (SettingDefault, add_attempt_options, add_faults_option, add_pipeline_options,
+                                    add_prices_option, add_runner_options, add_sampling_options,
+                                    attempt_settings_from_args, positive_float, resolve_task, runner_from_args,
+                                    sampling_from_args, settings_from_args)
 from projectgen.cli.tables import make_console, print_attempts
 from projectgen.llm.roles import ROLES
 from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
@@ -66,9 +66,7 @@ def add_run_command(commands) -> None:
                           "or both: architecture,skeleton): the run stops awaiting review (exit code 3) and "
                           "`projectgen review DIR` shows the tree and takes --approve, --edit FILE.json or "
                           "--reject FEEDBACK")
-    run.add_argument("--inject-faults", default=None, metavar="SPEC",
-                     help="wrap the models in a fault-injecting wrapper (testing), e.g. rate_limit=0.2,prose=0.1,"
-                          "seed=7; kinds: see projectgen.llm.faults")
+    add_faults_option(run)
     add_sampling_options(run)
     add_pipeline_options(run)
     add_attempt_options(run)

@@ -26,8 +26,10 @@ failed install is the candidate's failure (`TestReport.install_error`): its test
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -95,8 +97,12 @@ class RunnerSettings:
 class SandboxRunner:
     """Evaluates candidate repositories against a task's check, unit or acceptance tests."""
 
-    def __init__(self, settings: RunnerSettings | None = None, log: Callable[[str], None] | None = None) -> None:
+    def __init__(self, settings: RunnerSettings | None = None, log: Callable[[str], None] | None = None,
+                 slots: threading.Semaphore | None = None) -> None:
+        """`slots`: sandbox runs at once, shared with the other runners of a batch (one per worker thread,
+        and a batch may run more threads than cores when they mostly wait on a model); None: no cap."""
         self.settings = settings or RunnerSettings()
+        self.slots = slots
         self.log = log or (lambda message: None)
         self.environments = EnvironmentCache(
             self.settings.cache_dir,
@@ -166,6 +172,11 @@ class SandboxRunner:
         key = RecentRuns.key(task.id, str(task.root), suite, candidate)
         if key is not None and (known := self.recent.get(key)) is not None:
             return known
+        with self.slots if self.slots is not None else contextlib.nullcontext():
+            return self.run_suite(task, candidate, suite, key)
+
+    def run_suite(self, task: Task, candidate: Candidate, suite: SuiteName, key: str | None) -> TestReport:
+        """`evaluate`'s run, not answered from the recent runs (`key`: where its report is kept for them)."""
         started = time.monotonic()
         if task.language != PYTHON:
             report = evaluate_in_language(

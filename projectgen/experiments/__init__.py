@@ -21,6 +21,7 @@
     refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
     refinement_results  its results (SR-Eval's Acc(k), Avg Acc, CR, ATC) and its page (refinement_page)
     merge        merge_experiments: shard folders (--shard i/N) joined into one result
+    concurrency  Concurrency: pairs, model calls per model or endpoint, and sandbox runs in flight, apart
 
 Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
 `projectgen --help` must stay fast.
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "LocalExecutor": "projectgen.experiments.executors",
     "RayExecutor": "projectgen.experiments.ray_executor",
     "Shard": "projectgen.experiments.engine",
+    "Concurrency": "projectgen.experiments.concurrency",
     "merge_experiments": "projectgen.experiments.merge",
     "Ledger": "projectgen.experiments.ledger",
     "PairResult": "projectgen.experiments.figures",

@@ -104,9 +104,12 @@ def print_progress(key: str, message: str) -> None:
     print(f"{key}: {message}", file=sys.stderr, flush=True)
 
 
-def worker_runner(settings: Any = None, progress: Callable[[str, str], None] | None = None) -> Any:
+def worker_runner(settings: Any = None, progress: Callable[[str, str], None] | None = None,
+                  slots: threading.Semaphore | None = None) -> Any:
     """A batch worker's sandbox runner made from `settings` (`RunnerSettings`, picklable), its log lines
-    relayed to `progress("sandbox", message)`: what a batch's `setup` makes on each worker."""
+    relayed to `progress("sandbox", message)`, its runs taking one of `slots` (shared by the batch's
+    workers in this process): what a batch's `setup` makes on each worker."""
     from projectgen.evaluation.runner import SandboxRunner
 
-    return SandboxRunner(settings, log=(lambda message: progress("sandbox", message)) if progress else None)
+    return SandboxRunner(settings, log=(lambda message: progress("sandbox", message)) if progress else None,
+                         slots=slots)

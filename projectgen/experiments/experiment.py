@@ -48,6 +48,7 @@ from typing import Any
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Executor, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult, pair_key
@@ -80,10 +81,12 @@ class ExperimentHooks:
 def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Executor | None = None,
                    fresh: bool = False, runner_factory: Callable[[], Any] | None = None, prices: Any = None,
                    prices_source: str = "", hooks: ExperimentHooks | None = None, runner_settings: Any = None,
-                   shard: Shard | None = None) -> ExperimentResults:
+                   shard: Shard | None = None, concurrency: Concurrency | None = None) -> ExperimentResults:
     """Run every task x model pair of `spec` as one LiveCoder run; continue from `out_dir`'s ledger.
 
-    `executor` runs the pairs (default `LocalExecutor()`: one at a time). `runner_factory` makes
+    `executor` runs the pairs (default: `concurrency.workers` at a time, or one). `concurrency` caps the
+    model calls in flight per model or endpoint and the sandbox runs at once across the pairs of this
+    process (`projectgen.experiments.concurrency`; None: no caps). `runner_factory` makes
     one sandbox runner per worker (default `SandboxRunner(runner_settings)` logging to
     `hooks.progress`; an executor on other processes needs a factory that pickles, or settings).
     `shard` keeps one share of the pairs (the results cover that share).
@@ -125,9 +128,11 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
                 for result in unloaded:
                     hooks.on_pair(result)
 
+        call_slots, sandbox_slots = concurrency.limits() if concurrency is not None else (None, None)
         batch = PairBatch(spec, prices, runner_factory=runner_factory, progress=hooks.progress,
-                          runner_settings=runner_settings)
-        rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=on_start, on_row=hooks.on_pair)
+                          runner_settings=runner_settings, call_slots=call_slots, sandbox_slots=sandbox_slots)
+        executor = executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
+        rows = run_batch(batch, units, ledger, executor, on_start=on_start, on_row=hooks.on_pair)
         current = [*unloaded, *rows.values()]
         results = collect_results(spec, out_dir, [*current, *earlier_pairs(ledger, current)], prices_source, tasks,
                                   config=config)

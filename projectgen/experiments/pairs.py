@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from projectgen.experiments.executors import print_progress, worker_runner
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
+from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.runs.folder import RunFolder
 
@@ -135,16 +137,20 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
     runner_settings: Any = None  # a RunnerSettings for the default SandboxRunner (picklable, unlike a factory)
+    call_slots: CallSlots | None = None  # model calls in flight per model or endpoint, shared by the workers
+    sandbox_slots: threading.Semaphore | None = None  # sandbox runs at once, shared by the default runners
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
             return self.runner_factory()
-        return worker_runner(self.runner_settings, self.progress)
+        return worker_runner(self.runner_settings, self.progress, self.sandbox_slots)
 
     def for_workers(self) -> PairBatch:
         """The batch on another process: progress lines go to that worker's stderr (Ray shows them on
-        the driver's terminal); a runner factory must pickle (use `runner_settings` where it would not)."""
-        return replace(self, progress=print_progress if self.progress is not None else None)
+        the driver's terminal); a runner factory must pickle (use `runner_settings` where it would not).
+        The caps of this process stay here (the executor's slots cap the workers there)."""
+        return replace(self, progress=print_progress if self.progress is not None else None, call_slots=None,
+                       sandbox_slots=None)
 
     def received(self, unit: PairUnit, row: PairResult) -> PairResult:
         """The row naming the driver's run folder (a relocated unit's names the worker's)."""
@@ -187,6 +193,15 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return pair_from_run(unit.run_dir, **figures)
 
     def models_for(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:
+        """The unit's models, their calls taking the batch's call slots, and the specs its run.json records."""
+        models, specs = self.unlimited_models(unit)
+        if self.spec.faults:
+            from projectgen.llm.faults import inject_faults
+
+            models, specs = inject_faults(models, self.spec.faults), {**specs, "faults": self.spec.faults}
+        return (limit_calls(models, self.call_slots) if self.call_slots is not None else models), specs
+
+    def unlimited_models(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:
         """The unit's models and the specs its run.json records (the reference replay is built per task)."""
         from projectgen.llm import ModelRoles
 

@@ -136,6 +136,8 @@ class FinalFigures(BaseModel):
                                                     "reference size: easy <= 1.5k LOC, medium, hard >= 4k")
     cost_reduction_pct: float | None = Field(default=None, description="(cost of attempt 1 - cost of the last "
                                              "attempt) / cost of attempt 1 x 100 (LiveCoder Table 5)")
+    token_reduction_pct: float | None = Field(default=None, description="the same reduction in tokens: what a "
+                                              "replay or an unpriced model shows of Table 5 (they cost nothing)")
     mean_attempts_run: float | None = None
     reused: int = 0
     budget_limited: int = 0
@@ -196,6 +198,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         budget_limited=sum(1 for p in ok if p.status == "budget-limited"),
         tokens=sum((p.tokens for p in ok), TokenFigures()), cost=sum((p.cost for p in ok), CostFigures()),
         cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None,
+        token_reduction_pct=(cost_reduction(rows[0].tokens.total_tokens, rows[-1].tokens.total_tokens)
+                             if len(rows) > 1 else None),
         sketchbleu=average_sketchbleu(p.sketchbleu for p in ok))
     if ok and measured:
         # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.

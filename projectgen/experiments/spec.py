@@ -45,7 +45,9 @@ class ExperimentSpec:
     models' temperature, top_p and max_tokens (`projectgen.llm.sampling`; recorded in each run.json).
     `checkpoint_url`: a PostgreSQL database for every run's checkpoints (default: SQLite in each run
     folder), which units that may land on different machines need. `denominator`: what #Tests counts
-    (`projectgen.evaluation.denominators`: the paper's per-task count by default).
+    (`projectgen.evaluation.denominators`: the paper's per-task count by default). `faults`: an
+    `--inject-faults` spec wrapped around every model (`projectgen.llm.faults`; e.g. ``latency=1s`` to
+    measure throughput offline), recorded in each run.json so that a resumed run misbehaves the same way.
     """
 
     dataset: Path
@@ -61,6 +63,7 @@ class ExperimentSpec:
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     checkpoint_url: str | None = None
     denominator: DenominatorSetting = DEFAULT_DENOMINATOR
+    faults: str | None = None
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
@@ -83,6 +86,10 @@ class ExperimentSpec:
         if self.knowledge_url and len(self.models) > 1:
             raise ProjectGenError("a shared knowledge store would let the runs of one task by different models read "
                                   "each other's knowledge: run one model per experiment with it, or leave it out")
+        if self.faults:
+            from projectgen.llm.faults import FaultPlan
+
+            FaultPlan.parse(self.faults)  # a bad spec is refused before anything runs
         check_options(knowledge_store=self.knowledge_url, checkpoint_url=self.checkpoint_url, embedding=self.embedding)
 
     def per_machine_state(self) -> dict[str, str]:

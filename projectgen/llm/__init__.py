@@ -14,8 +14,8 @@ One job per module:
 - `errors`: `ModelCallError`, `BudgetExceededError`, `ScriptExhaustedError`
 - `messages`: the text of chat messages and a token estimate
 - `scripted`: the scripted replay model
-- `pricing`, `parsing`, `faults`: prices, tolerant parsing of replies and fault injection; import
-  those from their modules (`faults` is not imported here).
+- `pricing`, `parsing`, `faults`, `call_slots`: prices, tolerant parsing of replies, fault injection and
+  the cap on calls in flight per model; import those from their modules (`faults` is not imported here).
 
 The replay oracles (a task's reference replayed as a model) are `projectgen.oracles`: they read tasks and
 the architecture tree, which build on this package.

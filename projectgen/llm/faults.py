@@ -17,6 +17,9 @@ and, for a configured share of calls, replaces what the model would do with a fa
                     a reply without a path gains an escaping path line before its first code block
 ``enormous``        the reply padded to several MB (``enormous_chars``, default 5,000,000), which the
                     door then cuts to its cap (`projectgen.llm.MAX_REPLY_CHARS`) and records
+``latency``         not a share of calls but a delay before *every* call: ``latency=1.5s`` (fixed) or
+                    ``latency=0.5s-2s`` (drawn per call, seeded), so an experiment's throughput against a
+                    model's latency can be measured offline (benchmarks/experiment_throughput.py)
 ==================  ================================================================================
 
 The three transient errors carry the class names (and status codes) that
@@ -30,7 +33,7 @@ so a parallel fan-out gets the same faults in every run and a retry may succeed 
 try failed. Spec strings (``FaultPlan.parse``) read like ``rate_limit=0.2,prose=0.1,seed=7``
 (``all=0.05`` for every kind but ``auth_error``; ``roles=coder+architect``, ``stages=code`` and
 ``attempts=2+3`` restrict where faults land; ``max=10`` stops injecting after 10 faults;
-``enormous_chars=N`` sizes the enormous replies).
+``enormous_chars=N`` sizes the enormous replies; ``latency=A s[-B s]`` delays every call).
 
 The wrapper describes itself as a fault-injecting wrapper around the wrapped model's description
 (so a wrapped replay is still called "scripted"), while records keep the wrapped model's name,
@@ -48,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from projectgen.errors import ProjectGenError
+from projectgen.llm.call_slots import wrapped_config
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.naming import describe_model, model_name
 from projectgen.llm.roles import META_ATTEMPT, META_ITERATION, META_ROLE, META_STAGE, META_TARGET, ROLES
@@ -126,6 +130,15 @@ class FaultPlan(BaseModel):
                                              "(None: all; 0 is a call made outside the attempts loop)")
     max_faults: int | None = Field(default=None, ge=0, description="stop injecting after this many faults")
     enormous_chars: int = Field(default=5_000_000, ge=1, description="length of an `enormous` reply")
+    latency: tuple[float, float] | None = Field(default=None, description="seconds every call waits before it is "
+                                                "answered: (fixed, fixed) or a uniform (low, high) range")
+
+    @field_validator("latency")
+    @classmethod
+    def _sane_latency(cls, latency: tuple[float, float] | None) -> tuple[float, float] | None:
+        if latency is not None and not 0 <= latency[0] <= latency[1]:
+            raise ValueError(f"latency needs 0 <= low <= high seconds, got {latency[0]:g}s-{latency[1]:g}s")
+        return latency
 
     @field_validator("rates")
     @classmethod
@@ -175,6 +188,8 @@ class FaultPlan(BaseModel):
                     options["max_faults"] = int(value)
                 elif key == "enormous_chars":
                     options["enormous_chars"] = int(value)
+                elif key == "latency":
+                    options["latency"] = parse_latency(value)
                 elif key in ("roles", "stages"):
                     options[key] = tuple(v.strip() for v in value.split("+") if v.strip())
                 elif key == "attempts":
@@ -200,7 +215,17 @@ class FaultPlan(BaseModel):
             parts.append("attempts " + "+".join(map(str, self.attempts)))
         if self.max_faults is not None:
             parts.append(f"at most {self.max_faults}")
+        if self.latency is not None:
+            low, high = self.latency
+            parts.append(f"latency {low:g}s" + (f"-{high:g}s" if high != low else ""))
         return ", ".join(parts)
+
+    def delay(self, *key: Any) -> float:
+        """Seconds the call keyed `key` waits before it is answered (0 without a latency)."""
+        if self.latency is None:
+            return 0.0
+        low, high = self.latency
+        return low + (high - low) * self.draw("latency", *key)
 
     def draw(self, *key: Any) -> float:
         """A number in [0, 1) that depends only on the seed and `key`."""
@@ -221,6 +246,16 @@ class FaultPlan(BaseModel):
             if value < total:
                 return kind
         return None
+
+
+def parse_latency(text: str) -> tuple[float, float]:
+    """``1.5s`` -> (1.5, 1.5); ``0.5s-2s`` -> (0.5, 2.0) (the ``s`` may be left out)."""
+    low, sep, high = text.partition("-")
+    try:
+        bounds = float(low.strip().removesuffix("s")), float((high if sep else low).strip().removesuffix("s"))
+    except ValueError:
+        raise ValueError(f"latency takes SECONDS or LOW-HIGH, e.g. 1.5s or 0.5s-2s, got {text!r}") from None
+    return bounds
 
 
 # --------------------------------------------------------------------------- reply transformations
@@ -328,6 +363,9 @@ def inject_faults(models: Any, plan: FaultPlan | str) -> Any:
 @functools.cache
 def _faulty_chat_model_class() -> type[BaseChatModel]:
     """Define the class once, on first use (the cache holds a class definition, not run state)."""
+    import asyncio
+    import time
+
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -369,7 +407,9 @@ def _faulty_chat_model_class() -> type[BaseChatModel]:
             with self._lock:
                 return list(self._injected)
 
-        def _choose(self, metadata: Mapping[str, Any]) -> tuple[str | None, float, dict[str, Any]]:
+        def _choose(self, metadata: Mapping[str, Any]) -> tuple[str | None, float, dict[str, Any], float]:
+            """The fault of this call (or None), the draw that shapes it, the call's labels, and the seconds
+            it waits first (the plan's latency)."""
             call = {"role": metadata.get(META_ROLE), "stage": metadata.get(META_STAGE),
                     "target": metadata.get(META_TARGET), "iteration": int(metadata.get(META_ITERATION) or 0),
                     "attempt": int(metadata.get(META_ATTEMPT) or 0)}
@@ -382,7 +422,7 @@ def _faulty_chat_model_class() -> type[BaseChatModel]:
                     kind = None
                 if kind is not None:
                     self._injected.append({"kind": kind, **call, "try": n})
-            return kind, self.plan.draw("transform", *key, n), call
+            return kind, self.plan.draw("transform", *key, n), call, self.plan.delay(*key, n)
 
         def _raise(self, kind: str, call: Mapping[str, Any]) -> None:
             cls, message = _ERRORS[kind]
@@ -404,31 +444,26 @@ def _faulty_chat_model_class() -> type[BaseChatModel]:
                                                 "total_tokens": tokens_in + tokens_out})
             return ChatResult(generations=[ChatGeneration(message=message)])
 
-        @staticmethod
-        def _config(run_manager: Any, metadata: Mapping[str, Any]) -> dict[str, Any]:
-            """The wrapped model's run config: the same metadata (a replay is keyed by it) and tags."""
-            config: dict[str, Any] = {"metadata": dict(metadata)}
-            tags = getattr(run_manager, "tags", None)
-            if tags:
-                config["tags"] = list(tags)
-            return config
-
         def _generate(self, messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                       **kwargs: Any) -> ChatResult:
             metadata = getattr(run_manager, "metadata", None) or {}
-            kind, draw, call = self._choose(metadata)
+            kind, draw, call, delay = self._choose(metadata)
+            if delay:
+                time.sleep(delay)
             if kind in _ERRORS:
                 self._raise(kind, call)
-            reply = self.wrapped.invoke(messages, config=self._config(run_manager, metadata), stop=stop, **kwargs)
+            reply = self.wrapped.invoke(messages, config=wrapped_config(run_manager), stop=stop, **kwargs)
             return self._result(messages, reply, kind, draw)
 
         async def _agenerate(self, messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                              **kwargs: Any) -> ChatResult:
             metadata = getattr(run_manager, "metadata", None) or {}
-            kind, draw, call = self._choose(metadata)
+            kind, draw, call, delay = self._choose(metadata)
+            if delay:
+                await asyncio.sleep(delay)
             if kind in _ERRORS:
                 self._raise(kind, call)
-            reply = await self.wrapped.ainvoke(messages, config=self._config(run_manager, metadata), stop=stop,
+            reply = await self.wrapped.ainvoke(messages, config=wrapped_config(run_manager), stop=stop,
                                                **kwargs)
             return self._result(messages, reply, kind, draw)
 
@@ -440,5 +475,5 @@ __all__ = [
     "APITimeoutError", "AuthenticationError", "CONTENT_FAULTS", "ERROR_FAULTS", "FAULT_KINDS", "FaultPlan",
     "GLITCHES",
     "FaultyChatModel", "InjectedFault", "InternalServerError", "RateLimitError", "TRANSIENT_FAULTS",  # noqa: F822 - built on first use by __getattr__
-    "break_reply", "escape_paths", "inject_faults", "pad_reply", "transform",
+    "break_reply", "escape_paths", "inject_faults", "pad_reply", "parse_latency", "transform",
 ]

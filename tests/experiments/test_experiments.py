@@ -471,7 +471,10 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert all(row.maintainability is not None and 0 < row.maintainability <= 100 for row in report.per_attempt)
     assert report.final.by_difficulty["easy"].tasks == 2  # kvstore and wordfreq are small
     assert report.final.cost_reduction_pct is None  # scripted replays cost nothing: no reduction to report
+    first, last = report.per_attempt[0].tokens.total_tokens, report.per_attempt[-1].tokens.total_tokens
+    assert report.final.token_reduction_pct == pytest.approx((first - last) / first * 100)  # ... but tokens do
     markdown = (setup["out"] / "results.md").read_text()
+    assert f"token reduction attempt 1 -> 3: {report.final.token_reduction_pct:.2f}% (LiveCoder Table 5" in markdown
     assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
     page = (setup["out"] / "results.html").read_text()
     assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models

@@ -124,6 +124,37 @@ def test_fault_decisions_are_seeded_and_independent_of_call_order() -> None:
     assert FaultPlan.always("prose", attempts=(2,)).decide("coder", "code", "a.py", 1, 2, 1) == "prose"
 
 
+def test_a_latency_fault_delays_every_call_by_a_fixed_or_seeded_drawn_time(monkeypatch) -> None:
+    import asyncio
+    import time
+
+    assert FaultPlan.parse("latency=1.5s").latency == (1.5, 1.5) == FaultPlan.parse("latency=1.5").latency
+    plan = FaultPlan.parse("latency=0.5s-2s,seed=3")
+    assert plan.describe() == "no faults, seed 3, latency 0.5s-2s" and not plan.rates
+    keys = [("coder", "code", f"m{i}.py", 1, 1, 1) for i in range(200)]
+    delays = [plan.delay(*key) for key in keys]
+    assert all(0.5 <= d <= 2 for d in delays) and len(set(delays)) > 150  # drawn per call ...
+    assert [plan.delay(*key) for key in reversed(keys)] == delays[::-1]  # ... seeded, whatever the order
+    assert FaultPlan.parse("latency=2s").delay(*keys[0]) == 2 and FaultPlan().delay(*keys[0]) == 0
+    for spec in ("latency=2s-1s", "latency=fast"):
+        with pytest.raises(ProjectGenError, match="bad fault spec.*latency"):
+            FaultPlan.parse(spec)
+    # the wrapper waits before every call, blocking or async, and the reply is the wrapped model's
+    waited: list[float] = []
+    monkeypatch.setattr(time, "sleep", waited.append)
+
+    async def asleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    monkeypatch.setattr(asyncio, "sleep", asleep)
+    inner = ScriptedChatModel.from_responses({"label": "unit replay", "fallback": '{"overall": 9}'})
+    model = FaultyChatModel(wrapped=inner, plan=FaultPlan.parse("latency=1.5s,prose=0"))
+    reply, recorder, _ = ask(model)
+    asked = asyncio.run(model.ainvoke("hello"))
+    assert waited == [1.5, 1.5] and json.loads(reply.content) == json.loads(asked.content) == {"overall": 9}
+    assert model.injected == [] and recorder.records[0].error is None
+
+
 def scripted(responses: list[dict[str, Any]]) -> Any:
     return ScriptedChatModel.from_responses(responses, label="unit replay")
 

@@ -1,0 +1,64 @@
+"""An experiment's pairs wait on the model at once, capped per model, while sandbox runs stay at their slots.
+
+Four pairs (kvstore, wordfreq x projectgen, direct) with the reference replay behind a latency fault,
+four pairs in flight, two calls per model, one sandbox slot. Concurrency is counted (the latency
+fault's waits that overlap, the sandbox runs that overlap), never timed.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projectgen.config import AttemptSettings
+from projectgen.datasets.examples import example_tasks_dir
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.experiments import Concurrency, ExperimentSpec, run_experiment
+
+LATENCY = 0.15  # the fault's delay: what tells its waits from every other sleep
+
+
+class Overlap:
+    """The most calls seen in flight at once."""
+
+    def __init__(self) -> None:
+        self.lock, self.now, self.peak, self.count = threading.Lock(), 0, 0, 0
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now, self.count = self.now + 1, self.count + 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc: Any) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def test_pairs_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, runs = Overlap(), Overlap()
+    real_sleep, real_run_suite = asyncio.sleep, SandboxRunner.run_suite
+
+    async def sleep(seconds: float, *args: Any) -> Any:
+        if seconds != LATENCY:
+            return await real_sleep(seconds, *args)
+        with calls:  # a model call being answered (the latency fault's wait)
+            return await real_sleep(seconds, *args)
+
+    def run_suite(self: SandboxRunner, *args: Any) -> Any:
+        with runs:
+            return real_run_suite(self, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    monkeypatch.setattr(SandboxRunner, "run_suite", run_suite)
+    spec = ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("projectgen", "direct"),
+                          attempt_settings=AttemptSettings(attempts=1), faults=f"latency={LATENCY}s")
+    results = run_experiment(spec, tmp_path / "out", concurrency=Concurrency(calls=2, sandboxes=1, pairs=4))
+
+    assert sum(report.final.errors for report in results.models) == 0
+    assert all(report.final.passed for report in results.models)  # the replay passes its tests, as alone
+    assert calls.count >= 8 and calls.peak == 2  # pairs waited on the model together, never more than 2 calls
+    assert runs.count >= 4 and runs.peak == 1  # ... while the sandbox ran one suite at a time
