@@ -63,7 +63,6 @@ from projectgen.evaluation.sandbox_session import (
     DIED,
     FINISHED,
     OUTPUT_LIMIT,
-    OUTPUT_TAIL_CHARS,
     TIMED_OUT,
     SessionFolder,
     SessionResult,

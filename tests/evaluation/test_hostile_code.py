@@ -29,8 +29,9 @@ import pytest
 
 from projectgen.evaluation import runner as runner_module
 from projectgen.evaluation.report import Outcome, TestReport
-from projectgen.evaluation.runner import OUTPUT_TAIL_CHARS, RunnerSettings, SandboxRunner
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits
+from projectgen.evaluation.sandbox_session import OUTPUT_TAIL_CHARS
 from test_support import free_port, make_task
 
 PROJECT = Path(__file__).resolve().parents[2]
