@@ -21,6 +21,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.languages.toolchains import Toolchain
 
 JEST_VERSION = "29"
+JEST_ENTRY = Path("node_modules", "jest", "bin", "jest.js")
 INSTALL_TIMEOUT = 900.0
 GO_REQUIRE = re.compile(r"^\s*require\s+(?:\(\s*(?P<block>[^)]*)\)|(?P<one>\S+\s+\S+))", re.M)
 
@@ -57,19 +58,24 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
 
 def prepare_jest(cache: Path, toolchain: Toolchain) -> Path:
     """A folder whose node_modules holds jest (npm, scripts off), made once per jest major version."""
-    folder = cache / f"jest-{JEST_VERSION}"
-    entry = folder / "node_modules" / "jest" / "bin" / "jest.js"
+    return _npm_folder(cache / f"jest-{JEST_VERSION}", toolchain, [f"jest@{JEST_VERSION}"],
+                       "jest could not be installed from npm")
+
+
+def _npm_folder(folder: Path, toolchain: Toolchain, packages: list[str], failed: str) -> Path:
+    """`folder` with `packages` installed into its node_modules (npm, scripts off), once, under a lock: built
+    aside and renamed into place, so a failed install leaves nothing half made. `failed` leads its error."""
     with _locked(folder):
-        if entry.is_file():
+        if (folder / JEST_ENTRY).is_file():
             return folder
         partial = folder.with_name(folder.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         failure = _run([toolchain.tool("npm"), "install", "--no-audit", "--no-fund", "--ignore-scripts",
-                        "--loglevel=error", "--prefix", str(partial), f"jest@{JEST_VERSION}"], partial)
-        if failure or not (partial / "node_modules" / "jest" / "bin" / "jest.js").is_file():
+                        "--loglevel=error", "--prefix", str(partial), *packages], partial)
+        if failure or not (partial / JEST_ENTRY).is_file():
             shutil.rmtree(partial, ignore_errors=True)
-            raise DependencyError(f"jest could not be installed from npm: {failure or 'jest.js missing'}")
+            raise DependencyError(f"{failed}: {failure or 'jest.js missing'}")
         shutil.rmtree(folder, ignore_errors=True)
         partial.rename(folder)
     return folder
@@ -100,22 +106,8 @@ def prepare_node_modules(cache: Path, toolchain: Toolchain, project_dir: Path) -
     if not packages:
         return prepare_jest(cache, toolchain)
     folder = cache / f"node-{hashlib.sha256(json.dumps(packages).encode()).hexdigest()[:16]}"
-    entry = folder / "node_modules" / "jest" / "bin" / "jest.js"
-    with _locked(folder):
-        if entry.is_file():
-            return folder
-        partial = folder.with_name(folder.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir(parents=True)
-        failure = _run([toolchain.tool("npm"), "install", "--no-audit", "--no-fund", "--ignore-scripts",
-                        "--loglevel=error", "--prefix", str(partial), *packages], partial)
-        if failure or not (partial / "node_modules" / "jest" / "bin" / "jest.js").is_file():
-            shutil.rmtree(partial, ignore_errors=True)
-            raise DependencyError(f"the packages package.json asks for could not be installed from npm: "
-                                  f"{failure or 'jest.js missing'}")
-        shutil.rmtree(folder, ignore_errors=True)
-        partial.rename(folder)
-    return folder
+    return _npm_folder(folder, toolchain, packages, "the packages package.json asks for could not be installed "
+                       "from npm")
 
 
 def go_requirements(go_mod: str) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from projectgen.evaluation.languages.dependencies import JEST_ENTRY
 from projectgen.evaluation.languages.reports import (
     RUST_FILE_MARK,
     go_results,
@@ -182,7 +183,7 @@ class JavaScriptPlan:
     def steps(self, ctx: RunContext) -> list[Step]:
         assert ctx.dependencies is not None, "jest is prepared before the run"
         node = ctx.toolchain.tool("node")
-        jest = ctx.dependencies / "node_modules" / "jest" / "bin" / "jest.js"
+        jest = ctx.dependencies / JEST_ENTRY
         config = ('{"cacheDirectory": %s, "watchman": false, "haste": {"enableSymlinks": false}}'
                   % _json_string(str(ctx.tmp / "jest-cache")))
         env = ctx.env(path=(str(Path(node).parent),), extra={"NODE_PATH": str(ctx.dependencies / "node_modules"),
