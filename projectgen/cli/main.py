@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from projectgen.cli import datasets, doctor, evaluate, evolve, experiment, inspect, reflect, refine, review, run
+from projectgen.cli import construct, datasets, doctor, evaluate, evolve, experiment, inspect, reflect, refine, review, run
 from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
@@ -28,6 +28,7 @@ def build_parser() -> Parser:
     refine.add_commands(commands)
     inspect.add_commands(commands)
     datasets.add_commands(commands)
+    construct.add_commands(commands)
     run.add_demo_command(commands)
     doctor.add_commands(commands)
     return parser
