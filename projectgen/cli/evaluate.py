@@ -62,6 +62,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = args.out or Path("projectgen-reports") / f"{task.id}.{args.tests}.json"
     report.write_json(out)
     print_test_report(console, report)
+    if (total := task.expected_totals.get(args.tests)) is not None:  # the benchmark's frozen count
+        from projectgen.evaluation.expectations import declared_counts
+
+        passed, total, over = declared_counts(report, total)
+        console.print(f"out of the declared total: {passed}/{total} passed" + (f" ({over})" if over else ""),
+                      highlight=False)
     console.print(f"report: {out}", highlight=False)
     return EXIT_OK if report.status == "passed" else EXIT_TESTS_FAILED
 

@@ -119,12 +119,15 @@ def exercise_task(exercise: Exercise) -> Task:
     the candidate (a reply cannot change them), and the stubs are starter files (never copied over
     the candidate's code beside the tests). In another language than Python the project folder is
     where the build runs (`EnvSpec.source_root`), and the exercise's other files (go.mod,
-    CMakeLists.txt, the bundled Catch2) are copied into every workspace. The only place an exercise
-    becomes a Task."""
+    CMakeLists.txt, the bundled Catch2) are copied into every workspace. The reference is `.meta`'s
+    example files, each at the path of the solution file it answers (`eval`, `bench-reference` and
+    `run --model reference` use it; a model never sees it). The only place an exercise becomes a Task."""
     other = exercise.language != "python"
+    sources = {exercise.workspace_path(rel): exercise.workspace_path(example)
+               for rel, example in sorted(exercise.examples.items())}
     return Task(id=exercise.id, root=exercise.folder.parent, format="exercism", language=exercise.language,
                 docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
-                package=exercise.project,
+                package=exercise.project, reference=tuple(sources), reference_sources=sources,
                 env=EnvSpec(source_root=exercise.project) if other else EnvSpec(),
                 required_files=tuple(exercise.workspace_path(rel) for rel in exercise.support_files()) if other else (),
                 suites={"unit": TestSuite(name="unit", paths=tuple(exercise.workspace_path(t)

@@ -44,9 +44,9 @@ _DEVBENCH_SUITE_KEYS: dict[SuiteName, str] = {
 }
 _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"})
 
-_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
-                            "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile",
-                            "scored", "timeouts", "install_timeout"})
+_TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "reference_target", "starter",
+                            "required_files", "docs", "tests", "env", "expected_tests", "expected_total",
+                            "empty_dirs", "timeout", "settings_profile", "scored", "timeouts", "install_timeout"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
                             "source_root", "install", "workdir", "pytest_config"})
@@ -195,7 +195,8 @@ def _load_all(root: Path, *, stop_at_first_error: bool) -> tuple[list[Task], lis
 
 
 def _has_config(folder: Path) -> bool:
-    return (folder / TASK_TOML).is_file() or (folder / CONFIG_JSON).is_file()
+    """Whether a folder is a task: a task.toml, a benchmark config.json, or an Exercism exercise's .meta/config.json."""
+    return any((folder / name).is_file() for name in (TASK_TOML, CONFIG_JSON, f".meta/{CONFIG_JSON}"))
 
 
 # --------------------------------------------------------------------------- config files
@@ -569,6 +570,24 @@ def _declared_tests(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, Te
     return declared
 
 
+def _expected_totals(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite],
+                     declared: dict[SuiteName, tuple[str, ...]]) -> dict[SuiteName, int]:
+    """`[expected_total]`: per suite, the benchmark's frozen test count (#Pass is counted out of it)."""
+    totals = {}
+    for name, value in table.items():
+        if name not in suites:
+            raise ctx.fail("[expected_total]", f"{name!r} is not a suite of this task (it has: {', '.join(suites)})")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            shown = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _kind(value)
+            raise ctx.fail(f"[expected_total].{name}", f"expected a positive whole number of tests such as 250, "
+                                                       f"got {shown}")
+        if len(set(declared.get(name, ()))) > value:
+            raise ctx.fail(f"[expected_total].{name}", f"[expected_tests].{name} names {len(set(declared[name]))} "
+                                                       f"tests, more than the declared total {value}")
+        totals[name] = value
+    return totals
+
+
 def _suite_timeouts(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, TestSuite]) -> dict[SuiteName, float]:
     """`[timeouts]`: per suite, the seconds one run of it may take."""
     timeouts = {}
@@ -757,9 +776,11 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         if name in docs_table
     }
     suites = _toml_suites(ctx, tests_table)
-    reference_root, reference = _toml_reference(ctx, config)
+    declared_tests = _declared_tests(ctx, expected_table, suites)
+    reference_root, on_disk = _toml_reference(ctx, config)
+    reference, reference_sources = _reference_target(ctx, config.get("reference_target"), reference_root, on_disk)
     starter = _toml_starter(ctx, config.get("starter"))
-    _no_overlaps(ctx, suites, {f"{reference_root}/{rel}" if reference_root else rel for rel in reference}, starter)
+    _no_overlaps(ctx, suites, {f"{reference_root}/{rel}" if reference_root else rel for rel in on_disk}, starter)
     docs = Documents(prd=prd, **documents, starter=starter)
     plugins = env_table.get("pytest_plugins")
     python = ctx.string("[env].python", env_table.get("python"), "3.11")
@@ -798,9 +819,12 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         scored_suite=_scored_suite(ctx, config.get("scored"), suites),
         reference=reference,
         reference_root=reference_root,
+        reference_sources=reference_sources,
         package=package,
         settings_profile=_settings_profile(ctx, profile_table),
-        expected_tests=_declared_tests(ctx, expected_table, suites),
+        expected_tests=declared_tests,
+        expected_totals=_expected_totals(ctx, ctx.table("[expected_total]", config.get("expected_total")), suites,
+                                         declared_tests),
     )
 
 
@@ -838,6 +862,18 @@ def _toml_reference(ctx: _Ctx, config: dict[str, Any]) -> tuple[str, tuple[str, 
             ctx.inside(f"reference[{index}]", item)  # absolute paths and '..' refused before the root is prefixed
         found = ctx.files("reference", [f"{root}/{item}" if root else item for item in items], missing_ok=False)
     return root, tuple(rel[len(root) + 1:] if root else rel for rel in found)
+
+
+def _reference_target(ctx: _Ctx, value: object, root: str, on_disk: tuple[str, ...]
+                      ) -> tuple[tuple[str, ...], dict[str, str]]:
+    """`reference_target`: the repository folder the reference's files belong in (the reference lives at the
+    task root, or in `reference_root`, but the candidate keeps it in `src/`). Returns the reference's
+    repository paths and where each lives on disk; without the key they are the paths below the root."""
+    if value in (None, "", "."):
+        return on_disk, {}
+    target = ctx.inside("reference_target", value)[0]  # a folder of the candidate: it need not exist here
+    return (tuple(f"{target}/{rel}" for rel in on_disk),
+            {f"{target}/{rel}": f"{root}/{rel}" if root else rel for rel in on_disk})
 
 
 def _toml_starter(ctx: _Ctx, value: object) -> dict[str, str]:

@@ -184,6 +184,10 @@ class Task(BaseModel):
     reference_root: str = Field(
         default="", description="folder of the reference relative to root ('' = the task folder itself): "
         "'solution/pkg/pkg.py' is the repository path 'pkg/pkg.py' when it is 'solution'")
+    reference_sources: dict[str, str] = Field(
+        default_factory=dict, description="repository path -> its file relative to root, for reference files that "
+        "do not sit at `reference_root`/path: a reference mapped onto a subfolder of the repository "
+        "(`reference_target`), an Exercism example ('.meta/example.py' answers 'two_fer.py')")
     package: str | None = Field(default=None, description="top-level package or module under test, if known")
     settings_profile: dict[str, Any] = Field(
         default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
@@ -193,6 +197,9 @@ class Task(BaseModel):
         description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "
         "expected tests are measured by running the reference (projectgen.evaluation.expectations)",
     )
+    expected_totals: dict[SuiteName, int] = Field(
+        default_factory=dict, description="a suite's frozen test count, declared by the benchmark: its #Pass is "
+        "counted out of it, and tests the run lacks (uncollectable, deselected, crashed) count as failed")
 
     @model_validator(mode="after")
     def _suites_by_name(self) -> Task:
@@ -201,7 +208,16 @@ class Task(BaseModel):
                 raise ValueError(f"suite {suite.name!r} is filed under the name {key!r}")
         if self.scored_suite != "unit" and self.scored_suite not in self.suites:
             raise ValueError(f"the scored suite {self.scored_suite!r} is not a suite of the task")
+        if unknown := set(self.reference_sources) - set(self.reference):
+            raise ValueError(f"reference_sources names files that are not reference files: {sorted(unknown)}")
         return self
+
+    @property
+    def folder(self) -> Path:
+        """The folder `load_task` reads this task from (what a run records to load it again): `root`, except for
+        an Exercism exercise, whose root is the folder above it so that its tests run inside a folder named
+        like the project (`exercise_task`)."""
+        return self.root / self.package if self.format == "exercism" and self.package else self.root
 
     def has_scored_suite(self) -> bool:
         """Whether the task has the suite its final evaluation runs (`scored_suite`)."""
@@ -260,7 +276,8 @@ class Task(BaseModel):
 
     def reference_paths(self) -> tuple[str, ...]:
         """Where the reference's files are, relative to root (its repository paths under `reference_root`)."""
-        return tuple(posixpath.join(self.reference_root, rel) if self.reference_root else rel
+        return tuple(self.reference_sources.get(rel)
+                     or (posixpath.join(self.reference_root, rel) if self.reference_root else rel)
                      for rel in self.reference)
 
     def reference_repository(self) -> dict[str, str]:

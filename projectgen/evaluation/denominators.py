@@ -24,7 +24,8 @@ DEFAULT_DENOMINATOR: DenominatorSetting = "published"
 @dataclass(frozen=True)
 class UnitCounts:
     """#Pass out of #Tests, and what #Tests counts: "published" (the paper's count), "expected" (the
-    reference's collected tests) or "run" (the tests the output ran: nothing better was known)."""
+    reference's collected tests), "declared" (the task's frozen total, `[expected_total]`) or "run" (the
+    tests the output ran: nothing better was known)."""
 
     passed: int
     total: int
@@ -42,7 +43,11 @@ def counted(task: Task, measured: UnitCounts, setting: DenominatorSetting) -> Un
 
 
 def nothing_produced(task: Task, setting: DenominatorSetting) -> UnitCounts | None:
-    """The counts of a run that produced nothing: 0 of the published #Tests (it keeps its count in SUM),
-    or None when there is no published count to keep (the run has no #Tests then)."""
+    """The counts of a run that produced nothing: 0 of the published #Tests (it keeps its count in SUM), else
+    0 of the task's declared total (`[expected_total]`, under either setting), or None when there is no count
+    to keep (the run has no #Tests then)."""
     size = published_size(task) if setting == "published" else None
-    return None if size is None else UnitCounts(passed=0, total=size.tests, denominator="published")
+    if size is not None:
+        return UnitCounts(passed=0, total=size.tests, denominator="published")
+    total = task.expected_totals.get(task.scored_suite)
+    return None if total is None else UnitCounts(passed=0, total=total, denominator="declared")

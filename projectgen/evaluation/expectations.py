@@ -29,7 +29,9 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
 
-EXPECTATIONS_VERSION = 1  # bump when measuring changes so cached expectations are measured again
+# bump when measuring changes so cached expectations are measured again (2: tests an addopts `-m` deselects
+# are no longer collected ones)
+EXPECTATIONS_VERSION = 2
 LEFT_OUT = {Outcome.SKIPPED: "skipped", Outcome.XFAIL: "xfail", Outcome.XPASS: "xfail"}
 NOT_RUN = "not run"
 
@@ -74,6 +76,9 @@ class ExpectedTests(BaseModel):
     reference_collection_errors: tuple[str, ...] = ()
     complete: bool = Field(default=True, description="the reference run finished (not timed out); "
                            "an incomplete measurement is not cached")
+    declared_total: int | None = Field(
+        default=None, description="the benchmark's frozen test count (`[expected_total]`): the denominator instead "
+        "of `count`; applied after measuring, never cached")
 
     @property
     def ids(self) -> frozenset[str]:
@@ -82,6 +87,11 @@ class ExpectedTests(BaseModel):
     @property
     def count(self) -> int:
         return sum(len(ids) for ids in self.modules.values())
+
+    @property
+    def denominator(self) -> int:
+        """What #Pass is counted out of: the declared total when the benchmark froze one, else `count`."""
+        return self.count if self.declared_total is None else self.declared_total
 
     def notes(self) -> list[str]:
         """What a report should say about this denominator, one line each."""
@@ -95,6 +105,9 @@ class ExpectedTests(BaseModel):
             notes.append("the reference cannot collect " + ", ".join(self.reference_collection_errors))
         if not self.complete:
             notes.append("the reference run did not finish: the expected tests may be too few")
+        if self.declared_total is not None and self.declared_total != self.count and self.ids:
+            notes.append(f"counted out of the declared total {self.declared_total} ({self.count} test(s) known): "
+                         f"the {self.declared_total - self.count} the reference does not run count as failed")
         return notes
 
 
@@ -186,13 +199,44 @@ def declared(task: Task, suite: SuiteName) -> ExpectedTests | None:
     return ExpectedTests(task_id=task.id, suite=suite, source="dataset", modules=group_by_file(dict.fromkeys(ids)))
 
 
+def with_declared_total(task: Task, suite: SuiteName, expected: ExpectedTests) -> ExpectedTests:
+    """`expected` counted out of the task's frozen total for `suite` (`[expected_total]`), when it declares one.
+    More known tests than the total is a defect of the task, refused in one line (a ProjectGenError, not an
+    ExpectationError that callers answer with another denominator): the frozen count would be wrong."""
+    total = task.expected_totals.get(suite)
+    if total is None:
+        return expected
+    if expected.count > total:
+        raise ProjectGenError(f"task {task.id!r}: the reference collects {expected.count} {suite} test(s), more than "
+                               f"[expected_total].{suite} = {total}")
+    return expected.model_copy(update={"declared_total": total})
+
+
+def declared_counts(report: TestReport, total: int) -> tuple[int, int, str]:
+    """(#Pass, #Tests, a note) of a run counted out of a frozen total without knowing which tests it names: the
+    tests that passed, out of `total`; tests the run lacks count as failed. A run with more tests than the
+    total is capped at it and said in the note."""
+    ran = len(report.tests) + len(report.collection_errors)
+    note = f"{ran} test(s) ran, more than the declared total {total}: counted as {total}" if ran > total else ""
+    return min(report.passed, total), total, note
+
+
 def score_report(report: TestReport, expected: ExpectedTests) -> TestScore:
     """#Pass and the expected count of one run; see `TestScore` for each count.
 
     A collection error in a test file counts every expected test of that file as failed,
     whether or not the test then reported anything (an error in a class: the tests of that
-    class); tests the reference did not collect are ignored (counted in `extra`).
+    class); tests the reference did not collect are ignored (counted in `extra`). Under a declared
+    total the tests it counts beyond the known ones are `missing` (failed); with no test known at all,
+    the run's passed tests count (`declared_counts`).
     """
+    if expected.declared_total is not None and not expected.ids:
+        passed, total, _ = declared_counts(report, expected.declared_total)
+        ran = len(report.tests)
+        return TestScore(task_id=report.task_id, suite=report.suite, passed=passed, expected=total,
+                         failed=min(ran, total) - passed, collection_failed=len(report.collection_errors),
+                         missing=max(0, total - ran - len(report.collection_errors)), extra=max(0, ran - total),
+                         left_out=0, source=expected.source)
     outcomes = {t.nodeid: t.outcome for t in report.tests}
     errors = [e.nodeid for e in report.collection_errors]
     passed = failed = collection_failed = missing = 0
@@ -208,24 +252,30 @@ def score_report(report: TestReport, expected: ExpectedTests) -> TestScore:
             failed += 1
     known = expected.ids | expected.left_out.keys()
     return TestScore(
-        task_id=report.task_id, suite=report.suite, passed=passed, expected=expected.count, failed=failed,
-        collection_failed=collection_failed, missing=missing, extra=sum(1 for n in outcomes if n not in known),
+        task_id=report.task_id, suite=report.suite, passed=passed, expected=expected.denominator, failed=failed,
+        collection_failed=collection_failed, missing=missing + expected.denominator - expected.count,
+        extra=sum(1 for n in outcomes if n not in known),
         left_out=len(expected.left_out), source=expected.source,
     )
 
 
 def expected_counts(runner: Any, task: Task, report: TestReport) -> tuple[int, int, str]:
     """(#Pass, denominator, what the denominator counts) of one run: over the task's expected tests of the
-    report's suite ("expected") when `runner` can tell them (`SandboxRunner.expected_tests`), else over the
+    report's suite ("expected") when `runner` can tell them (`SandboxRunner.expected_tests`), out of the
+    benchmark's frozen total when the task declares one ("declared", `[expected_total]`), else over the
     tests that ran ("run": no reference and none declared, or a runner without expectations)."""
     expected_tests = getattr(runner, "expected_tests", None)
     if expected_tests is not None:
         try:
-            score = score_report(report, expected_tests(task, report.suite))
+            expected = expected_tests(task, report.suite)
         except ExpectationError:
             pass
         else:
-            return score.passed, score.expected, "expected"
+            score = score_report(report, expected)
+            return score.passed, score.expected, "expected" if expected.declared_total is None else "declared"
+    if (total := task.expected_totals.get(report.suite)) is not None:
+        passed, total, _ = declared_counts(report, total)
+        return passed, total, "declared"
     return report.passed, report.total, "run"
 
 

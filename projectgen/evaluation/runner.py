@@ -49,6 +49,7 @@ from projectgen.evaluation.expectations import (
     expectation_key,
     from_reference_report,
     score_report,
+    with_declared_total,
 )
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
@@ -206,17 +207,20 @@ class SandboxRunner:
 
     def expected_tests(self, task: Task, suite: SuiteName | None = None, *, refresh: bool = False) -> ExpectedTests:
         """The tests `suite` is expected to pass: declared by the dataset, else measured by running
-        the reference once and cached per (task, suite, environment, test files)."""
+        the reference once and cached per (task, suite, environment, test files); counted out of the
+        task's frozen total when it declares one (`[expected_total]`)."""
         suite = suite or task.scored_suite
         task.suite(suite)
         given = declared(task, suite)
         if given is not None:
             if task.has_reference:
                 self._check_declared(task, suite, given)
-            return given
-        if not task.has_reference:
-            raise ExpectationError(f"task {task.id!r} has no reference and declares no expected {suite} tests")
-        return self._measured(task, suite, refresh=refresh)
+            return with_declared_total(task, suite, given)
+        if task.has_reference:
+            return with_declared_total(task, suite, self._measured(task, suite, refresh=refresh))
+        if suite in task.expected_totals:  # no test known: the run's passed tests, out of the frozen total
+            return with_declared_total(task, suite, ExpectedTests(task_id=task.id, suite=suite, source="dataset"))
+        raise ExpectationError(f"task {task.id!r} has no reference and declares no expected {suite} tests")
 
     def _check_declared(self, task: Task, suite: SuiteName, given: ExpectedTests) -> None:
         """A declared test the reference does not collect names no real test: every candidate would fail it

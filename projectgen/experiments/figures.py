@@ -104,8 +104,8 @@ class PairResult(BaseModel):
     final_unit_total: int | None = Field(default=None, description="#Tests: the expected unit tests (what the "
                                          "reference collects, skips left out), or the tests run when unknown")
     unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'published' "
-                                         "(the paper's #Tests), 'expected' (the reference's tests) or 'run' (the "
-                                         "tests the output ran); evaluation.denominators")
+                                         "(the paper's #Tests), 'expected' (the reference's tests), 'declared' (the task's "
+                                         "frozen total) or 'run' (the tests the output ran); evaluation.denominators")
     sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100) of the final output against the "
                                      "reference (ProjectGen Tables 4 and 6); None without a reference or the extra")
     tokens: TokenFigures = Field(default_factory=TokenFigures)

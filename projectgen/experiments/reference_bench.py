@@ -41,10 +41,14 @@ class BenchRow(BaseModel):
                                "reads that the dataset does not ship): no candidate can pass there either")
 
 
-def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None) -> BenchRow:
+def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None,
+                    declared_total: int | None = None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
-    first (`dataset_defects`, with `shipped` the task's own files)."""
+    first (`dataset_defects`, with `shipped` the task's own files). With the benchmark's frozen total
+    (`[expected_total]`) the row counts out of it, as the benchmark's harness does."""
     from projectgen.evaluation.dataset_defects import dataset_defects
+    from projectgen.evaluation.expectations import declared_counts
+    from projectgen.evaluation.metrics import pass_rate
 
     defects = dataset_defects(report, shipped) if shipped is not None else []
     notes = list(defects)
@@ -61,9 +65,13 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
         notes.append(f"tampered with: {report.tampered}")
     if report.unprotected:
         notes.append("unprotected: isolation none")
+    passed, total = report.passed, report.total
+    if declared_total is not None:
+        passed, total, over = declared_counts(report, declared_total)
+        notes.append(over or f"out of the declared total {declared_total}")
     return BenchRow(
-        task_id=report.task_id, status=report.status, passed=report.passed, total=report.total,
-        pass_rate=report.pass_rate, duration=round(report.duration, 1), note="; ".join(notes),
+        task_id=report.task_id, status=report.status, passed=passed, total=total,
+        pass_rate=pass_rate(passed, total), duration=round(report.duration, 1), note="; ".join(notes),
         report=str(report_path) if report_path else None, defects=defects,
     )
 
@@ -116,7 +124,7 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
         report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
         report.write_json(unit.report_path)
         shipped = {*unit.task.reference, *unit.task.suite_files(unit.suite)}
-        return row_from_report(report, unit.report_path, shipped)
+        return row_from_report(report, unit.report_path, shipped, unit.task.expected_totals.get(unit.suite))
 
     def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:
         return BenchRow(task_id=unit.task.id, status="error", note=reason)

@@ -126,7 +126,8 @@ class FinalFigures(BaseModel):
                                        "sum(#LOC) over the tasks (#Pass a count, #LOC the published figure)")
     weights: list[str] = Field(default_factory=list, description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what the tasks' #Tests count: 'published' "
-                                    "(the paper's), 'expected' (the reference's), 'run' (evaluation.denominators)")
+                                    "(the paper's), 'expected' (the reference's), 'declared' (the task's frozen total), 'run' "
+                                    "(evaluation.denominators)")
     sketchbleu: float | None = Field(default=None, description="ProjectGen Tables 4/6's AVG: the unweighted mean "
                                      "SketchBLEU over the tasks that have one")
     mean_pass_rate: float | None = None
@@ -235,7 +236,7 @@ class SummaryEntry(BaseModel):
     sketchbleu: float | None = Field(default=None, description="mean SketchBLEU over the tasks that have one")
     weights: list[str] = Field(description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
-                                    "'expected' or 'run' (projectgen.evaluation.denominators)")
+                                    "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
 
 
 def difficulty_buckets(scores: Sequence[Any]) -> dict[str, BucketFigures]:

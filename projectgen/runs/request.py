@@ -77,7 +77,7 @@ class RunRequest(BaseModel):
 
             settings = settings.model_copy(
                 update={"max_reply_chars": oracle_reply_cap(task, settings.max_reply_chars)})
-        request = cls(task_path=str(Path(task.root).resolve()), task_id=task.id, method=method, models=specs,
+        request = cls(task_path=str(Path(task.folder).resolve()), task_id=task.id, method=method, models=specs,
                       model_label=REFERENCE_LABEL if REFERENCE_SPEC in specs.values() else None,
                       settings=settings,
                       attempt_settings=method_attempt_settings(method, attempt_settings),

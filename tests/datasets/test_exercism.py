@@ -66,7 +66,19 @@ def test_the_task_runs_the_test_file_inside_a_folder_named_like_the_project() ->
     assert set(task.docs.starter) == {f"route_cache/{rel}" for rel in exercise.stubs()}
     assert not set(task.docs.starter) & set(task.suite_files("unit"))
     assert exercise.candidate({"main.py": "x"}) == {"route_cache/main.py": "x"}
-    assert task.docs.prd == exercise.instructions and not task.reference  # the reference never reaches a model
+    # .meta's examples are the reference, at the solution paths (evaluation only: never in what a model reads)
+    assert task.reference_files() == {f"route_cache/{rel}": ROUTE_CACHE / example
+                                      for rel, example in exercise.examples.items()}
+    assert task.docs.prd == exercise.instructions and not set(task.docs.starter) - set(exercise.candidate(exercise.stubs()))
+
+
+def test_an_example_named_unlike_its_solution_file_is_the_reference_of_that_file() -> None:
+    """Aider's `.meta/example.py` answers `tally_marks.py`: the task's reference is that file's repository path."""
+    task = exercise_task(load_exercise(TALLY))
+    assert task.reference == ("tally_marks/tally_marks.py",)
+    assert task.reference_files() == {"tally_marks/tally_marks.py": TALLY / ".meta" / "example.py"}
+    assert task.reference_repository()["tally_marks/tally_marks.py"] == (TALLY / ".meta" / "example.py").read_text()
+    assert task.size().files == 1
 
 
 def test_the_bundled_exercises_load() -> None:

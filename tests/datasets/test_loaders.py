@@ -348,6 +348,23 @@ def test_taskdir_reference_root_and_starter_files(tmp_path: Path) -> None:
     assert load_task(whole).reference == ("extra.py", "pkg/data.csv", "pkg/pkg.py")  # the whole folder
 
 
+def test_reference_target_maps_the_reference_onto_a_subfolder_of_the_repository(tmp_path: Path) -> None:
+    """A benchmark that keeps its reference at the root (or in `reference_root`) for a src-layout repository."""
+    files = {"docs/PRD.md": "p", "pkg/pkg.py": "X = 1\n", "solution/pkg/pkg.py": "X = 2\n"}
+    at_root = load_task(toml_task(tmp_path / "r", 'reference = ["pkg"]\nreference_target = "src"\n'
+                                                  '[docs]\nprd = "docs/PRD.md"\n', files))
+    assert at_root.reference_files() == {"src/pkg/pkg.py": at_root.root / "pkg" / "pkg.py"}
+    assert at_root.reference_repository() == {"src/pkg/pkg.py": "X = 1\n"} and at_root.size().loc == 1
+    moved = load_task(toml_task(tmp_path / "m", 'reference_root = "solution"\nreference_target = "lib/src"\n'
+                                                '[docs]\nprd = "docs/PRD.md"\n', files))
+    assert moved.reference_repository() == {"lib/src/pkg/pkg.py": "X = 2\n"}
+    same = load_task(toml_task(tmp_path / "s", 'reference = ["pkg"]\nreference_target = "."\n'
+                                               '[docs]\nprd = "docs/PRD.md"\n', files))
+    assert same.reference_files() == {"pkg/pkg.py": same.root / "pkg" / "pkg.py"}
+    expect_error(toml_task(tmp_path / "e", 'reference = ["pkg"]\nreference_target = "../up"\n'
+                                           '[docs]\nprd = "docs/PRD.md"\n', files), "task.toml", "reference_target", "escapes")
+
+
 @pytest.mark.parametrize(
     ("toml", "files", "fragments"),
     [

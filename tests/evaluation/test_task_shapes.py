@@ -32,10 +32,10 @@ def outcomes(report) -> dict[str, str]:
 
 
 def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, cwd: str = "",
-                 ini: str = "") -> dict[str, str]:
+                 ini: str = "", source_root: str = "") -> dict[str, str]:
     """Per-test outcomes of a plain `pytest -v <the suite's paths>` in a copy of the task folder with
     `files` put at their repository paths (over any stub there), run from its folder `cwd`, with the
-    configuration file `ini` of the copy (default an empty one)."""
+    configuration file `ini` of the copy (default an empty one) and `PYTHONPATH=source_root` when given."""
     shutil.copytree(task.root, work)
     for rel, source in files.items():
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -43,10 +43,12 @@ def plain_pytest(task: Task, suite: str, files: Mapping[str, Path], work: Path, 
     (work / "plain-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no", f"--rootdir={work}",
-         "-c", str(work / (ini or "plain-pytest.ini")), *(str(work / path) for path in task.suite(suite).paths)],
+         "-c", str(work / (ini or "plain-pytest.ini")), "--continue-on-collection-errors",  # as the sandbox runs
+         *(str(work / path) for path in task.suite(suite).paths)],
         cwd=work / cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
-             **({"PYTHONPATH": str(work)} if cwd else {})},  # the repository importable from elsewhere too
+             **({"PYTHONPATH": str(work)} if cwd else {}),  # the repository importable from elsewhere too
+             **({"PYTHONPATH": os.pathsep.join([str(work / source_root), str(work)])} if source_root else {})},
     )
     found: dict[str, str] = {}
     for line in done.stdout.splitlines():
@@ -340,7 +342,113 @@ def test_an_exercism_exercise_loads_through_load_task_and_scores_as_plain_pytest
     from projectgen.datasets.exercism import load_exercise
 
     exercise = load_exercise(folder)
+    # the reference is .meta's example, at the path of the solution file it answers
     reference = {exercise.workspace_path(rel): folder / example for rel, example in exercise.examples.items()}
-    report = sandbox.evaluate(task, reference)
+    assert task.reference_files() == reference and len(task.reference) == 3
+    assert task.reference_repository()["unit_convert/convert.py"] == (folder / ".meta/convert.py").read_text()
+    report = sandbox.evaluate(task, task.reference_files())
     assert not report.error and report.passed == report.total > 0, report.output_tail
     assert outcomes(report) == plain_pytest(task, "unit", reference, tmp_path / "plain")
+    scored = sandbox.score(task, task.docs.starter).score  # measured from the reference: the stub fails them all
+    assert (scored.passed, scored.expected, scored.source) == (0, report.total, "reference")
+
+
+def test_eval_bench_reference_and_run_work_on_an_exercism_folder(env_cache: Path, tmp_path: Path, capsys) -> None:
+    """With its reference set from .meta, an exercise is a task like any other for the commands that score one;
+    a folder of exercises is a dataset (each subfolder's .meta/config.json)."""
+    from projectgen.cli import main
+    from projectgen.datasets.examples import example_exercises_dir
+
+    dataset = tmp_path / "exercises"
+    shutil.copytree(example_exercises_dir() / "unit_convert", dataset / "unit_convert")
+    (dataset / "unit_convert" / ".meta" / "config.json").write_text(  # the path as LiveRepoReflection writes it
+        (dataset / "unit_convert" / ".meta" / "config.json").read_text().replace('".meta/', '".meta//'))
+    cache = ["--cache-dir", str(env_cache)]
+    assert main(["bench-reference", str(dataset), "--out", str(tmp_path / "bench"), *cache]) == 0
+    bench = " ".join(capsys.readouterr().out.split())
+    assert "unit_convert: passed" in bench, bench
+    assert main(["run", str(dataset / "unit_convert"), "--model", "reference", "--attempts", "1",
+                 "--selection", "unit", "--out", str(tmp_path / "run"), *cache]) == 0  # an exercise has no check tests
+    run = " ".join(capsys.readouterr().out.split())
+    passed = re.search(r"unit_convert: passed (\d+)/(\d+)", bench)
+    assert passed and passed[1] == passed[2] and f"passed │ {passed[1]}" in run, run
+
+
+# --------------------------------------------------------------------------- issue 25 item 8: frozen total, reference target
+
+def test_a_frozen_total_counts_the_tests_the_run_lacks_as_failed(sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`[expected_total] unit = 6`: the harness counted 6 tests; a deselected one and an uncollectable module's two
+    never run, so the reference scores 3/6 as the benchmark's harness does (passed / frozen count), and runs,
+    experiments and their results say the denominator was "declared"."""
+    from projectgen.evaluation.denominators import nothing_produced
+    from projectgen.evaluation.expectations import expected_counts
+
+    task = load_task(SHAPES / "frozen")
+    assert task.expected_totals == {"unit": 6}
+    report = sandbox.evaluate(task, task.reference_files())
+    assert outcomes(report) == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", ini="pytest.ini")
+    assert report.passed == 3 and [e.nodeid for e in report.collection_errors] == ["tests/test_plotting.py"]
+    scored = sandbox.score(task, task.reference_files()).score
+    assert (scored.passed, scored.expected, scored.missing) == (3, 6, 3)
+    assert expected_counts(sandbox, task, report) == (3, 6, "declared")
+    assert "counted out of the declared total 6" in " ".join(sandbox.expected_tests(task).notes())
+    wrong = {"temps/__init__.py": (task.root / "temps/__init__.py").read_text().replace('"hot"', '"warm"')}
+    assert sandbox.score(task, wrong).score.passed == 2
+    assert nothing_produced(task, "published").total == 6  # an error row keeps the frozen count in SUM
+
+    # without the key, the measured denominator; without a reference either, the run's passes out of the total
+    assert sandbox.score(task.model_copy(update={"expected_totals": {}}), task.reference_files()).score.expected == 3
+    assert "tests/test_temps.py::test_against_a_weather_service" not in report.collected_ids  # deselected: not counted
+    bare = task.model_copy(update={"reference": ()})
+    assert (sandbox.score(bare, task.reference_files()).score.passed, expected_counts(None, bare, report)) \
+        == (3, (3, 6, "declared"))
+    # more tests than declared: refused in one line, never a pass rate above 1
+    from projectgen.errors import ProjectGenError
+
+    with pytest.raises(ProjectGenError, match=re.escape("collects 3 unit test(s), more than [expected_total].unit = 2")):
+        sandbox.expected_tests(task.model_copy(update={"expected_totals": {"unit": 2}}))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("[expected_total]\nunit = 0\n", "[expected_total].unit: expected a positive whole number of tests such as 250, got 0"),
+    ("[expected_total]\nunit = 6.5\n", "got 6.5"),
+    ("[expected_total]\ncheck = 3\n", "[expected_total]: 'check' is not a suite of this task (it has: unit)"),
+    ('[expected_total]\nunit = 1\n[expected_tests]\nunit = ["tests/test_temps.py::test_boiling", '
+     '"tests/test_temps.py::test_describe"]\n', "names 2 tests, more than the declared total 1"),
+])
+def test_a_frozen_total_is_checked_when_the_task_loads(extra: str, message: str, tmp_path: Path) -> None:
+    from projectgen.errors import TaskFormatError
+
+    root = tmp_path / "frozen"
+    shutil.copytree(SHAPES / "frozen", root)
+    text = (root / "task.toml").read_text().replace("[expected_total]\nunit = 6\n", "")
+    (root / "task.toml").write_text(text + "\n" + extra)
+    with pytest.raises(TaskFormatError, match=re.escape(message)):
+        load_task(root)
+
+
+def test_bench_rows_count_out_of_the_declared_total() -> None:
+    from projectgen.evaluation.report import Outcome, TestReport, TestResult
+    from projectgen.experiments.reference_bench import row_from_report
+
+    report = TestReport(task_id="t", suite="unit", tests=[TestResult(nodeid=f"t.py::test_{i}", outcome=Outcome.PASSED)
+                                                          for i in range(4)])
+    assert (row_from_report(report, None).total, row_from_report(report, None, declared_total=5).total) == (4, 5)
+    over = row_from_report(report, None, declared_total=3)
+    assert (over.passed, over.total) == (3, 3) and "4 test(s) ran, more than the declared total 3" in over.note
+
+
+def test_a_reference_mapped_onto_a_subfolder_of_the_repository_scores_as_plain_pytest(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """`reference_target = "src"`: the reference kept in `solution/wordy/` is the src layout's `src/wordy/`
+    (the other direction, a benchmark's `src/` imported as the root, is `reference_root` alone: `starter`)."""
+    task = load_task(SHAPES / "reftarget")
+    assert task.reference == ("src/wordy/__init__.py", "src/wordy/core.py")
+    assert task.reference_files() == {f"src/wordy/{name}": task.root / "solution" / "wordy" / name
+                                      for name in ("__init__.py", "core.py")}
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error and report.passed == 4, report.output_tail
+    assert outcomes(report) == plain_pytest(task, "unit", task.reference_files(), tmp_path / "plain", source_root="src")
+    at_the_root = {rel.removeprefix("src/"): path for rel, path in task.reference_files().items()}
+    moved = outcomes(sandbox.evaluate(task, at_the_root))  # the same code outside the src layout is not the package
+    assert moved["tests/test_wordy.py::test_the_package_is_the_src_layouts"] == "failed"

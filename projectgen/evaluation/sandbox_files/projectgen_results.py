@@ -158,7 +158,9 @@ class Recorder:
         if report.failed:
             self.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
 
-    def pytest_collection_modifyitems(self, session, config, items):
+    def pytest_collection_finish(self, session):
+        # after every modifyitems hook: tests deselected (`-m` in a benchmark's addopts) are not collected ones
+        items = session.items
         self.emit(event="collected", count=len(items), nodeids=[item.nodeid for item in items])
         self.suite_items = sum(1 for item in items if not self.is_canary(item))
         self.check(force=True)
