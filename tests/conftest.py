@@ -62,12 +62,18 @@ def offline(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", loopback_only)
 
 
-@pytest.fixture(scope="module")
-def env_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sandbox's environment cache of a test module (`--cache-dir`, `RunnerSettings.cache_dir`): each
-    test environment is built once per module, and no module sees what another one built."""
-    name = request.module.__name__.rsplit(".", 1)[-1]
-    return tmp_path_factory.mktemp(f"{name}-env-cache")
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sandbox's environment cache of the test run (`--cache-dir`, `RunnerSettings.cache_dir`), shared by
+    every module and by pytest-xdist's workers: each test environment (and each reference's expected tests)
+    is built once per run, not once per module. Builds and measurements are locked per key across
+    processes (`EnvironmentCache.ensure`, `ExpectationStore.locked`) and keyed by what they hold, so no module
+    can see a wrong one; the machine's own cache is never used."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common folder
+    path = root / "shared-env-cache"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 # The bundled kvstore task and a sandbox runner on the module's environment cache: what most graph and

@@ -20,10 +20,10 @@ moved
 changed
     the ``check`` suite (``check_tests/``) is the base's check tests plus the change's.
 dropped on purpose
-    the reference implementation (`reference`, `reference_root`): it implements the requirement
-    before the change, so it would neither pass the change's tests nor tell which tests the changed
-    project should pass; and the declared expected tests of the check suite, which the change's
-    tests outgrow. Without a reference the evolved task's scores count the tests that ran.
+    the reference implementation (`reference`, `reference_root`, `reference_target`): it implements the
+    requirement before the change, so it would neither pass the change's tests nor tell which tests the
+    changed project should pass; and the declared expected tests and frozen total of the check suite,
+    which the change's tests outgrow. Without a reference the evolved task's scores count the tests that ran.
 """
 from __future__ import annotations
 
@@ -215,7 +215,7 @@ def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: di
                        expected: dict[SuiteName, list[str]]) -> dict[str, Any]:
     """The evolved task.toml as data: each setting of `base` that still applies under its taskdir key
     (None: not set, left out), the documents, suites and setup script at their paths in the evolved folder.
-    No `reference` or `reference_root`: the base's reference predates the change."""
+    No `reference`, `reference_root` or `reference_target`: the base's reference predates the change."""
     env = base.env
     return {
         "id": f"{base.id.split('.change')[0]}.change{number}",
@@ -243,4 +243,5 @@ def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: di
         },
         "settings_profile": dict(base.settings_profile) or None,
         "expected_tests": expected or None,
+        "expected_total": {name: total for name, total in base.expected_totals.items() if name != "check"} or None,
     }

@@ -239,6 +239,7 @@ EVERY_KEY_TOML = """\
 id = "kvlab"
 package = "kvstore"
 reference_root = "solution"
+reference_target = "src"
 starter = ["examples/usage.py"]
 required_files = ["fixtures/seed.json"]
 empty_dirs = ["data/out"]
@@ -280,14 +281,20 @@ gamma = 3
 check = ["tests/check/test_kvstore_check.py::test_set_and_get"]
 unit = ["tests/unit/test_open.py::test_open", "tests/test_extra.py::test_extra"]
 performance = ["perf/test_speed.py::test_fast"]
+
+[expected_total]
+check = 3
+unit = 4
 """
 
 # Every Task field is carried, moved to the evolved task's suite folders, or dropped on purpose.
 CARRIED = {"package", "docs", "env", "required_files", "empty_dirs", "timeout", "settings_profile",
            "install_timeout", "suite_timeouts"}
 BY_NAME = {"scored_suite"}  # the suites keep their names; the every-key task scores `unit`, its default
-MOVED = {"suites", "expected_tests"}  # at the evolved task's NAME_tests/ folders; check's expectations dropped
-DROPPED = {"reference", "reference_root"}  # the reference implements the requirement before the change
+MOVED = {"suites", "expected_tests", "expected_totals"}  # at the evolved task's NAME_tests/ folders; check's
+# expectations dropped (the change's tests join it)
+DROPPED = {"reference", "reference_root", "reference_sources"}  # the reference implements the requirement before
+# the change
 OWN = {"id", "root", "format", "language"}  # language: task.toml has no key for it yet (Python)
 
 
@@ -361,6 +368,7 @@ def test_the_evolved_task_keeps_every_setting_of_its_base_that_still_applies(cha
     assert evolved.expected_tests == {
         "unit": ("unit_tests/unit/test_open.py::test_open", "unit_tests/test_extra.py::test_extra"),
         "performance": ("performance_tests/test_speed.py::test_fast",)}
+    assert evolved.expected_totals == {"unit": 4}  # the unit suite is the base's; check gained tests
     # the reference implements the requirement before the change: not part of the evolved task
     assert (evolved.reference, evolved.reference_root) == ((), "")
     assert not (tmp_path / "out" / "task" / "solution").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,27 +54,34 @@ def _call_key(row: dict) -> tuple:
     return (row["role"], row["stage"], row["target"], row["iteration"], row["attempt"])
 
 
-def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, env_cache: Path) -> None:
-    _kill_during_filling_then_resume(tmp_path, env_cache, [])
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> Path:
+    """The uninterrupted run every killed one is compared with (made once: where its checkpoints live does not
+    change its calls or files). Read only: a test that resumes it works on a copy."""
+    root = tmp_path_factory.mktemp("whole")
+    done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(root, 0.0)}", "--out", str(root / "run"),
+                               "--attempts", "1", "--cache-dir", str(env_cache), "--no-unit-tests"),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root / "run"
+
+
+def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tmp_path: Path, env_cache: Path,
+                                                                              whole: Path) -> None:
+    _kill_during_filling_then_resume(tmp_path, env_cache, whole, [])
     assert (tmp_path / "killed" / "checkpoints.sqlite").is_file()
 
 
-def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, env_cache: Path, postgres_url: str) -> None:
-    _kill_during_filling_then_resume(tmp_path, env_cache, ["--checkpoint-url", postgres_url])
+def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, env_cache: Path, whole: Path, postgres_url: str) -> None:
+    _kill_during_filling_then_resume(tmp_path, env_cache, whole, ["--checkpoint-url", postgres_url])
     assert not (tmp_path / "killed" / "checkpoints.sqlite").exists()
     manifest = json.loads((tmp_path / "killed" / "run.json").read_text())
     assert manifest["checkpoint_url"] == postgres_url
 
 
-def _kill_during_filling_then_resume(tmp_path: Path, env_cache: Path, extra: list[str]) -> None:
+def _kill_during_filling_then_resume(tmp_path: Path, env_cache: Path, whole: Path, extra: list[str]) -> None:
     common = ["--attempts", "1", "--cache-dir", str(env_cache), "--no-unit-tests", *extra]
-    # The uninterrupted run, for comparison.
-    whole = tmp_path / "whole"
-    done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.0)}", "--out", str(whole),
-                               *common), capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-    # The same run, slowed so that it can be killed while files are being filled.
+    # The uninterrupted run (`whole`), slowed so that it can be killed while files are being filled.
     killed = tmp_path / "killed"
     process = subprocess.Popen(_cli("kvstore", "--model", f"scripted:{_script(tmp_path, 0.4)}", "--out",
                                     str(killed), *common), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -114,13 +122,8 @@ def _kill_during_filling_then_resume(tmp_path: Path, env_cache: Path, extra: lis
     assert [e["event"] for e in events if e["event"].startswith("run_")][:2] == ["run_start", "run_resumed"]
 
 
-def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, env_cache: Path) -> None:
-    out = tmp_path / "run"
-    script = _script(tmp_path, 0.0)
-    first = subprocess.run(_cli("kvstore", "--model", f"scripted:{script}", "--out", str(out), "--attempts", "1",
-                                "--no-unit-tests", "--cache-dir", str(env_cache)), capture_output=True, text=True,
-                           timeout=600)
-    assert first.returncode == 0, first.stderr
+def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, env_cache: Path, whole: Path) -> None:
+    out = shutil.copytree(whole, tmp_path / "run")
     calls = len(_usage(out))
     again = subprocess.run(_cli("--resume", str(out), "--cache-dir", str(env_cache)), capture_output=True, text=True,
                            timeout=600)
