@@ -528,10 +528,11 @@ def test_devbench_reference_replay_reproduces_the_issues_figures(shared_datasets
 
 def test_the_ablations_give_livecoders_table_4_shape(setup, tmp_path: Path) -> None:
     """A scripted experiment of LiveCoder and its three ablations: one Table 4 row per switch, at attempt 2,
-    beside the Table 3 shape (score per attempt, reuse) of every arm."""
+    beside the Table 3 shape (score per attempt, reuse) of every arm (one task: the shape is per arm; the
+    other experiments here cover several tasks)."""
     methods = "livecoder,livecoder-no-success,livecoder-no-failure,livecoder-no-best"
     code, output = cli("--dataset", str(setup["data"]), "--model", f"scripted:{setup['buggy']}", "--tasks",
-                       "kvstore,wordfreq", "--method", methods, "--attempts", "2", "--iterations", "3,3,1",
+                       "kvstore", "--method", methods, "--attempts", "2", "--iterations", "3,3,1",
                        "--out", str(tmp_path / "out"))
     assert code == 0, output
     results = ExperimentResults.model_validate_json((tmp_path / "out" / "results.json").read_text())
