@@ -67,7 +67,7 @@ def execute(runner: SandboxRunner, task: Task, code: Mapping[str, str], tests: M
     if not tests:
         return Execution(anomaly="no test files")
     with tempfile.TemporaryDirectory(prefix="projectgen-construct-") as scratch:
-        root = Path(scratch) / "task"
+        root = Path(scratch) / "root"
         shutil.copytree(task.root, root, symlinks=False,
                         ignore=shutil.ignore_patterns(*SKIPPED_DIRS, "node_modules", "target", "build"))
         paths = []

@@ -139,3 +139,25 @@ def test_a_pair_that_cannot_be_read_goes_to_human_review(tmp_path: Path) -> None
     assert set(record["cross_execution"]["anomalies"].values()) == {"timeout"}
     review = json.loads((tmp_path / "B" / HUMAN_REVIEW).read_text())["review"]
     assert review[0]["seed"] == "slow"
+
+
+class DyingRunner(MarkerRunner):
+    """The process dies at the first sandbox run (a harness crash or a kill between steps)."""
+
+    def evaluate(self, task: Any, candidate: Any, suite: str = "unit") -> TestReport:
+        raise KeyboardInterrupt
+
+
+def test_a_seed_cut_short_starts_over_without_asking_its_models_again(tmp_path: Path) -> None:
+    out = tmp_path / "B"
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    try:
+        construct_exercises(seeds("alpha"), out, construction(model), runner=DyingRunner())
+    except KeyboardInterrupt:
+        pass
+    asked = UsageRecorder.load(out / WORK / "usage.jsonl").records
+    assert {r.target for r in asked} == {"alpha/1", "alpha/2"} and len(asked) == 5  # design + 2 suites + 2 solutions
+    report = construct_exercises(seeds("alpha"), out, construction(model), runner=MarkerRunner())
+    assert report.ids(KEPT) == ["alpha"]
+    again = UsageRecorder.load(out / WORK / "usage.jsonl").records
+    assert again == asked  # the judge's calls are in its own reflect run folder
