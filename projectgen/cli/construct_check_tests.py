@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from projectgen.cli.construct_exercises import add_model_options
 from projectgen.cli.options import add_runner_options, check_out_path, positive_int
 
 BUNDLED_REPLAY = "construct-check-tests.examples"
@@ -28,6 +29,7 @@ def add_command(commands) -> None:
                         help="write a copy of the task folder there, with the suite (default: the task folder "
                              "itself; required for a bundled example)")
     parser.add_argument("--tries", type=positive_int, default=3, help="drafts at most (default 3)")
+    add_model_options(parser)
     add_runner_options(parser)
     parser.set_defaults(handler=cmd_construct_check_tests)
 
@@ -46,12 +48,11 @@ def load(spec: str):
 
 
 def cmd_construct_check_tests(args: argparse.Namespace) -> int:
-    from projectgen.cli.construct_exercises import resolve_spec
+    from projectgen.cli.construct_exercises import ChatModels, resolve_spec
     from projectgen.cli.options import runner_from_args
     from projectgen.cli.tables import make_console
     from projectgen.construction.check_tests import ModelCheckTestWriter, check_task, construct_check_tests
     from projectgen.errors import ProjectGenError
-    from projectgen.llm.factory import make_chat_model
 
     task, bundled = load(args.task)
     check_task(task)
@@ -60,7 +61,7 @@ def cmd_construct_check_tests(args: argparse.Namespace) -> int:
                               "for a copy with the check tests")
     if args.out is not None:
         check_out_path(args.out, folder=True)
-    model = make_chat_model(resolve_spec(args.model, BUNDLED_REPLAY))
+    model = ChatModels(args)(resolve_spec(args.model, BUNDLED_REPLAY))
     console = make_console()
     runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
     written, kept, drafts = construct_check_tests(task, ModelCheckTestWriter(model), runner, out=args.out,

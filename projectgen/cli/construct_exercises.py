@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from projectgen.cli.options import add_runner_options, check_out_path, positive_int
+from projectgen.cli.options import (add_runner_options, add_sampling_options, check_out_path, positive_int,
+                                    sampling_from_args)
 
 BUNDLED_REPLAY = "construct-exercises.examples"
 
@@ -40,8 +41,33 @@ def add_command(commands) -> None:
     parser.add_argument("--judge-tries", type=positive_int, default=2,
                         help="tries of each judge: 1 write then repairs (default 2, reflect's)")
     parser.add_argument("--out", type=Path, required=True, help="the output folder (exercises and reports)")
+    add_model_options(parser)
     add_runner_options(parser)
     parser.set_defaults(handler=cmd_construct_exercises)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """--base-url and the sampling overrides, for every model the command makes."""
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
+    add_sampling_options(parser)
+
+
+class ChatModels:
+    """The chat model of each spec, made once with the command's --base-url and sampling."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from projectgen.llm.sampling import sampling_arguments
+
+        self.base_url = args.base_url
+        self.sampling = sampling_arguments(sampling_from_args(args))
+        self.made: dict[str, object] = {}
+
+    def __call__(self, spec: str):
+        from projectgen.llm.factory import make_chat_model
+
+        if spec not in self.made:
+            self.made[spec] = make_chat_model(spec, base_url=self.base_url, **self.sampling)
+        return self.made[spec]
 
 
 def model_list(text: str | None, default: str, copies: int = 1) -> list[str]:
@@ -72,19 +98,12 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
                                                    construct_exercises, reference_texts)
     from projectgen.datasets.examples import example_exercises_dir
     from projectgen.experiments.models import model_slug
-    from projectgen.llm.factory import make_chat_model
     from projectgen.llm.naming import describe_model
 
     check_out_path(args.out, folder=True)
     seeds = load_seeds(args.seeds)
     model = resolve_spec(args.model)
-    models: dict[str, object] = {}
-
-    def chat(spec: str):
-        if spec not in models:
-            models[spec] = make_chat_model(spec)
-        return models[spec]
-
+    chat = ChatModels(args)
     creative = model_list(args.creative, model)
     reasoning = model_list(args.reasoning, model, copies=2)
     judges = model_list(args.judges, model)
@@ -99,7 +118,7 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
         judges=[Judge(spec, chat(spec), model_slug(spec)) for spec in judges],
         references=texts, rng_seed=args.rng_seed, judge_tries=args.judge_tries)
     console = make_console()
-    console.print(f"{len(seeds)} seed(s); models: {', '.join(sorted({describe_model(m) for m in models.values()}))}; "
+    console.print(f"{len(seeds)} seed(s); models: {', '.join(sorted({describe_model(m) for m in chat.made.values()}))}; "
                   f"decontamination against {len(texts)} reference exercise(s)", highlight=False)
     runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
     report = construct_exercises(seeds, args.out, construction, runner=runner,

@@ -77,3 +77,17 @@ def test_construct_exercises_from_the_bundled_seeds_then_reflect_scores_the_refe
                  "--cache-dir", str(env_cache)]) == 0
     assert (out / ".construct" / "usage.jsonl").read_text() == calls
     assert capsys.readouterr().out.count("(finished earlier)") == 6
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["exercises", "--seeds", "/no/such/seeds", "--model", "scripted:examples"], "seed folder not found"),
+    (["exercises", "--seeds", "examples", "--model", "scripted:examples", "--reference", "/no/such/set"],
+     "exercise folder not found"),
+    (["exercises", "--seeds", "examples", "--model", "scripted:examples", "--reasoning", ","], "an empty model list"),
+    (["check-tests", "kvstore", "--model", "scripted:examples"], "already has check tests"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], said: str, capsys) -> None:
+    assert main(["construct", *argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
