@@ -10,6 +10,7 @@ task.toml as ``[tests].check``. Python task.toml tasks only.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -23,13 +24,14 @@ from projectgen.agents.base import ModelGateway
 from projectgen.config import Settings
 from projectgen.construction.exercise_agents import FilesDraft
 from projectgen.construction.exercise_package import python_stubs
-from projectgen.construction.execution import Execution, execute
+from projectgen.construction.execution import WORK, Execution, execute
 from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.parsing import parse_model
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.runs.folder import RunFolder
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,7 +42,6 @@ ROLE = "check_test_writer"
 STAGE = "construct_check_tests"
 FOLDER = "check_tests"
 SUITE = "check"
-WORK = ".construct"
 
 
 class CheckTestWriter(Protocol):
@@ -120,8 +121,6 @@ def judge_draft(runner: SandboxRunner, task: Task, files: dict[str, str]) -> Che
 async def generate_check_tests(task: Task, writer: CheckTestWriter, gateway: ModelGateway, runner: SandboxRunner, *,
                                tries: int = 3, trace: Any = None) -> tuple[CheckTestDraft | None, list[CheckTestDraft]]:
     """Drafts until one is kept or `tries` were made: (the kept draft or None, every draft)."""
-    import asyncio
-
     check_task(task)
     drafts: list[CheckTestDraft] = []
     feedback = ""

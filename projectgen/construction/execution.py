@@ -21,6 +21,8 @@ from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 SUITE = "construct"
 """The name of the suite the new test files form (never one of the task's own)."""
+WORK = ".construct"
+"""The folder a construct command keeps its run in (inside a task folder for check tests): never copied."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ def execute(runner: SandboxRunner, task: Task, code: Mapping[str, str], tests: M
     with tempfile.TemporaryDirectory(prefix="projectgen-construct-") as scratch:
         root = Path(scratch) / "root"
         shutil.copytree(task.root, root, symlinks=False,
-                        ignore=shutil.ignore_patterns(*SKIPPED_DIRS, "node_modules", "target", "build"))
+                        ignore=shutil.ignore_patterns(*SKIPPED_DIRS, "target", "build", WORK))
         paths = []
         for rel, text in tests.items():
             clean = safe_relpath(rel)

@@ -14,6 +14,7 @@ docstrings and ``pass`` bodies: `projectgen.ssat.render_stub`), as Exercism ship
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 EXAMPLES = "examples"
 _MAX_SEED_BYTES = 64_000
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def example_seeds_dir() -> Path:
@@ -47,7 +49,7 @@ def load_seeds(spec: str) -> list[Seed]:
         language = file_language(path.name)
         if language not in LANGUAGES or path.stat().st_size > _MAX_SEED_BYTES:
             continue
-        seed_id = "-".join((*rel.parts[:-1], path.stem)).replace(" ", "_")
+        seed_id = _UNSAFE.sub("_", "-".join((*rel.parts[:-1], path.stem))).strip("._-") or "seed"
         if seed_id in seeds:
             raise ProjectGenError(f"{path}: two seeds are named {seed_id!r}; rename one")
         seeds[seed_id] = Seed(id=seed_id, language=language, path=rel.as_posix(),

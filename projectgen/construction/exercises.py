@@ -33,11 +33,11 @@ from projectgen.agents.base import ModelGateway
 from projectgen.config import Settings
 from projectgen.construction.cross_execution import PairSelection, pair_key, select_pair
 from projectgen.construction.decontamination import NGRAM, THRESHOLD, ReferenceIndex
-from projectgen.construction.difficulty import judge_outcome, select_by_difficulty
+from projectgen.construction.difficulty import DifficultyDecision, judge_outcome, select_by_difficulty
 from projectgen.construction.exercise_agents import (ExerciseDefinition, ExerciseDesigner, FilesDraft, Seed,
                                                      SolutionWriter, TestWriter)
 from projectgen.construction.exercise_package import write_exercise
-from projectgen.construction.execution import Execution, execute
+from projectgen.construction.execution import WORK, Execution, execute
 from projectgen.datasets.exercism import exercise_task, load_exercise, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
@@ -49,7 +49,6 @@ from projectgen.runs.folder import RunFolder
 REPORT = "construction.json"
 DECONTAMINATION = "decontamination.json"
 HUMAN_REVIEW = "human-review.json"
-WORK = ".construct"
 KEPT, DROPPED, REVIEW = "kept", "dropped", "human-review"
 
 
@@ -231,7 +230,7 @@ class _SeedRun:
             elif isinstance(reply, BaseException):
                 raise reply
             else:
-                files = dict(reply.files)
+                files = in_project(reply.files, definition.project)
                 if kind == "solution":
                     files = {p: t for p, t in files.items() if p in definition.solution_files}
                 elif set(files) & set(definition.solution_files):
@@ -264,7 +263,7 @@ class _SeedRun:
         self.record["matrix"] = {pair_key(t, s): run.to_dict() for (t, s), run in matrix.items()}
         return select_pair(list(tests), list(solutions), matrix)
 
-    async def judge(self, staged: Path) -> Any:
+    async def judge(self, staged: Path) -> DifficultyDecision:
         from projectgen.runs.reflection import arun_reflection, reflection_request
 
         exercise = load_exercise(staged)
@@ -282,6 +281,13 @@ class _SeedRun:
                           "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
         self.record["judges"] = runs
         return select_by_difficulty(outcomes)
+
+
+def in_project(files: Mapping[str, str], project: str) -> dict[str, str]:
+    """A draft's files by path in the project folder: a path written from outside it (``<project>/x.py``) loses
+    the project folder."""
+    prefix = f"{project}/"
+    return {path.removeprefix(prefix): text for path, text in files.items()}
 
 
 def _owner(exercise: Path) -> str | None:

@@ -161,3 +161,10 @@ def test_a_seed_cut_short_starts_over_without_asking_its_models_again(tmp_path: 
     assert report.ids(KEPT) == ["alpha"]
     again = UsageRecorder.load(out / WORK / "usage.jsonl").records
     assert again == asked  # the judge's calls are in its own reflect run folder
+
+
+def test_draft_paths_written_from_outside_the_project_folder_are_read_inside_it() -> None:
+    from projectgen.construction.exercises import in_project
+
+    assert in_project({"alpha_tally/core.py": "x", "core_test.py": "y"}, "alpha_tally") == {"core.py": "x",
+                                                                                            "core_test.py": "y"}
