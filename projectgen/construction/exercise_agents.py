@@ -151,9 +151,7 @@ class ModelTestWriter:
 
     async def write_tests(self, definition: ExerciseDefinition, gateway: ModelGateway, *,
                           target: str) -> FilesDraft:
-        reply = await gateway.ask(self.model, self.prompt.messages(**definition_values(definition)),
-                                  role=TEST_WRITER_ROLE, stage=STAGE, target=target, iteration=1)
-        return parse_model(reply, FilesDraft)
+        return await ask_files(self.model, self.prompt, definition, gateway, role=TEST_WRITER_ROLE, target=target)
 
 
 @dataclass(frozen=True)
@@ -165,9 +163,15 @@ class ModelSolutionWriter:
 
     async def write_solution(self, definition: ExerciseDefinition, gateway: ModelGateway, *,
                              target: str) -> FilesDraft:
-        reply = await gateway.ask(self.model, self.prompt.messages(**definition_values(definition)),
-                                  role=SOLUTION_WRITER_ROLE, stage=STAGE, target=target, iteration=1)
-        return parse_model(reply, FilesDraft)
+        return await ask_files(self.model, self.prompt, definition, gateway, role=SOLUTION_WRITER_ROLE, target=target)
+
+
+async def ask_files(model: Any, prompt: Prompt, definition: ExerciseDefinition, gateway: ModelGateway, *, role: str,
+                    target: str) -> FilesDraft:
+    """One drafter's call: the definition in `prompt`, the reply read as files."""
+    reply = await gateway.ask(model, prompt.messages(**definition_values(definition)), role=role, stage=STAGE,
+                              target=target, iteration=1)
+    return parse_model(reply, FilesDraft)
 
 
 def definition_values(definition: ExerciseDefinition) -> dict[str, str]:
