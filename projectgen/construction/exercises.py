@@ -104,6 +104,7 @@ def construct_exercises(seeds: Sequence[Seed], out: Path, construction: Exercise
 async def aconstruct_exercises(seeds: Sequence[Seed], out: Path, construction: ExerciseConstruction, *,
                                runner: SandboxRunner,
                                progress: Callable[[str], None] | None = None) -> ConstructionReport:
+    """`construct_exercises` for callers inside an event loop; one seed at a time, its drafts asked at once."""
     if not construction.designers or not construction.test_writers or not construction.solution_writers:
         raise ProjectGenError("construct exercises needs at least one creative and one reasoning model")
     out = Path(out)
@@ -133,6 +134,8 @@ async def aconstruct_exercises(seeds: Sequence[Seed], out: Path, construction: E
 
 @dataclass
 class _SeedRun:
+    """One seed through the steps; `record` (what the ledger keeps of it) grows as it goes."""
+
     seed: Seed
     out: Path
     folder: RunFolder
