@@ -168,3 +168,37 @@ def test_draft_paths_written_from_outside_the_project_folder_are_read_inside_it(
 
     assert in_project({"alpha_tally/core.py": "x", "core_test.py": "y"}, "alpha_tally") == {"core.py": "x",
                                                                                             "core_test.py": "y"}
+
+
+class CheckRunner:
+    """Check-test runs from markers: a suite marked `# checks nothing` passes on anything; any other passes on the
+    reference (code with a `return`) and fails on the empty stub (only `pass` bodies)."""
+
+    def evaluate(self, task: Any, candidate: Any, suite: str = "unit") -> TestReport:
+        tests = "\n".join((task.root / path).read_text() for path in task.suite(suite).paths)
+        code = "\n".join(text for text in candidate.values() if isinstance(text, str))
+        passed = "# checks nothing" in tests or "return" in code
+        return TestReport(task_id=task.id, suite=suite, tests=[
+            TestResult(nodeid="check_tests/test_x.py::test_x", outcome=Outcome.PASSED if passed else Outcome.FAILED)])
+
+
+def test_a_refused_check_test_draft_goes_back_as_feedback_and_the_next_is_kept(tmp_path: Path) -> None:
+    from projectgen.construction.check_tests import ModelCheckTestWriter, construct_check_tests
+    from projectgen.datasets.examples import example_tasks_dir
+    from projectgen.datasets.loaders import load_task
+
+    task = load_task(example_tasks_dir() / "without_check_tests" / "tempconv")
+    model = ScriptedChatModel.from_responses([
+        {"role": "check_test_writer", "iteration": 1,
+         "content": {"files": {"check_tests/test_x.py": "# checks nothing\n"}}},
+        {"role": "check_test_writer", "iteration": 2,
+         "content": {"files": {"check_tests/test_x.py": "def test_x():\n    pass\n"}}}], label="check test replay")
+    written, kept, drafts = construct_check_tests(task, ModelCheckTestWriter(model), CheckRunner(),
+                                                  out=tmp_path / "T", tries=3)
+    assert [d.refused for d in drafts] == ["every test passes on an empty implementation: the tests check nothing",
+                                           None]
+    assert kept is drafts[1] and written == tmp_path / "T"
+    assert (written / "check_tests" / "test_x.py").read_text() == "def test_x():\n    pass\n"
+    assert load_task(written).suites["check"].paths == ("check_tests",)
+    prompts = (written / ".construct" / "check-tests" / "prompts.jsonl").read_text()
+    assert "Your previous draft was refused" in prompts and "the tests check nothing" in prompts

@@ -42,10 +42,10 @@ def test_a_draft_that_checks_nothing_is_refused(tmp_path: Path, env_cache: Path,
     script = tmp_path / "weak.json"
     script.write_text(json.dumps({"responses": [{"role": "check_test_writer", "content": {"files": {
         "check_tests/test_weak.py": "import tempconv\n\n\ndef test_imports():\n    assert tempconv\n"}}}]}))
-    assert main(["construct", "check-tests", "tempconv", "--model", f"scripted:{script}", "--tries", "2",
+    assert main(["construct", "check-tests", "tempconv", "--model", f"scripted:{script}", "--tries", "1",
                  "--out", str(tmp_path / "out"), "--cache-dir", str(env_cache)]) == 2
     captured = capsys.readouterr()
-    assert captured.out.count("every test passes on an empty implementation") == 2
+    assert captured.out.count("every test passes on an empty implementation") == 1
     assert "no check-test draft of tempconv passed" in captured.err
     assert not (tmp_path / "out" / "check_tests").exists()
 
