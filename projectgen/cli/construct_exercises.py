@@ -118,7 +118,8 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
         judges=[Judge(spec, chat(spec), model_slug(spec)) for spec in judges],
         references=texts, rng_seed=args.rng_seed, judge_tries=args.judge_tries)
     console = make_console()
-    console.print(f"{len(seeds)} seed(s); models: {', '.join(sorted({describe_model(m) for m in chat.made.values()}))}; "
+    described = ", ".join(sorted({describe_model(m) for m in chat.made.values()}))
+    console.print(f"{len(seeds)} seed(s); models: {described}; "
                   f"decontamination against {len(texts)} reference exercise(s)", highlight=False)
     runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
     report = construct_exercises(seeds, args.out, construction, runner=runner,

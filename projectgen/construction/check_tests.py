@@ -110,7 +110,8 @@ def judge_draft(runner: SandboxRunner, task: Task, files: dict[str, str]) -> Che
     if not on_reference.all_passed:
         failed = [test for test, outcome in on_reference.outcomes.items() if outcome != "passed"]
         why = on_reference.anomaly or f"{len(failed)} test(s) fail on a correct implementation: {', '.join(failed[:5])}"
-        return CheckTestDraft(files, on_reference, refused=f"the suite does not pass on a correct implementation ({why})")
+        return CheckTestDraft(files, on_reference,
+                              refused=f"the suite does not pass on a correct implementation ({why})")
     on_stub = execute(runner, task, empty_stub(task), files)
     if on_stub.all_passed:
         return CheckTestDraft(files, on_reference, on_stub,

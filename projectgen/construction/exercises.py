@@ -209,7 +209,8 @@ class _SeedRun:
         write_atomic(self.work / "definition.json", definition.model_dump_json(indent=1) + "\n")
         return definition
 
-    async def drafts(self, definition: ExerciseDefinition) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    async def drafts(self, definition: ExerciseDefinition) -> tuple[dict[str, dict[str, str]],
+                                                                    dict[str, dict[str, str]]]:
         """Every drafter's test suite and solution, asked at once; a draft that fails to parse is left out."""
         async def tests(number: int, drafter: Drafter) -> FilesDraft:
             agent: TestWriter = drafter.agent

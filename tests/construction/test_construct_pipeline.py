@@ -50,8 +50,10 @@ def definition(seed: str, project: str, instructions: str) -> dict[str, Any]:
 def drafts(seed: str, project: str, judge_first: str) -> list[dict[str, Any]]:
     solution = {"__init__.py": "from .core import run\n"}
     return [
-        {"role": "exercise_test_writer", "target": f"{seed}/1", "content": {"files": {f"{project}_test.py": "# loose\n"}}},
-        {"role": "exercise_test_writer", "target": f"{seed}/2", "content": {"files": {f"{project}_test.py": "# strict\n"}}},
+        {"role": "exercise_test_writer", "target": f"{seed}/1",
+         "content": {"files": {f"{project}_test.py": "# loose\n"}}},
+        {"role": "exercise_test_writer", "target": f"{seed}/2",
+         "content": {"files": {f"{project}_test.py": "# strict\n"}}},
         {"role": "exercise_solution_writer", "target": f"{seed}/1",
          "content": {"files": {**solution, "core.py": "def run():\n    pass  # bad\n"}}},
         {"role": "exercise_solution_writer", "target": f"{seed}/2",

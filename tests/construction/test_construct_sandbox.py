@@ -59,8 +59,8 @@ def test_construct_exercises_from_the_bundled_seeds_then_reflect_scores_the_refe
     assert main(["construct", "exercises", "--seeds", "examples", "--model", "scripted:examples", "--out", str(out),
                  "--cache-dir", str(env_cache)]) == 0
     report = json.loads((out / "construction.json").read_text())
-    assert report["summary"] == {"kept": ["intervals", "inventory", "run_length"], "dropped": ["doc_search", "greeting"],
-                                 "human-review": ["checksum"]}
+    assert report["summary"] == {"kept": ["intervals", "inventory", "run_length"],
+                                 "dropped": ["doc_search", "greeting"], "human-review": ["checksum"]}
     removed = json.loads((out / "decontamination.json").read_text())["removed"]
     assert [(r["seed"], r["reference"]) for r in removed] == [("doc_search", "word_index")]
     assert report["difficulty_counts"] == {"success": 1, "failure-then-success": 3, "failure-failure": 0,
