@@ -29,7 +29,8 @@ from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.llm.parsing import parse_model
+from projectgen.llm.errors import ScriptExhaustedError
+from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.runs.folder import RunFolder
 
@@ -128,7 +129,7 @@ async def generate_check_tests(task: Task, writer: CheckTestWriter, gateway: Mod
     for iteration in range(1, tries + 1):
         try:
             reply = await writer.write_check_tests(task, gateway, feedback=feedback, iteration=iteration)
-        except ProjectGenError as error:
+        except (StructuredOutputError, ScriptExhaustedError) as error:
             draft = CheckTestDraft({}, refused=f"the reply could not be read: {first_line(error)}")
         else:
             draft = await asyncio.to_thread(judge_draft, runner, task, dict(reply.files))

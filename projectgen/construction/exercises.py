@@ -42,6 +42,8 @@ from projectgen.datasets.exercism import exercise_task, load_exercise, load_exer
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
+from projectgen.llm.errors import ScriptExhaustedError
+from projectgen.llm.parsing import StructuredOutputError
 from projectgen.experiments.ledger import Ledger
 from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
@@ -50,6 +52,9 @@ REPORT = "construction.json"
 DECONTAMINATION = "decontamination.json"
 HUMAN_REVIEW = "human-review.json"
 KEPT, DROPPED, REVIEW = "kept", "dropped", "human-review"
+UNREADABLE = (StructuredOutputError, ScriptExhaustedError)
+"""A reply that is no draft: that draft fails. A model failing for good or a budget spent stops the run instead
+(resumable), so an outage never drops seeds for good."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,7 @@ class _SeedRun:
         agent: ExerciseDesigner = drafter.agent
         try:
             definition = await agent.design(self.seed, self.gateway, target=f"{self.seed.id}/{pick + 1}")
-        except ProjectGenError as error:
+        except UNREADABLE as error:
             self.record["design_error"] = first_line(error)
             return None
         self.record.update(topic=definition.topic, project=definition.project, language=definition.language)
@@ -229,7 +234,7 @@ class _SeedRun:
         kinds = [("test", n, d) for n, d in test_drafters] + [("solution", n, d) for n, d in solution_drafters]
         for (kind, number, drafter), reply in zip(kinds, replies):
             name = f"{kind[0]}{number}"
-            if isinstance(reply, ProjectGenError):
+            if isinstance(reply, UNREADABLE):
                 failed[name] = f"{drafter.spec}: {first_line(reply)}"
             elif isinstance(reply, BaseException):
                 raise reply
@@ -255,9 +260,13 @@ class _SeedRun:
         """Every suite x solution pair in the sandbox (in a worker thread: the event loop stays free)."""
         matrix: dict[tuple[str, str], Execution] = {}
         for test_id, test_files in tests.items():
-            stage = write_exercise(self.work / "stage" / test_id, definition, test_files, None)
-            exercise = load_exercise(stage, definition.project)
-            task = exercise_task(exercise)
+            try:
+                stage = write_exercise(self.work / "stage" / test_id, definition, test_files, None)
+                exercise = load_exercise(stage, definition.project)
+                task = exercise_task(exercise)
+            except ProjectGenError as error:  # the draft's files make no exercise: no pair of it can run
+                matrix.update({(test_id, s): Execution(anomaly=f"layout: {first_line(error)}") for s in solutions})
+                continue
             suite = {exercise.workspace_path(path): text for path, text in test_files.items()}
             for solution_id, solution_files in solutions.items():
                 run = execute(self.runner, task, exercise.candidate(solution_files), suite)

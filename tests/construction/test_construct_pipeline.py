@@ -204,3 +204,27 @@ def test_a_refused_check_test_draft_goes_back_as_feedback_and_the_next_is_kept(t
     assert load_task(written).suites["check"].paths == ("check_tests",)
     prompts = (written / ".construct" / "check-tests" / "prompts.jsonl").read_text()
     assert "Your previous draft was refused" in prompts and "the tests check nothing" in prompts
+
+
+class SpentWriter:
+    """A test writer (any object with the Protocol's method) whose budget is spent."""
+
+    async def write_tests(self, definition: Any, gateway: Any, *, target: str) -> Any:
+        from projectgen.llm.errors import BudgetExceededError
+
+        raise BudgetExceededError("the token budget is spent")
+
+
+def test_a_spent_budget_stops_the_run_without_dropping_the_seed(tmp_path: Path) -> None:
+    import pytest
+
+    from projectgen.errors import ProjectGenError
+
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    down = ExerciseConstruction(**{**construction(model).__dict__,
+                                   "test_writers": [Drafter("spent", SpentWriter())]})
+    with pytest.raises(ProjectGenError, match="budget is spent"):
+        construct_exercises(seeds("alpha"), tmp_path / "B", down, runner=MarkerRunner())
+    assert not (tmp_path / "B" / WORK / "ledger.jsonl").exists()  # nothing finished: a rerun does alpha again
+    report = construct_exercises(seeds("alpha"), tmp_path / "B", construction(model), runner=MarkerRunner())
+    assert report.ids(KEPT) == ["alpha"]
