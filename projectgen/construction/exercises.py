@@ -315,8 +315,9 @@ def _owner(exercise: Path) -> str | None:
 def _write_reports(out: Path, folder: RunFolder, construction: ExerciseConstruction,
                    records: Mapping[str, Mapping[str, Any]]) -> None:
     """construction.json (everything), decontamination.json (what was removed, why) and human-review.json."""
-    usage = [record for record in folder.usage_records() if record.error is None]
-    judges = [run for record in records.values() for run in (record.get("judges") or {}).values()]
+    judge_folders = sorted(path for path in (folder.root / "judges").glob("*/*") if path.is_dir())
+    usage = [record for run in (folder, *(RunFolder(path) for path in judge_folders))
+             for record in run.usage_records() if record.error is None]
     counts: dict[str, int] = {}
     for record in records.values():
         for name, value in ((record.get("difficulty") or {}).get("counts") or {}).items():
@@ -334,11 +335,7 @@ def _write_reports(out: Path, folder: RunFolder, construction: ExerciseConstruct
         "summary": {status: sorted(s for s, r in records.items() if r.get("status") == status)
                     for status in (KEPT, DROPPED, REVIEW)},
         "difficulty_counts": counts,
-        "cost": {"calls": len(usage) + sum(run.get("calls", 0) for run in judges),
-                 "input_tokens": sum(r.input_tokens for r in usage) + sum(run.get("input_tokens", 0) for run in judges),
-                 "output_tokens": sum(r.output_tokens for r in usage)
-                 + sum(run.get("output_tokens", 0) for run in judges),
-                 "by_role": _by_role(usage)},
+        "cost": _cost(usage),
         "seeds": records,
     }
     write_atomic(out / REPORT, json.dumps(report, indent=1, default=str) + "\n")
@@ -350,6 +347,17 @@ def _write_reports(out: Path, folder: RunFolder, construction: ExerciseConstruct
     review = [{"seed": seed, "status": record.get("status"), "items": record["human_review"]}
               for seed, record in records.items() if record.get("human_review")]
     write_atomic(out / HUMAN_REVIEW, json.dumps({"review": review}, indent=1) + "\n")
+
+
+def _cost(usage: Sequence[Any]) -> dict[str, Any]:
+    """Calls, tokens and dollars (list prices; a replay costs 0, a model without a price is n/a) of every call
+    the run made, the judges' reflect runs included, in all and per role."""
+    from projectgen.llm.pricing import PriceTable
+
+    total = PriceTable.default().total(usage)
+    return {"calls": len(usage), "input_tokens": sum(r.input_tokens for r in usage),
+            "output_tokens": sum(r.output_tokens for r in usage), "usd": total.value, "usd_label": total.label(),
+            "by_role": _by_role(usage)}
 
 
 def _by_role(usage: Sequence[Any]) -> dict[str, dict[str, int]]:

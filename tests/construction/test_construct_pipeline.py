@@ -117,7 +117,9 @@ def test_construct_decides_each_seed_writes_reports_and_resumes(tmp_path: Path) 
     assert json.loads((out / HUMAN_REVIEW).read_text()) == {"review": []}
     written = json.loads((out / REPORT).read_text())
     assert written["summary"] == {KEPT: ["alpha"], DROPPED: ["broken", "copied", "easy"], REVIEW: []}
-    assert written["difficulty_counts"]["success"] == 1 and written["cost"]["calls"] >= len(usage)
+    assert written["difficulty_counts"]["success"] == 1
+    assert written["cost"]["calls"] == len(usage) + 3  # the judge's calls: alpha's write and repair, easy's write
+    assert written["cost"]["by_role"]["reflection"]["calls"] == 3 and written["cost"]["usd"] == 0.0
 
     exercises = load_exercises(out)
     assert [e.id for e in exercises.exercises] == ["alpha_tally"] and not exercises.errors
