@@ -28,7 +28,7 @@ from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
+from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, MEMORY_ROLE, NOTES_STAGE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import fenced_python, fenced_text, make_search_replace_reply, make_whole_file_reply
 from projectgen.repository.syntax import parse_python
@@ -149,9 +149,18 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         {"role": "architecture_judge", "content": {
             "scores": {"requirement_coverage": 9, "document_consistency": 9, "interface_consistency": 9,
                        "dependency_relations": 9},
+            "justifications": {criterion: "replayed reference architecture" for criterion in (
+                "requirement_coverage", "document_consistency", "interface_consistency", "dependency_relations")},
             "overall": 9, "reasons": "replayed reference architecture", "feedback": ""}},
-        {"role": "skeleton_judge", "content": {"score": 9, "feedback": "", "files": {}}},
+        # both judge forms read this reply: `score` the exact review's, `scores` and `overall` the paper's JudgeS
+        {"role": "skeleton_judge", "content": {"score": 9, "scores": {"directory_structure": 9,
+                                                                      "interface_matching": 9},
+                                               "overall": 9, "feedback": "", "files": {}}},
         {"role": "code_judge", "content": {"summary": "", "files": []}},
+        {"role": MEMORY_ROLE, "content": "replayed reference revision: the judge's feedback was applied as given"},
+        {"role": DIRECT_ROLE, "stage": NOTES_STAGE,  # Self-Reflection's verbal reflection, when carried
+         "content": "replayed reference reflection: the failing tests name the function to implement as the "
+                    "documents describe"},
     ]
     for node in ssat.files():
         stub = render_stub(node)
