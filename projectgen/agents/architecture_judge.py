@@ -71,5 +71,6 @@ class ArchitectureJudge:
                            feedback=f"The review could not be read ({exc}); the tree is kept for another round.")
         score = review.overall_score()
         return Verdict(judge=self.name, stage="architecture", iteration=iteration, score=score,
-                       accepted=score >= threshold, feedback=review.feedback, reasons=review.reasons,
+                       accepted=score >= threshold, feedback=review.feedback,
+                       reasons=review.justified() if self.criteria == "paper" else review.reasons,
                        scores=review.scores)
