@@ -21,7 +21,7 @@ ThresholdRule = Literal["exceeds", "at_least"]
 # benchmarks); "projectgen": this library's defaults, where it keeps a choice it finds better for users.
 Profile = Literal["paper", "projectgen"]
 ArchitectureCriteria = Literal["paper", "projectgen"]
-SkeletonReview = Literal["paper", "exact"]
+SkeletonReviewMode = Literal["paper", "exact"]
 MemoryForm = Literal["distilled", "raw"]
 
 # What each profile sets where a caller leaves a field unset (`Settings`, `AttemptSettings`); the
@@ -71,7 +71,7 @@ class Settings(BaseModel):
     architecture_criteria: ArchitectureCriteria = Field(
         default="projectgen", description="the architecture judge's criteria: 'paper' (its wording, circular "
         "dependencies and layering, a justification per criterion) or 'projectgen' (one reasons field)")
-    skeleton_review: SkeletonReview = Field(
+    skeleton_review: SkeletonReviewMode = Field(
         default="exact", description="'exact': an AST check against the tree, then the model; 'paper': the model "
         "scores directory structure and interface/call matching (0-10 each) and overall")
     stage_memory: MemoryForm = Field(

@@ -19,6 +19,7 @@ from projectgen.repository.edits import EditOutcome, apply_edits, make_whole_fil
 
 DIRECT_STAGE = "direct"
 REFLECTION_STAGE = "self_reflection"
+REFLECTION_CHARS = 2000  # a verbal reflection is a few sentences; a longer one is cut so carried ones stay small
 
 
 @dataclass
@@ -61,7 +62,7 @@ class DirectGenerator:
                                                error_log=error_log or "(no log)", passed=passed, total=total,
                                                reflections=reflections_section(reflections))
         reply = await gateway.ask(self.model, messages, role=self.role, stage=NOTES_STAGE, iteration=iteration)
-        return reply.strip()
+        return reply.strip()[:REFLECTION_CHARS]
 
 
 def reflections_section(reflections: Sequence[str]) -> str:

@@ -1,9 +1,9 @@
 """The skeleton judge: compile, then check structure against the SSAT exactly, then ask the LLM.
 
-With `review="exact"` (the projectgen profile), what a program can decide (syntax, missing or extra
+With `review_mode="exact"` (the projectgen profile), what a program can decide (syntax, missing or extra
 files, classes, functions, parameter names/kinds/defaults) is decided by AST and never left to the
 model; a skeleton with such problems is not accepted, whatever the model would have said. With
-`review="paper"` (JudgeS as the paper prints it) the model scores the two dimensions, directory
+`review_mode="paper"` (JudgeS as the paper prints it) the model scores the two dimensions, directory
 structure and interface/call matching (0-10 each), and an overall score that decides; only a file
 that does not compile is refused without asking.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from projectgen.agents.base import ModelGateway, Verdict
-from projectgen.config import SkeletonReview as ReviewMode
+from projectgen.config import SkeletonReviewMode
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.repository.syntax import syntax_error
@@ -148,7 +148,7 @@ class SkeletonJudge:
     """Scores 0-10; threshold from the settings. Uses no memory."""
 
     model: Any
-    review_mode: ReviewMode = "exact"
+    review_mode: SkeletonReviewMode = "exact"
     prompt: Prompt | None = None  # None: the bundled prompt of `review_mode`
     role: str = "skeleton_judge"
     name: str = "skeleton_judge"

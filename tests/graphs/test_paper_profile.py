@@ -354,3 +354,25 @@ def test_the_paper_livecoder_selects_by_the_functional_score_and_learns_after_ev
     runner, extractor = run_attempts(task, tmp_path / "projectgen", AttemptSettings(attempts=3))
     assert extractor.attempts == [1, 2]
     assert "check" in runner.suites
+
+
+# --------------------------------------------------------------------------- the bundled replays drive both profiles
+
+
+@pytest.mark.slow  # the sandbox runs the demo's tests; the fast tests above cover each behaviour alone
+def test_the_demo_replay_drives_the_paper_profile_end_to_end(task, tmp_path):
+    import json
+
+    from projectgen.datasets.examples import example_script_path
+    from projectgen.llm import ModelRoles, ScriptedChatModel
+    from projectgen.runs import run_livecoder
+
+    model = ScriptedChatModel.from_file(example_script_path("kvstore.demo"))
+    outcome = run_livecoder(RunRequest.for_task(task, settings=PAPER), tmp_path / "run", models=ModelRoles(model))
+    summary = outcome.summary
+    assert summary["unit_tests"]["passed"] == summary["unit_tests"]["total"] == 29
+    usage = [json.loads(line) for line in (tmp_path / "run" / "usage.jsonl").read_text().splitlines()]
+    summaries = [(u["role"], u["stage"]) for u in usage if u["role"] == "memory_summary"]
+    assert summaries == [("memory_summary", "architecture"), ("memory_summary", "code")]  # one per revision
+    assert [u["attempt"] for u in usage if u["role"] == "knowledge"] == [1]  # attempt 2 reused the full score
+    assert summary["settings"]["profile"] == "paper" and summary["attempt_settings"]["selection"] == "unit"
