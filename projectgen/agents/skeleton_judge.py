@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -118,6 +118,7 @@ class SkeletonReview(BaseModel):
 
 
 PAPER_DIMENSIONS = ("directory_structure", "interface_matching")
+Review = TypeVar("Review", bound=BaseModel)
 
 
 class PaperSkeletonReview(BaseModel):
@@ -177,12 +178,9 @@ class SkeletonJudge:
             feedback = "The skeleton does not match the architecture tree:\n" + "\n".join(
                 f"- {line}" for lines in problems.values() for line in lines)
             return self._rejected(iteration, score, feedback, {p: "\n".join(v) for p, v in problems.items()})
-        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
-        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
-        try:
-            review = parse_model(reply, SkeletonReview)
-        except StructuredOutputError as exc:
-            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
+        review = await self._model_review(gateway, ssat, files, iteration=iteration, shape=SkeletonReview)
+        if isinstance(review, Verdict):
+            return review
         known = {p: s for p, s in review.files.items() if p in files}
         ignored = sorted(p for p in review.files if p not in files)
         return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=review.score,
@@ -194,12 +192,9 @@ class SkeletonJudge:
     async def _paper_review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], *, iteration: int,
                             threshold: float) -> Verdict:
         """The paper's JudgeS: the model scores both dimensions and overall; the overall score decides."""
-        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
-        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
-        try:
-            review = parse_model(reply, PaperSkeletonReview)
-        except StructuredOutputError as exc:
-            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
+        review = await self._model_review(gateway, ssat, files, iteration=iteration, shape=PaperSkeletonReview)
+        if isinstance(review, Verdict):
+            return review
         score = review.overall_score()
         missing = [name for name in PAPER_DIMENSIONS if name not in review.scores]
         return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=score,
@@ -207,3 +202,13 @@ class SkeletonJudge:
                        files={p: s for p, s in review.files.items() if p in files},
                        scores={**review.dimension_scores(), "overall": score},
                        reasons=f"no score given for {', '.join(missing)}" if missing else "")
+
+    async def _model_review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], *, iteration: int,
+                            shape: type[Review]) -> Review | Verdict:
+        """The model's review of the skeleton read as `shape`, or the rejection saying it could not be read."""
+        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
+        try:
+            return parse_model(reply, shape)
+        except StructuredOutputError as exc:
+            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
