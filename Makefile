@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray]'
 	touch $(STAMP)
 
-# The default suite on every core: one test file per worker keeps each file's module fixtures
-# (sandbox environments, scripted runs) built once.
+# The default suite on every core: one test file per worker keeps each file's module fixtures (scripted
+# runs, a Ray instance) made once; the tests' environment cache is one per run (docs/development.md).
 test: venv
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
