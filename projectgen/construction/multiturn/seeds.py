@@ -1,0 +1,151 @@
+"""Seed tasks of SR-Eval's construction: a complete requirement with its reference code and tests.
+
+A seed is a folder::
+
+    rle/
+      seed.toml        id, level ("function"), target (the module file), function (the target function),
+                       description (optional)
+      requirement.md   the complete requirement
+      reference.py     the reference implementation of the target file
+      tests/test_*.py  the reference tests (pytest), which import the target module
+
+A seed set is a folder of seed folders (`load_seeds`); ``--seeds examples`` is the bundled one
+(`bundled_seeds_dir`). Only function-level seeds are built so far: a repository-level seed is refused in one
+line. The format is documented in docs/construction.md.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from projectgen.errors import ProjectGenError, TaskFormatError
+from projectgen.repository import SKIPPED_DIRS, safe_relpath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+SEED_TOML = "seed.toml"
+REQUIREMENT_FILE = "requirement.md"
+REFERENCE_FILE = "reference.py"
+TESTS_DIR = "tests"
+_SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task id
+_KEYS = frozenset({"id", "level", "target", "function", "description"})
+
+
+class Seed(BaseModel):
+    """One seed task (see the module docstring); paths are read from `root`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    root: Path
+    level: Literal["function"]
+    target: str = Field(description="the module file the reference is, as the tests import it, e.g. 'rle.py'")
+    function: str = Field(description="the target function, whose length the filter measures")
+    requirement: str
+    description: str = ""
+
+    def reference(self) -> str:
+        return (self.root / REFERENCE_FILE).read_text(encoding="utf-8")
+
+    def tests(self) -> dict[str, str]:
+        """The reference tests, path below tests/ -> text."""
+        folder = self.root / TESTS_DIR
+        return {path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
+                for path in sorted(folder.rglob("*.py")) if not set(path.parts) & set(SKIPPED_DIRS)}
+
+    def signature(self) -> str:
+        """The target function's signature and docstring only (what the contamination probe is shown)."""
+        node = target_function(self.reference(), self.function)
+        if node is None:
+            raise ProjectGenError(f"seed {self.id!r}: {self.target} defines no function {self.function!r}")
+        first = node.body[0]
+        end = first.end_lineno if ast.get_docstring(node) is not None else first.lineno - 1
+        head = self.reference().splitlines()[node.lineno - 1:end]
+        return "\n".join([*head, "    ..."]) + "\n"
+
+
+def target_function(code: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The top-level function `name` of `code`, or None."""
+    from projectgen.repository.syntax import parse_python
+
+    for node in parse_python(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None
+
+
+def function_lines(code: str, name: str) -> int:
+    """Lines of the top-level function `name` in `code`, its signature and docstring included (0 when absent):
+    SR-Eval keeps seeds whose target function has at least 10."""
+    node = target_function(code, name)
+    return 0 if node is None else (node.end_lineno or node.lineno) - node.lineno + 1
+
+
+def load_seed(path: str | os.PathLike[str]) -> Seed:
+    """One seed folder; every problem is one `TaskFormatError` line."""
+    root = Path(path).resolve()
+    config_path = root / SEED_TOML
+    if not config_path.is_file():
+        raise TaskFormatError(root, f"no {SEED_TOML} found")
+    try:
+        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise TaskFormatError(config_path, f"invalid TOML: {error}") from None
+    unknown = sorted(set(config) - _KEYS)
+    if unknown:
+        raise TaskFormatError(config_path, f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})")
+    if config.get("level", "function") != "function":
+        raise TaskFormatError(config_path, f"level: only \"function\" seeds are built so far, got {config['level']!r}")
+    target, function = config.get("target"), config.get("function")
+    if not isinstance(target, str) or not target.endswith(".py") or "/" in safe_relpath(target):
+        raise TaskFormatError(config_path, f"target: expected a module file such as 'rle.py', got {target!r}")
+    if not isinstance(function, str) or not function.isidentifier():
+        raise TaskFormatError(config_path, f"function: expected the target function's name, got {function!r}")
+    for name in (REQUIREMENT_FILE, REFERENCE_FILE):
+        if not (root / name).is_file():
+            raise TaskFormatError(root, f"{name}: missing")
+    if not any((root / TESTS_DIR).glob("test_*.py")):
+        raise TaskFormatError(root, f"{TESTS_DIR}/: missing, or holds no test_*.py file")
+    requirement = (root / REQUIREMENT_FILE).read_text(encoding="utf-8").strip()
+    if not requirement:
+        raise TaskFormatError(root, f"{REQUIREMENT_FILE}: empty")
+    seed_id = str(config.get("id", root.name))
+    if not _SEED_ID.match(seed_id):
+        raise TaskFormatError(config_path, f"id: expected letters, digits, '.', '_' or '-', got {seed_id!r}")
+    try:
+        return Seed(id=seed_id, root=root, level="function", target=target,
+                    function=function, requirement=requirement, description=str(config.get("description", "")))
+    except ValueError as error:
+        raise TaskFormatError(config_path, str(error).splitlines()[0]) from None
+
+
+def load_seeds(path: str | os.PathLike[str]) -> list[Seed]:
+    """Every seed in the subfolders of `path`, sorted by id; a folder that holds none is an error."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ProjectGenError(f"{root}: seed folder not found (or `examples` for the bundled seeds)")
+    seeds = [load_seed(folder) for folder in sorted(root.iterdir())
+             if folder.is_dir() and (folder / SEED_TOML).is_file()]
+    if not seeds:
+        raise ProjectGenError(f"{root}: no seed folders (folders holding {SEED_TOML})")
+    ids = [seed.id for seed in seeds]
+    repeated = sorted({seed_id for seed_id in ids if ids.count(seed_id) > 1})
+    if repeated:
+        raise ProjectGenError(f"{root}: two seeds share the id(s) {', '.join(repeated)}")
+    return sorted(seeds, key=lambda seed: seed.id)
+
+
+def bundled_seeds_dir() -> Path:
+    """The seeds bundled with projectgen (`--seeds examples`)."""
+    from projectgen.datasets.examples import example_tasks_dir
+
+    return example_tasks_dir() / "seeds" / "multiturn"
