@@ -64,8 +64,8 @@ def model_spec(text: str) -> str:
 
 
 def cmd_construct_multiturn(args: argparse.Namespace) -> int:
-    """Exit 0 when every seed became a task or was filtered out, 1 when some seed waits for review, 2 for a usage
-    error."""
+    """Exit 0 when every seed became a task or was filtered out, 1 when some seed waits for review or failed, 2 for
+    a usage error."""
     from projectgen.construction.multiturn.batch import REVIEW_FILE, ConstructionSpec, run_construction
     from projectgen.construction.multiturn.pipeline import ConstructionSettings
     from projectgen.construction.multiturn.seeds import bundled_seeds_dir
@@ -82,7 +82,7 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     console = make_console()
 
     def on_row(row) -> None:
-        colour = {"task": "green", "filtered": "yellow", "review": "red"}[row.status]
+        colour = {"task": "green", "filtered": "yellow", "review": "red", "error": "red"}[row.status]
         detail = f"{row.turns} turns, {row.drafts} Coder drafts" if row.status == "task" else row.reason
         console.print(f"{row.seed}: [{colour}]{row.status}[/{colour}] ({detail}; "
                       f"{row.input_tokens + row.output_tokens:,} tokens)", highlight=False)
@@ -97,4 +97,4 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     console.print(f"{len(built)} task(s) in {args.out} (projectgen refine --dataset {args.out}); "
                   f"{len(results.review())} seed(s) for review in {args.out / REVIEW_FILE}; "
                   f"model: {results.model_description}", highlight=False)
-    return EXIT_TESTS_FAILED if results.review() else EXIT_OK
+    return EXIT_TESTS_FAILED if results.review() or results.errors() else EXIT_OK

@@ -78,14 +78,14 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
                                           settings=self.spec.settings))
 
     def failed(self, unit: SeedUnit, reason: str) -> SeedOutcome:
-        return SeedOutcome(seed=unit.seed.id, status="review", reason=f"error: {reason}")
+        return SeedOutcome(seed=unit.seed.id, status="error", reason=reason)
 
     def record(self, row: SeedOutcome) -> dict[str, Any]:
         return {"row": row.model_dump(mode="json"), "built_with": self.built_with()}
 
     def restore(self, entry: dict[str, Any]) -> SeedOutcome | None:
         row = SeedOutcome.model_validate(entry["row"])
-        if entry.get("built_with") != self.built_with() or row.reason.startswith("error: "):
+        if entry.get("built_with") != self.built_with() or row.status == "error":
             return None
         if row.status == "task" and not (row.task_folder and Path(row.task_folder).is_dir()):
             return None
@@ -106,6 +106,9 @@ class ConstructionResults(BaseModel):
 
     def review(self) -> list[SeedOutcome]:
         return [row for row in self.outcomes if row.status == "review"]
+
+    def errors(self) -> list[SeedOutcome]:
+        return [row for row in self.outcomes if row.status == "error"]
 
 
 def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any, runner: Any = None,
@@ -153,15 +156,16 @@ class ReviewList(BaseModel):
 
 
 def construction_page(results: ConstructionResults) -> ResultsPage:
-    counts = {status: sum(row.status == status for row in results.outcomes) for status in ("task", "filtered",
-                                                                                            "review")}
+    counts = {status: sum(row.status == status for row in results.outcomes)
+              for status in ("task", "filtered", "review", "error")}
     rows = [[row.seed, row.status, str(row.turns or ""), str(row.drafts or ""),
              f"{row.input_tokens + row.output_tokens:,}", row.reason or ""] for row in results.outcomes]
     return ResultsPage(title="SR-Eval multi-turn task construction", command="projectgen construct multiturn", blocks=[
         Text(f"Seeds `{results.seeds}`, model {results.model_description or results.model}; ablation "
              f"`{results.settings['ablation']}` ({ABLATIONS[results.settings['ablation']]})."),
         Bullets([f"{counts['task']} task(s) built", f"{counts['filtered']} seed(s) dropped by a filter",
-                 f"{counts['review']} seed(s) waiting for a person (review.json)"]),
+                 f"{counts['review']} seed(s) waiting for a person (review.json)",
+                 f"{counts['error']} seed(s) whose construction failed (built again by the next invocation)"]),
         Heading("Seeds"),
         TableBlock((["seed", "outcome", "turns", "Coder drafts", "tokens", "why"], rows)),
         Text("Each task's construction.json and runs/SEED/events.jsonl record every draft and decision.", note=True),

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 CONSTRUCT_METHOD = "construct-multiturn"  # run.json's method of a seed's run
 MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function has at least 10 lines
-Status = Literal["task", "filtered", "review"]
+Status = Literal["task", "filtered", "review", "error"]  # error: the construction itself failed (run it again)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class ConstructionSettings:
 
 
 class SeedOutcome(BaseModel):
-    """What became of one seed: a task, dropped by a filter, or waiting for a person (why), and its cost."""
+    """What became of one seed: a task, dropped by a filter, waiting for a person, or an error (why), and its cost."""
 
     seed: str
     status: Status
