@@ -1,7 +1,8 @@
 """`construct multiturn` end to end in the sandbox (issue 26's "done when"): the bundled seeds with the bundled
 scripted replay (which holds failing, non-discriminative and misaligned drafts) give tasks whose every turn's tests
-pass on that turn's reference and fail on the previous turn's, checked by running them; the ablations let the weaker
-drafts through; a second invocation builds nothing again."""
+pass on that turn's reference and fail on the previous turn's, checked by running them (`refine`'s validation), and
+`refine --model reference` scores them at Avg Acc 1.0; the ablations let the weaker drafts through; a second
+invocation builds nothing again."""
 from __future__ import annotations
 
 import json
@@ -9,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
+from projectgen.cli import main
+from projectgen.construction.execution import run_tests
+from projectgen.construction.multiturn.batch import ConstructionResults, ConstructionSpec, run_construction
 from projectgen.construction.multiturn.pipeline import ConstructionSettings
 from projectgen.construction.multiturn.seeds import bundled_seeds_dir
 from projectgen.datasets.examples import example_script_path
-from projectgen.datasets.multiturn import (TURN_SUITE, check_multiturn_task, load_multiturn_dataset,
-                                           load_multiturn_task, turn_task)
+from projectgen.datasets.multiturn import (TURN_SUITE, TaskCheck, load_multiturn_dataset, load_multiturn_task,
+                                           turn_task)
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.llm import ScriptedChatModel
 
@@ -37,9 +40,12 @@ def construct(out: Path, runner, *, ablation: str = "full", only: tuple[str, ...
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, runner):
-    out = tmp_path_factory.mktemp("construct")
-    return out, construct(out, runner)
+def built(tmp_path_factory, env_cache):
+    """The issue's command, as written (and the module's environment cache)."""
+    out = tmp_path_factory.mktemp("construct") / "A"
+    assert main(["construct", "multiturn", "--seeds", "examples", "--model", "scripted:examples", "--out", str(out),
+                 "--cache-dir", str(env_cache)]) == 0
+    return out, ConstructionResults.model_validate_json((out / "results.json").read_text())
 
 
 def trajectory(out: Path, seed: str) -> dict:
@@ -59,14 +65,19 @@ def test_the_bundled_seeds_become_three_tasks_and_the_short_one_is_filtered(buil
     assert "3 task(s) built" in (out / "results.md").read_text()
 
 
-def test_every_turn_passes_on_its_reference_and_fails_on_the_previous_one_in_the_sandbox(built, runner):
+def test_refine_scores_the_reference_at_full_marks_and_every_turn_tells_its_code_from_the_previous(built, env_cache):
     out, _ = built
-    tasks, _ = load_multiturn_dataset(out)
-    for task in tasks:
-        check = check_multiturn_task(task, lambda turn_task, candidate: runner.evaluate(turn_task, candidate,
-                                                                                        TURN_SUITE))
-        assert check.valid and check.not_discriminative == [], check.problems()
-        assert [turn.discriminative for turn in check.turns] == [None, True, True]
+    refined = out.parent / "R"
+    assert main(["refine", "--dataset", str(out), "--model", "reference", "--strategy", "fh", "--context", "basic",
+                 "--out", str(refined), "--cache-dir", str(env_cache)]) == 0
+    results = json.loads((refined / "results.json").read_text())
+    assert [(e["tasks"], e["avg_acc"], e["completion_rate"]) for e in results["summary"]] == [(3, 1.0, 1.0)]
+    # refine's validation ran every turn's tests on its reference and on the previous turn's, in the sandbox
+    checks = [TaskCheck.model_validate(check) for check in results["validation"]]
+    assert [check.task_id for check in checks] == ["grading", "inventory", "rle"]
+    for check in checks:
+        assert check.valid and [turn.discriminative for turn in check.turns] == [None, True, True], check.problems()
+        assert all(turn.previous_passed < turn.previous_total for turn in check.turns[1:])
 
 
 def test_the_weak_drafts_were_refused_for_the_reason_each_stage_gives(built):
@@ -88,6 +99,15 @@ def test_a_second_invocation_builds_nothing_again(built, runner):
     rows: list = []
     again = construct(out, runner, rows=rows)
     assert rows == [] and again.outcomes == results.outcomes
+
+
+def test_run_tests_gives_each_test_its_outcome_in_the_sandbox(runner):
+    report = run_tests(runner, {"m.py": "def f():\n    return 1\n"},
+                       {"test_m.py": "from m import f\n\ndef test_a():\n    assert f() == 1\n\n"
+                                     "def test_b():\n    assert f() == 2\n"})
+    assert report.isolation == "namespaces" or report.unprotected
+    assert [(test.nodeid, test.outcome.value) for test in report.tests] == [("test_m.py::test_a", "passed"),
+                                                                           ("test_m.py::test_b", "failed")]
 
 
 def test_without_distinctiveness_and_evaluator_the_non_discriminative_draft_is_kept(tmp_path, runner):
