@@ -24,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -32,10 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-SEED_TOML = "seed.toml"
-REQUIREMENT_FILE = "requirement.md"
-REFERENCE_FILE = "reference.py"
-TESTS_DIR = "tests"
+SEED_TOML = "seed.toml"  # requirement.md, reference.py and tests/ are named as a multi-turn task's turn has them
 _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task id
 _KEYS = frozenset({"id", "level", "target", "function", "description"})
 
