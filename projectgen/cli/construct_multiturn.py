@@ -5,8 +5,8 @@ import argparse
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_runner_options, add_sampling_options, check_out_path, positive_int,
-                                    resolve_dataset, runner_from_args, sampling_from_args, task_ids)
+from projectgen.cli.options import (add_runner_options, add_sampling_options, bundled_script_spec, check_out_path,
+                                    positive_int, resolve_dataset, runner_from_args, sampling_from_args, task_ids)
 
 ABLATIONS = ("full", "no-evaluator", "no-dc-evaluator")  # as construction.multiturn.turns has them (light --help)
 BUNDLED_SCRIPT = "construct-multiturn"  # scripts/construct-multiturn.json: `--model scripted:examples`
@@ -49,18 +49,15 @@ def add_command(commands) -> None:
 
 
 def model_spec(text: str) -> str:
-    """``scripted:examples`` is the bundled replay of the bundled seeds; a scripted path is made absolute (run.json
-    must resume from anywhere)."""
-    from projectgen.datasets.examples import example_script_path
+    """``scripted:examples`` is the bundled replay of the bundled seeds (`cli.options.bundled_script_spec`); a
+    scripted path is made absolute (run.json must name it from anywhere)."""
     from projectgen.errors import ProjectGenError
-    from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX, absolute_script
+    from projectgen.llm.specs import REFERENCE_SPEC, absolute_script
 
     if text.strip() == REFERENCE_SPEC:
         raise ProjectGenError("construct multiturn writes new turns, which have no reference to replay: give a model "
                               "(or scripted:examples)")
-    if text.strip() == f"{SCRIPTED_PREFIX}examples":
-        return f"{SCRIPTED_PREFIX}{example_script_path(BUNDLED_SCRIPT)}"
-    return absolute_script(text.strip())
+    return absolute_script(bundled_script_spec(text.strip(), BUNDLED_SCRIPT))
 
 
 def cmd_construct_multiturn(args: argparse.Namespace) -> int:
