@@ -37,8 +37,6 @@ ANALYZER_ROLE = "analyzer"
 TURN_CODER_ROLE = "turn_coder"
 ALIGNMENT_EVALUATOR_ROLE = "alignment_evaluator"
 CONTAMINATION_ROLE = "contamination_probe"
-CONSTRUCTION_ROLES = (DECOMPOSER_ROLE, REQUIREMENT_EVALUATOR_ROLE, ANALYZER_ROLE, TURN_CODER_ROLE,
-                      ALIGNMENT_EVALUATOR_ROLE, CONTAMINATION_ROLE)
 
 
 def turn_target(seed_id: str, turn: int) -> str:
@@ -98,9 +96,6 @@ class Dependencies(BaseModel):
     """The Analyzer's DAG: (prerequisite, dependent) pairs of requirement indices (0 = the core)."""
 
     edges: list[tuple[int, int]] = Field(default_factory=list)
-
-
-ALIGNMENT_DECISIONS = ("RETAIN", "TEST_REFINE", "REQUIREMENT_REFINE")
 
 
 class Alignment(BaseModel):

@@ -66,6 +66,7 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
     spec: ConstructionSpec
     model: Any  # the chat model every role talks to
     runner: Any  # the SandboxRunner every check runs in
+    agents: ConstructionAgents | None = None  # the roles' agents (default: each role's on `model`)
 
     def setup(self) -> Any:
         return self.runner
@@ -74,7 +75,7 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
         request = seed_request(unit.seed, spec=self.spec.spec, settings=self.spec.settings,
                                max_tokens=self.spec.max_tokens)
         return asyncio.run(construct_seed(unit.seed, unit.run_dir, unit.task_dir, request,
-                                          agents=ConstructionAgents.default(self.model), runner=state,
+                                          agents=self.agents or ConstructionAgents.default(self.model), runner=state,
                                           settings=self.spec.settings))
 
     def failed(self, unit: SeedUnit, reason: str) -> SeedOutcome:
@@ -113,9 +114,11 @@ class ConstructionResults(BaseModel):
 
 def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any, runner: Any = None,
                      executor: Executor | None = None, fresh: bool = False, description: str = "",
+                     agents: ConstructionAgents | None = None,
                      on_row: Callable[[SeedOutcome], None] | None = None) -> ConstructionResults:
     """Build every seed of `spec.seeds` into `out_dir` (resumable: finished seeds are not built again); `model` is
-    the chat model every role talks to, `runner` the sandbox (default `SandboxRunner()`)."""
+    the chat model every role talks to (`agents`, when given, replace the roles' default agents), `runner` the
+    sandbox (default `SandboxRunner()`)."""
     from projectgen.evaluation import SandboxRunner
     from projectgen.errors import ProjectGenError
 
@@ -139,7 +142,7 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
             units.append(unit)
         if fresh:
             ledger.clear()
-        batch = ConstructBatch(spec, model, runner or SandboxRunner())
+        batch = ConstructBatch(spec, model, runner or SandboxRunner(), agents)
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_row=on_row)
         results = ConstructionResults(seeds=str(spec.seeds), model=spec.spec, model_description=description,
                                       settings=spec.settings.protocol(), outcomes=list(rows.values()))

@@ -22,7 +22,7 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
-        description = (seed.description or f"Built from the seed {seed.id}").replace('"', "'")
+        description = seed.description or f"Built from the seed {seed.id}"
         (scratch / MULTITURN_TOML).write_text(
             f"# Built by `projectgen construct multiturn` from the seed {seed.id!r}; {TRAJECTORY_FILE} says how.\n"
             f"id = {json.dumps(seed.id)}\nlevel = \"function\"\ntarget = {json.dumps(seed.target)}\n"

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import run_tests
 from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.output import write_task
-from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, generate_requirements
+from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, Record, generate_requirements
 from projectgen.construction.multiturn.seeds import Seed, function_lines
 from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, build_turns, failing_summary, passes
 from projectgen.runs.folder import RunFolder
@@ -114,8 +115,8 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
         return finish("task", turns=len(task.turns), drafts=drafts, task_folder=str(task.root))
 
 
-async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: Any, runner: SandboxRunner,
-                      settings: ConstructionSettings, record: Any) -> str:
+async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
+                      settings: ConstructionSettings, record: Record) -> str:
     """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its reference must pass its tests, its target
     function have at least `min_function_lines` lines, and (when asked) a model shown only the function's signature
     and docstring must not pass the tests (else the seed is taken as leaked into the model's training data)."""
