@@ -52,17 +52,20 @@ def trajectory(out: Path, seed: str) -> dict:
     return json.loads((out / seed / "construction.json").read_text())
 
 
-def test_the_bundled_seeds_become_three_tasks_and_the_short_one_is_filtered(built):
+def test_the_bundled_seeds_become_four_tasks_and_the_short_one_is_filtered(built):
     out, results = built
     outcomes = {row.seed: row for row in results.outcomes}
     assert {seed: row.status for seed, row in outcomes.items()} == {
-        "clamp": "filtered", "grading": "task", "inventory": "task", "rle": "task"}
+        "clamp": "filtered", "grading": "task", "inventory": "task", "rle": "task", "wrap": "task"}
     assert "clamp has 3 line(s), fewer than 10" in outcomes["clamp"].reason
-    assert all(outcomes[seed].turns == 3 and outcomes[seed].input_tokens > 0 for seed in ("grading", "inventory", "rle"))
+    assert all(outcomes[seed].turns == 3 and outcomes[seed].input_tokens > 0
+               for seed in ("grading", "inventory", "rle", "wrap"))
     tasks, errors = load_multiturn_dataset(out)
-    assert [task.id for task in tasks] == ["grading", "inventory", "rle"] and errors == {}
+    assert [(task.id, task.level) for task in tasks] == [("grading", "function"), ("inventory", "function"),
+                                                         ("rle", "function"), ("wrap", "repository")]
+    assert errors == {} and tasks[3].snapshot().keys() == {"textkit/__init__.py", "textkit/case.py"}
     assert json.loads((out / "review.json").read_text()) == {"pending": []}
-    assert "3 task(s) built" in (out / "results.md").read_text()
+    assert "4 task(s) built" in (out / "results.md").read_text()
 
 
 def test_refine_scores_the_reference_at_full_marks_and_every_turn_tells_its_code_from_the_previous(built, env_cache):
@@ -71,10 +74,10 @@ def test_refine_scores_the_reference_at_full_marks_and_every_turn_tells_its_code
     assert main(["refine", "--dataset", str(out), "--model", "reference", "--strategy", "fh", "--context", "basic",
                  "--out", str(refined), "--cache-dir", str(env_cache)]) == 0
     results = json.loads((refined / "results.json").read_text())
-    assert [(e["tasks"], e["avg_acc"], e["completion_rate"]) for e in results["summary"]] == [(3, 1.0, 1.0)]
+    assert [(e["tasks"], e["avg_acc"], e["completion_rate"]) for e in results["summary"]] == [(4, 1.0, 1.0)]
     # refine's validation ran every turn's tests on its reference and on the previous turn's, in the sandbox
     checks = [TaskCheck.model_validate(check) for check in results["validation"]]
-    assert [check.task_id for check in checks] == ["grading", "inventory", "rle"]
+    assert [check.task_id for check in checks] == ["grading", "inventory", "rle", "wrap"]
     for check in checks:
         assert check.valid and [turn.discriminative for turn in check.turns] == [None, True, True], check.problems()
         assert all(turn.previous_passed < turn.previous_total for turn in check.turns[1:])
@@ -83,10 +86,11 @@ def test_refine_scores_the_reference_at_full_marks_and_every_turn_tells_its_code
 def test_the_weak_drafts_were_refused_for_the_reason_each_stage_gives(built):
     out, _ = built
     decisions = {seed: [[draft["decision"] for draft in turn["drafts"]] for turn in trajectory(out, seed)["turns"]]
-                 for seed in ("grading", "inventory", "rle")}
+                 for seed in ("grading", "inventory", "rle", "wrap")}
     assert decisions == {"grading": [["test_failed", "kept"], ["kept"], ["kept"]],
                          "inventory": [["kept"], ["kept"], ["test_refine", "kept"]],
-                         "rle": [["kept"], ["not_discriminative", "kept"], ["kept"]]}
+                         "rle": [["kept"], ["not_discriminative", "kept"], ["kept"]],
+                         "wrap": [["kept"], ["kept"], ["kept"]]}
     rle = trajectory(out, "rle")["requirements"]["iterations"]
     assert [step["decision"] for step in rle] == ["refine", "retain"] and "'nicer' cannot be tested" in rle[0]["feedback"]
     assert (out / "rle" / "turns" / "2" / "tests" / "test_rle_turn2.py").read_text() == scripted_draft("rle/turn2", 2)

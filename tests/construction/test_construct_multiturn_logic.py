@@ -16,7 +16,8 @@ from projectgen.construction.multiturn.agents import (Alignment, ConstructionAge
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
 from projectgen.construction.multiturn.pipeline import ConstructionSettings, filter_seed
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
-from projectgen.construction.multiturn.seeds import bundled_seeds_dir, function_lines, load_seed, load_seeds
+from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
+                                                    load_seeds)
 from projectgen.construction.multiturn.turns import build_turns
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
@@ -61,9 +62,10 @@ def seed(name: str = "rle"):
 
 def test_the_bundled_seeds_load_and_the_length_filter_measures_the_target_function():
     seeds = load_seeds(bundled_seeds_dir())
-    assert [s.id for s in seeds] == ["clamp", "grading", "inventory", "rle"]
+    assert [(s.id, s.level) for s in seeds] == [("clamp", "function"), ("grading", "function"),
+                                                ("inventory", "function"), ("rle", "function"), ("wrap", "repository")]
     assert {s.id: function_lines(s.reference(), s.function) for s in seeds} == {
-        "clamp": 3, "grading": 13, "inventory": 10, "rle": 15}
+        "clamp": 3, "grading": 13, "inventory": 10, "rle": 15, "wrap": 17}
     assert seed().signature().splitlines()[0] == "def encode(text: str) -> str:"
     assert seed().signature().rstrip().endswith("...") and "while" not in seed().signature()
 
@@ -73,8 +75,11 @@ def test_a_bad_seed_is_one_line(tmp_path: Path):
     folder.mkdir()
     with pytest.raises(TaskFormatError, match="no seed.toml"):
         load_seed(folder)
-    (folder / "seed.toml").write_text('level = "repository"\ntarget = "m.py"\nfunction = "f"\n')
-    with pytest.raises(TaskFormatError, match='only "function" seeds'):
+    (folder / "seed.toml").write_text('level = "file"\ntarget = "m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="level: expected one of function, repository"):
+        load_seed(folder)
+    (folder / "seed.toml").write_text('level = "repository"\ntarget = "pkg/m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="'repository' is not a folder of the seed"):
         load_seed(folder)
     (folder / "seed.toml").write_text('target = "pkg/m.py"\nfunction = "f"\n')
     with pytest.raises(TaskFormatError, match="module file"):
@@ -85,6 +90,26 @@ def test_a_bad_seed_is_one_line(tmp_path: Path):
     (folder / "tests").mkdir()
     with pytest.raises(ProjectGenError, match="no seed folders"):
         load_seeds(folder / "tests")  # a folder without seed folders (made empty here)
+
+
+def test_a_repository_seed_may_not_depend_on_the_code_around_it(tmp_path: Path):
+    wrap = seed("wrap")
+    assert dependencies(wrap) == [] and wrap.candidate("X")["textkit/wrap.py"] == "X"
+    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
+    (tmp_path / "wrap").mkdir()
+    for path in wrap.root.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            (tmp_path / "wrap" / path.relative_to(wrap.root)).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "wrap" / path.relative_to(wrap.root)).write_text(path.read_text())
+    reference = tmp_path / "wrap" / "reference.py"
+    reference.write_text("from textkit.case import title_case\nLIMIT = 3\n\n" + reference.read_text().replace(
+        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(LIMIT)]\n"))
+    assert dependencies(load_seed(tmp_path / "wrap")) == ["intra-file: wrap_words uses LIMIT",
+                                                          "cross-file: textkit/wrap.py imports textkit.case"]
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(tmp_path / "wrap"), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason.startswith("depends on the code around it: intra-file") and recorded[0][1]["filter"] == "dependencies"
 
 
 def test_the_reference_and_contamination_filters(tmp_path: Path):
@@ -192,7 +217,8 @@ def script(path: Path, drop_turn: str | None = None) -> Path:
                  {"role": "requirement_evaluator", "content": RETAIN_ALL},
                  {"role": "analyzer", "content": {"edges": [[0, 1]]}},
                  {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]
-    for name, target in (("grading", "grading.py"), ("inventory", "inventory.py"), ("rle", "rle.py")):
+    for name, target in (("grading", "grading.py"), ("inventory", "inventory.py"), ("rle", "rle.py"),
+                         ("wrap", "textkit/wrap.py")):
         for turn in (1, 2):
             if f"{name}/turn{turn}" != drop_turn:
                 responses.append({"role": "turn_coder", "target": f"{name}/turn{turn}",
@@ -207,7 +233,7 @@ def test_a_failed_seed_is_an_error_built_again_from_its_recorded_calls(tmp_path:
     spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}")
     first = run_construction(spec, tmp_path / "out", model=ScriptedChatModel.from_file(path), runner=runner)
     status = {row.seed: row.status for row in first.outcomes}
-    assert status == {"clamp": "filtered", "grading": "task", "inventory": "task", "rle": "error"}
+    assert status == {"clamp": "filtered", "grading": "task", "inventory": "task", "rle": "error", "wrap": "task"}
     assert "no response for role='turn_coder' target='rle/turn2'" in first.errors()[0].reason
     rows: list = []
     replay = ScriptedChatModel.from_file(script(path))  # the script completed

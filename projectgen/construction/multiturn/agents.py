@@ -212,7 +212,16 @@ class ModelAnalyzer:
 
 def turn_test_file(seed: Seed, turn: int) -> str:
     """Where turn `turn`'s tests go: ``test_<module>_turn<K>.py``."""
-    return f"test_{seed.target[:-3]}_turn{turn}.py"
+    return f"test_{seed.target.rsplit('/', 1)[-1][:-3]}_turn{turn}.py"
+
+
+def repository_context(seed: Seed) -> str:
+    """The Coder's prompt section on the repository around the target ("" at function level)."""
+    if seed.level != "repository":
+        return ""
+    files = "\n".join(f"- {path}" for path in sorted(seed.snapshot()))
+    return (f"# The repository\n`{seed.target}` is a module of a repository; the tests import it from there "
+            f"(`{seed.target[:-3].replace('/', '.')}`). Its other files:\n{files}\n\n")
 
 
 def parse_draft(reply: str, seed: Seed) -> TurnDraft:
@@ -239,6 +248,7 @@ class ModelTurnCoder:
         previous = fenced_python(previous_code) if previous_code else "(none: the file does not exist yet)"
         reply = await agent.ask(gateway, target=turn_target(seed.id, turn), iteration=iteration,
                                 target_file=seed.target, test_file=turn_test_file(seed, turn), earlier=earlier,
+                                context=repository_context(seed),
                                 requirement=requirements[turn - 1], previous=previous,
                                 feedback=feedback or "(first draft)")
         return parse_draft(reply, seed)

@@ -1,5 +1,6 @@
 """A constructed task written as the multi-turn task folder `projectgen refine` reads
-(`projectgen.datasets.multiturn`), with the construction's trajectory beside it in ``construction.json``."""
+(`projectgen.datasets.multiturn`), with the construction's trajectory beside it in ``construction.json`` and, at
+repository level, the repository around the target in ``repository/``."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ from projectgen.datasets.multiturn import (MULTITURN_TOML, REFERENCE_FILE, REQUI
                                            MultiTurnTask, load_multiturn_task)
 
 TRAJECTORY_FILE = "construction.json"
+REPOSITORY_DIR = "repository"  # repository level: the snapshot around the target, copied from the seed
 
 
 def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory: Mapping[str, Any]) -> MultiTurnTask:
@@ -25,8 +27,13 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
         description = seed.description or f"Built from the seed {seed.id}"
         (scratch / MULTITURN_TOML).write_text(
             f"# Built by `projectgen construct multiturn` from the seed {seed.id!r}; {TRAJECTORY_FILE} says how.\n"
-            f"id = {json.dumps(seed.id)}\nlevel = \"function\"\ntarget = {json.dumps(seed.target)}\n"
-            f"description = {json.dumps(description)}\n", encoding="utf-8")
+            f"id = {json.dumps(seed.id)}\nlevel = {json.dumps(seed.level)}\ntarget = {json.dumps(seed.target)}\n"
+            f"description = {json.dumps(description)}\n" + _repository_table(seed), encoding="utf-8")
+        if seed.level == "repository":
+            (scratch / REPOSITORY_DIR).mkdir()
+        for path, text in seed.snapshot().items():
+            (scratch / REPOSITORY_DIR / path).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / REPOSITORY_DIR / path).write_text(text, encoding="utf-8")
         for turn in turns:
             base = scratch / TURNS_DIR / str(turn.turn)
             (base / TESTS_DIR).mkdir(parents=True)
@@ -42,3 +49,8 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return load_multiturn_task(folder)
+
+
+def _repository_table(seed: Seed) -> str:
+    """multiturn.toml's [repository] at repository level: the snapshot copied beside the turns."""
+    return f"\n[repository]\nroot = {json.dumps(REPOSITORY_DIR)}\n" if seed.level == "repository" else ""

@@ -19,7 +19,7 @@ from projectgen.construction.execution import run_tests
 from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.output import write_task
 from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, Record, generate_requirements
-from projectgen.construction.multiturn.seeds import Seed, function_lines
+from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
 from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, build_turns, failing_summary, passes
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.request import RunRequest
@@ -117,9 +117,10 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
 
 async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
                       settings: ConstructionSettings, record: Record) -> str:
-    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its reference must pass its tests, its target
-    function have at least `min_function_lines` lines, and (when asked) a model shown only the function's signature
-    and docstring must not pass the tests (else the seed is taken as leaked into the model's training data)."""
+    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function must have at least
+    `min_function_lines` lines and, at repository level, no intra- or cross-file dependency; its reference must pass
+    its tests; and (when asked) a model shown only the function's signature and docstring must not pass them (else
+    the seed is taken as leaked into the model's training data)."""
     reference = seed.reference()
     lines = function_lines(reference, seed.function)
     if lines < settings.min_function_lines:
@@ -127,14 +128,17 @@ async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGate
                   if lines else f"{seed.target} defines no function {seed.function!r}")
         record("seed_filter", seed=seed.id, filter="length", kept=False, reason=reason)
         return reason
-    report = run_tests(runner, {seed.target: reference}, seed.tests(), label=f"{seed.id}.seed")
+    if seed.level == "repository" and (found := dependencies(seed)):
+        record("seed_filter", seed=seed.id, filter="dependencies", kept=False, found=found)
+        return "depends on the code around it: " + "; ".join(found)
+    report = run_tests(runner, seed.candidate(reference), seed.tests(), label=f"{seed.id}.seed")
     record("seed_filter", seed=seed.id, filter="reference", kept=passes(report), passed=report.passed,
            total=report.total)
     if not passes(report):
         return f"the reference does not pass its tests ({report.passed}/{report.total}): {failing_summary(report)}"
     if settings.contamination:
         probe = await agents.contamination.complete(gateway, seed)
-        leaked = run_tests(runner, {seed.target: probe}, seed.tests(), label=f"{seed.id}.probe")
+        leaked = run_tests(runner, seed.candidate(probe), seed.tests(), label=f"{seed.id}.probe")
         record("seed_filter", seed=seed.id, filter="contamination", kept=not passes(leaked), passed=leaked.passed,
                total=leaked.total)
         if passes(leaked):

@@ -3,15 +3,16 @@
 A seed is a folder::
 
     rle/
-      seed.toml        id, level ("function"), target (the module file), function (the target function),
-                       description (optional)
+      seed.toml        id, level ("function" or "repository"), target (the module file, a repository path at
+                       repository level), function (the target function), description (optional), repository
+                       (repository level: the folder holding the repository, default "repository")
       requirement.md   the complete requirement
       reference.py     the reference implementation of the target file
       tests/test_*.py  the reference tests (pytest), which import the target module
+      repository/      repository level: the repository around the target (a target file there is ignored)
 
 A seed set is a folder of seed folders (`load_seeds`); ``--seeds examples`` is the bundled one
-(`bundled_seeds_dir`). Only function-level seeds are built so far: a repository-level seed is refused in one
-line. The format is documented in docs/construction.md.
+(`bundled_seeds_dir`). The format is documented in docs/construction.md.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
+from projectgen.repository.syntax import parse_python
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +37,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 SEED_TOML = "seed.toml"  # requirement.md, reference.py and tests/ are named as a multi-turn task's turn has them
 _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task id
-_KEYS = frozenset({"id", "level", "target", "function", "description"})
+_KEYS = frozenset({"id", "level", "target", "function", "description", "repository"})
+LEVELS = ("function", "repository")
+DEFAULT_REPOSITORY = "repository"
 
 
 class Seed(BaseModel):
@@ -45,14 +49,30 @@ class Seed(BaseModel):
 
     id: str
     root: Path
-    level: Literal["function"]
+    level: Literal["function", "repository"]
     target: str = Field(description="the module file the reference is, as the tests import it, e.g. 'rle.py'")
+    repository: str | None = Field(default=None, description="repository level: the folder holding the repository "
+                                   "around the target, relative to root")
     function: str = Field(description="the target function, whose length the filter measures")
     requirement: str
     description: str = ""
 
     def reference(self) -> str:
         return (self.root / REFERENCE_FILE).read_text(encoding="utf-8")
+
+    def snapshot(self) -> dict[str, str]:
+        """The repository around the target (repository path -> text), without the target; {} at function level."""
+        if self.repository is None:
+            return {}
+        base = self.root / self.repository
+        files = (path for path in sorted(base.rglob("*")) if path.is_file() and path.suffix not in (".pyc", ".pyo")
+                 and not set(path.relative_to(base).parts) & set(SKIPPED_DIRS))
+        return {rel: path.read_text(encoding="utf-8") for path in files
+                if (rel := path.relative_to(base).as_posix()) != self.target}
+
+    def candidate(self, code: str) -> dict[str, str]:
+        """What tests run against: the repository (if any) with `code` as the target file."""
+        return {**self.snapshot(), self.target: code}
 
     def tests(self) -> dict[str, str]:
         """The reference tests, path below tests/ -> text."""
@@ -73,8 +93,6 @@ class Seed(BaseModel):
 
 def target_function(code: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The top-level function `name` of `code`, or None."""
-    from projectgen.repository.syntax import parse_python
-
     for node in parse_python(code).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return node
@@ -86,6 +104,31 @@ def function_lines(code: str, name: str) -> int:
     SR-Eval keeps seeds whose target function has at least 10."""
     node = target_function(code, name)
     return 0 if node is None else (node.end_lineno or node.lineno) - node.lineno + 1
+
+
+def dependencies(seed: Seed) -> list[str]:
+    """What the target function uses of the code around it, one line each (SR-Eval keeps repository-level seeds
+    without intra- or cross-file dependencies): other top-level names of the target file it reads, and the
+    repository's own modules the target file imports."""
+    module = parse_python(seed.reference())
+    node = target_function(seed.reference(), seed.function)
+    if node is None:
+        return [f"{seed.target} defines no function {seed.function!r}"]
+    local = {target.id for stmt in module.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+             if isinstance(target, ast.Name)}
+    local |= {stmt.name for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef)) and stmt.name != seed.function}
+    used = sorted({name.id for name in ast.walk(node) if isinstance(name, ast.Name) and name.id in local})
+    found = [f"intra-file: {seed.function} uses {name}" for name in used]
+    packages = {path.split("/")[0].removesuffix(".py") for path in seed.snapshot()}
+    for stmt in ast.walk(module):
+        names = [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else (
+            [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 else [])
+        if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
+            found.append(f"cross-file: {seed.target} imports from a relative module")
+        found += [f"cross-file: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
+    return found
 
 
 def load_seed(path: str | os.PathLike[str]) -> Seed:
@@ -101,13 +144,25 @@ def load_seed(path: str | os.PathLike[str]) -> Seed:
     unknown = sorted(set(config) - _KEYS)
     if unknown:
         raise TaskFormatError(config_path, f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})")
-    if config.get("level", "function") != "function":
-        raise TaskFormatError(config_path, f"level: only \"function\" seeds are built so far, got {config['level']!r}")
+    level = config.get("level", "function")
+    if level not in LEVELS:
+        raise TaskFormatError(config_path, f"level: expected one of {', '.join(LEVELS)}, got {level!r}")
     target, function = config.get("target"), config.get("function")
-    if not isinstance(target, str) or not target.endswith(".py") or "/" in safe_relpath(target):
-        raise TaskFormatError(config_path, f"target: expected a module file such as 'rle.py', got {target!r}")
+    try:
+        target = safe_relpath(target) if isinstance(target, str) else None
+    except ProjectGenError:
+        target = None
+    if target is None or not target.endswith(".py") or (level == "function" and "/" in target):
+        raise TaskFormatError(config_path, f"target: expected a module file such as 'rle.py' (a repository path "
+                                           f"such as 'pkg/mod.py' at repository level), got {config.get('target')!r}")
     if not isinstance(function, str) or not function.isidentifier():
         raise TaskFormatError(config_path, f"function: expected the target function's name, got {function!r}")
+    repository = config.get("repository", DEFAULT_REPOSITORY if level == "repository" else None)
+    if level == "function" and repository is not None:
+        raise TaskFormatError(config_path, "repository: only for level = \"repository\"")
+    if repository is not None and (not isinstance(repository, str) or not (root / repository).is_dir()
+                                   or not (root / repository).resolve().is_relative_to(root)):
+        raise TaskFormatError(config_path, f"repository: {repository!r} is not a folder of the seed")
     for name in (REQUIREMENT_FILE, REFERENCE_FILE):
         if not (root / name).is_file():
             raise TaskFormatError(root, f"{name}: missing")
@@ -120,8 +175,8 @@ def load_seed(path: str | os.PathLike[str]) -> Seed:
     if not _SEED_ID.match(seed_id):
         raise TaskFormatError(config_path, f"id: expected letters, digits, '.', '_' or '-', got {seed_id!r}")
     try:
-        return Seed(id=seed_id, root=root, level="function", target=target,
-                    function=function, requirement=requirement, description=str(config.get("description", "")))
+        return Seed(id=seed_id, root=root, level=level, target=target, function=function, requirement=requirement,
+                    repository=repository, description=str(config.get("description", "")))
     except ValueError as error:
         raise TaskFormatError(config_path, str(error).splitlines()[0]) from None
 

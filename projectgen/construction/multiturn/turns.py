@@ -122,13 +122,13 @@ async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iterati
         return _decide(step, "unparsed", f"Your reply did not parse: {error}")
     step.update(code=draft.code, tests=draft.tests)
     test_file = turn_test_file(seed, turn)
-    own = run_tests(runner, {seed.target: draft.code}, {test_file: draft.tests}, label=f"{seed.id}.turn{turn}")
+    own = run_tests(runner, seed.candidate(draft.code), {test_file: draft.tests}, label=f"{seed.id}.turn{turn}")
     step["stage1"] = {"passed": own.passed, "total": own.total, "status": _status(own)}
     if not passes(own):
         return _decide(step, "test_failed", "Stage 1 (correctness): your tests do not all pass on your code:\n"
                        + failing_summary(own))
     if turn > 1 and ablation != NO_DC_EVALUATOR:
-        before = run_tests(runner, {seed.target: previous_code}, {test_file: draft.tests},
+        before = run_tests(runner, seed.candidate(previous_code), {test_file: draft.tests},
                            label=f"{seed.id}.turn{turn}.previous")
         step["stage2"] = {"passed": before.passed, "total": before.total, "status": _status(before)}
         if before.error is not None or before.passed >= before.total:
