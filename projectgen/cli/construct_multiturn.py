@@ -40,6 +40,7 @@ def add_command(commands) -> None:
                              "alone (leaked)")
     parser.add_argument("--only", type=task_ids, default=None, metavar="ID,ID", help="only these seeds")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and build every seed again")
+    parser.add_argument("--workers", type=positive_int, default=1, help="seeds built at once (default 1)")
     parser.add_argument("--max-tokens", type=positive_int, default=None,
                         help="stop a seed's construction beyond this many tokens (it goes to review)")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for the model")
@@ -66,6 +67,7 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     from projectgen.construction.multiturn.batch import REVIEW_FILE, ConstructionSpec, run_construction
     from projectgen.construction.multiturn.pipeline import ConstructionSettings
     from projectgen.construction.multiturn.seeds import bundled_seeds_dir
+    from projectgen.experiments.executors import LocalExecutor
     from projectgen.llm import describe_model, make_chat_model
     from projectgen.cli.tables import make_console
     from projectgen.llm.sampling import sampling_arguments
@@ -89,6 +91,7 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     results = run_construction(ConstructionSpec(seeds=seeds, spec=spec_text, settings=settings,
                                                 max_tokens=args.max_tokens, only=args.only),
                                args.out, model=model, runner=runner, fresh=args.fresh,
+                               executor=LocalExecutor(workers=args.workers),
                                description=describe_model(model), on_row=on_row)
     built = [row for row in results.outcomes if row.status == "task"]
     console.print(f"{len(built)} task(s) in {args.out} (projectgen refine --dataset {args.out}); "

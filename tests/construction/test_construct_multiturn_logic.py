@@ -255,6 +255,8 @@ def test_another_ablation_builds_every_seed_again(tmp_path: Path):
         run_construction(spec, tmp_path / "out", model=ScriptedChatModel.from_file(path), runner=runner,
                          on_row=rows.append)
         assert len(rows) == built
+    with pytest.raises(ProjectGenError, match="unknown ablation 'w/o'"):
+        ConstructionSettings(ablation="w/o")
     with pytest.raises(ProjectGenError, match="unknown seed"):
         run_construction(ConstructionSpec(seeds=bundled_seeds_dir(), spec="x", only=("nope",)), tmp_path / "o",
                          model=None, runner=runner)

@@ -20,7 +20,9 @@ from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.output import write_task
 from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, Record, generate_requirements
 from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
-from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, build_turns, failing_summary, passes
+from projectgen.construction.multiturn.turns import (ABLATIONS, FULL, TURN_CAP, build_turns, check_ablation,
+                                                    failing_summary, passes)
+from projectgen.errors import ProjectGenError
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.request import RunRequest
 
@@ -41,6 +43,11 @@ class ConstructionSettings:
     turn_cap: int = TURN_CAP
     contamination: bool = False
     min_function_lines: int = MIN_FUNCTION_LINES
+
+    def __post_init__(self) -> None:
+        check_ablation(self.ablation)
+        if min(self.decomposition_cap, self.turn_cap) < 1:
+            raise ProjectGenError("the decomposition and turn caps must be at least 1")
 
     def protocol(self) -> dict[str, Any]:
         """run.json's and the ledger's record of them: a seed built under other settings is built again."""

@@ -37,6 +37,7 @@ ABLATIONS: dict[str, str] = {
 
 
 def check_ablation(name: str) -> str:
+    """`name` when it is one of `ABLATIONS`; otherwise one line naming them."""
     if name not in ABLATIONS:
         raise ProjectGenError(f"unknown ablation {name!r} (choose from {', '.join(ABLATIONS)})")
     return name
