@@ -42,7 +42,7 @@ def add_command(commands) -> None:
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and build every seed again")
     parser.add_argument("--workers", type=positive_int, default=1, help="seeds built at once (default 1)")
     parser.add_argument("--max-tokens", type=positive_int, default=None,
-                        help="stop a seed's construction beyond this many tokens (it goes to review)")
+                        help="stop a seed's construction beyond this many tokens (it becomes an error)")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for the model")
     add_sampling_options(parser)
     add_runner_options(parser)
