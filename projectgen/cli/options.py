@@ -230,6 +230,17 @@ def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "tas
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
 
 
+def add_concurrency_option(parser: argparse.ArgumentParser, units: str) -> None:
+    """`--max-concurrent-calls N`: model calls in flight per model or endpoint (`Concurrency.calls`); the
+    `units` waiting on a model run at once up to --workers (default N), sandbox runs one per core."""
+    from projectgen.llm.call_slots import DEFAULT_CALLS
+
+    parser.add_argument("--max-concurrent-calls", type=positive_int, default=DEFAULT_CALLS, metavar="N",
+                        help=f"model calls in flight per model or endpoint, across the {units} (default "
+                             f"%(default)s); {units} waiting on a model run at once up to --workers (default: this "
+                             "N), while sandbox runs stay at one per core")
+
+
 def add_faults_option(parser: argparse.ArgumentParser) -> None:
     """`--inject-faults SPEC`: every model wrapped in `projectgen.llm.faults.FaultyChatModel` (testing, and
     throughput offline with a latency)."""
