@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import threading
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_runner_options, add_sampling_options, bundled_script_spec, check_out_path,
-                                    positive_int, resolve_dataset, runner_from_args, sampling_from_args, task_ids)
+                                    positive_int, resolve_dataset, runner_settings_from_args, sampling_from_args,
+                                    task_ids)
 
 ABLATIONS = ("full", "no-evaluator", "no-dc-evaluator")  # as construction.multiturn.turns has them (light --help)
 BUNDLED_SCRIPT = "construct-multiturn"  # scripts/construct-multiturn.json: `--model scripted:examples`
@@ -67,6 +69,8 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     from projectgen.construction.multiturn.batch import REVIEW_FILE, ConstructionSpec, run_construction
     from projectgen.construction.multiturn.pipeline import ConstructionSettings
     from projectgen.construction.multiturn.seeds import bundled_seeds_dir
+    from projectgen.evaluation import SandboxRunner
+    from projectgen.experiments.concurrency import cores
     from projectgen.experiments.executors import LocalExecutor
     from projectgen.llm import describe_model, make_chat_model
     from projectgen.cli.tables import make_console
@@ -86,8 +90,9 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
         console.print(f"{row.seed}: [{colour}]{row.status}[/{colour}] ({detail}; "
                       f"{row.input_tokens + row.output_tokens:,} tokens)", highlight=False)
 
-    runner = runner_from_args(args, log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]",
-                                                                       highlight=False))
+    # sandbox runs at most one per core, however many seeds are built at once (as refine and reflect)
+    runner = SandboxRunner(runner_settings_from_args(args), slots=threading.BoundedSemaphore(cores()),
+                           log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]", highlight=False))
     results = run_construction(ConstructionSpec(seeds=seeds, spec=spec_text, settings=settings,
                                                 max_tokens=args.max_tokens, only=args.only),
                                args.out, model=model, runner=runner, fresh=args.fresh,
