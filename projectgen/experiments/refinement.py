@@ -80,7 +80,7 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:
-        script = reference_turn_script(task.id, [task.reference_code(t.number) for t in task.turns])
+        script = reference_turn_script(task.id, [task.answer(t.number) for t in task.turns])
         return scripted_chat_model_class()(script=script, label=script.label)
     if model.spec.startswith(SCRIPTED_PREFIX):
         path = Path(model.spec[len(SCRIPTED_PREFIX):])

@@ -259,9 +259,9 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     models = models_from_env(studio.get("model"))
-    agents = Agents.from_models(models)
+    agents = Agents.from_models(models, settings)
     attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
-        attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
+        attempts=studio.get("attempts", STUDIO_ATTEMPTS)), settings.profile)
     graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
                                  settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
     folder = _thread_folder(thread_id)

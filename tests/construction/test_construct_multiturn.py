@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from projectgen.cli import main
-from projectgen.construction.execution import run_tests
 from projectgen.construction.multiturn.batch import ConstructionResults, ConstructionSpec, run_construction
 from projectgen.construction.multiturn.pipeline import ConstructionSettings
 from projectgen.construction.multiturn.seeds import bundled_seeds_dir
@@ -103,15 +102,6 @@ def test_a_second_invocation_builds_nothing_again(built, runner):
     rows: list = []
     again = construct(out, runner, rows=rows)
     assert rows == [] and again.outcomes == results.outcomes
-
-
-def test_run_tests_gives_each_test_its_outcome_in_the_sandbox(runner):
-    report = run_tests(runner, {"m.py": "def f():\n    return 1\n"},
-                       {"test_m.py": "from m import f\n\ndef test_a():\n    assert f() == 1\n\n"
-                                     "def test_b():\n    assert f() == 2\n"})
-    assert report.isolation == "namespaces" or report.unprotected
-    assert [(test.nodeid, test.outcome.value) for test in report.tests] == [("test_m.py::test_a", "passed"),
-                                                                           ("test_m.py::test_b", "failed")]
 
 
 def test_without_distinctiveness_and_evaluator_the_non_discriminative_draft_is_kept(tmp_path, runner):

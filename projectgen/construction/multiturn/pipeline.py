@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.execution import run_tests
+from projectgen.construction.execution import execute
 from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.output import write_task
 from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, Record, generate_requirements
 from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
+from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.construction.multiturn.turns import (ABLATIONS, FULL, TURN_CAP, build_turns, check_ablation,
-                                                    failing_summary, passes)
+                                                    failing_summary)
 from projectgen.errors import ProjectGenError
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.request import RunRequest
@@ -138,16 +139,17 @@ async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGate
     if seed.level == "repository" and (found := dependencies(seed)):
         record("seed_filter", seed=seed.id, filter="dependencies", kept=False, found=found)
         return "depends on the code around it: " + "; ".join(found)
-    report = run_tests(runner, seed.candidate(reference), seed.tests(), label=f"{seed.id}.seed")
-    record("seed_filter", seed=seed.id, filter="reference", kept=passes(report), passed=report.passed,
-           total=report.total)
-    if not passes(report):
-        return f"the reference does not pass its tests ({report.passed}/{report.total}): {failing_summary(report)}"
+    tests = {f"{TESTS_DIR}/{path}": text for path, text in seed.tests().items()}
+    run = execute(runner, seed.task(), seed.candidate(reference), tests)
+    record("seed_filter", seed=seed.id, filter="reference", kept=run.all_passed, passed=run.passed, total=run.total,
+           anomaly=run.anomaly)
+    if not run.all_passed:
+        return f"the reference does not pass its tests ({run.passed}/{run.total}): {failing_summary(run)}"
     if settings.contamination:
         probe = await agents.contamination.complete(gateway, seed)
-        leaked = run_tests(runner, seed.candidate(probe), seed.tests(), label=f"{seed.id}.probe")
-        record("seed_filter", seed=seed.id, filter="contamination", kept=not passes(leaked), passed=leaked.passed,
+        leaked = execute(runner, seed.task(), seed.candidate(probe), tests)
+        record("seed_filter", seed=seed.id, filter="contamination", kept=not leaked.all_passed, passed=leaked.passed,
                total=leaked.total)
-        if passes(leaked):
+        if leaked.all_passed:
             return "leaked: code written from the signature and docstring alone passes the reference tests"
     return ""

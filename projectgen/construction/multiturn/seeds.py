@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR
+from projectgen.datasets.task import Documents, Task
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 from projectgen.repository.syntax import parse_python
@@ -69,6 +70,11 @@ class Seed(BaseModel):
                  and not set(path.relative_to(base).parts) & set(SKIPPED_DIRS))
         return {rel: path.read_text(encoding="utf-8") for path in files
                 if (rel := path.relative_to(base).as_posix()) != self.target}
+
+    def task(self) -> Task:
+        """The seed as the task its checks run in (`projectgen.construction.execution.execute`): its environment
+        and folder; the tests are always given."""
+        return Task(id=self.id, root=self.root, format="taskdir", docs=Documents(prd=self.requirement))
 
     def candidate(self, code: str) -> dict[str, str]:
         """What tests run against: the repository (if any) with `code` as the target file."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.execution import run_tests
+from projectgen.construction.execution import Execution, execute
 from projectgen.construction.multiturn.agents import ConstructionAgents, turn_test_file
 from projectgen.construction.multiturn.requirements import Record
 from projectgen.construction.multiturn.seeds import Seed
@@ -23,7 +23,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.parsing import StructuredOutputError
 
 if TYPE_CHECKING:
-    from projectgen.evaluation import SandboxRunner, TestReport
+    from projectgen.evaluation import SandboxRunner
 
 TURN_CAP = 10  # SR-Eval's M
 FULL = "full"
@@ -62,19 +62,18 @@ class TurnsOutcome:
     rejected: list[dict[str, Any]] = field(default_factory=list)  # the drafts of a turn that was not kept
 
 
-def failing_summary(report: TestReport, limit: int = 8) -> str:
-    """The tests that did not pass, one line each, for the Coder."""
-    if report.error:
-        return f"the tests could not run: {report.error}"
-    lines = [f"- {test.nodeid}: {test.outcome.value} {test.message.splitlines()[0] if test.message else ''}".rstrip()
-             for test in report.tests if test.outcome.value != "passed"]
-    lines += [f"- {error.nodeid}: does not import ({error.message.splitlines()[-1] if error.message else ''})"
-              for error in report.collection_errors]
+def failing_summary(run: Execution, limit: int = 8) -> str:
+    """What did not pass, one line each, for the Coder."""
+    lines = [f"- {nodeid}: {outcome}" for nodeid, outcome in run.outcomes.items() if outcome != "passed"]
+    if run.anomaly:
+        lines.insert(0, f"- the run: {run.anomaly}")
     return "\n".join(lines[:limit]) or "no test ran"
 
 
-def passes(report: TestReport) -> bool:
-    return report.error is None and report.total > 0 and report.passed == report.total
+def tells_apart(run: Execution) -> bool:
+    """Whether tests run on the previous turn's code failed there (stage 2): a failing test, a collection error or
+    a timeout does; a harness failure says nothing."""
+    return not run.all_passed and not (run.anomaly or "").startswith("harness")
 
 
 async def build_turns(seed: Seed, requirements: Sequence[str], agents: ConstructionAgents, gateway: ModelGateway,
@@ -123,16 +122,15 @@ async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iterati
         return _decide(step, "unparsed", f"Your reply did not parse: {error}")
     step.update(code=draft.code, tests=draft.tests)
     test_file = turn_test_file(seed, turn)
-    own = run_tests(runner, seed.candidate(draft.code), {test_file: draft.tests}, label=f"{seed.id}.turn{turn}")
-    step["stage1"] = {"passed": own.passed, "total": own.total, "status": _status(own)}
-    if not passes(own):
+    own = execute(runner, seed.task(), seed.candidate(draft.code), {test_file: draft.tests})
+    step["stage1"] = _summary(own)
+    if not own.all_passed:
         return _decide(step, "test_failed", "Stage 1 (correctness): your tests do not all pass on your code:\n"
                        + failing_summary(own))
     if turn > 1 and ablation != NO_DC_EVALUATOR:
-        before = run_tests(runner, seed.candidate(previous_code), {test_file: draft.tests},
-                           label=f"{seed.id}.turn{turn}.previous")
-        step["stage2"] = {"passed": before.passed, "total": before.total, "status": _status(before)}
-        if before.error is not None or before.passed >= before.total:
+        before = execute(runner, seed.task(), seed.candidate(previous_code), {test_file: draft.tests})
+        step["stage2"] = _summary(before)
+        if not tells_apart(before):
             return _decide(step, "not_discriminative", "Stage 2 (distinctiveness): every test also passes on the "
                            "module as it was before this turn; add tests of what this turn changes.")
     if ablation == FULL:
@@ -157,5 +155,5 @@ def _decide(step: dict[str, Any], decision: str, feedback: str) -> tuple[str, st
     return decision, feedback
 
 
-def _status(report: TestReport) -> str:
-    return "error" if report.error else ("passed" if passes(report) else "failed")
+def _summary(run: Execution) -> dict[str, Any]:
+    return {"passed": run.passed, "total": run.total, "anomaly": run.anomaly}
