@@ -19,22 +19,16 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR
+from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, read_config
 from projectgen.datasets.task import Documents, Task
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 from projectgen.repository.syntax import parse_python
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 SEED_TOML = "seed.toml"  # requirement.md, reference.py and tests/ are named as a multi-turn task's turn has them
 _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task id
@@ -140,13 +134,7 @@ def dependencies(seed: Seed) -> list[str]:
 def load_seed(path: str | os.PathLike[str]) -> Seed:
     """One seed folder; every problem is one `TaskFormatError` line."""
     root = Path(path).resolve()
-    config_path = root / SEED_TOML
-    if not config_path.is_file():
-        raise TaskFormatError(root, f"no {SEED_TOML} found")
-    try:
-        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise TaskFormatError(config_path, f"invalid TOML: {error}") from None
+    config_path, config = read_config(root, SEED_TOML)
     unknown = sorted(set(config) - _KEYS)
     if unknown:
         raise TaskFormatError(config_path, f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})")
