@@ -1,0 +1,101 @@
+"""LiveCoder's Tables 1 and 2 (RAL-Bench and NL2Repo-Bench): their arithmetic and their shape for an experiment.
+
+Table 1 prints, per backbone and method, the functional score, `non_functional` (the AHP-weighted
+mean of the five dimensions, `projectgen.evaluation.nonfunctional`) and the five dimensions, each
+with its change from Direct in points. Table 2 prints the pass rate overall and per difficulty bucket
+(easy <= 1.5k LOC, medium, hard >= 4k), the change from Direct, and an `Imp.` row: Ours against the
+best of the other methods, Direct included, as a relative change in %. Every figure is a mean over
+tasks, so the overall figure is the bucket means weighted by the buckets' task counts.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from projectgen.evaluation.nonfunctional import DIMENSIONS
+from projectgen.experiments.results import DIFFICULTIES, ModelReport, difficulty
+from projectgen.experiments.results_writer import Table
+
+TABLE1_METRICS: tuple[str, ...] = ("functional", "non_functional", *DIMENSIONS)
+TABLE2_METRICS: tuple[str, ...] = ("overall", *DIFFICULTIES)
+BASELINE_METHOD = "direct"
+OURS_METHOD = "livecoder"
+
+
+def changes_from(values: Mapping[str, float | None], baseline: str) -> dict[str, float | None]:
+    """Each method's change from `baseline`'s value in points (None where either is missing)."""
+    base = values.get(baseline)
+    return {name: None if value is None or base is None else value - base for name, value in values.items()}
+
+
+def improvement_over_best(ours: float, others: Iterable[float]) -> float:
+    """Table 2's `Imp.`: (ours - the best other method) / that best x 100."""
+    best = max(others)
+    return (ours - best) / best * 100
+
+
+def overall_from_buckets(means: Mapping[str, float], tasks: Mapping[str, int]) -> float:
+    """The mean over every task from the per-bucket means and how many tasks each bucket holds."""
+    total = sum(tasks[name] for name in means)
+    return math.fsum(means[name] * tasks[name] for name in means) / total
+
+
+def task_difficulty(declared: str | None, loc: int | None) -> str | None:
+    """A task's bucket: the benchmark's own label when it has one (NL2Repo-Bench publishes them), else by
+    the reference's #LOC; None when neither is known."""
+    if declared:
+        return declared.lower()
+    return None if loc is None else difficulty(loc)
+
+
+def _percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
+
+
+def _change(value: float | None) -> str:
+    return "" if value is None else f"{value:+.2f}"
+
+
+def ralbench_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, str], Mapping[str, float | None]]
+                   ) -> list[Table]:
+    """LiveCoder Table 1's shape, one table per model: a row per metric as printed, per method its value (%)
+    and its change from Direct. `figures`: (method, model) -> metric -> value in %."""
+    tables: list[Table] = []
+    for model in dict.fromkeys(r.model for r in reports):
+        methods = [r.method for r in reports if r.model == model]
+        header = [model, *(f"{m}{'' if m == BASELINE_METHOD else ' (vs Direct)'}" for m in methods)]
+        rows = []
+        for metric in TABLE1_METRICS:
+            values = {m: figures.get((m, model), {}).get(metric) for m in methods}
+            changes = changes_from(values, BASELINE_METHOD)
+            rows.append([metric, *(_percent(values[m]) + ("" if m == BASELINE_METHOD or changes[m] is None
+                                                         else f" ({_change(changes[m])})") for m in methods)])
+        tables.append((header, rows))
+    return tables
+
+
+def nl2repo_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, str], Mapping[str, float | None]]
+                  ) -> list[Table]:
+    """LiveCoder Table 2's shape, one table per model: a row per method with overall, easy, medium and hard
+    (%) and the change from Direct, then `Imp.` when LiveCoder and another method both have the figure."""
+    tables: list[Table] = []
+    for model in dict.fromkeys(r.model for r in reports):
+        methods = [r.method for r in reports if r.model == model]
+        rows = []
+        by_metric = {metric: {m: figures.get((m, model), {}).get(metric) for m in methods}
+                     for metric in TABLE2_METRICS}
+        changes = {metric: changes_from(values, BASELINE_METHOD) for metric, values in by_metric.items()}
+        for method in methods:
+            rows.append([method, *(_percent(by_metric[metric][method])
+                                   + ("" if changes[metric][method] is None else f" ({_change(changes[metric][method])})")
+                                   for metric in TABLE2_METRICS)])
+        imp = []
+        for metric in TABLE2_METRICS:
+            ours = by_metric[metric].get(OURS_METHOD)
+            others = [v for m, v in by_metric[metric].items() if m != OURS_METHOD and v is not None]
+            imp.append("" if ours is None or not others or max(others) <= 0
+                       else f"{improvement_over_best(ours, others):+.1f}")
+        if any(imp):
+            rows.append(["Imp.", *imp])
+        tables.append(([model, *TABLE2_METRICS], rows))
+    return tables
