@@ -58,6 +58,13 @@ def published_size(task: Task) -> PublishedSize | None:
     return published_sizes().get(task.format, {}).get(task.id)
 
 
+def published_tests(task: Task) -> int | None:
+    """The task's published #Tests: a paper table's, else the benchmark's own (NL2Repo-Bench's
+    test_case_count.txt), else None."""
+    size = published_size(task)
+    return size.tests if size is not None else task.published_tests
+
+
 def task_weight(task: Task) -> TaskWeight:
     """The LOC weight of `task`: the published #LOC when there is one, else its reference's lines."""
     published = published_size(task)

@@ -156,7 +156,7 @@ class Task(BaseModel):
 
     id: str
     root: Path
-    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism"]
+    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism", "ralbench", "nl2repobench"]
     language: str = Field(default="python", description="the language of the code and its tests: python (pytest), "
                           "go, rust, cpp, javascript or java (projectgen.evaluation.languages)")
     docs: Documents
@@ -188,6 +188,12 @@ class Task(BaseModel):
     settings_profile: dict[str, Any] = Field(
         default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
         "(e.g. the code-stage cap), used where a run leaves them unset (`Settings.with_profile`)")
+    difficulty: str | None = Field(
+        default=None, description="the benchmark's own difficulty label (easy, medium, hard), when it publishes "
+        "one (RAL-Bench, NL2Repo-Bench); LiveCoder's Table 2 buckets by it")
+    published_tests: int | None = Field(
+        default=None, description="the #Tests the benchmark itself publishes for the task (NL2Repo-Bench's "
+        "test_case_count.txt), when no paper table gives one (projectgen.datasets.published)")
     expected_tests: dict[SuiteName, tuple[str, ...]] = Field(
         default_factory=dict,
         description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "

@@ -1,0 +1,17 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(os.environ.get("RACB_REPO_ROOT", "").strip() or Path(__file__).resolve().parents[2] / "generation" / "Wordcount")
+if not (REPO_ROOT / "wordcount" / "__init__.py").exists():
+    pytest.skip(f"no wordcount package under {REPO_ROOT}", allow_module_level=True)
+sys.path.insert(0, str(REPO_ROOT))
+
+import wordcount  # noqa: E402
+
+
+def test_many_words() -> None:
+    text = "alpha beta gamma " * 20000
+    assert wordcount.count_words(text)["beta"] == 20000
