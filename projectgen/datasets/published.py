@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -63,6 +64,13 @@ def published_tests(task: Task) -> int | None:
     test_case_count.txt), else None."""
     size = published_size(task)
     return size.tests if size is not None else task.published_tests
+
+
+def published_tests_of(formats: Iterable[str], task_id: str) -> int | None:
+    """The #Tests a paper prints for a task known only by its id (one that did not load), looked up in the
+    formats its dataset's other tasks have; None when no table prints it."""
+    found = {size.tests for fmt in formats if (size := published_sizes().get(fmt, {}).get(task_id)) is not None}
+    return found.pop() if len(found) == 1 else None
 
 
 def task_weight(task: Task) -> TaskWeight:
