@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from projectgen.evaluation.nonfunctional import DIMENSIONS
-from projectgen.experiments.results import DIFFICULTIES, ModelReport, difficulty
-from projectgen.experiments.results_writer import Table
+from projectgen.evaluation.nonfunctional import DIMENSIONS, NO_RESOURCE_SAMPLING
+from projectgen.experiments.results import DIFFICULTIES, ExperimentResults, ModelReport, difficulty
+from projectgen.experiments.results_writer import Block, Heading, Table, TableBlock, Text
 
 TABLE1_METRICS: tuple[str, ...] = ("functional", "non_functional", *DIMENSIONS)
 TABLE2_METRICS: tuple[str, ...] = ("overall", *DIFFICULTIES)
@@ -99,3 +99,52 @@ def nl2repo_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, st
             rows.append(["Imp.", *imp])
         tables.append(([model, *TABLE2_METRICS], rows))
     return tables
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of a figure over tasks, None when any task lacks it (a mean over a subset is not the paper's)."""
+    if not values or any(v is None for v in values):
+        return None
+    return math.fsum(v for v in values if v is not None) / len(values)
+
+
+def report_figures(report: ModelReport) -> dict[str, float | None]:
+    """One (method, model)'s Table 1 and Table 2 figures (%): functional (the mean final pass rate, a published
+    task that failed counting 0 of its #Tests), the non-functional ones averaged over its finished tasks, and
+    the pass rate overall and per difficulty bucket of the tasks that carry a label."""
+    counted = [p for p in report.pairs if p.ok or p.unit_denominator == "published"]
+    rates = [None if not p.final_unit_total else 100 * (p.final_unit_passed or 0) / p.final_unit_total
+             for p in counted]
+    figures: dict[str, float | None] = {"functional": _mean(rates)}
+    finished = [p for p in report.pairs if p.ok]
+    for name in ("non_functional", *DIMENSIONS):
+        figures[name] = _mean([None if p.non_functional is None else p.non_functional.get(name) for p in finished])
+    labelled = [(p.difficulty, rate) for p, rate in zip(counted, rates) if p.difficulty]
+    if labelled:
+        figures["overall"] = _mean([rate for _, rate in labelled])
+        for bucket in DIFFICULTIES:
+            inside = [rate for label, rate in labelled if label == bucket]
+            figures[bucket] = _mean(inside) if inside else None
+    return figures
+
+
+def livecoder_blocks(results: ExperimentResults) -> list[Block]:
+    """LiveCoder Tables 1 and 2 for an experiment on RAL-Bench or NL2Repo-Bench (none for other datasets)."""
+    reports = results.models
+    figures = {(r.method, r.model): report_figures(r) for r in reports}
+    blocks: list[Block] = []
+    if any(p.non_functional is not None for r in reports for p in r.pairs):
+        blocks += [Heading("Functional and non-functional scores (LiveCoder Table 1, RAL-Bench)"),
+                   Text("%; functional: mean pass rate of the functional suite; non_functional: AHP-weighted mean "
+                        "(maintainability 0.36, security 0.24, robustness 0.16, efficiency 0.12, resource 0.12) of "
+                        "the five scores against the reference measured here (projectgen.evaluation.nonfunctional); "
+                        f"in parentheses the change from Direct. Resource: {NO_RESOURCE_SAMPLING}, so non_functional "
+                        "is empty until it is."),
+                   *(TableBlock(table) for table in ralbench_table(reports, figures))]
+    if any(p.difficulty for r in reports for p in r.pairs):
+        blocks += [Heading("Pass rate by difficulty (LiveCoder Table 2, NL2Repo-Bench)"),
+                   Text("% of each task's published #Tests passed, mean over tasks, overall and per published "
+                        "difficulty label (easy <= 1.5k LOC, medium, hard >= 4k); in parentheses the change from "
+                        "Direct; Imp.: LiveCoder against the best other method, relative, %."),
+                   *(TableBlock(table) for table in nl2repo_table(reports, figures))]
+    return blocks

@@ -145,3 +145,61 @@ def test_table4_changes_from_livecoder_recompute() -> None:
             for r in rows[1:]:
                 assert abs(changes[r["variant"]] - float(r[f"{column}_delta_vs_livecoder_printed"])) <= 0.015, (
                     model, r["variant"], column)
+
+
+# --------------------------------------------------------------------------- the tables an experiment prints
+
+
+def pair(method: str, task_id: str, passed: int, total: int, *, difficulty: str | None = None,
+         non_functional: dict[str, float | None] | None = None):
+    from projectgen.experiments.figures import PairResult
+
+    return PairResult(key=f"{method}/m/{task_id}", method=method, model="m", spec="m", task_id=task_id,
+                      status="finished", loc=100, final_unit_passed=passed, final_unit_total=total,
+                      unit_denominator="published", difficulty=difficulty, non_functional=non_functional)
+
+
+def results_of(pairs_by_method):
+    from projectgen.experiments.models import ExperimentModel
+    from projectgen.experiments.results import ExperimentResults, summarize_pairs
+
+    model = ExperimentModel("m", "m")
+    reports = [summarize_pairs(model, pairs, 1, method=method) for method, pairs in pairs_by_method.items()]
+    return ExperimentResults(dataset="d", out_dir="o", settings={}, attempt_settings={}, models=reports)
+
+
+def test_an_nl2repo_experiment_prints_table_2_with_buckets_changes_and_imp() -> None:
+    from projectgen.experiments.livecoder_tables import livecoder_blocks
+    from projectgen.experiments.results_writer import TableBlock
+
+    results = results_of({
+        "direct": [pair("direct", "a", 1, 4, difficulty="easy"), pair("direct", "b", 0, 10, difficulty="hard"),
+                   pair("direct", "c", 3, 4, difficulty="easy")],
+        "livecoder": [pair("livecoder", "a", 2, 4, difficulty="easy"), pair("livecoder", "b", 5, 10, difficulty="hard"),
+                      pair("livecoder", "c", 3, 4, difficulty="easy")]})
+    [table] = [b.table for b in livecoder_blocks(results) if isinstance(b, TableBlock)]
+    header, rows = table
+    assert header == ["m", "overall", "easy", "medium", "hard"]
+    # direct: easy (25 + 75) / 2 = 50, hard 0, overall (25 + 0 + 75) / 3; livecoder: easy 62.5, hard 50, overall 58.33
+    assert rows[0] == ["direct", "33.33 (+0.00)", "50.00 (+0.00)", "", "0.00 (+0.00)"]
+    assert rows[1] == ["livecoder", "58.33 (+25.00)", "62.50 (+12.50)", "", "50.00 (+50.00)"]
+    assert rows[2] == ["Imp.", "+75.0", "+25.0", "", ""]  # hard: the best other is 0, no relative change
+
+
+def test_a_ralbench_experiment_prints_table_1_with_the_non_functional_rows() -> None:
+    from projectgen.experiments.livecoder_tables import livecoder_blocks
+    from projectgen.experiments.results_writer import TableBlock
+
+    scores = {"maintainability": 50.0, "security": 100.0, "robustness": 50.0, "efficiency": 100.0, "resource": None,
+              "non_functional": None}
+    better = {**scores, "robustness": 100.0}
+    results = results_of({"direct": [pair("direct", "a", 1, 2, non_functional=scores)],
+                          "livecoder": [pair("livecoder", "a", 2, 2, non_functional=better)]})
+    [table] = [b.table for b in livecoder_blocks(results) if isinstance(b, TableBlock)]
+    header, rows = table
+    assert header == ["m", "direct", "livecoder (vs Direct)"]
+    assert [row[0] for row in rows] == ["functional", "non_functional", "maintainability", "security", "robustness",
+                                        "efficiency", "resource"]
+    assert rows[0][1:] == ["50.00", "100.00 (+50.00)"]
+    assert rows[4][1:] == ["50.00", "100.00 (+50.00)"]
+    assert rows[1][1:] == ["", ""] and rows[6][1:] == ["", ""]  # not measured: empty, not 0
