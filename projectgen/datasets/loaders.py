@@ -99,7 +99,7 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     if (bench := ralbench_root_of(root)) is not None:  # RAL-Bench: tasks/<Name>/<name>.yaml
         return load_ralbench_task(bench, sorted(root.glob("*.yaml"))[0])
     if is_nl2repo_task(root):  # NL2Repo-Bench: test_files/<task>/start.md
-        return load_nl2repo_task(root, difficulties(root.parent).get(root.name))
+        return load_nl2repo_task(root, difficulties(root.parent).get(root.name.lower()))
     if is_exercise(root):  # Exercism's layout: .meta/config.json (or .meta/ and .docs/ without one)
         return exercise_task(load_exercise(root))
     raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")

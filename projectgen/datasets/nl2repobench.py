@@ -45,7 +45,8 @@ def nl2repo_tasks_folder(root: Path) -> Path | None:
 
 
 def difficulties(tasks_folder: Path) -> dict[str, str]:
-    """task id -> easy / medium / hard, from the published `task_difficulty.csv` (none when it is absent)."""
+    """task id in lower case -> easy / medium / hard, from the published `task_difficulty.csv` (none when it is
+    absent)."""
     path = tasks_folder / DIFFICULTY_CSV
     if not path.is_file():
         return {}
@@ -54,7 +55,8 @@ def difficulties(tasks_folder: Path) -> dict[str, str]:
             rows = list(csv.reader(handle))
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise TaskFormatError(path, f"unreadable: {error}") from None
-    return {row[0].strip(): row[1].strip().lower() for row in rows[1:] if len(row) >= 2 and row[0].strip()}
+    # keyed in lower case: the published csv spells some names otherwise than their folders (Autopep8, autopep8)
+    return {row[0].strip().lower(): row[1].strip().lower() for row in rows[1:] if len(row) >= 2 and row[0].strip()}
 
 
 def load_nl2repo_task(folder: Path, difficulty: str | None = None) -> Task:
@@ -76,8 +78,7 @@ def load_nl2repo_task(folder: Path, difficulty: str | None = None) -> Task:
             present.append(clean)
     suites = {"unit": TestSuite(name="unit", paths=tuple(present))} if present and len(present) == len(paths) else {}
     return Task(id=folder.name, root=folder, format="nl2repobench", docs=Documents(prd=prd), suites=suites,
-                env=EnvSpec(install="editable" if EDITABLE_INSTALL in commands else None),
-                difficulty=difficulty, published_tests=int(count_text))
+                env=_install(commands), difficulty=difficulty, published_tests=int(count_text))
 
 
 def load_nl2repo(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
@@ -91,10 +92,27 @@ def load_nl2repo(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
         if not (child / DOCUMENT).is_file():
             continue
         try:
-            tasks.append(load_nl2repo_task(child, labels.get(child.name)))
+            tasks.append(load_nl2repo_task(child, labels.get(child.name.lower())))
         except TaskFormatError as error:
             errors.append(error)
     return tasks, errors
+
+
+def _install(commands: list[str]) -> EnvSpec:
+    """The harness's commands before pytest as the install step: a plain `pip install -e .` (or `.`) is that
+    step; anything else (files written first, other installers) runs as the setup script, in the sandbox."""
+    setup = [" ".join(c.split()) for c in commands if not _runs_pytest(c)]
+    if not setup:
+        return EnvSpec()
+    if setup == [EDITABLE_INSTALL]:
+        return EnvSpec(install="editable")
+    if setup == ["pip install ."]:
+        return EnvSpec(install="package")
+    return EnvSpec(install="script", setup_script="set -e\n" + "\n".join(setup) + "\n")
+
+
+def _runs_pytest(command: str) -> bool:
+    return "pytest" in command.split()
 
 
 def _read(path: Path) -> str:

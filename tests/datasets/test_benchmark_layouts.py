@@ -63,7 +63,10 @@ def test_nl2repo_tasks_load_with_their_published_count_difficulty_and_install_st
     assert calc.docs.prd.startswith("## Introduction and Goals of the MiniCalc Project")
     assert calc.suites["unit"].paths == ("tests",) and calc.has_scored_suite()
     # the published tasks hold no tests (they live in the task's image): generated, not scored
-    assert (kit.difficulty, kit.published_tests, kit.suites) == ("hard", 12, {})
+    assert (kit.difficulty, kit.published_tests, kit.suites) == ("hard", 12, {})  # the csv spells it TextKit
+    # commands beyond a plain editable install run as the setup script (in the sandbox), pytest left out
+    assert (kit.env.install, kit.env.setup_script) == ("script", "set -e\necho 'TextKit' >> README.md\n"
+                                                                 "pip install -e .\n")
     assert not kit.has_scored_suite()
     assert published_tests(kit) == 12  # the benchmark's own count is the published denominator
     assert load_task(NL2REPO / "test_files" / "minicalc") == calc
