@@ -10,7 +10,9 @@ holds the candidate at its root and each test file at the same path.
 
 Suites: `functional` (what the task is scored by), `robustness`, `performance` and `resource`. The
 tests find the candidate through `RACB_REPO_ROOT` (the workspace, `{repo}`) and import
-`RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them. Security and maintainability are not run as
+`RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
+only in `generation/<Name>` beside `tests/` (`<NAME>_TARGET=generated`), so the workspace holds a second
+copy of the candidate there (`Task.candidate_copies`, the yaml's `generated_repository`). Security and maintainability are not run as
 tests here: they are static measures of the files (`projectgen.evaluation.nonfunctional`).
 """
 from __future__ import annotations
@@ -72,12 +74,15 @@ def load_ralbench_task(root: Path, config: Path) -> Task:
     if package:
         env_vars["RACB_PACKAGE_NAME"] = str(package)
     difficulty = data.get("difficulty")
+    generated = data.get("generated_repository")
+    copies = (_inside(root, config, "generated_repository", generated),) if generated else ()
     return Task(
         id=task_id, root=root, format="ralbench", docs=Documents(prd=_prd(description, data.get("files"))),
         suites=suites, env=EnvSpec(env_vars=env_vars), scored_suite=SCORED_SUITE,
         timeout=_seconds(timeouts.get("default")),
         suite_timeouts={s: t for s in suites if (t := _seconds(timeouts.get(s))) is not None},
         reference=reference, reference_root=reference_root, package=str(package) if package else None,
+        candidate_copies=copies,
         difficulty=str(difficulty).lower() if difficulty else None)
 
 

@@ -165,6 +165,9 @@ class Task(BaseModel):
     required_files: tuple[str, ...] = Field(
         default=(), description="task fixtures (data files, templates) copied into every test workspace"
     )
+    candidate_copies: tuple[str, ...] = Field(
+        default=(), description="workspace folders that hold a second copy of the candidate, for benchmark tests "
+        "that look for it there (RAL-Bench's `generated_repository`, generation/<Name>)")
     empty_dirs: tuple[str, ...] = Field(
         default=(), description="folders created, empty, in every test workspace (tests that write to them)")
     timeout: float | None = Field(

@@ -32,6 +32,7 @@ def test_a_ralbench_checkout_loads_its_tasks_with_suites_reference_and_difficult
     assert task.env.env_vars == {"RACB_REPO_ROOT": "{repo}", "WORDCOUNT_TARGET": "generated",
                                  "RACB_PACKAGE_NAME": "wordcount"}
     assert (task.timeout, task.suite_timeouts) == (60.0, {"performance": 120.0})
+    assert task.candidate_copies == ("generation/Wordcount",)  # where its performance tests look for it
     assert load_task(RALBENCH / "tasks" / "Wordcount") == task
     assert load_task(RALBENCH / "tasks" / "Wordcount" / "wordcount.yaml") == task
 

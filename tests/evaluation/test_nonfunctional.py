@@ -78,6 +78,8 @@ def test_a_ralbench_candidate_is_scored_in_the_sandbox_against_its_reference(env
     same = score_candidate(task, reference, runner)
     assert same.scores["robustness"] == 1.0 and same.scores["security"] == 1.0
     assert same.scores["maintainability"] == pytest.approx(0.5)
+    # the performance tests find the candidate only in generation/Wordcount: its second copy in the workspace
+    assert runner.evaluate(task, reference, "performance").passed == 1
     assert 0 < same.scores["efficiency"] <= 1.0
     risky = {"wordcount/__init__.py": reference["wordcount/__init__.py"].replace(
         'raise TypeError("text must be a str")', "text = eval('str(text)')")}

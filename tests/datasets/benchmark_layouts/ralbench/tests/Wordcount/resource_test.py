@@ -2,11 +2,13 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 
-REPO_ROOT = Path(os.environ.get("RACB_REPO_ROOT", "").strip() or Path(__file__).resolve().parents[2] / "generation" / "Wordcount")
-if not (REPO_ROOT / "wordcount" / "__init__.py").exists():
-    pytest.skip(f"no wordcount package under {REPO_ROOT}", allow_module_level=True)
+# as most of RAL-Bench's performance and resource tests: the candidate only where its runner generates it
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = os.environ.get("WORDCOUNT_TARGET", "reference").lower()
+REPO_ROOT = ROOT / "repositories" / "wordcount" if TARGET == "reference" else ROOT / "generation" / "Wordcount"
+if not REPO_ROOT.exists():
+    raise RuntimeError(f"Target repository does not exist: {REPO_ROOT}")
 sys.path.insert(0, str(REPO_ROOT))
 
 import wordcount  # noqa: E402
