@@ -140,11 +140,14 @@ def _suites(root: Path, config: Path, table: object) -> dict[str, TestSuite]:
         raise TaskFormatError(config, "test_suite: expected a mapping of category to test file")
     suites = {}
     for name in RUN_SUITES:
-        if table.get(name) is None:
+        value = table.get(name)
+        if value is None:
             continue
-        clean = _inside(root, config, f"test_suite.{name}", table[name])
-        if (root / clean).is_file():
-            suites[name] = TestSuite(name=name, paths=(clean,))
+        # one file, or a list of them (Dateutil's functional entry, which RAL-Bench's own runner cannot find)
+        items = value if isinstance(value, list) else [value]
+        paths = [_inside(root, config, f"test_suite.{name}", item) for item in items]
+        if paths and all((root / path).is_file() for path in paths):
+            suites[name] = TestSuite(name=name, paths=tuple(paths))
     if SCORED_SUITE not in suites:
         raise TaskFormatError(config, "test_suite.functional: no functional test file found")
     return suites

@@ -49,6 +49,13 @@ def test_a_broken_ralbench_task_is_one_error_and_the_others_still_load(tmp_path:
     [error] = errors
     assert "test_suite.functional" in str(error) and "escapes" in str(error)
     assert load_tasks(bench)[1].keys() == {"broken"}  # the experiment knows which task did not load
+    listed = bench / "tasks" / "Wordcount" / "wordcount.yaml"  # a list of files, as Dateutil's yaml gives one
+    listed.write_text(listed.read_text(encoding="utf-8").replace(
+        "functional: ./tests/Wordcount/functional_test.py",
+        "functional:\n  - ./tests/Wordcount/functional_test.py\n  - ./tests/Wordcount/robustness_test.py"),
+        encoding="utf-8")
+    assert load_dataset_report(bench)[0][0].suites["functional"].paths == (
+        "tests/Wordcount/functional_test.py", "tests/Wordcount/robustness_test.py")
     (broken / "broken.yaml").write_text("task_id: broken\ntest_suite: {}\n", encoding="utf-8")
     with pytest.raises(TaskFormatError, match="description: missing"):
         load_dataset(bench)
