@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from projectgen.datasets.compat import apply_compat
 from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
@@ -30,6 +31,9 @@ REPOSITORIES_DIR = "repositories"
 # RAL-Bench's test_suite categories that run as suites here; security and maintainability are static measures.
 RUN_SUITES = ("functional", "robustness", "performance", "resource")
 SCORED_SUITE = "functional"
+# What RAL-Bench's own runner environment gives every test: its resource tests measure themselves with psutil.
+# The references' own dependencies are not published per task (compat.toml adds known ones).
+HARNESS_REQUIREMENTS = ("psutil",)
 
 
 def is_ralbench(root: Path) -> bool:
@@ -76,14 +80,14 @@ def load_ralbench_task(root: Path, config: Path) -> Task:
     difficulty = data.get("difficulty")
     generated = data.get("generated_repository")
     copies = (_inside(root, config, "generated_repository", generated),) if generated else ()
-    return Task(
+    return apply_compat(Task(
         id=task_id, root=root, format="ralbench", docs=Documents(prd=_prd(description, data.get("files"))),
-        suites=suites, env=EnvSpec(env_vars=env_vars), scored_suite=SCORED_SUITE,
+        suites=suites, env=EnvSpec(requirements=HARNESS_REQUIREMENTS, env_vars=env_vars), scored_suite=SCORED_SUITE,
         timeout=_seconds(timeouts.get("default")),
         suite_timeouts={s: t for s in suites if (t := _seconds(timeouts.get(s))) is not None},
         reference=reference, reference_root=reference_root, package=str(package) if package else None,
-        candidate_copies=copies,
-        difficulty=str(difficulty).lower() if difficulty else None)
+        candidate_copies=copies, difficulty=str(difficulty).lower() if difficulty else None,
+        published_tests=_functional_total(data.get("baseline_metrics"))))
 
 
 def load_ralbench(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
@@ -171,6 +175,14 @@ def _reference(root: Path, config: Path, value: object) -> tuple[str, tuple[str,
                    if p.is_file() and not SKIPPED_DIRS.intersection(p.relative_to(folder).parts)
                    and not p.name.endswith((".pyc", ".pyo")))
     return (rel, tuple(files)) if files else ("", ())
+
+
+def _functional_total(baseline: object) -> int | None:
+    """The functional tests the reference passed when the benchmark was built (`baseline_metrics.functional.
+    functional_tests_total`): the task's published #Tests."""
+    functional = baseline.get("functional") if isinstance(baseline, dict) else None
+    total = functional.get("functional_tests_total") if isinstance(functional, dict) else None
+    return total if isinstance(total, int) and total > 0 else None
 
 
 def _seconds(value: object) -> float | None:

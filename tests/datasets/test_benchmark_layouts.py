@@ -33,6 +33,8 @@ def test_a_ralbench_checkout_loads_its_tasks_with_suites_reference_and_difficult
                                  "RACB_PACKAGE_NAME": "wordcount"}
     assert (task.timeout, task.suite_timeouts) == (60.0, {"performance": 120.0})
     assert task.candidate_copies == ("generation/Wordcount",)  # where its performance tests look for it
+    assert task.published_tests == 3  # baseline_metrics.functional.functional_tests_total
+    assert task.env.requirements == ("psutil",)  # RAL-Bench's resource tests measure themselves with it
     assert load_task(RALBENCH / "tasks" / "Wordcount") == task
     assert load_task(RALBENCH / "tasks" / "Wordcount" / "wordcount.yaml") == task
 
