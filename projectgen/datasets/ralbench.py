@@ -81,7 +81,7 @@ def load_ralbench_task(root: Path, config: Path) -> Task:
     generated = data.get("generated_repository")
     copies = (_inside(root, config, "generated_repository", generated),) if generated else ()
     return apply_compat(Task(
-        id=task_id, root=root, format="ralbench", docs=Documents(prd=_prd(description, data.get("files"))),
+        id=task_id, root=root, folder=config.parent.resolve(), format="ralbench", docs=Documents(prd=_prd(description, data.get("files"))),
         suites=suites, env=EnvSpec(requirements=HARNESS_REQUIREMENTS, env_vars=env_vars), scored_suite=SCORED_SUITE,
         timeout=_seconds(timeouts.get("default")),
         suite_timeouts={s: t for s in suites if (t := _seconds(timeouts.get(s))) is not None},

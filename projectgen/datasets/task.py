@@ -156,6 +156,9 @@ class Task(BaseModel):
 
     id: str
     root: Path
+    folder: Path | None = Field(
+        default=None, description="the path `load_task` loads the task from again, when it is not `root` (a "
+        "RAL-Bench task: tasks/<Name> of the benchmark, whose root is the benchmark's)")
     format: Literal["codeprojecteval", "devbench", "taskdir", "exercism", "ralbench", "nl2repobench"]
     language: str = Field(default="python", description="the language of the code and its tests: python (pytest), "
                           "go, rust, cpp, javascript or java (projectgen.evaluation.languages)")
@@ -211,6 +214,10 @@ class Task(BaseModel):
         if self.scored_suite != "unit" and self.scored_suite not in self.suites:
             raise ValueError(f"the scored suite {self.scored_suite!r} is not a suite of the task")
         return self
+
+    def load_path(self) -> Path:
+        """What a run records to load the task again (`load_task`): its folder, else its root."""
+        return Path(self.folder or self.root).resolve()
 
     def has_scored_suite(self) -> bool:
         """Whether the task has the suite its final evaluation runs (`scored_suite`)."""
