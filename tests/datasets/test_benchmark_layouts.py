@@ -89,3 +89,17 @@ def test_a_malformed_nl2repo_count_names_its_file(tmp_path: Path) -> None:
     assert [t.id for t in tasks] == ["minicalc"]
     assert "test_case_count.txt" in str(errors[0]) and "'many'" in str(errors[0])
     assert load_tasks(tmp_path / "bench")[1].keys() == {"textkit"}
+
+
+def test_a_run_of_a_ralbench_task_records_its_folder_and_selects_by_its_scored_suite() -> None:
+    from projectgen.config import AttemptSettings
+    from projectgen.errors import ProjectGenError
+    from projectgen.runs.request import RunRequest
+
+    task = load_task(RALBENCH / "tasks" / "Wordcount")
+    request = RunRequest.for_task(task, models={"default": "reference"},
+                                  attempt_settings=AttemptSettings(selection="unit"))
+    assert request.task_path == str((RALBENCH / "tasks" / "Wordcount").resolve())  # not the benchmark's root
+    assert load_task(request.task_path) == task  # a resumed run loads the same task
+    with pytest.raises(ProjectGenError, match="has no check tests"):  # RAL-Bench gives no visible tests
+        RunRequest.for_task(task, models={"default": "reference"}, attempt_settings=AttemptSettings(selection="check"))
