@@ -12,8 +12,9 @@ Suites: `functional` (what the task is scored by), `robustness`, `performance` a
 tests find the candidate through `RACB_REPO_ROOT` (the workspace, `{repo}`) and import
 `RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
 only in `generation/<Name>` beside `tests/` (`<NAME>_TARGET=generated`), so the workspace holds a second
-copy of the candidate there (`Task.candidate_copies`, the yaml's `generated_repository`). Security and maintainability are not run as
-tests here: they are static measures of the files (`projectgen.evaluation.nonfunctional`).
+copy of the candidate there (`Task.candidate_copies`, the yaml's `generated_repository`). Security and
+maintainability are not run as tests here: they are static measures of the files
+(`projectgen.evaluation.nonfunctional`).
 """
 from __future__ import annotations
 
@@ -81,8 +82,9 @@ def load_ralbench_task(root: Path, config: Path) -> Task:
     generated = data.get("generated_repository")
     copies = (_inside(root, config, "generated_repository", generated),) if generated else ()
     return apply_compat(Task(
-        id=task_id, root=root, folder=config.parent.resolve(), format="ralbench", docs=Documents(prd=_prd(description, data.get("files"))),
-        suites=suites, env=EnvSpec(requirements=HARNESS_REQUIREMENTS, env_vars=env_vars), scored_suite=SCORED_SUITE,
+        id=task_id, root=root, folder=config.parent.resolve(), format="ralbench",
+        docs=Documents(prd=_prd(description, data.get("files"))), suites=suites,
+        env=EnvSpec(requirements=HARNESS_REQUIREMENTS, env_vars=env_vars), scored_suite=SCORED_SUITE,
         timeout=_seconds(timeouts.get("default")),
         suite_timeouts={s: t for s in suites if (t := _seconds(timeouts.get(s))) is not None},
         reference=reference, reference_root=reference_root, package=str(package) if package else None,

@@ -92,10 +92,11 @@ def resource_score(baseline_memory_mb: float, memory_mb: float, baseline_cpu_pct
 
 def non_functional(scores: Mapping[str, float | None]) -> float | None:
     """The AHP-weighted mean of the five dimension scores; None when any of them is missing."""
-    if any(scores.get(name) is None for name in DIMENSIONS):
+    values = [scores.get(name) for name in DIMENSIONS]
+    if any(value is None for value in values):
         return None
-    return math.fsum(AHP_WEIGHTS[name] * float(scores[name]) for name in DIMENSIONS) / math.fsum(  # type: ignore[arg-type]
-        AHP_WEIGHTS.values())
+    weighted = math.fsum(AHP_WEIGHTS[name] * float(value or 0.0) for name, value in zip(DIMENSIONS, values))
+    return weighted / math.fsum(AHP_WEIGHTS.values())
 
 
 # --------------------------------------------------------------------------- static measurements

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from projectgen.evaluation.nonfunctional import DIMENSIONS, NO_RESOURCE_SAMPLING
-from projectgen.experiments.results import DIFFICULTIES, ExperimentResults, ModelReport, difficulty
+from projectgen.experiments.results import DIFFICULTIES, ExperimentResults, ModelReport
 from projectgen.experiments.results_writer import Block, Heading, Table, TableBlock, Text
 
 TABLE1_METRICS: tuple[str, ...] = ("functional", "non_functional", *DIMENSIONS)
@@ -40,20 +40,17 @@ def overall_from_buckets(means: Mapping[str, float], tasks: Mapping[str, int]) -
     return math.fsum(means[name] * tasks[name] for name in means) / total
 
 
-def task_difficulty(declared: str | None, loc: int | None) -> str | None:
-    """A task's bucket: the benchmark's own label when it has one (NL2Repo-Bench publishes them), else by
-    the reference's #LOC; None when neither is known."""
-    if declared:
-        return declared.lower()
-    return None if loc is None else difficulty(loc)
-
-
 def _percent(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
 def _change(value: float | None) -> str:
     return "" if value is None else f"{value:+.2f}"
+
+
+def _with_change(value: float | None, change: float | None) -> str:
+    """A value (%) and, in parentheses, its change from Direct when there is one."""
+    return _percent(value) + ("" if change is None else f" ({_change(change)})")
 
 
 def ralbench_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, str], Mapping[str, float | None]]
@@ -68,8 +65,8 @@ def ralbench_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, s
         for metric in TABLE1_METRICS:
             values = {m: figures.get((m, model), {}).get(metric) for m in methods}
             changes = changes_from(values, BASELINE_METHOD)
-            rows.append([metric, *(_percent(values[m]) + ("" if m == BASELINE_METHOD or changes[m] is None
-                                                         else f" ({_change(changes[m])})") for m in methods)])
+            rows.append([metric, *(_percent(values[m]) if m == BASELINE_METHOD else _with_change(values[m], changes[m])
+                                   for m in methods)])
         tables.append((header, rows))
     return tables
 
@@ -86,8 +83,7 @@ def nl2repo_table(reports: Sequence[ModelReport], figures: Mapping[tuple[str, st
                      for metric in TABLE2_METRICS}
         changes = {metric: changes_from(values, BASELINE_METHOD) for metric, values in by_metric.items()}
         for method in methods:
-            rows.append([method, *(_percent(by_metric[metric][method])
-                                   + ("" if changes[metric][method] is None else f" ({_change(changes[metric][method])})")
+            rows.append([method, *(_with_change(by_metric[metric][method], changes[metric][method])
                                    for metric in TABLE2_METRICS)])
         imp = []
         for metric in TABLE2_METRICS:

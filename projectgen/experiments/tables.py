@@ -46,7 +46,8 @@ def final_lines(report: ModelReport) -> list[str]:
     if f.by_difficulty:
         buckets = [f"{name} {percent(bucket.mean_pass_rate)} ({bucket.tasks} task(s))"
                    for name, bucket in f.by_difficulty.items()]
-        lines.append("by difficulty (reference LOC; easy <= 1.5k, hard >= 4k): " + ", ".join(buckets))
+        lines.append("by difficulty (the benchmark's labels, else reference LOC: easy <= 1.5k, hard >= 4k): "
+                     + ", ".join(buckets))
     lines.append(f"tokens: {f.tokens.total_tokens:,} in {f.tokens.calls} calls; cost: {f.cost.label()}"
                  + (f"; cost reduction attempt 1 -> {report.attempts}: {f.cost_reduction_pct:.2f}%"
                     if f.cost_reduction_pct is not None else "")

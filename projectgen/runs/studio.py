@@ -160,7 +160,8 @@ async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttem
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
+        return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1,
+                "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph

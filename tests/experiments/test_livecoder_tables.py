@@ -184,6 +184,9 @@ def test_an_nl2repo_experiment_prints_table_2_with_buckets_changes_and_imp() -> 
     assert rows[0] == ["direct", "33.33 (+0.00)", "50.00 (+0.00)", "", "0.00 (+0.00)"]
     assert rows[1] == ["livecoder", "58.33 (+25.00)", "62.50 (+12.50)", "", "50.00 (+50.00)"]
     assert rows[2] == ["Imp.", "+75.0", "+25.0", "", ""]  # hard: the best other is 0, no relative change
+    # the final figures bucket by the published label too, not by the (absent) reference's LOC
+    direct = results.models[0].final.by_difficulty
+    assert {name: (b.tasks, b.mean_pass_rate) for name, b in direct.items()} == {"easy": (2, 0.5), "hard": (1, 0.0)}
 
 
 def test_a_ralbench_experiment_prints_table_1_with_the_non_functional_rows() -> None:
