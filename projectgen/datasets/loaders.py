@@ -556,10 +556,10 @@ def _config_task(
     )
 
 
-# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: its code stage
-# may take up to 10 rounds on CodeProjectEval and 5 on DevBench.
-PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iterations": 10},
-                                             "devbench": {"code_iterations": 5}}
+# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: the `paper` profile
+# (`projectgen.config.SETTINGS_PROFILES`), and a code stage of up to 10 rounds on CodeProjectEval, 5 on DevBench.
+PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"profile": "paper", "code_iterations": 10},
+                                             "devbench": {"profile": "paper", "code_iterations": 5}}
 
 
 def _settings_profile(ctx: _Ctx, table: dict[str, Any]) -> dict[str, Any]:

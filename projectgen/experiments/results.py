@@ -111,6 +111,7 @@ class AttemptRow(BaseModel):
     output_loc_weighted: float | None
     maintainability: float | None = Field(default=None, description="mean over the attempts that generated a "
                                           "repository of radon's maintainability index")
+    maintainability_vs: float | None = Field(default=None, description="the same, by the Visual Studio formula")
     tokens: TokenFigures
     cost: CostFigures
 
@@ -183,9 +184,11 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         tokens = sum((a.tokens for a in figures if a is not None), TokenFigures())
         cost = sum((a.cost for a in figures if a is not None), CostFigures())
         indices = [a.maintainability for a in figures if a is not None and a.maintainability is not None]
+        indices_vs = [a.maintainability_vs for a in figures if a is not None and a.maintainability_vs is not None]
         rows.append(AttemptRow(
             attempt=t, tasks=len(ok), generated=sum(1 for a in figures if a is not None and a.kind == "generated"),
             maintainability=mean(indices) if indices else None,
+            maintainability_vs=mean(indices_vs) if indices_vs else None,
             reuse_rate=mean([float(s[t - 1][2]) for s in scores]) if ok else 0.0,
             attempt_mean=mean([s for s, _ in own]) if ok and measured else None,
             attempt_loc_weighted=loc_weighted_average(own) if ok and measured else None,

@@ -16,7 +16,7 @@ def percent(value: float | None) -> str:
 
 
 ATTEMPT_COLUMNS = ("attempt", "generated", "attempt t: mean", "attempt t: LOC-w.", "output: mean",
-                   "output: LOC-w.", "reuse", "tokens", "cost", "MI")
+                   "output: LOC-w.", "reuse", "tokens", "cost", "MI", "MI (VS)")
 
 
 def attempt_cells(row: AttemptRow) -> list[str]:
@@ -24,7 +24,7 @@ def attempt_cells(row: AttemptRow) -> list[str]:
     return [str(row.attempt), f"{row.generated}/{row.tasks}", percent(row.attempt_mean),
             percent(row.attempt_loc_weighted), percent(row.output_mean), percent(row.output_loc_weighted),
             percent(row.reuse_rate), f"{row.tokens.total_tokens:,}", row.cost.label(),
-            "n/a" if row.maintainability is None else f"{row.maintainability:.1f}"]
+            *("n/a" if mi is None else f"{mi:.1f}" for mi in (row.maintainability, row.maintainability_vs))]
 
 
 def final_lines(report: ModelReport) -> list[str]:

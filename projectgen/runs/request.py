@@ -80,7 +80,7 @@ class RunRequest(BaseModel):
         request = cls(task_path=str(task.load_path()), task_id=task.id, method=method, models=specs,
                       model_label=REFERENCE_LABEL if REFERENCE_SPEC in specs.values() else None,
                       settings=settings,
-                      attempt_settings=method_attempt_settings(method, attempt_settings),
+                      attempt_settings=method_attempt_settings(method, attempt_settings, settings.profile),
                       knowledge_store=knowledge_store, embedding=embedding, max_tokens=max_tokens,
                       max_cost_usd=max_cost_usd, prices_file=str(Path(prices_file).resolve()) if prices_file else None,
                       checkpoint_url=checkpoint_url, review=list(check_review_stages(review)))
