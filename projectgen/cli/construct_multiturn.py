@@ -88,7 +88,7 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
         colour = {"task": "green", "filtered": "yellow", "review": "red", "error": "red"}[row.status]
         detail = f"{row.turns} turns, {row.drafts} Coder drafts" if row.status == "task" else row.reason
         console.print(f"{row.seed}: [{colour}]{row.status}[/{colour}] ({detail}; "
-                      f"{row.input_tokens + row.output_tokens:,} tokens)", highlight=False)
+                      f"{row.input_tokens + row.output_tokens:,} tokens, {row.cost})", highlight=False)
 
     # sandbox runs at most one per core, however many seeds are built at once (as refine and reflect)
     runner = SandboxRunner(runner_settings_from_args(args), slots=threading.BoundedSemaphore(cores()),

@@ -65,6 +65,7 @@ def test_the_bundled_seeds_become_four_tasks_and_the_short_one_is_filtered(built
     assert errors == {} and tasks[3].snapshot().keys() == {"textkit/__init__.py", "textkit/case.py"}
     assert json.loads((out / "review.json").read_text()) == {"pending": []}
     assert "4 task(s) built" in (out / "results.md").read_text()
+    assert outcomes["rle"].cost_usd == 0.0 and outcomes["rle"].calls == 12  # a replay is priced at nothing
 
 
 def test_refine_scores_the_reference_at_full_marks_and_every_turn_tells_its_code_from_the_previous(built, env_cache):

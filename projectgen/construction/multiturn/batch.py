@@ -162,7 +162,7 @@ def construction_page(results: ConstructionResults) -> ResultsPage:
     counts = {status: sum(row.status == status for row in results.outcomes)
               for status in ("task", "filtered", "review", "error")}
     rows = [[row.seed, row.status, str(row.turns or ""), str(row.drafts or ""),
-             f"{row.input_tokens + row.output_tokens:,}", row.reason or ""] for row in results.outcomes]
+             f"{row.input_tokens + row.output_tokens:,}", row.cost, row.reason or ""] for row in results.outcomes]
     return ResultsPage(title="SR-Eval multi-turn task construction", command="projectgen construct multiturn", blocks=[
         Text(f"Seeds `{results.seeds}`, model {results.model_description or results.model}; ablation "
              f"`{results.settings['ablation']}` ({ABLATIONS[results.settings['ablation']]})."),
@@ -170,6 +170,6 @@ def construction_page(results: ConstructionResults) -> ResultsPage:
                  f"{counts['review']} seed(s) waiting for a person (review.json)",
                  f"{counts['error']} seed(s) whose construction failed (built again by the next invocation)"]),
         Heading("Seeds"),
-        TableBlock((["seed", "outcome", "turns", "Coder drafts", "tokens", "why"], rows)),
+        TableBlock((["seed", "outcome", "turns", "Coder drafts", "tokens", "cost", "why"], rows)),
         Text("Each task's construction.json and runs/SEED/events.jsonl record every draft and decision.", note=True),
     ])

@@ -68,6 +68,9 @@ class SeedOutcome(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = Field(default=0, description="model calls, those of earlier invocations included")
+    cost_usd: float | None = Field(default=None, description="at list prices; 0 for a replay, None when some model "
+                                   "has no price")
+    cost: str = Field(default="-", description="the cost as reports print it ($0.0123, n/a, ...)")
     task_folder: str | None = None
 
 
@@ -93,10 +96,13 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
 
         def finish(status: Status, reason: str = "", **fields: Any) -> SeedOutcome:
             from projectgen.llm import UsageTotals
+            from projectgen.llm.pricing import PriceTable
 
-            totals = UsageTotals.of(folder.usage_records())
+            records = folder.usage_records()
+            totals, cost = UsageTotals.of(records), PriceTable.default().total(records)
             outcome = SeedOutcome(seed=seed.id, status=status, reason=reason, input_tokens=totals.input_tokens,
-                                  output_tokens=totals.output_tokens, calls=totals.calls, **fields)
+                                  output_tokens=totals.output_tokens, calls=totals.calls, cost_usd=cost.value,
+                                  cost=cost.label(), **fields)
             folder.record_status(manifest, "finished", reason or None)
             trace.write("run_end", status="finished", outcome=outcome.model_dump())
             return outcome
