@@ -13,8 +13,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-OUT = (Path(__file__).resolve().parent.parent / "projectgen" / "datasets" / "examples" / "scripts"
-       / "construct-multiturn.json")
+EXAMPLES = Path(__file__).resolve().parent.parent / "projectgen" / "datasets" / "examples"
+OUT = EXAMPLES / "scripts" / "construct-multiturn.json"
+
+
+def reference(seed: str) -> str:
+    """A bundled seed's reference implementation."""
+    return (EXAMPLES / "seeds" / "multiturn" / seed / "reference.py").read_text(encoding="utf-8")
 
 def files(code_path, code, test_path, tests):
     return f"{code_path}\n```python\n{code}```\n\n{test_path}\n```python\n{tests}```\n"
@@ -195,25 +200,7 @@ def test_range_ends_are_scores():
     assert letter_grade(100) == "A"
 '''
 add("turn_coder", files("grading.py", g2, "test_grading_turn2.py", g2_tests), "grading/turn2")
-g3 = '''"""Letter grades."""
-
-_BANDS = ((90, "A"), (80, "B"), (70, "C"), (60, "D"))
-
-
-def letter_grade(score: float) -> str:
-    """The letter of `score` (0 to 100), with "+" in the top three points of a band and "-" in its bottom three."""
-    if not 0 <= score <= 100:
-        raise ValueError(f"a score is between 0 and 100, got {score}")
-    for floor, letter in _BANDS:
-        if score >= floor:
-            above = score - floor
-            if above >= 7:
-                return letter + "+"
-            if above < 3:
-                return letter + "-"
-            return letter
-    return "F"
-'''
+g3 = reference("grading")  # the last turn is the seed's reference
 g3_tests = '''from grading import letter_grade
 
 
