@@ -132,7 +132,8 @@ def exercise_task(exercise: Exercise) -> Task:
     other = exercise.language != "python"
     sources = {exercise.workspace_path(rel): exercise.workspace_path(example)
                for rel, example in sorted(exercise.examples.items())}
-    return Task(id=exercise.id, root=exercise.folder.parent, format="exercism", language=exercise.language,
+    return Task(id=exercise.id, root=exercise.folder.parent, folder=exercise.folder, format="exercism",
+                language=exercise.language,
                 docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
                 package=exercise.project, reference=tuple(sources), reference_sources=sources,
                 env=EnvSpec(source_root=exercise.project) if other else EnvSpec(),

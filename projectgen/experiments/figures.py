@@ -112,6 +112,11 @@ class PairResult(BaseModel):
                                          "frozen total) or 'run' (the tests the output ran); evaluation.denominators")
     sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100) of the final output against the "
                                      "reference (ProjectGen Tables 4 and 6); None without a reference or the extra")
+    non_functional: dict[str, float | None] | None = Field(
+        default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
+        "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")
+    difficulty: str | None = Field(default=None, description="the benchmark's difficulty label of the task "
+                                   "(NL2Repo-Bench: LiveCoder Table 2's buckets)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
     duration_s: float | None = None
@@ -193,7 +198,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
-        sketchbleu=final_sketchbleu(run_dir, task),
+        sketchbleu=final_sketchbleu(run_dir, task), non_functional=final_non_functional(run_dir, task, runner),
+        difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
 
@@ -243,6 +249,18 @@ def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
         return {}
     return {"maintainability": stats.mean_maintainability_index,
             "maintainability_vs": stats.mean_maintainability_index_vs}
+
+
+def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, float | None] | None:
+    """LiveCoder Table 1's non-functional figures (%) of the run's output against the task's reference, its
+    suites run in the sandbox (RAL-Bench tasks with a reference and a runner; else None)."""
+    from projectgen.evaluation.nonfunctional import score_candidate
+    from projectgen.repository import load_repository
+
+    output = RunFolder(run_dir).repository
+    if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
+        return None
+    return score_candidate(task, load_repository(output), runner).as_percent()
 
 
 def final_sketchbleu(run_dir: Path, task: Task) -> float | None:

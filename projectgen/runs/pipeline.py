@@ -87,7 +87,7 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
         graph = build_project_graph(agents=agents, settings=settings)
     folder = RunFolder(Path(out_dir))
     runner = runner or SandboxRunner(log=progress)
-    manifest = RunManifest(task_path=str(Path(task.folder).resolve()), task_id=task.id, method=SINGLE_PASS,
+    manifest = RunManifest(task_path=str(task.load_path()), task_id=task.id, method=SINGLE_PASS,
                            settings=settings, run_id=uuid.uuid4().hex[:12])
     with folder.create(force=force):
         folder.write_manifest(manifest)

@@ -155,7 +155,7 @@ async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> d
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.folder), "review_stages": review_stages(runtime), **initial_state(task)}
+        return {"task": str(task.load_path()), "review_stages": review_stages(runtime), **initial_state(task)}
 
 
 async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
@@ -164,7 +164,8 @@ async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttem
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.folder), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
+        return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1,
+                "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph
