@@ -76,7 +76,7 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-# The bundled kvstore task and a sandbox runner on the module's environment cache: what most graph and
+# The bundled kvstore task and a sandbox runner on the run's environment cache: what most graph and
 # run tests start from (a module defining its own `task` or `runner` overrides these).
 @pytest.fixture(scope="module")
 def task():
