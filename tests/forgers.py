@@ -1,0 +1,83 @@
+"""Candidates that forge their test results: a stub that, while its tests run, writes an all-pass report
+(naming every test the reference passed) where each language's report used to be read from (the
+session's `$TMPDIR/reports/`) and in its own folder, replacing any file there. A sound runner scores
+them as the stub they are."""
+from __future__ import annotations
+
+import json
+import re
+
+from projectgen.datasets.task import Task
+from projectgen.evaluation.languages.plans import report_name
+from projectgen.evaluation.report import TestReport
+
+
+def _names(reference: TestReport) -> list[tuple[str, str]]:
+    """(test file, test name) of each test the reference passed."""
+    return [tuple(test.nodeid.split("::", 1)) for test in reference.tests]  # type: ignore[misc]
+
+
+def forged_report(task: Task, reference: TestReport) -> str:
+    """An all-pass report in the language's own format, naming the reference's tests."""
+    names = _names(reference)
+    if task.language == "go":
+        return "".join(json.dumps({"Action": action, "Test": name}) + "\n"
+                       for _, name in names for action in ("run", "pass"))
+    if task.language == "java":
+        cases = "".join(f'<testcase classname="{rel.rsplit("/", 1)[-1].removesuffix(".java")}" name="{name}()"/>'
+                        for rel, name in names)
+        return f'<?xml version="1.0"?><testsuite name="JUnit Jupiter" tests="{len(names)}">{cases}</testsuite>'
+    if task.language == "javascript":
+        files = sorted({rel for rel, _ in names})
+        return json.dumps({"success": True, "testResults": [
+            {"name": f"/{rel}", "status": "passed", "assertionResults": [
+                {"fullName": name, "status": "passed"} for other, name in names if other == rel]} for rel in files]})
+    if task.language == "rust":
+        lines = []
+        for rel in sorted({rel for rel, _ in names}):
+            lines.append(json.dumps({"type": "projectgen-file", "file": rel}))
+            lines += [json.dumps({"type": "test", "event": "ok", "name": name}) for other, name in names if other == rel]
+        return "\n".join(lines) + "\n"
+    raise ValueError(task.language)
+
+
+def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport) -> dict[str, str] | None:
+    """The stub with code that writes `forged_report` when its tests run (at exit where the language
+    allows: after the tool wrote its own); None for a language without a forger here (C++)."""
+    report = forged_report(task, reference) if task.language != "cpp" else ""
+    name = report_name(task.language)
+    text = json.dumps(report)
+    if task.language == "go":
+        path = next(rel for rel in stub if rel.endswith(".go"))
+        package = re.search(r"^package\s+(\w+)", stub[path], re.M)[1]
+        forger = (f'package {package}\n\nimport (\n\t"os"\n\t"path/filepath"\n)\n\nfunc init() {{\n'
+                  f'\tdir := filepath.Join(os.Getenv("TMPDIR"), "reports")\n\tos.MkdirAll(dir, 0o755)\n'
+                  f'\tfor _, path := range []string{{filepath.Join(dir, "{name}"), "{name}"}} {{\n'
+                  f'\t\tos.Remove(path)\n\t\tos.WriteFile(path, []byte({text}), 0o644)\n\t}}\n}}\n')
+        return {**stub, path.rsplit("/", 1)[0] + "/zz_forge.go" if "/" in path else "zz_forge.go": forger}
+    if task.language == "java":
+        path = next(rel for rel in stub if rel.endswith(".java"))
+        hook = ('static { Runtime.getRuntime().addShutdownHook(new Thread(() -> { try { '
+                'java.nio.file.Path dir = java.nio.file.Path.of(System.getenv("TMPDIR"), "reports"); '
+                'java.nio.file.Files.createDirectories(dir); '
+                f'for (java.nio.file.Path p : new java.nio.file.Path[] {{dir.resolve("{name}"), '
+                f'java.nio.file.Path.of("{name}")}}) java.nio.file.Files.writeString(p, {text}); '
+                '} catch (Exception e) { } })); }\n')
+        code = stub[path]
+        brace = code.index("{", code.index("class ")) + 1
+        return {**stub, path: code[:brace] + "\n    " + hook + code[brace:]}
+    if task.language == "javascript":
+        path = next(rel for rel in stub if rel.endswith(".js"))
+        forger = ("process.on('exit', () => { const fs = require('fs'); const path = require('path');\n"
+                  f"  const dir = path.join(process.env.TMPDIR, 'reports'); fs.mkdirSync(dir, {{recursive: true}});\n"
+                  f"  for (const p of [path.join(dir, '{name}'), '{name}']) fs.writeFileSync(p, {text}); }});\n")
+        return {**stub, path: forger + stub[path]}
+    if task.language == "rust":
+        folder = task.env.source_root or ""
+        build = ("use std::fs;\nuse std::path::Path;\n\nfn main() {\n"
+                 '    let dir = Path::new(&std::env::var("TMPDIR").unwrap_or_default()).join("reports");\n'
+                 "    let _ = fs::create_dir_all(&dir);\n"
+                 f'    let _ = fs::write(dir.join("{name}"), {text});\n'
+                 f'    let _ = fs::write("{name}", {text});\n}}\n')
+        return {**stub, f"{folder}/build.rs" if folder else "build.rs": build}
+    return None
