@@ -177,3 +177,22 @@ def test_a_javascript_exercise_whose_babel_config_needs_its_package_json_runs(tm
     stub = runner.evaluate(task, exercise.candidate(exercise.stubs()), "unit")
     assert (reference.passed, reference.total) == (1, 1), reference.output_tail[-2000:]
     assert (stub.passed, stub.total) == (0, 1)
+
+
+def test_a_canary_that_passes_or_is_missing_from_an_all_pass_report_marks_the_run_tampered() -> None:
+    from projectgen.evaluation.languages.plans import Parsed
+    from projectgen.evaluation.languages.session import without_canary
+    from projectgen.evaluation.report import TestResult
+
+    def parsed(*outcomes: tuple[str, Outcome]) -> Parsed:
+        return Parsed([TestResult(nodeid=f"p/a_test.go::{name}", outcome=outcome) for name, outcome in outcomes])
+
+    honest, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestZ3f9a", Outcome.FAILED)), "3f9a")
+    assert tampered is None and [t.nodeid for t in honest.tests] == ["p/a_test.go::TestA"]  # taken out
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestZ3f9a", Outcome.PASSED)), "3f9a")
+    assert tampered and "must fail passed" in tampered
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED)), "3f9a")  # all-pass, written without it
+    assert tampered and "canary test that runs with them is missing" in tampered
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestB", Outcome.ERROR)), "3f9a")
+    assert tampered is None  # a run that crashed before the canary ran is not a forgery
+    assert without_canary(parsed(("TestA", Outcome.PASSED)), "") == (parsed(("TestA", Outcome.PASSED)), None)

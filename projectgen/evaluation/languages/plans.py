@@ -11,6 +11,7 @@ definition), Rust's `#[ignore]` (`--include-ignored`).
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -60,7 +61,8 @@ class RunContext:
     @property
     def run_files(self) -> tuple[str, ...]:
         """The test files the tool runs: the suite's, then the canary."""
-        return (*self.test_files, self.canary) if self.canary else self.test_files
+        return (*self.test_files, self.canary) if self.canary and self.canary not in self.test_files \
+            else self.test_files
 
     def env(self, *, path: tuple[str, ...] = (), extra: dict[str, str] | None = None) -> dict[str, str]:
         """What every step sees: a private HOME and TMPDIR, a plain PATH (tool folders first)."""
@@ -84,9 +86,9 @@ class LanguagePlan(Protocol):
 
     def enable_all_tests(self, text: str) -> str: ...
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
-        """A test file that must fail (its path in the project folder, its text), named after `word`;
-        None where the language cannot add one cheaply."""
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        """A test file that must fail, its tests named after `word` (its path in the workspace, its text;
+        `project` is the folder the tests run in), or None where the language cannot add one cheaply."""
         ...
 
     def steps(self, ctx: RunContext) -> list[Step]: ...
@@ -114,11 +116,11 @@ class GoPlan:
     test_suffixes = ("_test.go",)
     enable_all_tests = staticmethod(_unchanged)
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
         found = next((m for text in test_sources.values() if (m := GO_PACKAGE.search(text))), None)
         if found is None:
             return None
-        return (f"z{word}_test.go", f'package {found[1]}\n\nimport "testing"\n\n'
+        return (posixpath.join(project, f"z{word}_test.go"), f'package {found[1]}\n\nimport "testing"\n\n'
                 f'func TestZ{word}(t *testing.T) {{\n\tt.Fatal("{word}")\n}}\n')
 
     def steps(self, ctx: RunContext) -> list[Step]:
@@ -144,8 +146,8 @@ class RustPlan:
     test_suffixes = (".rs",)
     enable_all_tests = staticmethod(_unchanged)
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
-        return f"tests/z{word}.rs", f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return posixpath.join(project, f"tests/z{word}.rs"), f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
 
     def steps(self, ctx: RunContext) -> list[Step]:
         cargo, rustc = ctx.toolchain.tool("cargo"), ctx.toolchain.tool("rustc")
@@ -179,8 +181,13 @@ class CppPlan:
     test_suffixes = (".cpp", ".cc", ".cxx")
     enable_all_tests = staticmethod(_unchanged)
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
-        return None  # the exercise's CMakeLists.txt names its sources: a test file of ours would not be built
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        """The first test file with a test case appended (the exercise's CMakeLists.txt names the files it
+        builds, so a file of ours would not be), after any `#if` that holds its other tests back."""
+        if not test_sources:
+            return None
+        rel, text = next(iter(test_sources.items()))
+        return rel, f'{text.rstrip()}\n\nTEST_CASE("z{word}") {{\n    FAIL("{word}");\n}}\n'
 
     def _binary(self, ctx: RunContext) -> Path:
         return ctx.project_dir / "build" / ctx.project_dir.name
@@ -207,8 +214,8 @@ class JavaScriptPlan:
     language = JAVASCRIPT
     test_suffixes = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
-        return f"z{word}.spec.js", f"test('{word}', () => {{\n  throw new Error('{word}');\n}});\n"
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return posixpath.join(project, f"z{word}.spec.js"), f"test('{word}', () => {{\n  throw new Error('{word}');\n}});\n"
 
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"\bxtest\(", "test(", re.sub(r"\bxit\(", "it(", text))
@@ -242,8 +249,8 @@ class JavaPlan:
     language = JAVA
     test_suffixes = (".java",)
 
-    def canary(self, word: str, test_sources: dict[str, str]) -> tuple[str, str] | None:
-        return (f"Z{word}Test.java", f"public class Z{word}Test {{\n    @org.junit.jupiter.api.Test\n"
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return (posixpath.join(project, f"Z{word}Test.java"), f"public class Z{word}Test {{\n    @org.junit.jupiter.api.Test\n"
                 f"    void z{word}() {{\n        org.junit.jupiter.api.Assertions.fail(\"{word}\");\n    }}\n}}\n")
 
     def enable_all_tests(self, text: str) -> str:

@@ -20,7 +20,6 @@ of the file's expected tests); so does a test file the report says nothing about
 """
 from __future__ import annotations
 
-import posixpath
 import secrets
 from pathlib import Path
 
@@ -83,8 +82,8 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
     sources = {rel: (task.root / rel).read_text(encoding="utf-8", errors="replace")
                for rel in tests if (task.root / rel).is_file()}
     word = secrets.token_hex(6)
-    made = plan.canary(word, sources)
-    canary = posixpath.join(project, made[0]) if made else ""
+    made = plan.canary(word, sources, project)
+    canary = made[0] if made else ""
     _fill(folder, task, candidate, suite, plan, tests, (canary, made[1]) if made else None)
     try:
         dependencies = _dependencies(task.language, toolchain, cache, folder.workspace / project)
@@ -143,10 +142,10 @@ def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteN
     if canary is not None:
         path = workspace / canary[0]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.unlink(missing_ok=True)  # a candidate file of that name (it cannot know the name) gives way
+        path.unlink(missing_ok=True)  # a candidate file of that name gives way (C++'s canary is a test file)
         path.write_text(canary[1], encoding="utf-8")
         protected.append(canary[0])
-    folder.protect_list.write_text("\n".join(protected) + "\n", encoding="utf-8")
+    folder.protect_list.write_text("\n".join(dict.fromkeys(protected)) + "\n", encoding="utf-8")
 
 
 def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir: Path) -> Path | None:
@@ -178,7 +177,7 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         if printed.output.total > REPORT_CAP:
             text = ""
         parsed = plan.results(ctx, text) if text else Parsed([])
-        parsed, tampered = _without_canary(parsed, ctx.canary)
+        parsed, tampered = without_canary(parsed, word)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
         said = tested.output.text().strip()[-3000:]
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
@@ -198,15 +197,15 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         output_tail=output[-6000:], isolation=isolation)
 
 
-def _without_canary(parsed: Parsed, canary: str) -> tuple[Parsed, str | None]:
+def without_canary(parsed: Parsed, word: str) -> tuple[Parsed, str | None]:
     """The report without the canary's tests, and why the run is tampered: a canary passed, or every test
     passed and the canary is missing (a report written without knowing it; a run that crashed before the
     canary ran has tests that did not pass)."""
-    if not canary:
+    if not word:
         return parsed, None
-    mine = [test for test in parsed.tests if test.nodeid.split("::", 1)[0] == canary]
-    rest = Parsed([test for test in parsed.tests if test not in mine], {rel: why for rel, why in parsed.broken.items()
-                                                                        if rel != canary})
+    mine = [test for test in parsed.tests if word in test.nodeid.split("::", 1)[-1]]
+    rest = Parsed([test for test in parsed.tests if test not in mine],
+                  {rel: why for rel, why in parsed.broken.items() if word not in rel})
     tampered = canary_problem([test.nodeid for test in mine if test.outcome in (Outcome.PASSED, Outcome.XPASS)])
     if tampered is None and not mine and rest.tests and all(test.outcome == Outcome.PASSED for test in rest.tests):
         tampered = "every test passed but the canary test that runs with them is missing: the report was not the tool's"
