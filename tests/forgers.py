@@ -1,7 +1,7 @@
 """Candidates that forge their test results: a stub that, while its tests run, writes an all-pass report
 (naming every test the reference passed) where each language's report used to be read from (the
-session's `$TMPDIR/reports/`) and in its own folder, replacing any file there. A sound runner scores
-them as the stub they are."""
+session's `$TMPDIR/reports/`) and in its own folder, replacing any file there; in C++ a solution that
+writes one at exit and exits before the tests run. A sound runner scores them as failing every test."""
 from __future__ import annotations
 
 import json
@@ -27,6 +27,9 @@ def forged_report(task: Task, reference: TestReport) -> str:
         cases = "".join(f'<testcase classname="{rel.rsplit("/", 1)[-1].removesuffix(".java")}" name="{name}()"/>'
                         for rel, name in names)
         return f'<?xml version="1.0"?><testsuite name="JUnit Jupiter" tests="{len(names)}">{cases}</testsuite>'
+    if task.language == "cpp":
+        cases = "".join(f'<testcase classname="{name}" name="{name}"/>' for _, name in names)
+        return f'<?xml version="1.0"?><testsuites><testsuite name="all" tests="{len(names)}">{cases}</testsuite></testsuites>'
     if task.language == "javascript":
         files = sorted({rel for rel, _ in names})
         return json.dumps({"success": True, "testResults": [
@@ -41,10 +44,12 @@ def forged_report(task: Task, reference: TestReport) -> str:
     raise ValueError(task.language)
 
 
-def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport) -> dict[str, str] | None:
+def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport,
+                     solution: dict[str, str]) -> dict[str, str]:
     """The stub with code that writes `forged_report` when its tests run (at exit where the language
-    allows: after the tool wrote its own); None for a language without a forger here (C++)."""
-    report = forged_report(task, reference) if task.language != "cpp" else ""
+    allows: after the tool wrote its own). In C++ (whose stubs do not build) the `solution` with code that
+    writes the report at exit and exits before any test runs."""
+    report = forged_report(task, reference)
     name = report_name(task.language)
     text = json.dumps(report)
     if task.language == "go":
@@ -80,4 +85,15 @@ def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport) ->
                  f'    let _ = fs::write(dir.join("{name}"), {text});\n'
                  f'    let _ = fs::write("{name}", {text});\n}}\n')
         return {**stub, f"{folder}/build.rs" if folder else "build.rs": build}
-    return None
+    path = next(rel for rel in solution if rel.endswith(".cpp"))
+    forger = ("\n#include <sys/stat.h>\n#include <cstdio>\n#include <cstdlib>\n#include <string>\n\n"
+              "namespace {\nvoid forge() {\n"
+              '    const char* tmp = std::getenv("TMPDIR");\n'
+              '    std::string dir = std::string(tmp ? tmp : "/tmp") + "/reports";\n'
+              "    if (mkdir(dir.c_str(), 0755) != 0) {\n    }\n"
+              f'    for (const std::string& p : {{dir + "/{name}", std::string("{name}")}}) {{\n'
+              '        if (FILE* f = std::fopen(p.c_str(), "w")) {\n'
+              f"            std::fputs({text}, f);\n            std::fclose(f);\n        }}\n    }}\n}}\n"
+              "struct Forger {\n    Forger() {\n        std::atexit(forge);\n        std::exit(0);\n    }\n};\n"
+              "Forger forger;\n}  // namespace\n")
+    return {**solution, path: solution[path] + forger}

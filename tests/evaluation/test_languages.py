@@ -116,10 +116,11 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
     assert score.passed == 0 and score.expected == count
     if stub.collection_errors:  # it did not build: the compiler's message is kept for every test of the file
         assert score.collection_failed == count and stub.collection_errors[0].message.strip()
-    forger = forged_candidate(task, exercise.candidate(exercise.stubs()), reference)
-    if forger is not None:  # the stub, writing an all-pass report where the tool's used to be, and in its folder
-        forged = score_report(runner.evaluate(task, forger), expected)
-        assert forged.passed == 0 and forged.expected == count
+    # the stub (C++: a solution exiting before its tests), writing an all-pass report where the tool's used to be
+    forger = forged_candidate(task, exercise.candidate(exercise.stubs()), reference,
+                              exercise.candidate(exercise.reference()))
+    forged = score_report(runner.evaluate(task, forger), expected)
+    assert forged.passed == 0 and forged.expected == count
 
 
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
