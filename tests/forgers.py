@@ -29,7 +29,8 @@ def forged_report(task: Task, reference: TestReport) -> str:
         return f'<?xml version="1.0"?><testsuite name="JUnit Jupiter" tests="{len(names)}">{cases}</testsuite>'
     if task.language == "cpp":
         cases = "".join(f'<testcase classname="{name}" name="{name}"/>' for _, name in names)
-        return f'<?xml version="1.0"?><testsuites><testsuite name="all" tests="{len(names)}">{cases}</testsuite></testsuites>'
+        return (f'<?xml version="1.0"?><testsuites><testsuite name="all" tests="{len(names)}">{cases}'
+                '</testsuite></testsuites>')
     if task.language == "javascript":
         files = sorted({rel for rel, _ in names})
         return json.dumps({"success": True, "testResults": [
@@ -39,7 +40,8 @@ def forged_report(task: Task, reference: TestReport) -> str:
         lines = []
         for rel in sorted({rel for rel, _ in names}):
             lines.append(json.dumps({"type": "projectgen-file", "file": rel}))
-            lines += [json.dumps({"type": "test", "event": "ok", "name": name}) for other, name in names if other == rel]
+            lines += [json.dumps({"type": "test", "event": "ok", "name": name})
+                      for other, name in names if other == rel]
         return "\n".join(lines) + "\n"
     raise ValueError(task.language)
 

@@ -22,6 +22,7 @@ from typing import Any
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.coder import interface_of
 from projectgen.agents.skeleton import code_from_reply
+from projectgen.datasets.exercism import LANGUAGES
 from projectgen.datasets.multiturn import MultiTurnTask
 from projectgen.errors import ProjectGenError
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
@@ -33,7 +34,6 @@ STRATEGIES: tuple[str, ...] = ("fh", "ce", "ci")
 STRATEGY_NAMES: dict[str, str] = {"fh": "Full History", "ce": "Code Edit", "ci": "Cumulative Instruction"}
 CONTEXTS: tuple[str, ...] = ("basic", "golden")
 CARRIES_CODE: frozenset[str] = frozenset({"fh", "ce"})  # the strategies a golden context applies to
-LANGUAGE_NAMES: dict[str, str] = {"python": "Python", "java": "Java"}  # a multi-turn task's language, as prompts say it
 
 
 def check_setting(strategy: str, context: str) -> None:
@@ -77,7 +77,7 @@ def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: S
     """
     if not requirements:
         raise ValueError("a turn needs its requirement")
-    named = {"language": LANGUAGE_NAMES.get(language, language), "fence": language}
+    named = {"language": LANGUAGES.get(language, language), "fence": language}
     if strategy == "fh":
         if len(earlier_answers) != len(requirements) - 1:
             raise ValueError(f"turn {len(requirements)} needs {len(requirements) - 1} earlier answer(s), "
@@ -130,4 +130,5 @@ class Refiner:
             tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
         else:  # the door's own estimate when a model reports no usage
             tokens_in, tokens_out = estimate_tokens(input_text(messages)), estimate_tokens(text)
-        return RefinerReply(text=text, code=code_from_reply(text, language=language), input_tokens=tokens_in, output_tokens=tokens_out)
+        return RefinerReply(text=text, code=code_from_reply(text, language=language), input_tokens=tokens_in,
+                            output_tokens=tokens_out)

@@ -215,7 +215,8 @@ class JavaScriptPlan:
     test_suffixes = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
 
     def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
-        return posixpath.join(project, f"z{word}.spec.js"), f"test('{word}', () => {{\n  throw new Error('{word}');\n}});\n"
+        return (posixpath.join(project, f"z{word}.spec.js"),
+                f"test('{word}', () => {{\n  throw new Error('{word}');\n}});\n")
 
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"\bxtest\(", "test(", re.sub(r"\bxit\(", "it(", text))
@@ -250,8 +251,9 @@ class JavaPlan:
     test_suffixes = (".java",)
 
     def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
-        return (posixpath.join(project, f"Z{word}Test.java"), f"public class Z{word}Test {{\n    @org.junit.jupiter.api.Test\n"
-                f"    void z{word}() {{\n        org.junit.jupiter.api.Assertions.fail(\"{word}\");\n    }}\n}}\n")
+        return (posixpath.join(project, f"Z{word}Test.java"),
+                f"public class Z{word}Test {{\n    @org.junit.jupiter.api.Test\n    void z{word}() {{\n"
+                f"        org.junit.jupiter.api.Assertions.fail(\"{word}\");\n    }}\n}}\n")
 
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"^\s*@Disabled(\([^)]*\))?\s*$", "", text, flags=re.M)

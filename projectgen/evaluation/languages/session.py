@@ -11,8 +11,8 @@ candidate runs (a folder already there stops the step), and is read only after t
 and the launcher killed everything it left, only when it is a regular file (no link, FIFO or device),
 never from the host's disk: a report the candidate ships or writes in a known place is never read.
 What the report says is still the code under test's to forge while it runs, in the test framework's
-process (docs/sandbox.md, "What remains"); a canary that passes, or is missing from a report that
-names the suite's tests, marks the run tampered, and then no test counts as passed.
+process (docs/sandbox.md, "What remains"); a canary that passes, or is missing from a report in which
+every test passed, marks the run tampered, and then no test counts as passed.
 
 A build that fails counts every test of every test file as failed, with the compiler's message
 (a `CollectionError` per test file, which `expectations.score_report` counts as the failure of each
