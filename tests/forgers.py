@@ -1,10 +1,13 @@
 """Candidates that forge their test results: a stub that, while its tests run, writes an all-pass report
 (naming every test the reference passed) where each language's report used to be read from (the
-session's `$TMPDIR/reports/`) and in its own folder, replacing any file there; in C++ a solution that
-writes one at exit and exits before the tests run. A sound runner scores them as failing every test."""
+session's `$TMPDIR/reports/`) and in its own folder, replacing any file there: at exit after the tool
+wrote its own (Java), or before any test runs and then exiting, so the tool writes none (Go, C++ and
+JavaScript, with the solution: their stubs do not build or load), or from its build script (Rust). A
+sound runner scores them as failing every test."""
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 
 from projectgen.datasets.task import Task
@@ -48,20 +51,19 @@ def forged_report(task: Task, reference: TestReport) -> str:
 
 def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport,
                      solution: dict[str, str]) -> dict[str, str]:
-    """The stub with code that writes `forged_report` when its tests run (at exit where the language
-    allows: after the tool wrote its own). In C++ (whose stubs do not build) the `solution` with code that
-    writes the report at exit and exits before any test runs."""
+    """The stub (in Go, C++ and JavaScript the `solution`) with code that writes `forged_report` when its
+    tests run, as the module docstring says per language."""
     report = forged_report(task, reference)
     name = report_name(task.language)
     text = json.dumps(report)
-    if task.language == "go":
-        path = next(rel for rel in stub if rel.endswith(".go"))
-        package = re.search(r"^package\s+(\w+)", stub[path], re.M)[1]
+    if task.language == "go":  # its stubs do not build: the solution, exiting once the report is written
+        path = next(rel for rel in solution if rel.endswith(".go"))
+        package = re.search(r"^package\s+(\w+)", solution[path], re.M)[1]
         forger = (f'package {package}\n\nimport (\n\t"os"\n\t"path/filepath"\n)\n\nfunc init() {{\n'
                   f'\tdir := filepath.Join(os.Getenv("TMPDIR"), "reports")\n\tos.MkdirAll(dir, 0o755)\n'
                   f'\tfor _, path := range []string{{filepath.Join(dir, "{name}"), "{name}"}} {{\n'
-                  f'\t\tos.Remove(path)\n\t\tos.WriteFile(path, []byte({text}), 0o644)\n\t}}\n}}\n')
-        return {**stub, path.rsplit("/", 1)[0] + "/zz_forge.go" if "/" in path else "zz_forge.go": forger}
+                  f'\t\tos.Remove(path)\n\t\tos.WriteFile(path, []byte({text}), 0o644)\n\t}}\n\tos.Exit(0)\n}}\n')
+        return {**solution, posixpath.join(posixpath.dirname(path), "zz_forge.go"): forger}
     if task.language == "java":
         path = next(rel for rel in stub if rel.endswith(".java"))
         hook = ('static { Runtime.getRuntime().addShutdownHook(new Thread(() -> { try { '
@@ -73,12 +75,13 @@ def forged_candidate(task: Task, stub: dict[str, str], reference: TestReport,
         code = stub[path]
         brace = code.index("{", code.index("class ")) + 1
         return {**stub, path: code[:brace] + "\n    " + hook + code[brace:]}
-    if task.language == "javascript":
-        path = next(rel for rel in stub if rel.endswith(".js"))
-        forger = ("process.on('exit', () => { const fs = require('fs'); const path = require('path');\n"
+    if task.language == "javascript":  # the solution (a stub's package.json may be empty): written on load, exit
+        path = next(rel for rel in solution if rel.endswith(".js"))
+        forger = ("{ const fs = require('fs'); const path = require('path');\n"
                   f"  const dir = path.join(process.env.TMPDIR, 'reports'); fs.mkdirSync(dir, {{recursive: true}});\n"
-                  f"  for (const p of [path.join(dir, '{name}'), '{name}']) fs.writeFileSync(p, {text}); }});\n")
-        return {**stub, path: forger + stub[path]}
+                  f"  for (const p of [path.join(dir, '{name}'), '{name}']) fs.writeFileSync(p, {text});\n"
+                  "  process.exit(0); }\n")
+        return {**solution, path: forger + solution[path]}
     if task.language == "rust":
         folder = task.env.source_root or ""
         build = ("use std::fs;\nuse std::path::Path;\n\nfn main() {\n"
