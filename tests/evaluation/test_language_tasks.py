@@ -1,7 +1,8 @@
 """task.toml tasks in another language than Python: `language` is read (and checked), and `eval` and
 `bench-reference` run a Go and a Java project (tests/evaluation/language_tasks, written for these tests)
 with the language's own runner in the sandbox: the reference passes every test, as many as `go test` /
-the JUnit console launcher count when run directly on the same files, and the stub none."""
+the JUnit console launcher count when run directly on the same files, and the stub none (the Java one
+is slow: the default suite runs Java through the bundled exercise and `refine`'s Java task)."""
 from __future__ import annotations
 
 import json
@@ -40,7 +41,19 @@ def test_language_is_read_and_checked(tmp_path: Path) -> None:
         load_task(_task_folder(tmp_path / "b", 'language = "go"\n[env]\nrequirements = ["x"]\npython = "3.11"'))
 
 
-@pytest.mark.parametrize("name", ["wordstat-go", "tally-java"])
+def test_a_suite_folder_stands_for_the_test_files_below_it() -> None:
+    from projectgen.evaluation.languages.plans import PLANS
+    from projectgen.evaluation.languages.session import suite_test_files
+
+    java = load_task(TASKS / "tally-java")
+    assert suite_test_files(java, "unit", PLANS["java"]) == ("src/test/java/TallyEmptyTest.java",
+                                                            "src/test/java/TallyTest.java")
+    go = load_task(TASKS / "wordstat-go")
+    assert suite_test_files(go, "unit", PLANS["go"]) == ("wordstat_test.go",)
+
+
+# Java's runs start JVMs (slow); its runner is also in the default suite through the bundled exercise and refine
+@pytest.mark.parametrize("name", ["wordstat-go", pytest.param("tally-java", marks=pytest.mark.slow)])
 def test_eval_and_bench_reference_score_the_reference_fully_and_the_stub_at_zero(name: str, tmp_path: Path,
                                                                                   capsys) -> None:
     task = load_task(TASKS / name)
