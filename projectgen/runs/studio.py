@@ -155,7 +155,7 @@ async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> d
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.root), "review_stages": review_stages(runtime), **initial_state(task)}
+        return {"task": str(task.load_path()), "review_stages": review_stages(runtime), **initial_state(task)}
 
 
 async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
@@ -164,7 +164,8 @@ async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttem
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.root), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
+        return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1,
+                "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph
@@ -259,9 +260,9 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     models = models_from_env(studio.get("model"))
-    agents = Agents.from_models(models)
+    agents = Agents.from_models(models, settings)
     attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
-        attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
+        attempts=studio.get("attempts", STUDIO_ATTEMPTS)), settings.profile)
     graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
                                  settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
     folder = _thread_folder(thread_id)
