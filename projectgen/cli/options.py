@@ -384,6 +384,21 @@ def resolve_task(spec: str):
 BUNDLED_DATASET = "examples"
 
 
+def bundled_script_spec(spec: str, examples: str | None = None) -> str:
+    """A ``scripted:`` spec naming a bundled replay made the script's path: ``scripted:examples`` is the command's
+    own bundled replay (`examples`, a name in the bundled ``scripts/``), ``scripted:NAME`` a bundled script when
+    no file NAME exists; any other spec as it is. The one way `scripted:` names a bundled script."""
+    from projectgen.datasets.examples import example_script_path
+    from projectgen.llm.specs import SCRIPTED_PREFIX
+
+    name = spec[len(SCRIPTED_PREFIX):] if spec.startswith(SCRIPTED_PREFIX) else ""
+    if name == BUNDLED_DATASET and examples is not None:
+        return f"{SCRIPTED_PREFIX}{example_script_path(examples)}"
+    if name and not Path(name).exists() and "/" not in name and not name.endswith(".json"):
+        return f"{SCRIPTED_PREFIX}{example_script_path(name)}"
+    return spec
+
+
 def resolve_dataset(given: str | Path, bundled: Path) -> Path:
     """A dataset folder, the bundled one when given as the bare name ``examples`` (write ``./examples`` for a
     folder of that name: the repository's own ``examples/`` holds scripts), or a fetched benchmark by name

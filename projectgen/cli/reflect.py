@@ -8,6 +8,7 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (
     BUNDLED_DATASET,
+    bundled_script_spec,
     add_batch_options,
     add_checkpoint_option,
     add_concurrency_option,
@@ -69,16 +70,12 @@ def dataset_path(text: str) -> Path:
 
 def model_spec(text: str) -> str:
     """`[LABEL=]scripted:NAME` naming a bundled script (when no such file exists) becomes its path."""
-    from projectgen.datasets.examples import example_script_path
     from projectgen.llm.specs import SCRIPTED_PREFIX
 
     label, sep, spec = text.partition("=")
     if not sep or not spec.startswith(SCRIPTED_PREFIX):
         label, sep, spec = "", "", text
-    name = spec[len(SCRIPTED_PREFIX):] if spec.startswith(SCRIPTED_PREFIX) else ""
-    if name and not Path(name).exists() and "/" not in name and not name.endswith(".json"):
-        spec = f"{SCRIPTED_PREFIX}{example_script_path(name)}"
-    return f"{label}{sep}{spec}"
+    return f"{label}{sep}{bundled_script_spec(spec)}"
 
 
 def cmd_reflect(args: argparse.Namespace) -> int:

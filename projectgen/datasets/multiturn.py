@@ -183,14 +183,20 @@ def load_multiturn_task(path: str | os.PathLike[str]) -> MultiTurnTask:
     if not given.is_dir():
         raise TaskFormatError(given, "multi-turn task folder not found")
     root = given.resolve()
-    config_path = root / MULTITURN_TOML
+    config_path, config = read_config(root, MULTITURN_TOML)
+    return _task_from_config(root, config_path, config)
+
+
+def read_config(root: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    """The TOML file `name` of the folder `root`, parsed (also a construction seed's seed.toml); a missing or
+    invalid file is one `TaskFormatError` line."""
+    config_path = root / name
     if not config_path.is_file():
-        raise TaskFormatError(root, f"no {MULTITURN_TOML} found")
+        raise TaskFormatError(root, f"no {name} found")
     try:
-        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        return config_path, tomllib.loads(config_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise TaskFormatError(config_path, f"invalid TOML: {error}") from None
-    return _task_from_config(root, config_path, config)
 
 
 def load_multiturn_dataset(path: str | os.PathLike[str]) -> tuple[list[MultiTurnTask], dict[str, str]]:
