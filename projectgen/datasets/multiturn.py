@@ -49,6 +49,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 MULTITURN_TOML = "multiturn.toml"
 TURNS_DIR = "turns"
 REQUIREMENT_FILE = "requirement.md"
+REFERENCE_FILE = "reference.py"  # a Python task's turn reference (in another language: LANGUAGE_FILES' suffix)
 LANGUAGE_FILES: dict[str, tuple[str, str]] = {"python": (".py", "test_*.py"), "java": (".java", "*Test.java")}
 """A multi-turn task's language -> its target's suffix (the reference file is `reference` + it) and the
 pattern its tests' files match."""
