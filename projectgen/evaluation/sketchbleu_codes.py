@@ -280,13 +280,15 @@ def codes_components(candidate: Mapping[str, str], reference: Mapping[str, str],
                      keywords: frozenset[str]) -> CodesComponents:
     """CodeS's four parts of a candidate repository against the reference (both path -> text)."""
     ref_source, cand_source = stacked_source(reference), stacked_source(candidate)
-    ref_tokens, cand_tokens = stacked_tokens(ref_source), stacked_tokens(cand_source)
+    same = ref_source == cand_source  # a repository scored against itself: each part computed once
+    ref_tokens = stacked_tokens(ref_source)
+    cand_tokens = ref_tokens if same else stacked_tokens(cand_source)
     cache: dict[str, _FileForms] = {}
     structure = membership_match(tree_expressions(reference, parser, cache),
                                  tree_expressions(candidate, parser, cache))
     flows: dict[str, FunctionFlow] = {}
     ref_flows = [_flow(source, parser, flows) for source in extract_functions(ref_source)]
-    cand_flows = [_flow(source, parser, flows) for source in extract_functions(cand_source)]
+    cand_flows = ref_flows if same else [_flow(source, parser, flows) for source in extract_functions(cand_source)]
     return CodesComponents(ngram_match=unigram_precision(ref_tokens, cand_tokens),
                            weighted_ngram_match=unigram_precision(ref_tokens, cand_tokens, keywords),
                            structure_match=structure,
