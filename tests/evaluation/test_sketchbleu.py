@@ -2,7 +2,6 @@
 components checked by hand on tiny repositories, the CodeS defect fixed, the papers' AVG rows."""
 from __future__ import annotations
 
-import ast
 import math
 import sys
 from collections import defaultdict
@@ -25,7 +24,7 @@ from projectgen.evaluation.sketchbleu import (  # noqa: E402
     sketch_bleu,
 )
 
-from test_support import paper_table  # noqa: E402
+from test_support import paper_table, with_pass_bodies  # noqa: E402
 
 
 
@@ -33,19 +32,6 @@ from test_support import paper_table  # noqa: E402
 def kvstore() -> dict[str, str]:
     return projectgen.load_task(projectgen.example_task_path("kvstore")).reference_repository()
 
-
-def with_pass_bodies(repository: dict[str, str]) -> dict[str, str]:
-    """Every function's body replaced by `pass` (signatures, classes and module code kept)."""
-    stubbed = {}
-    for path, text in repository.items():
-        if path.endswith(".py"):
-            tree = ast.parse(text)
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    node.body = [ast.Pass()]
-            text = ast.unparse(tree) + "\n"
-        stubbed[path] = text
-    return stubbed
 
 
 def test_the_reference_against_itself_scores_100(kvstore: dict[str, str]) -> None:

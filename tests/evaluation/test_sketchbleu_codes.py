@@ -11,7 +11,6 @@ repository.
 """
 from __future__ import annotations
 
-import ast
 import math
 from collections import Counter
 
@@ -31,24 +30,12 @@ from projectgen.evaluation.sketchbleu_codes import (  # noqa: E402
     walk_order,
 )
 
+from test_support import with_pass_bodies  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def kvstore() -> dict[str, str]:
     return projectgen.load_task(projectgen.example_task_path("kvstore")).reference_repository()
-
-
-def stubbed(repository: dict[str, str]) -> dict[str, str]:
-    """Every function's body replaced by `pass`."""
-    out = {}
-    for path, text in repository.items():
-        if path.endswith(".py"):
-            tree = ast.parse(text)
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    node.body = [ast.Pass()]
-            text = ast.unparse(tree) + "\n"
-        out[path] = text
-    return out
 
 
 def broken(repository: dict[str, str]) -> dict[str, str]:
@@ -88,7 +75,7 @@ QUIRKS_CANDIDATE = {
 ])
 def test_codes_mode_gives_codes_value_on_kvstore_pairs(kvstore, case, expected) -> None:
     candidate = {"identical": kvstore, "syntax error in every file": broken(kvstore),
-                 "function bodies replaced by pass": stubbed(kvstore),
+                 "function bodies replaced by pass": with_pass_bodies(kvstore),
                  "one stub function": {"kvstore/__init__.py": "def f():\n    pass\n"}}[case]
     score = sketch_bleu(candidate, kvstore, mode="codes")
     parts = (score.total, score.ngram_match, score.weighted_ngram_match, score.structure_match, score.dataflow_match)
@@ -110,7 +97,7 @@ def test_codes_mode_gives_codes_value_on_devbench_pairs(shared_datasets) -> None
     # CodeS's values (module docstring); 98.44 for readtime against itself is the figure issue 24 quotes.
     assert sketch_bleu(readtime, readtime, mode="codes").total == pytest.approx(98.4375, rel=1e-12)
     assert sketch_bleu(broken(readtime), readtime, mode="codes").total == pytest.approx(82.56199359887441, rel=1e-12)
-    assert sketch_bleu(stubbed(readtime), readtime, mode="codes").total == pytest.approx(42.12006097877013, rel=1e-12)
+    assert sketch_bleu(with_pass_bodies(readtime), readtime, mode="codes").total == pytest.approx(42.12006097877013, rel=1e-12)
     assert sketch_bleu(readtime, lice, mode="codes").total == pytest.approx(60.38174338620041, rel=1e-12)
     assert sketch_bleu(lice, lice, mode="codes").total == pytest.approx(100.0)
 
