@@ -166,3 +166,17 @@ def test_structure_tree_repeats_a_file_per_enclosing_directory() -> None:
                             "(assignment left: (identifier) right: (call function: (identifier) arguments: "
                             "(argument_list)))": 4,
                             f"(Root {file} (Directory) {file} (Directory) {file} (Directory) {file})": 1})
+
+
+@pytest.mark.slow
+def test_codes_mode_gives_codes_value_on_flask(shared_datasets) -> None:
+    """The largest CodeProjectEval reference (the kvstore pairs above cover the same arithmetic, fast). CodeS's
+    values were computed as the module docstring says, with its get_data_flow and comment stripper memoised
+    (pure functions; CodeS's pairwise loop takes tens of minutes here otherwise)."""
+    flask = projectgen.load_task(shared_datasets / "CodeProjectEval" / "flask").reference_repository()
+    same = sketch_bleu(flask, flask, mode="codes")
+    stubs = sketch_bleu(with_pass_bodies(flask), flask, mode="codes")
+    assert (same.total, same.dataflow_match) == pytest.approx((99.14921465968587, 0.9659685863874345), rel=1e-12)
+    assert (stubs.total, stubs.ngram_match, stubs.weighted_ngram_match, stubs.structure_match,
+            stubs.dataflow_match) == pytest.approx((66.31839972261432, 0.8090293861093082, 0.7689396793761563,
+                                                    0.6756110965090439, 0.3991558269100642), rel=1e-12)
