@@ -21,7 +21,8 @@ Two modes, both recorded with every score (`SKETCHBLEU_MODES`):
   fixed, so the reference scores 100 against itself and damage lowers the score;
 - ``codes`` (`sketchbleu_codes`): CodeS's own arithmetic, quirks included, to compare with the
   numbers ProjectGen printed (an identical repository scores below 100, a syntax error in
-  every file barely moves it, a repository of stubs keeps 25 from the dataflow part).
+  every file leaves its n-gram and structure parts almost whole, a repository of stubs whose
+  functions match nothing keeps 25 from the dataflow part).
 
 docs/evaluation.md sets the two side by side. Choices of the repaired mode where CodeS is
 unclear or wrong, all recorded in `SketchBLEUSettings.to_dict()`:
@@ -123,7 +124,8 @@ class SketchBLEUScore:
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
-        record["settings"] = self.settings.to_dict() if self.mode == "repaired" else dict(CODES_CHOICES)
+        record["settings"] = (self.settings.to_dict() if self.mode == "repaired"
+                              else {**CODES_CHOICES, "weights": list(self.settings.weights)})
         return record
 
 
@@ -217,7 +219,8 @@ def sketch_bleu(candidate: Mapping[str, str], reference: Mapping[str, str],
     return _repaired(candidate, reference, settings, parser)
 
 
-def sketch_bleu_modes(candidate: Mapping[str, str], reference: Mapping[str, str]) -> dict[SketchBLEUMode, SketchBLEUScore]:
+def sketch_bleu_modes(candidate: Mapping[str, str],
+                      reference: Mapping[str, str]) -> dict[SketchBLEUMode, SketchBLEUScore]:
     """SketchBLEU in every mode (what results record and tables show side by side)."""
     return {mode: sketch_bleu(candidate, reference, mode=mode) for mode in SKETCHBLEU_MODES}
 

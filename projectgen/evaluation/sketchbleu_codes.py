@@ -23,8 +23,8 @@ written anew (none of its code is copied here), and checked against it on known 
 - structure match: a tree whose root holds every file 2^d times (d its directory depth:
   CodeS walks each directory's subtree again for every enclosing directory) and every
   directory as an empty node; each file holds its top-level statements except the first,
-  after comments are removed with C rules (CodeS passes "utf8" as the language, so ``//`` in
-  Python text starts a comment and blank lines go). Every node is written at depth 3 and kept
+  after comments are removed with C rules (CodeS passes "utf8" as the language, so a floor
+  division ``//`` outside a string starts a comment and blank lines go). Every node is written at depth 3 and kept
   when it nests; the score is the share of the reference's expressions (with repeats) that
   occur at all among the candidate's.
 - dataflow match: functions (``def``, not ``async def``, nested ones included) from

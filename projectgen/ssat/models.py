@@ -252,7 +252,8 @@ class FileNode(_Node):
         path = data.get("path")
         if path is None:
             data["path"] = name
-        elif isinstance(name, str) and isinstance(path, str) and name.strip() not in ("", path.strip().rsplit("/", 1)[-1]):
+        elif (isinstance(name, str) and isinstance(path, str)
+              and name.strip() not in ("", path.strip().rsplit("/", 1)[-1])):
             raise ValueError(f"file name {name!r} is not the last part of its path {path!r}")
         return data
 
