@@ -42,10 +42,11 @@ The subset has a task with no requirements (imapclient), one whose tests take ab
 environment meets them. `--all` runs every task; `--tasks a,b` picks some. Without
 ../shared/datasets the bundled example tasks are used, and the output says so.
 
-    python benchmarks/harness_cache.py [--tasks a,b | --all] [--suite unit] [--repeats 2]
+    python benchmarks/harness_cache.py [--tasks a,b | --all] [--suite unit] [--repeats 2] [--pairs 3]
 
 Target: ours warm / plain pytest in the same environment <= 1.10x for every task (medians of
-the interleaved rounds). The earlier gate, the reference method at its steady state / ours warm
+the interleaved runs: --pairs of them per task in each round, 6 in all by default; with one per
+round, a median of 2 half-second runs moved by 5-15% between runs of the script on this machine). The earlier gate, the reference method at its steady state / ours warm
 >= 5x, is printed for information only: it is bounded by the machine's cores and the longest
 task (3.3x on an idle 2-core machine, 6.0x on a loaded one), while the sandbox's own cost is
 what this harness controls.
@@ -226,12 +227,15 @@ def main() -> int:
     parser.add_argument("--all", action="store_true", help="every CodeProjectEval task (far over 15 minutes)")
     parser.add_argument("--suite", default="unit")
     parser.add_argument("--repeats", type=int, default=2, help="interleaved steady-state rounds (median reported)")
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="gated (ours warm, plain pytest) pairs per task in each round, taking turns at going "
+                             "first (the gate's median is over repeats x pairs)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
                         help="tasks ours evaluates at a time in the concurrent pass (default: one per core)")
     add_tiny_option(parser)
     args = parser.parse_args()
     if args.tiny:
-        args.repeats, args.workers = 1, 1
+        args.repeats, args.pairs, args.workers = 1, 1, 1
 
     from _fixtures import ratio_line, table
 
@@ -278,11 +282,12 @@ def main() -> int:
             # Then the gated pair, away from the reference's pip installs (whose writes may slow whatever runs
             # next; ours used to run right after them), ours and plain pytest taking turns at going first.
             for index, task in enumerate(tasks):
-                for side in ("ours", "plain") if (round_ + index) % 2 == 0 else ("plain", "ours"):
-                    if side == "ours":
-                        warm[task.id].append(ours(runner, task, args.suite))
-                    else:
-                        plain[task.id].append(plain_pytest(runner, task, args.suite, scratch))
+                for pair in range(args.pairs):
+                    for side in ("ours", "plain") if (round_ + index + pair) % 2 == 0 else ("plain", "ours"):
+                        if side == "ours":
+                            warm[task.id].append(ours(runner, task, args.suite))
+                        else:
+                            plain[task.id].append(plain_pytest(runner, task, args.suite, scratch))
             wall, results = ours_concurrently(runner, tasks, args.suite, args.workers)
             concurrent_walls.append(wall)
             for task_id, result in results.items():
@@ -292,7 +297,8 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
     warm_m = {tid: median_result(rs) for tid, rs in warm.items()}
-    warm_total = statistics.median(sum(rs[i].seconds for rs in warm.values()) for i in range(args.repeats))
+    samples = args.repeats * args.pairs  # of each task's ours warm and plain pytest
+    warm_total = statistics.median(sum(rs[i].seconds for rs in warm.values()) for i in range(samples))
     concurrent_total = statistics.median(concurrent_walls)
     differing = {t.id: [cold[t.id], *warm[t.id], *concurrent[t.id]] for t in tasks}
     differing = {tid: rs for tid, rs in differing.items() if len({r.not_passed for r in rs}) > 1}
@@ -337,7 +343,7 @@ def main() -> int:
         print(f"reference steady state (pip cache warm) / ours warm, one task after another: "
               f"{steady_total / warm_total:.1f}x (shown, not gated)")
         # What bounds any schedule of whole tasks: the busiest core, and the longest single evaluation.
-        cpu_total = statistics.median(sum(rs[i].cpu_seconds for rs in warm.values()) for i in range(args.repeats))
+        cpu_total = statistics.median(sum(rs[i].cpu_seconds for rs in warm.values()) for i in range(samples))
         cores = os.cpu_count() or 1
         longest_id = max(warm_m, key=lambda tid: warm_m[tid].seconds)
         longest = warm_m[longest_id]
@@ -360,7 +366,8 @@ def main() -> int:
                     f"{sum(r.seconds for r in warm_m.values()) / sum(plain_m.values()):.3f}x", "", ""]]))
     print(f"ours warm: the whole sandboxed evaluation (workspace, namespaces, pytest with the results plugin, "
           f"report); plain pytest: the same files and tests in a fresh folder, `python -m pytest -q` with the "
-          f"task's cached environment, no sandbox; medians of {args.repeats} interleaved rounds")
+          f"task's cached environment, no sandbox; medians of {samples} runs each ({args.repeats} rounds x "
+          f"{args.pairs} pairs, taking turns at going first)")
     worst = max(ratios, key=ratios.__getitem__)
     print(f"ours warm / plain pytest in the same environment, the worst task ({worst}):")
     print(ratio_line(ratios[worst], f"<= {TARGET} for every task"))

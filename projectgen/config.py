@@ -8,14 +8,41 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 EditFormat = Literal["whole", "search_replace"]
 # How a judge's score is held against the threshold. ProjectGen's architecture judge accepts a tree whose
 # score *exceeds* the threshold (8); "at_least" accepts a score equal to it (projectgen before 0.2).
 ThresholdRule = Literal["exceeds", "at_least"]
+# A named set of defaults. "paper": the four papers as printed (used by default for the published
+# benchmarks); "projectgen": this library's defaults, where it keeps a choice it finds better for users.
+Profile = Literal["paper", "projectgen"]
+ArchitectureCriteria = Literal["paper", "projectgen"]
+SkeletonReviewMode = Literal["paper", "exact"]
+MemoryForm = Literal["distilled", "raw"]
+
+# What each profile sets where a caller leaves a field unset (`Settings`, `AttemptSettings`); the
+# "projectgen" profile is the fields' defaults. docs/pipeline.md explains each difference.
+SETTINGS_PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "paper": MappingProxyType({"architecture_criteria": "paper", "skeleton_review": "paper",
+                               "skeleton_threshold_rule": "at_least", "stage_memory": "distilled",
+                               "carry_reflections": True}),
+    "projectgen": MappingProxyType({}),
+})
+ATTEMPT_PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "paper": MappingProxyType({"selection": "unit", "knowledge_after_last": True}),
+    "projectgen": MappingProxyType({}),
+})
+
+
+def profile_defaults(profiles: Mapping[str, Mapping[str, Any]], data: Any) -> Any:
+    """`data` (a model's input) with the fields it leaves out taken from its `profile`'s defaults."""
+    if isinstance(data, Mapping) and data.get("profile") in profiles:
+        return {**profiles[data["profile"]], **data}
+    return data
 
 
 
@@ -33,9 +60,26 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    profile: Profile = Field(default="projectgen", description="the named defaults the unset fields below take "
+                             "(SETTINGS_PROFILES): 'paper' as the papers print it, 'projectgen' this library's")
     threshold: float = Field(default=8.0, ge=0, le=10, description="judge score (0-10) a stage needs to pass")
     threshold_rule: ThresholdRule = Field(default="exceeds", description="'exceeds': a score must be above the "
                                           "threshold (the paper's rule); 'at_least': equal to it is enough")
+    skeleton_threshold_rule: ThresholdRule | None = Field(
+        default=None, description="the skeleton judge's own rule; None = `threshold_rule`. The paper revises a "
+        "skeleton only when its score falls below theta_S: 'at_least'")
+    architecture_criteria: ArchitectureCriteria = Field(
+        default="projectgen", description="the architecture judge's criteria: 'paper' (its wording, circular "
+        "dependencies and layering, a justification per criterion) or 'projectgen' (one reasons field)")
+    skeleton_review: SkeletonReviewMode = Field(
+        default="exact", description="'exact': an AST check against the tree, then the model; 'paper': the model "
+        "scores directory structure and interface/call matching (0-10 each) and overall")
+    stage_memory: MemoryForm = Field(
+        default="raw", description="'distilled': one summarising call per revision (feedback + diff -> a short "
+        "summary), BM25 over the summaries (the paper); 'raw': BM25 over the feedback and diff themselves")
+    carry_reflections: bool = Field(
+        default=False, description="Self-Reflection keeps a verbal reflection per round and passes all earlier "
+        "ones forward (the baseline as LiveCoder runs it); off: one 'reflect and fix' call per round")
     architecture_iterations: int = Field(default=3, ge=1, description="cap on architect revisions")
     skeleton_iterations: int = Field(default=3, ge=1, description="cap on skeleton revisions")
     code_iterations: int = Field(default=5, ge=1, description="cap on code rounds (first fill + repairs)")
@@ -60,9 +104,15 @@ class Settings(BaseModel):
         given = settings.model_dump(exclude_unset=True) if settings is not None else {}
         return cls(**{**profile, **given})
 
-    def accepts(self, score: float) -> bool:
-        """Whether a judge's score passes the threshold under the threshold rule."""
-        return score > self.threshold if self.threshold_rule == "exceeds" else score >= self.threshold
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        return profile_defaults(SETTINGS_PROFILES, data)
+
+    def accepts(self, score: float, stage: str | None = None) -> bool:
+        """Whether a judge's score of `stage` passes the threshold under the stage's threshold rule."""
+        rule = (self.skeleton_threshold_rule if stage == "skeleton" else None) or self.threshold_rule
+        return score > self.threshold if rule == "exceeds" else score >= self.threshold
 
     def cap(self, stage: str) -> int:
         """The iteration cap of `stage` ("architecture", "skeleton" or "code")."""
@@ -78,10 +128,15 @@ class AttemptSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    profile: Profile = Field(default="projectgen", description="the named defaults the unset fields below take "
+                             "(ATTEMPT_PROFILES); a run takes its pipeline settings' profile")
     attempts: int = Field(default=4, ge=1, description="attempts per task (the paper's A)")
     selection: ScoreSuite = Field(
-        default="check", description="tests whose pass rate picks the best attempt: 'check' (visible) or "
-        "'unit' (hidden: the paper's oracle setting, labelled as such in reports)")
+        default="check", description="tests whose pass rate picks and reuses the best attempt: 'check' (visible) "
+        "or 'unit' (the functional score, as the paper does: the `paper` profile's; labelled in reports)")
+    knowledge_after_last: bool = Field(
+        default=False, description="extract knowledge after the last attempt too (the paper updates K+/K- after "
+        "every attempt); off: knowledge serves later attempts only, so the last one costs no extraction call")
     success_knowledge: bool = Field(default=True, description="extract and inject success knowledge")
     failure_knowledge: bool = Field(default=True, description="extract and inject failure knowledge")
     historical_best: bool = Field(default=True, description="keep the best repository; off = output the last attempt")
@@ -90,3 +145,8 @@ class AttemptSettings(BaseModel):
     full_score: float = Field(default=1.0, gt=0, le=1, description="a best at or above this is reused as is")
     measure_unit_tests: bool = Field(default=True, description="run the hidden unit tests of every attempt for "
                                      "reporting (never shown to the generators)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        return profile_defaults(ATTEMPT_PROFILES, data)

@@ -10,7 +10,9 @@ reference code so that the run shows each loop doing its job:
   (`now > expires_at`); a check test fails; the code judge names the file; the coder's
   repair (whole-file format) fixes the comparison; all check tests pass;
 - LiveCoder: the knowledge agent records what attempt 1 validated; attempt 2 finds the
-  historical best at full score and reuses it, so the run stops.
+  historical best at full score and reuses it, so the run stops;
+- the paper profile's extra calls: the architecture judge's justification per criterion, the
+  paper's skeleton judge's two dimensions, and a summary of each revision for distilled memory.
 
 Run: .venv/bin/python scripts/make_demo_script.py
 """
@@ -55,6 +57,11 @@ def build() -> dict:
                            "dependency_relations": 9},
                 "overall": 6,
                 "reasons": "The PRD lists purge_expired() among KVStore's operations; the tree has no such method.",
+                "justifications": {  # the paper's JudgeA: one per criterion
+                    "requirement_coverage": "KVStore.purge_expired, an operation the PRD lists, has no place.",
+                    "document_consistency": "The UML's KVStore has purge_expired(); the tree's does not.",
+                    "interface_consistency": "The cli calls only methods the tree defines, with their parameters.",
+                    "dependency_relations": "errors -> codec -> storage -> store -> cli: no cycle, one layering."},
                 "feedback": "Add KVStore.purge_expired(self) -> int, which removes expired entries of the "
                             "namespace from storage and returns how many it removed."})
         elif entry["role"] == "coder" and entry.get("target") == STORE:
@@ -65,7 +72,19 @@ def build() -> dict:
             "scores": {"requirement_coverage": 9, "document_consistency": 9, "interface_consistency": 9,
                        "dependency_relations": 9},
             "overall": 9, "reasons": "Every operation of the PRD is placed; imports follow the layering.",
+            "justifications": {
+                "requirement_coverage": "Every operation of the PRD, purge_expired included, is placed.",
+                "document_consistency": "Classes and methods follow the UML class diagram.",
+                "interface_consistency": "Every cross-module call matches the signature it calls.",
+                "dependency_relations": "errors -> codec -> storage -> store -> cli: no cycle, one layering."},
             "feedback": ""}},
+        # distilled stage memory (the paper profile): one summary per revision, by stage
+        {"role": "memory_summary", "stage": "architecture", "content":
+            "Revision 1 of the tree: the judge found KVStore.purge_expired missing, an operation the PRD lists; "
+            "it was added to kvstore/store.py's KVStore, returning how many expired entries it removed."},
+        {"role": "memory_summary", "stage": "code", "content":
+            "Repair of kvstore/store.py: a key was still readable at the instant it expired; _expired now "
+            "treats an entry as expired when now >= expires_at."},
         {"role": "code_judge", "iteration": 1, "content": {
             "summary": "test_ttl_expiry_with_injected_clock: a key is still readable at the instant it expires.",
             "files": [{"path": STORE, "suggestion": "_expired must treat an entry as expired when now >= "

@@ -22,11 +22,14 @@ from projectgen.agents.reflection import ReflectionCoder
 from projectgen.agents.refiner import Refiner
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
+from projectgen.config import Settings
 from projectgen.agents.knowledge import KnowledgeExtractor, render_guidance
 from projectgen.agents.protocols import (
     ArchitectureGenerator, ArchitectureReviewer, CodeGenerator, CodeReviewer, LessonExtractor, ReflectionGenerator,
-    RepositoryGenerator, SkeletonGenerator, SkeletonReviewer,
+    RepositoryGenerator, RevisionSummarizer, SkeletonGenerator, SkeletonReviewer,
 )
+from projectgen.agents.summarizer import MemorySummarizer
+from projectgen.llm.roles import MEMORY_ROLE
 
 
 @dataclass(frozen=True)
@@ -41,18 +44,22 @@ class Agents:
     coder: CodeGenerator
     code_judge: CodeReviewer
     extra_code_judges: tuple[CodeReviewer, ...] = field(default=())
+    memory_summarizer: RevisionSummarizer | None = None  # distilled stage memory's (`Settings.stage_memory`)
 
     @classmethod
-    def from_models(cls, models: Any) -> Agents:
-        """Default agents, each with the model of its role (`ModelRoles`, or one model for all)."""
+    def from_models(cls, models: Any, settings: Settings | None = None) -> Agents:
+        """Default agents, each with the model of its role (`ModelRoles`, or one model for all); `settings`
+        choose the judges' form (`architecture_criteria`, `skeleton_review`; default the projectgen profile's)."""
         pick = models.for_role if hasattr(models, "for_role") else (lambda role: models)
+        settings = settings or Settings()
         return cls(
             architect=Architect(pick("architect")),
-            architecture_judge=ArchitectureJudge(pick("architecture_judge")),
+            architecture_judge=ArchitectureJudge(pick("architecture_judge"), criteria=settings.architecture_criteria),
             skeleton=SkeletonWriter(pick("skeleton")),
-            skeleton_judge=SkeletonJudge(pick("skeleton_judge")),
+            skeleton_judge=SkeletonJudge(pick("skeleton_judge"), review_mode=settings.skeleton_review),
             coder=Coder(pick("coder")),
             code_judge=CodeJudge(pick("code_judge")),
+            memory_summarizer=MemorySummarizer(pick(MEMORY_ROLE)),
         )
 
     def replace(self, **changes: Any) -> Agents:
@@ -65,7 +72,7 @@ __all__ = [
     "DirectGenerator", "IncompleteFileError", "ReflectionCoder", "Refiner", "Reply", "TreeReviser",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
-    "KnowledgeExtractor", "render_guidance",
+    "KnowledgeExtractor", "MemorySummarizer", "render_guidance",
     "ArchitectureGenerator", "ArchitectureReviewer", "CodeGenerator", "CodeReviewer", "LessonExtractor",
-    "ReflectionGenerator", "RepositoryGenerator", "SkeletonGenerator", "SkeletonReviewer",
+    "ReflectionGenerator", "RepositoryGenerator", "RevisionSummarizer", "SkeletonGenerator", "SkeletonReviewer",
 ]

@@ -13,7 +13,7 @@ names are free; everything after the ``*`` is passed by keyword. Every Protocol 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from projectgen.agents.base import ModelGateway, Verdict
@@ -22,6 +22,7 @@ from projectgen.config import EditFormat
 from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Documents, Task
 from projectgen.evaluation.runner import SandboxRunner
+from projectgen.memory import MemoryEntry
 from projectgen.memory.knowledge_entries import ExtractedKnowledge
 from projectgen.repository.edits import EditOutcome
 from projectgen.ssat import SSAT
@@ -99,14 +100,28 @@ class LessonExtractor(Protocol):
 
 
 @runtime_checkable
+class RevisionSummarizer(Protocol):
+    """The stage-memory summariser of distilled memory (default `MemorySummarizer`): one revision's feedback
+    and diff -> the entry with its `summary`."""
+
+    async def summarize(self, gateway: ModelGateway, entry: MemoryEntry, /) -> MemoryEntry: ...
+
+
+@runtime_checkable
 class RepositoryGenerator(Protocol):
     """The baselines' generator (default `DirectGenerator`): the whole repository in one reply from the
-    documents (`direct`), then, for `self-reflection`, the files to change given the check-test errors."""
+    documents (`direct`), then, for `self-reflection`, the files to change given the check-test errors
+    (and, with carried reflections, first a verbal reflection on them: `reflect_verbally`)."""
 
     async def generate(self, gateway: ModelGateway, documents: Documents, /, *, guidance: str) -> EditOutcome: ...
 
     async def reflect(self, gateway: ModelGateway, documents: Documents, repository: Mapping[str, str], /, *,
-                      error_log: str, passed: int, total: int, iteration: int, guidance: str) -> EditOutcome: ...
+                      error_log: str, passed: int, total: int, iteration: int, guidance: str,
+                      reflections: Sequence[str] = ()) -> EditOutcome: ...
+
+    async def reflect_verbally(self, gateway: ModelGateway, documents: Documents, repository: Mapping[str, str],
+                               /, *, error_log: str, passed: int, total: int, iteration: int,
+                               reflections: Sequence[str]) -> str: ...
 
 
 @runtime_checkable

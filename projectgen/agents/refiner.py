@@ -11,7 +11,9 @@ The context setting decides whose code is carried forward: ``basic`` carries the
 answers (errors accumulate), ``golden`` the previous turns' references (each turn starts from a
 correct state). Cumulative Instruction carries no code, so it has only the basic setting, as in
 SR-Eval's Tables 5 and 6. At repository level every prompt adds the localized context: the
-target's place in the repository and the signatures of the files around it.
+target's place in the repository and the signatures of the files around it; a task with a target
+function (SR-Eval's repository level, after DevEval) asks for that one function, with the code above
+it in the turn's file as local context (prompt ``refine_function``).
 """
 from __future__ import annotations
 
@@ -59,10 +61,20 @@ def localized_context(task: MultiTurnTask) -> str:
     return "\n".join(parts) + "\n"
 
 
+def local_context_section(task: MultiTurnTask, number: int) -> str:
+    """With a target function: the code above it in turn `number`'s file, the local context SR-Eval's repository
+    level gives (after DevEval); "" for a whole-file task."""
+    if task.function is None:
+        return ""
+    above = task.local_context(number)
+    return (f"# The code above `{task.function}` in `{task.target}`\nYour answer replaces `{task.function}` "
+            f"there; write only that function.\n{fenced_python(above)}\n")
+
+
 def start_section(task: MultiTurnTask) -> str:
-    """The target file before turn 1, when it exists then ("" otherwise)."""
-    start = task.reference_code(0)
-    return f"# `{task.target}` as it is now\n{fenced_python(start)}\n" if start.strip() else ""
+    """The target (file or function) before turn 1, when it exists then ("" otherwise)."""
+    start = task.answer(0)
+    return f"# `{task.answer_name}` as it is now\n{fenced_python(start)}\n" if start.strip() else ""
 
 
 def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: Sequence[str],
@@ -113,6 +125,7 @@ class Refiner:
 
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("refine"))
+    function_prompt: Prompt = field(default_factory=lambda: load_prompt("refine_function"))  # a target function's
     role: str = REFINER_ROLE
 
     async def answer(self, gateway: ModelGateway, messages: Sequence[Any], *, task_id: str,

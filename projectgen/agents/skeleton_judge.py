@@ -1,18 +1,22 @@
 """The skeleton judge: compile, then check structure against the SSAT exactly, then ask the LLM.
 
-What a program can decide (syntax, missing or extra files, classes, functions, parameter
-names/kinds/defaults) is decided by AST and never left to the model; a skeleton with such
-problems is not accepted, whatever the model would have said.
+With `review_mode="exact"` (the projectgen profile), what a program can decide (syntax, missing or extra
+files, classes, functions, parameter names/kinds/defaults) is decided by AST and never left to the
+model; a skeleton with such problems is not accepted, whatever the model would have said. With
+`review_mode="paper"` (JudgeS as the paper prints it) the model scores the two dimensions, directory
+structure and interface/call matching (0-10 each), and an overall score that decides; only a file
+that does not compile is refused without asking.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.config import SkeletonReviewMode
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.repository.syntax import syntax_error
@@ -113,6 +117,29 @@ class SkeletonReview(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
 
 
+PAPER_DIMENSIONS = ("directory_structure", "interface_matching")
+Review = TypeVar("Review", bound=BaseModel)
+
+
+class PaperSkeletonReview(BaseModel):
+    """JudgeS's reply in the paper's form: the two dimensions and an overall score (their mean when left out)."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    overall: float | None = Field(default=None, ge=0, le=10)
+    feedback: str = ""
+    files: dict[str, str] = Field(default_factory=dict)
+
+    def dimension_scores(self) -> dict[str, float]:
+        return {name: min(10.0, max(0.0, float(self.scores[name]))) for name in PAPER_DIMENSIONS
+                if name in self.scores}
+
+    def overall_score(self) -> float:
+        if self.overall is not None:
+            return float(self.overall)
+        dimensions = self.dimension_scores()
+        return sum(dimensions.values()) / len(dimensions) if dimensions else 0.0
+
+
 def _listing(files: Mapping[str, str]) -> str:
     return "\n\n".join(f"## {path}\n```python\n{code}```" for path, code in sorted(files.items()) if code)
 
@@ -122,9 +149,14 @@ class SkeletonJudge:
     """Scores 0-10; threshold from the settings. Uses no memory."""
 
     model: Any
-    prompt: Prompt = field(default_factory=lambda: load_prompt("skeleton_judge"))
+    review_mode: SkeletonReviewMode = "exact"
+    prompt: Prompt | None = None  # None: the bundled prompt of `review_mode`
     role: str = "skeleton_judge"
     name: str = "skeleton_judge"
+
+    def __post_init__(self) -> None:
+        if self.prompt is None:
+            self.prompt = load_prompt("skeleton_judge_paper" if self.review_mode == "paper" else "skeleton_judge")
 
     def _rejected(self, iteration: int, score: float, feedback: str, files: dict[str, str]) -> Verdict:
         return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=score, accepted=False,
@@ -136,6 +168,8 @@ class SkeletonJudge:
         if errors:
             feedback = "These files do not compile:\n" + "\n".join(f"- {p}: {e}" for p, e in errors.items())
             return self._rejected(iteration, 0.0, feedback, {p: f"fix the syntax error at {e}" for p, e in errors.items()})
+        if self.review_mode == "paper":
+            return await self._paper_review(gateway, ssat, files, iteration=iteration, threshold=threshold)
         problems = structure_problems(ssat, files)
         if problems:
             count = sum(len(v) for v in problems.values())
@@ -144,12 +178,9 @@ class SkeletonJudge:
             feedback = "The skeleton does not match the architecture tree:\n" + "\n".join(
                 f"- {line}" for lines in problems.values() for line in lines)
             return self._rejected(iteration, score, feedback, {p: "\n".join(v) for p, v in problems.items()})
-        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
-        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
-        try:
-            review = parse_model(reply, SkeletonReview)
-        except StructuredOutputError as exc:
-            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})
+        review = await self._model_review(gateway, ssat, files, iteration=iteration, shape=SkeletonReview)
+        if isinstance(review, Verdict):
+            return review
         known = {p: s for p, s in review.files.items() if p in files}
         ignored = sorted(p for p in review.files if p not in files)
         return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=review.score,
@@ -157,3 +188,27 @@ class SkeletonJudge:
                        scores={"exact": 10.0, "review": review.score},
                        reasons=f"ignored file(s) the judge named that are not in the skeleton: {ignored}"
                        if ignored else "")
+
+    async def _paper_review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], *, iteration: int,
+                            threshold: float) -> Verdict:
+        """The paper's JudgeS: the model scores both dimensions and overall; the overall score decides."""
+        review = await self._model_review(gateway, ssat, files, iteration=iteration, shape=PaperSkeletonReview)
+        if isinstance(review, Verdict):
+            return review
+        score = review.overall_score()
+        missing = [name for name in PAPER_DIMENSIONS if name not in review.scores]
+        return Verdict(judge=self.name, stage="skeleton", iteration=iteration, score=score,
+                       accepted=score >= threshold, feedback=review.feedback,
+                       files={p: s for p, s in review.files.items() if p in files},
+                       scores={**review.dimension_scores(), "overall": score},
+                       reasons=f"no score given for {', '.join(missing)}" if missing else "")
+
+    async def _model_review(self, gateway: ModelGateway, ssat: SSAT, files: Mapping[str, str], *, iteration: int,
+                            shape: type[Review]) -> Review | Verdict:
+        """The model's review of the skeleton read as `shape`, or the rejection saying it could not be read."""
+        messages = self.prompt.messages(ssat=render_tree(ssat), skeleton=_listing(files))
+        reply = await gateway.ask(self.model, messages, role=self.role, stage="skeleton", iteration=iteration)
+        try:
+            return parse_model(reply, shape)
+        except StructuredOutputError as exc:
+            return self._rejected(iteration, 0.0, f"The review could not be read ({exc}).", {})

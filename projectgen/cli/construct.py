@@ -14,7 +14,11 @@ def add_commands(subparsers) -> None:
                     "and check tests for tasks that have none. Every step that runs code runs it in the sandbox.")
     parser.set_defaults(handler=cmd_without_subcommand)
     commands = parser.add_subparsers(dest="construct_command", metavar="SUBCOMMAND")
-    del commands  # until the first sub-command: `construct_<name>.add_command(commands)`
+    from projectgen.cli import construct_check_tests, construct_exercises, construct_multiturn
+
+    construct_multiturn.add_command(commands)
+    construct_exercises.add_command(commands)
+    construct_check_tests.add_command(commands)
 
 
 def cmd_without_subcommand(args: argparse.Namespace) -> int:

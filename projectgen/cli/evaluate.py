@@ -31,8 +31,8 @@ def add_commands(commands) -> None:
     bench = commands.add_parser("bench-reference", help="evaluate every task's reference implementation")
     bench.add_argument("dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched benchmark (devbench, codeprojecteval)")
     bench.add_argument("--workers", type=positive_int, default=None,
-                       help="tasks evaluated in parallel (default 1; with --ray-address: as many as the cluster's "
-                            "sandbox slots)")
+                       help="tasks evaluated in parallel (default: one per core, since each is a sandbox run; "
+                            "with --ray-address: as many as the cluster's sandbox slots)")
     bench.add_argument("--suite", "--tests", dest="tests", default="unit", metavar="NAME",
                        help="the suite to run (default unit); tasks without it are error rows")
     bench.add_argument("--out", type=Path, default=None,
@@ -75,7 +75,10 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
     args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
     out = args.out or Path("runs") / f"bench-reference-{args.dataset.resolve().name}"
     check_out_path(out, folder=True)
-    executor = executor_from_args(args)  # reports go back to the driver: nothing stays on a worker's machine
+    from projectgen.experiments.concurrency import cores
+
+    # each unit is one sandbox run, no model: one per core; reports go back to the driver, nothing stays on a worker
+    executor = executor_from_args(args, default_workers=cores())
     console = make_console()
     progress, bar, on_start = batch_progress(console, "reference implementations", "task(s)", out / layout.LEDGER)
 

@@ -14,6 +14,7 @@ from projectgen.cli.options import (
     add_attempt_options,
     add_batch_options,
     add_checkpoint_option,
+    add_concurrency_option,
     add_executor_options,
     add_faults_option,
     add_pipeline_options,
@@ -31,7 +32,6 @@ from projectgen.cli.options import (
     settings_from_args,
 )
 from projectgen.cli.tables import batch_progress, make_console, print_model_table
-from projectgen.llm.call_slots import DEFAULT_CALLS
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
@@ -61,10 +61,7 @@ def add_commands(subparsers) -> None:
                              "the default: a run that produced nothing keeps it) or what the reference collects here "
                              "(reference); other tasks always use the reference's")
     add_batch_options(parser, units="pairs", out_default="./runs/experiment-DATASET")
-    parser.add_argument("--max-concurrent-calls", type=positive_int, default=DEFAULT_CALLS, metavar="N",
-                        help="model calls in flight per model or endpoint, across the pairs (default %(default)s); "
-                             "pairs waiting on a model run at once up to --workers (default: this N), while "
-                             "sandbox runs stay at one per core")
+    add_concurrency_option(parser, units="pairs")
     add_faults_option(parser)
     parser.add_argument("--shard", default=None, metavar="I/N",
                         help="run only share I of N of the pairs (a deterministic split of the plan), e.g. on N "

@@ -164,8 +164,18 @@ def add_runner_options(parser: argparse.ArgumentParser) -> None:
                        help="environment cache (default $PROJECTGEN_CACHE_DIR or ~/.cache/projectgen)")
 
 
+def add_profile_option(parser: Any) -> None:
+    """`--profile`: the named defaults of the settings a run leaves unset (`projectgen.config.SETTINGS_PROFILES`)."""
+    parser.add_argument("--profile", choices=["paper", "projectgen"], default=SettingDefault("Settings", "profile"),
+                        help="paper: the papers' settings as printed (LiveCoder's selection by the functional score "
+                             "and knowledge after every attempt, the paper's judges, distilled stage memory, "
+                             "Self-Reflection's carried reflections); projectgen: this library's defaults (default: "
+                             "paper for CodeProjectEval and DevBench tasks, else projectgen)")
+
+
 def add_pipeline_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("pipeline (paper defaults)")
+    add_profile_option(group)
     group.add_argument("--threshold", type=judge_score, default=SettingDefault("Settings", "threshold"),
                        help="judge score a stage needs (default %(default)s)")
     group.add_argument("--threshold-rule", choices=["exceeds", "at_least"],
@@ -191,8 +201,9 @@ def add_attempt_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--attempts", type=positive_int, default=SettingDefault("AttemptSettings", "attempts"),
                        help="attempts at the task (default %(default)s)")
     group.add_argument("--selection", choices=["check", "unit"], default=SettingDefault("AttemptSettings", "selection"),
-                       help="tests that pick the best attempt: check (visible, default) or unit (hidden: the "
-                            "paper's oracle setting, labelled in every report)")
+                       help="tests that pick and reuse the best attempt: check (visible; the projectgen profile's) "
+                            "or unit (hidden: the functional score, as the paper and the paper profile do; "
+                            "labelled in every report)")
     group.add_argument("--no-success-knowledge", action="store_true", help="ablation: no success knowledge")
     group.add_argument("--no-failure-knowledge", action="store_true", help="ablation: no failure knowledge")
     group.add_argument("--no-best", action="store_true",
@@ -228,6 +239,17 @@ def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "tas
     parser.add_argument("--fresh", action="store_true", help=f"forget the ledger and run every one of the {units} "
                         "again")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for every model")
+
+
+def add_concurrency_option(parser: argparse.ArgumentParser, units: str) -> None:
+    """`--max-concurrent-calls N`: model calls in flight per model or endpoint (`Concurrency.calls`); the
+    `units` waiting on a model run at once up to --workers (default N), sandbox runs one per core."""
+    from projectgen.llm.call_slots import DEFAULT_CALLS
+
+    parser.add_argument("--max-concurrent-calls", type=positive_int, default=DEFAULT_CALLS, metavar="N",
+                        help=f"model calls in flight per model or endpoint, across the {units} (default "
+                             f"%(default)s); {units} waiting on a model run at once up to --workers (default: this "
+                             "N), while sandbox runs stay at one per core")
 
 
 def add_faults_option(parser: argparse.ArgumentParser) -> None:
@@ -286,7 +308,7 @@ def settings_from_args(args: argparse.Namespace):
     """The pipeline `Settings` the options give; options left out keep the model's defaults."""
     from projectgen.config import Settings
 
-    names = ("threshold", "threshold_rule", "gamma", "edit_format", "max_concurrency")
+    names = ("profile", "threshold", "threshold_rule", "gamma", "edit_format", "max_concurrency")
     values: dict[str, Any] = {name: getattr(args, name) for name in names if given(args, name)}
     if given(args, "iterations"):
         values["architecture_iterations"], values["skeleton_iterations"], values["code_iterations"] = args.iterations
@@ -360,6 +382,21 @@ def resolve_task(spec: str):
 
 
 BUNDLED_DATASET = "examples"
+
+
+def bundled_script_spec(spec: str, examples: str | None = None) -> str:
+    """A ``scripted:`` spec naming a bundled replay made the script's path: ``scripted:examples`` is the command's
+    own bundled replay (`examples`, a name in the bundled ``scripts/``), ``scripted:NAME`` a bundled script when
+    no file NAME exists; any other spec as it is. The one way `scripted:` names a bundled script."""
+    from projectgen.datasets.examples import example_script_path
+    from projectgen.llm.specs import SCRIPTED_PREFIX
+
+    name = spec[len(SCRIPTED_PREFIX):] if spec.startswith(SCRIPTED_PREFIX) else ""
+    if name == BUNDLED_DATASET and examples is not None:
+        return f"{SCRIPTED_PREFIX}{example_script_path(examples)}"
+    if name and not Path(name).exists() and "/" not in name and not name.endswith(".json"):
+        return f"{SCRIPTED_PREFIX}{example_script_path(name)}"
+    return spec
 
 
 def resolve_dataset(given: str | Path, bundled: Path) -> Path:

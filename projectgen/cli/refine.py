@@ -7,6 +7,7 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (
     add_batch_options,
+    add_concurrency_option,
     add_executor_options,
     add_runner_options,
     add_sampling_options,
@@ -15,6 +16,7 @@ from projectgen.cli.options import (
     positive_int,
     resolve_dataset,
     runner_from_args,
+    runner_settings_from_args,
     sampling_from_args,
 )
 from projectgen.cli.tables import make_console
@@ -65,6 +67,7 @@ def add_commands(subparsers) -> None:
     add_sampling_options(parser)
     add_runner_options(parser)
     add_executor_options(parser)
+    add_concurrency_option(parser, units="task runs")
     parser.set_defaults(handler=cmd_refine)
 
 
@@ -79,6 +82,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     """Exit 0 when every task loaded and every task run finished (whatever it scored), 1 when some task did not load
     or some run ended in an error, 2 for a usage error."""
     from projectgen.errors import ProjectGenError
+    from projectgen.experiments.concurrency import Concurrency
     from projectgen.experiments.refinement import (
         RefinementHooks,
         RefinementSpec,
@@ -126,11 +130,13 @@ def cmd_refine(args: argparse.Namespace) -> int:
         if key == "sandbox":
             progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
-    runner = runner_from_args(args, log=lambda message: log("sandbox", message))
-    with progress:
-        results = run_refinement(spec, out, runner=runner, executor=executor_from_args(args),
-                                 fresh=args.fresh, hooks=RefinementHooks(on_check=on_check, on_start=on_start,
-                                                                         on_row=on_row, progress=log))
+    concurrency = Concurrency(calls=args.max_concurrent_calls)
+    executor = executor_from_args(args, default_workers=concurrency.workers)
+    with progress:  # the default runner's lines come to `log` as "sandbox"
+        results = run_refinement(spec, out, runner_settings=runner_settings_from_args(args), executor=executor,
+                                 fresh=args.fresh, concurrency=concurrency,
+                                 hooks=RefinementHooks(on_check=on_check, on_start=on_start, on_row=on_row,
+                                                       progress=log))
     # tasks that do not load first: a table over the others must not read as the dataset's result
     for task, reason in results.load_errors.items():
         console.print(f"[red]{task}: does not load:[/red] {reason}", highlight=False)

@@ -8,8 +8,10 @@ from pathlib import Path
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (
     BUNDLED_DATASET,
+    bundled_script_spec,
     add_batch_options,
     add_checkpoint_option,
+    add_concurrency_option,
     add_executor_options,
     add_sampling_options,
     add_runner_options,
@@ -55,6 +57,7 @@ def add_commands(subparsers) -> None:
     add_checkpoint_option(parser.add_argument_group("checkpoints"))
     add_runner_options(parser)
     add_executor_options(parser)
+    add_concurrency_option(parser, units="units")
     parser.set_defaults(handler=cmd_reflect)
 
 
@@ -67,21 +70,18 @@ def dataset_path(text: str) -> Path:
 
 def model_spec(text: str) -> str:
     """`[LABEL=]scripted:NAME` naming a bundled script (when no such file exists) becomes its path."""
-    from projectgen.datasets.examples import example_script_path
     from projectgen.llm.specs import SCRIPTED_PREFIX
 
     label, sep, spec = text.partition("=")
     if not sep or not spec.startswith(SCRIPTED_PREFIX):
         label, sep, spec = "", "", text
-    name = spec[len(SCRIPTED_PREFIX):] if spec.startswith(SCRIPTED_PREFIX) else ""
-    if name and not Path(name).exists() and "/" not in name and not name.endswith(".json"):
-        spec = f"{SCRIPTED_PREFIX}{example_script_path(name)}"
-    return f"{label}{sep}{spec}"
+    return f"{label}{sep}{bundled_script_spec(spec)}"
 
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     """Exit 0 when every unit finished (whatever its score), 1 when some unit is an error or some exercise does
     not load, 2 for a usage error."""
+    from projectgen.experiments.concurrency import Concurrency
     from projectgen.experiments.reflection import (
         ReflectHooks,
         parse_formats,
@@ -138,14 +138,16 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     # Without --checkpoint-url each unit keeps SQLite checkpoints in its folder, which a unit retried on
     # another machine would not find: a cluster of several nodes is refused then.
     check_checkpoint_url(args.checkpoint_url)
-    executor = executor_from_args(args, per_machine=per_machine_checkpoints(args.checkpoint_url))
+    concurrency = Concurrency(calls=args.max_concurrent_calls)
+    executor = executor_from_args(args, per_machine=per_machine_checkpoints(args.checkpoint_url),
+                                  default_workers=concurrency.workers)
     with progress:
         results = run_reflect(
             dataset, models, out, formats=formats, tries=args.tries,
             tasks=list(args.tasks) if args.tasks else None,
             executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
             runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
-            hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,
+            concurrency=concurrency, hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,
                                on_missing=on_missing))
     print_summary(console, results, pct)
     for line in models_lines(results):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (SettingDefault, add_attempt_options, add_faults_option, add_pipeline_options,
-                                    add_prices_option, add_runner_options, add_sampling_options,
-                                    attempt_settings_from_args, positive_float, resolve_task, runner_from_args,
-                                    sampling_from_args, settings_from_args)
+                                    add_prices_option, add_profile_option, add_runner_options, add_sampling_options,
+                                    attempt_settings_from_args, given, positive_float, resolve_task,
+                                    runner_from_args, sampling_from_args, settings_from_args)
 from projectgen.cli.tables import make_console, print_attempts
 from projectgen.llm.roles import ROLES
 from projectgen.llm.specs import SCRIPTED_PREFIX, absolute_script
@@ -90,6 +90,7 @@ def add_demo_command(commands) -> None:
                       help="output folder (an earlier demo's output there is replaced; anything else is refused)")
     demo.add_argument("--force", action="store_true", help="replace the run folder at --out even when it is not "
                       "an earlier demo's output")
+    add_profile_option(demo)
     add_runner_options(demo)
     demo.set_defaults(handler=cmd_demo)
 
@@ -290,7 +291,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise ProjectGenError(f"{args.out} holds a run that is not an earlier demo's output; choose another "
                                   "--out, or add --force to replace it")
     args.force = True  # the demo replaces its own outputs
-    return _execute_run(args, RunRequest.for_task(task, models=specs), models=ModelRoles(model), out=args.out)
+    from projectgen.config import Settings
+
+    settings = Settings(profile=args.profile) if given(args, "profile") else None  # else the task's (projectgen)
+    request = RunRequest.for_task(task, models=specs, settings=settings)
+    return _execute_run(args, request, models=ModelRoles(model), out=args.out)
 
 
 def _is_demo_output(out: Path, demo_specs: dict[str, str]) -> bool:

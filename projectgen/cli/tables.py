@@ -118,7 +118,7 @@ def print_model_table(console, report) -> None:
 
     table = Table(title=f"{report.name}: {report.final.tasks} task(s), {report.attempts} attempt(s)",
                   caption="hidden unit-test pass rates: mean over tasks / LOC-weighted", caption_justify="left")
-    for column in ("t", "generated", "attempt t", "output after t", "reuse", "tokens", "cost", "MI"):
+    for column in ("t", "generated", "attempt t", "output after t", "reuse", "tokens", "cost", "MI", "MI (VS)"):
         table.add_column(column, justify="left" if column == "t" else "right", no_wrap=True)
     for row in report.per_attempt:
         cells = attempt_cells(row)

@@ -47,6 +47,13 @@ LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "
 _SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
                              ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
                              ".ts": "typescript"}
+
+
+def file_language(name: str) -> str | None:
+    """The language a code file's suffix names (``x.rs`` -> "rust"), or None."""
+    return _SUFFIXES.get(os.path.splitext(name)[1])
+
+
 UNUSED_FILES = frozenset({".meta", ".docs", ".exercism", "gradle", "gradlew", "gradlew.bat", "build", "target",
                           "node_modules", ".gradle"})
 """Top-level entries of an exercise folder that never reach a test workspace."""

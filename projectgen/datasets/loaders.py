@@ -68,6 +68,8 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     given = Path(path)
     if given.is_file() and given.name in (TASK_TOML, CONFIG_JSON):
         given = given.parent.parent if given.parent.name == ".meta" else given.parent  # an exercise's config
+    elif given.is_file() and given.suffix == ".yaml":  # a RAL-Bench task's description: its folder
+        given = given.parent
     if not given.exists():
         raise TaskFormatError(given, "task folder not found")
     if not given.is_dir():
@@ -91,7 +93,13 @@ def load_task(path: str | os.PathLike[str]) -> Task:
             "or DevBench keys (UML_class, code_file_DAG, acceptance_tests)",
         )
     from projectgen.datasets.exercism import exercise_task, is_exercise, load_exercise
+    from projectgen.datasets.nl2repobench import difficulties, is_nl2repo_task, load_nl2repo_task
+    from projectgen.datasets.ralbench import load_ralbench_task, ralbench_root_of
 
+    if (bench := ralbench_root_of(root)) is not None:  # RAL-Bench: tasks/<Name>/<name>.yaml
+        return load_ralbench_task(bench, sorted(root.glob("*.yaml"))[0])
+    if is_nl2repo_task(root):  # NL2Repo-Bench: test_files/<task>/start.md
+        return load_nl2repo_task(root, difficulties(root.parent).get(root.name.lower()))
     if is_exercise(root):  # Exercism's layout: .meta/config.json (or .meta/ and .docs/ without one)
         return exercise_task(load_exercise(root))
     raise TaskFormatError(root, f"no {TASK_TOML} or {CONFIG_JSON} found")
@@ -169,6 +177,15 @@ def _load_all(root: Path, *, stop_at_first_error: bool) -> tuple[list[Task], lis
         raise ProjectGenError(f"{root}: dataset folder not found")
     if not root.is_dir():
         raise ProjectGenError(f"{root}: not a folder (expected a dataset folder of task subfolders)")
+    from projectgen.datasets.nl2repobench import load_nl2repo, nl2repo_tasks_folder
+    from projectgen.datasets.ralbench import is_ralbench, load_ralbench
+
+    if is_ralbench(root):  # one repository of tasks/, tests/ and repositories/
+        tasks, errors = load_ralbench(root)
+        return tasks, errors[:1] if stop_at_first_error else errors
+    if nl2repo_tasks_folder(root) is not None:  # test_files/<task>/
+        tasks, errors = load_nl2repo(root)
+        return tasks, errors[:1] if stop_at_first_error else errors
     folders = sorted(
         (child for child in root.iterdir() if child.is_dir() and _has_config(child)), key=lambda p: p.name
     )
@@ -539,10 +556,10 @@ def _config_task(
     )
 
 
-# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: its code stage
-# may take up to 10 rounds on CodeProjectEval and 5 on DevBench.
-PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"code_iterations": 10},
-                                             "devbench": {"code_iterations": 5}}
+# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: the `paper` profile
+# (`projectgen.config.SETTINGS_PROFILES`), and a code stage of up to 10 rounds on CodeProjectEval, 5 on DevBench.
+PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"profile": "paper", "code_iterations": 10},
+                                             "devbench": {"profile": "paper", "code_iterations": 5}}
 
 
 def _settings_profile(ctx: _Ctx, table: dict[str, Any]) -> dict[str, Any]:

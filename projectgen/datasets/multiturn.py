@@ -14,8 +14,10 @@ in a repository (``[repository] root`` and ``include``, read into a snapshot wit
 a turn is evaluated by putting the candidate target into the snapshot, running the turn's tests,
 and leaving the snapshot as it was (SR-Eval's UnifiedCheck; the snapshot is never changed, each
 evaluation gets its own copy in the sandbox). ``context`` names the repository files whose
-signatures a repository-level prompt shows around the target. The format is documented in
-docs/refinement.md.
+signatures a repository-level prompt shows around the target. ``function`` (repository level)
+makes a turn's answer one function of the target file, as SR-Eval's repository level does after
+DevEval: the model is shown the code above it in the turn's file as local context, and its answer
+replaces that function in the turn's reference file. The format is documented in docs/refinement.md.
 
 `check_multiturn_task` validates a task as SR-Eval's construction does: every turn's reference
 must pass its own tests, and a turn's tests should fail on the previous turn's reference
@@ -35,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
+from projectgen.repository.syntax import function_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,7 +53,7 @@ TURN_SUITE = "check"  # the suite kind a turn's tests run as (`turn_task`)
 Level = Literal["function", "repository"]
 LEVELS: tuple[Level, ...] = ("function", "repository")
 
-_TOP_KEYS = frozenset({"id", "level", "target", "description", "start", "repository", "env"})
+_TOP_KEYS = frozenset({"id", "level", "target", "function", "description", "start", "repository", "env"})
 _REPOSITORY_KEYS = frozenset({"root", "include", "context"})
 _ENV_KEYS = frozenset({"requirements", "python", "env_vars"})
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -82,6 +85,9 @@ class MultiTurnTask(BaseModel):
     repository_root: Path | None = Field(default=None, description="absolute folder the snapshot is read from")
     repository_files: tuple[str, ...] = Field(default=(), description="snapshot files, relative to repository_root")
     context: tuple[str, ...] = Field(default=(), description="repository files whose signatures the prompt shows")
+    function: str | None = Field(default=None, description="repository level: the function of the target file the "
+                                 "model writes each turn (a top-level function or Class.method; DevEval's setting); "
+                                 "None: the whole file")
     env: EnvSpec = Field(default_factory=EnvSpec)
 
     def turn(self, number: int) -> Turn:
@@ -95,15 +101,54 @@ class MultiTurnTask(BaseModel):
             return (self.root / self.start).read_text(encoding="utf-8") if self.start else ""
         return (self.root / self.turn(number).reference).read_text(encoding="utf-8")
 
+    @property
+    def answer_name(self) -> str:
+        """What the model writes each turn, as prompts name it: the target file, or its one function."""
+        return self.target if self.function is None else f"{self.function} in {self.target}"
+
+    def answer(self, number: int) -> str:
+        """A correct answer to turn `number` (turn 0: before turn 1): the target file after it, or with
+        `function` that function's source in it ("" where it does not exist yet)."""
+        code = self.reference_code(number)
+        if self.function is None or not code:
+            return code
+        try:
+            start, end = function_lines(code, self.function)
+        except ValueError:  # the start file may not define it yet
+            return ""
+        return "".join(code.splitlines(keepends=True)[start:end])
+
+    def local_context(self, number: int) -> str:
+        """With `function`: the code above it in the target file after turn `number` (the local context
+        DevEval and SR-Eval give); "" for a whole-file task."""
+        if self.function is None:
+            return ""
+        code = self.reference_code(number)
+        start, _ = function_lines(code, self.function)
+        return "".join(code.splitlines(keepends=True)[:start])
+
     def snapshot(self) -> dict[str, str]:
         """The repository around the target (repository path -> text), without the target; {} at function level."""
         if self.repository_root is None:
             return {}
         return {rel: (self.repository_root / rel).read_text(encoding="utf-8") for rel in self.repository_files}
 
-    def candidate(self, code: str) -> dict[str, str]:
-        """What a turn's tests run against: the snapshot with `code` as the target (UnifiedCheck)."""
-        return {**self.snapshot(), self.target: code}
+    def candidate(self, code: str, number: int | None = None) -> dict[str, str]:
+        """What turn `number`'s tests run against: the snapshot with the target file (UnifiedCheck): `code`
+        itself, or with `function`, turn `number`'s reference file with that function replaced by `code`."""
+        return {**self.snapshot(), self.target: self.target_file(code, number)}
+
+    def target_file(self, code: str, number: int | None = None) -> str:
+        """The target file an answer `code` to turn `number` makes (see `candidate`)."""
+        if self.function is None:
+            return code
+        if number is None:
+            raise ValueError(f"task {self.id!r} answers one function a turn: name the turn the answer is for")
+        reference = self.reference_code(number)
+        start, end = function_lines(reference, self.function)
+        lines = reference.splitlines(keepends=True)
+        answer = code if code.endswith("\n") or not code else code + "\n"
+        return "".join(lines[:start]) + answer + "".join(lines[end:])
 
 
 def turn_task(task: MultiTurnTask, number: int) -> Task:
@@ -132,14 +177,20 @@ def load_multiturn_task(path: str | os.PathLike[str]) -> MultiTurnTask:
     if not given.is_dir():
         raise TaskFormatError(given, "multi-turn task folder not found")
     root = given.resolve()
-    config_path = root / MULTITURN_TOML
+    config_path, config = read_config(root, MULTITURN_TOML)
+    return _task_from_config(root, config_path, config)
+
+
+def read_config(root: Path, name: str) -> tuple[Path, dict[str, Any]]:
+    """The TOML file `name` of the folder `root`, parsed (also a construction seed's seed.toml); a missing or
+    invalid file is one `TaskFormatError` line."""
+    config_path = root / name
     if not config_path.is_file():
-        raise TaskFormatError(root, f"no {MULTITURN_TOML} found")
+        raise TaskFormatError(root, f"no {name} found")
     try:
-        config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        return config_path, tomllib.loads(config_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise TaskFormatError(config_path, f"invalid TOML: {error}") from None
-    return _task_from_config(root, config_path, config)
 
 
 def load_multiturn_dataset(path: str | os.PathLike[str]) -> tuple[list[MultiTurnTask], dict[str, str]]:
@@ -203,9 +254,29 @@ def _task_from_config(root: Path, config_path: Path, config: dict[str, Any]) -> 
     description = config.get("description", "")
     if not isinstance(description, str):
         raise fail("description: expected a string")
-    return MultiTurnTask(id=task_id, root=root, level=level, target=target, turns=_turns(fail, root),
+    turns = _turns(fail, root)
+    function = _function(fail, root, level, config.get("function"), turns)
+    return MultiTurnTask(id=task_id, root=root, level=level, target=target, turns=turns,
                          description=description.strip(), start=start, repository_root=repo_root,
-                         repository_files=files, context=context, env=_env(fail, config.get("env", {})))
+                         repository_files=files, context=context, function=function,
+                         env=_env(fail, config.get("env", {})))
+
+
+def _function(fail: Callable[[str], TaskFormatError], root: Path, level: str, value: Any,
+              turns: tuple[Turn, ...]) -> str | None:
+    """`function`: repository level only, a dotted name every turn's reference defines."""
+    if value is None:
+        return None
+    if level != "repository":
+        raise fail('function: only for level = "repository" (a function-level task writes its whole file)')
+    if not isinstance(value, str) or not all(part.isidentifier() for part in value.split(".")):
+        raise fail(f"function: expected a function name such as 'main' or 'Class.method', got {value!r}")
+    for turn in turns:
+        try:
+            function_lines((root / turn.reference).read_text(encoding="utf-8"), value)
+        except (ValueError, SyntaxError) as error:
+            raise fail(f"function: {turn.reference} does not define {value} ({error})") from None
+    return value
 
 
 def _known(fail: Callable[[str], TaskFormatError], where: str, table: Mapping[str, Any],
@@ -406,15 +477,16 @@ Evaluate = Callable[[Task, Mapping[str, str]], TurnOutcome]
 
 
 def check_multiturn_task(task: MultiTurnTask, evaluate: Evaluate) -> TaskCheck:
-    """Run every turn's tests on its own reference and on the previous turn's reference, in the sandbox."""
+    """Run every turn's tests on its own reference and on the previous turn's reference, in the sandbox (with
+    `function`: the previous turn's function in this turn's file, so the tests must tell the function apart)."""
     checks = []
     for turn in task.turns:
         sandbox_task = turn_task(task, turn.number)
-        own = evaluate(sandbox_task, task.candidate(task.reference_code(turn.number)))
+        own = evaluate(sandbox_task, task.candidate(task.answer(turn.number), turn.number))
         check = TurnCheck(turn=turn.number, reference_passed=own.passed, reference_total=own.total,
                           reference_status=own.status, note=own.error or "")
         if turn.number > 1:
-            previous = evaluate(sandbox_task, task.candidate(task.reference_code(turn.number - 1)))
+            previous = evaluate(sandbox_task, task.candidate(task.answer(turn.number - 1), turn.number))
             check = check.model_copy(update={"previous_passed": previous.passed, "previous_total": previous.total})
         checks.append(check)
     return TaskCheck(task_id=task.id, turns=checks)

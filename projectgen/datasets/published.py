@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -56,6 +57,20 @@ def published_sizes() -> dict[str, dict[str, PublishedSize]]:
 def published_size(task: Task) -> PublishedSize | None:
     """The paper's figures for `task`, when it is a task of a benchmark the paper reports."""
     return published_sizes().get(task.format, {}).get(task.id)
+
+
+def published_tests(task: Task) -> int | None:
+    """The task's published #Tests: a paper table's, else the benchmark's own (NL2Repo-Bench's
+    test_case_count.txt), else None."""
+    size = published_size(task)
+    return size.tests if size is not None else task.published_tests
+
+
+def published_tests_of(formats: Iterable[str], task_id: str) -> int | None:
+    """The #Tests a paper prints for a task known only by its id (one that did not load), looked up in the
+    formats its dataset's other tasks have; None when no table prints it."""
+    found = {size.tests for fmt in formats if (size := published_sizes().get(fmt, {}).get(task_id)) is not None}
+    return found.pop() if len(found) == 1 else None
 
 
 def task_weight(task: Task) -> TaskWeight:

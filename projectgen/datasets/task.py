@@ -156,7 +156,10 @@ class Task(BaseModel):
 
     id: str
     root: Path
-    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism"]
+    folder: Path | None = Field(
+        default=None, description="the path `load_task` loads the task from again, when it is not `root` (a "
+        "RAL-Bench task: tasks/<Name> of the benchmark, whose root is the benchmark's)")
+    format: Literal["codeprojecteval", "devbench", "taskdir", "exercism", "ralbench", "nl2repobench"]
     language: str = Field(default="python", description="the language of the code and its tests: python (pytest), "
                           "go, rust, cpp, javascript or java (projectgen.evaluation.languages)")
     docs: Documents
@@ -165,6 +168,9 @@ class Task(BaseModel):
     required_files: tuple[str, ...] = Field(
         default=(), description="task fixtures (data files, templates) copied into every test workspace"
     )
+    candidate_copies: tuple[str, ...] = Field(
+        default=(), description="workspace folders that hold a second copy of the candidate, for benchmark tests "
+        "that look for it there (RAL-Bench's `generated_repository`, generation/<Name>)")
     empty_dirs: tuple[str, ...] = Field(
         default=(), description="folders created, empty, in every test workspace (tests that write to them)")
     timeout: float | None = Field(
@@ -188,6 +194,12 @@ class Task(BaseModel):
     settings_profile: dict[str, Any] = Field(
         default_factory=dict, description="pipeline settings of the paper that reports this task's benchmark "
         "(e.g. the code-stage cap), used where a run leaves them unset (`Settings.with_profile`)")
+    difficulty: str | None = Field(
+        default=None, description="the benchmark's own difficulty label (easy, medium, hard), when it publishes "
+        "one (RAL-Bench, NL2Repo-Bench); LiveCoder's Table 2 buckets by it")
+    published_tests: int | None = Field(
+        default=None, description="the #Tests the benchmark itself publishes for the task (NL2Repo-Bench's "
+        "test_case_count.txt), when no paper table gives one (projectgen.datasets.published)")
     expected_tests: dict[SuiteName, tuple[str, ...]] = Field(
         default_factory=dict,
         description="pytest node ids a suite is expected to run, declared by the dataset; when absent the "
@@ -202,6 +214,10 @@ class Task(BaseModel):
         if self.scored_suite != "unit" and self.scored_suite not in self.suites:
             raise ValueError(f"the scored suite {self.scored_suite!r} is not a suite of the task")
         return self
+
+    def load_path(self) -> Path:
+        """What a run records to load the task again (`load_task`): its folder, else its root."""
+        return Path(self.folder or self.root).resolve()
 
     def has_scored_suite(self) -> bool:
         """Whether the task has the suite its final evaluation runs (`scored_suite`)."""

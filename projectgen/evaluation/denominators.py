@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from projectgen.datasets.published import published_size
+from projectgen.datasets.published import published_tests
 from projectgen.datasets.task import Task
 
 DenominatorSetting = Literal["published", "reference"]
@@ -35,14 +35,14 @@ def counted(task: Task, measured: UnitCounts, setting: DenominatorSetting) -> Un
     """`measured` as `setting` counts it: under "published", out of the paper's #Tests for a task it
     prints (#Pass capped there: a reference that collects more tests than the paper counted cannot score
     above the printed count); otherwise unchanged."""
-    size = published_size(task) if setting == "published" else None
-    if size is None:
+    tests = published_tests(task) if setting == "published" else None
+    if tests is None:
         return measured
-    return UnitCounts(passed=min(measured.passed, size.tests), total=size.tests, denominator="published")
+    return UnitCounts(passed=min(measured.passed, tests), total=tests, denominator="published")
 
 
 def nothing_produced(task: Task, setting: DenominatorSetting) -> UnitCounts | None:
     """The counts of a run that produced nothing: 0 of the published #Tests (it keeps its count in SUM),
     or None when there is no published count to keep (the run has no #Tests then)."""
-    size = published_size(task) if setting == "published" else None
-    return None if size is None else UnitCounts(passed=0, total=size.tests, denominator="published")
+    tests = published_tests(task) if setting == "published" else None
+    return None if tests is None else UnitCounts(passed=0, total=tests, denominator="published")

@@ -140,6 +140,8 @@ class RepoStats(BaseModel):
         "(nested functions left out); the 'Complexity' column of ProjectGen's CodeProjectEval table"
     )
     mean_maintainability_index: float = Field(description="radon MI (0-100, clipped at 0) over parsed files")
+    mean_maintainability_index_vs: float = Field(
+        default=0.0, description="MI by the Visual Studio formula LiveCoder cites (no comment term), over parsed files")
     unparsable_files: int = Field(description="files radon could not parse; left out of the CC and MI means")
     unparsable_paths: tuple[str, ...] = ()
 
@@ -164,6 +166,29 @@ def maintainability_index_clipped(source: str, *, multi: bool = True) -> float:
     return max(0.0, float(mi_visit(source, multi)))
 
 
+def maintainability_index_vs(halstead_volume: float, complexity: float, lines: int) -> float:
+    """The Visual Studio maintainability index LiveCoder cites:
+    MAX(0, (171 - 5.2 ln(HV) - 0.23 CC - 16.2 ln(LOC)) * 100 / 171).
+
+    Unlike radon's variant it has no comment term, so documenting code does not raise it. A file
+    without operators or lines (HV or LOC 0, where ln is undefined) scores 100, as radon scores it.
+    """
+    if halstead_volume <= 0 or lines <= 0:
+        return 100.0
+    raw = 171 - 5.2 * math.log(halstead_volume) - 0.23 * complexity - 16.2 * math.log(lines)
+    return max(0.0, raw * 100 / 171)
+
+
+def maintainability_indices(source: str) -> tuple[float, float]:
+    """(radon's MI, the Visual Studio MI) of one file, from the same Halstead volume, total cyclomatic
+    complexity and logical lines (radon's `mi_parameters`). Raises a parse error as radon does."""
+    from radon.metrics import mi_compute, mi_parameters
+
+    volume, complexity, lines, comments = mi_parameters(source, True)
+    return max(0.0, float(mi_compute(volume, complexity, lines, comments))), maintainability_index_vs(
+        volume, complexity, lines)
+
+
 def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
     """Files, LOC, mean cyclomatic complexity and mean maintainability index of a repository.
 
@@ -181,6 +206,7 @@ def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
     complexities: list[int] = []
     block_complexities: list[int] = []
     indices: list[float] = []
+    indices_vs: list[float] = []
     unparsable: list[str] = []
     for path in sorted(files):
         source = files[path]
@@ -188,13 +214,14 @@ def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
             with warnings.catch_warnings():  # invalid escapes etc. in measured code are not ours to report
                 warnings.simplefilter("ignore")
                 blocks = cc_visit_ast(parse_python(source))
-                index = maintainability_index_clipped(source, multi=True)
+                index, index_vs = maintainability_indices(source)
         except UNREADABLE_SOURCE_ERRORS:
             unparsable.append(path)
             continue
         complexities.extend(function.complexity for function in _functions(blocks))
         block_complexities.extend(block.complexity for block in blocks)
         indices.append(index)
+        indices_vs.append(index_vs)
     return RepoStats(
         python_files=len(files),
         loc=sum(count_loc(text) for text in files.values()),
@@ -203,6 +230,7 @@ def repository_stats(repo: Mapping[str, str] | Path) -> RepoStats:
         mean_cyclomatic_complexity=_mean(complexities),
         mean_block_complexity=_mean(block_complexities),
         mean_maintainability_index=_mean(indices),
+        mean_maintainability_index_vs=_mean(indices_vs),
         unparsable_files=len(unparsable),
         unparsable_paths=tuple(unparsable),
     )

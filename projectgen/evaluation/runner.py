@@ -255,7 +255,10 @@ class SandboxRunner:
                  canary: Canary) -> None:
         """Fill the workspace (candidate, then the task's files, then the canary) and the control folder."""
         workspace = folder.workspace
-        copy_candidate(workspace, candidate, ProtectedPaths.of(task))
+        protected = ProtectedPaths.of(task)
+        copy_candidate(workspace, candidate, protected)
+        for folder_rel in task.candidate_copies:  # where a benchmark's tests look for the candidate too
+            copy_candidate(workspace / folder_rel, candidate, protected)
         task_files = [*task.required_files, *task.suite_files(suite)]
         copy_task_files(task.root, workspace, task_files)
         for rel in task.empty_dirs:

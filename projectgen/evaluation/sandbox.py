@@ -72,8 +72,10 @@ class Containment:
 
 
 def sandbox_file(name: str) -> Path:
-    """Path of a helper file shipped with the package (plugin, launcher)."""
-    return Path(str(resources.files("projectgen.evaluation") / "sandbox_files" / name))
+    """Path of a helper file shipped with the package (plugin, launcher), links resolved: the sandbox binds
+    it by that path into a root where a link to the host's tree leads nowhere (a package reached through
+    a linked folder, as `langgraph dev` serves one)."""
+    return Path(str(resources.files("projectgen.evaluation") / "sandbox_files" / name)).resolve()
 
 
 def limit_args(limits: Limits) -> list[str]:

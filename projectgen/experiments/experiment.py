@@ -40,7 +40,7 @@ continue. Models and per-task replay scripts: `projectgen.experiments.models`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,7 +116,8 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
         if shard is not None:
             keep = shard.keeps([pair_key(model.slug, task_id, method) for method in spec.methods
                                 for model in spec.models for task_id in [*(t.id for t in tasks), *load_errors]])
-        unloaded = record_load_errors(ledger, spec, load_errors, keep)
+        formats = {task.format for task in tasks} or {spec.dataset.name.lower()}
+        unloaded = record_load_errors(ledger, spec, load_errors, keep, formats=formats)
         units = [PairUnit.plan(out_dir, model, task, fresh=fresh, method=method)
                  for method in spec.methods for model in spec.models for task in tasks
                  if keep is None or pair_key(model.slug, task.id, method) in keep]
@@ -154,9 +155,13 @@ def select_tasks(spec: ExperimentSpec) -> tuple[list[Task], dict[str, str]]:
 
 
 def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, str],
-                       keep: set[str] | None = None) -> list[PairResult]:
+                       keep: set[str] | None = None, *, formats: Iterable[str] = ()) -> list[PairResult]:
     """An error unit per method and model for each task that does not load, in the ledger unless its last line
-    says so (only the keys in `keep`, when given: a shard's)."""
+    says so (only the keys in `keep`, when given: a shard's). Under the published denominator a task a paper
+    prints (looked up in `formats`, its dataset's) keeps its #Tests in SUM, 0 passed: a dataset defect must
+    not raise the score by shrinking SUM."""
+    from projectgen.datasets.published import published_tests_of
+
     done = ledger.done()
     results = []
     for method, model in ((method, model) for method in spec.methods for model in spec.models):
@@ -164,8 +169,11 @@ def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, s
             key = pair_key(model.slug, task_id, method)
             if keep is not None and key not in keep:
                 continue
+            tests = published_tests_of(formats, task_id) if spec.denominator == "published" else None
             result = PairResult(key=key, method=method, model=model.slug, spec=model.spec, task_id=task_id,
-                                status="error", error=f"task does not load: {reason}", how="load")
+                                status="error", error=f"task does not load: {reason}", how="load",
+                                **({} if tests is None else {"final_unit_passed": 0, "final_unit_total": tests,
+                                                             "unit_denominator": "published"}))
             previous = done.get(key)
             if previous is None or previous.get("status") != "error" or previous.get("error") != result.error:
                 ledger.append(key, **result.model_dump(mode="json", exclude={"key"}))

@@ -79,6 +79,8 @@ class AttemptFigures(BaseModel):
     best_attempt: int | None = Field(default=None, description="the historical best after this attempt")
     maintainability: float | None = Field(default=None, description="radon's mean maintainability index (0-100) "
                                           "of the attempt's repository (LiveCoder's maintainability figure)")
+    maintainability_vs: float | None = Field(default=None, description="the same by the Visual Studio formula "
+                                             "LiveCoder cites (`evaluation.metrics.maintainability_index_vs`)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
 
@@ -95,6 +97,8 @@ class PairResult(BaseModel):
     error: str | None = None
     loc: int | None = Field(default=None, description="the task's #LOC weight (projectgen.datasets.published)")
     loc_source: str | None = Field(default=None, description="where the #LOC weight came from")
+    profile: str | None = Field(default=None, description="the settings profile the run used ('paper' or "
+                                "'projectgen', projectgen.config.SETTINGS_PROFILES); None in older ledgers")
     attempts_planned: int | None = None
     historical_best: bool = True
     unit_measured: bool = True
@@ -112,6 +116,11 @@ class PairResult(BaseModel):
     sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
                                            "arithmetic, what the paper printed); None also when CodeS's value is "
                                            "undefined (a side without functions); absent in older results")
+    non_functional: dict[str, float | None] | None = Field(
+        default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
+        "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")
+    difficulty: str | None = Field(default=None, description="the benchmark's difficulty label of the task "
+                                   "(NL2Repo-Bench: LiveCoder Table 2's buckets)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
     duration_s: float | None = None
@@ -180,7 +189,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
             attempt=number, kind=kind, score=row.get("score"),
             unit_passed=unit.get("passed") if unit else None, unit_total=unit.get("total") if unit else None,
             best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls),
-            maintainability=attempt_maintainability(run_dir, number) if kind == "generated" else None))
+            **(attempt_maintainability(run_dir, number) if kind == "generated" else {})))
     attempt_settings = summary.get("attempt_settings") or {}
     unit = summary.get("unit_tests") or {}
     passed, total, counts = final_unit_scores(run_dir, task, runner, unit, denominator)
@@ -188,13 +197,22 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         key=pair_key(model.slug, task.id, method), method=method, model=model.slug, spec=model.spec, task_id=task.id,
         status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
         loc_source=weight.source,
+        profile=run_profile(summary),
         attempts_planned=attempt_settings.get("attempts"),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
-        **final_sketchbleu(run_dir, task),
+        **final_sketchbleu(run_dir, task), non_functional=final_non_functional(run_dir, task, runner),
+        difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
+
+
+def run_profile(summary: dict[str, Any]) -> str | None:
+    """The settings profile a run's summary records; a summary written before profiles existed ran the
+    projectgen profile's behaviour (None when it records no settings at all)."""
+    settings = summary.get("settings")
+    return settings.get("profile", "projectgen") if isinstance(settings, dict) else None
 
 
 def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, Any],
@@ -222,15 +240,31 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, An
     return final.passed, final.total, final.denominator
 
 
-def attempt_maintainability(run_dir: Path, attempt: int) -> float | None:
-    """radon's mean maintainability index of attempts/N/repository (None when it has no parsable Python)."""
+def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
+    """The mean maintainability indices of attempts/N/repository, radon's (`maintainability`) and the
+    Visual Studio formula's (`maintainability_vs`); none when it has no parsable Python."""
     from projectgen.evaluation.metrics import repository_stats
 
     folder = RunFolder(run_dir).attempt(attempt).repository
     if not folder.is_dir():
-        return None
+        return {}
     stats = repository_stats(folder)
-    return stats.mean_maintainability_index if stats.python_files > stats.unparsable_files else None
+    if stats.python_files <= stats.unparsable_files:
+        return {}
+    return {"maintainability": stats.mean_maintainability_index,
+            "maintainability_vs": stats.mean_maintainability_index_vs}
+
+
+def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, float | None] | None:
+    """LiveCoder Table 1's non-functional figures (%) of the run's output against the task's reference, its
+    suites run in the sandbox (RAL-Bench tasks with a reference and a runner; else None)."""
+    from projectgen.evaluation.nonfunctional import score_candidate
+    from projectgen.repository import load_repository
+
+    output = RunFolder(run_dir).repository
+    if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
+        return None
+    return score_candidate(task, load_repository(output), runner).as_percent()
 
 
 def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | None]:

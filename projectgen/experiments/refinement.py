@@ -38,6 +38,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import TestReport
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
@@ -45,6 +46,7 @@ from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
                                                        summarize_setting)
 from projectgen.experiments.results_writer import write_results
+from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import SCRIPTED_PREFIX
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -78,7 +80,7 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:
-        script = reference_turn_script(task.id, [task.reference_code(t.number) for t in task.turns])
+        script = reference_turn_script(task.id, [task.answer(t.number) for t in task.turns])
         return scripted_chat_model_class()(script=script, label=script.label)
     if model.spec.startswith(SCRIPTED_PREFIX):
         path = Path(model.spec[len(SCRIPTED_PREFIX):])
@@ -242,13 +244,15 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
     sampling: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: int | None = None
     progress: ProgressFn | None = None
+    call_slots: CallSlots | None = None  # model calls in flight per model or endpoint, shared by the workers
 
     def setup(self) -> TurnTests:
         return self.tests
 
     def for_workers(self) -> TaskRunBatch:
-        """The batch on another process: progress lines go to that worker's stderr."""
-        return replace(self, progress=print_progress if self.progress is not None else None)
+        """The batch on another process: progress lines go to that worker's stderr; the call caps of this
+        process stay here."""
+        return replace(self, progress=print_progress if self.progress is not None else None, call_slots=None)
 
     def received(self, unit: TaskRunUnit, row: TaskRunRow) -> TaskRunRow:
         """The row naming the driver's folder (a relocated unit's names the worker's)."""
@@ -259,6 +263,8 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
 
         model = build_model(unit.model, unit.task, unit.strategy, unit.context, base_url=self.base_url,
                             sampling=self.sampling)
+        if self.call_slots is not None:
+            model = limit_calls(model, self.call_slots)
         request = refinement_request(unit.task, spec=unit.model.spec, strategy=unit.strategy, context=unit.context,
                                      max_tokens=self.max_tokens)
         progress = self.progress
@@ -315,8 +321,8 @@ def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[Multi
     return [t for t in loaded if t.id in tasks], {k: v for k, v in errors.items() if k in tasks}
 
 
-def default_runner(hooks: RefinementHooks, settings: Any = None) -> Any:
-    return worker_runner(settings, hooks.progress)
+def default_runner(hooks: RefinementHooks, settings: Any = None, slots: threading.Semaphore | None = None) -> Any:
+    return worker_runner(settings, hooks.progress, slots)
 
 
 def validate_tasks(tasks: Sequence[MultiTurnTask], tests: TurnTests, ledger: Ledger, executor: Executor,
@@ -345,19 +351,22 @@ def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[s
     return [checks[task.id] for task in loaded], load_errors
 
 
-def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = None, executor: Executor | None = None,
-                   fresh: bool = False, hooks: RefinementHooks | None = None) -> RefinementResults:
+def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = None, runner_settings: Any = None,
+                   executor: Executor | None = None, fresh: bool = False, hooks: RefinementHooks | None = None,
+                   concurrency: Concurrency | None = None) -> RefinementResults:
     """Validate the tasks, play every (model, strategy, context, task), write results.json/md/html; resumable.
 
-    `runner` runs the tests (default `SandboxRunner()`); `executor` runs the units (default one at a time);
-    `fresh` forgets the ledger and the task runs' folders.
+    `runner` runs the tests (default a `SandboxRunner` of `runner_settings`, its runs taking `concurrency`'s
+    sandbox slots); `executor` runs the units (default: `concurrency.workers` at a time, or one), their model
+    calls taking `concurrency`'s call slots (None: no caps); `fresh` forgets the ledger and the task runs' folders.
     """
     out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
-    executor = executor or LocalExecutor()
+    call_slots, sandbox_slots = concurrency.limits() if concurrency is not None else (None, None)
+    executor = executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
     pairs, skipped = spec.settings()
     tasks, load_errors = select_tasks(spec.dataset, spec.tasks)
     descriptions = {model.slug: describe(model, spec.base_url, spec.sampling) for model in spec.models}
-    runner = runner or default_runner(hooks)
+    runner = runner or default_runner(hooks, runner_settings, sandbox_slots)
     with folder_lock(out_dir, "refine"):
         claim_batch_folder(out_dir, "refine")
         ledger = Ledger(out_dir / layout.LEDGER)
@@ -379,7 +388,8 @@ def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = N
                                              expected=expected))
         batch = TaskRunBatch(tests, specs={m.slug: m.spec for m in spec.models},
                              turn_counts={t.id: len(t.turns) for t in tasks}, base_url=spec.base_url,
-                             sampling=dict(spec.sampling), max_tokens=spec.max_tokens, progress=hooks.progress)
+                             sampling=dict(spec.sampling), max_tokens=spec.max_tokens, progress=hooks.progress,
+                             call_slots=call_slots)
         rows = list(run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row).values())
         summary = [summarize_setting(model.slug, model.spec, descriptions[model.slug], strategy, context,
                                      [r for r in rows if (r.model, r.strategy, r.context) == (model.slug, strategy,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,12 +36,14 @@ from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, load_
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
 from projectgen.experiments.reflection_results import ReflectResults, ReflectRow, reflect_page, summarize_reflect
 from projectgen.experiments.results_writer import write_results
+from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -82,16 +85,19 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     """Overrides of the sampling real models are made with (`make_chat_model`'s temperature, top_p, max_tokens)."""
     checkpoint_url: str | None = None
     """A PostgreSQL database for every unit's checkpoints (None: SQLite in each unit's folder)."""
+    call_slots: CallSlots | None = None  # model calls in flight per model or endpoint, shared by the workers
+    sandbox_slots: threading.Semaphore | None = None  # sandbox runs at once, shared by the default runners
 
     def setup(self) -> Any:
         if self.runner_factory is not None:
             return self.runner_factory()
-        return worker_runner(self.runner_settings, self.progress)
+        return worker_runner(self.runner_settings, self.progress, self.sandbox_slots)
 
     def for_workers(self) -> ReflectBatch:
-        """The batch on another process: its runner from `runner_settings`, progress to that worker's stderr."""
-        return replace(self, runner_factory=None,
-                       progress=print_progress if self.progress is not None else None)
+        """The batch on another process: its runner from `runner_settings`, progress to that worker's stderr;
+        the caps of this process stay here (the executor's slots cap the workers there)."""
+        return replace(self, runner_factory=None, progress=print_progress if self.progress is not None else None,
+                       call_slots=None, sandbox_slots=None)
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
         from projectgen.llm.naming import describe_model
@@ -110,14 +116,17 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
                           result=result.model_dump(mode="json"), sandbox=state.isolation())
 
     def model_for(self, unit: ReflectUnit) -> Any:
-        """The unit's chat model: the exercise's reference replay, or the spec's model."""
+        """The unit's chat model (the exercise's reference replay, or the spec's model), its calls taking the
+        batch's call slots."""
         if unit.model.is_reference:
             from projectgen.oracles.reference_replay import exercise_reference_model
 
-            return exercise_reference_model(unit.exercise)
-        from projectgen.llm.factory import make_chat_model
+            model = exercise_reference_model(unit.exercise)
+        else:
+            from projectgen.llm.factory import make_chat_model
 
-        return make_chat_model(unit.model.spec_for(unit.exercise.id), base_url=self.base_url, **self.sampling)
+            model = make_chat_model(unit.model.spec_for(unit.exercise.id), base_url=self.base_url, **self.sampling)
+        return limit_calls(model, self.call_slots) if self.call_slots is not None else model
 
     def failed(self, unit: ReflectUnit, reason: str) -> ReflectRow:
         return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format, task_id=unit.exercise.id,
@@ -228,13 +237,15 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
                 executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
                 sampling: Mapping[str, float | int] | None = None,
                 runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
-                hooks: ReflectHooks | None = None, checkpoint_url: str | None = None) -> ReflectResults:
+                hooks: ReflectHooks | None = None, checkpoint_url: str | None = None,
+                concurrency: Concurrency | None = None) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
     `tries` tries each (1 to 10); continue from `out_dir`'s ledger. `sampling` overrides what real models
     are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json.
     `checkpoint_url` keeps every unit's checkpoints in that PostgreSQL database (checked, and its tables
-    made, before anything is written). Writes results.json, results.md and results.html and returns the
-    results."""
+    made, before anything is written). `executor` runs the units (default: `concurrency.workers` at a time,
+    or one); `concurrency` caps the model calls and sandbox runs of this process (None: no caps). Writes
+    results.json, results.md and results.html and returns the results."""
     if not 1 <= tries <= 10:
         raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
     out_dir, hooks = Path(out_dir), hooks or ReflectHooks()
@@ -262,11 +273,12 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         if fresh:
             ledger.clear()
         units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
+        call_slots, sandbox_slots = concurrency.limits() if concurrency is not None else (None, None)
         batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress,
                              runner_settings=runner_settings, sampling=dict(sampling or {}),
-                             checkpoint_url=checkpoint_url)
-        rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_start=hooks.on_start,
-                         on_row=hooks.on_row)
+                             checkpoint_url=checkpoint_url, call_slots=call_slots, sandbox_slots=sandbox_slots)
+        executor = executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
+        rows = run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors,
                                     missing_toolchains=missing)

@@ -20,7 +20,7 @@ a run that raised is usually the infrastructure (an unreachable endpoint), not t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
@@ -111,6 +111,7 @@ class AttemptRow(BaseModel):
     output_loc_weighted: float | None
     maintainability: float | None = Field(default=None, description="mean over the attempts that generated a "
                                           "repository of radon's maintainability index")
+    maintainability_vs: float | None = Field(default=None, description="the same, by the Visual Studio formula")
     tokens: TokenFigures
     cost: CostFigures
 
@@ -135,7 +136,8 @@ class FinalFigures(BaseModel):
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
     by_difficulty: dict[str, BucketFigures] = Field(default_factory=dict, description="mean final pass rate by "
-                                                    "reference size: easy <= 1.5k LOC, medium, hard >= 4k")
+                                                    "the benchmark's difficulty label, else by reference size: "
+                                                    "easy <= 1.5k LOC, medium, hard >= 4k")
     cost_reduction_pct: float | None = Field(default=None, description="(cost of attempt 1 - cost of the last "
                                              "attempt) / cost of attempt 1 x 100 (LiveCoder Table 5)")
     token_reduction_pct: float | None = Field(default=None, description="the same reduction in tokens: what a "
@@ -184,9 +186,11 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         tokens = sum((a.tokens for a in figures if a is not None), TokenFigures())
         cost = sum((a.cost for a in figures if a is not None), CostFigures())
         indices = [a.maintainability for a in figures if a is not None and a.maintainability is not None]
+        indices_vs = [a.maintainability_vs for a in figures if a is not None and a.maintainability_vs is not None]
         rows.append(AttemptRow(
             attempt=t, tasks=len(ok), generated=sum(1 for a in figures if a is not None and a.kind == "generated"),
             maintainability=mean(indices) if indices else None,
+            maintainability_vs=mean(indices_vs) if indices_vs else None,
             reuse_rate=mean([float(s[t - 1][2]) for s in scores]) if ok else 0.0,
             attempt_mean=mean([s for s, _ in own]) if ok and measured else None,
             attempt_loc_weighted=loc_weighted_average(own) if ok and measured else None,
@@ -216,7 +220,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
             "denominators": sorted({p.unit_denominator for p in [*ok, *kept] if p.unit_denominator}), "mean_pass_rate": dataset.mean_pass_rate,
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
             "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total),
-            "by_difficulty": difficulty_buckets(task_scores)})
+            "by_difficulty": difficulty_buckets(task_scores, {p.task_id: p.difficulty for p in [*ok, *kept]
+                                                              if p.difficulty})})
     return ModelReport(method=method, model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows,
                        final=final,
                        pairs=sorted(pairs, key=lambda p: p.task_id))
@@ -243,11 +248,13 @@ class SummaryEntry(BaseModel):
                                     "'expected' or 'run' (projectgen.evaluation.denominators)")
 
 
-def difficulty_buckets(scores: Sequence[Any]) -> dict[str, BucketFigures]:
-    """Mean final pass rate per difficulty bucket (only the buckets that have tasks)."""
+def difficulty_buckets(scores: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, BucketFigures]:
+    """Mean final pass rate per difficulty bucket (only the buckets that have tasks): a task's published label
+    (`labels`, task id -> easy / medium / hard: NL2Repo-Bench's) where it has one, else its #LOC's bucket."""
     buckets: dict[str, list[float]] = {}
     for score in scores:
-        buckets.setdefault(difficulty(score.loc), []).append(score.pass_rate)
+        label = (labels or {}).get(score.task_id) or difficulty(score.loc)
+        buckets.setdefault(label, []).append(score.pass_rate)
     return {name: BucketFigures(tasks=len(buckets[name]), mean_pass_rate=math.fsum(buckets[name]) / len(buckets[name]))
             for name in DIFFICULTIES if name in buckets}
 

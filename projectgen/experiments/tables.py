@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from projectgen.evaluation.sketchbleu import SKETCHBLEU_MODES
 from projectgen.experiments.figures import PairResult
+from projectgen.experiments.livecoder_tables import livecoder_blocks
 from projectgen.experiments.plots import pass_per_task, score_per_attempt
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
@@ -16,7 +17,7 @@ def percent(value: float | None) -> str:
 
 
 ATTEMPT_COLUMNS = ("attempt", "generated", "attempt t: mean", "attempt t: LOC-w.", "output: mean",
-                   "output: LOC-w.", "reuse", "tokens", "cost", "MI")
+                   "output: LOC-w.", "reuse", "tokens", "cost", "MI", "MI (VS)")
 
 
 def attempt_cells(row: AttemptRow) -> list[str]:
@@ -24,7 +25,7 @@ def attempt_cells(row: AttemptRow) -> list[str]:
     return [str(row.attempt), f"{row.generated}/{row.tasks}", percent(row.attempt_mean),
             percent(row.attempt_loc_weighted), percent(row.output_mean), percent(row.output_loc_weighted),
             percent(row.reuse_rate), f"{row.tokens.total_tokens:,}", row.cost.label(),
-            "n/a" if row.maintainability is None else f"{row.maintainability:.1f}"]
+            *("n/a" if mi is None else f"{mi:.1f}" for mi in (row.maintainability, row.maintainability_vs))]
 
 
 def final_lines(report: ModelReport) -> list[str]:
@@ -46,7 +47,8 @@ def final_lines(report: ModelReport) -> list[str]:
     if f.by_difficulty:
         buckets = [f"{name} {percent(bucket.mean_pass_rate)} ({bucket.tasks} task(s))"
                    for name, bucket in f.by_difficulty.items()]
-        lines.append("by difficulty (reference LOC; easy <= 1.5k, hard >= 4k): " + ", ".join(buckets))
+        lines.append("by difficulty (the benchmark's labels, else reference LOC: easy <= 1.5k, hard >= 4k): "
+                     + ", ".join(buckets))
     lines.append(f"tokens: {f.tokens.total_tokens:,} in {f.tokens.calls} calls; cost: {f.cost.label()}"
                  + (f"; cost reduction attempt 1 -> {report.attempts}: {f.cost_reduction_pct:.2f}%"
                     if f.cost_reduction_pct is not None else "")
@@ -200,6 +202,7 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
                         "(defects fixed: the reference scores 100) and 'codes' (CodeS's arithmetic, the one the "
                         "paper printed); AVG over the tasks that have one (docs/evaluation.md)."),
                    TableBlock(sketch)]
+    blocks += livecoder_blocks(results)
     if ablations := ablation_tables(results):
         blocks += [Heading("Ablations at attempt 2 (LiveCoder Table 4)"),
                    Text("func: mean unit pass rate of the output after attempt 2; change: from LiveCoder, in points."),

@@ -13,6 +13,12 @@ def load_tasks(dataset: Path) -> tuple[list[Task], dict[str, str]]:
     errors = {}
     for error in load_errors:
         # the error names the folder's config file, or the folder itself
-        task_id = error.path.parent.name if error.path.name in ("config.json", "task.toml") else error.path.name
+        # a task folder's config or other file (NL2Repo-Bench's start.md ...), a RAL-Bench yaml, or the folder itself
+        if error.path.suffix == ".yaml":
+            task_id = error.path.stem
+        elif error.path.is_file() or error.path.name in ("config.json", "task.toml"):
+            task_id = error.path.parent.name
+        else:
+            task_id = error.path.name
         errors[task_id] = str(error)
     return tasks, errors

@@ -8,13 +8,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import Verdict, combine_verdicts
-from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureReviewer
+from projectgen.agents.protocols import ArchitectureGenerator, ArchitectureReviewer, RevisionSummarizer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_threshold_rule
+from projectgen.graphs.loop import (
+    after_judge, bind, describe, judge_list, memory_records, stage_summarizer, with_threshold_rule,
+)
 from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
-    ProjectState, documents_of, iteration_of, last_verdict, memory_record, ssat_data, ssat_of, stage_memory,
+    ProjectState, documents_of, iteration_of, last_verdict, ssat_data, ssat_of, stage_memory,
     verdict_record,
 )
 from projectgen.memory import MemoryEntry
@@ -25,7 +27,8 @@ STAGE = "architecture"
 
 
 async def design_architecture(state: ProjectState, runtime: Runtime[RunContext], *,
-                              architect: ArchitectureGenerator, settings: Settings) -> dict[str, Any]:
+                              architect: ArchitectureGenerator, settings: Settings,
+                              summarizer: RevisionSummarizer | None = None) -> dict[str, Any]:
     """Node "architect": the next tree, revised from the last verdict and the stage memory."""
     ctx = runtime.context
     iteration = iteration_of(state, STAGE) + 1
@@ -46,8 +49,8 @@ async def design_architecture(state: ProjectState, runtime: Runtime[RunContext],
     update["ssat"] = ssat_data(ssat)
     if iteration > 1:
         diff = render_diff(diff_ssat(previous, ssat)) if previous else "(new tree)"
-        update["memory"] = [memory_record(MemoryEntry(stage=STAGE, iteration=iteration - 1, feedback=feedback,
-                                                      diff=diff))]
+        update["memory"] = await memory_records(
+            [MemoryEntry(stage=STAGE, iteration=iteration - 1, feedback=feedback, diff=diff)], summarizer, ctx.gateway)
     return update
 
 
@@ -79,19 +82,23 @@ async def judge_architecture(state: ProjectState, runtime: Runtime[RunContext], 
 
 
 def architecture_stage(architect: ArchitectureGenerator, judges: Sequence[ArchitectureReviewer] | None,
-                       settings: Settings | None = None, *, review: bool = False):
+                       settings: Settings | None = None, *, review: bool = False,
+                       summarizer: RevisionSummarizer | None = None):
     """The compiled stage subgraph; `architect` has ``design(...)``, each judge has ``review(...)`` (all
     must accept: `combine_verdicts`).
 
     Without judges (``None`` or ``[]``: ProjectGen w/o iter) the architect designs once; the run stops
     only when that tree cannot be used. With `review` the tree the stage ends with waits for a person's
-    decision (node "review_architecture", `projectgen.graphs.review`; the graph needs a checkpointer)."""
+    decision (node "review_architecture", `projectgen.graphs.review`; the graph needs a checkpointer).
+    `summarizer` distils each revision for the stage memory when the settings ask for distilled memory."""
     settings = settings or Settings()
     judges = judge_list(judges, STAGE)
+    summarizer = stage_summarizer(summarizer, settings, bool(judges), STAGE)
     if not judges:
         settings = settings.model_copy(update={"architecture_iterations": 1})
     graph = StateGraph(ProjectState, context_schema=RunContext)
-    graph.add_node("architect", bind(design_architecture, architect=architect, settings=settings))
+    graph.add_node("architect", bind(design_architecture, architect=architect, settings=settings,
+                                     summarizer=summarizer))
     graph.add_node("judge_architecture", bind(judge_architecture, judges=judges, settings=settings))
     graph.add_edge(START, "architect")
     graph.add_edge("architect", "judge_architecture")

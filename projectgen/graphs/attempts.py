@@ -7,9 +7,9 @@ guidance, score it, extract new knowledge, and replace the best only on a strict
 higher score. The output is the historical best (the last attempt under the
 no-historical-best ablation).
 
-The selection score comes from the check tests by default, so nothing hidden reaches the
-generators; ``selection="unit"`` is the paper's oracle setting. Hidden unit tests of each
-attempt are measured for reports only.
+The selection score comes from the check tests under the "projectgen" profile, so nothing hidden
+reaches the generators; ``selection="unit"`` (the "paper" profile) is the paper's: the best and its
+reuse by the functional score. Hidden unit tests of each attempt are measured for reports.
 
 Runtime resources (task, sandbox, stores, extractor's gateway) travel in
 `AttemptsContext`; state (`AttemptsState`) holds JSON-ready values, so a killed run
@@ -210,8 +210,9 @@ async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
         best = {"attempt": attempt, "score": current["score"]}
         update.update(best=best, best_design={"ssat": current["ssat"], "skeleton": current["skeleton"]})
     knowledge_added: list[str] = []
-    # Knowledge serves later attempts only: none is extracted after the last one.
-    if (ctx.extractor is not None and attempt < settings.attempts
+    # Knowledge serves later attempts (and later runs of the task): after the last one only when asked, as
+    # the paper's K+/K- updates after every attempt.
+    if (ctx.extractor is not None and (attempt < settings.attempts or settings.knowledge_after_last)
             and (settings.success_knowledge or settings.failure_knowledge)):
         try:
             extracted = await extract_knowledge(ctx, settings, attempt, current)

@@ -3,7 +3,9 @@
 - Direct: one call, the documents in, the whole repository out as files.
 - Self-Reflection: Direct, then up to `rounds` (default 4) rounds of: run the check tests in the
   sandbox, give the errors back, take the files the model rewrites. It stops early once every
-  check test passes (or the tests cannot be run at all).
+  check test passes (or the tests cannot be run at all). With `carry_reflections` (the paper
+  profile) each round first asks for a verbal reflection on the errors, kept in the round's edit
+  record; every later round's reflection and fix are asked with all the reflections so far.
 
 A file of a reply that is not valid Python is not accepted (`projectgen.repository.syntax`):
 it keeps its previous version (Direct: it is left out), the refusal is recorded (`rejected`), and
@@ -73,9 +75,17 @@ async def run_check_tests(state: ProjectState, runtime: Runtime[RunContext], *, 
     return {"verdicts": [verdict_record(verdict)]}
 
 
+def carried_reflections(state: ProjectState) -> list[str]:
+    """The verbal reflections of the rounds so far, oldest first (kept in the rounds' edit records)."""
+    records = sorted((r for r in state.get("edits") or [] if r.get("reflection")), key=lambda r: r["iteration"])
+    return [r["reflection"] for r in records]
+
+
 async def reflect(state: ProjectState, runtime: Runtime[RunContext], *,
-                  generator: RepositoryGenerator) -> dict[str, Any]:
-    """Node "reflect": the errors go back to the model, the files it rewrites replace the old ones."""
+                  generator: RepositoryGenerator, carry: bool = False) -> dict[str, Any]:
+    """Node "reflect": the errors go back to the model, the files it rewrites replace the old ones. With
+    `carry` (the paper's baseline) the model first writes a verbal reflection, which is kept: every later
+    round sees all of them, and the fix is asked with them."""
     ctx = runtime.context
     iteration = iteration_of(state, STAGE) + 1
     verdict = last_verdict(state, STAGE)
@@ -84,13 +94,21 @@ async def reflect(state: ProjectState, runtime: Runtime[RunContext], *,
     before = dict(state.get("repository") or {})
     refused_before = rejections_of(state, STAGE, iteration - 1)
     error_log = "\n\n".join([*(rejection_feedback(p, e) for p, e in sorted(refused_before.items())), verdict.log])
-    outcome = await generator.reflect(ctx.gateway, documents_of(state), before, error_log=error_log.strip(),
-                                      passed=check.passed if check else 0, total=check.total if check else 0,
-                                      iteration=iteration, guidance=state.get("guidance", ""))
+    shown = dict(error_log=error_log.strip(), passed=check.passed if check else 0,
+                 total=check.total if check else 0, iteration=iteration)
+    reflections: list[str] = []
+    reflection = ""
+    if carry:
+        reflections = carried_reflections(state)
+        reflection = await generator.reflect_verbally(ctx.gateway, documents_of(state), before, **shown,
+                                                      reflections=reflections)
+        reflections = [*reflections, reflection] if reflection else reflections
+    outcome = await generator.reflect(ctx.gateway, documents_of(state), before, **shown,
+                                      guidance=state.get("guidance", ""), reflections=reflections)
     repository, refused = keep_parsable(outcome.repo, before)
     record = {"id": f"{iteration}:*", "path": "*", "iteration": iteration, "format": outcome.format,
               "well_formed": outcome.well_formed, "applied": len(outcome.applied), "failed": len(outcome.failed),
-              "feedback": outcome.feedback(), "rejected": len(refused)}
+              "feedback": outcome.feedback(), "rejected": len(refused), "reflection": reflection}
     return {"repository": repository, "iterations": {STAGE: iteration}, "edits": [record],
             "rejected": rejection_records(STAGE, iteration, refused)}
 
@@ -107,7 +125,8 @@ def build_direct_graph(generator: RepositoryGenerator, *, name: str = "direct"):
 def build_self_reflection_graph(generator: RepositoryGenerator, rounds: int = REFLECTION_ROUNDS,
                                 settings: Settings | None = None, *, name: str = "self-reflection"):
     """The compiled Self-Reflection graph: Direct, then up to `rounds` check -> reflect rounds (at most
-    1 + `rounds` model calls); `settings` gives the error-log excerpt's size."""
+    1 + `rounds` model calls, twice as many rounds' calls with `settings.carry_reflections`); `settings`
+    gives the error-log excerpt's size and whether verbal reflections are carried."""
     if rounds < 0:
         raise ValueError(f"rounds must be 0 or more, not {rounds}")
     settings = settings or Settings()
@@ -115,7 +134,7 @@ def build_self_reflection_graph(generator: RepositoryGenerator, rounds: int = RE
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("direct", bind(generate_directly, generator=generator))
     graph.add_node("check", bind(run_check_tests, log_chars=settings.error_log_chars, cap=cap))
-    graph.add_node("reflect", bind(reflect, generator=generator))
+    graph.add_node("reflect", bind(reflect, generator=generator, carry=settings.carry_reflections))
     graph.add_edge(START, "direct")
     graph.add_edge("direct", "check")
     graph.add_conditional_edges("check", after_judge(STAGE, cap, "reflect"), ["reflect", END])

@@ -25,13 +25,15 @@ from langgraph.types import Send
 
 from projectgen.agents.base import IncompleteFileError, combine_verdicts
 from projectgen.agents.coder import interface_of
-from projectgen.agents.protocols import CodeGenerator, CodeReviewer
+from projectgen.agents.protocols import CodeGenerator, CodeReviewer, RevisionSummarizer
 from projectgen.config import EditFormat, Settings
 from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_rejections
+from projectgen.graphs.loop import (
+    after_judge, bind, describe, judge_list, memory_records, stage_summarizer, with_rejections,
+)
 from projectgen.graphs.state import (
-    ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
+    ProjectState, documents_of, in_scope, iteration_of, last_verdict, rejection_records,
     rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
@@ -184,7 +186,7 @@ async def repair_file(job: dict[str, Any], runtime: Runtime[RunContext], *, code
 
 
 async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judges: Sequence[CodeReviewer],
-                     cap: int) -> dict[str, Any]:
+                     cap: int, summarizer: RevisionSummarizer | None = None) -> dict[str, Any]:
     """Node "judge_code": every judge in turn (all must accept); completes the pending memory entries."""
     ctx = runtime.context
     iteration = iteration_of(state, STAGE)
@@ -200,19 +202,22 @@ async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judge
     ctx.say(f"code {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}{check}")
     pending = state.get("pending") or {}
     passed_after = verdict.check.passed if verdict.check else None
-    entries = [memory_record(MemoryEntry(stage=STAGE, iteration=p["iteration"], target=path,
-                                         feedback=p["feedback"], diff=p["diff"],
-                                         passed_before=p["passed_before"], passed_after=passed_after))
-               for path, p in sorted(pending.items())]
+    entries = await memory_records([MemoryEntry(stage=STAGE, iteration=p["iteration"], target=path,
+                                                feedback=p["feedback"], diff=p["diff"],
+                                                passed_before=p["passed_before"], passed_after=passed_after)
+                                    for path, p in sorted(pending.items())], summarizer, ctx.gateway)
     return {"verdicts": [verdict_record(verdict)], "memory": entries, "pending": {p: None for p in pending}}
 
 
-def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, settings: Settings | None = None):
+def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, settings: Settings | None = None, *,
+               summarizer: RevisionSummarizer | None = None):
     """The compiled stage subgraph. `coder` has ``fill``/``repair``; each judge has ``review(...)``
     (the code judge first; all must accept: `combine_verdicts`). With no judges (``None`` or ``[]``:
-    ProjectGen w/o iter) every file is filled once and nothing is run or repaired."""
+    ProjectGen w/o iter) every file is filled once and nothing is run or repaired. `summarizer` distils
+    each repair for the stage memory when the settings ask for distilled memory."""
     settings = settings or Settings()
     judges = judge_list(judges, STAGE)
+    summarizer = stage_summarizer(summarizer, settings, bool(judges), STAGE)
     if not judges:
         settings = settings.model_copy(update={"code_iterations": 1})
     cap = settings.cap(STAGE)
@@ -221,7 +226,7 @@ def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, sett
     graph.add_node("fill_file", bind(fill_file, coder=coder, read_tree=tree_reader()))
     graph.add_node("next_layer", next_layer)
     graph.add_node("repair_file", bind(repair_file, coder=coder, edit_format=settings.edit_format))
-    graph.add_node("judge_code", bind(judge_code, judges=judges, cap=cap))
+    graph.add_node("judge_code", bind(judge_code, judges=judges, cap=cap, summarizer=summarizer))
     graph.add_edge(START, "plan_code")
     graph.add_conditional_edges("plan_code", bind(after_plan, gamma=settings.gamma),
                                 ["fill_file", "repair_file", "judge_code"])

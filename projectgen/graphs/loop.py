@@ -7,9 +7,12 @@ from typing import Any, TypeVar
 
 from langgraph.graph import END
 
-from projectgen.agents.base import Verdict
+from projectgen.agents.base import ModelGateway, Verdict
+from projectgen.agents.protocols import RevisionSummarizer
 from projectgen.config import Settings
-from projectgen.graphs.state import ProjectState, iteration_of, last_verdict
+from projectgen.errors import ProjectGenError
+from projectgen.graphs.state import ProjectState, iteration_of, last_verdict, memory_record
+from projectgen.memory import MemoryEntry
 
 Result = TypeVar("Result")
 Judge = TypeVar("Judge")
@@ -33,6 +36,27 @@ def judge_list(judges: Sequence[Judge] | None, stage: str) -> tuple[Judge, ...]:
     if not isinstance(judges, (list, tuple)):
         raise TypeError(f"{stage}_stage takes a list of judges (e.g. [judge]), not {type(judges).__name__}")
     return tuple(judges)
+
+
+def stage_summarizer(summarizer: RevisionSummarizer | None, settings: Settings, judged: bool,
+                     stage: str) -> RevisionSummarizer | None:
+    """The summariser a stage's revisions go through: none with raw memory (or no judge, so no revision);
+    distilled memory without one is refused, so a stage never keeps raw entries where summaries were asked."""
+    if settings.stage_memory == "raw" or not judged:
+        return None
+    if summarizer is None:
+        raise ProjectGenError(f"{stage}_stage: distilled stage memory (stage_memory='distilled', the paper profile) "
+                              "needs a summarizer (summarizer=MemorySummarizer(model)); or use stage_memory='raw'")
+    return summarizer
+
+
+async def memory_records(entries: Sequence[MemoryEntry], summarizer: RevisionSummarizer | None,
+                         gateway: ModelGateway) -> list[dict[str, Any]]:
+    """The state records of a stage's new memory entries, each distilled first by one summarising call
+    when the stage has a summariser."""
+    if summarizer is not None:
+        entries = [await summarizer.summarize(gateway, entry) for entry in entries]
+    return [memory_record(entry) for entry in entries]
 
 
 def after_judge(stage: str, cap: int, generator: str, review: str | None = None) -> Callable[[ProjectState], str]:
@@ -61,9 +85,9 @@ def describe(verdict_score: float, accepted: bool, cap_reached: bool) -> str:
 
 def with_threshold_rule(verdict: Verdict, settings: Settings) -> Verdict:
     """A scoring judge's verdict under the settings' threshold rule: the judge's own acceptance (it
-    compares with ``>=`` and may reject for other reasons) and, with the paper's rule "exceeds", a score
+    compares with ``>=`` and may reject for other reasons) and, under the stage's rule "exceeds", a score
     above the threshold. Applied by the stage, so a user's judge needs no knowledge of the rule."""
-    accepted = verdict.accepted and settings.accepts(verdict.score)
+    accepted = verdict.accepted and settings.accepts(verdict.score, verdict.stage)
     return verdict if accepted == verdict.accepted else verdict.model_copy(update={"accepted": accepted})
 
 

@@ -32,11 +32,14 @@ def default_stages(agents: Agents, settings: Settings, *, judges: bool = True,
         return [("architecture", architecture_stage(agents.architect, [], settings, review=architecture)),
                 ("skeleton", skeleton_stage(agents.skeleton, [], settings, review=skeleton)),
                 ("code", code_stage(agents.coder, [], settings))]
+    summarizer = agents.memory_summarizer
     return [
         ("architecture", architecture_stage(agents.architect, [agents.architecture_judge], settings,
-                                            review=architecture)),
-        ("skeleton", skeleton_stage(agents.skeleton, [agents.skeleton_judge], settings, review=skeleton)),
-        ("code", code_stage(agents.coder, [agents.code_judge, *agents.extra_code_judges], settings)),
+                                            review=architecture, summarizer=summarizer)),
+        ("skeleton", skeleton_stage(agents.skeleton, [agents.skeleton_judge], settings, review=skeleton,
+                                    summarizer=summarizer)),
+        ("code", code_stage(agents.coder, [agents.code_judge, *agents.extra_code_judges], settings,
+                            summarizer=summarizer)),
     ]
 
 
@@ -67,7 +70,7 @@ def build_project_graph(models: Any = None, *, agents: Agents | None = None, set
         if agents is None:
             if models is None:
                 raise ProjectGenError("build_project_graph needs models, agents or stages")
-            agents = Agents.from_models(models)
+            agents = Agents.from_models(models, settings)
         stages = default_stages(agents, settings, review=review)
     if not stages:
         raise ProjectGenError("a project graph needs at least one stage")

@@ -8,7 +8,8 @@ earlier turns gave, as SR-Eval does, so Acc(k) can be measured at every turn:
 
     START -> answer (one model call, through the door) -> check (the turn's tests) -> answer ... -> END
 
-A turn passes when the candidate (at repository level: the snapshot with the target replaced)
+A turn passes when the candidate (at repository level: the snapshot with the target replaced; with a
+target function, the turn's reference file with that function replaced)
 passes every test of the turn, and at least as many as the turn's reference does. The per-turn
 records in the state hold the reply, the code, the tokens and the verdict; the metrics are
 `projectgen.evaluation.refinement`'s, the batch over tasks, strategies and contexts is
@@ -25,7 +26,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import ModelGateway
-from projectgen.agents.refiner import Refiner, check_setting, localized_context, start_section, turn_messages
+from projectgen.agents.refiner import (
+    Refiner, check_setting, local_context_section, localized_context, start_section, turn_messages,
+)
 from projectgen.datasets.multiturn import TURN_SUITE, MultiTurnTask, turn_task
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
@@ -81,15 +84,17 @@ async def answer_turn(state: RefinementState, runtime: Runtime[RefinementContext
     task, number = ctx.task, state["turn"]
     earlier = [turn_record(state, k) or {} for k in range(1, number)]
     if context == "golden":
-        answers = [fenced_python(task.reference_code(k)) for k in range(1, number)]
-        previous_code = task.reference_code(number - 1)
+        answers = [fenced_python(task.answer(k)) for k in range(1, number)]
+        previous_code = task.answer(number - 1)
     else:
         answers = [record.get("reply", "") for record in earlier]
-        previous_code = earlier[-1].get("code", "") if earlier else task.reference_code(0)
-    messages = turn_messages(refiner.prompt, target=task.target, strategy=strategy,
+        previous_code = earlier[-1].get("code", "") if earlier else task.answer(0)
+    prompt = refiner.prompt if task.function is None else refiner.function_prompt
+    messages = turn_messages(prompt, target=task.answer_name, strategy=strategy,
                              requirements=[turn.requirement for turn in task.turns[:number]],
                              earlier_answers=answers, previous_code=previous_code,
-                             context=localized_context(task), start=start_section(task))
+                             context=localized_context(task) + local_context_section(task, number),
+                             start=start_section(task))
     ctx.say(f"{task.id} turn {number}/{len(task.turns)}: asking the model ({strategy}, {context})")
     reply = await refiner.answer(ctx.gateway, messages, task_id=task.id, turn=number)
     return {"turns": [{"id": str(number), "turn": number, "reply": reply.text, "code": reply.code,
@@ -101,7 +106,8 @@ async def check_turn(state: RefinementState, runtime: Runtime[RefinementContext]
     ctx = runtime.context
     task, number = ctx.task, state["turn"]
     record = turn_record(state, number) or {"id": str(number), "turn": number, "code": ""}
-    report = await asyncio.to_thread(ctx.run_tests, turn_task(task, number), task.candidate(record.get("code", "")))
+    report = await asyncio.to_thread(ctx.run_tests, turn_task(task, number),
+                                     task.candidate(record.get("code", ""), number))
     expected = ctx.expected.get(number)
     passed = report.status == "passed" and (expected is None or report.passed >= expected)
     record.update(passed=passed, tests_passed=report.passed, tests_total=report.total, status=report.status,
@@ -121,7 +127,8 @@ def next_turn(state: RefinementState) -> str:
 def build_refinement_graph(refiner: Refiner, strategy: str = "fh", context: str = "basic"):
     """The compiled graph playing every turn of a task (in the runtime context) under `strategy` and `context`.
 
-    `refiner` has a `prompt` and ``answer(gateway, messages, task_id=, turn=)`` (the default `Refiner`).
+    `refiner` has a `prompt` (and a `function_prompt` for tasks with a target function) and
+    ``answer(gateway, messages, task_id=, turn=)`` (the default `Refiner`).
     Golden context with Cumulative Instruction is refused: that strategy carries no code.
     """
     check_setting(strategy, context)

@@ -18,13 +18,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from projectgen.agents.base import IncompleteFileError, combine_verdicts
-from projectgen.agents.protocols import SkeletonGenerator, SkeletonReviewer
+from projectgen.agents.protocols import RevisionSummarizer, SkeletonGenerator, SkeletonReviewer
 from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
-from projectgen.graphs.loop import after_judge, bind, describe, judge_list, with_rejections, with_threshold_rule
+from projectgen.graphs.loop import (
+    after_judge, bind, describe, judge_list, memory_records, stage_summarizer, with_rejections, with_threshold_rule,
+)
 from projectgen.graphs.review import after_review, review_stage, review_stage_name
 from projectgen.graphs.state import (
-    ProjectState, documents_of, in_scope, iteration_of, last_verdict, memory_record, rejection_records,
+    ProjectState, documents_of, in_scope, iteration_of, last_verdict, rejection_records,
     rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
@@ -88,7 +90,8 @@ def fan_out(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
 
 
 async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext], *,
-                              skeleton_writer: SkeletonGenerator) -> dict[str, Any]:
+                              skeleton_writer: SkeletonGenerator,
+                              summarizer: RevisionSummarizer | None = None) -> dict[str, Any]:
     """Node "write_skeleton_file": one file's skeleton (one `fan_out` job); one that is not valid Python
     is refused (the previous skeleton, if any, stays) and recorded for the judge and the next iteration."""
     path, iteration = job["path"], job["iteration"]
@@ -109,7 +112,7 @@ async def write_skeleton_file(job: dict[str, Any], runtime: Runtime[RunContext],
     if iteration > 1:
         entry = MemoryEntry(stage=STAGE, iteration=iteration - 1, target=path, feedback=job["feedback"],
                             diff=skeleton_diff(path, job["previous"] or "", code))
-        update["memory"] = [memory_record(entry)]
+        update["memory"] = await memory_records([entry], summarizer, runtime.context.gateway)
     return update
 
 
@@ -132,21 +135,24 @@ async def judge_skeleton(state: ProjectState, runtime: Runtime[RunContext], *,
 
 
 def skeleton_stage(writer: SkeletonGenerator, judges: Sequence[SkeletonReviewer] | None,
-                   settings: Settings | None = None, *, review: bool = False):
+                   settings: Settings | None = None, *, review: bool = False,
+                   summarizer: RevisionSummarizer | None = None):
     """The compiled stage subgraph; `writer` has ``write(...)``, each judge has ``review(...)`` (all must
     accept: `combine_verdicts`).
 
     Without judges (``None`` or ``[]``: ProjectGen w/o iter) every file is written once. With `review` the
     skeleton the stage ends with waits for a person's decision (node "review_skeleton",
-    `projectgen.graphs.review`; the graph needs a checkpointer)."""
+    `projectgen.graphs.review`; the graph needs a checkpointer). `summarizer` distils each revision for the
+    stage memory when the settings ask for distilled memory."""
     settings = settings or Settings()
     judges = judge_list(judges, STAGE)
+    summarizer = stage_summarizer(summarizer, settings, bool(judges), STAGE)
     if not judges:
         settings = settings.model_copy(update={"skeleton_iterations": 1})
     cap = settings.cap(STAGE)
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("plan_skeleton", bind(plan_skeleton, cap=cap))
-    graph.add_node("write_skeleton_file", bind(write_skeleton_file, skeleton_writer=writer))
+    graph.add_node("write_skeleton_file", bind(write_skeleton_file, skeleton_writer=writer, summarizer=summarizer))
     graph.add_node("judge_skeleton", bind(judge_skeleton, judges=judges, settings=settings))
     graph.add_edge(START, "plan_skeleton")
     graph.add_conditional_edges("plan_skeleton", bind(fan_out, gamma=settings.gamma),

@@ -67,6 +67,8 @@ _EXPORTS: dict[str, str] = {
     "ROLES": "projectgen.llm.roles",
     "STAGE_ROLES": "projectgen.llm.roles",
     "KNOWLEDGE_ROLE": "projectgen.llm.roles",
+    "MEMORY_ROLE": "projectgen.llm.roles",
+    "NOTES_STAGE": "projectgen.llm.roles",
     "DIRECT_ROLE": "projectgen.llm.roles",
     "REFLECTION_ROLE": "projectgen.llm.roles",
     "Script": "projectgen.llm.scripted",

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+Offload = Callable[[Callable[[], T]], Awaitable[T]]
+"""How a call's file-writing bookkeeping is run: ``asyncio.to_thread`` for an async caller, `inline` otherwise."""
 
 MAX_REPLY_CHARS = 200_000
 """Replies longer than this are cut at the door, marked ``finish_reason: "length"``, and the record
@@ -78,10 +80,12 @@ class DoorCall:
     prompt: str | None = None
 
     async def run(self, messages: Any, invoke: Callable[[], Awaitable[Any]],
-                  sleep: Callable[[float], Awaitable[Any]]) -> AIMessage:
+                  sleep: Callable[[float], Awaitable[Any]], offload: Offload) -> AIMessage:
         """The reply: replayed from the call cache, or from `invoke`, tried again after `sleep`
-        while the error is transient and retries are left."""
-        replayed = self.begin(messages)
+        while the error is transient and retries are left. The bookkeeping that writes files (prompt
+        store, call cache, usage) runs through `offload`: in a thread for an async caller, whose event
+        loop must not block (a server's fails the run), inline for a blocking one."""
+        replayed = await offload(lambda: self.begin(messages))
         if replayed is not None:
             return replayed
         attempt = 0
@@ -91,9 +95,11 @@ class DoorCall:
             try:
                 reply = await invoke()
             except Exception as exc:
-                await sleep(self.failed(exc, attempt, time.perf_counter() - start))
+                latency = time.perf_counter() - start
+                await sleep(await offload(lambda: self.failed(exc, attempt, latency)))
                 continue
-            return self.succeeded(messages, reply, attempt, time.perf_counter() - start)
+            latency = time.perf_counter() - start
+            return await offload(lambda: self.succeeded(messages, reply, attempt, latency))
 
     def begin(self, messages: Any) -> AIMessage | None:
         """The cached reply of this call, or None once the budget has allowed a fresh call; either way
@@ -234,23 +240,28 @@ def call_model(model: Any, messages: Any, labels: CallLabels, door: DoorSettings
     async def pause(seconds: float) -> None:
         sleep(seconds)
 
-    return run_to_end(DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, pause))
+    return run_to_end(DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, pause, inline))
 
 
 async def acall_model(model: Any, messages: Any, labels: CallLabels, door: DoorSettings | None = None, *,
                       config: Mapping[str, Any] | None = None,
                       sleep: Callable[[float], Awaitable[Any]] | None = None) -> AIMessage:
     """The async form of `call_model` (``model.ainvoke``; backoff awaits `sleep`, default ``asyncio.sleep``)."""
-    if sleep is None:
-        import asyncio  # here, not at the top: it would double the import time of this module
+    import asyncio  # here, not at the top: it would double the import time of this module
 
+    if sleep is None:
         sleep = asyncio.sleep
     labels, run_config = labels.in_run(config)
 
     def invoke() -> Awaitable[Any]:
         return model.ainvoke(messages, config=run_config)
 
-    return await DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, sleep)
+    return await DoorCall(model, labels, door or DoorSettings()).run(messages, invoke, sleep, asyncio.to_thread)
+
+
+async def inline(work: Callable[[], T]) -> T:
+    """`work` done at once, for a blocking caller (the `Offload` of `call_model`)."""
+    return work()
 
 
 def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:

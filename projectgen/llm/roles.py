@@ -11,11 +11,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 # The roles of the project graph's agents (the fields of `projectgen.agents.Agents`), then LiveCoder's,
-# then the baselines' (`projectgen.runs.methods`: the one-call generator of `direct` and `self-reflection`).
+# then the baselines' (`projectgen.runs.methods`: the one-call generator of `direct` and `self-reflection`),
+# then the stage-memory summariser's.
 STAGE_ROLES: tuple[str, ...] = ("architect", "architecture_judge", "skeleton", "skeleton_judge", "coder", "code_judge")
 KNOWLEDGE_ROLE = "knowledge"
 DIRECT_ROLE = "direct"
-ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE)
+# The stage-memory summariser (`projectgen.agents.summarizer`), called per revision with distilled memory.
+MEMORY_ROLE = "memory_summary"
+# The stage of Self-Reflection's verbal reflection (the direct role's call before its fix, when reflections are
+# carried): a replay answers it apart from the fix by it.
+NOTES_STAGE = "self_reflection_notes"
+ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE, MEMORY_ROLE)
 # LiveRepoReflection's one agent (`projectgen.agents.reflection`): not a role of the project graph's runs,
 # so not in ROLES (those runs give each of ROLES a model); its calls carry it like any other role.
 REFLECTION_ROLE = "reflection"

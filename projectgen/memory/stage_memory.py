@@ -4,7 +4,10 @@ Each stage (architecture, skeleton, code) remembers its revisions: what the judg
 and what the generator changed in answer. Before the next revision the generator gets a
 few entries back (`gamma`, 2 by default in the paper), chosen by BM25 over the judge's
 feedback and the diff, so a long history does not flood the prompt while the revisions
-that dealt with the same problem are still seen. Judges use no memory.
+that dealt with the same problem are still seen. Judges use no memory. With distilled
+memory (the paper's) an entry also holds a short summary of feedback and diff, written by
+one model call per revision (`projectgen.agents.summarizer`): BM25 then ranks the summaries,
+and the prompt shows them in place of the raw texts.
 
 `StageMemory` is an immutable-style Pydantic model (``add`` returns a new memory), so it
 can sit in LangGraph state, be checkpointed and be resumed in another process.
@@ -73,6 +76,7 @@ class MemoryEntry(BaseModel):
     diff: str = ""
     passed_before: int | None = Field(default=None, ge=0)
     passed_after: int | None = Field(default=None, ge=0)
+    summary: str = Field(default="", description="the distilled summary of feedback and diff (empty: raw memory)")
 
     @property
     def is_regression(self) -> bool:
@@ -82,8 +86,8 @@ class MemoryEntry(BaseModel):
         return self.passed_after < self.passed_before
 
     def search_text(self) -> str:
-        """The text BM25 indexes: feedback and diff."""
-        return f"{self.feedback}\n{self.diff}"
+        """The text BM25 indexes: the summary of a distilled entry, else feedback and diff."""
+        return self.summary or f"{self.feedback}\n{self.diff}"
 
 
 class StageMemory(BaseModel):
@@ -182,6 +186,8 @@ def _describe_entry(entry: MemoryEntry, max_diff_lines: int | None) -> str:
         head += f" - check tests passed: {entry.passed_before} -> {entry.passed_after}"
         if entry.is_regression:
             head += " (REGRESSION)"
+    if entry.summary:
+        return f"{head}\nSummary of the revision:\n{entry.summary.strip()}"
     diff = entry.diff.strip("\n")
     if max_diff_lines is not None:
         lines = diff.splitlines()

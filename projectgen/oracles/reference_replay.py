@@ -28,10 +28,10 @@ from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, REFLECTION_ROLE
+from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, MEMORY_ROLE, NOTES_STAGE, REFLECTION_ROLE
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import fenced_python, fenced_text, make_search_replace_reply, make_whole_file_reply
-from projectgen.repository.syntax import parse_python
+from projectgen.repository.syntax import function_node, parse_python
 from projectgen.ssat import SSAT, FileNode, render_stub, ssat_from_repository
 
 
@@ -44,23 +44,12 @@ class Breakage:
     body: str = "raise NotImplementedError"
 
 
-def _function_node(tree: ast.Module, dotted: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    scope: list[ast.stmt] = tree.body
-    *owners, name = dotted.split(".")
-    for owner in owners:
-        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner), None)
-        if found is None:
-            raise ProjectGenError(f"class {owner!r} not found")
-        scope = found.body
-    for node in scope:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node
-    raise ProjectGenError(f"function {dotted!r} not found")
-
-
 def break_function(code: str, breakage: Breakage) -> str:
     """`code` with the function's body (after its docstring) replaced by `breakage.body`."""
-    node = _function_node(parse_python(code), breakage.function)
+    try:
+        node = function_node(parse_python(code), breakage.function)
+    except ValueError as exc:
+        raise ProjectGenError(str(exc)) from None
     lines = code.splitlines(keepends=True)
     body = node.body
     first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
@@ -149,9 +138,18 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         {"role": "architecture_judge", "content": {
             "scores": {"requirement_coverage": 9, "document_consistency": 9, "interface_consistency": 9,
                        "dependency_relations": 9},
+            "justifications": {criterion: "replayed reference architecture" for criterion in (
+                "requirement_coverage", "document_consistency", "interface_consistency", "dependency_relations")},
             "overall": 9, "reasons": "replayed reference architecture", "feedback": ""}},
-        {"role": "skeleton_judge", "content": {"score": 9, "feedback": "", "files": {}}},
+        # both judge forms read this reply: `score` the exact review's, `scores` and `overall` the paper's JudgeS
+        {"role": "skeleton_judge", "content": {"score": 9, "scores": {"directory_structure": 9,
+                                                                      "interface_matching": 9},
+                                               "overall": 9, "feedback": "", "files": {}}},
         {"role": "code_judge", "content": {"summary": "", "files": []}},
+        {"role": MEMORY_ROLE, "content": "replayed reference revision: the judge's feedback was applied as given"},
+        {"role": DIRECT_ROLE, "stage": NOTES_STAGE,  # Self-Reflection's verbal reflection, when carried
+         "content": "replayed reference reflection: the failing tests name the function to implement as the "
+                    "documents describe"},
     ]
     for node in ssat.files():
         stub = render_stub(node)

@@ -24,7 +24,8 @@ from projectgen.llm.scripted import Script, ScriptEntry, load_script
 from projectgen.repository.edits import fenced_python
 
 def reference_turn_script(task_id: str, references: Sequence[str], *, label: str = REFERENCE_LABEL) -> Script:
-    """A script answering turn k of `task_id` with `references[k - 1]` (the target file after turn k)."""
+    """A script answering turn k of `task_id` with `references[k - 1]` (the target file, or function, after turn k:
+    `MultiTurnTask.answer`)."""
     return load_script({"label": label, "responses": [
         {"role": REFINER_ROLE, "target": task_id, "iteration": number, "content": fenced_python(code)}
         for number, code in enumerate(references, start=1)]})

@@ -123,3 +123,26 @@ def rejection_feedback(path: str, error: str) -> str:
                 "briefly).")
     return (f"Your version of {path} was not accepted: it is not valid Python, so it was not written "
             f"(reply with Python code for the file, not prose).\n{path}, {error}")
+
+
+def function_node(tree: ast.Module, dotted: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    """The definition of `dotted` (a top-level function or ``Class.method``) in `tree`; ValueError when absent."""
+    scope: list[ast.stmt] = tree.body
+    *owners, name = dotted.split(".")
+    for owner in owners:
+        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        if found is None:
+            raise ValueError(f"class {owner!r} not found")
+        scope = found.body
+    for node in scope:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    raise ValueError(f"function {dotted!r} not found")
+
+
+def function_lines(code: str, dotted: str) -> tuple[int, int]:
+    """The 0-based line range [start, end) of `dotted`'s definition in `code`, its decorators included
+    (ValueError when `code` does not define it, SyntaxError when it does not parse)."""
+    node = function_node(parse_python(code), dotted)  # type: ignore[arg-type]
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    return start, node.end_lineno or node.lineno

@@ -101,3 +101,46 @@ async def drive(folder: RunFolder, graph: Any, manifest: RunManifest, how: Drive
 
 def _attempt(values: Mapping[str, Any], key: str | None) -> Any:
     return values.get(key) if key else None
+
+
+async def drive_within(graph: Any, start: Any, *, context: Any, config: Mapping[str, Any], trace: TraceWriter,
+                       marker: Mapping[str, Any]) -> dict[str, Any]:
+    """Run `graph` inside a caller's node (LangGraph Studio's, whose server owns the thread): under the
+    caller's config, so its checkpoints nest in the caller's thread and a review's interrupt reaches the
+    caller as its own; the server owns resume, cancellation and the run's status, so no run.json is kept.
+    Streamed like `drive`'s graphs, every node traced; the trace is written off the event loop (the
+    server fails a run whose node blocks its loop). A model that kept failing fails the caller's run after
+    ``run_end`` says why; a pause for review writes ``review_requested``, and the run that resumes it
+    ``run_resumed``, skipping the updates LangGraph replays."""
+    from langgraph.errors import GraphInterrupt
+
+    resumed = await asyncio.to_thread(_paused_for_review, trace)
+    if resumed:
+        await asyncio.to_thread(trace.resume_at, None)
+    await asyncio.to_thread(trace.write, "run_resumed" if resumed else "run_start", **marker)
+
+    async def on_update(namespace: tuple[str, ...], chunk: Any) -> None:
+        await asyncio.to_thread(trace.update, namespace, chunk)
+
+    try:
+        streamed = await stream_graph(graph, start, context=context, config=config, on_update=on_update)
+    except GraphInterrupt as paused:
+        requests = [getattr(pending, "value", None) for pending in (paused.args[0] if paused.args else ())]
+        request = next((value for value in requests if isinstance(value, Mapping)), {})
+        await asyncio.to_thread(trace.write, "review_requested", stage=request.get("stage"),
+                                iteration=request.get("iteration"), judge=request.get("judge"))
+        raise
+    if streamed.failure is not None:
+        await asyncio.to_thread(trace.write, "run_end", stopped=streamed.reason, status="failed")
+        raise streamed.failure
+    await asyncio.to_thread(trace.write, "run_end", stopped=streamed.state.get("stopped"), status="finished")
+    return streamed.state
+
+
+def _paused_for_review(trace: TraceWriter) -> bool:
+    """Whether the trace's last run paused for a review (so this one resumes it) rather than ended."""
+    from projectgen.runs.trace import read_trace
+
+    marks = [event["event"] for event in read_trace(trace.path) if event.get("event") in
+             ("run_start", "run_resumed", "review_requested", "run_end")]
+    return bool(marks) and marks[-1] == "review_requested"

@@ -229,7 +229,7 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
             folder.write_json(folder.evolve, record.model_dump(mode="json"))
             folder.write_manifest(manifest)
         base_ssat = SSAT.model_validate(base_tree)
-        agents = Agents.from_models(models).replace(architect=TreeReviser(
+        agents = Agents.from_models(models, settings).replace(architect=TreeReviser(
             models.for_role("architect"), base=base_ssat, change=record.change))
         gateway = folder.gateway(settings, scope=manifest.run_id, budget=budget)
         context = EvolveContext(task=task, runner=runner or SandboxRunner(log=progress), gateway=gateway,

@@ -4,7 +4,8 @@ repository."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import MODEL_FAILURES, model_failure_reason
 
 INTERRUPT = "__interrupt__"  # LangGraph's key for the interrupts a paused graph streams
+NAMESPACE_SEPARATOR = "|"  # between the parts of LangGraph's ``checkpoint_ns`` (a graph run inside a node)
 
 # ------------------------------------------------------------------ graphs
 
@@ -33,24 +35,33 @@ class GraphRun:
 
 
 async def stream_graph(graph: Any, start: Any, *, context: Any, config: Mapping[str, Any],
-                       on_update: Callable[[tuple[str, ...], Any], None] | None = None) -> GraphRun:
+                       on_update: Callable[[tuple[str, ...], Any], Awaitable[None] | None] | None = None
+                       ) -> GraphRun:
     """Stream `graph` from `start` (None: on from its checkpoint; a LangGraph ``Command(resume=...)``: on from
     an interrupt) to its end or an interrupt, keeping the state after each step.
 
-    `on_update(namespace, update)` sees every node's update, inner graphs' included (the trace). A
+    `on_update(namespace, update)` sees every node's update, inner graphs' included (the trace); it may be a
+    coroutine function (a trace written off the event loop, as a server's loop requires). A
     model that keeps failing (`MODEL_FAILURES`) ends the stream with the state reached before it,
     so the calls already paid for are not lost; any other error propagates. A graph that pauses
     (`interrupt()`: a review) ends the stream with its interrupts in `GraphRun.interrupts`.
     """
     state = dict(start) if isinstance(start, Mapping) else {}
     interrupts: tuple[Any, ...] = ()
+    # Inside a caller's node (Studio's), the stream names every namespace from the caller's root: drop its part.
+    caller = tuple(part for part in str((config.get("configurable") or {}).get("checkpoint_ns") or "").split(
+        NAMESPACE_SEPARATOR) if part)
     modes = ["values", "updates"] if on_update is not None else ["values"]
     try:
         async for part in graph.astream(start, config, context=context, stream_mode=modes,
                                         subgraphs=on_update is not None):
             namespace, mode, chunk = part if len(part) == 3 else ((), *part)
+            if caller and namespace[:len(caller)] == caller:
+                namespace = namespace[len(caller):]
             if mode == "updates" and on_update is not None:
-                on_update(namespace, chunk)
+                traced = on_update(namespace, chunk)
+                if inspect.isawaitable(traced):
+                    await traced
             elif mode == "values" and not namespace:
                 chunk = dict(chunk)
                 interrupts = tuple(chunk.pop(INTERRUPT, ()) or ())

@@ -164,8 +164,7 @@ class RunParts:
         custom = custom_inner_graph(project_graph, stages)
         if agents is None and models is None and custom is None:
             raise ProjectGenError("run_livecoder needs models, agents or a project graph")
-        return cls(models=models, agents=agents if agents is not None or models is None else Agents.from_models(models),
-                   custom=custom, custom_warm=custom_warm_graph(stages), **rest)
+        return cls(models=models, agents=agents, custom=custom, custom_warm=custom_warm_graph(stages), **rest)
 
     @property
     def custom_nodes(self) -> list[str] | None:
@@ -258,7 +257,10 @@ async def _open_and_run(held: ExitStack, folder: RunFolder, manifest: RunManifes
         best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(parts.models),
         gateway=gateway, run_id=manifest.run_id, progress=parts.progress,
         record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository, record))
-    return await _run(LiveCoderRun(task=task, folder=folder, manifest=manifest, agents=parts.agents,
+    # The default agents are made here, where the run's settings (which choose the judges' form) are known.
+    agents = parts.agents if parts.agents is not None or parts.models is None else Agents.from_models(
+        parts.models, manifest.settings)
+    return await _run(LiveCoderRun(task=task, folder=folder, manifest=manifest, agents=agents,
                                    models=parts.models, context=context, resume=resume, custom_graph=parts.custom,
                                    custom_warm_graph=parts.custom_warm, sync=parts.sync, decision=decision))
 

@@ -54,7 +54,8 @@ def warm_graph(name: str, agents: Agents | None, settings: Settings) -> Any:
     if agents is None or method.graph not in ("project", "project-no-judges"):
         return None
     judges = [agents.code_judge, *agents.extra_code_judges] if method.graph == "project" else []
-    return build_project_graph(stages=[("code", code_stage(agents.coder, judges, settings))])
+    return build_project_graph(stages=[("code", code_stage(agents.coder, judges, settings,
+                                                           summarizer=agents.memory_summarizer))])
 
 
 def custom_inner_graph(project_graph: Any = None, stages: Sequence[Stage] | None = None) -> Any:

@@ -28,7 +28,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.roles import DIRECT_ROLE, STAGE_ROLES
 
 if TYPE_CHECKING:
-    from projectgen.config import AttemptSettings
+    from projectgen.config import AttemptSettings, Profile
 
 InnerGraph = Literal["project", "project-no-judges", "direct", "self-reflection"]
 DEFAULT_METHOD = "livecoder"
@@ -88,14 +88,17 @@ def describe_method(name: str) -> Method:
     raise ProjectGenError(f"unknown method {name!r} (methods: {', '.join(METHODS)})")
 
 
-def method_attempt_settings(name: str, given: AttemptSettings | None = None) -> AttemptSettings:
-    """The attempt settings of a run of method `name`: its defaults, overridden by the fields set
-    explicitly in `given`, then its fixed switch (``livecoder-no-best`` keeps ``historical_best`` off)."""
+def method_attempt_settings(name: str, given: AttemptSettings | None = None,
+                            profile: Profile | None = None) -> AttemptSettings:
+    """The attempt settings of a run of method `name`: `profile`'s (the run's pipeline profile; None: the
+    fields' defaults), under the method's defaults, under the fields set explicitly in `given`, then its
+    fixed switch (``livecoder-no-best`` keeps ``historical_best`` off)."""
     from projectgen.config import AttemptSettings
 
     method = describe_method(name)
     explicit = given.model_dump(include=given.model_fields_set) if given is not None else {}
-    values = {**method.settings, **explicit, **{key: method.settings[key] for key in method.fixed}}
+    values = {**({"profile": profile} if profile else {}), **method.settings, **explicit,
+              **{key: method.settings[key] for key in method.fixed}}
     settings = AttemptSettings(**values)
     if settings.warm_start and method.graph not in ("project", "project-no-judges"):
         raise ProjectGenError(f"method {name} has no architecture or skeleton to warm-start from; "

@@ -83,11 +83,11 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
     if graph is None:
         if agents is None and models is None:
             raise ProjectGenError("run_project needs models, agents or a graph")
-        agents = agents or Agents.from_models(models)
+        agents = agents or Agents.from_models(models, settings)
         graph = build_project_graph(agents=agents, settings=settings)
     folder = RunFolder(Path(out_dir))
     runner = runner or SandboxRunner(log=progress)
-    manifest = RunManifest(task_path=str(Path(task.root).resolve()), task_id=task.id, method=SINGLE_PASS,
+    manifest = RunManifest(task_path=str(task.load_path()), task_id=task.id, method=SINGLE_PASS,
                            settings=settings, run_id=uuid.uuid4().hex[:12])
     with folder.create(force=force):
         folder.write_manifest(manifest)

@@ -71,7 +71,9 @@ def run_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunRequest,
 
 
 def write_turns(folder: RunFolder, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
-    """Each turn's file under ``turns/K/<target>`` and every record in ``turns.json``, for a person to read."""
+    """Each turn's file under ``turns/K/<target>`` (with a target function, the file its answer makes) and every
+    record in ``turns.json``, for a person to read."""
     for record in records:
-        write_atomic(folder.turn_file(record["turn"], task.target), record.get("code") or "")
+        write_atomic(folder.turn_file(record["turn"], task.target), task.target_file(record.get("code") or "",
+                                                                                      record["turn"]))
     folder.write_json(folder.turns, list(records))

@@ -77,10 +77,10 @@ class RunRequest(BaseModel):
 
             settings = settings.model_copy(
                 update={"max_reply_chars": oracle_reply_cap(task, settings.max_reply_chars)})
-        request = cls(task_path=str(Path(task.root).resolve()), task_id=task.id, method=method, models=specs,
+        request = cls(task_path=str(task.load_path()), task_id=task.id, method=method, models=specs,
                       model_label=REFERENCE_LABEL if REFERENCE_SPEC in specs.values() else None,
                       settings=settings,
-                      attempt_settings=method_attempt_settings(method, attempt_settings),
+                      attempt_settings=method_attempt_settings(method, attempt_settings, settings.profile),
                       knowledge_store=knowledge_store, embedding=embedding, max_tokens=max_tokens,
                       max_cost_usd=max_cost_usd, prices_file=str(Path(prices_file).resolve()) if prices_file else None,
                       checkpoint_url=checkpoint_url, review=list(check_review_stages(review)))
@@ -106,7 +106,7 @@ class RunRequest(BaseModel):
 
         check_review(self.method, tuple(self.review))
         selection = self.attempt_settings.selection
-        if selection not in task.suites:
+        if task.role_suite(selection) not in task.suites:  # "unit" is the task's scored suite (RAL-Bench: functional)
             raise ProjectGenError(f"task {task.id!r} has no {selection} tests, which score its attempts "
                                   f"(--selection {selection}); it has: {', '.join(task.suites) or 'no tests'}")
         check_options(knowledge_store=self.knowledge_store, checkpoint_url=self.checkpoint_url,

@@ -6,8 +6,9 @@ and LiveCoder's attempts graph, each behind a small entry that a server can desc
 
 A run starts from the input ``{"task": "kvstore"}`` (a bundled example name or a task folder):
 node "load_task" reads the task into the state, then node "projectgen" (or "livecoder") runs the
-real graph on it, under the node's config, so the inner graph's checkpoints and events nest in
-the run's. Studio builds its input and context forms from the graphs' JSON schemas, so both hold
+real graph on it through the driver (`runs.driver.drive_within`), under the node's config, so the
+inner graph's checkpoints and events nest in the run's, and its nodes are traced to the thread
+folder's events.jsonl. Studio builds its input and context forms from the graphs' JSON schemas, so both hold
 plain values only: the context (`StudioContext`) may name a model spec, the stages to review and,
 for the attempts graph, the number of attempts. With ``review`` the run pauses for your decision once
 those stages have their output: the interrupt (`projectgen.graphs.review`) reaches Studio through both
@@ -22,11 +23,11 @@ best-repository stores) is built inside the node from those values.
 graphs themselves) the sandboxed test runs, the stores' reads and writes. No `--allow-blocking`.
 
 Models come from the context's ``model``, else PROJECTGEN_MODEL (either way PROJECTGEN_MODEL_<ROLE>
-overrides one role, PROJECTGEN_BASE_URL serves a named model). The attempts graph keeps a thread's
-knowledge store, best repository and ``attempts/N`` folders in PROJECTGEN_STUDIO_DIR/<thread id>
-(default: projectgen's cache folder's ``studio/``, outside the repository `langgraph dev` watches: a run
-writing Python files there would make the server reload mid-run, and the interrupted model calls be paid
-again).
+overrides one role, PROJECTGEN_BASE_URL serves a named model). Both graphs keep a thread's trace and
+model calls, and the attempts graph its knowledge store, best repository and ``attempts/N`` folders,
+in PROJECTGEN_STUDIO_DIR/<thread id> (default: projectgen's cache folder's ``studio/``, outside the
+repository `langgraph dev` watches: a run writing Python files there would make the server reload
+mid-run, and the interrupted model calls be paid again).
 
 A user's mistake (a model spec it cannot use, an unknown task) fails the run with its one line: the server
 sends the message of built-in errors only (ValueError, ...) and "An internal error occurred" for others, so
@@ -55,6 +56,9 @@ from projectgen.errors import ProjectGenError, one_line
 from projectgen.graphs.context import AttemptsContext, RunContext
 from projectgen.graphs.state import AttemptsState, ProjectState, initial_state
 from projectgen.llm import ROLES, ModelRoles
+from projectgen.runs.driver import drive_within
+from projectgen.runs.folder import RunFolder
+from projectgen.runs.trace import TraceWriter
 
 STUDIO_DIR_ENV = "PROJECTGEN_STUDIO_DIR"
 STUDIO_CACHE_FOLDER = "studio"  # under `cache_root()`: outside the tree `langgraph dev` watches
@@ -151,7 +155,7 @@ async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> d
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.root), "review_stages": review_stages(runtime), **initial_state(task)}
+        return {"task": str(task.load_path()), "review_stages": review_stages(runtime), **initial_state(task)}
 
 
 async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
@@ -160,14 +164,24 @@ async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttem
 
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
-        return {"task": str(task.root), "task_id": task.id, "attempt": 1, "review_stages": review_stages(runtime)}
+        return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1,
+                "review_stages": review_stages(runtime)}
 
 
 # --------------------------------------------------------------------------- the project graph
 
-def _project_run(task_path: str, studio: StudioContext, review: list[str]) -> tuple[Any, RunContext]:
-    """The project graph and its `RunContext`, built from plain values (blocking: run it in a thread)."""
-    from projectgen.agents import ModelGateway
+@dataclass
+class _StudioRun:
+    """A thread's graph, its context and its folder's trace (events.jsonl)."""
+
+    graph: Any
+    context: Any
+    trace: TraceWriter
+
+
+def _project_run(task_path: str, studio: StudioContext, thread_id: str, review: list[str]) -> _StudioRun:
+    """The project graph and its `RunContext`, built from plain values, the model calls and the trace kept in
+    the thread's folder (blocking: run it in a thread)."""
     from projectgen.config import Settings
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import SandboxRunner
@@ -176,19 +190,38 @@ def _project_run(task_path: str, studio: StudioContext, review: list[str]) -> tu
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     graph = build_project_graph(models_from_env(studio.get("model")), settings=settings, review=review)
+    folder = _thread_folder(thread_id)
     context = RunContext(task=task, runner=SandboxRunner(log=_progress), progress=_progress,
-                         gateway=ModelGateway(**settings.gateway_options()))
-    return graph, context
+                         gateway=folder.gateway(settings, scope=thread_id))
+    return _StudioRun(graph=graph, context=context, trace=folder.trace())
 
 
 async def run_project_graph(state: StudioProjectState, runtime: Runtime[StudioContext],
                             config: RunnableConfig) -> dict[str, Any]:
-    """Node "projectgen": ProjectGen's graph on the loaded task, its checkpoints nested in this run's."""
+    """Node "projectgen": ProjectGen's graph on the loaded task, driven within this node (its checkpoints nest
+    in this run's)."""
     with user_errors_shown():
-        graph, context = await asyncio.to_thread(_project_run, state["task"], runtime.context or {},
-                                                 state.get("review_stages") or [])
-        start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
-        return await graph.ainvoke(start, config, context=context)
+        run = await asyncio.to_thread(_project_run, state["task"], runtime.context or {}, _thread_id(config),
+                                      state.get("review_stages") or [])
+        return await _drive(run, state, config, "projectgen")
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    return str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4().hex)
+
+
+def _thread_folder(thread_id: str) -> RunFolder:
+    """The thread's `RunFolder` (blocking: it resolves and makes the folder)."""
+    folder = RunFolder(studio_folder(thread_id))
+    folder.root.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+async def _drive(run: _StudioRun, state: dict[str, Any], config: RunnableConfig, graph_name: str) -> dict[str, Any]:
+    """The inner graph through the driver, from the outer state without the outer graph's own keys."""
+    start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
+    return await drive_within(run.graph, start, context=run.context, config=config, trace=run.trace,
+                              marker={"graph": graph_name, "task": state.get("task_id")})
 
 
 def two_step_graph(name: str, state: Any, output: Any, context: Any, load: Any, run: Any) -> Any:
@@ -211,22 +244,15 @@ def project_graph() -> Any:
 
 # --------------------------------------------------------------------------- the attempts graph
 
-@dataclass
-class _AttemptsRun:
-    graph: Any
-    context: AttemptsContext
-
-
-def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str, review: list[str]) -> _AttemptsRun:
-    """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores in the thread's
-    folder (blocking: run it in a thread)."""
+def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str, review: list[str]) -> _StudioRun:
+    """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores, attempts and trace in
+    the thread's folder (blocking: run it in a thread)."""
     from projectgen.agents import Agents
     from projectgen.config import AttemptSettings, Settings
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import SandboxRunner
     from projectgen.graphs.attempts import build_attempts_graph
     from projectgen.memory.best_repo import BestRepositoryStore
-    from projectgen.runs.folder import RunFolder
     from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store, write_attempt
     from projectgen.runs.method_graphs import inner_graph, warm_graph
     from projectgen.runs.methods import DEFAULT_METHOD, method_attempt_settings
@@ -234,31 +260,29 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     models = models_from_env(studio.get("model"))
-    agents = Agents.from_models(models)
+    agents = Agents.from_models(models, settings)
     attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
-        attempts=studio.get("attempts", STUDIO_ATTEMPTS)))
+        attempts=studio.get("attempts", STUDIO_ATTEMPTS)), settings.profile)
     graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
                                  settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
-    folder = RunFolder(studio_folder(thread_id))
-    folder.root.mkdir(parents=True, exist_ok=True)
+    folder = _thread_folder(thread_id)
     context = AttemptsContext(
         task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder, None, None),
         best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(models),
         gateway=folder.gateway(settings, scope=thread_id), run_id=folder.root.name, progress=_progress,
         record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository, record))
-    return _AttemptsRun(graph=graph, context=context)
+    return _StudioRun(graph=graph, context=context, trace=folder.trace())
 
 
 async def run_attempts_graph(state: StudioAttemptsState, runtime: Runtime[StudioAttemptsContext],
                              config: RunnableConfig) -> dict[str, Any]:
-    """Node "livecoder": LiveCoder's attempts graph on the loaded task, its checkpoints nested in this run's."""
-    thread_id = str((config.get("configurable") or {}).get("thread_id") or uuid.uuid4().hex)
+    """Node "livecoder": LiveCoder's attempts graph on the loaded task, driven within this node (its checkpoints
+    nest in this run's)."""
     with user_errors_shown():
-        run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, thread_id,
+        run = await asyncio.to_thread(_attempts_run, state["task"], runtime.context or {}, _thread_id(config),
                                       state.get("review_stages") or [])
         try:
-            start = {key: value for key, value in state.items() if key not in OUTER_KEYS}
-            return await run.graph.ainvoke(start, config, context=run.context)
+            return await _drive(run, state, config, "livecoder")
         finally:
             await asyncio.to_thread(run.context.knowledge.close)
 

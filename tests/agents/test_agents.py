@@ -13,6 +13,9 @@ def test_agents_from_models_gives_each_role_its_model():
     assert agents.coder.model is coder_model
     assert all(getattr(agents, name).model is default for name in
                ("architect", "architecture_judge", "skeleton", "skeleton_judge", "code_judge"))
+    summarizer = scripted(label="summarizer")
+    assert Agents.from_models(ModelRoles(default=default, overrides={"memory_summary": summarizer})
+                              ).memory_summarizer.model is summarizer  # distilled memory's own role
     single = Agents.from_models(default)
     assert single.coder.model is default and single.extra_code_judges == ()
     custom = Coder(coder_model, prompt=Prompt.from_text("s\n=== user ===\nu"))
@@ -27,4 +30,5 @@ def test_the_stage_roles_are_the_agents_fields() -> None:
     from projectgen.agents import Agents
     from projectgen.llm import STAGE_ROLES
 
-    assert tuple(f.name for f in dataclasses.fields(Agents) if f.name != "extra_code_judges") == STAGE_ROLES
+    assert tuple(f.name for f in dataclasses.fields(Agents)
+                 if f.name not in ("extra_code_judges", "memory_summarizer")) == STAGE_ROLES

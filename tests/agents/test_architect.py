@@ -135,7 +135,7 @@ def test_starter_files_are_shown_with_the_documents_and_prompts_without_them_are
         before = load_prompt(name)
         old = Prompt(name, before.system, before.user.replace("${starter}", ""))
         assert "Starter" not in without
-        values = {"revision": "", "guidance": "", "ssat": ssat_json(tree()), "error_log": "(no log)", "passed": 0,
+        values = {"revision": "", "guidance": "", "reflections": "", "ssat": ssat_json(tree()), "error_log": "(no log)", "passed": 0,
                   "total": 1, "repository": make_whole_file_reply(["calc/core.py"], {"calc/core.py": "x = 1\n"})}
         expected = "\n".join(text for _, text in old.messages(**values, prd=DOCS.prd, uml_class=DOCS.uml_class,
                                                                 uml_sequence="(not given)",

@@ -174,7 +174,10 @@ def cpe_without_tests(ws: Path) -> Path:
 
 def test_a_task_without_the_tests_that_score_attempts_is_refused(ws: Path, capsys) -> None:
     task = cpe_without_tests(ws)
-    refused(capsys, ws, run_argv(ws, task), "task 'mypkg-task' has no check tests", "it has: no tests")
+    # a CodeProjectEval task runs the paper profile, whose attempts are scored by the unit tests
+    refused(capsys, ws, run_argv(ws, task), "task 'mypkg-task' has no unit tests", "it has: no tests")
+    refused(capsys, ws, run_argv(ws, task, "--profile", "projectgen"), "task 'mypkg-task' has no check tests",
+            "it has: no tests")
     refused(capsys, ws, ["eval", "--task", task, "--repo", ws], "task 'mypkg-task' has no unit tests")
     only_check = toml_task(ws / "t", GOOD_TOML)
     refused(capsys, ws, run_argv(ws, only_check, "--selection", "unit"), "has no unit tests", "--selection unit",

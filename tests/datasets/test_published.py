@@ -42,9 +42,10 @@ def test_a_task_the_paper_does_not_report_is_weighted_by_its_reference() -> None
 
 
 def test_benchmark_tasks_carry_the_papers_code_stage_cap(shared_datasets: Path) -> None:
-    """ProjectGen lets the code stage take up to 10 rounds on CodeProjectEval and 5 on DevBench."""
+    """ProjectGen lets the code stage take up to 10 rounds on CodeProjectEval and 5 on DevBench; both run the paper
+    profile by default."""
     cpe = load_task(shared_datasets / "CodeProjectEval" / "tinydb")
     devbench = load_task(shared_datasets / "DevBench" / "lice")
-    assert cpe.settings_profile == {"code_iterations": 10}
-    assert devbench.settings_profile == {"code_iterations": 5}
+    assert cpe.settings_profile == {"profile": "paper", "code_iterations": 10}
+    assert devbench.settings_profile == {"profile": "paper", "code_iterations": 5}
     assert load_task(example_task_path("kvstore")).settings_profile == {}

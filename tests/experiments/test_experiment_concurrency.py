@@ -62,3 +62,67 @@ def test_pairs_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_s
     assert all(report.final.passed for report in results.models)  # the replay passes its tests, as alone
     assert calls.count >= 8 and calls.peak == 2  # pairs waited on the model together, never more than 2 calls
     assert runs.count >= 4 and runs.peak == 1  # ... while the sandbox ran one suite at a time
+
+
+@pytest.fixture()
+def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Overlap, Overlap]:
+    """(model calls answered at once, sandbox suites run at once), counted through the latency fault's waits
+    and `SandboxRunner.run_suite`."""
+    calls, runs = Overlap(), Overlap()
+    real_sleep, real_run_suite = asyncio.sleep, SandboxRunner.run_suite
+
+    async def sleep(seconds: float, *args: Any) -> Any:
+        if seconds != LATENCY:
+            return await real_sleep(seconds, *args)
+        with calls:
+            return await real_sleep(seconds, *args)
+
+    def run_suite(self: SandboxRunner, *args: Any) -> Any:
+        with runs:
+            return real_run_suite(self, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    monkeypatch.setattr(SandboxRunner, "run_suite", run_suite)
+    return calls, runs
+
+
+def test_reflect_units_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_slots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted: tuple[Overlap, Overlap]) -> None:
+    """The three Python exercises under the reference replay behind the latency fault: three units in flight,
+    two calls at a time, one sandbox run at a time; every exercise still passes."""
+    from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.experiments.reflection import run_reflect
+    from projectgen.llm.faults import inject_faults
+    from projectgen.oracles import reference_replay
+
+    replay = reference_replay.exercise_reference_model
+    monkeypatch.setattr(reference_replay, "exercise_reference_model",
+                        lambda exercise: inject_faults(replay(exercise), f"latency={LATENCY}s"))
+    calls, runs = counted
+    results = run_reflect(example_exercises_dir(), ["reference"], tmp_path / "out",
+                          tasks=["ledger_book", "unit_convert", "word_index"],
+                          concurrency=Concurrency(calls=2, sandboxes=1, pairs=3))
+    (report,) = results.reports
+    assert [row.status for row in report.rows] == ["passed"] * 3
+    assert calls.count == 3 and calls.peak == 2  # one reply each (the reference passes at once), 2 at a time
+    assert runs.count >= 3 and runs.peak == 1
+
+
+def test_refine_task_runs_overlap_on_the_model_up_to_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             counted: tuple[Overlap, Overlap]) -> None:
+    """Three bundled multi-turn tasks under the reference behind the latency fault, one setting: three task runs
+    in flight, two calls at a time, one sandbox run at a time; each still scores every turn."""
+    from projectgen.datasets.multiturn import bundled_dataset_dir
+    from projectgen.experiments import refinement
+    from projectgen.llm.faults import inject_faults
+
+    build = refinement.build_model
+    monkeypatch.setattr(refinement, "build_model", lambda *args, **kwargs: inject_faults(
+        build(*args, **kwargs), f"latency={LATENCY}s"))
+    calls, runs = counted
+    spec = refinement.RefinementSpec(dataset=bundled_dataset_dir(), models=("reference",), strategies=("fh",),
+                                     contexts=("basic",), tasks=("roman", "slugify", "durations"))
+    results = refinement.run_refinement(spec, tmp_path / "out", concurrency=Concurrency(calls=2, sandboxes=1, pairs=3))
+    assert [row.status for row in results.rows] == ["ok"] * 3 and all(all(row.verdicts) for row in results.rows)
+    assert calls.count >= 6 and calls.peak == 2
+    assert runs.peak == 1

@@ -42,14 +42,14 @@ def devbench_task(folder: Path, files: dict[str, str] = DEVBENCH) -> Path:
 
 def test_a_devbench_base_keeps_its_paper_settings_setup_script_and_constraints(tmp_path: Path):
     base = load_task(devbench_task(tmp_path / "lice"))
-    assert base.format == "devbench" and base.settings_profile == {"code_iterations": 5}
+    assert base.format == "devbench" and base.settings_profile == {"profile": "paper", "code_iterations": 5}
     base = base.model_copy(update={"env": base.env.model_copy(update={"constraints": ("requests<3",)})})  # compat
     number, new, earlier = write_evolved_task(base, "Add a --year option.", None, tmp_path / "evolved")
     evolved = load_task(tmp_path / "evolved")
     assert (number, new, earlier) == (1, [], ["test_lice.py"])
     assert (evolved.format, evolved.id) == ("taskdir", "lice.change1")
     assert evolved.env == base.env and evolved.env.setup_script == "pip install -r requirements.txt\n"
-    assert evolved.settings_profile == {"code_iterations": 5}  # the next evolve of the chain gets it too
+    assert evolved.settings_profile == {"profile": "paper", "code_iterations": 5}  # the next evolve gets it too
     assert (evolved.package, evolved.required_files) == (base.package, base.required_files)
     assert evolved.docs.uml_class == "classDiagram\n" and evolved.docs.prd.endswith("Add a --year option.\n")
     assert {name: suite.paths for name, suite in evolved.suites.items()} == {

@@ -71,7 +71,7 @@ def test_input_output_and_context_schemas_are_json_schemas_of_plain_values() -> 
     assert load_graphs()["livecoder"].get_context_jsonschema()["properties"]["attempts"]["type"] == "integer"
 
 
-def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
+def test_the_project_graph_runs_from_a_task_name(scripted_env, tmp_path: Path) -> None:
     from projectgen.runs.studio import project_graph
 
     graph = project_graph().copy(update={"checkpointer": InMemorySaver()})
@@ -81,6 +81,19 @@ def test_the_project_graph_runs_from_a_task_name(scripted_env) -> None:
     assert [v["stage"] for v in state["verdicts"] if v["accepted"]] == ["architecture", "skeleton", "code"]
     assert "task" not in state  # the output is ProjectState; the folder stays in the graph's own state
     assert Path(asyncio.run(graph.aget_state(config)).values["task"]).name == "kvstore"
+    # driven like every run: the thread's folder holds its trace (nodes named from the inner graph's root) and
+    # every model call
+    folder = tmp_path / "studio" / "t"
+    events = trace_events(folder)
+    assert events[0]["event"] == "run_start" and events[-1] == {**events[-1], "event": "run_end", "status": "finished"}
+    last_verdicts = {e["stage"]: e["data"]["verdicts"][-1]["accepted"] for e in events
+                     if e.get("node", "").startswith("judge_")}
+    assert last_verdicts == {"architecture": True, "skeleton": True, "code": True}
+    assert (folder / "prompts.jsonl").stat().st_size > 0 and (folder / "usage.jsonl").stat().st_size > 0
+
+
+def trace_events(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
 
 
 def test_the_attempts_graph_runs_from_a_task_name_with_a_context_of_plain_values(scripted_env, monkeypatch,
@@ -122,6 +135,10 @@ def test_both_graphs_surface_a_review_interrupt_and_resume_with_a_command(script
     assert state["__interrupt__"][0].value["iteration"] == 3
     state = asyncio.run(graph.ainvoke(Command(resume={"action": "approve"}), config, context=context))
     assert "__interrupt__" not in state and "kvstore/store.py" in state["repository"]
+    marks = [(e["event"], e.get("stage")) for e in trace_events(Path(scripted_env["PROJECTGEN_STUDIO_DIR"])
+                                                                 / f"review-{factory}") if e["event"].startswith(("run_", "review_"))]
+    assert marks == [("run_start", None), ("review_requested", "architecture"), ("run_resumed", None),
+                     ("review_requested", "architecture"), ("run_resumed", None), ("run_end", None)]
     if factory == "attempts_graph":
         assert state["final"] == {"source": "best", "attempt": 1, "score": 1.0}
         assert state["records"][0]["stages"]["architecture"]["reviews"] == ["reject", "approve"]
@@ -255,10 +272,15 @@ def test_langgraph_dev_serves_both_graphs_their_schemas_and_runs(scripted_env, t
             status, finished = call(base, "GET", f"/threads/{thread['thread_id']}/runs/{run['run_id']}")
             assert finished["status"] == "success", log.read_text()[-5000:]
         assert [v["stage"] for v in results["projectgen"]["verdicts"] if v["accepted"]] == [
-            "architecture", "skeleton", "code"]
+            "architecture", "skeleton", "code"], json.dumps(results["projectgen"]["verdicts"])[-3000:]
         assert results["livecoder"]["final"] == {"source": "best", "attempt": 1, "score": 1.0}
         folder = tmp_path / "cache" / "studio" / thread["thread_id"]
         assert (folder / "attempts" / "1" / "attempt.json").is_file()
+        # both runs of the thread went through the driver: traced, written off the server's event loop
+        assert [(e["event"], e.get("graph"), e.get("status")) for e in trace_events(folder) if e["event"] != "node"
+                and not e["event"].startswith("stage")] == [
+            ("run_start", "projectgen", None), ("run_end", None, "finished"),
+            ("run_start", "livecoder", None), ("run_end", None, "finished")]
 
         # a review: the run pauses with the request as the thread's interrupt; a run with a resume command goes on
         status, thread = call(base, "POST", "/threads", {})

@@ -10,7 +10,7 @@ from .storage import JSONFileStorage
 from .store import KVStore
 
 
-def build_parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kvstore", description="Inspect and edit a kvstore JSON file.")
     parser.add_argument("--file", "-f", required=True, help="path of the JSON file holding the store")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -18,21 +18,14 @@ def build_parser() -> argparse.ArgumentParser:
     set_cmd.add_argument("key")
     set_cmd.add_argument("value")
     commands.add_parser("get", help="print a value").add_argument("key")
-    return parser
-
-
-def _run(store: KVStore, args: argparse.Namespace) -> int:
-    if args.command == "set":
-        store.set(args.key, args.value)
-    else:
-        print(store.get(args.key))
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     try:
-        return _run(KVStore(JSONFileStorage(args.file)), args)
+        store = KVStore(JSONFileStorage(args.file))
+        if args.command == "set":
+            store.set(args.key, args.value)
+        else:
+            print(store.get(args.key))
     except KeyNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return 0

@@ -11,7 +11,11 @@ from .storage import JSONFileStorage
 from .store import KVStore
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _format(value: object) -> str:
+    return value if isinstance(value, str) else encode(value)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kvstore", description="Inspect and edit a kvstore JSON file.")
     parser.add_argument("--file", "-f", required=True, help="path of the JSON file holding the store")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -23,32 +27,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("get", help="print a value").add_argument("key")
     commands.add_parser("delete", help="remove a key").add_argument("key")
     commands.add_parser("list", help="print every live key and its value")
-    return parser
-
-
-def _format(value: object) -> str:
-    return value if isinstance(value, str) else encode(value)
-
-
-def _run(store: KVStore, args: argparse.Namespace) -> int:
-    if args.command == "set":
-        value = decode(args.value) if args.as_json else args.value
-        store.set(args.key, value, ttl=args.ttl)
-    elif args.command == "get":
-        print(_format(store.get(args.key)))
-    elif args.command == "delete":
-        if not store.delete(args.key):
-            raise KeyNotFoundError(args.key)
-    else:
-        for key, value in store.items():
-            print(f"{key}\t{encode(value)}")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     try:
-        return _run(KVStore(JSONFileStorage(args.file)), args)
+        store = KVStore(JSONFileStorage(args.file))
+        if args.command == "set":
+            value = decode(args.value) if args.as_json else args.value
+            store.set(args.key, value, ttl=args.ttl)
+        elif args.command == "get":
+            print(_format(store.get(args.key)))
+        elif args.command == "delete":
+            if not store.delete(args.key):
+                raise KeyNotFoundError(args.key)
+        else:
+            for key, value in store.items():
+                print(f"{key}\t{encode(value)}")
     except KeyNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return 0

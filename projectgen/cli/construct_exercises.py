@@ -1,0 +1,133 @@
+"""`projectgen construct exercises`: LiveRepoReflection's exercise construction from seed code into a folder
+of Exercism-layout exercises that `projectgen reflect --dataset OUT` runs."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from projectgen.cli.options import (add_runner_options, add_sampling_options, check_out_path, positive_int,
+                                    sampling_from_args)
+
+BUNDLED_REPLAY = "construct-exercises.examples"
+
+
+def add_command(commands) -> None:
+    """Add `construct exercises` to the `construct` group's sub-parsers."""
+    parser = commands.add_parser(
+        "exercises", help="LiveRepoReflection: seed code -> new exercises, cross-executed, filtered, decontaminated",
+        description="From each seed code file: a creative model (drawn at random, seeded) designs an exercise; "
+                    "every reasoning model writes a test suite and a solution; every suite x solution pair runs "
+                    "in the sandbox and the lowest-pass-rate suite and highest-pass solution are kept (0%%-pass "
+                    "programs go to OUT/human-review.json); judge models play reflect's protocol on it and "
+                    "exercises every judge solves at once, or that time out, are dropped; near-duplicates of "
+                    "--reference (character 5-gram MinHash + LSH, exact Jaccard > 0.8) are removed "
+                    "(OUT/decontamination.json). Kept exercises are written to OUT/<project> in the Exercism "
+                    "layout; OUT/construction.json is the report. Run the same command again to continue.")
+    parser.add_argument("--seeds", required=True, help="a folder of seed code files, or 'examples' (the bundled set)")
+    parser.add_argument("--model", required=True, metavar="SPEC",
+                        help="the model of every role not given below: PROVIDER:MODEL, scripted:FILE, or "
+                             "scripted:examples (the bundled seeds' replay)")
+    parser.add_argument("--creative", default=None, metavar="SPEC[,SPEC...]",
+                        help="the creative models, one drawn per seed (default: --model)")
+    parser.add_argument("--reasoning", default=None, metavar="SPEC[,SPEC...]",
+                        help="the reasoning models, each writing a test suite and a solution (default: --model "
+                             "twice, two drafts)")
+    parser.add_argument("--judges", default=None, metavar="SPEC[,SPEC...]",
+                        help="the difficulty judges, each playing reflect's protocol (default: --model)")
+    parser.add_argument("--reference", action="append", type=Path, default=None, metavar="DIR",
+                        help="exercises to decontaminate against (repeatable; default with --seeds examples: the "
+                             "bundled exercises; otherwise none, said in the report)")
+    parser.add_argument("--rng-seed", type=int, default=0, help="seeds the draw of creative models (default 0)")
+    parser.add_argument("--judge-tries", type=positive_int, default=2,
+                        help="tries of each judge: 1 write then repairs (default 2, reflect's)")
+    parser.add_argument("--out", type=Path, required=True, help="the output folder (exercises and reports)")
+    add_model_options(parser)
+    add_runner_options(parser)
+    parser.set_defaults(handler=cmd_construct_exercises)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """--base-url and the sampling overrides, for every model the command makes."""
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (default $PROJECTGEN_BASE_URL)")
+    add_sampling_options(parser)
+
+
+class ChatModels:
+    """The chat model of each spec, made once with the command's --base-url and sampling."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from projectgen.llm.sampling import sampling_arguments
+
+        self.base_url = args.base_url
+        self.sampling = sampling_arguments(sampling_from_args(args))
+        self.made: dict[str, object] = {}
+
+    def __call__(self, spec: str):
+        from projectgen.llm.factory import make_chat_model
+
+        if spec not in self.made:
+            self.made[spec] = make_chat_model(spec, base_url=self.base_url, **self.sampling)
+        return self.made[spec]
+
+
+def model_list(text: str | None, default: str, copies: int = 1) -> list[str]:
+    """The specs of a comma-separated list (each resolved like --model), or `default` `copies` times."""
+    from projectgen.errors import ProjectGenError
+
+    if text is None:
+        return [default] * copies
+    specs = [resolve_spec(item.strip()) for item in text.split(",") if item.strip()]
+    if not specs:
+        raise ProjectGenError("an empty model list: give at least one SPEC")
+    return specs
+
+
+def resolve_spec(text: str, bundled: str = BUNDLED_REPLAY) -> str:
+    """``scripted:examples`` -> the command's bundled replay; a bundled script name -> its path (as `reflect`)."""
+    from projectgen.cli.reflect import model_spec
+
+    return model_spec(f"scripted:{bundled}" if text.strip() == "scripted:examples" else text)
+
+
+def cmd_construct_exercises(args: argparse.Namespace) -> int:
+    from projectgen.cli.options import runner_from_args
+    from projectgen.cli.tables import make_console
+    from projectgen.construction.exercise_agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter
+    from projectgen.construction.exercise_package import EXAMPLES, load_seeds
+    from projectgen.construction.exercises import (DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge,
+                                                   construct_exercises, reference_texts)
+    from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.experiments.models import model_slug
+    from projectgen.llm.naming import describe_model
+
+    check_out_path(args.out, folder=True)
+    seeds = load_seeds(args.seeds)
+    model = resolve_spec(args.model)
+    chat = ChatModels(args)
+    creative = model_list(args.creative, model)
+    reasoning = model_list(args.reasoning, model, copies=2)
+    judges = model_list(args.judges, model)
+    references = args.reference or ([example_exercises_dir()] if args.seeds == EXAMPLES else [])
+    texts: dict[str, str] = {}
+    for folder in references:
+        texts.update(reference_texts(folder))
+    construction = ExerciseConstruction(
+        designers=[Drafter(spec, ModelDesigner(chat(spec))) for spec in creative],
+        test_writers=[Drafter(spec, ModelTestWriter(chat(spec))) for spec in reasoning],
+        solution_writers=[Drafter(spec, ModelSolutionWriter(chat(spec))) for spec in reasoning],
+        judges=[Judge(spec, chat(spec), model_slug(spec)) for spec in judges],
+        references=texts, rng_seed=args.rng_seed, judge_tries=args.judge_tries)
+    console = make_console()
+    described = ", ".join(sorted({describe_model(m) for m in chat.made.values()}))
+    console.print(f"{len(seeds)} seed(s); models: {described}; "
+                  f"decontamination against {len(texts)} reference exercise(s)", highlight=False)
+    runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
+    report = construct_exercises(seeds, args.out, construction, runner=runner,
+                                 progress=lambda message: console.print(message, highlight=False))
+    kept, dropped, review = report.ids(KEPT), report.ids(DROPPED), report.ids(REVIEW)
+    console.print(f"kept {len(kept)}: {', '.join(report.seeds[s].get('exercise', s) for s in kept) or '-'}; "
+                  f"dropped {len(dropped)}; to human review {len(review)}", highlight=False)
+    console.print(f"exercises in {args.out}; report {args.out / 'construction.json'} (decontamination.json, "
+                  f"human-review.json); run `projectgen reflect --dataset {args.out} --model reference`",
+                  highlight=False)
+    return 0

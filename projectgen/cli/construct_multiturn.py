@@ -1,0 +1,105 @@
+"""`projectgen construct multiturn`: SR-Eval's multi-turn task construction from seed tasks."""
+from __future__ import annotations
+
+import argparse
+import threading
+from pathlib import Path
+
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import (add_runner_options, add_sampling_options, bundled_script_spec, check_out_path,
+                                    positive_int, resolve_dataset, runner_settings_from_args, sampling_from_args,
+                                    task_ids)
+
+ABLATIONS = ("full", "no-evaluator", "no-dc-evaluator")  # as construction.multiturn.turns has them (light --help)
+BUNDLED_SCRIPT = "construct-multiturn"  # scripts/construct-multiturn.json: `--model scripted:examples`
+
+
+def add_command(commands) -> None:
+    """Add `multiturn` to `construct`'s sub-commands."""
+    parser = commands.add_parser(
+        "multiturn", help="SR-Eval: multi-turn tasks from seed tasks (decompose, evaluate, discriminative tests)",
+        description="Builds multi-turn tasks (the folders `projectgen refine` reads) from seed tasks (a complete "
+                    "requirement, its reference and tests): seed filters, then a Decomposer, Evaluator and Analyzer "
+                    "turn the requirement into 2-5 ordered turns, then per turn a Coder writes the code and tests, "
+                    "kept only when the tests pass on the code (in the sandbox), fail on the previous turn's code "
+                    "and an Evaluator finds them aligned with the requirement. Seeds over a cap go to OUT/review.json. "
+                    "Resumable: run it again to continue (OUT/ledger.jsonl).")
+    parser.add_argument("--seeds", required=True, help="folder of seed folders (docs/construction.md), or `examples` "
+                                                       "for the bundled seeds")
+    parser.add_argument("--model", required=True, metavar="SPEC",
+                        help="the model of every role: PROVIDER:MODEL, a served name with --base-url, scripted:FILE "
+                             "(scripted:examples: the bundled replay of the bundled seeds)")
+    parser.add_argument("--out", type=Path, required=True, help="the dataset folder to write (resumable)")
+    parser.add_argument("--ablation", choices=ABLATIONS, default="full",
+                        help="SR-Eval Table 7: full (default), no-evaluator (stage 3 off), no-dc-evaluator "
+                             "(stages 2 and 3 off)")
+    parser.add_argument("--decomposition-cap", type=positive_int, default=6,
+                        help="Decomposer <-> Evaluator iterations before a seed goes to review (paper: 6)")
+    parser.add_argument("--turn-cap", type=positive_int, default=10,
+                        help="Coder drafts per turn before the seed goes to review (paper: M = 10)")
+    parser.add_argument("--contamination", action="store_true",
+                        help="also drop seeds whose tests a model passes from the function's signature and docstring "
+                             "alone (leaked)")
+    parser.add_argument("--only", type=task_ids, default=None, metavar="ID,ID", help="only these seeds")
+    parser.add_argument("--fresh", action="store_true", help="forget the ledger and build every seed again")
+    parser.add_argument("--workers", type=positive_int, default=1, help="seeds built at once (default 1)")
+    parser.add_argument("--max-tokens", type=positive_int, default=None,
+                        help="stop a seed's construction beyond this many tokens (it becomes an error)")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for the model")
+    add_sampling_options(parser)
+    add_runner_options(parser)
+    parser.set_defaults(handler=cmd_construct_multiturn)
+
+
+def model_spec(text: str) -> str:
+    """``scripted:examples`` is the bundled replay of the bundled seeds (`cli.options.bundled_script_spec`); a
+    scripted path is made absolute (run.json must name it from anywhere)."""
+    from projectgen.errors import ProjectGenError
+    from projectgen.llm.specs import REFERENCE_SPEC, absolute_script
+
+    if text.strip() == REFERENCE_SPEC:
+        raise ProjectGenError("construct multiturn writes new turns, which have no reference to replay: give a model "
+                              "(or scripted:examples)")
+    return absolute_script(bundled_script_spec(text.strip(), BUNDLED_SCRIPT))
+
+
+def cmd_construct_multiturn(args: argparse.Namespace) -> int:
+    """Exit 0 when every seed became a task or was filtered out, 1 when some seed waits for review or failed, 2 for
+    a usage error."""
+    from projectgen.construction.multiturn.batch import REVIEW_FILE, ConstructionSpec, run_construction
+    from projectgen.construction.multiturn.pipeline import ConstructionSettings
+    from projectgen.construction.multiturn.seeds import bundled_seeds_dir
+    from projectgen.evaluation import SandboxRunner
+    from projectgen.experiments.concurrency import cores
+    from projectgen.experiments.executors import LocalExecutor
+    from projectgen.llm import describe_model, make_chat_model
+    from projectgen.cli.tables import make_console
+    from projectgen.llm.sampling import sampling_arguments
+
+    check_out_path(args.out, folder=True)
+    seeds = resolve_dataset(args.seeds, bundled_seeds_dir())
+    spec_text = model_spec(args.model)
+    model = make_chat_model(spec_text, base_url=args.base_url, **sampling_arguments(sampling_from_args(args)))
+    settings = ConstructionSettings(ablation=args.ablation, decomposition_cap=args.decomposition_cap,
+                                    turn_cap=args.turn_cap, contamination=args.contamination)
+    console = make_console()
+
+    def on_row(row) -> None:
+        colour = {"task": "green", "filtered": "yellow", "review": "red", "error": "red"}[row.status]
+        detail = f"{row.turns} turns, {row.drafts} Coder drafts" if row.status == "task" else row.reason
+        console.print(f"{row.seed}: [{colour}]{row.status}[/{colour}] ({detail}; "
+                      f"{row.input_tokens + row.output_tokens:,} tokens, {row.cost})", highlight=False)
+
+    # sandbox runs at most one per core, however many seeds are built at once (as refine and reflect)
+    runner = SandboxRunner(runner_settings_from_args(args), slots=threading.BoundedSemaphore(cores()),
+                           log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]", highlight=False))
+    results = run_construction(ConstructionSpec(seeds=seeds, spec=spec_text, settings=settings,
+                                                max_tokens=args.max_tokens, only=args.only),
+                               args.out, model=model, runner=runner, fresh=args.fresh,
+                               executor=LocalExecutor(workers=args.workers),
+                               description=describe_model(model), on_row=on_row)
+    built = [row for row in results.outcomes if row.status == "task"]
+    console.print(f"{len(built)} task(s) in {args.out} (projectgen refine --dataset {args.out}); "
+                  f"{len(results.review())} seed(s) for review in {args.out / REVIEW_FILE}; "
+                  f"model: {results.model_description}", highlight=False)
+    return EXIT_TESTS_FAILED if results.review() or results.errors() else EXIT_OK

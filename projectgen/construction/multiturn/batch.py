@@ -1,0 +1,175 @@
+"""`projectgen construct multiturn`: every seed of a seed set a unit of the batch engine, resumable from its ledger.
+
+The output folder is a dataset `projectgen refine --dataset OUT` reads, and the construction's record::
+
+    OUT/<seed>/            a multi-turn task (multiturn.toml, turns/K/...), construction.json its trajectory
+    OUT/runs/<seed>/       the seed's run folder: run.json, events.jsonl (every decision), usage.jsonl, calls.jsonl
+    OUT/ledger.jsonl       one line per finished seed: a second invocation builds only the others
+    OUT/review.json        the seeds waiting for a person (over a cap, or REQUIREMENT_REFINE), with why
+    OUT/results.json, results.md, results.html
+"""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from projectgen.construction.multiturn.agents import ConstructionAgents
+from projectgen.construction.multiturn.pipeline import (ConstructionSettings, SeedOutcome, construct_seed,
+                                                        seed_request)
+from projectgen.construction.multiturn.seeds import Seed, load_seeds
+from projectgen.construction.multiturn.turns import ABLATIONS
+from projectgen.durable_files import write_atomic
+from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.results_writer import Bullets, Heading, ResultsPage, TableBlock, Text, write_results
+from projectgen.runs import layout
+from projectgen.runs.locking import folder_lock
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+KIND = "construct-multiturn"  # the batch folder's marker
+RUNS_DIR = "runs"
+REVIEW_FILE = "review.json"
+
+
+@dataclass(frozen=True)
+class ConstructionSpec:
+    """What a construction runs: the seeds, the model (a spec; run.json records it) and the settings."""
+
+    seeds: Path
+    spec: str
+    settings: ConstructionSettings = field(default_factory=ConstructionSettings)
+    max_tokens: int | None = None
+    only: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SeedUnit:
+    key: str
+    seed: Seed
+    run_dir: Path
+    task_dir: Path
+
+
+@dataclass(frozen=True)
+class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
+    """One seed per unit; a ledger line holds its outcome under ``row`` and what it was built with."""
+
+    spec: ConstructionSpec
+    model: Any  # the chat model every role talks to
+    runner: Any  # the SandboxRunner every check runs in
+    agents: ConstructionAgents | None = None  # the roles' agents (default: each role's on `model`)
+
+    def setup(self) -> Any:
+        return self.runner
+
+    def run(self, unit: SeedUnit, state: Any) -> SeedOutcome:
+        request = seed_request(unit.seed, spec=self.spec.spec, settings=self.spec.settings,
+                               max_tokens=self.spec.max_tokens)
+        return asyncio.run(construct_seed(unit.seed, unit.run_dir, unit.task_dir, request,
+                                          agents=self.agents or ConstructionAgents.default(self.model), runner=state,
+                                          settings=self.spec.settings))
+
+    def failed(self, unit: SeedUnit, reason: str) -> SeedOutcome:
+        return SeedOutcome(seed=unit.seed.id, status="error", reason=reason)
+
+    def record(self, row: SeedOutcome) -> dict[str, Any]:
+        return {"row": row.model_dump(mode="json"), "built_with": self.built_with()}
+
+    def restore(self, entry: dict[str, Any]) -> SeedOutcome | None:
+        row = SeedOutcome.model_validate(entry["row"])
+        if entry.get("built_with") != self.built_with() or row.status == "error":
+            return None
+        if row.status == "task" and not (row.task_folder and Path(row.task_folder).is_dir()):
+            return None
+        return row
+
+    def built_with(self) -> dict[str, Any]:
+        return {"model": self.spec.spec, **self.spec.settings.protocol()}
+
+
+class ConstructionResults(BaseModel):
+    """results.json: the settings, every seed's outcome and the review list."""
+
+    seeds: str
+    model: str
+    model_description: str
+    settings: dict[str, Any]
+    outcomes: list[SeedOutcome]
+
+    def review(self) -> list[SeedOutcome]:
+        return [row for row in self.outcomes if row.status == "review"]
+
+    def errors(self) -> list[SeedOutcome]:
+        return [row for row in self.outcomes if row.status == "error"]
+
+
+def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any, runner: Any = None,
+                     executor: Executor | None = None, fresh: bool = False, description: str = "",
+                     agents: ConstructionAgents | None = None,
+                     on_row: Callable[[SeedOutcome], None] | None = None) -> ConstructionResults:
+    """Build every seed of `spec.seeds` into `out_dir` (resumable: finished seeds are not built again); `model` is
+    the chat model every role talks to (`agents`, when given, replace the roles' default agents), `runner` the
+    sandbox (default `SandboxRunner()`)."""
+    from projectgen.evaluation import SandboxRunner
+    from projectgen.errors import ProjectGenError
+
+    out_dir = Path(out_dir)
+    seeds = load_seeds(spec.seeds)
+    if spec.only is not None:
+        unknown = sorted(set(spec.only) - {seed.id for seed in seeds})
+        if unknown:
+            raise ProjectGenError(f"unknown seed(s) {', '.join(unknown)} in {spec.seeds}")
+        seeds = [seed for seed in seeds if seed.id in spec.only]
+    with folder_lock(out_dir, "construct multiturn"):
+        claim_batch_folder(out_dir, KIND)
+        ledger = Ledger(out_dir / layout.LEDGER)
+        units = []
+        for seed in seeds:
+            unit = SeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=out_dir / RUNS_DIR / seed.id,
+                            task_dir=out_dir / seed.id)
+            if fresh:
+                shutil.rmtree(unit.run_dir, ignore_errors=True)
+                shutil.rmtree(unit.task_dir, ignore_errors=True)
+            units.append(unit)
+        if fresh:
+            ledger.clear()
+        batch = ConstructBatch(spec, model, runner or SandboxRunner(), agents)
+        rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_row=on_row)
+        results = ConstructionResults(seeds=str(spec.seeds), model=spec.spec, model_description=description,
+                                      settings=spec.settings.protocol(), outcomes=list(rows.values()))
+        write_atomic(out_dir / REVIEW_FILE, ReviewList(pending=results.review()).model_dump_json(indent=1) + "\n")
+        write_results(out_dir, results, construction_page(results))
+        return results
+
+
+class ReviewList(BaseModel):
+    """review.json: the seeds a person must look at (a cap reached, or REQUIREMENT_REFINE), with why; the seed's
+    run folder (runs/SEED/events.jsonl) holds every draft. Decide by editing the seed and running again."""
+
+    pending: list[SeedOutcome]
+
+
+def construction_page(results: ConstructionResults) -> ResultsPage:
+    counts = {status: sum(row.status == status for row in results.outcomes)
+              for status in ("task", "filtered", "review", "error")}
+    rows = [[row.seed, row.status, str(row.turns or ""), str(row.drafts or ""),
+             f"{row.input_tokens + row.output_tokens:,}", row.cost, row.reason or ""] for row in results.outcomes]
+    return ResultsPage(title="SR-Eval multi-turn task construction", command="projectgen construct multiturn", blocks=[
+        Text(f"Seeds `{results.seeds}`, model {results.model_description or results.model}; ablation "
+             f"`{results.settings['ablation']}` ({ABLATIONS[results.settings['ablation']]})."),
+        Bullets([f"{counts['task']} task(s) built", f"{counts['filtered']} seed(s) dropped by a filter",
+                 f"{counts['review']} seed(s) waiting for a person (review.json)",
+                 f"{counts['error']} seed(s) whose construction failed (built again by the next invocation)"]),
+        Heading("Seeds"),
+        TableBlock((["seed", "outcome", "turns", "Coder drafts", "tokens", "cost", "why"], rows)),
+        Text("Each task's construction.json and runs/SEED/events.jsonl record every draft and decision.", note=True),
+    ])

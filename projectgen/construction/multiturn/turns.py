@@ -1,0 +1,159 @@
+"""SR-Eval's Algorithm 1, semantic-aware discriminative test generation, turn by turn.
+
+For turn k the Coder writes the turn's code and tests; the draft is kept only when
+1. correctness: the tests pass on the code, run together in the sandbox;
+2. distinctiveness (k > 1): the tests fail on turn k-1's code;
+3. semantic alignment: the Evaluator answers RETAIN (TEST_REFINE sends feedback back to the Coder;
+   REQUIREMENT_REFINE stops the seed for a person to rewrite the requirement).
+A failed stage's reason is the Coder's feedback for its next draft, at most `cap` drafts a turn (the paper's M = 10;
+a turn over the cap also goes to a person). The ablations of SR-Eval's Table 7 switch stages off (`ABLATIONS`).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from projectgen.agents.base import ModelGateway
+from projectgen.construction.execution import Execution, execute
+from projectgen.construction.multiturn.agents import ConstructionAgents, turn_test_file
+from projectgen.construction.multiturn.requirements import Record
+from projectgen.construction.multiturn.seeds import Seed
+from projectgen.errors import ProjectGenError
+from projectgen.llm.parsing import StructuredOutputError
+
+if TYPE_CHECKING:
+    from projectgen.evaluation import SandboxRunner
+
+TURN_CAP = 10  # SR-Eval's M
+FULL = "full"
+NO_EVALUATOR = "no-evaluator"
+NO_DC_EVALUATOR = "no-dc-evaluator"
+ABLATIONS: dict[str, str] = {
+    FULL: "Algorithm 1 as published: correctness, distinctiveness and the semantic-alignment Evaluator",
+    NO_EVALUATOR: "w/o Evaluator: stage 3 off (a draft passing stages 1 and 2 is kept)",
+    NO_DC_EVALUATOR: "w/o DC & Evaluator: stages 2 and 3 off (a draft whose tests pass on its code is kept)",
+}
+
+
+def check_ablation(name: str) -> str:
+    """`name` when it is one of `ABLATIONS`; otherwise one line naming them."""
+    if name not in ABLATIONS:
+        raise ProjectGenError(f"unknown ablation {name!r} (choose from {', '.join(ABLATIONS)})")
+    return name
+
+
+@dataclass
+class TurnRecord:
+    """A turn kept: its requirement, code and tests, and the drafts it took."""
+
+    turn: int
+    requirement: str
+    code: str
+    tests: str
+    test_file: str
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class TurnsOutcome:
+    turns: list[TurnRecord] = field(default_factory=list)
+    review: str | None = None
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # the drafts of a turn that was not kept
+
+
+def failing_summary(run: Execution, limit: int = 8) -> str:
+    """What did not pass, one line each, for the Coder."""
+    lines = [f"- {nodeid}: {outcome}" for nodeid, outcome in run.outcomes.items() if outcome != "passed"]
+    if run.anomaly:
+        lines.insert(0, f"- the run: {run.anomaly}")
+    return "\n".join(lines[:limit]) or "no test ran"
+
+
+def tells_apart(run: Execution) -> bool:
+    """Whether tests run on the previous turn's code failed there (stage 2): a failing test, a collection error or
+    a timeout does; a harness failure says nothing."""
+    return not run.all_passed and not (run.anomaly or "").startswith("harness")
+
+
+async def build_turns(seed: Seed, requirements: Sequence[str], agents: ConstructionAgents, gateway: ModelGateway,
+                      runner: SandboxRunner, record: Record, *, ablation: str = FULL,
+                      cap: int = TURN_CAP) -> TurnsOutcome:
+    """Algorithm 1 over `requirements` in order (see the module docstring)."""
+    outcome = TurnsOutcome()
+    previous_code = ""
+    for turn, requirement in enumerate(requirements, start=1):
+        test_file = turn_test_file(seed, turn)
+        drafts: list[dict[str, Any]] = []
+        kept: TurnRecord | None = None
+        feedback = ""
+        for iteration in range(1, cap + 1):
+            decision, feedback = await _one_draft(seed, requirements, turn, iteration, previous_code, feedback,
+                                                  agents, gateway, runner, ablation, drafts)
+            record("turn_draft", seed=seed.id, turn=turn, **drafts[-1])
+            if decision == "kept":
+                kept = TurnRecord(turn=turn, requirement=requirement, code=drafts[-1].pop("code"),
+                                  tests=drafts[-1].pop("tests"), test_file=test_file, drafts=drafts)
+                break
+            drafts[-1].pop("code", None), drafts[-1].pop("tests", None)
+            if decision == "requirement_refine":
+                outcome.review = f"turn {turn}: the Evaluator asks for the requirement to be rewritten: {feedback}"
+                break
+        if kept is None:
+            outcome.rejected = drafts
+            outcome.review = outcome.review or f"turn {turn}: no draft kept in {cap} iterations; last: {feedback}"
+            return outcome
+        outcome.turns.append(kept)
+        previous_code = kept.code
+    return outcome
+
+
+async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iteration: int, previous_code: str,
+                     feedback: str, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
+                     ablation: str, drafts: list[dict[str, Any]]) -> tuple[str, str]:
+    """One draft through the three stages: (decision, feedback for the next draft); the draft's record appended to
+    `drafts` (with its code and tests, which the caller keeps or drops)."""
+    step: dict[str, Any] = {"iteration": iteration}
+    drafts.append(step)
+    try:
+        draft = await agents.coder.write(gateway, seed, requirements, turn=turn, previous_code=previous_code,
+                                         feedback=feedback, iteration=iteration)
+    except StructuredOutputError as error:
+        return _decide(step, "unparsed", f"Your reply did not parse: {error}")
+    step.update(code=draft.code, tests=draft.tests)
+    test_file = turn_test_file(seed, turn)
+    own = execute(runner, seed.task(), seed.candidate(draft.code), {test_file: draft.tests})
+    step["stage1"] = _summary(own)
+    if not own.all_passed:
+        return _decide(step, "test_failed", "Stage 1 (correctness): your tests do not all pass on your code:\n"
+                       + failing_summary(own))
+    if turn > 1 and ablation != NO_DC_EVALUATOR:
+        before = execute(runner, seed.task(), seed.candidate(previous_code), {test_file: draft.tests})
+        step["stage2"] = _summary(before)
+        if not tells_apart(before):
+            return _decide(step, "not_discriminative", "Stage 2 (distinctiveness): every test also passes on the "
+                           "module as it was before this turn; add tests of what this turn changes.")
+    if ablation == FULL:
+        try:
+            alignment = await agents.alignment_evaluator.judge(gateway, seed, requirements[turn - 1], draft,
+                                                               turn=turn, iteration=iteration)
+        except StructuredOutputError as error:
+            return _decide(step, "evaluator_unparsed", f"The Evaluator's reply did not parse ({error}); "
+                           "send the draft again.")
+        step["alignment"] = alignment.decision
+        if alignment.decision == "TEST_REFINE":
+            return _decide(step, "test_refine", f"Stage 3 (semantic alignment): {alignment.feedback}")
+        if alignment.decision == "REQUIREMENT_REFINE":
+            return _decide(step, "requirement_refine", alignment.feedback)
+    return _decide(step, "kept", "")
+
+
+def _decide(step: dict[str, Any], decision: str, feedback: str) -> tuple[str, str]:
+    step["decision"] = decision
+    if feedback:
+        step["feedback"] = feedback
+    return decision, feedback
+
+
+def _summary(run: Execution) -> dict[str, Any]:
+    return {"passed": run.passed, "total": run.total, "anomaly": run.anomaly}

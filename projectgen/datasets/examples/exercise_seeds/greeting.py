@@ -1,0 +1,5 @@
+"""Seed: a greeting line (written for projectgen's bundled seed set)."""
+
+
+def greet(name):
+    return "Hello, " + name + "!"

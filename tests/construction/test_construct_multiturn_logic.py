@@ -1,0 +1,262 @@
+"""`construct multiturn`'s logic without the sandbox: seeds and their filters, the turn order, the caps that send a
+seed to review, REQUIREMENT_REFINE, tolerant parsing, and resuming a seed from its recorded calls. Test runs are
+answered by a fake runner that reads the tests it is given (no code runs here; the sandbox end to end is
+test_construct_multiturn.py)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from projectgen.agents.base import ModelGateway
+from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, RequirementReview, parse_draft)
+from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
+from projectgen.construction.multiturn.pipeline import ConstructionSettings, filter_seed
+from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
+from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
+                                                    load_seeds)
+from projectgen.construction.multiturn.turns import build_turns
+from projectgen.errors import ProjectGenError, TaskFormatError
+from projectgen.evaluation.report import Outcome, TestReport, TestResult
+from projectgen.experiments.ledger import Ledger
+from projectgen.llm import ScriptedChatModel
+from projectgen.llm.parsing import StructuredOutputError
+
+
+class FakeRunner:
+    """Answers a run by `passes(code, tests)`; counts its runs. Nothing is executed."""
+
+    def __init__(self, passes: Callable[[str, str], bool] = lambda code, tests: True) -> None:
+        self.passes = passes
+        self.runs = 0
+
+    def evaluate(self, task, candidate, suite):
+        self.runs += 1
+        tests = "".join((task.root / path).read_text() for path in task.suites[suite].paths)
+        ok = self.passes("".join(candidate.values()), tests)
+        return TestReport(task_id=task.id, suite=suite,
+                          tests=[TestResult(nodeid="t::x", outcome=Outcome.PASSED if ok else Outcome.FAILED)])
+
+
+def model(responses: list[dict]) -> object:
+    return ScriptedChatModel.from_responses({"label": "test", "responses": responses})
+
+
+RETAIN_ALL = {"requirements": [{"requirement": i, "testability": 5, "completeness": 5, "distinctiveness": 5,
+                                "authenticity": 5, "decision": "retain"} for i in range(5)]}
+
+
+def events() -> tuple[list, Callable[..., None]]:
+    recorded: list = []
+    return recorded, lambda event, **fields: recorded.append((event, fields))
+
+
+def seed(name: str = "rle"):
+    return load_seed(bundled_seeds_dir() / name)
+
+
+# --------------------------------------------------------------------------- seeds
+
+def test_the_bundled_seeds_load_and_the_length_filter_measures_the_target_function():
+    seeds = load_seeds(bundled_seeds_dir())
+    assert [(s.id, s.level) for s in seeds] == [("clamp", "function"), ("grading", "function"),
+                                                ("inventory", "function"), ("rle", "function"), ("wrap", "repository")]
+    assert {s.id: function_lines(s.reference(), s.function) for s in seeds} == {
+        "clamp": 3, "grading": 13, "inventory": 10, "rle": 15, "wrap": 17}
+    assert seed().signature().splitlines()[0] == "def encode(text: str) -> str:"
+    assert seed().signature().rstrip().endswith("...") and "while" not in seed().signature()
+
+
+def test_a_bad_seed_is_one_line(tmp_path: Path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    with pytest.raises(TaskFormatError, match="no seed.toml"):
+        load_seed(folder)
+    (folder / "seed.toml").write_text('level = "file"\ntarget = "m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="level: expected one of function, repository"):
+        load_seed(folder)
+    (folder / "seed.toml").write_text('level = "repository"\ntarget = "pkg/m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="'repository' is not a folder of the seed"):
+        load_seed(folder)
+    (folder / "seed.toml").write_text('target = "pkg/m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="module file"):
+        load_seed(folder)
+    (folder / "seed.toml").write_text('target = "m.py"\nfunction = "f"\n')
+    with pytest.raises(TaskFormatError, match="requirement.md: missing"):
+        load_seed(folder)
+    (folder / "tests").mkdir()
+    with pytest.raises(ProjectGenError, match="no seed folders"):
+        load_seeds(folder / "tests")  # a folder without seed folders (made empty here)
+
+
+def test_a_repository_seed_may_not_depend_on_the_code_around_it(tmp_path: Path):
+    wrap = seed("wrap")
+    assert dependencies(wrap) == [] and wrap.candidate("X")["textkit/wrap.py"] == "X"
+    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
+    (tmp_path / "wrap").mkdir()
+    for path in wrap.root.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            (tmp_path / "wrap" / path.relative_to(wrap.root)).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / "wrap" / path.relative_to(wrap.root)).write_text(path.read_text())
+    reference = tmp_path / "wrap" / "reference.py"
+    reference.write_text("from textkit.case import title_case\nLIMIT = 3\n\n" + reference.read_text().replace(
+        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(LIMIT)]\n"))
+    assert dependencies(load_seed(tmp_path / "wrap")) == ["intra-file: wrap_words uses LIMIT",
+                                                          "cross-file: textkit/wrap.py imports textkit.case"]
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(tmp_path / "wrap"), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason.startswith("depends on the code around it: intra-file") and recorded[0][1]["filter"] == "dependencies"
+
+
+def test_the_reference_and_contamination_filters(tmp_path: Path):
+    gateway = ModelGateway()
+    recorded, record = events()
+    leaked = ConstructionAgents.default(model([{"role": "contamination_probe", "content": "```python\nx = 1\n```"}]))
+    kept = ConstructionSettings(contamination=True)
+    assert asyncio.run(filter_seed(seed(), leaked, gateway, FakeRunner(), kept, record)).startswith("leaked")
+    assert asyncio.run(filter_seed(seed(), leaked, gateway, FakeRunner(), ConstructionSettings(), record)) == ""
+    failing = FakeRunner(lambda code, tests: False)
+    assert "reference does not pass its tests (0/1)" in asyncio.run(
+        filter_seed(seed(), leaked, gateway, failing, ConstructionSettings(), record))
+    assert [fields["filter"] for event, fields in recorded] == ["reference", "contamination", "reference",
+                                                                "reference"]
+
+
+# --------------------------------------------------------------------------- requirements
+
+def test_the_turn_order_is_a_dag_rooted_at_the_core():
+    assert turn_order(4, [(0, 2), (2, 1), (0, 3)]) == [0, 2, 1, 3]
+    assert turn_order(3, []) == [0, 1, 2]  # no pair: each builds on the core
+    with pytest.raises(CycleError, match="cycle"):
+        turn_order(3, [(1, 2), (2, 1)])
+    with pytest.raises(CycleError, match="core requirement"):
+        turn_order(3, [(1, 0)])
+    with pytest.raises(CycleError, match="names no two"):
+        turn_order(3, [(0, 7)])
+
+
+def test_a_decomposition_never_retained_goes_to_review_at_the_cap():
+    refine = {"requirements": [{"requirement": 0, "testability": 1, "completeness": 1, "distinctiveness": 1,
+                                "authenticity": 1, "decision": "Refine", "feedback": "too vague"}]}
+    agents = ConstructionAgents.default(model([
+        {"role": "decomposer", "content": {"core": "c", "evolving": ["e"]}},
+        {"role": "requirement_evaluator", "content": refine}]))
+    recorded, record = events()
+    outcome = asyncio.run(generate_requirements(seed(), agents, ModelGateway(), record, cap=3))
+    assert outcome.review.startswith("no decomposition retained in 3 iterations") and outcome.requirements == []
+    assert [step["decision"] for step in outcome.iterations] == ["refine"] * 3
+    assert "requirement 0: too vague" in outcome.iterations[0]["feedback"]
+
+
+def test_unparsable_and_out_of_range_drafts_become_feedback_and_a_bad_dag_keeps_the_order():
+    agents = ConstructionAgents.default(model([
+        {"role": "decomposer", "iteration": 1, "content": "I think the core is..."},
+        {"role": "decomposer", "iteration": 2, "content": {"core": "c", "evolving": ["1", "2", "3", "4", "5"]}},
+        {"role": "decomposer", "iteration": 3, "content": "```json\n{\"core\": \"c\", \"evolving\": [\"a\", \"b\"]}\n```"},
+        {"role": "requirement_evaluator", "content": RETAIN_ALL},
+        {"role": "analyzer", "content": {"edges": [[1, 2], [2, 1]]}}]))
+    outcome = asyncio.run(generate_requirements(seed(), agents, ModelGateway(), events()[1]))
+    assert outcome.review is None and outcome.requirements == ["c", "a", "b"]
+    assert "did not parse" in outcome.iterations[0]["feedback"]
+    assert "1 to 4 evolving requirements (you gave 5)" in outcome.iterations[1]["feedback"]
+    assert "cycle" in outcome.iterations[2]["analysis_note"]
+
+
+def test_a_review_naming_no_score_for_a_requirement_refuses_it():
+    review = RequirementReview.model_validate({"requirements": [RETAIN_ALL["requirements"][0]]})
+    assert review.refused(2) == ["requirement 1: not reviewed"]
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+def draft(code: str, tests: str, target: str = "rle.py") -> str:
+    return f"{target}\n```python\n{code}\n```\n\ntest_x.py\n```python\n{tests}\n```\n"
+
+
+def test_requirement_refine_stops_the_seed_for_a_person():
+    agents = ConstructionAgents.default(model([
+        {"role": "turn_coder", "content": draft("def encode(t): return t", "def test(): pass")},
+        {"role": "alignment_evaluator", "content": {"decision": "requirement refine", "feedback": "ambiguous"}}]))
+    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), FakeRunner(), events()[1]))
+    assert outcome.turns == [] and outcome.review == ("turn 1: the Evaluator asks for the requirement to be "
+                                                      "rewritten: ambiguous")
+    assert [step["decision"] for step in outcome.rejected] == ["requirement_refine"]
+
+
+def test_a_turn_over_the_cap_goes_to_review_and_stage_two_compares_with_the_previous_turn():
+    agents = ConstructionAgents.default(model([
+        {"role": "turn_coder", "target": "rle/turn1", "content": draft("V1", "T1")},
+        {"role": "turn_coder", "target": "rle/turn2", "content": draft("V2", "T2")},
+        {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]))
+    runner = FakeRunner()  # every test passes on every code: turn 2's tests never tell V1 from V2
+    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), runner, events()[1], cap=3))
+    assert [t.code for t in outcome.turns] == ["V1\n"]
+    assert outcome.review.startswith("turn 2: no draft kept in 3 iterations; last: Stage 2 (distinctiveness)")
+    assert [step["decision"] for step in outcome.rejected] == ["not_discriminative"] * 3
+    assert runner.runs == 1 + 3 * 2
+    discriminating = FakeRunner(lambda code, tests: not (code == "V1\n" and tests == "T2\n"))
+    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), discriminating, events()[1]))
+    assert outcome.review is None and [t.code for t in outcome.turns] == ["V1\n", "V2\n"]
+
+
+def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():
+    assert Alignment.model_validate({"decision": "test-refine"}).decision == "TEST_REFINE"
+    assert parse_draft(draft("A", "B"), seed()).tests == "B\n"
+    with pytest.raises(StructuredOutputError, match="one test file"):
+        parse_draft("rle.py\n```python\nA\n```\n", seed())
+
+
+# --------------------------------------------------------------------------- the batch
+
+def script(path: Path, drop_turn: str | None = None) -> Path:
+    responses = [{"role": "decomposer", "content": {"core": "c", "evolving": ["e"]}},
+                 {"role": "requirement_evaluator", "content": RETAIN_ALL},
+                 {"role": "analyzer", "content": {"edges": [[0, 1]]}},
+                 {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]
+    for name, target in (("grading", "grading.py"), ("inventory", "inventory.py"), ("rle", "rle.py"),
+                         ("wrap", "textkit/wrap.py")):
+        for turn in (1, 2):
+            if f"{name}/turn{turn}" != drop_turn:
+                responses.append({"role": "turn_coder", "target": f"{name}/turn{turn}",
+                                  "content": draft(f"# {name} @v{turn}", f"# tests @t{turn}", target)})
+    path.write_text(json.dumps({"label": "test", "responses": responses}))
+    return path
+
+
+def test_a_failed_seed_is_an_error_built_again_from_its_recorded_calls(tmp_path: Path):
+    runner = FakeRunner(lambda code, tests: not ("@v1" in code and "@t2" in tests))  # turn 2's tests fail on turn 1
+    path = script(tmp_path / "s.json", drop_turn="rle/turn2")
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}")
+    first = run_construction(spec, tmp_path / "out", model=ScriptedChatModel.from_file(path), runner=runner)
+    status = {row.seed: row.status for row in first.outcomes}
+    assert status == {"clamp": "filtered", "grading": "task", "inventory": "task", "rle": "error", "wrap": "task"}
+    assert "no response for role='turn_coder' target='rle/turn2'" in first.errors()[0].reason
+    rows: list = []
+    replay = ScriptedChatModel.from_file(script(path))  # the script completed
+    again = run_construction(spec, tmp_path / "out", model=replay, runner=runner, on_row=rows.append)
+    assert [row.seed for row in rows] == ["rle"] and {row.status for row in again.outcomes} == {"task", "filtered"}
+    # the calls the first invocation completed (decomposition, turn 1) are answered from runs/rle/calls.jsonl
+    assert [(call["role"], call["target"]) for call in replay.calls] == [("turn_coder", "rle/turn2"),
+                                                                        ("alignment_evaluator", "rle/turn2")]
+    assert sum(e["key"] == "seed/rle" for e in Ledger(tmp_path / "out" / "ledger.jsonl").entries()) == 2
+
+
+def test_another_ablation_builds_every_seed_again(tmp_path: Path):
+    runner = FakeRunner(lambda code, tests: not ("@v1" in code and "@t2" in tests))  # turn 2's tests fail on turn 1
+    path = script(tmp_path / "s.json")
+    for ablation, built in (("full", 3), ("full", 0), ("no-evaluator", 3)):
+        rows: list = []
+        spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}", only=("grading", "inventory", "rle"),
+                                settings=ConstructionSettings(ablation=ablation))
+        run_construction(spec, tmp_path / "out", model=ScriptedChatModel.from_file(path), runner=runner,
+                         on_row=rows.append)
+        assert len(rows) == built
+    with pytest.raises(ProjectGenError, match="unknown ablation 'w/o'"):
+        ConstructionSettings(ablation="w/o")
+    with pytest.raises(ProjectGenError, match="unknown seed"):
+        run_construction(ConstructionSpec(seeds=bundled_seeds_dir(), spec="x", only=("nope",)), tmp_path / "o",
+                         model=None, runner=runner)
