@@ -24,12 +24,13 @@ from typing import Any
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.coder import interface_of
 from projectgen.agents.skeleton import code_from_reply
+from projectgen.datasets.exercism import LANGUAGES
 from projectgen.datasets.multiturn import MultiTurnTask
 from projectgen.errors import ProjectGenError
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.roles import REFINEMENT_STAGE, REFINER_ROLE
 from projectgen.prompts import Prompt, load_prompt
-from projectgen.repository.edits import fenced_python
+from projectgen.repository.edits import fenced_code, fenced_python
 
 STRATEGIES: tuple[str, ...] = ("fh", "ce", "ci")
 STRATEGY_NAMES: dict[str, str] = {"fh": "Full History", "ce": "Code Edit", "ci": "Cumulative Instruction"}
@@ -74,13 +75,13 @@ def local_context_section(task: MultiTurnTask, number: int) -> str:
 def start_section(task: MultiTurnTask) -> str:
     """The target (file or function) before turn 1, when it exists then ("" otherwise)."""
     start = task.answer(0)
-    return f"# `{task.answer_name}` as it is now\n{fenced_python(start)}\n" if start.strip() else ""
+    return f"# `{task.answer_name}` as it is now\n{fenced_code(start, task.language)}\n" if start.strip() else ""
 
 
 def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: Sequence[str],
                   earlier_answers: Sequence[str] = (), previous_code: str = "", context: str = "",
-                  start: str = "") -> list[tuple[str, str]]:
-    """The chat messages of turn k = len(requirements).
+                  start: str = "", language: str = "python") -> list[tuple[str, str]]:
+    """The chat messages of turn k = len(requirements), for a file in `language` (its code block's tag).
 
     `earlier_answers`: the assistant messages of turns 1..k-1 (Full History); `previous_code`: the
     code after turn k-1 (Code Edit; at turn 1 the start); `context`: the localized context;
@@ -88,24 +89,26 @@ def turn_messages(prompt: Prompt, *, target: str, strategy: str, requirements: S
     """
     if not requirements:
         raise ValueError("a turn needs its requirement")
+    named = {"language": LANGUAGES.get(language, language), "fence": language}
     if strategy == "fh":
         if len(earlier_answers) != len(requirements) - 1:
             raise ValueError(f"turn {len(requirements)} needs {len(requirements) - 1} earlier answer(s), "
                              f"got {len(earlier_answers)}")
-        messages = prompt.messages(target=target, context=context + start, request=requirements[0])
+        messages = prompt.messages(target=target, context=context + start, request=requirements[0], **named)
         for answer, requirement in zip(earlier_answers, requirements[1:]):
             messages += [("ai", answer), ("human", requirement)]
         return messages
     if strategy == "ce":
         request = requirements[-1]
         if previous_code.strip():
-            request = f"The current `{target}`:\n{fenced_python(previous_code)}\nChange it as follows:\n{requirements[-1]}"
-        return prompt.messages(target=target, context=context, request=request)
+            request = (f"The current `{target}`:\n{fenced_code(previous_code, language)}\nChange it as follows:\n"
+                       f"{requirements[-1]}")
+        return prompt.messages(target=target, context=context, request=request, **named)
     if strategy == "ci":
         listed = "\n\n".join(f"{number}. {text}" for number, text in enumerate(requirements, start=1))
         request = ("The requirements so far, in the order they were given (later ones refine earlier ones):\n\n"
                    f"{listed}\n\nWrite `{target}` so that it meets all of them.")
-        return prompt.messages(target=target, context=context + start, request=request)
+        return prompt.messages(target=target, context=context + start, request=request, **named)
     raise ProjectGenError(f"unknown strategy {strategy!r} (strategies: {', '.join(STRATEGIES)})")
 
 
@@ -129,8 +132,9 @@ class Refiner:
     role: str = REFINER_ROLE
 
     async def answer(self, gateway: ModelGateway, messages: Sequence[Any], *, task_id: str,
-                     turn: int) -> RefinerReply:
-        """The model's answer to `messages` and the file in it (its first python block, else the whole text)."""
+                     turn: int, language: str = "python") -> RefinerReply:
+        """The model's answer to `messages` and the file in it (its first block in `language`, else the whole
+        text)."""
         reply = await gateway.reply(self.model, messages, role=self.role, stage=REFINEMENT_STAGE, target=task_id,
                                     iteration=turn)
         text = message_text(reply)
@@ -139,4 +143,5 @@ class Refiner:
             tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
         else:  # the door's own estimate when a model reports no usage
             tokens_in, tokens_out = estimate_tokens(input_text(messages)), estimate_tokens(text)
-        return RefinerReply(text=text, code=code_from_reply(text), input_tokens=tokens_in, output_tokens=tokens_out)
+        return RefinerReply(text=text, code=code_from_reply(text, language=language), input_tokens=tokens_in,
+                            output_tokens=tokens_out)

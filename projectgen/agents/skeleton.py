@@ -11,8 +11,12 @@ from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT, render_file, render_tree
 
 
-def code_from_reply(reply: str | Reply, path: str = "the file") -> str:
-    """The file in a reply: its first python (or untagged) fenced block, else the whole text.
+PYTHON_TAGS = ("python", "py", "python3")
+
+
+def code_from_reply(reply: str | Reply, path: str = "the file", language: str = "python") -> str:
+    """The file in a reply: its first python (or untagged) fenced block, else the whole text; in another
+    `language` (a multi-turn Java task's), its first block tagged with it (``java``) or untagged.
 
     A block left open at the end of a reply runs to the end (a sloppy model may forget its closing
     fence, and what it wrote is still checked as Python); but when the reply says it was cut at the
@@ -21,7 +25,7 @@ def code_from_reply(reply: str | Reply, path: str = "the file") -> str:
     cut = isinstance(reply, Reply) and reply.cut
     text = reply.text if isinstance(reply, Reply) else reply
     for block in code_blocks(text):
-        if (block.info or "python").lower() in ("python", "py", "python3"):
+        if not block.info or block.info.lower() in (PYTHON_TAGS if language == "python" else (language,)):
             if cut and not block.closed:
                 raise IncompleteFileError(path)
             return block.code if block.code.endswith("\n") else block.code + "\n"

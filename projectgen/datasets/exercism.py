@@ -44,6 +44,7 @@ DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in th
 LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "rust": "Rust", "go": "Go",
                              "javascript": "JavaScript"}
 """Language folder name -> the name the LiveRepoReflection tables use."""
+RUST_EXAMPLE_MANIFEST = ".meta/Cargo-example.toml"  # the Rust track's example manifest, named in no config
 _SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
                              ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
                              ".ts": "typescript"}
@@ -209,7 +210,10 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
             raise TaskFormatError(config, f"{rel} not found in the exercise folder")
     if set(tests) & set(solution):
         raise TaskFormatError(config, "a file is both a test and a solution file")
-    return solution, tests, _pair_examples(config, solution, examples)
+    pairs = _pair_examples(config, solution, examples)
+    if "Cargo.toml" in solution and "Cargo.toml" not in pairs and (folder / RUST_EXAMPLE_MANIFEST).is_file():
+        pairs["Cargo.toml"] = RUST_EXAMPLE_MANIFEST  # the crates the example uses: refused in one line offline
+    return solution, tests, pairs
 
 
 def _pair_examples(config: Path, solution: tuple[str, ...], examples: tuple[str, ...]) -> dict[str, str]:

@@ -46,10 +46,12 @@ _DEVBENCH_MARKERS = frozenset({"UML_class", "code_file_DAG", "acceptance_tests"}
 
 _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "starter", "required_files", "docs",
                             "tests", "env", "expected_tests", "empty_dirs", "timeout", "settings_profile",
-                            "scored", "timeouts", "install_timeout"})
+                            "scored", "timeouts", "install_timeout", "language"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
                             "source_root", "install", "workdir", "pytest_config"})
+_TOML_PYTHON_ENV_KEYS = frozenset({"requirements", "constraints", "python", "pytest_plugins", "setup_script",
+                                   "install", "pytest_config"})  # what a task in another language cannot use
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -766,6 +768,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
     if not _TASK_ID.match(task_id):
         raise ctx.fail("id", f"{task_id!r} is not a valid task id (letters, digits, '.', '_', '-')")
     package = ctx.string("package", config.get("package"), "textstats")
+    language = _toml_language(ctx, config.get("language"), env_table)
 
     prd = _prd(ctx, "[docs].prd", docs_table.get("prd"))
     documents = {
@@ -804,6 +807,7 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         id=task_id,
         root=ctx.root,
         format="taskdir",
+        language=language,
         docs=docs,
         suites=suites,
         env=env,
@@ -819,6 +823,22 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         settings_profile=_settings_profile(ctx, profile_table),
         expected_tests=_declared_tests(ctx, expected_table, suites),
     )
+
+
+def _toml_language(ctx: _Ctx, value: object, env_table: dict[str, Any]) -> str:
+    """`language`: python (the default, pytest) or another language the runner tests with its own tool
+    (go test, cargo test, CMake and the Catch2 binary, jest, the JUnit console launcher); a task in another
+    language refuses the [env] keys of Python's environments rather than ignoring them."""
+    from projectgen.datasets.exercism import LANGUAGES
+
+    if value is None:
+        return "python"
+    if not isinstance(value, str) or value not in LANGUAGES:
+        raise ctx.fail("language", f"expected one of {', '.join(LANGUAGES)}, got {value!r}")
+    python_only = sorted(key for key, given in env_table.items() if key in _TOML_PYTHON_ENV_KEYS and given)
+    if value != "python" and python_only:
+        raise ctx.fail("[env]", f"{', '.join(python_only)}: only for Python tasks (this task's language is {value})")
+    return value
 
 
 def _toml_suites(ctx: _Ctx, table: dict[str, Any]) -> dict[SuiteName, TestSuite]:

@@ -3,10 +3,12 @@
 A multi-turn task is a folder holding ``multiturn.toml`` and one folder per turn::
 
     slugify/
-      multiturn.toml          id, level ("function" | "repository"), target (the file the model writes)
+      multiturn.toml          id, level ("function" | "repository"), target (the file the model writes),
+                              language (python, the default, or java: SR-Eval's two)
       turns/1/requirement.md  what turn 1 asks
-      turns/1/reference.py    the target file after turn 1 (the reference; never shown to a model)
-      turns/1/tests/          turn 1's tests (pytest), run against the code after turn 1
+      turns/1/reference.py    the target file after turn 1 (the reference; never shown to a model);
+                              reference.java in Java
+      turns/1/tests/          turn 1's tests (pytest; JUnit 5 in Java), run against the code after turn 1
       turns/2/...             turns 2, 3, ... numbered from 1 without gaps (at least two turns)
 
 At function level the candidate is the target file alone. At repository level the target lives
@@ -47,13 +49,17 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 MULTITURN_TOML = "multiturn.toml"
 TURNS_DIR = "turns"
 REQUIREMENT_FILE = "requirement.md"
-REFERENCE_FILE = "reference.py"
+REFERENCE_FILE = "reference.py"  # a Python task's turn reference (in another language: LANGUAGE_FILES' suffix)
+LANGUAGE_FILES: dict[str, tuple[str, str]] = {"python": (".py", "test_*.py"), "java": (".java", "*Test.java")}
+"""A multi-turn task's language -> its target's suffix (the reference file is `reference` + it) and the
+pattern its tests' files match."""
 TESTS_DIR = "tests"
 TURN_SUITE = "check"  # the suite kind a turn's tests run as (`turn_task`)
 Level = Literal["function", "repository"]
 LEVELS: tuple[Level, ...] = ("function", "repository")
 
-_TOP_KEYS = frozenset({"id", "level", "target", "function", "description", "start", "repository", "env"})
+_TOP_KEYS = frozenset({"id", "level", "target", "function", "description", "start", "repository", "env",
+                       "language"})
 _REPOSITORY_KEYS = frozenset({"root", "include", "context"})
 _ENV_KEYS = frozenset({"requirements", "python", "env_vars"})
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -79,6 +85,7 @@ class MultiTurnTask(BaseModel):
     root: Path
     level: Level
     target: str = Field(description="repository path of the file the model writes every turn, e.g. 'kvstore/cli.py'")
+    language: str = Field(default="python", description="python (pytest) or java (JUnit 5)")
     turns: tuple[Turn, ...]
     description: str = ""
     start: str | None = Field(default=None, description="the target file before turn 1, if it exists then")
@@ -158,7 +165,7 @@ def turn_task(task: MultiTurnTask, number: int) -> Task:
     and it holds no reference (the candidate is always passed in: `MultiTurnTask.candidate`).
     """
     turn = task.turn(number)
-    return Task(id=f"{task.id}.turn{number}", root=task.root, format="taskdir",
+    return Task(id=f"{task.id}.turn{number}", root=task.root, format="taskdir", language=task.language,
                 docs=Documents(prd=turn.requirement), suites={TURN_SUITE: TestSuite(name=TURN_SUITE, paths=(turn.tests,))},
                 env=task.env)
 
@@ -235,9 +242,15 @@ def _task_from_config(root: Path, config_path: Path, config: dict[str, Any]) -> 
     level = config.get("level")
     if level not in LEVELS:
         raise fail(f"level: expected one of {', '.join(LEVELS)}, got {level!r}")
+    language = config.get("language", "python")
+    if language not in LANGUAGE_FILES:
+        raise fail(f"language: expected one of {', '.join(LANGUAGE_FILES)}, got {language!r}")
     target = _relpath(fail, "target", config.get("target"))
-    if not target.endswith(".py"):
-        raise fail(f"target: expected a Python file, got {target!r}")
+    suffix = LANGUAGE_FILES[language][0]
+    if not target.endswith(suffix):
+        raise fail(f"target: expected a {language.capitalize()} file ({suffix}), got {target!r}")
+    if language != "python" and level != "function":
+        raise fail(f"level: a {language} task is function level (repository level reads Python signatures)")
     start = None
     if config.get("start") is not None:
         start = _inside(fail, root, "start", config["start"])
@@ -254,9 +267,9 @@ def _task_from_config(root: Path, config_path: Path, config: dict[str, Any]) -> 
     description = config.get("description", "")
     if not isinstance(description, str):
         raise fail("description: expected a string")
-    turns = _turns(fail, root)
+    turns = _turns(fail, root, language)
     function = _function(fail, root, level, config.get("function"), turns)
-    return MultiTurnTask(id=task_id, root=root, level=level, target=target, turns=turns,
+    return MultiTurnTask(id=task_id, root=root, level=level, target=target, language=language, turns=turns,
                          description=description.strip(), start=start, repository_root=repo_root,
                          repository_files=files, context=context, function=function,
                          env=_env(fail, config.get("env", {})))
@@ -348,13 +361,15 @@ def _files_below(repo_root: Path, folder: Path) -> list[str]:
     return found
 
 
-def _turns(fail: Callable[[str], TaskFormatError], root: Path) -> tuple[Turn, ...]:
+def _turns(fail: Callable[[str], TaskFormatError], root: Path, language: str) -> tuple[Turn, ...]:
     folder = root / TURNS_DIR
     numbers = sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit()) if folder.is_dir() else []
     if len(numbers) < 2:
         raise fail(f"expected at least two turn folders {TURNS_DIR}/1, {TURNS_DIR}/2, ... (found {len(numbers)})")
     if numbers != list(range(1, len(numbers) + 1)):
         raise fail(f"turn folders must be numbered 1 to {len(numbers)} without gaps (found {numbers})")
+    suffix, tests_pattern = LANGUAGE_FILES[language]
+    reference_file = f"reference{suffix}"
     turns = []
     for number in numbers:
         base = f"{TURNS_DIR}/{number}"
@@ -367,13 +382,13 @@ def _turns(fail: Callable[[str], TaskFormatError], root: Path) -> tuple[Turn, ..
             raise fail(f"{base}/{REQUIREMENT_FILE}: not valid UTF-8 (byte {error.start}); save it as UTF-8") from None
         if not requirement:
             raise fail(f"{base}/{REQUIREMENT_FILE}: missing or empty")
-        if not (root / base / REFERENCE_FILE).is_file():
-            raise fail(f"{base}/{REFERENCE_FILE}: missing (the target file after turn {number})")
+        if not (root / base / reference_file).is_file():
+            raise fail(f"{base}/{reference_file}: missing (the target file after turn {number})")
         tests = root / base / TESTS_DIR
-        if not tests.is_dir() or not any(tests.glob("test_*.py")):
-            raise fail(f"{base}/{TESTS_DIR}/: missing, or holds no test_*.py file")
+        if not tests.is_dir() or not any(tests.glob(tests_pattern)):
+            raise fail(f"{base}/{TESTS_DIR}/: missing, or holds no {tests_pattern} file")
         turns.append(Turn(number=number, requirement=requirement,
-                          reference=f"{base}/{REFERENCE_FILE}", tests=f"{base}/{TESTS_DIR}"))
+                          reference=f"{base}/{reference_file}", tests=f"{base}/{TESTS_DIR}"))
     return tuple(turns)
 
 

@@ -80,7 +80,8 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
     from projectgen.llm.scripted import load_script, scripted_chat_model_class
 
     if model.is_reference:
-        script = reference_turn_script(task.id, [task.answer(t.number) for t in task.turns])
+        script = reference_turn_script(task.id, [task.answer(t.number) for t in task.turns],
+                                       language=task.language)
         return scripted_chat_model_class()(script=script, label=script.label)
     if model.spec.startswith(SCRIPTED_PREFIX):
         path = Path(model.spec[len(SCRIPTED_PREFIX):])
@@ -279,7 +280,8 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
 
     def row(self, unit: TaskRunUnit, **fields: Any) -> TaskRunRow:
         return TaskRunRow(key=unit.key, model=unit.model.slug, spec=unit.model.spec, strategy=unit.strategy,
-                          context=unit.context, task_id=unit.task.id, level=unit.task.level, folder=str(unit.folder),
+                          context=unit.context, task_id=unit.task.id, level=unit.task.level,
+                          language=unit.task.language, folder=str(unit.folder),
                           **fields)
 
     def failed(self, unit: TaskRunUnit, reason: str) -> TaskRunRow:

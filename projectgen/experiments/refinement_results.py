@@ -53,6 +53,7 @@ class TaskRunRow(BaseModel):
     context: str
     task_id: str
     level: str
+    language: str = Field(default="python", description="the task's language: python or java")
     status: str = Field(description="ok, or error (the run raised: a model or budget failure)")
     turns: list[TurnRow] = Field(default_factory=list)
     error: str | None = None

@@ -35,7 +35,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.loop import bind
 from projectgen.graphs.state import RefinementState, turn_record
-from projectgen.repository.edits import fenced_python
+from projectgen.repository.edits import fenced_code
 
 FAILING_SHOWN = 20  # failing test ids kept per turn record
 
@@ -84,7 +84,7 @@ async def answer_turn(state: RefinementState, runtime: Runtime[RefinementContext
     task, number = ctx.task, state["turn"]
     earlier = [turn_record(state, k) or {} for k in range(1, number)]
     if context == "golden":
-        answers = [fenced_python(task.answer(k)) for k in range(1, number)]
+        answers = [fenced_code(task.answer(k), task.language) for k in range(1, number)]
         previous_code = task.answer(number - 1)
     else:
         answers = [record.get("reply", "") for record in earlier]
@@ -94,9 +94,9 @@ async def answer_turn(state: RefinementState, runtime: Runtime[RefinementContext
                              requirements=[turn.requirement for turn in task.turns[:number]],
                              earlier_answers=answers, previous_code=previous_code,
                              context=localized_context(task) + local_context_section(task, number),
-                             start=start_section(task))
+                             start=start_section(task), language=task.language)
     ctx.say(f"{task.id} turn {number}/{len(task.turns)}: asking the model ({strategy}, {context})")
-    reply = await refiner.answer(ctx.gateway, messages, task_id=task.id, turn=number)
+    reply = await refiner.answer(ctx.gateway, messages, task_id=task.id, turn=number, language=task.language)
     return {"turns": [{"id": str(number), "turn": number, "reply": reply.text, "code": reply.code,
                        "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "passed": None}]}
 

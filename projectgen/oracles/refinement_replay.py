@@ -21,13 +21,16 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.roles import REFINER_ROLE
 from projectgen.llm.scripted import Script, ScriptEntry, load_script
-from projectgen.repository.edits import fenced_python
+from projectgen.repository.edits import fenced_code
 
-def reference_turn_script(task_id: str, references: Sequence[str], *, label: str = REFERENCE_LABEL) -> Script:
+
+
+def reference_turn_script(task_id: str, references: Sequence[str], *, label: str = REFERENCE_LABEL,
+                          language: str = "python") -> Script:
     """A script answering turn k of `task_id` with `references[k - 1]` (the target file, or function, after turn k:
-    `MultiTurnTask.answer`)."""
+    `MultiTurnTask.answer`), in a block tagged with the task's `language`."""
     return load_script({"label": label, "responses": [
-        {"role": REFINER_ROLE, "target": task_id, "iteration": number, "content": fenced_python(code)}
+        {"role": REFINER_ROLE, "target": task_id, "iteration": number, "content": fenced_code(code, language)}
         for number, code in enumerate(references, start=1)]})
 
 

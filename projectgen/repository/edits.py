@@ -531,8 +531,13 @@ def make_whole_file_reply(paths: Iterable[str], repo: Mapping[str, str]) -> str:
 def fenced_python(code: str) -> str:
     """A file as a model answers it and is shown it: one python block that the reply parser reads back
     whole (a file without a final newline, or holding Markdown fences, keeps its own text)."""
+    return fenced_code(code, "python")
+
+
+def fenced_code(code: str, language: str) -> str:
+    """`fenced_python` in any language: one block tagged with the language (``java``), read back whole."""
     fence, body = fenced_body(code)
-    return f"{fence}python\n{body}{fence}\n"
+    return f"{fence}{language}\n{body}{fence}\n"
 
 
 def fenced_text(content: str) -> str:

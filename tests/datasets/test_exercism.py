@@ -96,6 +96,8 @@ def test_one_exercise_in_several_languages_gets_its_language_in_the_id(tmp_path:
 
 @pytest.mark.parametrize("solution, examples, pairs", [
     (["src/lib.rs", "Cargo.toml"], [".meta/example.rs"], {"src/lib.rs": ".meta/example.rs"}),  # Rust
+    (["src/lib.rs", "Cargo.toml"], [".meta/example.rs", ".meta/Cargo-example.toml"],  # its crates, in no config
+     {"src/lib.rs": ".meta/example.rs", "Cargo.toml": ".meta/Cargo-example.toml"}),
     (["allergies.cpp", "allergies.h"], [".meta/example.cpp", ".meta/example.h"],  # C++
      {"allergies.cpp": ".meta/example.cpp", "allergies.h": ".meta/example.h"}),
     (["src/main/java/AffineCipher.java"], [".meta/src/reference/java/AffineCipher.java"],  # Java
@@ -104,7 +106,8 @@ def test_one_exercise_in_several_languages_gets_its_language_in_the_id(tmp_path:
 ])
 def test_each_tracks_reference_files_answer_their_solution_files(tmp_path: Path, solution: list[str],
                                                                  examples: list[str], pairs: dict[str, str]) -> None:
-    folder = broken(tmp_path, {"files": {"solution": solution, "test": ["tally_marks_test.py"], "example": examples}})
+    configured = [rel for rel in examples if not rel.endswith("Cargo-example.toml")]
+    folder = broken(tmp_path, {"files": {"solution": solution, "test": ["tally_marks_test.py"], "example": configured}})
     for rel in examples:
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text("// the reference\n")

@@ -23,8 +23,10 @@ def test_the_bundled_dataset_loads_with_both_levels():
     tasks, errors = load_multiturn_dataset(bundled_dataset_dir())
     assert errors == {}
     by_id = {task.id: task for task in tasks}
-    assert sorted(by_id) == ["durations", "kvstore-cli", "kvstore-counter", "roman", "slugify"]
-    assert {task.id for task in tasks if task.level == "function"} == {"durations", "roman", "slugify"}
+    assert sorted(by_id) == ["durations", "grades", "kvstore-cli", "kvstore-counter", "roman", "slugify"]
+    assert {task.id for task in tasks if task.level == "function"} == {"durations", "grades", "roman", "slugify"}
+    assert {task.id: task.language for task in tasks if task.language != "python"} == {"grades": "java"}
+    assert by_id["grades"].turns[0].reference == "turns/1/reference.java"
     assert all(3 <= len(task.turns) <= 5 for task in tasks if task.level == "function")
     assert sorted(len(task.turns) for task in tasks if task.level == "repository") == [4, 4]
     cli = by_id["kvstore-cli"]

@@ -1,8 +1,9 @@
 """The test runners of the other languages: each tool's report read into per-test outcomes, a build that
 fails counting every test of its file as failed, a missing toolchain said in one line, and the bundled
 example of each language run in the sandbox (its reference passes every test, its stub none, and the
-count is what the language's own runner reports). A language whose toolchain this machine lacks skips,
-saying what to install."""
+count is what the language's own runner, run directly on the same files, reports; a stub that forges an
+all-pass report in the usual place still scores none). A language whose toolchain this machine lacks
+skips, saying what to install."""
 from __future__ import annotations
 
 import json
@@ -18,10 +19,11 @@ from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchai
 from projectgen.evaluation.report import Outcome
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.experiments.reflection import without_toolchain
+from forgers import forged_candidate
+from own_runners import own_runner_passed
 
-# exercise -> (language, the test count its own runner reports on the reference)
-EXAMPLES = {"bracket_depth": ("go", 6), "digit_sum": ("rust", 4), "word_caps": ("javascript", 4),
-            "stack_calc": ("java", 4), "clamp_range": ("cpp", 5)}
+EXAMPLES = {"bracket_depth": "go", "digit_sum": "rust", "word_caps": "javascript", "stack_calc": "java",
+            "clamp_range": "cpp"}  # exercise -> its language
 
 
 def test_go_events_give_leaf_tests_and_a_test_that_never_ended_is_an_error() -> None:
@@ -90,9 +92,9 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "clamp_range" else n
                                   for n in EXAMPLES])
-def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(runner: SandboxRunner,
-                                                                                 name: str) -> None:
-    language, count = EXAMPLES[name]
+def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(runner: SandboxRunner, name: str,
+                                                                                 tmp_path: Path) -> None:
+    language = EXAMPLES[name]
     toolchain = probe_toolchain(language)
     if not toolchain.ready:
         pytest.skip(toolchain.not_ready_reason())
@@ -101,9 +103,12 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
     exercise = load_exercise(example_exercises_dir() / name)
     task = exercise_task(exercise)
     assert task.language == language
+    count = own_runner_passed(task, exercise.candidate(exercise.reference()), toolchain,
+                              runner.environments.root / "languages", tmp_path)
     reference = runner.evaluate(task, exercise.candidate(exercise.reference()))
-    assert reference.error is None and reference.status == "passed", reference.output_tail
-    assert reference.passed == count and not reference.collection_errors  # every test on (xtest, @Disabled, ...)
+    assert reference.error is None and reference.status == "passed" and reference.tampered is None, \
+        reference.output_tail
+    assert reference.passed == count > 0 and not reference.collection_errors  # every test on (xtest, @Disabled, ...)
     expected = from_reference_report(reference, expectation_key(task, "unit"))
     assert expected.count == count
     stub = runner.evaluate(task, exercise.candidate(exercise.stubs()))
@@ -111,6 +116,11 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
     assert score.passed == 0 and score.expected == count
     if stub.collection_errors:  # it did not build: the compiler's message is kept for every test of the file
         assert score.collection_failed == count and stub.collection_errors[0].message.strip()
+    # the stub (C++: a solution exiting before its tests), writing an all-pass report where the tool's used to be
+    forger = forged_candidate(task, exercise.candidate(exercise.stubs()), reference,
+                              exercise.candidate(exercise.reference()))
+    forged = score_report(runner.evaluate(task, forger), expected)
+    assert forged.passed == 0 and forged.expected == count
 
 
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
@@ -168,3 +178,22 @@ def test_a_javascript_exercise_whose_babel_config_needs_its_package_json_runs(tm
     stub = runner.evaluate(task, exercise.candidate(exercise.stubs()), "unit")
     assert (reference.passed, reference.total) == (1, 1), reference.output_tail[-2000:]
     assert (stub.passed, stub.total) == (0, 1)
+
+
+def test_a_canary_that_passes_or_is_missing_from_an_all_pass_report_marks_the_run_tampered() -> None:
+    from projectgen.evaluation.languages.plans import Parsed
+    from projectgen.evaluation.languages.session import without_canary
+    from projectgen.evaluation.report import TestResult
+
+    def parsed(*outcomes: tuple[str, Outcome]) -> Parsed:
+        return Parsed([TestResult(nodeid=f"p/a_test.go::{name}", outcome=outcome) for name, outcome in outcomes])
+
+    honest, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestZ3f9a", Outcome.FAILED)), "3f9a")
+    assert tampered is None and [t.nodeid for t in honest.tests] == ["p/a_test.go::TestA"]  # taken out
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestZ3f9a", Outcome.PASSED)), "3f9a")
+    assert tampered and "must fail passed" in tampered
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED)), "3f9a")  # all-pass, written without it
+    assert tampered and "canary test that runs with them is missing" in tampered
+    _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestB", Outcome.ERROR)), "3f9a")
+    assert tampered is None  # a run that crashed before the canary ran is not a forgery
+    assert without_canary(parsed(("TestA", Outcome.PASSED)), "") == (parsed(("TestA", Outcome.PASSED)), None)

@@ -37,33 +37,6 @@ class Overlap:
             self.now -= 1
 
 
-def test_pairs_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_slots(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls, runs = Overlap(), Overlap()
-    real_sleep, real_run_suite = asyncio.sleep, SandboxRunner.run_suite
-
-    async def sleep(seconds: float, *args: Any) -> Any:
-        if seconds != LATENCY:
-            return await real_sleep(seconds, *args)
-        with calls:  # a model call being answered (the latency fault's wait)
-            return await real_sleep(seconds, *args)
-
-    def run_suite(self: SandboxRunner, *args: Any) -> Any:
-        with runs:
-            return real_run_suite(self, *args)
-
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    monkeypatch.setattr(SandboxRunner, "run_suite", run_suite)
-    spec = ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("projectgen", "direct"),
-                          attempt_settings=AttemptSettings(attempts=1), faults=f"latency={LATENCY}s")
-    results = run_experiment(spec, tmp_path / "out", concurrency=Concurrency(calls=2, sandboxes=1, pairs=4))
-
-    assert sum(report.final.errors for report in results.models) == 0
-    assert all(report.final.passed for report in results.models)  # the replay passes its tests, as alone
-    assert calls.count >= 8 and calls.peak == 2  # pairs waited on the model together, never more than 2 calls
-    assert runs.count >= 4 and runs.peak == 1  # ... while the sandbox ran one suite at a time
-
-
 @pytest.fixture()
 def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Overlap, Overlap]:
     """(model calls answered at once, sandbox suites run at once), counted through the latency fault's waits
@@ -84,6 +57,19 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> tuple[Overlap, Overlap]:
     monkeypatch.setattr(asyncio, "sleep", sleep)
     monkeypatch.setattr(SandboxRunner, "run_suite", run_suite)
     return calls, runs
+
+
+def test_pairs_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_slots(
+        tmp_path: Path, counted: tuple[Overlap, Overlap]) -> None:
+    calls, runs = counted
+    spec = ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("projectgen", "direct"),
+                          attempt_settings=AttemptSettings(attempts=1), faults=f"latency={LATENCY}s")
+    results = run_experiment(spec, tmp_path / "out", concurrency=Concurrency(calls=2, sandboxes=1, pairs=4))
+
+    assert sum(report.final.errors for report in results.models) == 0
+    assert all(report.final.passed for report in results.models)  # the replay passes its tests, as alone
+    assert calls.count >= 8 and calls.peak == 2  # pairs waited on the model together, never more than 2 calls
+    assert runs.count >= 4 and runs.peak == 1  # ... while the sandbox ran one suite at a time
 
 
 def test_reflect_units_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to_their_slots(

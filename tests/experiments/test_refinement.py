@@ -37,8 +37,8 @@ def test_the_reference_oracle_scores_full_marks_in_every_setting(bundled):
     assert settings == [("fh", "basic"), ("fh", "golden"), ("ce", "basic"), ("ce", "golden"), ("ci", "basic")]
     for e in results.summary:
         if e.model == "reference":
-            assert (e.avg_acc, e.completion_rate, e.tasks, e.errors) == (1.0, 1.0, 5, 0), e
-            assert e.acc_per_turn == [1.0] * 5 and e.tasks_per_turn == [5, 5, 5, 4, 1]
+            assert (e.avg_acc, e.completion_rate, e.tasks, e.errors) == (1.0, 1.0, 6, 0), e
+            assert e.acc_per_turn == [1.0] * 5 and e.tasks_per_turn == [6, 6, 6, 4, 1]
             assert set(e.levels) == {"function", "repository"} and e.levels["repository"].tasks == 2
     assert results.models["reference"] == "reference replay (oracle, not a model)"
     assert results.skipped_settings == ["ci with the golden context (Cumulative Instruction carries no code)"]
@@ -46,8 +46,9 @@ def test_the_reference_oracle_scores_full_marks_in_every_setting(bundled):
 
 def test_every_bundled_task_is_valid_and_its_tests_discriminate(bundled):
     _, results = bundled
-    assert [c.task_id for c in results.validation] == ["durations", "kvstore-cli", "kvstore-counter", "roman",
-                                                      "slugify"]
+    assert [c.task_id for c in results.validation] == ["durations", "grades", "kvstore-cli", "kvstore-counter",
+                                                      "roman", "slugify"]
+    assert {r.task_id: r.language for r in results.rows if r.language != "python"} == {"grades": "java"}
     assert all(c.valid and not c.not_discriminative for c in results.validation)
     assert results.validation_problems == [] and results.load_errors == {}
 
@@ -58,16 +59,18 @@ def test_the_replay_loses_turns_where_its_script_says_and_basic_falls_below_gold
                                    (("fh", "basic"), ("ce", "basic"), ("ce", "golden"), ("ci", "basic")))
     assert fh.avg_acc == 1.0 and fh.completion_rate == 1.0
     # Code Edit loses turn 2 of kvstore-cli in both contexts; in basic its own broken code is carried into turn 3.
-    assert ce_basic.acc_per_turn[:3] == [1.0, 0.8, 0.8] and ce_golden.acc_per_turn[:3] == [1.0, 0.8, 1.0]
+    assert ce_basic.acc_per_turn[:3] == [1.0, 5 / 6, 5 / 6] and ce_golden.acc_per_turn[:3] == [1.0, 5 / 6, 1.0]
     assert ce_basic.acc_per_turn[2] < ce_golden.acc_per_turn[2]  # basic below golden on a later turn
     assert ce_basic.avg_acc < ce_golden.avg_acc < fh.avg_acc
     # Cumulative Instruction loses turn 3 of durations.
-    assert ci.acc_per_turn[2] == 0.8 and ci.acc_per_turn[1] == 1.0 and ci.acc_per_turn[3] == 1.0
-    assert ce_basic.completion_rate == ce_golden.completion_rate == ci.completion_rate == 0.8 < fh.completion_rate
+    assert ci.acc_per_turn[2] == 5 / 6 and ci.acc_per_turn[1] == 1.0 and ci.acc_per_turn[3] == 1.0
+    assert ce_basic.completion_rate == ce_golden.completion_rate == ci.completion_rate == 5 / 6 < fh.completion_rate
     rows = {(r.strategy, r.context, r.task_id): r for r in results.rows if r.model == "scripted-examples"}
     assert rows[("ce", "basic", "kvstore-cli")].verdicts == [True, False, False, True]
     assert rows[("ce", "golden", "kvstore-cli")].verdicts == [True, False, True, True]
     assert rows[("ci", "basic", "durations")].verdicts == [True, True, False, True, True]
+    # The Java task passes every turn in every setting, as the replay answers it.
+    assert all(r.verdicts == [True] * 3 for (_, _, task), r in rows.items() if task == "grades")
     failing = rows[("ce", "basic", "kvstore-cli")].turns[1].failing
     assert any("missing_key" in nodeid for nodeid in failing)
 
@@ -94,7 +97,7 @@ def test_results_files_hold_a_versioned_summary_and_the_curves(bundled):
         assert all(0 <= a <= 1 for a in item["acc_per_turn"]) and 0 <= item["avg_acc"] <= 1
         assert 0 <= item["completion_rate"] <= 1 and item["atc"] > 0
     markdown = (out / "results.md").read_text()
-    assert "| scripted-examples | CE | basic | 5 | 1.0000 | 0.8000 | 0.8000 | 1.0000 | 1.0000 | 0.9200 | 0.8000 |" \
+    assert "| scripted-examples | CE | basic | 6 | 1.0000 | 0.8333 | 0.8333 | 1.0000 | 1.0000 | 0.9333 | 0.8333 |" \
         in markdown
     assert "| kvstore-cli |" in markdown and "PFFP" in markdown and "## Repository level" in markdown
     html = (out / "results.html").read_text()
@@ -116,10 +119,10 @@ def test_a_second_invocation_runs_nothing_and_gives_the_same_figures(bundled):
     spec = RefinementSpec(dataset=bundled_dataset_dir(),
                           models=(resolve_model("reference"), resolve_model("scripted:examples")))
     again = run_refinement(spec, out, runner=NoRuns(), hooks=RefinementHooks(on_start=lambda p, d: plan.append((p, d))))
-    assert plan == [(0, 50)]
+    assert plan == [(0, 60)]
     assert [e.model_dump() for e in again.summary] == [e.model_dump() for e in results.summary]
     keys = [entry["key"] for entry in Ledger(out / "ledger.jsonl").entries()]
-    assert len(keys) == 55 and len(set(keys)) == 55  # 5 validations, 50 task runs, each recorded once
+    assert len(keys) == 66 and len(set(keys)) == 66  # 6 validations, 60 task runs, each recorded once
 
 
 # --------------------------------------------------------------------------- batch logic with a fake runner

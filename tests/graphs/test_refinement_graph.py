@@ -49,7 +49,7 @@ class RecordingRefiner:
         self.answers = answers
         self.seen: dict[int, list[tuple[str, str]]] = {}
 
-    async def answer(self, gateway, messages, *, task_id: str, turn: int) -> RefinerReply:
+    async def answer(self, gateway, messages, *, task_id: str, turn: int, language: str = "python") -> RefinerReply:
         self.seen[turn] = list(messages)
         text = self.answers[turn]
         return RefinerReply(text=text, code=text.split("```python\n")[-1].split("```")[0], input_tokens=10 * turn,

@@ -11,6 +11,7 @@ definition), Rust's `#[ignore]` (`--include-ignored`).
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from projectgen.evaluation.report import TestResult
 from projectgen.evaluation.sandbox_session import Step
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 JVM_OPTIONS = ("-Xmx1g", "-Xss8m", "-XX:ReservedCodeCacheSize=128m", "-XX:CompressedClassSpaceSize=256m",
                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")  # fits the sandbox's 8 GiB address space
 
@@ -50,10 +52,17 @@ class RunContext:
     timeout: float
     test_sources: dict[str, str] = field(default_factory=dict)  # test file -> its text (the task's copy)
     dependencies: Path | None = None  # prepared outside the sandbox, bound read-only
+    canary: str = ""  # the must-fail test file added to this run (relative to the workspace), if any
 
     @property
     def project_dir(self) -> Path:
         return self.workspace / self.project if self.project else self.workspace
+
+    @property
+    def run_files(self) -> tuple[str, ...]:
+        """The test files the tool runs: the suite's, then the canary."""
+        return (*self.test_files, self.canary) if self.canary and self.canary not in self.test_files \
+            else self.test_files
 
     def env(self, *, path: tuple[str, ...] = (), extra: dict[str, str] | None = None) -> dict[str, str]:
         """What every step sees: a private HOME and TMPDIR, a plain PATH (tool folders first)."""
@@ -73,8 +82,14 @@ class Parsed:
 
 class LanguagePlan(Protocol):
     language: str
+    test_suffixes: tuple[str, ...]  # what a test file found in a suite's folder ends with
 
     def enable_all_tests(self, text: str) -> str: ...
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        """A test file that must fail, its tests named after `word` (its path in the workspace, its text;
+        `project` is the folder the tests run in), or None where the language cannot add one cheaply."""
+        ...
 
     def steps(self, ctx: RunContext) -> list[Step]: ...
 
@@ -98,7 +113,15 @@ class GoPlan:
     """`go test -json` in the exercise's module, offline (no proxy, caches in the private HOME)."""
 
     language = GO
+    test_suffixes = ("_test.go",)
     enable_all_tests = staticmethod(_unchanged)
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        found = next((m for text in test_sources.values() if (m := GO_PACKAGE.search(text))), None)
+        if found is None:
+            return None
+        return (posixpath.join(project, f"z{word}_test.go"), f'package {found[1]}\n\nimport "testing"\n\n'
+                f'func TestZ{word}(t *testing.T) {{\n\tt.Fatal("{word}")\n}}\n')
 
     def steps(self, ctx: RunContext) -> list[Step]:
         go = ctx.toolchain.tool("go")
@@ -120,7 +143,11 @@ class RustPlan:
     (RUSTC_BOOTSTRAP lets stable libtest write JSON; CARGO_HOME is private)."""
 
     language = RUST
+    test_suffixes = (".rs",)
     enable_all_tests = staticmethod(_unchanged)
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return posixpath.join(project, f"tests/z{word}.rs"), f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
 
     def steps(self, ctx: RunContext) -> list[Step]:
         cargo, rustc = ctx.toolchain.tool("cargo"), ctx.toolchain.tool("rustc")
@@ -128,7 +155,7 @@ class RustPlan:
             "CARGO_HOME": str(ctx.home / ".cargo"), "RUSTC": rustc, "CARGO_NET_OFFLINE": "true",
             "RUSTC_BOOTSTRAP": "1", "CARGO_TERM_COLOR": "never", "CARGO_INCREMENTAL": "0"})
         lines = [f"cd {q(ctx.project_dir)} || exit 125", f": > {q(ctx.report)}", "status=0"]
-        for rel in ctx.test_files:
+        for rel in ctx.run_files:
             inside = PurePosixPath(rel).relative_to(ctx.project) if ctx.project else PurePosixPath(rel)
             target = f"--test {q(inside.stem)}" if inside.parts[0] == "tests" else "--lib"
             mark = '{"type": "%s", "file": "%s"}' % (RUST_FILE_MARK, rel)
@@ -140,7 +167,7 @@ class RustPlan:
 
     def results(self, ctx: RunContext, report: str) -> Parsed:
         by_file = rust_results(report)
-        tests = [test for rel in ctx.test_files for test in by_file.get(rel, [])]
+        tests = [test for rel in ctx.run_files for test in by_file.get(rel, [])]
         broken = {rel: "the crate or its test target did not build" for rel in ctx.test_files if not by_file.get(rel)}
         return Parsed(tests, broken)
 
@@ -151,7 +178,16 @@ class CppPlan:
     the exercise's folder name, as its CMakeLists.txt names it."""
 
     language = CPP
+    test_suffixes = (".cpp", ".cc", ".cxx")
     enable_all_tests = staticmethod(_unchanged)
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        """The first test file with a test case appended (the exercise's CMakeLists.txt names the files it
+        builds, so a file of ours would not be), after any `#if` that holds its other tests back."""
+        if not test_sources:
+            return None
+        rel, text = next(iter(test_sources.items()))
+        return rel, f'{text.rstrip()}\n\nTEST_CASE("z{word}") {{\n    FAIL("{word}");\n}}\n'
 
     def _binary(self, ctx: RunContext) -> Path:
         return ctx.project_dir / "build" / ctx.project_dir.name
@@ -176,6 +212,11 @@ class JavaScriptPlan:
     linked in as the project's node_modules) with `--json`, in band, `xtest` on."""
 
     language = JAVASCRIPT
+    test_suffixes = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return (posixpath.join(project, f"z{word}.spec.js"),
+                f"test('{word}', () => {{\n  throw new Error('{word}');\n}});\n")
 
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"\bxtest\(", "test(", re.sub(r"\bxit\(", "it(", text))
@@ -188,7 +229,7 @@ class JavaScriptPlan:
                   % _json_string(str(ctx.tmp / "jest-cache")))
         env = ctx.env(path=(str(Path(node).parent),), extra={"NODE_PATH": str(ctx.dependencies / "node_modules"),
                                                              "CI": "true", "NODE_OPTIONS": "--max-old-space-size=2048"})
-        files = " ".join(q(ctx.workspace / rel) for rel in ctx.test_files)
+        files = " ".join(q(ctx.workspace / rel) for rel in ctx.run_files)
         modules = ctx.dependencies / "node_modules"
         # babel resolves a config's presets beside the config, not through NODE_PATH: link them in
         script = (f"cd {q(ctx.project_dir)} || exit 125\n"
@@ -207,6 +248,12 @@ class JavaPlan:
     XML report; Gradle is not used (its wrapper downloads)."""
 
     language = JAVA
+    test_suffixes = (".java",)
+
+    def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
+        return (posixpath.join(project, f"Z{word}Test.java"),
+                f"public class Z{word}Test {{\n    @org.junit.jupiter.api.Test\n    void z{word}() {{\n"
+                f"        org.junit.jupiter.api.Assertions.fail(\"{word}\");\n    }}\n}}\n")
 
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"^\s*@Disabled(\([^)]*\))?\s*$", "", text, flags=re.M)
@@ -235,7 +282,7 @@ class JavaPlan:
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
 
     def results(self, ctx: RunContext, report: str) -> Parsed:
-        return Parsed(junit_results(report, java_test_file(ctx.test_files)))
+        return Parsed(junit_results(report, java_test_file(ctx.run_files)))
 
 
 def _json_string(text: str) -> str:
@@ -249,5 +296,6 @@ PLANS: dict[str, LanguagePlan] = {GO: GoPlan(), RUST: RustPlan(), CPP: CppPlan()
 
 
 def report_name(language: str) -> str:
-    """The report file's name in the session's private temp folder (the launcher's is fixed)."""
+    """The report file's name, in a folder of the session's private temp folder that the test step makes
+    under a random name (the JUnit launcher's file name is fixed)."""
     return "TEST-junit-jupiter.xml" if language == JAVA else f"report-{language}.out"

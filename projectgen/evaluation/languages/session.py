@@ -1,12 +1,18 @@
 """One test run of a task in a language other than Python: a sandboxed session, read back as a `TestReport`.
 
 The workspace is filled as for pytest (`workspace.copy_candidate`, then the task's files over it);
-the test files get every test switched on (`LanguagePlan.enable_all_tests`) and are bound read-only.
-The steps are the language's build and test steps (`plans`), then a last step of ours that prints
-the report file to its own output pipe (capped at `REPORT_CAP`): the report is read only after the
-test step ended and the launcher killed everything it left, never from the host's disk (the code
-under test cannot reach the host's side of that pipe). What the report says is still the code
-under test's to forge: it runs in the test framework's process (docs/sandbox.md, "What remains").
+the test files (a suite's folder stands for the files below it that the language's tests end with)
+get every test switched on (`LanguagePlan.enable_all_tests`) and are bound read-only, with a canary
+beside them where the language allows (`LanguagePlan.canary`: a test that must fail, under a random
+name). The steps are the language's build and test steps (`plans`), then a last step of ours that
+prints the report file to its own output pipe (capped at `REPORT_CAP`). The report lives in a folder
+of the private temp folder that the test step makes under a random name before anything of the
+candidate runs (a folder already there stops the step), and is read only after the test step ended
+and the launcher killed everything it left, only when it is a regular file (no link, FIFO or device),
+never from the host's disk: a report the candidate ships or writes in a known place is never read.
+What the report says is still the code under test's to forge while it runs, in the test framework's
+process (docs/sandbox.md, "What remains"); a canary that passes, or is missing from a report in which
+every test passed, marks the run tampered, and then no test counts as passed.
 
 A build that fails counts every test of every test file as failed, with the compiler's message
 (a `CollectionError` per test file, which `expectations.score_report` counts as the failure of each
@@ -14,6 +20,7 @@ of the file's expected tests); so does a test file the report says nothing about
 """
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from projectgen.datasets.task import SuiteName, Task
@@ -26,7 +33,8 @@ from projectgen.evaluation.languages.dependencies import (
 from projectgen.evaluation.languages.plans import PLANS, LanguagePlan, Parsed, RunContext, report_name
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
-from projectgen.evaluation.report import CollectionError, TestReport
+from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
+from projectgen.evaluation.results_channel import canary_problem
 from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup
 from projectgen.evaluation.sandbox_session import (
     FINISHED,
@@ -59,26 +67,37 @@ def evaluate_in_language(task: Task, candidate: Candidate, suite: SuiteName, *, 
             folder.remove()
 
 
+def suite_test_files(task: Task, suite: SuiteName, plan: LanguagePlan) -> tuple[str, ...]:
+    """The test files of `suite`: the files it names, and those below the folders it names that end like
+    the language's test files (a Java suite `src/test/java` is its `.java` files)."""
+    named = set(task.suite(suite).paths)
+    return tuple(rel for rel in task.suite_files(suite) if rel in named or rel.endswith(plan.test_suffixes))
+
+
 def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName, folder: SessionFolder,
          toolchain: Toolchain, containment: Containment, limits: Limits, timeout: float, cache: Path) -> TestReport:
-    tests = tuple(task.suite(suite).paths)
+    tests = suite_test_files(task, suite, plan)
     isolation = containment.isolation
     project = task.env.source_root or ""
-    _fill(folder, task, candidate, suite, plan)
+    sources = {rel: (task.root / rel).read_text(encoding="utf-8", errors="replace")
+               for rel in tests if (task.root / rel).is_file()}
+    word = secrets.token_hex(6)
+    made = plan.canary(word, sources, project)
+    canary = made[0] if made else ""
+    _fill(folder, task, candidate, suite, plan, tests, (canary, made[1]) if made else None)
     try:
         dependencies = _dependencies(task.language, toolchain, cache, folder.workspace / project)
     except DependencyError as exc:
         return TestReport(task_id=task.id, suite=suite, install_error=str(exc), output_tail=str(exc),
                           isolation=isolation)
-    report = folder.tmp / "reports" / report_name(task.language)
+    report = folder.tmp / f"r{secrets.token_hex(12)}" / report_name(task.language)
     ctx = RunContext(workspace=folder.workspace, project=project, test_files=tests, toolchain=toolchain,
                      home=folder.home, tmp=folder.tmp, report=str(report), timeout=timeout,
-                     test_sources={rel: (task.root / rel).read_text(encoding="utf-8", errors="replace")
-                                   for rel in tests if (task.root / rel).is_file()},
-                     dependencies=dependencies)
+                     test_sources={**sources, **({canary: made[1]} if made else {})},
+                     dependencies=dependencies, canary=canary)
     steps = plan.steps(ctx)
     steps[-1] = _with_report_folder(steps[-1], report.parent)
-    steps.append(Step("report", ["head", "-c", str(REPORT_CAP + 1), "--", str(report)],
+    steps.append(Step("report", ["/bin/sh", "-c", _PRINT_REPORT, "report", str(report), str(REPORT_CAP + 1)],
                       ctx.env(), REPORT_TIMEOUT, output_keep=REPORT_CAP + 1))
     binds = tuple(dict.fromkeys([*toolchain.binds, *([str(dependencies)] if dependencies else [])]))
     cgroup = RunCgroup.create(limits) if containment.cgroups else None
@@ -91,29 +110,42 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
     if session.setup_error:
         return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                           f"{session.setup_error}", isolation=isolation)
-    return _report(plan, ctx, task, suite, session, isolation)
+    return _report(plan, ctx, task, suite, session, isolation, word if made else "")
+
+
+# The report step: the report only when it is a regular file (not a link, FIFO or device), capped.
+_PRINT_REPORT = '[ -f "$1" ] && [ ! -L "$1" ] || { echo "no regular report file" >&2; exit 3; }\n' \
+                'exec head -c "$2" -- "$1"'
 
 
 def _with_report_folder(step: Step, reports: Path) -> Step:
-    """The test step, preceded by making the report's folder (in the private temp folder)."""
+    """The test step, preceded by making the report's folder, fresh (mkdir fails on one already there)."""
     argv = list(step.argv)
     if argv[:2] == ["/bin/sh", "-c"]:
-        argv[2] = f"mkdir -p '{reports}' || exit 125\n{argv[2]}"
+        argv[2] = f"mkdir -m 700 '{reports}' || exit 125\n{argv[2]}"
     return Step(step.name, argv, step.env, step.timeout, step.channel, step.stop_on_failure, step.output_keep)
 
 
-def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName, plan: LanguagePlan) -> None:
-    """The candidate, then the task's files; every test switched on; the test files protected."""
+def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName, plan: LanguagePlan,
+          tests: tuple[str, ...], canary: tuple[str, str] | None) -> None:
+    """The candidate, then the task's files; every test switched on; the canary beside them; the test files
+    and the canary protected."""
     workspace = folder.workspace
     copy_candidate(workspace, candidate, ProtectedPaths.of(task))
     copy_task_files(task.root, workspace, [*task.required_files, *task.suite_files(suite)])
-    tests = list(task.suite(suite).paths)
     for rel in tests:
         path = workspace / rel
         if path.is_file():
             path.write_text(plan.enable_all_tests(path.read_text(encoding="utf-8", errors="replace")),
                             encoding="utf-8")
-    folder.protect_list.write_text("\n".join(tests) + "\n", encoding="utf-8")
+    protected = list(tests)
+    if canary is not None:
+        path = workspace / canary[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)  # a candidate file of that name gives way (C++'s canary is a test file)
+        path.write_text(canary[1], encoding="utf-8")
+        protected.append(canary[0])
+    folder.protect_list.write_text("\n".join(dict.fromkeys(protected)) + "\n", encoding="utf-8")
 
 
 def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir: Path) -> Path | None:
@@ -127,11 +159,13 @@ def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir:
 
 
 def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, session: SessionResult,
-            isolation: str) -> TestReport:
+            isolation: str, word: str) -> TestReport:
     steps = session.steps
     printed, tested = steps[-1], steps[-2]
+    tampered = None
     failed_build = next((s for s in steps[:-2] if s.stop != FINISHED or s.exit_status != 0), None)
-    output = "\n".join(s.output.text().strip() for s in steps[:-1] if s.output.text().strip())
+    output = "\n".join(line for s in steps[:-1] for line in s.output.text().strip().splitlines()
+                       if not word or word not in line)  # the canary is not for a model to see
     if failed_build is not None:
         why = "timed out" if failed_build.stop == TIMED_OUT else f"exit status {failed_build.exit_status}"
         message = f"the build failed ({why}):\n{failed_build.output.text().strip()}"
@@ -143,18 +177,39 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         if printed.output.total > REPORT_CAP:
             text = ""
         parsed = plan.results(ctx, text) if text else Parsed([])
+        parsed, tampered = without_canary(parsed, word)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
         said = tested.output.text().strip()[-3000:]
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
                       for rel in ctx.test_files if rel not in reported and rel not in parsed.broken}
         parsed = Parsed(parsed.tests, {**{rel: f"{why}\n{said}" for rel, why in parsed.broken.items()},
                                        **unreported})
+    if tampered:
+        output += f"\n[projectgen] the results were tampered with: {tampered}; no test counts as passed"
+        parsed = Parsed([TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                                    message=f"[projectgen] not counted: {tampered}") for test in parsed.tests],
+                        parsed.broken)
     return TestReport(
-        task_id=task.id, suite=suite, tests=parsed.tests,
+        task_id=task.id, suite=suite, tests=parsed.tests, tampered=tampered,
         collection_errors=[CollectionError(nodeid=rel, message=message) for rel, message in parsed.broken.items()],
         collected=len(parsed.tests), collected_ids=[test.nodeid for test in parsed.tests],
         exit_status=ran.exit_status if ran.stop == FINISHED else None, timed_out=ran.stop == TIMED_OUT,
         output_tail=output[-6000:], isolation=isolation)
+
+
+def without_canary(parsed: Parsed, word: str) -> tuple[Parsed, str | None]:
+    """The report without the canary's tests, and why the run is tampered: a canary passed, or every test
+    passed and the canary is missing (a report written without knowing it; a run that crashed before the
+    canary ran has tests that did not pass)."""
+    if not word:
+        return parsed, None
+    mine = [test for test in parsed.tests if word in test.nodeid.split("::", 1)[-1]]
+    rest = Parsed([test for test in parsed.tests if test not in mine],
+                  {rel: why for rel, why in parsed.broken.items() if word not in rel})
+    tampered = canary_problem([test.nodeid for test in mine if test.outcome in (Outcome.PASSED, Outcome.XPASS)])
+    if tampered is None and not mine and rest.tests and all(test.outcome == Outcome.PASSED for test in rest.tests):
+        tampered = "every test passed but the canary test that runs with them is missing: the report was not the tool's"
+    return rest, tampered
 
 
 def _ending(step: StepResult) -> str:

@@ -1,0 +1,3 @@
+module wordstat
+
+go 1.18
