@@ -1,6 +1,7 @@
 """Helpers shared by several test modules (imported by name; pytest puts tests/ on the path)."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import textwrap
@@ -222,3 +223,17 @@ def old_knowledge_store(path: Path, entry: Any, *, task_id: str = "kvstore", wit
                                       "schema_version": 1}])
     finally:
         client.close()
+
+
+def with_pass_bodies(repository: dict[str, str]) -> dict[str, str]:
+    """Every function's body replaced by `pass` (signatures, classes and module code kept)."""
+    stubbed = {}
+    for path, text in repository.items():
+        if path.endswith(".py"):
+            tree = ast.parse(text)
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    node.body = [ast.Pass()]
+            text = ast.unparse(tree) + "\n"
+        stubbed[path] = text
+    return stubbed

@@ -50,20 +50,25 @@ class FunctionFlow:
 
 
 def function_sources(text: str) -> list[str]:
-    """The source of every function and method in one file, nested ones included.
-
-    `ast.get_source_segment` splits the whole file on every call, which is quadratic in a
-    large file; the lines are split once here and sliced the same way (offsets in UTF-8 bytes).
-    """
+    """The source of every function and method in one file, nested ones included."""
     try:
         tree = parse_python(text)
     except (SyntaxError, ValueError):
         return []
-    lines = [line.encode("utf-8") for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text)]
     found = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     found.sort(key=lambda node: (node.lineno, node.col_offset))
+    return source_segments(text, found)
+
+
+def source_segments(text: str, nodes: Sequence[ast.stmt]) -> list[str]:
+    """`ast.get_source_segment` of each node, without its cost.
+
+    `ast.get_source_segment` splits the whole text on every call, which is quadratic in a
+    large file; the lines are split once here and sliced the same way (offsets in UTF-8 bytes).
+    """
+    lines = [line.encode("utf-8") for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text)]
     sources = []
-    for node in found:
+    for node in nodes:
         first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         if first == last:
             chunk = lines[first][node.col_offset:node.end_col_offset]
@@ -73,8 +78,15 @@ def function_sources(text: str) -> list[str]:
     return sources
 
 
-def dataflow_edges(source: str, parser: Any) -> tuple[Edge, ...]:
-    """CodeBLEU's normalised dataflow of one function (comments and docstrings removed first)."""
+def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Edge, ...]:
+    """CodeBLEU's normalised dataflow of one function (comments and docstrings removed first).
+
+    codebleu merges a variable's sources through sets of names, so their order (and with it the
+    var_N numbering) follows the interpreter's hash seed; here they are sorted, and an edge's
+    sources compare as a sorted tuple, so the graph does not move with the seed. ``as_codes``
+    keeps codebleu's order and compares sources in order, as CodeS does (its value can then
+    move with PYTHONHASHSEED when a variable has several merged sources).
+    """
     from codebleu.dataflow_match import get_data_flow, normalize_dataflow
     from codebleu.parser import DFG_python, remove_comments_and_docstrings
 
@@ -82,11 +94,11 @@ def dataflow_edges(source: str, parser: Any) -> tuple[Edge, ...]:
         source = remove_comments_and_docstrings(source, "python")
     except Exception:  # noqa: BLE001 - CodeBLEU keeps the text as it is when tokenize fails
         pass
-    # codebleu merges a variable's sources through sets of names, so their order (and with it
-    # the var_N numbering) follows the interpreter's hash seed; sorted, the graph does not.
-    raw = [(name, index, relation, sorted(parents), parent_indices)
-           for name, index, relation, parents, parent_indices in get_data_flow(source, [parser, DFG_python])]
-    flow = normalize_dataflow(raw)
+    graph = get_data_flow(source, [parser, DFG_python])
+    if as_codes:
+        return tuple((var, relation, tuple(parents)) for var, relation, parents in normalize_dataflow(graph))
+    flow = normalize_dataflow([(name, index, relation, sorted(parents), parent_indices)
+                               for name, index, relation, parents, parent_indices in graph])
     return tuple((var, relation, tuple(sorted(parents))) for var, relation, parents in flow)
 
 
@@ -127,17 +139,20 @@ def match_matrix(references: Sequence[FunctionFlow], candidates: Sequence[Functi
     return scores
 
 
+def soft_brevity_penalty(longer: int, shorter: int) -> float:
+    """CodeS's brevity penalty: 1 while `shorter` is over half of `longer`, else 1 / (1 + ln(longer / 2 shorter))
+    (0 when `shorter` is 0); its BLEU uses it on token counts, its dataflow on function counts."""
+    if 2 * shorter > longer:
+        return 1.0
+    if shorter == 0:
+        return 0.0
+    return 1.0 / (1.0 + math.log(longer / (2 * shorter)))
+
+
 def count_penalty(reference_count: int, candidate_count: int) -> float:
     """CodeS's brevity penalty on function counts, applied both ways (too few or too many)."""
-
-    def one_way(longer: int, shorter: int) -> float:
-        if 2 * shorter > longer:
-            return 1.0
-        if shorter == 0:
-            return 0.0
-        return 1.0 / (1.0 + math.log(longer / (2 * shorter)))
-
-    return min(one_way(reference_count, candidate_count), one_way(candidate_count, reference_count))
+    return min(soft_brevity_penalty(reference_count, candidate_count),
+               soft_brevity_penalty(candidate_count, reference_count))
 
 
 def dataflow_match(references: Sequence[FunctionFlow], candidates: Sequence[FunctionFlow],

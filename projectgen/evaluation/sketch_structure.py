@@ -28,26 +28,22 @@ StructureCounting = Literal["clipped", "membership"]
 KEPT_LEAVES = frozenset({"identifier", "string_content", "string_end", "string_start", "block"})
 
 
-def _join(label: str, parts: list[str]) -> str:
+def join_form(label: str, parts: list[str]) -> str:
     return f"({label} {' '.join(parts)})" if parts else f"({label})"
 
 
-def file_expressions(text: str, parser: Any) -> tuple[Counter[str], list[tuple[str, str]]]:
-    """The depth-3 expressions of one file's nodes, and its statements' depth-1 and 2 forms.
+def subtree_forms(statements: list[Any]) -> tuple[Counter[str], dict[int, str]]:
+    """The depth-3 expressions of every node under the given statements (themselves included), and
+    each node's depth-2 form by node id.
 
     Computed bottom-up in one pass (each node's depth-1, 2 and 3 forms from its children's),
-    so a large file costs one walk instead of one walk per node.
+    so a large file costs one walk instead of one walk per node. A node's form names its type,
+    then its kept children (those with children of their own, or in KEPT_LEAVES), each prefixed
+    by its field name; a node without kept children has no nested form and no expression.
     """
-    from codebleu.parser import remove_comments_and_docstrings
-
-    try:
-        text = remove_comments_and_docstrings(text, "python")
-    except Exception:  # noqa: BLE001 - CodeBLEU keeps the text as it is when tokenize fails
-        pass
-    root = parser.parse(text.encode("utf-8")).root_node
     counts: Counter[str] = Counter()
     depth2: dict[int, str] = {}
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[Any, bool]] = [(node, False) for node in statements if node.child_count]
     while stack:
         node, children_done = stack.pop()
         if not children_done:
@@ -63,9 +59,22 @@ def file_expressions(text: str, parser: Any) -> tuple[Counter[str], list[tuple[s
             prefix = f"{field}: " if field else ""
             parts1.append(f"{prefix}({child.type})")
             parts2.append(prefix + depth2.get(child.id, f"({child.type})"))
-        depth2[node.id] = _join(node.type, parts1)
-        if parts2 and node.id != root.id:
-            counts[_join(node.type, parts2)] += 1
+        depth2[node.id] = join_form(node.type, parts1)
+        if parts2:
+            counts[join_form(node.type, parts2)] += 1
+    return counts, depth2
+
+
+def file_expressions(text: str, parser: Any) -> tuple[Counter[str], list[tuple[str, str]]]:
+    """The depth-3 expressions of one file's nodes, and its statements' depth-1 and 2 forms."""
+    from codebleu.parser import remove_comments_and_docstrings
+
+    try:
+        text = remove_comments_and_docstrings(text, "python")
+    except Exception:  # noqa: BLE001 - CodeBLEU keeps the text as it is when tokenize fails
+        pass
+    root = parser.parse(text.encode("utf-8")).root_node
+    counts, depth2 = subtree_forms(root.children)
     statements = [(f"({child.type})", depth2.get(child.id, f"({child.type})")) for child in root.children
                   if child.child_count or child.type in KEPT_LEAVES]
     return counts, statements
@@ -87,14 +96,14 @@ def repository_expressions(files: Mapping[str, str], parser: Any,
         file_counts, statements = cache[text]
         counts.update(file_counts)
         if statements:
-            counts[_join("File", [form2 for _, form2 in statements])] += 1
+            counts[join_form("File", [form2 for _, form2 in statements])] += 1
         parts = path.split("/")
         for depth in range(1, len(parts)):
             directory = "/".join(parts[:depth])
             if directory not in entries:
                 entries[directory] = []
                 entries["/".join(parts[:depth - 1])].append(directory)
-        entries["/".join(parts[:-1])].append(("(File)", _join("File", [form1 for form1, _ in statements])))
+        entries["/".join(parts[:-1])].append(("(File)", join_form("File", [form1 for form1, _ in statements])))
     _directory_forms("", entries, counts)
     return counts
 
@@ -106,8 +115,8 @@ def _directory_forms(directory: str, entries: dict[str, list[tuple[str, str] | s
     forms = [_directory_forms(entry, entries, counts) if isinstance(entry, str) else entry
              for entry in entries[directory]]
     if forms:
-        counts[_join(label, [form2 for _, form2 in forms])] += 1
-    return f"({label})", _join(label, [form1 for form1, _ in forms])
+        counts[join_form(label, [form2 for _, form2 in forms])] += 1
+    return f"({label})", join_form(label, [form1 for form1, _ in forms])
 
 
 def structure_match(reference: Counter[str], candidate: Counter[str],

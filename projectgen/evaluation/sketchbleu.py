@@ -15,7 +15,17 @@ Parts 1 and 2 are the `codebleu` package's own (`bleu.corpus_bleu`,
 `weighted_ngram_match.corpus_bleu`, its Python keyword list); the dataflow graphs are
 its `get_data_flow`; the pairing is scipy's `linear_sum_assignment`.
 
-Choices where CodeS is unclear or wrong, all recorded in `SketchBLEUSettings.to_dict()`:
+Two modes, both recorded with every score (`SKETCHBLEU_MODES`):
+
+- ``repaired`` (this module, the default): the metric as CodeS describes it, with its defects
+  fixed, so the reference scores 100 against itself and damage lowers the score;
+- ``codes`` (`sketchbleu_codes`): CodeS's own arithmetic, quirks included, to compare with the
+  numbers ProjectGen printed (an identical repository scores below 100, a syntax error in
+  every file leaves its n-gram and structure parts almost whole, a repository of stubs whose
+  functions match nothing keeps 25 from the dataflow part).
+
+docs/evaluation.md sets the two side by side. Choices of the repaired mode where CodeS is
+unclear or wrong, all recorded in `SketchBLEUSettings.to_dict()`:
 - files: the mapping's ``.py`` files in path order, each stripped and ended by a newline
   (CodeS stacks them in `os.walk` order, which depends on the file system);
 - tokens: Python's `tokenize` per file, NEWLINE as "\\n", INDENT as four spaces,
@@ -29,7 +39,8 @@ Choices where CodeS is unclear or wrong, all recorded in `SketchBLEUSettings.to_
   function paired, or none at all) counts as a perfect 1. Setting
   ``zero_dataflow_counts_as_one=False`` (the default) counts it as 0;
 - `empty_dataflow_pairs` and `structure_counting`: see their modules.
-`SketchBLEUSettings.codes()` turns the three switches back to CodeS's behaviour.
+The three switches turn those parts back to CodeS's behaviour one at a time (an ablation; the
+``codes`` mode is the whole of CodeS's arithmetic).
 
 One limit stays, codebleu's own: the weighted unigram recall divides by at least 1, so a
 reference with fewer than five non-keyword tokens (a one-line file) scores below 100
@@ -50,11 +61,16 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.sketch_dataflow import EmptyDataflowPairs, FunctionFlow, dataflow_match, repository_flows
 from projectgen.evaluation.sketch_structure import StructureCounting, repository_expressions, structure_match
+from projectgen.evaluation.sketchbleu_codes import CODES_CHOICES, codes_components
+
+SketchBLEUMode = Literal["repaired", "codes"]
+# Every table and result shows both, in this order.
+SKETCHBLEU_MODES: tuple[SketchBLEUMode, ...] = ("repaired", "codes")
 
 MISSING_EXTRA = ("SketchBLEU needs the 'sketchbleu' extra (codebleu, tree-sitter, tree-sitter-python, scipy): "
                  "pip install 'projectgen[sketchbleu]'")
@@ -75,17 +91,12 @@ _SKIPPED_TOKENS = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.DEDENT, tok
 
 @dataclass(frozen=True)
 class SketchBLEUSettings:
-    """The switches where this SketchBLEU departs from CodeS's code (defaults: the fixes)."""
+    """The switches where the repaired SketchBLEU departs from CodeS's code (defaults: the fixes)."""
 
     weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25)
     zero_dataflow_counts_as_one: bool = False
     empty_dataflow_pairs: EmptyDataflowPairs = "match-when-both-empty"
     structure_counting: StructureCounting = "clipped"
-
-    @classmethod
-    def codes(cls) -> SketchBLEUSettings:
-        """CodeS's behaviour, defects included (to compare with numbers computed by its code)."""
-        return cls(zero_dataflow_counts_as_one=True, empty_dataflow_pairs="zero", structure_counting="membership")
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "weights": list(self.weights), "fixed": dict(FIXED_CHOICES)}
@@ -93,7 +104,8 @@ class SketchBLEUSettings:
 
 @dataclass(frozen=True)
 class SketchBLEUScore:
-    """One task's SketchBLEU: the four components in [0, 1] and the total on the papers' 0-100 scale."""
+    """One task's SketchBLEU in one mode: the four components in [0, 1] and the total on the papers' 0-100
+    scale (in the codes mode, dataflow and total are NaN when a repository has no function: CodeS's 0 / 0)."""
 
     ngram_match: float
     weighted_ngram_match: float
@@ -103,10 +115,17 @@ class SketchBLEUScore:
     reference_functions: int
     candidate_functions: int
     settings: SketchBLEUSettings = field(default_factory=SketchBLEUSettings)
+    mode: SketchBLEUMode = "repaired"
+
+    @property
+    def defined(self) -> bool:
+        """False for CodeS's NaN (a repository without functions): no score, not a low one."""
+        return not math.isnan(self.total)
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
-        record["settings"] = self.settings.to_dict()
+        record["settings"] = (self.settings.to_dict() if self.mode == "repaired"
+                              else {**CODES_CHOICES, "weights": list(self.settings.weights)})
         return record
 
 
@@ -154,13 +173,19 @@ def python_parser() -> Any:
     return parser
 
 
-def ngram_scores(reference_tokens: list[str], candidate_tokens: list[str]) -> tuple[float, float]:
-    """codebleu's BLEU-4 and keyword-weighted BLEU of one candidate against one reference."""
+def python_keywords() -> frozenset[str]:
+    """codebleu's Python keyword list (the weighted n-gram match weighs these 1, other tokens 0.2)."""
     import codebleu
-    from codebleu import bleu, weighted_ngram_match
 
     keyword_file = Path(codebleu.__file__).parent / "keywords" / "python.txt"
-    keywords = {line.strip() for line in keyword_file.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return frozenset(line.strip() for line in keyword_file.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def ngram_scores(reference_tokens: list[str], candidate_tokens: list[str]) -> tuple[float, float]:
+    """codebleu's BLEU-4 and keyword-weighted BLEU of one candidate against one reference."""
+    from codebleu import bleu, weighted_ngram_match
+
+    keywords = python_keywords()
     weights = {token: 1 if token in keywords else 0.2 for token in reference_tokens}
     plain = bleu.corpus_bleu([[reference_tokens]], [candidate_tokens])
     weighted = weighted_ngram_match.corpus_bleu([[[reference_tokens, weights]]], [candidate_tokens])
@@ -168,16 +193,41 @@ def ngram_scores(reference_tokens: list[str], candidate_tokens: list[str]) -> tu
 
 
 def sketch_bleu(candidate: Mapping[str, str], reference: Mapping[str, str],
-                settings: SketchBLEUSettings | None = None) -> SketchBLEUScore:
-    """SketchBLEU of a generated repository against the reference (both path -> text).
+                settings: SketchBLEUSettings | None = None, mode: SketchBLEUMode = "repaired") -> SketchBLEUScore:
+    """SketchBLEU of a generated repository against the reference (both path -> text), in one mode.
 
-    Raises `ProjectGenError` when the reference has no Python file or the extra is missing.
+    ``settings`` (the repaired mode's switches and the four weights) applies to the repaired mode;
+    the codes mode takes only its weights. Raises `ProjectGenError` when the reference has no Python
+    file, the mode is unknown or the extra is missing.
     """
     settings = settings or SketchBLEUSettings()
-    ref_files, cand_files = python_files(reference), python_files(candidate)
-    if not ref_files:
+    if mode not in SKETCHBLEU_MODES:
+        raise ProjectGenError(f"SketchBLEU: unknown mode {mode!r} (one of {', '.join(SKETCHBLEU_MODES)})")
+    if not python_files(reference):
         raise ProjectGenError("SketchBLEU: the reference repository has no .py file to compare with")
     parser = python_parser()
+    if mode == "codes":
+        parts = codes_components(candidate, reference, parser, python_keywords())
+        alpha, beta, gamma, theta = settings.weights
+        total = 100 * (alpha * parts.ngram_match + beta * parts.weighted_ngram_match
+                       + gamma * parts.structure_match + theta * (parts.dataflow_match or 1))
+        return SketchBLEUScore(ngram_match=parts.ngram_match, weighted_ngram_match=parts.weighted_ngram_match,
+                               structure_match=parts.structure_match, dataflow_match=parts.dataflow_match,
+                               total=total, reference_functions=parts.reference_functions,
+                               candidate_functions=parts.candidate_functions,
+                               settings=SketchBLEUSettings(weights=settings.weights), mode="codes")
+    return _repaired(candidate, reference, settings, parser)
+
+
+def sketch_bleu_modes(candidate: Mapping[str, str],
+                      reference: Mapping[str, str]) -> dict[SketchBLEUMode, SketchBLEUScore]:
+    """SketchBLEU in every mode (what results record and tables show side by side)."""
+    return {mode: sketch_bleu(candidate, reference, mode=mode) for mode in SKETCHBLEU_MODES}
+
+
+def _repaired(candidate: Mapping[str, str], reference: Mapping[str, str], settings: SketchBLEUSettings,
+              parser: Any) -> SketchBLEUScore:
+    ref_files, cand_files = python_files(reference), python_files(candidate)
     token_cache: dict[str, list[str]] = {}
     ref_tokens = [token for text in ref_files.values() for token in _cached_tokens(text, token_cache)]
     cand_tokens = [token for text in cand_files.values() for token in _cached_tokens(text, token_cache)]

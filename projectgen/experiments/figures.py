@@ -110,8 +110,12 @@ class PairResult(BaseModel):
     unit_denominator: str | None = Field(default=None, description="what final_unit_total counts: 'published' "
                                          "(the paper's #Tests), 'expected' (the reference's tests), 'declared' (the task's "
                                          "frozen total) or 'run' (the tests the output ran); evaluation.denominators")
-    sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100) of the final output against the "
-                                     "reference (ProjectGen Tables 4 and 6); None without a reference or the extra")
+    sketchbleu: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'repaired', of the final "
+                                     "output against the reference (ProjectGen Tables 4 and 6); None without a "
+                                     "reference or the extra")
+    sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
+                                           "arithmetic, what the paper printed); None also when CodeS's value is "
+                                           "undefined (a side without functions); absent in older results")
     non_functional: dict[str, float | None] | None = Field(
         default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
         "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")
@@ -198,7 +202,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
-        sketchbleu=final_sketchbleu(run_dir, task), non_functional=final_non_functional(run_dir, task, runner),
+        **final_sketchbleu(run_dir, task), non_functional=final_non_functional(run_dir, task, runner),
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
@@ -263,16 +267,19 @@ def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, fl
     return score_candidate(task, load_repository(output), runner).as_percent()
 
 
-def final_sketchbleu(run_dir: Path, task: Task) -> float | None:
-    """SketchBLEU of the run's output repository against the task's reference (None when there is no
-    reference, no output, or the `sketchbleu` extra is not installed)."""
-    from projectgen.evaluation.sketchbleu import sketch_bleu
+def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | None]:
+    """SketchBLEU of the run's output repository against the task's reference in both modes, as the
+    PairResult fields ``sketchbleu`` (repaired) and ``sketchbleu_codes``; None when there is no
+    reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is undefined."""
+    from projectgen.evaluation.sketchbleu import sketch_bleu_modes
     from projectgen.repository import load_repository
 
     output = RunFolder(run_dir).repository
     if not task.has_reference or not output.is_dir():
-        return None
+        return {}
     try:
-        return sketch_bleu(load_repository(output), task.reference_repository()).total
+        scores = sketch_bleu_modes(load_repository(output), task.reference_repository())
     except ProjectGenError:  # the extra is missing, or the reference has no Python file
-        return None
+        return {}
+    return {"sketchbleu": scores["repaired"].total,
+            "sketchbleu_codes": scores["codes"].total if scores["codes"].defined else None}

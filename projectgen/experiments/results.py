@@ -130,7 +130,9 @@ class FinalFigures(BaseModel):
                                     "(the paper's), 'expected' (the reference's), 'declared' (the task's frozen total), 'run' "
                                     "(evaluation.denominators)")
     sketchbleu: float | None = Field(default=None, description="ProjectGen Tables 4/6's AVG: the unweighted mean "
-                                     "SketchBLEU over the tasks that have one")
+                                     "SketchBLEU, mode 'repaired', over the tasks that have one")
+    sketchbleu_codes: float | None = Field(default=None, description="the same AVG of SketchBLEU in mode 'codes' "
+                                           "(CodeS's arithmetic, what the paper printed)")
     mean_pass_rate: float | None = None
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
@@ -205,7 +207,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         cost_reduction_pct=cost_reduction(rows[0].cost.usd, rows[-1].cost.usd) if len(rows) > 1 else None,
         token_reduction_pct=(cost_reduction(rows[0].tokens.total_tokens, rows[-1].tokens.total_tokens)
                              if len(rows) > 1 else None),
-        sketchbleu=average_sketchbleu(p.sketchbleu for p in ok))
+        sketchbleu=average_sketchbleu(p.sketchbleu for p in ok),
+        sketchbleu_codes=average_sketchbleu(p.sketchbleu_codes for p in ok))
     if ok and measured:
         # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.
         kept = [p for p in pairs if not p.ok and p.unit_denominator == "published"]
@@ -238,7 +241,9 @@ class SummaryEntry(BaseModel):
     pass_sum: int | None = Field(description="SUM of #Pass over the scored tasks (None: unit tests not run)")
     tests: int | None = Field(description="unit tests over the scored tasks (the SUM row's #Tests)")
     avg_weighted: float | None = Field(description="sum(#Pass x #LOC) / sum(#LOC) over the scored tasks")
-    sketchbleu: float | None = Field(default=None, description="mean SketchBLEU over the tasks that have one")
+    sketchbleu: float | None = Field(default=None, description="mean SketchBLEU, mode 'repaired', over the tasks "
+                                     "that have one")
+    sketchbleu_codes: float | None = Field(default=None, description="mean SketchBLEU, mode 'codes'")
     weights: list[str] = Field(description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
                                     "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
@@ -281,5 +286,5 @@ class ExperimentResults(BaseModel):
         """One entry per (method, model): SUM of #Pass and AVG_weighted of the final outputs."""
         return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
-                             sketchbleu=r.final.sketchbleu,
+                             sketchbleu=r.final.sketchbleu, sketchbleu_codes=r.final.sketchbleu_codes,
                              weights=r.final.weights, denominators=r.final.denominators) for r in self.models]

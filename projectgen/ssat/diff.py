@@ -35,7 +35,8 @@ def _diff_view(ssat: SSAT) -> dict[str, Any]:
         return {"type": item.type or "", "value": item.value or ""}
 
     def function(fn: FunctionNode, receiver: str | None = None) -> dict[str, Any]:
-        return {"signature": signature(fn, receiver), "description": fn.description}
+        return {"signature": signature(fn, receiver), "description": fn.description,
+                "parameters": {p.name: p.description for p in fn.parameters if p.description}}
 
     def cls(c: ClassNode) -> dict[str, Any]:
         return {
@@ -58,7 +59,7 @@ def _diff_view(ssat: SSAT) -> dict[str, Any]:
     return {
         "project_name": ssat.project_name,
         "description": ssat.description,
-        "modules": {m.path: m.description for m in ssat.modules},
+        "modules": {m.key: {"description": m.description, "members": set(m.files)} for m in ssat.modules},
         "files": {f.path: file(f) for f in ssat.files()},
     }
 
@@ -87,6 +88,7 @@ _CONTAINER_KINDS = MappingProxyType(
         "attributes": "attribute",
         "dependencies": "dependency",
         "imports": "import",
+        "members": "file",
     }
 )
 
@@ -104,7 +106,7 @@ def _describe(path: str) -> str:
             kind, value = _CONTAINER_KINDS[key], str(elements[i + 1])
             if key in ("files", "modules"):
                 file = value
-            elif key in ("dependencies", "imports"):
+            elif key in ("dependencies", "imports", "members"):
                 return f"{kind} of {file}: {value}"
             else:
                 names.append(value)

@@ -1,7 +1,15 @@
 """The SSAT's shape: immutable Pydantic models and the rules that span several fields.
 
-Shape: a flat list of files (keyed by path) plus optional package descriptions.
-Nesting is implied by the paths, which keeps the JSON a model must write simple.
+Shape: a flat list of files (keyed by path) plus optional modules. Nesting is implied
+by the paths, which keeps the JSON a model must write simple. A module is a package
+folder (`path`) or, as the ProjectGen paper's SSAT has it, a logical unit with a `name`
+and the `files` it holds.
+
+The paper's own shape loads too (`SSAT._paper_shape`): a list of modules, each nesting
+its file objects; files with a `name` beside their path; `global_code` for `globals`;
+class `functions` for `methods`; parameters with a `description`. It is read into the
+flat shape, which is what serializes, so such a tree round-trips through it.
+
 One field's text is checked by its type (`fields`); the validators here check what
 only the whole item can tell: parameter order, unique names in a scope, dependencies
 on files that exist.
@@ -66,6 +74,7 @@ class Parameter(_Node):
     type: OptExpr = Field(None, description="annotation source, e.g. 'dict[str, int] | None'")
     default: OptExpr = Field(None, description="default value source, e.g. 'None' or \"'utf-8'\"")
     kind: ParameterKind = "positional"
+    description: Text = Field("", description="what the argument is for (the paper's parameter description)")
 
     @model_validator(mode="before")
     @classmethod
@@ -199,7 +208,8 @@ class ClassNode(_Node):
     description: Text = ""
     decorators: Decorators = Field((), description="e.g. ['dataclass']")
     attributes: tuple[Attribute, ...] = ()
-    methods: tuple[FunctionNode, ...] = Field((), description="methods; 'self'/'cls' may be omitted, the stub adds it")
+    methods: tuple[FunctionNode, ...] = Field((), description="methods; 'self'/'cls' may be omitted, the stub adds it",
+                                              validation_alias=AliasChoices("methods", "functions"))
 
     @model_validator(mode="after")
     def _check_scope(self) -> ClassNode:
@@ -227,9 +237,25 @@ class FileNode(_Node):
     description: Text = ""
     dependencies: RepoPaths = Field((), description="paths of other repo files this file uses")
     imports: ImportLines = Field((), description="extra absolute import statements, e.g. 'import json'")
-    globals: tuple[GlobalCode, ...] = ()
+    globals: tuple[GlobalCode, ...] = Field((), validation_alias=AliasChoices("globals", "global_code"))
     classes: tuple[ClassNode, ...] = ()
     functions: tuple[FunctionNode, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _file_name(cls, data: Any) -> Any:
+        """The paper names a file beside its path: the name must be the path's last part (or the path)."""
+        if not isinstance(data, Mapping) or "name" not in data:
+            return data
+        data = dict(data)
+        name = data.pop("name")
+        path = data.get("path")
+        if path is None:
+            data["path"] = name
+        elif (isinstance(name, str) and isinstance(path, str)
+              and name.strip() not in ("", path.strip().rsplit("/", 1)[-1])):
+            raise ValueError(f"file name {name!r} is not the last part of its path {path!r}")
+        return data
 
     @field_validator("dependencies", "imports")
     @classmethod
@@ -255,15 +281,37 @@ class FileNode(_Node):
 
 
 class ModuleNode(_Node):
-    """A package (folder) and what it is for; its files are those below `path`."""
+    """A module and what it is for: a package folder (`path`, its files those below it), or a logical
+    unit with a `name` and the `files` it holds (the paper's modules), or both."""
 
-    path: RepoPath = Field(description="folder path, e.g. 'kvstore' or 'kvstore/backends'")
+    name: Text = Field("", description="the module's name; a folder module defaults to the folder's own name")
+    path: RepoPath | None = Field(None, description="folder path, e.g. 'kvstore' or 'kvstore/backends'")
     description: Text = ""
+    files: RepoPaths = Field((), description="paths of the SSAT files this module holds")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        """A folder module without a name takes the folder's own name."""
+        if isinstance(data, Mapping) and not data.get("name") and isinstance(data.get("path"), str):
+            return {**data, "name": data["path"].strip().strip("/").rsplit("/", 1)[-1]}
+        return data
+
+    @model_validator(mode="after")
+    def _check_module(self) -> ModuleNode:
+        if not self.name and self.path is None:
+            raise ValueError("a module needs a name (and its files) or a folder path")
+        return self
+
+    @field_validator("files")
+    @classmethod
+    def _dedupe(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return _unique(values)
 
     @property
-    def name(self) -> str:
-        """The folder's own name."""
-        return self.path.rsplit("/", 1)[-1]
+    def key(self) -> str:
+        """What identifies the module in the tree: its folder, else its name."""
+        return self.path or self.name
 
 
 class SSAT(_Node):
@@ -273,21 +321,49 @@ class SSAT(_Node):
 
     project_name: Annotated[str, Field(min_length=1)]
     description: Text = ""
-    modules: tuple[ModuleNode, ...] = Field((), description="optional notes on packages (folders)")
+    modules: tuple[ModuleNode, ...] = Field((), description="optional modules: package folders or logical units")
     file_nodes: tuple[FileNode, ...] = Field(alias="files")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paper_shape(cls, data: Any) -> Any:
+        """The paper's tree: modules that nest their file objects move them to `files`, keeping their paths."""
+        if isinstance(data, list):
+            raise ValueError("the SSAT is a list of modules without a project name; "
+                             "load it with validate_ssat_json(data, project_name=...)")
+        if not isinstance(data, Mapping) or not isinstance(data.get("modules"), (list, tuple)):
+            return data
+        files = list(data.get("files") or ())
+        modules = []
+        for module in data["modules"]:
+            if isinstance(module, Mapping) and isinstance(module.get("files"), (list, tuple)):
+                nested = [f for f in module["files"] if isinstance(f, Mapping)]
+                files += nested
+                module = {**module, "files": [(f.get("path") or f.get("name")) if isinstance(f, Mapping) else f
+                                              for f in module["files"]]}
+            modules.append(module)
+        return {**data, "modules": modules, "files": files}
 
     @model_validator(mode="after")
     def _check_tree(self) -> SSAT:
         """Cross-file rules: unique paths, known dependencies, folders that exist."""
         problems = [] if self.file_nodes else ["an SSAT needs at least one file"]
         problems += [f"duplicate file path {p!r}" for p in _repeated(f.path for f in self.file_nodes)]
-        problems += [f"duplicate module path {p!r}" for p in _repeated(m.path for m in self.modules)]
+        problems += [f"duplicate module {p!r}" for p in _repeated(m.key for m in self.modules)]
         paths = {f.path for f in self.file_nodes}
         folders = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
         problems += [f"{p!r} is a file but also a folder of other files" for p in sorted(paths & folders)]
         for module in self.modules:
-            if module.path not in folders:
+            if module.path is not None and module.path not in folders:
                 problems.append(f"module {module.path!r} has no files; add files below it or drop it")
+            problems += [f"module {module.key!r} lists {p!r}, which is not a file of the SSAT"
+                         for p in module.files if p not in paths]
+        owners: dict[str, list[str]] = {}
+        for module in self.modules:
+            for p in module.files:
+                owners.setdefault(p, []).append(module.key)
+        problems += [f"file {p!r} is in more than one module ({', '.join(keys)})"
+                     for p, keys in owners.items() if len(keys) > 1]
         for node in self.file_nodes:
             for dep in node.dependencies:
                 if dep not in paths:

@@ -207,12 +207,20 @@ def _global_lines(items: Sequence[GlobalCode]) -> list[str]:
     return lines
 
 
+def described(fn: FunctionNode) -> str:
+    """A function's description and, under "Args:", its parameters' descriptions (the stub's docstring)."""
+    args = [f"    {p.name}: {' '.join(p.description.split())}" for p in fn.parameters if p.description]
+    if not args:
+        return fn.description
+    return "\n".join([*([inspect.cleandoc(fn.description), ""] if fn.description else []), "Args:", *args])
+
+
 def _function_lines(fn: FunctionNode, indent: str, receiver: str | None) -> list[str]:
     """Decorators, def line, docstring, `pass`."""
     lines = [f"{indent}@{d}" for d in fn.decorators]
     lines.append(f"{indent}{_def_line(fn, receiver)}:")
-    if fn.description:
-        lines.append(_docstring(fn.description, indent + "    "))
+    if text := described(fn):
+        lines.append(_docstring(text, indent + "    "))
     lines.append(f"{indent}    pass")
     return lines
 
@@ -238,8 +246,10 @@ def _class_code(cls: ClassNode) -> str:
 def render_tree(ssat: SSAT) -> str:
     """Compact prompt text: one line per package, file, global, class, attribute, function."""
     lines = [f"Project {ssat.project_name}" + (f": {_summary(ssat.description)}" if ssat.description else "")]
-    for m in sorted(ssat.modules, key=lambda m: m.path):
-        lines.append(f"package {m.path}/" + (f": {_summary(m.description)}" if m.description else ""))
+    for m in sorted(ssat.modules, key=lambda m: m.key):
+        line = f"package {m.path}/" if m.path is not None else f"module {m.name}"
+        line += f": {_summary(m.description)}" if m.description else ""
+        lines.append(line + (f" [files {', '.join(m.files)}]" if m.files else ""))
     for f in ssat.files():
         line = f.path + (f": {_summary(f.description)}" if f.description else "")
         if f.dependencies:
@@ -263,6 +273,8 @@ def render_file(ssat: SSAT, path: str) -> str:
     """Detailed text for one file: descriptions, neighbours, every signature."""
     f = ssat.file(path)
     lines = [f"File {f.path}"]
+    lines += [f"Module: {m.name}" + (f": {_summary(m.description)}" if m.description else "")
+              for m in ssat.modules if f.path in m.files]
     if f.description:
         lines.append(f"Description: {f.description}")
     if f.dependencies:
@@ -288,12 +300,12 @@ def render_file(ssat: SSAT, path: str) -> str:
             lines.append(f"  - attribute {text}" + (f": {a.description}" if a.description else ""))
         for m in c.methods:
             lines.append(f"  - {signature(m, method_receiver(m))}")
-            lines += _indented(m.description, "      ")
+            lines += _indented(described(m), "      ")
     if f.functions:
         lines.append("Functions:")
         for fn in f.functions:
             lines.append(f"  - {signature(fn, None)}")
-            lines += _indented(fn.description, "      ")
+            lines += _indented(described(fn), "      ")
     return "\n".join(lines)
 
 

@@ -39,8 +39,12 @@ class SSATValidationError(ProjectGenError):
         super().__init__("invalid SSAT:\n" + "\n".join(f"- {p}" for p in problems))
 
 
-def validate_ssat_json(data: str | bytes | Mapping[str, Any] | SSAT) -> SSAT:
+def validate_ssat_json(data: str | bytes | Mapping[str, Any] | list[Any] | SSAT,
+                       project_name: str | None = None) -> SSAT:
     """Parse and validate model output; raise SSATValidationError with readable problems.
+
+    The paper's SSAT is a bare list of modules: it loads with ``project_name`` naming the
+    project (a tree that names its own keeps it).
 
     Text may be fenced or wrapped in prose (see `projectgen.llm.parsing.find_json`). JSON
     that had to be repaired because it was cut off is rejected even if it validates:
@@ -61,8 +65,13 @@ def validate_ssat_json(data: str | bytes | Mapping[str, Any] | SSAT) -> SSAT:
         data = found.value
         if found.truncated:
             problems.append("the JSON is cut off before its end; send the complete SSAT (shorter descriptions)")
+    if isinstance(data, list) and project_name:
+        data = {"project_name": project_name, "modules": data}
+    elif isinstance(data, Mapping) and project_name and not data.get("project_name"):
+        data = {**data, "project_name": project_name}
     if not isinstance(data, Mapping):
-        raise SSATValidationError([*problems, f"the SSAT must be a JSON object, got {type(data).__name__}"])
+        shown = "a list of modules without a project name" if isinstance(data, list) else type(data).__name__
+        raise SSATValidationError([*problems, f"the SSAT must be a JSON object, got {shown}"])
     try:
         ssat = SSAT.model_validate(data)
     except ValidationError as exc:

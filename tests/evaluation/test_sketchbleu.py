@@ -2,7 +2,6 @@
 components checked by hand on tiny repositories, the CodeS defect fixed, the papers' AVG rows."""
 from __future__ import annotations
 
-import ast
 import math
 import sys
 from collections import defaultdict
@@ -25,7 +24,7 @@ from projectgen.evaluation.sketchbleu import (  # noqa: E402
     sketch_bleu,
 )
 
-from test_support import paper_table  # noqa: E402
+from test_support import paper_table, with_pass_bodies  # noqa: E402
 
 
 
@@ -33,19 +32,6 @@ from test_support import paper_table  # noqa: E402
 def kvstore() -> dict[str, str]:
     return projectgen.load_task(projectgen.example_task_path("kvstore")).reference_repository()
 
-
-def with_pass_bodies(repository: dict[str, str]) -> dict[str, str]:
-    """Every function's body replaced by `pass` (signatures, classes and module code kept)."""
-    stubbed = {}
-    for path, text in repository.items():
-        if path.endswith(".py"):
-            tree = ast.parse(text)
-            for node in ast.walk(tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    node.body = [ast.Pass()]
-            text = ast.unparse(tree) + "\n"
-        stubbed[path] = text
-    return stubbed
 
 
 def test_the_reference_against_itself_scores_100(kvstore: dict[str, str]) -> None:
@@ -138,7 +124,7 @@ def test_a_dataflow_score_of_0_is_not_counted_as_1(kvstore: dict[str, str]) -> N
     fixed = sketch_bleu(no_functions, kvstore)
     assert fixed.candidate_functions == 0 and fixed.dataflow_match == 0.0
     assert fixed.total == pytest.approx(25 * (fixed.ngram_match + fixed.weighted_ngram_match + fixed.structure_match))
-    codes = sketch_bleu(no_functions, kvstore, SketchBLEUSettings.codes())
+    codes = sketch_bleu(no_functions, kvstore, SketchBLEUSettings(zero_dataflow_counts_as_one=True))
     assert codes.dataflow_match == 0.0
     assert codes.total == pytest.approx(
         25 * (codes.ngram_match + codes.weighted_ngram_match + codes.structure_match + 1))
@@ -150,7 +136,8 @@ def test_functions_without_dataflow_match_each_other_unless_codes_rule() -> None
     reference = {"m.py": "def name():\n    return 'x'\n\ndef f(x):\n    return x\n"}
     assert sketch_bleu(reference, reference).dataflow_match == pytest.approx(1.0)
     # CodeS scores a pair without reference dataflow 0, so the reference itself stays below 100
-    assert sketch_bleu(reference, reference, SketchBLEUSettings.codes()).dataflow_match == pytest.approx(0.5)
+    codes_rule = SketchBLEUSettings(empty_dataflow_pairs="zero")
+    assert sketch_bleu(reference, reference, codes_rule).dataflow_match == pytest.approx(0.5)
 
 
 def test_a_reference_without_python_files_is_a_user_error() -> None:

@@ -274,8 +274,16 @@ def test_sketchbleu_of_each_final_output_and_its_average(setup, second) -> None:
     scores = {p.task_id: p.sketchbleu for p in buggy.pairs if p.ok}
     assert 0 < scores["wordfreq"] < 100 and ref.final.sketchbleu == 100.0
     assert buggy.final.sketchbleu == pytest.approx(sum(scores.values()) / 2)
+    # the codes mode beside it: CodeS's own value for kvstore against itself (tests/evaluation/test_sketchbleu_codes.py)
+    codes = {p.task_id: p.sketchbleu_codes for p in ref.pairs if p.ok}
+    assert codes["kvstore"] == pytest.approx(96.55172413793103) and 0 < codes["wordfreq"] <= 100
+    assert ref.final.sketchbleu_codes == pytest.approx(sum(codes.values()) / 2)
+    entry = next(e for e in second["results"].summary if e.model == ref.model)
+    assert (entry.sketchbleu, entry.sketchbleu_codes) == (ref.final.sketchbleu, ref.final.sketchbleu_codes)
     markdown = (setup["out"] / "results.md").read_text()
-    assert "## SketchBLEU per task (ProjectGen Tables 4 and 6)" in markdown and "| AVG | | 100.00 |" in markdown
+    assert "## SketchBLEU per task (ProjectGen Tables 4 and 6)" in markdown
+    assert f"| AVG | | 100.00 | {ref.final.sketchbleu_codes:.2f} |" in markdown
+    assert f"{ref.method} / {ref.model} (repaired) | {ref.method} / {ref.model} (codes)" in markdown
 
 
 def test_the_reference_models_table_by_hand(second) -> None:
