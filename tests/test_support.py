@@ -237,3 +237,11 @@ def with_pass_bodies(repository: dict[str, str]) -> dict[str, str]:
             text = ast.unparse(tree) + "\n"
         stubbed[path] = text
     return stubbed
+
+
+def restore_sigint() -> None:
+    """`preexec_fn` of a command a test interrupts with SIGINT: a job started in the background (`cmd &`, as a CI
+    script may run the suite) starts with SIGINT ignored, and its children would inherit that."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

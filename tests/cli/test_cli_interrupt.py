@@ -14,11 +14,7 @@ from pathlib import Path
 
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
-from test_support import experiment_script, strict_jsonl
-
-
-def _restore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background job starts with SIGINT ignored
+from test_support import experiment_script, restore_sigint, strict_jsonl
 
 
 def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path) -> None:
@@ -30,7 +26,7 @@ def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path) -
                "--model", f"scripted:{tmp_path / 'slow.json'}", "--method", "livecoder,direct", "--attempts", "2",
                "--workers", "2", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True, preexec_fn=_restore_sigint)
+                               start_new_session=True, preexec_fn=restore_sigint)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         if list(out.glob("**/events.jsonl")):  # units are running

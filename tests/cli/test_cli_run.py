@@ -14,6 +14,7 @@ from projectgen.runs import RunRequest
 from projectgen.cli import main
 from projectgen.datasets.examples import example_script_path, example_task_path
 from projectgen.datasets.loaders import load_task
+from test_support import restore_sigint
 
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 
@@ -174,7 +175,8 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
     out = tmp_path / "run"
     command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
                "--out", str(out), "--cache-dir", str(env_cache), "--no-unit-tests"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=restore_sigint)
     events = out / "events.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
