@@ -54,6 +54,35 @@ def test_junit_xml_gives_each_case_and_a_mangled_report_gives_none() -> None:
     assert junit_results("<testsuite><testcase name='x'>", lambda c, n: "f") == []
 
 
+def test_junit_4_tests_are_read_from_the_vintage_engines_report_beside_jupiters(tmp_path: Path) -> None:
+    """The JUnit launcher writes one report per engine; a JUnit 4 class's tests are in Vintage's, which the report
+    step prints after Jupiter's (a LiveRepoReflection exercise's tests read as never run without it)."""
+    from projectgen.evaluation.languages.plans import NEXT_REPORT, PLANS, RunContext, report_names
+
+    assert report_names("java") == ("TEST-junit-jupiter.xml", "TEST-junit-vintage.xml")
+    jupiter = '<testsuite><testcase classname="CalcTest" name="adds()"/></testsuite>'
+    vintage = ('<testsuite><testcase classname="RoutingTest" name="testAddLink"/>'
+               '<testcase classname="RoutingTest" name="testCost"><failure message="2 != 3"/></testcase></testsuite>')
+    ctx = RunContext(workspace=tmp_path, project="", test_files=("src/test/java/CalcTest.java",
+                                                                 "src/test/java/RoutingTest.java"),
+                     toolchain=Toolchain("java"), home=tmp_path, tmp=tmp_path, report="", timeout=10)
+    parsed = PLANS["java"].results(ctx, f"{jupiter}\n{NEXT_REPORT}\n{vintage}")
+    assert [(t.nodeid, t.outcome) for t in parsed.tests] == [
+        ("src/test/java/CalcTest.java::adds", Outcome.PASSED), ("src/test/java/RoutingTest.java::testAddLink",
+                                                                Outcome.PASSED),
+        ("src/test/java/RoutingTest.java::testCost", Outcome.FAILED)]
+
+
+def test_a_go_test_file_that_declares_no_test_owes_no_outcome() -> None:
+    """Go exercises keep their cases in a ``cases_test.go`` without a test function; only a file that declares a
+    test must report one (else it counts as an error), and other languages' files always must."""
+    from projectgen.evaluation.languages.session import _declares_tests
+
+    assert not _declares_tests("go", "package router\n\nvar cases = []struct{ in string }{{\"a\"}}\n")
+    assert _declares_tests("go", "package router\n\nfunc TestRoute(t *testing.T) {}\n")
+    assert _declares_tests("go", None) and _declares_tests("rust", "fn helper() {}")
+
+
 def test_jest_and_libtest_reports() -> None:
     jest = {"testResults": [
         {"name": "/ws/p/a.spec.js", "status": "failed", "assertionResults": [

@@ -282,7 +282,8 @@ class JavaPlan:
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
 
     def results(self, ctx: RunContext, report: str) -> Parsed:
-        return Parsed(junit_results(report, java_test_file(ctx.run_files)))
+        file_of = java_test_file(ctx.run_files)
+        return Parsed([test for engine in report.split(NEXT_REPORT) for test in junit_results(engine.strip(), file_of)])
 
 
 def _json_string(text: str) -> str:
@@ -295,7 +296,16 @@ PLANS: dict[str, LanguagePlan] = {GO: GoPlan(), RUST: RustPlan(), CPP: CppPlan()
                                   JAVA: JavaPlan()}
 
 
+NEXT_REPORT = "<!-- projectgen: next report -->"  # between two report files the report step prints
+
+
+def report_names(language: str) -> tuple[str, ...]:
+    """The report files' names, in a folder of the session's private temp folder that the test step makes
+    under a random name: the first always written, the others when there is something to report (the JUnit
+    launcher writes one fixed name per engine: Jupiter's, and Vintage's for JUnit 4 tests)."""
+    return ("TEST-junit-jupiter.xml", "TEST-junit-vintage.xml") if language == JAVA else (f"report-{language}.out",)
+
+
 def report_name(language: str) -> str:
-    """The report file's name, in a folder of the session's private temp folder that the test step makes
-    under a random name (the JUnit launcher's file name is fixed)."""
-    return "TEST-junit-jupiter.xml" if language == JAVA else f"report-{language}.out"
+    """The report file every run of `language` writes (`report_names`' first)."""
+    return report_names(language)[0]

@@ -20,6 +20,7 @@ of the file's expected tests); so does a test file the report says nothing about
 """
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 
@@ -30,7 +31,8 @@ from projectgen.evaluation.languages.dependencies import (
     prepare_go_modules,
     prepare_node_modules,
 )
-from projectgen.evaluation.languages.plans import PLANS, LanguagePlan, Parsed, RunContext, report_name
+from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, Parsed, RunContext, report_name,
+                                                  report_names)
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
@@ -48,6 +50,9 @@ from projectgen.evaluation.sandbox_session import (
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
 REPORT_CAP = 16 * 1024**2
+TEST_DECLARATIONS = {GO: re.compile(r"^func\s+(Test|Example|Fuzz)\w*\s*\(", re.M)}
+"""What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
+holds only the cases its ``*_test.go`` runs. Such a file owes no outcome."""
 REPORT_TIMEOUT = 60.0
 
 
@@ -97,7 +102,8 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
                      dependencies=dependencies, canary=canary)
     steps = plan.steps(ctx)
     steps[-1] = _with_report_folder(steps[-1], report.parent)
-    steps.append(Step("report", ["/bin/sh", "-c", _PRINT_REPORT, "report", str(report), str(REPORT_CAP + 1)],
+    others = [str(report.parent / name) for name in report_names(task.language)[1:]]
+    steps.append(Step("report", ["/bin/sh", "-c", _PRINT_REPORT, "report", str(REPORT_CAP + 1), str(report), *others],
                       ctx.env(), REPORT_TIMEOUT, output_keep=REPORT_CAP + 1))
     binds = tuple(dict.fromkeys([*toolchain.binds, *([str(dependencies)] if dependencies else [])]))
     cgroup = RunCgroup.create(limits) if containment.cgroups else None
@@ -114,8 +120,16 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
 
 
 # The report step: the report only when it is a regular file (not a link, FIFO or device), capped.
-_PRINT_REPORT = '[ -f "$1" ] && [ ! -L "$1" ] || { echo "no regular report file" >&2; exit 3; }\n' \
-                'exec head -c "$2" -- "$1"'
+_PRINT_REPORT = ('cap=$1; shift\n'
+                 '[ -f "$1" ] && [ ! -L "$1" ] || { echo "no regular report file" >&2; exit 3; }\n'
+                 'head -c "$cap" -- "$1" || exit 3; shift\n'
+                 'for f in "$@"; do\n'
+                 '  [ -e "$f" ] || [ -L "$f" ] || continue\n'
+                 '  [ -f "$f" ] && [ ! -L "$f" ] || { echo "no regular report file" >&2; exit 3; }\n'
+                 f"  printf '\\n%s\\n' '{NEXT_REPORT}'; head -c \"$cap\" -- \"$f\" || exit 3\n"
+                 'done')
+"""Prints the report files a test step wrote, each a regular file (never a link), the first required and the
+others (another engine's, e.g. JUnit Vintage's) when present, separated by `NEXT_REPORT`."""
 
 
 def _with_report_folder(step: Step, reports: Path) -> Step:
@@ -179,9 +193,11 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         parsed = plan.results(ctx, text) if text else Parsed([])
         parsed, tampered = without_canary(parsed, word)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
-        said = tested.output.text().strip()[-3000:]
+        said = "\n".join(line for line in tested.output.text().strip().splitlines()
+                          if not word or word not in line)[-3000:]  # the canary is not for a model to see
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
-                      for rel in ctx.test_files if rel not in reported and rel not in parsed.broken}
+                      for rel in ctx.test_files if rel not in reported and rel not in parsed.broken
+                      and _declares_tests(task.language, ctx.test_sources.get(rel))}
         parsed = Parsed(parsed.tests, {**{rel: f"{why}\n{said}" for rel, why in parsed.broken.items()},
                                        **unreported})
     if tampered:
@@ -195,6 +211,12 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         collected=len(parsed.tests), collected_ids=[test.nodeid for test in parsed.tests],
         exit_status=ran.exit_status if ran.stop == FINISHED else None, timed_out=ran.stop == TIMED_OUT,
         output_tail=output[-6000:], isolation=isolation)
+
+
+def _declares_tests(language: str, source: str | None) -> bool:
+    """Whether a test file declares a test (always, where the language has no pattern or the text is unknown)."""
+    pattern = TEST_DECLARATIONS.get(language)
+    return pattern is None or source is None or pattern.search(source) is not None
 
 
 def without_canary(parsed: Parsed, word: str) -> tuple[Parsed, str | None]:
