@@ -10,6 +10,23 @@ import pytest
 # Task folders written for the tests (tests/task_shapes) hold test files of their own, run only in the sandbox.
 collect_ignore = ["task_shapes"]
 
+# The modules that take longest in all (`pytest --durations`), collected first: `make test` hands whole modules
+# to its workers in collection order, and one of these started last keeps one core busy while the other idles.
+LONG_MODULES = ("test_benchmarks.py", "runs/test_resume.py", "cli/test_cli_run.py", "evaluation/test_languages.py",
+                "experiments/test_experiments.py", "experiments/test_refinement.py", "cli/test_cli_interrupt.py",
+                "construction/test_construct_multiturn.py", "evaluation/test_task_shapes.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `LONG_MODULES` first, longest first; every other module after them in its usual order."""
+    here = Path(__file__).resolve().parent
+
+    def rank(item: pytest.Item) -> int:
+        module = item.path.resolve().relative_to(here).as_posix() if item.path.is_relative_to(here) else ""
+        return LONG_MODULES.index(module) if module in LONG_MODULES else len(LONG_MODULES)
+
+    items.sort(key=rank)  # stable: a module's tests keep their order
+
 # The published benchmark data lives next to the project, read-only: ../shared/datasets (a work tree
 # elsewhere names it with PROJECTGEN_TEST_SHARED_DATASETS).
 SHARED_DATASETS = Path(os.environ.get("PROJECTGEN_TEST_SHARED_DATASETS")
