@@ -12,8 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# --no-compile: bytecode is written on first import, for the modules used, not for all of Ray's (15 s less)
-	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,postgres,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,postgres,ray]'
 	touch $(STAMP)
 
 # The default suite on every core: one test file per worker keeps each file's module fixtures (scripted
