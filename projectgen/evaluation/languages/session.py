@@ -20,7 +20,6 @@ of the file's expected tests); so does a test file the report says nothing about
 """
 from __future__ import annotations
 
-import re
 import secrets
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from projectgen.evaluation.languages.dependencies import (
 )
 from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, Parsed, RunContext, report_name,
                                                   report_names)
+from projectgen.evaluation.languages.reports import GO_TEST_FUNC
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
@@ -50,9 +50,10 @@ from projectgen.evaluation.sandbox_session import (
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
 REPORT_CAP = 16 * 1024**2
-TEST_DECLARATIONS = {GO: re.compile(r"^func\s+(Test|Example|Fuzz)\w*\s*\(", re.M)}
+TEST_DECLARATIONS = {GO: GO_TEST_FUNC}
 """What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
-holds only the cases its ``*_test.go`` runs. Such a file owes no outcome."""
+holds only the cases its ``*_test.go`` runs. Such a file owes no outcome. Go's is the pattern that attributes
+each reported test to its file (`go_test_files`), so a file owes an outcome exactly when one can reach it."""
 REPORT_TIMEOUT = 60.0
 
 
