@@ -57,7 +57,7 @@ from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
 from projectgen.evaluation.results_channel import Canary, canary_problem, read_channel
-from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, sandbox_file
+from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 from projectgen.evaluation.sandbox_session import (
@@ -194,6 +194,7 @@ class SandboxRunner:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
         self.containment()
+        compile_recorder(env.python_version)
         folder = SessionFolder.create(self.settings.workdir, task.id)
         try:
             report = self._run(folder, task, suite, env, candidate)

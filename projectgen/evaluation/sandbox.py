@@ -17,7 +17,9 @@ tasks and the memory of the whole run, and a way to kill all of it.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import py_compile
 import secrets
 import signal
 import subprocess
@@ -76,6 +78,22 @@ def sandbox_file(name: str) -> Path:
     it by that path into a root where a link to the host's tree leads nowhere (a package reached through
     a linked folder, as `langgraph dev` serves one)."""
     return Path(str(resources.files("projectgen.evaluation") / "sandbox_files" / name)).resolve()
+
+
+def compile_recorder(python_version: str) -> None:
+    """Write the recorder's bytecode beside it for an environment on this interpreter's version, if missing.
+
+    The test process imports `projectgen_results` from the sandbox's read-only folder, so without a
+    `.pyc` there every evaluation compiles it again (about 1 ms); a wheel's install compiles it, an
+    editable checkout does not. Another Python version, or a folder we may not write, keeps compiling."""
+    if tuple(python_version.split(".")[:2]) != tuple(str(part) for part in sys.version_info[:2]):
+        return
+    source = sandbox_file("projectgen_results.py")
+    try:
+        if not Path(importlib.util.cache_from_source(str(source))).is_file():
+            py_compile.compile(str(source), doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass
 
 
 def limit_args(limits: Limits) -> list[str]:
