@@ -56,7 +56,7 @@ from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
-from projectgen.evaluation.results_channel import Canary, canary_problem, read_channel
+from projectgen.evaluation.results_channel import Canary, canary_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
@@ -409,7 +409,7 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
                   isolation: str, environment: EnvironmentInfo) -> TestReport:
     """The test step's report: the recorder's events checked, the canaries taken out, tampering applied."""
     ran = session.steps[-1]
-    channel = read_channel(session.channel, session.secret)
+    channel = session.channel
     tests, collection_errors, collected = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills))
     folder = task.suite_folder(suite)
     canaries = [test for test in tests if canary.owns(test.nodeid, folder)]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from projectgen.evaluation.cleanup import remove_tree
+from projectgen.evaluation.results_channel import ChannelEvents, ChannelReader
 from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup, sandbox_prefix, start_sandboxed
 
 FINISHED, TIMED_OUT, OUTPUT_LIMIT, NOT_RUN, DIED = "finished", "timed out", "output limit", "not run", "died"
@@ -151,9 +152,8 @@ class StepResult:
 @dataclass
 class SessionResult:
     steps: list[StepResult]
-    channel: bytes = b""
+    channel: ChannelEvents = field(default_factory=lambda: ChannelEvents([], None))  # the recorder's, checked
     channel_overflow: bool = False
-    secret: bytes = b""
     setup_error: str | None = None  # the sandbox could not be set up: no step ran
     oom_kills: int = 0
 
@@ -172,7 +172,7 @@ def run_session(containment: Containment, folder: SessionFolder, binds: tuple[st
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                   pass_fds=pipes.inherited())
         pipes.close_inherited()
-        pump = _Pump(process, pipes, results, limits.output_bytes,
+        pump = _Pump(process, pipes, results, limits.output_bytes, ChannelReader(secret, CHANNEL_LIMIT),
                      deadline=time.monotonic() + sum(step.timeout for step in steps) + BACKSTOP_SECONDS)
         try:
             pump.run()
@@ -190,7 +190,7 @@ def run_session(containment: Containment, folder: SessionFolder, binds: tuple[st
         for result in results:
             if result.stop == NOT_RUN and pump.finished_steps == results.index(result):
                 result.stop = DIED  # the launcher died while this step ran
-    return SessionResult(results, bytes(pump.channel), pump.channel_overflow, secret, setup_error,
+    return SessionResult(results, pump.channel.result(), pump.channel.overflow, setup_error,
                          cgroup.oom_kills() if cgroup else 0)
 
 
@@ -275,15 +275,14 @@ class _Pump:
     backstop deadline comes."""
 
     def __init__(self, process: subprocess.Popen, pipes: _Pipes, results: list[StepResult], limit: int | None,
-                 deadline: float) -> None:
+                 channel: ChannelReader, deadline: float) -> None:
         self.process = process
         self.pipes = pipes
         self.results = results
         self.limit = limit
         self.deadline = deadline
         self.log = Tail(2000)
-        self.channel = bytearray()
-        self.channel_overflow = False
+        self.channel = channel
         self.status_buffer = b""
         self.finished_steps = 0
         self.step_groups: list[int] = []
@@ -380,10 +379,7 @@ class _Pump:
         elif source == "status":
             self._status(chunk)
         elif source == "channel":
-            if len(self.channel) + len(chunk) > CHANNEL_LIMIT:
-                self.channel_overflow = True
-            else:
-                self.channel += chunk
+            self.channel.feed(chunk)
         else:
             assert isinstance(source, int)
             self.results[source].output.feed(chunk)

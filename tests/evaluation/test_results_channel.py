@@ -8,7 +8,7 @@ import sys
 import _pytest.python
 import pytest
 
-from projectgen.evaluation.results_channel import Canary, read_channel, sign
+from projectgen.evaluation.results_channel import Canary, ChannelReader, read_channel, sign
 from projectgen.evaluation.sandbox import sandbox_file
 
 SECRET = b"s" * 64
@@ -49,6 +49,24 @@ def test_signed_events_in_order_are_read_and_a_cut_last_line_is_dropped(recorder
     line = b'{"event": "start", "nodeid": "t::a", "seq": 1}'
     whole = line + b"\t" + sign(SECRET, line) + b"\n"
     assert read_channel(whole + whole[:20], SECRET).tampered is None  # killed in the middle of a line
+
+
+def test_lines_fed_in_pieces_read_as_the_whole_and_nothing_is_taken_past_the_limit() -> None:
+    """The runner checks the lines while the tests run, as its reads cut them; a line split between two reads
+    is one line."""
+    lines = [b'{"event": "start", "nodeid": "t::%d", "seq": %d}' % (n, n + 1) for n in range(5)]
+    data = b"".join(line + b"\t" + sign(SECRET, line) + b"\n" for line in lines)
+    reader = ChannelReader(SECRET)
+    for start in range(0, len(data), 7):
+        reader.feed(data[start:start + 7])
+    assert reader.result() == read_channel(data, SECRET)
+    assert [e["nodeid"] for e in reader.result().events] == [f"t::{n}" for n in range(5)]
+    capped = ChannelReader(SECRET, limit=len(data) // 2)
+    capped.feed(data[:len(data) // 3])
+    capped.feed(data[len(data) // 3:])  # past the limit: dropped, and so is all that follows
+    capped.feed(b"")
+    assert capped.overflow and capped.result().tampered is None
+    assert len(capped.result().events) < 5
 
 
 @pytest.mark.parametrize("forged", [

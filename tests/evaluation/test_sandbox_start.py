@@ -17,9 +17,11 @@ import pytest
 from projectgen.evaluation.cleanup import remove_tree, sweep_leftovers
 from projectgen.evaluation.sandbox import NAMESPACES, NO_ISOLATION, Containment, Limits, RunCgroup
 from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation import sandbox_session
 from projectgen.evaluation.sandbox_session import (
     FINISHED,
     NOT_RUN,
+    QUIET_SECONDS,
     TIMED_OUT,
     SessionFolder,
     SessionResult,
@@ -233,3 +235,24 @@ def test_the_deep_tree_a_run_leaves_is_still_removed() -> None:
         assert not folder.root.exists()
     finally:
         remove_tree(parent)
+
+
+def test_the_host_reads_a_chatty_step_in_batches_and_loses_none_of_it(tmp_path: Path, containment: Containment,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that prints a line every millisecond (as the recorder writes an event per test phase) wakes the
+    host at most once per QUIET_SECONDS for it, not once a line: every wake-up cost the writer too."""
+    reads: list[int] = []
+    original = sandbox_session._Pump._read
+
+    def counted(pump, fd: int, source):
+        if source not in ("log", "status"):
+            reads.append(fd)
+        return original(pump, fd, source)
+
+    monkeypatch.setattr(sandbox_session._Pump, "_read", counted)
+    started = time.monotonic()
+    _, done = session(containment, tmp_path, "i=0; while [ $i -lt 300 ]; do echo line $i; sleep 0.001; i=$((i+1)); done")
+    elapsed = time.monotonic() - started
+    assert (done.steps[0].stop, done.steps[0].exit_status) == (FINISHED, 0)
+    assert done.steps[0].output.total == sum(len(f"line {i}\n") for i in range(300))
+    assert len(reads) <= elapsed / QUIET_SECONDS + 3  # eagerly, it was about one read per line
