@@ -1,15 +1,20 @@
 """The recorder's events as the runner reads them: signed, numbered, and a patched framework said once."""
 from __future__ import annotations
 
+import importlib.util
 import os
+import platform
+import shutil
 import site
 import sys
+from pathlib import Path
 
 import _pytest.python
 import pytest
 
 from projectgen.evaluation.results_channel import Canary, ChannelReader, read_channel, sign
-from projectgen.evaluation.sandbox import sandbox_file
+from projectgen.evaluation import sandbox
+from projectgen.evaluation.sandbox import compile_recorder, sandbox_file
 
 SECRET = b"s" * 64
 
@@ -127,3 +132,17 @@ def test_a_canary_is_told_by_its_module_in_the_suites_folder() -> None:
     assert not canary.owns(f"unit_tests/{canary.module}x::test_x", "unit_tests")
     assert not canary.owns("unit_tests/test_real.py::test_x", "unit_tests")
     assert canary.source.count("def test_") == 2 and "assertEqual" in canary.source
+
+
+def test_the_recorder_is_compiled_beside_it_for_an_environment_on_the_runners_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test process imports the recorder from the sandbox's read-only folder: without its bytecode there
+    (an editable checkout has none), every evaluation compiled it again."""
+    copy = tmp_path / "projectgen_results.py"
+    shutil.copy(sandbox_file("projectgen_results.py"), copy)
+    monkeypatch.setattr(sandbox, "sandbox_file", lambda name: tmp_path / name)
+    compiled = Path(importlib.util.cache_from_source(str(copy)))
+    compile_recorder("2.7.18")  # another interpreter's bytecode would not be read: nothing written
+    assert not compiled.exists()
+    compile_recorder(platform.python_version())
+    assert compiled.is_file()
