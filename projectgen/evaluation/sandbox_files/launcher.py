@@ -37,8 +37,8 @@ owned by the sandboxed uid, in which the `--protect` files (the tests) are
 bound read-only onto themselves. Nothing else of the host is there: no homes, no
 datasets or checkouts, no other run, no /run and no /sys. It pivots into that
 root, detaches the old one, brings up loopback in the empty network namespace,
-and as PID 1 runs each step with every capability dropped (`drop_privileges`, what
-`setpriv` did) and, as root, as the unprivileged mapped uid (the kernel exempts host root from
+and as PID 1 runs each step through `setpriv` with every capability dropped and,
+as root, as the unprivileged mapped uid (the kernel exempts host root from
 RLIMIT_NPROC, the mapped uid is not). Between steps and at the end it kills
 every process the step left. Mounts and the loopback are system calls, not
 `mount`/`ip` processes: dozens of those cost more than the tests of a small suite.
@@ -65,15 +65,13 @@ MS_PRIVATE, MS_RELATIME = 0x40000, 0x200000
 ST_RELATIME = 0x1000
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
-LINUX_CAPABILITY_VERSION_3 = 0x20080522
-EINVAL = 22
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 # statvfs flags a read-only remount must repeat: in a user namespace the kernel refuses to clear them.
 KEPT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME
 RLIMITS = {"core": resource.RLIMIT_CORE, "as": resource.RLIMIT_AS, "fsize": resource.RLIMIT_FSIZE,
            "nofile": resource.RLIMIT_NOFILE}
 INNER_SANDBOX_ID = 1000  # the mapped uid/gid as seen inside the namespace
+SYSTEM_FOLDERS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin")
 ROOT_ENTRIES = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 # What of /etc a program may need to start, resolve localhost, find certificates or a JDK; no secrets.
 ETC_ENTRIES = ("alternatives", "ca-certificates", "ca-certificates.conf", "debian_version", "fonts", "gai.conf",
@@ -145,6 +143,15 @@ def write_file(path, text):
         os.write(fd, text.encode())
     finally:
         os.close(fd)
+
+
+def system_tool(name):
+    """A system program from the system folders, never from the test environment's PATH."""
+    for folder in SYSTEM_FOLDERS:
+        candidate = os.path.join(folder, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return name
 
 
 def apply_limits(specs):
@@ -234,34 +241,18 @@ def become_step(step, contained, processes, drop_to):
         if contained:
             if processes:
                 resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-            drop_privileges(drop_to)
+            setpriv = system_tool("setpriv")
+            drop = [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]
+            if drop_to is not None:
+                # changing uid clears the parent-death signal set above: keep it
+                drop += ["--reuid=%d" % drop_to, "--regid=%d" % drop_to, "--clear-groups", "--pdeathsig=keep"]
+            os.execve(setpriv, drop + ["--"] + list(step["argv"]), env)
         os.execvpe(step["argv"][0], list(step["argv"]), env)
     except BaseException as exc:  # never return into the launcher's loop
         try:
             os.write(2, ("projectgen sandbox: cannot run %s: %s\n" % (step["argv"][0], exc)).encode())
         finally:
             os._exit(127)
-
-
-def drop_privileges(drop_to):
-    """What `setpriv --bounding-set=-all --inh-caps=-all --no-new-privs [--reuid --regid --clear-groups
-    --pdeathsig=keep]` did, as system calls: its exec, its libraries, locale and account lookups cost every
-    evaluation a process start. No capability is left in any set, none can come back through an exec, and
-    as root's launcher the step runs as the unprivileged mapped id (`drop_to`)."""
-    with open("/proc/sys/kernel/cap_last_cap") as last:
-        for capability in range(int(last.read()) + 1):
-            call(LIBC.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0), "prctl(PR_CAPBSET_DROP)")
-    if LIBC.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
-        call(-1, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")  # EINVAL: a kernel without ambient capabilities
-    if drop_to is not None:
-        os.setgroups([])
-        os.setresgid(drop_to, drop_to, drop_to)
-        os.setresuid(drop_to, drop_to, drop_to)
-        # changing uid clears the parent-death signal: set it again
-        call(LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
-    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
-    call(LIBC.capset(header, (ctypes.c_uint32 * 6)()), "capset")  # effective, permitted, inheritable: none
-    call(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
 def wait_for_step(child, timeout, contained):
