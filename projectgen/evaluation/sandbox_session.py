@@ -316,7 +316,9 @@ class _Pump:
                 if remaining <= 0:
                     self._stop(TIMED_OUT)
                     return
-                quiet = quiet_until - now
+                # quiet only while the launcher's own pipes are open: once they closed it is ending, and the
+                # rest is read as soon as it ends (not when the quiet period does)
+                quiet = quiet_until - now if urgent.get_map() else 0.0
                 selector = urgent if quiet > 0 else everything
                 for key, _ in selector.select(min(remaining, 0.2, quiet) if quiet > 0 else min(remaining, 0.2)):
                     fd = int(key.fd)
