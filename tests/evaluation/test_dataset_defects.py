@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from projectgen.datasets.integrity import missing_from_copy
 from projectgen.evaluation.dataset_defects import dataset_defects, missing_files
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
-from projectgen.experiments.reference_bench import bench_reference
+from projectgen.experiments.reference_bench import bench_reference, published_gap, row_from_report
 
 GEOTEXT_ERROR = ("geotext/geotext.py:46: in read_table\n    with io.open(filename, 'r', encoding=encoding) as f:\n"
                  "E   FileNotFoundError: [Errno 2] No such file or directory: "
@@ -30,6 +31,59 @@ def test_a_missing_file_inside_the_repository_is_a_defect_unless_the_task_ships_
     outside = "FileNotFoundError: [Errno 2] No such file or directory: '/root/.cache/model.bin'"
     assert dataset_defects(report(failure=outside), set()) == []
     assert dataset_defects(report(failure="AssertionError: 1 != 2"), set()) == []
+
+
+# mypy run by a test over a folder the dataset renamed: it names the path relative to the repository
+MYPY_ERROR = ("    def test_types(self):\n>       self.fail(messages)\nE       AssertionError: Mypy errors:\n"
+              "E       checks: error: Cannot read file: No such file or directory\nE       \n"
+              "E       Found 1 error in 1 file (errors prevented further checking)")
+# a test that renders a template folder into its tmp_path and opens a file the template never had
+TEMPORARY_ERROR = ("E       FileNotFoundError: [Errno 2] No such file or directory: '/tmp/projectgen-ws-1-t-abc/tmp/"
+                   "pytest-of-sandbox/pytest-0/test_render0/out/.hidden_marker'")
+
+
+def test_a_path_mypy_cannot_read_is_a_defect_unless_the_task_ships_it() -> None:
+    assert missing_files(report(failure=MYPY_ERROR)) == ["checks"]
+    assert dataset_defects(report(failure=MYPY_ERROR), {"pkg/a.py", "unit_tests/test_a.py"}) == [
+        "dataset defect: the reference reads checks, which the dataset does not ship"]
+    # a folder the task ships: mypy's failure there is not the dataset's
+    assert dataset_defects(report(failure=MYPY_ERROR), {"checks/test_a.py"}) == []
+
+
+def test_a_file_missing_from_a_tests_temporary_folder_is_a_defect_when_no_shipped_file_has_its_name() -> None:
+    assert dataset_defects(report(failure=TEMPORARY_ERROR), {"templates/in/logo.png"}) == [
+        "dataset defect: a test expects .hidden_marker in its temporary folder (out/.hidden_marker), and the "
+        "dataset ships no file of that name"]
+    # the task ships a file of that name: the copy's absence is the code's (or the harness's) problem
+    assert dataset_defects(report(failure=TEMPORARY_ERROR), {"templates/in/.hidden_marker"}) == []
+
+
+def test_a_copy_that_lacks_published_files_names_them(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "vocab.txt").write_text("a\n")
+    (tmp_path / "config.json").write_text("{}")
+    expected = {"t/config.json": "0", "t/models/vocab.txt": "0", "t/models/weights.onnx": "0",
+                "other/models/weights.onnx": "0"}
+    assert missing_from_copy(tmp_path, expected, "t") == ["models/weights.onnx"]
+    assert missing_from_copy(tmp_path, expected, "unlisted") == []
+    # a folder holding none of the task's published files is not a copy of it
+    assert missing_from_copy(tmp_path, {"t/elsewhere.py": "0"}, "t") == []
+    row = row_from_report(report(failure="AssertionError"), None, set(), absent=["models/weights.onnx"])
+    assert row.defects == ["dataset defect: this copy lacks 1 published file(s) (models/weights.onnx)"]
+    assert row.note.startswith("dataset defect: this copy lacks")
+
+
+def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count() -> None:
+    def result(name: str, outcome: Outcome, message: str = "") -> TestResult:
+        return TestResult(nodeid=f"unit_tests/test_a.py::{name}", outcome=outcome, message=message)
+
+    skip = "('/tmp/projectgen-ws-1-t-abc/repo/unit_tests/test_a.py', 12, 'Skipped: Windows only')"
+    ran = TestReport(task_id="t", suite="unit", tests=[result("a", Outcome.PASSED), result("b", Outcome.SKIPPED, skip),
+                                                       result("c", Outcome.SKIPPED, skip)])
+    assert published_gap(ran, 5) == "the paper counts 5 tests, 3 ran here, 2 skipped (Windows only x2)"
+    assert published_gap(ran, 1) == ""
+    assert row_from_report(ran, None, set(), published=5).note == published_gap(ran, 5)
+    assert row_from_report(ran, None, set()).note == ""
 
 
 def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Path, runner, tmp_path: Path) -> None:
