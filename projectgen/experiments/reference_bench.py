@@ -56,7 +56,8 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     from projectgen.evaluation.expectations import declared_counts
     from projectgen.evaluation.metrics import pass_rate
 
-    defects = dataset_defects(report, shipped) if shipped is not None else []
+    # a file this copy lacks is named once, as the copy's (the published dataset has it)
+    defects = dataset_defects(report, shipped | set(absent)) if shipped is not None else []
     if absent:
         defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
                           f"{' ...' if len(absent) > 3 else ''})")
