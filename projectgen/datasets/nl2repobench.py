@@ -18,7 +18,7 @@ import csv
 import json
 from pathlib import Path
 
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite, package_install
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import safe_relpath
 
@@ -28,7 +28,6 @@ TEST_COUNT = "test_case_count.txt"
 TEST_COMMANDS = "test_commands.json"
 TEST_PATHS = "test_files.json"
 DIFFICULTY_CSV = "task_difficulty.csv"
-EDITABLE_INSTALL = "pip install -e ."
 
 
 def is_nl2repo_task(folder: Path) -> bool:
@@ -104,10 +103,8 @@ def _install(commands: list[str]) -> EnvSpec:
     setup = [" ".join(c.split()) for c in commands if not _runs_pytest(c)]
     if not setup:
         return EnvSpec()
-    if setup == [EDITABLE_INSTALL]:
-        return EnvSpec(install="editable")
-    if setup == ["pip install ."]:
-        return EnvSpec(install="package")
+    if step := package_install(setup):
+        return EnvSpec(install=step)
     return EnvSpec(install="script", setup_script="set -e\n" + "\n".join(setup) + "\n")
 
 

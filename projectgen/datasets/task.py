@@ -15,6 +15,7 @@ import json
 import os
 import posixpath
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,19 @@ STANDARD_SUITES: tuple[SuiteName, ...] = ("check", "unit", "acceptance")
 SUPPORT_FILES = ("conftest.py", "__init__.py")  # what pytest reads in the folders above a test file
 InstallStep = Literal["editable", "package", "script"]
 INSTALL_STEPS: tuple[InstallStep, ...] = ("editable", "package", "script")
+
+
+def package_install(commands: Sequence[str]) -> InstallStep | None:
+    """The install step a benchmark's setup commands are when they are one plain pip install of the project
+    itself (``pip install -e .``: editable; ``pip install .``: package), else None. Blank and comment lines
+    do not count. CodeProjectEval flask's setup script is ``pip install -e .``: without it the package has no
+    metadata and its version test fails on the reference too."""
+    setup = [" ".join(line.split()) for line in commands if line.strip() and not line.lstrip().startswith("#")]
+    if setup == ["pip install -e ."]:
+        return "editable"
+    if setup == ["pip install ."]:
+        return "package"
+    return None
 
 
 class Documents(BaseModel):
