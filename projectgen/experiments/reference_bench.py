@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -46,18 +47,18 @@ class BenchRow(BaseModel):
 
 def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None,
                     declared_total: int | None = None, *, absent: Sequence[str] = (),
-                    published: int | None = None) -> BenchRow:
+                    hidden: AbstractSet[str] = frozenset(), published: int | None = None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
-    first (`dataset_defects`, with `shipped` the task's own files; `absent`: published files this copy of the
-    task lacks). With the benchmark's frozen total (`[expected_total]`) the row counts out of it, as the
-    benchmark's harness does; with the paper's #Tests (`published`) the note says why the reference passes
-    fewer (`published_gap`)."""
+    first (`dataset_defects`, with `shipped` the task's own files and `hidden` the other suites' folders, kept
+    from this run; `absent`: published files this copy of the task lacks). With the benchmark's frozen total
+    (`[expected_total]`) the row counts out of it, as the benchmark's harness does; with the paper's #Tests
+    (`published`) the note says why the reference passes fewer (`published_gap`)."""
     from projectgen.evaluation.dataset_defects import dataset_defects
     from projectgen.evaluation.expectations import declared_counts
     from projectgen.evaluation.metrics import pass_rate
 
     # a file this copy lacks is named once, as the copy's (the published dataset has it)
-    defects = dataset_defects(report, shipped | set(absent)) if shipped is not None else []
+    defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
     if absent:
         defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
                           f"{' ...' if len(absent) > 3 else ''})")
@@ -168,9 +169,13 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
     def run(self, unit: ReferenceUnit, state: SandboxRunner) -> BenchRow:
         report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
         report.write_json(unit.report_path)
-        shipped = {*unit.task.reference, *unit.task.suite_files(unit.suite), *unit.task.required_files}
-        return row_from_report(report, unit.report_path, shipped, unit.task.expected_totals.get(unit.suite),
-                               absent=copy_defects(unit.task), published=published_tests(unit.task))
+        task = unit.task
+        shipped = {*task.reference, *task.suite_files(unit.suite), *task.required_files}
+        hidden = {path.split("/")[0] for name, suite in task.suites.items() if name != unit.suite
+                  for path in suite.paths}
+        return row_from_report(report, unit.report_path, shipped, task.expected_totals.get(unit.suite),
+                               absent=copy_defects(task), hidden=hidden,
+                               published=published_tests(task) if unit.suite == task.scored_suite else None)
 
     def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:
         return BenchRow(task_id=unit.task.id, status="error", note=reason)

@@ -94,3 +94,19 @@ def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Pat
         "dataset defect: this copy lacks 1 published file(s) (geotext/data_file/cities15000.txt)"]
     assert by_task["geotext"].note.startswith("dataset defect")
     assert by_task["chakin"].defects == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
+
+
+def test_tests_that_import_a_suite_kept_from_them_are_a_defect() -> None:
+    """A check test importing the hidden suite's helpers cannot run in a generator's loop, the reference's
+    included; an import error of any other module is no such defect."""
+    error = ("check_tests/test_cli.py:5: in <module>\n    from unit_tests.helpers import data_dir\n"
+             "E   ModuleNotFoundError: No module named 'unit_tests.helpers'")
+    check = TestReport(task_id="t", suite="check",
+                       collection_errors=[CollectionError(nodeid="check_tests/test_cli.py", message=error)])
+    assert dataset_defects(check, set(), {"unit_tests"}) == [
+        "dataset defect: the check tests import unit_tests, another suite's folder, which their run does not have "
+        "(hidden from it)"]
+    assert dataset_defects(check, set(), {"acceptance_tests"}) == []
+    other = check.model_copy(update={"collection_errors": [CollectionError(
+        nodeid="check_tests/test_cli.py", message="E   ModuleNotFoundError: No module named 'requests'")]})
+    assert dataset_defects(other, set(), {"unit_tests"}) == []
