@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from projectgen.datasets.known_defects import KnownDefect, known_defects
 from projectgen.datasets.published import published_tests
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
@@ -47,10 +48,12 @@ class BenchRow(BaseModel):
 
 def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None,
                     declared_total: int | None = None, *, absent: Sequence[str] = (),
-                    hidden: AbstractSet[str] = frozenset(), published: int | None = None) -> BenchRow:
+                    hidden: AbstractSet[str] = frozenset(), known: Sequence[KnownDefect] = (),
+                    published: int | None = None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
     first (`dataset_defects`, with `shipped` the task's own files and `hidden` the other suites' folders, kept
-    from this run; `absent`: published files this copy of the task lacks). With the benchmark's frozen total
+    from this run; `absent`: published files this copy of the task lacks; `known`: the task's defects no output
+    shows, named when one of their tests did not pass). With the benchmark's frozen total
     (`[expected_total]`) the row counts out of it, as the benchmark's harness does; with the paper's #Tests
     (`published`) the note says why the reference passes fewer (`published_gap`)."""
     from projectgen.evaluation.dataset_defects import dataset_defects
@@ -59,6 +62,8 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
 
     # a file this copy lacks is named once, as the copy's (the published dataset has it)
     defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
+    unpassed = [test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
+    defects += [line for defect in known if (line := defect.line(unpassed))]
     if absent:
         defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
                           f"{' ...' if len(absent) > 3 else ''})")
@@ -174,7 +179,7 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
         hidden = {path.split("/")[0] for name, suite in task.suites.items() if name != unit.suite
                   for path in suite.paths}
         return row_from_report(report, unit.report_path, shipped, task.expected_totals.get(unit.suite),
-                               absent=copy_defects(task), hidden=hidden,
+                               absent=copy_defects(task), hidden=hidden, known=known_defects(task),
                                published=published_tests(task) if unit.suite == task.scored_suite else None)
 
     def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:

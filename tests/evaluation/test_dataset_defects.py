@@ -1,9 +1,14 @@
 """A file the reference reads that the dataset does not ship is reported as the dataset's defect, not hidden."""
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
+from projectgen.datasets.catalog import find_published
 from projectgen.datasets.integrity import missing_from_copy
+from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE, known_defects
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.task import Task
 from projectgen.evaluation.dataset_defects import dataset_defects, missing_files
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.experiments.reference_bench import bench_reference, published_gap, row_from_report
@@ -110,3 +115,35 @@ def test_tests_that_import_a_suite_kept_from_them_are_a_defect() -> None:
     other = check.model_copy(update={"collection_errors": [CollectionError(
         nodeid="check_tests/test_cli.py", message="E   ModuleNotFoundError: No module named 'requests'")]})
     assert dataset_defects(other, set(), {"unit_tests"}) == []
+
+
+def test_a_known_defect_is_named_when_one_of_its_tests_does_not_pass(tmp_path: Path) -> None:
+    """A defect no output shows (a dotfile the dataset lacks makes an assertion fail) is data with its tests;
+    the bench row names it only when one of them did not pass."""
+    table = tmp_path / "defects.toml"
+    table.write_text('["codeprojecteval/t"]\ntests = ["unit_tests/test_a.py::a", "unit_tests/test_a.py::b"]\n'
+                     'defect = "unit_tests/.env is not in the dataset"\n', encoding="utf-8")
+    task = Task.model_construct(id="t", format="codeprojecteval")
+    known = known_defects(task, table)
+    assert known_defects(Task.model_construct(id="t", format="devbench"), table) == []
+
+    def run(outcome_b: Outcome) -> TestReport:
+        return TestReport(task_id="t", suite="unit", tests=[
+            TestResult(nodeid="unit_tests/test_a.py::a", outcome=Outcome.PASSED),
+            TestResult(nodeid="unit_tests/test_a.py::b", outcome=outcome_b, message="assert False")])
+
+    assert row_from_report(run(Outcome.FAILED), None, set(), known=known).defects == [
+        "dataset defect: unit_tests/.env is not in the dataset (1 test(s): unit_tests/test_a.py::b)"]
+    assert row_from_report(run(Outcome.PASSED), None, set(), known=known).defects == []
+
+
+def test_every_packaged_known_defect_names_tests_its_task_has(shared_datasets: Path) -> None:
+    for key in tomllib.loads(KNOWN_DEFECTS_FILE.read_text(encoding="utf-8")):
+        fmt, task_id = key.split("/")
+        assert find_published(fmt) is not None
+        task = load_task(shared_datasets / find_published(fmt).folder_name / task_id)
+        [defect] = known_defects(task)
+        for test in defect.tests:
+            path, name = test.split("::")
+            assert path in task.suite_files(task.scored_suite)
+            assert f"def {name}(" in (task.root / path).read_text(encoding="utf-8")
