@@ -6,9 +6,10 @@ is not a harness fault and not a model's: no generated repository could pass eit
 rather than show a plain 0. Three shapes are read: a missing file inside the workspace's repository, a path
 mypy cannot read (CodeProjectEval rsa: its mypy test checks ``tests``, a folder the dataset renamed), and a
 file missing from a test's temporary folder whose name no shipped file has (cookiecutter: the template's
-``.DS_Store`` never made it into the dataset, so its copy is never made). A file outside both (a model
-download, a home folder) is not the dataset's. So are tests that import another suite's folder, which is kept
-from their run (trailscraper's check tests import the hidden ``unit_tests``). Pure functions over a test report.
+``.DS_Store`` never made it into the dataset, so its copy is never made). A file outside these (a model
+download, a home folder) is not the dataset's. Tests that import another suite's folder, which is kept from
+their run, are a defect too (trailscraper's check tests import the hidden ``unit_tests``). Pure functions
+over a test report.
 """
 from __future__ import annotations
 
