@@ -52,8 +52,9 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
                     published: int | None = None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
     first (`dataset_defects`, with `shipped` the task's own files and `hidden` the other suites' folders, kept
-    from this run; `absent`: published files this copy of the task lacks; `known`: the task's defects no output
-    shows, named when one of their tests did not pass). With the benchmark's frozen total
+    from this run; `absent`: published files this copy of the task lacks, named when the suite did not pass;
+    `known`: the task's defects no output shows, named when one of their tests did not pass). With the
+    benchmark's frozen total
     (`[expected_total]`) the row counts out of it, as the benchmark's harness does; with the paper's #Tests
     (`published`) the note says why the reference passes fewer (`published_gap`)."""
     from projectgen.evaluation.dataset_defects import dataset_defects
@@ -64,7 +65,7 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
     unpassed = [test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
     defects += [line for defect in known if (line := defect.line(unpassed))]
-    if absent:
+    if absent and report.status != "passed":  # a file the tests do not need is no defect of theirs (zxcvbn's)
         defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
                           f"{' ...' if len(absent) > 3 else ''})")
     notes = list(defects)

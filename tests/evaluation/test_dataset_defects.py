@@ -76,6 +76,10 @@ def test_a_copy_that_lacks_published_files_names_them(tmp_path: Path) -> None:
     row = row_from_report(report(failure="AssertionError"), None, set(), absent=["models/weights.onnx"])
     assert row.defects == ["dataset defect: this copy lacks 1 published file(s) (models/weights.onnx)"]
     assert row.note.startswith("dataset defect: this copy lacks")
+    # a suite that passes did not need the file (zxcvbn's copy lacks a JSON file no test reads)
+    passing = TestReport(task_id="t", suite="unit",
+                         tests=[TestResult(nodeid="unit_tests/test_a.py::a", outcome=Outcome.PASSED)])
+    assert row_from_report(passing, None, set(), absent=["models/weights.onnx"]).defects == []
 
 
 def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count() -> None:
