@@ -54,9 +54,8 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     first (`dataset_defects`, with `shipped` the task's own files and `hidden` the other suites' folders, kept
     from this run; `absent`: published files this copy of the task lacks, named when the suite did not pass;
     `known`: the task's defects no output shows, named when one of their tests did not pass). With the
-    benchmark's frozen total
-    (`[expected_total]`) the row counts out of it, as the benchmark's harness does; with the paper's #Tests
-    (`published`) the note says why the reference passes fewer (`published_gap`)."""
+    benchmark's frozen total (`[expected_total]`) the row counts out of it, as the benchmark's harness does;
+    with the paper's #Tests (`published`) the note says why the reference passes fewer (`published_gap`)."""
     from projectgen.evaluation.dataset_defects import dataset_defects
     from projectgen.evaluation.expectations import declared_counts
     from projectgen.evaluation.metrics import pass_rate
