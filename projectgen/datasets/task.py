@@ -111,7 +111,8 @@ class EnvSpec(BaseModel):
     setup_script: str | None = Field(
         default=None,
         description="the task's setup script text; run (in the sandbox) only as the install step "
-        "`install = 'script'` (the benchmarks' scripts only pip-install the requirements)",
+        "`install = 'script'` (the benchmarks' scripts pip-install the requirements, or the project itself: "
+        "`package_install`)",
     )
     env_vars: dict[str, str] = Field(default_factory=dict)
     pytest_plugins: tuple[str, ...] | None = Field(
