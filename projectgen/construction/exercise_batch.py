@@ -190,7 +190,7 @@ def write_reports(out: Path, construction: ExerciseConstruction, records: Mappin
         "cost": _cost(usage),
         "seeds": records,
     }
-    write_atomic(out / REPORT, json.dumps(report, indent=1, default=str) + "\n")
+    write_atomic(out / REPORT, json.dumps(report, indent=1, default=str, sort_keys=True) + "\n")  # as the ledger
     removed = [{"seed": seed, **record["decontamination"]} for seed, record in records.items()
                if record.get("decontamination")]
     write_atomic(out / DECONTAMINATION, json.dumps({"ngram": NGRAM, "threshold": construction.threshold,

@@ -235,3 +235,82 @@ def test_a_spent_budget_fails_the_seed_and_the_next_run_builds_it(tmp_path: Path
     assert not (tmp_path / "B" / "alpha_tally").exists()
     report = construct_exercises(seeds("alpha", "easy"), tmp_path / "B", construction(model), runner=MarkerRunner())
     assert report.ids(KEPT) == ["alpha"] and report.ids("error") == []
+
+
+TWIN_AND_CLASH = [
+    # a near-copy of alpha's exercise under another name: dropped as a near-duplicate of the one kept from alpha
+    definition("twin", "twin_tally", "Count the words of a text and list the ten most common; ties by first use."),
+    *drafts("twin", "twin_tally", "bad"),
+    # another exercise under alpha's name: the name is alpha's (earlier in seed order), so it is dropped
+    definition("clash", "alpha_tally", "Parse a date in ISO form and say which weekday it falls on, or why not."),
+    *[entry for entry in drafts("clash", "alpha_tally", "bad") if entry["role"] != "reflection"],
+]
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_workers_do_not_change_the_construction(tmp_path: Path) -> None:
+    """The across-seed steps run after the units in seed order: 1 worker and 3 give the same report and
+    exercises, byte for byte, though their units finish in other orders."""
+    from projectgen.experiments.executors import LocalExecutor
+
+    names = ("twin", "easy", "clash", "copied", "alpha", "broken")
+    made = {}
+    for workers in (1, 3):
+        out = tmp_path / f"w{workers}"
+        model = ScriptedChatModel.from_responses(SCRIPT + TWIN_AND_CLASH, label="pipeline test replay")
+        report = construct_exercises(seeds(*names), out, construction(model), runner=MarkerRunner(),
+                                     executor=LocalExecutor(workers=workers))
+        made[workers] = report, out
+    (one, one_out), (three, three_out) = made[1], made[3]
+    assert one.ids(KEPT) == ["alpha"] and three.seeds == one.seeds
+    assert one.seeds["twin"]["stage"] == "decontamination"
+    assert one.seeds["twin"]["decontamination"]["reference"] == "alpha_tally (seed alpha)"
+    assert one.seeds["clash"]["reason"] == "exercise alpha_tally was already made from seed alpha"
+    for name in (REPORT, DECONTAMINATION, HUMAN_REVIEW):
+        assert (one_out / name).read_bytes() == (three_out / name).read_bytes()
+    assert tree(one_out / "alpha_tally") == tree(three_out / "alpha_tally")
+    # continued (every seed read back from the ledger), the report is the same too
+    again = construct_exercises(seeds(*names), three_out, construction(model), runner=MarkerRunner())
+    assert again.seeds == one.seeds and (three_out / REPORT).read_bytes() == (one_out / REPORT).read_bytes()
+    removed = json.loads((one_out / DECONTAMINATION).read_text())["removed"]
+    assert [(r["seed"], r.get("within_set", False)) for r in removed] == [("copied", False), ("twin", True)]
+    assert sorted(p.name for p in one_out.iterdir() if not p.name.startswith(".")) == sorted(
+        ["alpha_tally", "batch-kind.txt", "construction.json", "decontamination.json", "human-review.json",
+         "ledger.jsonl"])
+
+
+def test_a_folder_of_the_sequential_version_or_of_another_command_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from projectgen.errors import ProjectGenError
+    from projectgen.experiments.batch_folder import claim_batch_folder
+
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    old = tmp_path / "old"
+    (old / WORK).mkdir(parents=True)
+    (old / WORK / "ledger.jsonl").write_text('{"key": "alpha", "status": "kept"}\n')
+    with pytest.raises(ProjectGenError, match="earlier `projectgen construct exercises`.*choose another --out"):
+        construct_exercises(seeds("alpha"), old, construction(model), runner=MarkerRunner())
+    other = tmp_path / "other"
+    claim_batch_folder(other, "reflect")
+    with pytest.raises(ProjectGenError, match="made by `projectgen reflect`"):
+        construct_exercises(seeds("alpha"), other, construction(model), runner=MarkerRunner())
+
+
+def test_other_settings_build_a_finished_seed_again(tmp_path: Path) -> None:
+    """A ledger line counts only for the settings it was built with: another judge list judges alpha anew, in an
+    emptied run folder."""
+    out = tmp_path / "B"
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    construct_exercises(seeds("alpha"), out, construction(model), runner=MarkerRunner())
+    assert (out / WORK / "alpha" / "judges" / "1-judge").is_dir()
+    two_judges = ExerciseConstruction(**{**construction(model).__dict__,
+                                         "judges": [Judge("scripted-a", model, "judge"),
+                                                    Judge("scripted-b", model, "other")]})
+    runner = MarkerRunner()
+    report = construct_exercises(seeds("alpha"), out, two_judges, runner=runner)
+    assert runner.runs == 4 + 2 + 2  # the matrix again, then both judges
+    assert set(report.seeds["alpha"]["difficulty"]["outcomes"]) == {"1-judge", "2-other"}
