@@ -158,6 +158,11 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
             executor=executor_from_args(args, default_workers=concurrency.workers),
             progress=lambda key, message: progress.console.print(f"[dim]{message}[/dim]", highlight=False),
             on_start=on_start, on_row=on_row)
+    for seed, record in report.seeds.items():  # what the across-seed steps decided of each judged seed
+        if "judge_outcomes" in record:
+            said = (f"kept as {record['exercise']}" if record["status"] == KEPT
+                    else f"{record['status']} at {record['stage']} ({record['reason']})")
+            console.print(f"{seed}: {said}", highlight=False)
     kept, dropped, review, failed = (report.ids(status) for status in (KEPT, DROPPED, REVIEW, ERROR))
     console.print(f"kept {len(kept)}: {', '.join(report.seeds[s].get('exercise', s) for s in kept) or '-'}; "
                   f"dropped {len(dropped)}; to human review {len(review)}"
