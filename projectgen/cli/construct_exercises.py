@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_concurrency_option, add_runner_options, add_sampling_options, check_out_path,
                                     positive_int, sampling_from_args)
+
+if TYPE_CHECKING:
+    from projectgen.llm.call_slots import CallSlots
 
 BUNDLED_REPLAY = "construct-exercises.examples"
 
@@ -63,7 +67,7 @@ class ChatModels:
     """The chat model of each spec, made once with the command's --base-url and sampling, its calls taking the
     run's call slots (at most --max-concurrent-calls in flight per model or endpoint, across the seeds)."""
 
-    def __init__(self, args: argparse.Namespace, call_slots=None) -> None:
+    def __init__(self, args: argparse.Namespace, call_slots: CallSlots | None = None) -> None:
         from projectgen.llm.sampling import sampling_arguments
 
         self.base_url = args.base_url
