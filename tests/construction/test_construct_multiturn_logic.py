@@ -14,7 +14,8 @@ import pytest
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, RequirementReview, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
-from projectgen.construction.multiturn.pipeline import ConstructionSettings, filter_seed
+from projectgen.construction.multiturn.filters import filter_seed
+from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
 from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
                                                     load_seeds)
