@@ -90,7 +90,9 @@ def not_awaiting(out_dir: Path) -> str:
     """Why `review` has nothing to decide about, in one line."""
     from projectgen.runs.folder import read_manifest
 
+    from projectgen.runs.methods import METHODS
+
     manifest = read_manifest(out_dir)
-    if not manifest.review:
+    if not manifest.review and manifest.method in METHODS:  # a `run` without --review (a construction pauses unasked)
         return f"{out_dir}: the run reviews no stage (start one with `projectgen run ... --review architecture`)"
     return f"{out_dir}: no review is pending (the run is {manifest.status})"
