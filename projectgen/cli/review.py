@@ -14,6 +14,7 @@ decision continues that seed (`construction.multiturn.batch.continue_seed`): exi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_OK
@@ -80,6 +81,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     return continue_run(args, decision=decision)
 
 
+def plain_printer(console) -> Callable[..., None]:
+    """say(text, style): `text` printed as it is (no markup, no highlighting: it is the model's or a person's)."""
+
+    def say(text: str = "", style: str = "") -> None:
+        console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
+
+    return say
+
+
 def show_review(out: Path, record) -> None:
     """The output under review, its judge's verdict, its diff from the previous iteration, and the commands."""
     from projectgen.cli.run import print_pause
@@ -87,9 +97,7 @@ def show_review(out: Path, record) -> None:
 
     console = make_console()
     request = record["request"]
-
-    def say(text: str = "", style: str = "") -> None:
-        console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
+    say = plain_printer(console)
 
     say(f"{out}: {describe_pending(record)} awaits review", style="bold")
     judge = request.get("judge") or {}
@@ -119,9 +127,7 @@ def show_construction_review(out: Path, record) -> None:
 
     console = make_console()
     request = record["request"]
-
-    def say(text: str = "", style: str = "") -> None:
-        console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
+    say = plain_printer(console)
 
     say(f"{out}: {request.get('what')} awaits review", style="bold")
     say(f"why: {request.get('reason')}")

@@ -210,16 +210,23 @@ def decision_update(state: ProjectState, stage: str, decision: ReviewDecision) -
 async def review_stage(state: ProjectState, runtime: Runtime[RunContext], *, stage: str) -> dict[str, Any]:
     """Node "review_<stage>": pause for a person's decision on the stage's output, then apply it."""
     request = review_request(state, stage)
-    answer = interrupt(request)
-    while True:
-        try:
-            decision = parse_decision(answer, request)
-            break
-        except ReviewError as exc:  # asked again, with the reason: the run stays paused
-            answer = interrupt({**request, "error": one_line(exc)})
+    decision = ask_person(request, parse_decision)
     runtime.context.say(f"{stage} {request['iteration']}: review: {decision.action}"
                         + (f" ({decision.feedback})" if decision.feedback else ""))
     return decision_update(state, stage, decision)
+
+
+def ask_person(request: dict[str, Any], parse: Callable[[Any, Mapping[str, Any]], ReviewDecision]
+               ) -> ReviewDecision:
+    """`interrupt(request)` until the answer is a decision `parse` accepts: an unusable one is asked again with
+    the reason in the request's ``error`` (the graph stays paused). Call it from a node before anything that
+    must not run twice: on resume LangGraph re-runs the node from its start."""
+    answer = interrupt(request)
+    while True:
+        try:
+            return parse(answer, request)
+        except ReviewError as exc:
+            answer = interrupt({**request, "error": one_line(exc)})
 
 
 def after_review(stage: str, generator: str) -> Callable[[ProjectState], str]:

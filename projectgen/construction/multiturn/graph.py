@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.multiturn.agents import ConstructionAgents, TurnDraft, turn_test_file
@@ -32,8 +31,7 @@ from projectgen.construction.multiturn.review import (REQUIREMENTS_STAGE, edited
                                                       turn_request)
 from projectgen.construction.multiturn.seeds import Seed
 from projectgen.construction.multiturn.turns import CHECKED, TurnRecord, build_turn, check_draft
-from projectgen.errors import one_line
-from projectgen.graphs.review import ReviewError
+from projectgen.graphs.review import ask_person
 
 if TYPE_CHECKING:
     from projectgen.construction.multiturn.settings import ConstructionSettings
@@ -135,13 +133,7 @@ async def review_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[s
     """Node "review": pause for a person's decision on the request, then apply it (the route goes on)."""
     ctx = runtime.context
     request = dict(state["pending"] or {})
-    answer = interrupt(request)
-    while True:
-        try:
-            decision = parse_construction_decision(answer, request)
-            break
-        except ReviewError as exc:  # asked again, with the reason: the seed stays paused
-            answer = interrupt({**request, "error": one_line(exc)})
+    decision = ask_person(request, parse_construction_decision)
     stage, turn = request["stage"], request.get("turn")
     record = {"stage": stage, "turn": turn, "iteration": request.get("iteration"), "action": decision.action,
               "feedback": decision.feedback, "edited": sorted(decision.files or {})}
