@@ -22,9 +22,10 @@ def add_command(commands) -> None:
                     "requirement, its reference and tests): seed filters, then a Decomposer, Evaluator and Analyzer "
                     "turn the requirement into 2-5 ordered turns, then per turn a Coder writes the code and tests, "
                     "kept only when the tests pass on the code (in the sandbox), fail on the previous turn's code "
-                    "and an Evaluator finds them aligned with the requirement. A seed over a cap, or whose Evaluator asks "
-                    "for its requirement to be rewritten, pauses for a person (exit code 3): `projectgen review "
-                    "OUT/runs/SEED` shows it and takes --approve, --edit FILE.json or --reject FEEDBACK. "
+                    "and an Evaluator finds them aligned with the requirement. A seed over a cap, or whose "
+                    "Evaluator asks for its requirement to be rewritten, pauses for a person (exit code 3): "
+                    "`projectgen review OUT/runs/SEED` shows it and takes --approve, --edit FILE.json or --reject "
+                    "FEEDBACK. "
                     "Resumable: run it again to continue (OUT/ledger.jsonl).")
     parser.add_argument("--seeds", required=True, help="folder of seed folders (docs/construction.md), or `examples` "
                                                        "for the bundled seeds")

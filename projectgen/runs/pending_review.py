@@ -89,7 +89,6 @@ def editable_json(record: Mapping[str, Any]) -> str:
 def not_awaiting(out_dir: Path) -> str:
     """Why `review` has nothing to decide about, in one line."""
     from projectgen.runs.folder import read_manifest
-
     from projectgen.runs.methods import METHODS
 
     manifest = read_manifest(out_dir)

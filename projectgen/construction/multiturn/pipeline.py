@@ -107,13 +107,13 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
             return outcome
 
         if driven.interrupts:
-            request = dict(driven.interrupts[0].value)
-            record = pending_review_record(attempt=None, interrupt_id=driven.interrupts[0].id, request=request)
+            asked = dict(driven.interrupts[0].value)
+            record = pending_review_record(attempt=None, interrupt_id=driven.interrupts[0].id, request=asked)
             folder.write_review(record)
             folder.record_status(manifest, AWAITING_REVIEW, awaiting_reason(run_dir, record))
-            trace.write("review_requested", seed=seed.id, stage=request.get("stage"), turn=request.get("turn"),
-                        iteration=request.get("iteration"), reason=request.get("reason"), error=request.get("error"))
-            return finish("review", request.get("reason") or "")
+            trace.write("review_requested", seed=seed.id, stage=asked.get("stage"), turn=asked.get("turn"),
+                        iteration=asked.get("iteration"), reason=asked.get("reason"), error=asked.get("error"))
+            return finish("review", asked.get("reason") or "")
         if state.get("filtered"):
             return finish("filtered", state["filtered"])
         task = write_task(seed, [TurnRecord(**turn) for turn in state["turns"]], task_dir,

@@ -56,13 +56,6 @@ class TurnRecord:
 
 
 @dataclass
-class TurnsOutcome:
-    turns: list[TurnRecord] = field(default_factory=list)
-    review: str | None = None
-    rejected: list[dict[str, Any]] = field(default_factory=list)  # the drafts of a turn that was not kept
-
-
-@dataclass
 class TurnProgress:
     """One turn's drafts and how they ended: the turn kept, or why a person must look (`review`), with the last
     draft (what the person is shown) and the feedback it got."""
@@ -90,24 +83,6 @@ def tells_apart(run: Execution) -> bool:
     """Whether tests run on the previous turn's code failed there (stage 2): a failing test, a collection error or
     a timeout does; a harness failure says nothing."""
     return not run.all_passed and not (run.anomaly or "").startswith("harness")
-
-
-async def build_turns(seed: Seed, requirements: Sequence[str], agents: ConstructionAgents, gateway: ModelGateway,
-                      runner: SandboxRunner, record: Record, *, ablation: str = FULL,
-                      cap: int = TURN_CAP) -> TurnsOutcome:
-    """Algorithm 1 over `requirements` in order (see the module docstring), turn after turn until one goes to a
-    person."""
-    outcome = TurnsOutcome()
-    previous_code = ""
-    for turn in range(1, len(requirements) + 1):
-        progress = await build_turn(seed, requirements, turn, previous_code, agents, gateway, runner, record,
-                                    ablation=ablation, cap=cap)
-        if progress.kept is None:
-            outcome.rejected, outcome.review = progress.drafts, progress.review
-            return outcome
-        outcome.turns.append(progress.kept)
-        previous_code = progress.kept.code
-    return outcome
 
 
 async def build_turn(seed: Seed, requirements: Sequence[str], turn: int, previous_code: str,
