@@ -43,12 +43,12 @@ def test_requirement_refine_pauses_the_seed_the_batch_exits_3_and_an_approval_wr
     script.write_text(json.dumps(bundled))
     out, run_dir = tmp_path / "A", tmp_path / "A" / "runs" / "rle"
     assert main(["construct", "multiturn", "--seeds", "examples", "--model", f"scripted:{script}", "--only",
-                 "grading,rle", "--out", str(out), "--cache-dir", str(env_cache)]) == 3
+                 "clamp,rle", "--out", str(out), "--cache-dir", str(env_cache)]) == 3
     printed = capsys.readouterr().out
     assert f"projectgen review {run_dir} --approve" in printed and "say what a run of one" in printed
     results = ConstructionResults.model_validate_json((out / "results.json").read_text())
-    assert {row.seed: row.status for row in results.outcomes} == {"grading": "task", "rle": "review"}
-    assert not (out / "rle").exists() and load_multiturn_task(out / "grading").turns  # the other seed unaffected
+    assert {row.seed: row.status for row in results.outcomes} == {"clamp": "filtered", "rle": "review"}
+    assert not (out / "rle").exists()  # (a second seed built beside a paused one: the tests below, without sandbox)
     assert RunFolder(run_dir).read_manifest().status == "awaiting-review"
     pending = read_pending_review(RunFolder(run_dir))
     assert (pending["stage"], pending["request"]["turn"], pending["request"]["actions"]) == (
@@ -73,7 +73,7 @@ def test_requirement_refine_pauses_the_seed_the_batch_exits_3_and_an_approval_wr
     assert [r["action"] for r in trajectory["reviews"]] == ["approve"]
     assert [d["decision"] for d in trajectory["turns"][1]["drafts"]] == ["not_discriminative", "requirement_refine"]
     results = ConstructionResults.model_validate_json((out / "results.json").read_text())
-    assert {row.seed: row.status for row in results.outcomes} == {"grading": "task", "rle": "task"}
+    assert {row.seed: row.status for row in results.outcomes} == {"clamp": "filtered", "rle": "task"}
     assert RunFolder(run_dir).read_manifest().status == "finished" and not RunFolder(run_dir).review.exists()
     assert main(["review", str(run_dir), "--approve"]) == 2  # nothing waits any more: one line
     assert "no review is pending" in capsys.readouterr().err
