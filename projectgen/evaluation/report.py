@@ -123,8 +123,9 @@ class TestReport(BaseModel):
         "tests counts as passed")
     environment: EnvironmentInfo | None = None
     usage: ResourceUsage | None = Field(
-        default=None, description="what the test processes used (None when the sandbox did not see the test "
-        "step end: stopped by the host, the launcher died, or an older report)")
+        default=None, description="what the pytest step's processes used (None when the sandbox did not see it "
+        "end: stopped by the host or the launcher died; for another language's run, whose test step builds "
+        "too; in an older report)")
 
     @property
     def unprotected(self) -> bool:
