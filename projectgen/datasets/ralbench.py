@@ -9,9 +9,9 @@ each suite is one test file at its path there (`tests/Humanize/functional_test.p
 holds the candidate at its root and each test file at the same path.
 
 Suites: `functional` (what the task is scored by, and, under the `paper` profile its tasks carry, what
-picks LiveCoder's best attempt: RAL-Bench publishes no visible tests, so a plain run needs no `--selection`), `robustness`, `performance` and `resource`. The
-tests find the candidate through `RACB_REPO_ROOT` (the workspace, `{repo}`) and import
-`RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
+picks LiveCoder's best attempt: RAL-Bench publishes no visible tests, so a plain run needs no
+`--selection`), `robustness`, `performance` and `resource`. The tests find the candidate through
+`RACB_REPO_ROOT` (the workspace, `{repo}`) and import `RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
 only in `generation/<Name>` beside `tests/` (`<NAME>_TARGET=generated`), so the workspace holds a second
 copy of the candidate there (`Task.candidate_copies`, the yaml's `generated_repository`). Security and
 maintainability are not run as tests here: they are static measures of the files
