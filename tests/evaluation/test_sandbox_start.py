@@ -196,8 +196,8 @@ def test_a_runner_killed_mid_run_leaves_nothing_running_and_its_leftovers_are_sw
     assert Path(folder).exists()
     removed = sweep_leftovers(tmp_path)
     assert folder in removed and not Path(folder).exists()
-    if cgroup:
-        assert cgroup in removed and not Path(cgroup).exists()
+    if cgroup:  # cgroups are the host's, not tmp_path's: another process's sandbox start may sweep it first
+        assert not Path(cgroup).exists()
 
 
 def sleeping(seconds: str) -> list[str]:
