@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from projectgen.config import Settings
 from projectgen.datasets.compat import apply_compat
-from projectgen.datasets.task import (INSTALL_STEPS, STANDARD_SUITES, SUITE_NAME, Documents, EnvSpec, SuiteName,
-                                      Task, TestSuite, package_install)
+from projectgen.datasets.task import (INSTALL_STEPS, PAPER_SETTINGS, STANDARD_SUITES, SUITE_NAME, Documents,
+                                      EnvSpec, SuiteName, Task, TestSuite, package_install)
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -558,12 +558,6 @@ def _config_task(
         package=package,
         settings_profile=dict(PAPER_SETTINGS[fmt]),
     )
-
-
-# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: the `paper` profile
-# (`projectgen.config.SETTINGS_PROFILES`), and a code stage of up to 10 rounds on CodeProjectEval, 5 on DevBench.
-PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"profile": "paper", "code_iterations": 10},
-                                             "devbench": {"profile": "paper", "code_iterations": 5}}
 
 
 def _settings_profile(ctx: _Ctx, table: dict[str, Any]) -> dict[str, Any]:

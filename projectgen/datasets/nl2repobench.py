@@ -11,6 +11,8 @@ gets), `test_case_count.txt` (the task's #Tests: its pass rate is passed / this 
 The tests themselves are not published (they live in each task's container image). A task whose folder
 holds the paths `test_files.json` names (copied out of the image by the user) gets them as its `unit`
 suite; otherwise it loads without one: it can be generated, not scored, and says so when asked to be.
+It has no visible tests either: its tasks carry the `paper` profile, whose LiveCoder picks its best attempt by
+the `unit` suite, so a plain run needs no `--selection`.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import csv
 import json
 from pathlib import Path
 
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite, package_install
+from projectgen.datasets.task import PAPER_SETTINGS, Documents, EnvSpec, Task, TestSuite, package_install
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import safe_relpath
 
@@ -77,7 +79,8 @@ def load_nl2repo_task(folder: Path, difficulty: str | None = None) -> Task:
             present.append(clean)
     suites = {"unit": TestSuite(name="unit", paths=tuple(present))} if present and len(present) == len(paths) else {}
     return Task(id=folder.name, root=folder, format="nl2repobench", docs=Documents(prd=prd), suites=suites,
-                env=_install(commands), difficulty=difficulty, published_tests=int(count_text))
+                env=_install(commands), difficulty=difficulty, published_tests=int(count_text),
+                settings_profile=dict(PAPER_SETTINGS["nl2repobench"]))
 
 
 def load_nl2repo(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
