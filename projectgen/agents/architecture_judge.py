@@ -1,11 +1,18 @@
 """The architecture judge: scores an SSAT against the documents on four criteria plus overall.
 
-`criteria="paper"` asks in the paper's terms (interface consistency across modules; dependencies: no
-circular ones, layering) for a justification per criterion; "projectgen" asks for one reasons field.
+`criteria="paper"` asks as ProjectGen's public code asks JudgeA (`prompts/architecture_judge_paper.md`):
+requirement coverage, consistency with the provided information, interface consistency (clear,
+unambiguous, not redundant names), dependency relations (no circular ones, layering), a justification per
+criterion in plain text and a "Final Score" from 1 to 10; the reply is read in that form, or as JSON, and
+its justifications are the architect's feedback, as the paper passes them. "projectgen" asks for a JSON
+object with a score per criterion and one reasons field.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -19,6 +26,13 @@ from projectgen.prompts import Prompt, load_prompt
 from projectgen.ssat import SSAT
 
 CRITERIA = ("requirement_coverage", "document_consistency", "interface_consistency", "dependency_relations")
+# The labels of the paper's plain-text answer, per criterion.
+PAPER_LABELS: Mapping[str, str] = MappingProxyType({
+    "requirement_coverage": "Requirement Coverage", "document_consistency": "Consistency with Provided Information",
+    "interface_consistency": "Interface Consistency", "dependency_relations": "Dependency Relations"})
+_PAPER_LINE = re.compile(r"^[\s*#>-]*(" + "|".join(map(re.escape, PAPER_LABELS.values())) + r"|Final Score)\s*\**\s*:"
+                         r"\s*\**\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 class ArchitectureReview(BaseModel):
@@ -39,6 +53,14 @@ class ArchitectureReview(BaseModel):
         """One line per criterion with its justification (the paper's form), a missing one said so."""
         return "\n".join(f"{name}: {self.justifications.get(name) or '(no justification given)'}"
                          for name in CRITERIA)
+
+    def paper_feedback(self) -> str:
+        """What the paper's architect is told: the final score and each criterion's justification, then any
+        feedback the reply gave besides."""
+        lines = [f"Final Score: {self.overall_score():g}",
+                 *(f"- {PAPER_LABELS[name]}: {self.justifications[name]}" for name in CRITERIA
+                   if self.justifications.get(name))]
+        return "\n".join([*lines, *([self.feedback] if self.feedback else [])])
 
     def overall_score(self) -> float:
         if self.overall is not None:
@@ -64,13 +86,33 @@ class ArchitectureJudge:
                      threshold: float) -> Verdict:
         messages = self.prompt.messages(**document_values(documents), ssat=ssat_json(ssat))
         reply = await gateway.ask(self.model, messages, role=self.role, stage="architecture", iteration=iteration)
-        try:
-            review = parse_model(reply, ArchitectureReview)
-        except StructuredOutputError as exc:
-            return Verdict(judge=self.name, stage="architecture", iteration=iteration, score=0, accepted=False,
-                           feedback=f"The review could not be read ({exc}); the tree is kept for another round.")
+        review = paper_review(reply) if self.criteria == "paper" else None
+        if review is None:
+            try:
+                review = parse_model(reply, ArchitectureReview)
+            except StructuredOutputError as exc:
+                return Verdict(judge=self.name, stage="architecture", iteration=iteration, score=0, accepted=False,
+                               feedback=f"The review could not be read ({exc}); the tree is kept for another round.")
         score = review.overall_score()
+        paper = self.criteria == "paper"
         return Verdict(judge=self.name, stage="architecture", iteration=iteration, score=score,
-                       accepted=score >= threshold, feedback=review.feedback,
-                       reasons=review.justified() if self.criteria == "paper" else review.reasons,
-                       scores=review.scores)
+                       accepted=score >= threshold, feedback=review.paper_feedback() if paper else review.feedback,
+                       reasons=review.justified() if paper else review.reasons, scores=review.scores)
+
+
+def paper_review(reply: str) -> ArchitectureReview | None:
+    """The paper's plain-text answer (`Requirement Coverage: ...` per criterion, `Final Score: N`), markdown
+    emphasis and list marks tolerated; None when the reply has no final score in that form (it may be JSON)."""
+    by_label = {label.lower(): name for name, label in PAPER_LABELS.items()}
+    justifications: dict[str, str] = {}
+    overall: float | None = None
+    for match in _PAPER_LINE.finditer(reply):
+        label, text = match.group(1).lower(), match.group(2).strip().strip("*").strip()
+        if label == "final score":
+            number = _NUMBER.search(text)
+            overall = float(number.group()) if number else overall
+        elif text:
+            justifications.setdefault(by_label[label], text)
+    if overall is None:
+        return None
+    return ArchitectureReview(overall=overall, justifications=justifications)

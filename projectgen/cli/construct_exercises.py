@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from projectgen.cli.options import (add_runner_options, add_sampling_options, check_out_path, positive_int,
-                                    sampling_from_args)
+from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import (add_concurrency_option, add_runner_options, add_sampling_options, check_out_path,
+                                    positive_int, sampling_from_args)
+
+if TYPE_CHECKING:
+    from projectgen.llm.call_slots import CallSlots
 
 BUNDLED_REPLAY = "construct-exercises.examples"
 
@@ -22,7 +27,8 @@ def add_command(commands) -> None:
                     "exercises every judge solves at once, or that time out, are dropped; near-duplicates of "
                     "--reference (character 5-gram MinHash + LSH, exact Jaccard > 0.8) are removed "
                     "(OUT/decontamination.json). Kept exercises are written to OUT/<project> in the Exercism "
-                    "layout; OUT/construction.json is the report. Run the same command again to continue.")
+                    "layout; OUT/construction.json is the report. Seeds are built --workers at a time; the ledger "
+                    "(OUT/ledger.jsonl) records finished seeds: run the same command again to continue.")
     parser.add_argument("--seeds", required=True, help="a folder of seed code files, or 'examples' (the bundled set)")
     parser.add_argument("--model", required=True, metavar="SPEC",
                         help="the model of every role not given below: PROVIDER:MODEL, scripted:FILE, or "
@@ -41,8 +47,13 @@ def add_command(commands) -> None:
     parser.add_argument("--judge-tries", type=positive_int, default=2,
                         help="tries of each judge: 1 write then repairs (default 2, reflect's)")
     parser.add_argument("--out", type=Path, required=True, help="the output folder (exercises and reports)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="seeds built at once (default: --max-concurrent-calls); the across-seed steps "
+                             "(difficulty, near-duplicates, names) run after them in seed order, so the result is "
+                             "the same for any number")
     add_model_options(parser)
     add_runner_options(parser)
+    add_concurrency_option(parser, units="seeds")
     parser.set_defaults(handler=cmd_construct_exercises)
 
 
@@ -53,20 +64,24 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 class ChatModels:
-    """The chat model of each spec, made once with the command's --base-url and sampling."""
+    """The chat model of each spec, made once with the command's --base-url and sampling, its calls taking the
+    run's call slots (at most --max-concurrent-calls in flight per model or endpoint, across the seeds)."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, call_slots: CallSlots | None = None) -> None:
         from projectgen.llm.sampling import sampling_arguments
 
         self.base_url = args.base_url
         self.sampling = sampling_arguments(sampling_from_args(args))
+        self.call_slots = call_slots
         self.made: dict[str, object] = {}
 
     def __call__(self, spec: str):
+        from projectgen.llm.call_slots import limit_calls
         from projectgen.llm.factory import make_chat_model
 
         if spec not in self.made:
-            self.made[spec] = make_chat_model(spec, base_url=self.base_url, **self.sampling)
+            model = make_chat_model(spec, base_url=self.base_url, **self.sampling)
+            self.made[spec] = limit_calls(model, self.call_slots) if self.call_slots is not None else model
         return self.made[spec]
 
 
@@ -90,20 +105,28 @@ def resolve_spec(text: str, bundled: str = BUNDLED_REPLAY) -> str:
 
 
 def cmd_construct_exercises(args: argparse.Namespace) -> int:
-    from projectgen.cli.options import runner_from_args
-    from projectgen.cli.tables import make_console
+    """Exit 0 when every seed was built (kept, dropped or sent to human review), 1 when some seed's construction
+    failed (it is built again by the next invocation), 2 for a usage error."""
+    from projectgen.cli.options import executor_from_args, runner_settings_from_args
+    from projectgen.cli.tables import batch_progress, make_console
     from projectgen.construction.exercise_agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter
+    from projectgen.construction.exercise_batch import construct_exercises
     from projectgen.construction.exercise_package import EXAMPLES, load_seeds
-    from projectgen.construction.exercises import (DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge,
-                                                   construct_exercises, reference_texts)
+    from projectgen.construction.exercises import (DROPPED, ERROR, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge,
+                                                   reference_texts)
     from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.evaluation.runner import SandboxRunner
+    from projectgen.experiments.concurrency import Concurrency
     from projectgen.experiments.models import model_slug
     from projectgen.llm.naming import describe_model
+    from projectgen.runs import layout
 
     check_out_path(args.out, folder=True)
     seeds = load_seeds(args.seeds)
     model = resolve_spec(args.model)
-    chat = ChatModels(args)
+    concurrency = Concurrency(calls=args.max_concurrent_calls)
+    call_slots, sandbox_slots = concurrency.limits()
+    chat = ChatModels(args, call_slots)
     creative = model_list(args.creative, model)
     reasoning = model_list(args.reasoning, model, copies=2)
     judges = model_list(args.judges, model)
@@ -121,13 +144,35 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
     described = ", ".join(sorted({describe_model(m) for m in chat.made.values()}))
     console.print(f"{len(seeds)} seed(s); models: {described}; "
                   f"decontamination against {len(texts)} reference exercise(s)", highlight=False)
-    runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
-    report = construct_exercises(seeds, args.out, construction, runner=runner,
-                                 progress=lambda message: console.print(message, highlight=False))
-    kept, dropped, review = report.ids(KEPT), report.ids(DROPPED), report.ids(REVIEW)
+    progress, bar, on_start = batch_progress(console, "seeds", "seed(s)", args.out / layout.LEDGER)
+    # sandbox runs at most one per core, however many seeds are built at once (as reflect and refine)
+    runner = SandboxRunner(runner_settings_from_args(args), slots=sandbox_slots,
+                           log=lambda message: progress.console.print(f"[dim]sandbox: {message}[/dim]",
+                                                                      highlight=False))
+
+    def on_row(record) -> None:
+        progress.advance(bar)
+        reason = f" ({record['reason']})" if record.get("reason") else ""
+        colour = "red" if record["status"] == ERROR else "default"
+        progress.console.print(f"{record['seed']}: [{colour}]{record['status']}[/{colour}]{reason}", highlight=False)
+
+    with progress:
+        report = construct_exercises(
+            seeds, args.out, construction, runner=runner,
+            executor=executor_from_args(args, default_workers=concurrency.workers),
+            progress=lambda key, message: progress.console.print(f"[dim]{message}[/dim]", highlight=False),
+            on_start=on_start, on_row=on_row)
+    for seed, record in report.seeds.items():  # what the across-seed steps decided of each judged seed
+        if "judge_outcomes" in record:
+            said = (f"kept as {record['exercise']}" if record["status"] == KEPT
+                    else f"{record['status']} at {record['stage']} ({record['reason']})")
+            console.print(f"{seed}: {said}", highlight=False)
+    kept, dropped, review, failed = (report.ids(status) for status in (KEPT, DROPPED, REVIEW, ERROR))
     console.print(f"kept {len(kept)}: {', '.join(report.seeds[s].get('exercise', s) for s in kept) or '-'}; "
-                  f"dropped {len(dropped)}; to human review {len(review)}", highlight=False)
+                  f"dropped {len(dropped)}; to human review {len(review)}"
+                  + (f"; failed {len(failed)} (run again to build them): {', '.join(failed)}" if failed else ""),
+                  highlight=False)
     console.print(f"exercises in {args.out}; report {args.out / 'construction.json'} (decontamination.json, "
                   f"human-review.json); run `projectgen reflect --dataset {args.out} --model reference`",
                   highlight=False)
-    return 0
+    return EXIT_TESTS_FAILED if failed else EXIT_OK

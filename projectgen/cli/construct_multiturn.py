@@ -5,7 +5,7 @@ import argparse
 import threading
 from pathlib import Path
 
-from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_runner_options, add_sampling_options, bundled_script_spec, check_out_path,
                                     positive_int, resolve_dataset, runner_settings_from_args, sampling_from_args,
                                     task_ids)
@@ -22,7 +22,10 @@ def add_command(commands) -> None:
                     "requirement, its reference and tests): seed filters, then a Decomposer, Evaluator and Analyzer "
                     "turn the requirement into 2-5 ordered turns, then per turn a Coder writes the code and tests, "
                     "kept only when the tests pass on the code (in the sandbox), fail on the previous turn's code "
-                    "and an Evaluator finds them aligned with the requirement. Seeds over a cap go to OUT/review.json. "
+                    "and an Evaluator finds them aligned with the requirement. A seed over a cap, or whose "
+                    "Evaluator asks for its requirement to be rewritten, pauses for a person (exit code 3): "
+                    "`projectgen review OUT/runs/SEED` shows it and takes --approve, --edit FILE.json or --reject "
+                    "FEEDBACK. "
                     "Resumable: run it again to continue (OUT/ledger.jsonl).")
     parser.add_argument("--seeds", required=True, help="folder of seed folders (docs/construction.md), or `examples` "
                                                        "for the bundled seeds")
@@ -64,10 +67,10 @@ def model_spec(text: str) -> str:
 
 
 def cmd_construct_multiturn(args: argparse.Namespace) -> int:
-    """Exit 0 when every seed became a task or was filtered out, 1 when some seed waits for review or failed, 2 for
-    a usage error."""
-    from projectgen.construction.multiturn.batch import REVIEW_FILE, ConstructionSpec, run_construction
-    from projectgen.construction.multiturn.pipeline import ConstructionSettings
+    """Exit 0 when every seed became a task or was filtered out, 1 when some seed failed, 3 when some seed waits
+    for a person (and none failed), 2 for a usage error."""
+    from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction, seed_run_dir
+    from projectgen.construction.multiturn.settings import ConstructionSettings
     from projectgen.construction.multiturn.seeds import bundled_seeds_dir
     from projectgen.evaluation import SandboxRunner
     from projectgen.experiments.concurrency import cores
@@ -100,6 +103,18 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
                                description=describe_model(model), on_row=on_row)
     built = [row for row in results.outcomes if row.status == "task"]
     console.print(f"{len(built)} task(s) in {args.out} (projectgen refine --dataset {args.out}); "
-                  f"{len(results.review())} seed(s) for review in {args.out / REVIEW_FILE}; "
                   f"model: {results.model_description}", highlight=False)
-    return EXIT_TESTS_FAILED if results.review() or results.errors() else EXIT_OK
+    if results.review():
+        from projectgen.runs.folder import RunFolder
+        from projectgen.runs.pending_review import read_pending_review, review_commands
+
+        console.print(f"{len(results.review())} seed(s) await a person's decision:", highlight=False)
+        for row in results.review():
+            run_dir = seed_run_dir(args.out, row.seed)
+            pending = read_pending_review(RunFolder(run_dir)) or {}
+            console.print(f"  {row.seed}: {row.reason}", highlight=False, markup=False, soft_wrap=True)
+            for what, command in review_commands(run_dir, pending.get("stage")):
+                console.print(f"    {what + ':':10} {command}", highlight=False, markup=False, soft_wrap=True)
+    if results.errors():
+        return EXIT_TESTS_FAILED
+    return EXIT_AWAITING_REVIEW if results.review() else EXIT_OK

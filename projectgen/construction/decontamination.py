@@ -55,11 +55,17 @@ class ReferenceIndex:
 
     def __init__(self, references: Mapping[str, str], threshold: float = THRESHOLD) -> None:
         self.threshold = threshold
-        self._shingles = {name: shingles(text) for name, text in references.items()}
+        self._shingles: dict[str, set[str]] = {}
         lsh_class, _ = _datasketch()
         self._lsh = lsh_class(threshold=threshold, num_perm=PERMUTATIONS)
-        for name, grams in self._shingles.items():
-            self._lsh.insert(name, _signature(grams))
+        for name, text in references.items():
+            self.add(name, text)
+
+    def add(self, name: str, text: str) -> None:
+        """One more reference (the exercises kept so far, when new exercises are checked against each other)."""
+        grams = shingles(text)
+        self._shingles[name] = grams
+        self._lsh.insert(name, _signature(grams))
 
     def __len__(self) -> int:
         return len(self._shingles)

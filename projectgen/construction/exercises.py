@@ -1,29 +1,28 @@
-"""LiveRepoReflection's exercise construction, seed by seed, durable and resumable.
+"""LiveRepoReflection's exercise construction: what one seed goes through, as a unit of the batch engine.
 
-For each seed (`exercise_package.load_seeds`):
+For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.construct/<seed>/``:
 
 1. design: a "creative" model drawn at random (a `random.Random` seeded with the run's seed and the seed's
-   id, so a resume draws the same; recorded) turns the seed code into a topic and a definition;
-2. decontamination: the definition against the reference set (`decontamination`), dropped when it is a
-   near-duplicate, with the match in ``decontamination.json``;
+   id, so a resume or another worker draws the same; recorded) turns the seed code into a topic and a definition;
+2. decontamination against the reference set (`decontamination`): a near-duplicate is dropped here, before any
+   draft is paid for (the decision needs only this seed and the fixed reference set, so no other seed's);
 3. drafts: every "reasoning" drafter writes a test suite and a solution, each from the definition alone;
 4. cross-execution: every suite x solution pair in the sandbox (`execution.execute`), the pair kept by
-   `cross_execution.select_pair`; 0%-pass programs, and seeds with no usable pair, to ``human-review.json``;
-5. packaging: the exercise in the Exercism layout (`exercise_package.write_exercise`), staged;
-6. difficulty: each judge plays `reflect`'s protocol on it (`runs.reflection`), `difficulty.select_by_difficulty`
-   keeps or drops it; a kept exercise is copied to ``OUT/<project>``.
+   `cross_execution.select_pair`; 0%-pass programs, and seeds with no usable pair, go to human review;
+5. packaging: the exercise in the Exercism layout (`exercise_package.write_exercise`), staged in the folder;
+6. judges: each plays `reflect`'s protocol on it (`runs.reflection`, folders ``judges/<n>-<label>/``).
 
-``OUT/.construct/`` is the run's folder: usage.jsonl, calls.jsonl (the call cache: a killed run makes no
-finished call again), prompts.jsonl, events.jsonl (one event per decision, with its figures), ledger.jsonl
-(one line per finished seed: a rerun skips it), work/<seed>/ (drafts and staged exercises) and judges/ (each
-judge's reflect run folder). ``OUT/construction.json`` is the report, rebuilt from the ledger on every run.
+The seed ends ``judged`` with its judges' outcomes; the decisions that look across seeds (difficulty, near-
+duplicates among the new exercises, the exercise names in ``OUT``) are `exercise_selection`'s, made after every
+unit in seed-id order. The run folder holds usage.jsonl, calls.jsonl (the call cache: a seed cut short makes no
+finished call again), prompts.jsonl and events.jsonl (one event per decision, with its figures).
 """
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,29 +31,28 @@ from typing import Any
 from projectgen.agents.base import ModelGateway
 from projectgen.config import Settings
 from projectgen.construction.cross_execution import PairSelection, pair_key, select_pair
-from projectgen.construction.decontamination import NGRAM, THRESHOLD, ReferenceIndex
-from projectgen.construction.difficulty import DifficultyDecision, judge_outcome, select_by_difficulty
+from projectgen.construction.decontamination import THRESHOLD, ReferenceIndex
+from projectgen.construction.difficulty import judge_outcome
 from projectgen.construction.exercise_agents import (ExerciseDefinition, ExerciseDesigner, FilesDraft, Seed,
                                                      SolutionWriter, TestWriter)
 from projectgen.construction.exercise_package import write_exercise
-from projectgen.construction.execution import WORK, Execution, execute
+from projectgen.construction.execution import Execution, execute
 from projectgen.datasets.exercism import exercise_task, load_exercise, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.errors import ScriptExhaustedError
 from projectgen.llm.parsing import StructuredOutputError
-from projectgen.experiments.ledger import Ledger
-from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.trace import TraceWriter
 
-REPORT = "construction.json"
-DECONTAMINATION = "decontamination.json"
-HUMAN_REVIEW = "human-review.json"
 KEPT, DROPPED, REVIEW = "kept", "dropped", "human-review"
+JUDGED = "judged"  # a unit's end when its exercise is staged and judged: the across-seed steps decide the rest
+ERROR = "error"  # a unit whose work raised (a model down for good, a spent budget): built again on the next run
+STAGED = "final"  # the staged exercise's parent folder in the seed's run folder
 UNREADABLE = (StructuredOutputError, ScriptExhaustedError)
-"""A reply that is no draft: that draft fails. A model failing for good or a budget spent stops the run instead
-(resumable), so an outage never drops seeds for good."""
+"""A reply that is no draft: that draft fails. A model failing for good or a budget spent fails the unit instead
+(an error row, built again by the next invocation), so an outage never drops a seed for good."""
 
 
 @dataclass(frozen=True)
@@ -88,76 +86,49 @@ class ExerciseConstruction:
     threshold: float = THRESHOLD
     settings: Settings = field(default_factory=Settings)
 
-
-@dataclass(frozen=True)
-class ConstructionReport:
-    """The run's outcome: per seed, what happened to it; and where the report files are."""
-
-    out: Path
-    seeds: dict[str, dict[str, Any]]
-
-    def ids(self, status: str) -> list[str]:
-        return [seed for seed, record in self.seeds.items() if record.get("status") == status]
+    def built_with(self) -> dict[str, Any]:
+        """What a seed's outcome depends on besides the seed: a ledger line made with other settings is built
+        again (the seed's run folder emptied first: its drafts and judges' runs belong to the old settings)."""
+        digest = hashlib.sha256(json.dumps(sorted(self.references.items())).encode("utf-8")).hexdigest()[:16]
+        return {"creative": [d.spec for d in self.designers], "test_writers": [d.spec for d in self.test_writers],
+                "solution_writers": [d.spec for d in self.solution_writers],
+                "judges": [j.spec for j in self.judges], "rng_seed": self.rng_seed, "judge_tries": self.judge_tries,
+                "threshold": self.threshold, "references": digest}
 
 
-def construct_exercises(seeds: Sequence[Seed], out: Path, construction: ExerciseConstruction, *,
-                        runner: SandboxRunner, progress: Callable[[str], None] | None = None) -> ConstructionReport:
-    """Build exercises from `seeds` into `out` (see the module docstring); a rerun on the same `out` resumes."""
-    return asyncio.run(aconstruct_exercises(seeds, out, construction, runner=runner, progress=progress))
-
-
-async def aconstruct_exercises(seeds: Sequence[Seed], out: Path, construction: ExerciseConstruction, *,
-                               runner: SandboxRunner,
-                               progress: Callable[[str], None] | None = None) -> ConstructionReport:
-    """`construct_exercises` for callers inside an event loop; one seed at a time, its drafts asked at once."""
-    if not construction.designers or not construction.test_writers or not construction.solution_writers:
-        raise ProjectGenError("construct exercises needs at least one creative and one reasoning model")
-    out = Path(out)
-    folder = RunFolder(out / WORK)
-    say = progress or (lambda message: None)
-    with folder.hold("construct exercises"):
-        ledger = Ledger(folder.root / layout.LEDGER)
-        done = ledger.done()
-        index = ReferenceIndex(construction.references, construction.threshold) if construction.references else None
-        gateway = folder.gateway(construction.settings, scope="construct-exercises")
-        trace = folder.trace()
-        trace.write("construct_start", seeds=[seed.id for seed in seeds], resumed=sorted(done),
-                    references=len(construction.references), rng_seed=construction.rng_seed)
-        for seed in seeds:
-            if seed.id in done:
-                say(f"{seed.id}: {done[seed.id]['status']} (finished earlier)")
-                continue
-            step = _SeedRun(seed, out, folder, construction, runner, gateway, index, trace, say)
-            record = await step.run()
-            ledger.append(seed.id, **record)
-            trace.write("seed_done", seed=seed.id, **{k: record.get(k) for k in ("status", "stage", "reason")})
-            say(f"{seed.id}: {record['status']}" + (f" ({record['reason']})" if record.get("reason") else ""))
-        records = {seed.id: ledger.done().get(seed.id, {}) for seed in seeds}
-        _write_reports(out, folder, construction, records)
-    return ConstructionReport(out=out, seeds=records)
+async def build_seed(seed: Seed, run_dir: Path, construction: ExerciseConstruction, *, runner: SandboxRunner,
+                     index: ReferenceIndex | None, say: Callable[[str], None]) -> dict[str, Any]:
+    """One seed through the steps (see the module docstring) in `run_dir`; its record, as the ledger keeps it."""
+    folder = RunFolder(run_dir)
+    folder.root.mkdir(parents=True, exist_ok=True)
+    gateway = folder.gateway(construction.settings, scope="construct-exercises")
+    step = SeedRun(seed, folder, construction, runner, gateway, index, folder.trace(), say)
+    step.trace.write("seed_start", seed=seed.id)
+    record = await step.run()
+    step.trace.write("seed_done", seed=seed.id, **{k: record.get(k) for k in ("status", "stage", "reason")})
+    return record
 
 
 @dataclass
-class _SeedRun:
+class SeedRun:
     """One seed through the steps; `record` (what the ledger keeps of it) grows as it goes."""
 
     seed: Seed
-    out: Path
     folder: RunFolder
     construction: ExerciseConstruction
     runner: SandboxRunner
     gateway: ModelGateway
     index: ReferenceIndex | None
-    trace: Any
+    trace: TraceWriter
     say: Callable[[str], None]
     record: dict[str, Any] = field(default_factory=dict)
 
     @property
     def work(self) -> Path:
-        return self.folder.root / "work" / self.seed.id
+        return self.folder.root
 
     def end(self, status: str, stage: str, reason: str | None = None) -> dict[str, Any]:
-        self.record.update(status=status, stage=stage, reason=reason)
+        self.record.update(seed=self.seed.id, status=status, stage=stage, reason=reason)
         return self.record
 
     async def run(self) -> dict[str, Any]:
@@ -180,22 +151,12 @@ class _SeedRun:
             return self.end(REVIEW, "cross-execution", selection.reason)
         provenance = {"seed_id": self.seed.id, "seed": self.seed.path, "creative": self.record["creative"],
                       "test_suite": selection.test, "solution": selection.solution}
-        staged = write_exercise(self.work / "final", definition, tests[selection.test],
+        staged = write_exercise(self.work / STAGED, definition, tests[selection.test],
                                 solutions[selection.solution], provenance)
-        decision = await self.judge(staged)
-        self.record["difficulty"] = decision.to_dict()
-        self.trace.write("difficulty", seed=self.seed.id, **decision.to_dict())
-        if not decision.keep:
-            return self.end(DROPPED, "difficulty", decision.reason)
-        target = self.out / definition.project
-        owner = _owner(target)
-        if owner is not None and owner != self.seed.id:
-            return self.end(DROPPED, "packaging", f"exercise {definition.project} was already made from seed {owner}")
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(staged, target)
-        self.record["exercise"] = definition.project
-        return self.end(KEPT, "packaging")
+        outcomes = await self.judge(staged)
+        self.record["judge_outcomes"] = outcomes
+        self.trace.write("judged", seed=self.seed.id, outcomes=outcomes)
+        return self.end(JUDGED, "judges")
 
     async def design(self) -> ExerciseDefinition | None:
         designers = self.construction.designers
@@ -210,7 +171,6 @@ class _SeedRun:
             self.record["design_error"] = first_line(error)
             return None
         self.record.update(topic=definition.topic, project=definition.project, language=definition.language)
-        self.work.mkdir(parents=True, exist_ok=True)
         write_atomic(self.work / "definition.json", definition.model_dump_json(indent=1) + "\n")
         return definition
 
@@ -276,7 +236,9 @@ class _SeedRun:
         self.record["matrix"] = {pair_key(t, s): run.to_dict() for (t, s), run in matrix.items()}
         return select_pair(list(tests), list(solutions), matrix)
 
-    async def judge(self, staged: Path) -> DifficultyDecision:
+    async def judge(self, staged: Path) -> dict[str, str]:
+        """Each judge's outcome on the staged exercise (`difficulty.judge_outcome`), its reflect run resumed from
+        its folder when the seed was cut short."""
         from projectgen.runs.reflection import arun_reflection, reflection_request
 
         exercise = load_exercise(staged)
@@ -286,14 +248,14 @@ class _SeedRun:
             name = f"{number}-{judge.label}"
             request = reflection_request(exercise, spec=judge.spec, model_label=judge.label, edit_format="whole",
                                          tries=self.construction.judge_tries)
-            result = await arun_reflection(exercise, self.folder.root / "judges" / self.seed.id / name, request,
+            result = await arun_reflection(exercise, self.folder.root / "judges" / name, request,
                                            model=judge.model, runner=self.runner, model_slug=judge.label,
                                            scope=f"construct-judge/{self.seed.id}/{name}")
             outcomes[name] = judge_outcome(result.tries, result.passed_at)
             runs[name] = {"spec": judge.spec, "passed_at": result.passed_at, "calls": result.calls,
                           "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
         self.record["judges"] = runs
-        return select_by_difficulty(outcomes)
+        return outcomes
 
 
 def in_project(files: Mapping[str, str], project: str) -> dict[str, str]:
@@ -301,73 +263,6 @@ def in_project(files: Mapping[str, str], project: str) -> dict[str, str]:
     the project folder."""
     prefix = f"{project}/"
     return {path.removeprefix(prefix): text for path, text in files.items()}
-
-
-def _owner(exercise: Path) -> str | None:
-    """The seed an exercise folder in the output was made from (None: not ours, or not there)."""
-    try:
-        config = json.loads((exercise / ".meta" / "config.json").read_text(encoding="utf-8"))
-        return str(config["construction"]["seed_id"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _write_reports(out: Path, folder: RunFolder, construction: ExerciseConstruction,
-                   records: Mapping[str, Mapping[str, Any]]) -> None:
-    """construction.json (everything), decontamination.json (what was removed, why) and human-review.json."""
-    judge_folders = sorted(path for path in (folder.root / "judges").glob("*/*") if path.is_dir())
-    usage = [record for run in (folder, *(RunFolder(path) for path in judge_folders))
-             for record in run.usage_records() if record.error is None]
-    counts: dict[str, int] = {}
-    for record in records.values():
-        for name, value in ((record.get("difficulty") or {}).get("counts") or {}).items():
-            counts[name] = counts.get(name, 0) + value
-    report = {
-        "schema_version": 1,
-        "settings": {"rng_seed": construction.rng_seed, "judge_tries": construction.judge_tries,
-                     "decontamination": {"ngram": NGRAM, "jaccard_threshold": construction.threshold,
-                                         "references": len(construction.references)},
-                     "reject_sampling_score": "not computed: LiveRepoReflection defines no formula for it",
-                     "models": {"creative": [d.spec for d in construction.designers],
-                                "test_writers": [d.spec for d in construction.test_writers],
-                                "solution_writers": [d.spec for d in construction.solution_writers],
-                                "judges": [j.spec for j in construction.judges]}},
-        "summary": {status: sorted(s for s, r in records.items() if r.get("status") == status)
-                    for status in (KEPT, DROPPED, REVIEW)},
-        "difficulty_counts": counts,
-        "cost": _cost(usage),
-        "seeds": records,
-    }
-    write_atomic(out / REPORT, json.dumps(report, indent=1, default=str) + "\n")
-    removed = [{"seed": seed, **record["decontamination"]} for seed, record in records.items()
-               if record.get("decontamination")]
-    write_atomic(out / DECONTAMINATION, json.dumps({"ngram": NGRAM, "threshold": construction.threshold,
-                                                    "references": sorted(construction.references),
-                                                    "removed": removed}, indent=1) + "\n")
-    review = [{"seed": seed, "status": record.get("status"), "items": record["human_review"]}
-              for seed, record in records.items() if record.get("human_review")]
-    write_atomic(out / HUMAN_REVIEW, json.dumps({"review": review}, indent=1) + "\n")
-
-
-def _cost(usage: Sequence[Any]) -> dict[str, Any]:
-    """Calls, tokens and dollars (list prices; a replay costs 0, a model without a price is n/a) of every call
-    the run made, the judges' reflect runs included, in all and per role."""
-    from projectgen.llm.pricing import PriceTable
-
-    total = PriceTable.default().total(usage)
-    return {"calls": len(usage), "input_tokens": sum(r.input_tokens for r in usage),
-            "output_tokens": sum(r.output_tokens for r in usage), "usd": total.value, "usd_label": total.label(),
-            "by_role": _by_role(usage)}
-
-
-def _by_role(usage: Sequence[Any]) -> dict[str, dict[str, int]]:
-    roles: dict[str, dict[str, int]] = {}
-    for record in usage:
-        row = roles.setdefault(record.role, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
-        row["calls"] += 1
-        row["input_tokens"] += record.input_tokens
-        row["output_tokens"] += record.output_tokens
-    return roles
 
 
 def reference_texts(path: Path) -> dict[str, str]:

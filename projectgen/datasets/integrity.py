@@ -93,3 +93,15 @@ def check_folder(folder: Path, expected: Mapping[str, str]) -> Check:
         incomplete.setdefault(task, []).append(rest or task)
     return Check(matching=len(present) - len(changed) - len(extra), changed=tuple(changed), extra=tuple(extra),
                  missing=tuple(missing), incomplete={task: tuple(paths) for task, paths in incomplete.items()})
+
+
+def missing_from_copy(task_root: Path, expected: Mapping[str, str], task_id: str) -> list[str]:
+    """Files a benchmark's manifest (`expected`) lists for task `task_id` that the folder `task_root` lacks,
+    relative to it and sorted: a copy made without its large files (CodeProjectEval xmnlp's ONNX models) cannot
+    pass its own tests, and that is the copy's defect, not the harness's. Empty for a task the manifest does not
+    list, and for a folder that holds none of its files (not a copy of it: another layout of the same name)."""
+    prefix = f"{task_id}/"
+    published = [path[len(prefix):] for path in expected if path.startswith(prefix)]
+    present = folder_files(task_root) if published else {}
+    missing = sorted(path for path in published if path not in present)
+    return missing if len(missing) < len(published) else []

@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from projectgen.config import Settings
 from projectgen.datasets.compat import apply_compat
-from projectgen.datasets.task import (INSTALL_STEPS, STANDARD_SUITES, SUITE_NAME, Documents, EnvSpec, SuiteName,
-                                      Task, TestSuite)
+from projectgen.datasets.task import (INSTALL_STEPS, PAPER_SETTINGS, STANDARD_SUITES, SUITE_NAME, Documents,
+                                      EnvSpec, SuiteName, Task, TestSuite, package_install)
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -560,12 +560,6 @@ def _config_task(
     )
 
 
-# The ProjectGen paper's settings per benchmark that differ from `Settings`' defaults: the `paper` profile
-# (`projectgen.config.SETTINGS_PROFILES`), and a code stage of up to 10 rounds on CodeProjectEval, 5 on DevBench.
-PAPER_SETTINGS: dict[str, dict[str, Any]] = {"codeprojecteval": {"profile": "paper", "code_iterations": 10},
-                                             "devbench": {"profile": "paper", "code_iterations": 5}}
-
-
 def _settings_profile(ctx: _Ctx, table: dict[str, Any]) -> dict[str, Any]:
     """`[settings_profile]`: pipeline settings the task's benchmark reports (as `PAPER_SETTINGS` gives the
     benchmark formats), used where a run leaves them unset; each key a `Settings` field with a valid value,
@@ -687,12 +681,29 @@ def _cpe_source(ctx: _Ctx, value: object) -> tuple[str | None, tuple[str, ...]]:
 
 
 def _config_env(ctx: _Ctx, config: dict[str, Any], exclude: Iterable[str]) -> EnvSpec:
-    """EnvSpec from the keys CodeProjectEval and DevBench share."""
-    return EnvSpec(
-        requirements=ctx.requirements("dependencies", config.get("dependencies"), exclude),
-        setup_script=ctx.setup_script("setup_shell_script", config.get("setup_shell_script"), required=False),
-        env_vars=ctx.env_vars("env_vars", config.get("env_vars")),
-    )
+    """EnvSpec from the keys CodeProjectEval and DevBench share. A setup script that is one plain pip install
+    of the project (flask's ``pip install -e .``) is that install step, with the build backend its
+    pyproject.toml names added to the requirements (the step builds without isolation or an index); the
+    others only install the requirements, which the environment does already."""
+    script = ctx.setup_script("setup_shell_script", config.get("setup_shell_script"), required=False)
+    requirements = ctx.requirements("dependencies", config.get("dependencies"), exclude)
+    install = package_install(script.splitlines()) if script else None
+    if install is not None:
+        requirements += tuple(r for r in _build_requirements(ctx.root / "pyproject.toml") if r not in requirements)
+    return EnvSpec(requirements=requirements, setup_script=script, install=install,
+                   env_vars=ctx.env_vars("env_vars", config.get("env_vars")))
+
+
+def _build_requirements(pyproject: Path) -> tuple[str, ...]:
+    """`[build-system] requires` of a pyproject.toml (none when there is no file or no such table)."""
+    if not pyproject.is_file():
+        return ()
+    try:
+        table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise TaskFormatError(pyproject, f"not readable as TOML ({error})") from None
+    requires = table.get("build-system", {}).get("requires", [])
+    return tuple(str(item) for item in requires) if isinstance(requires, list) else ()
 
 
 # --------------------------------------------------------------------------- DevBench

@@ -11,6 +11,8 @@ gets), `test_case_count.txt` (the task's #Tests: its pass rate is passed / this 
 The tests themselves are not published (they live in each task's container image). A task whose folder
 holds the paths `test_files.json` names (copied out of the image by the user) gets them as its `unit`
 suite; otherwise it loads without one: it can be generated, not scored, and says so when asked to be.
+It has no visible tests either: its tasks carry the `paper` profile, whose LiveCoder picks its best attempt by
+the `unit` suite, so a plain run needs no `--selection`.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import csv
 import json
 from pathlib import Path
 
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.datasets.task import PAPER_SETTINGS, Documents, EnvSpec, Task, TestSuite, package_install
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import safe_relpath
 
@@ -28,7 +30,6 @@ TEST_COUNT = "test_case_count.txt"
 TEST_COMMANDS = "test_commands.json"
 TEST_PATHS = "test_files.json"
 DIFFICULTY_CSV = "task_difficulty.csv"
-EDITABLE_INSTALL = "pip install -e ."
 
 
 def is_nl2repo_task(folder: Path) -> bool:
@@ -78,7 +79,8 @@ def load_nl2repo_task(folder: Path, difficulty: str | None = None) -> Task:
             present.append(clean)
     suites = {"unit": TestSuite(name="unit", paths=tuple(present))} if present and len(present) == len(paths) else {}
     return Task(id=folder.name, root=folder, format="nl2repobench", docs=Documents(prd=prd), suites=suites,
-                env=_install(commands), difficulty=difficulty, published_tests=int(count_text))
+                env=_install(commands), difficulty=difficulty, published_tests=int(count_text),
+                settings_profile=dict(PAPER_SETTINGS["nl2repobench"]))
 
 
 def load_nl2repo(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
@@ -104,10 +106,8 @@ def _install(commands: list[str]) -> EnvSpec:
     setup = [" ".join(c.split()) for c in commands if not _runs_pytest(c)]
     if not setup:
         return EnvSpec()
-    if setup == [EDITABLE_INSTALL]:
-        return EnvSpec(install="editable")
-    if setup == ["pip install ."]:
-        return EnvSpec(install="package")
+    if step := package_install(setup):
+        return EnvSpec(install=step)
     return EnvSpec(install="script", setup_script="set -e\n" + "\n".join(setup) + "\n")
 
 

@@ -8,9 +8,10 @@ maintainability probes every task shares. So a RAL-Bench task's root is the benc
 each suite is one test file at its path there (`tests/Humanize/functional_test.py`): the workspace
 holds the candidate at its root and each test file at the same path.
 
-Suites: `functional` (what the task is scored by), `robustness`, `performance` and `resource`. The
-tests find the candidate through `RACB_REPO_ROOT` (the workspace, `{repo}`) and import
-`RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
+Suites: `functional` (what the task is scored by, and, under the `paper` profile its tasks carry, what
+picks LiveCoder's best attempt: RAL-Bench publishes no visible tests, so a plain run needs no
+`--selection`), `robustness`, `performance` and `resource`. The tests find the candidate through
+`RACB_REPO_ROOT` (the workspace, `{repo}`) and import `RACB_PACKAGE_NAME`, as RAL-Bench's runner sets them; many (most performance and resource tests) look
 only in `generation/<Name>` beside `tests/` (`<NAME>_TARGET=generated`), so the workspace holds a second
 copy of the candidate there (`Task.candidate_copies`, the yaml's `generated_repository`). Security and
 maintainability are not run as tests here: they are static measures of the files
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.datasets.compat import apply_compat
-from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
+from projectgen.datasets.task import PAPER_SETTINGS, Documents, EnvSpec, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
@@ -89,6 +90,7 @@ def load_ralbench_task(root: Path, config: Path) -> Task:
         suite_timeouts={s: t for s in suites if (t := _seconds(timeouts.get(s))) is not None},
         reference=reference, reference_root=reference_root, package=str(package) if package else None,
         candidate_copies=copies, difficulty=str(difficulty).lower() if difficulty else None,
+        settings_profile=dict(PAPER_SETTINGS["ralbench"]),
         published_tests=_functional_total(data.get("baseline_metrics"))))
 
 

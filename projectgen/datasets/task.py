@@ -15,7 +15,9 @@ import json
 import os
 import posixpath
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -32,6 +34,29 @@ STANDARD_SUITES: tuple[SuiteName, ...] = ("check", "unit", "acceptance")
 SUPPORT_FILES = ("conftest.py", "__init__.py")  # what pytest reads in the folders above a test file
 InstallStep = Literal["editable", "package", "script"]
 INSTALL_STEPS: tuple[InstallStep, ...] = ("editable", "package", "script")
+# Per published benchmark format, the pipeline settings of the paper that reports it, which its tasks carry as
+# `settings_profile`: the `paper` profile (`projectgen.config.SETTINGS_PROFILES`; for LiveCoder's RAL-Bench and
+# NL2Repo-Bench that is also selection by the functional score, as they publish no visible tests) and a code
+# stage of up to 10 rounds on CodeProjectEval, 5 on DevBench (ProjectGen's).
+PAPER_SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "codeprojecteval": MappingProxyType({"profile": "paper", "code_iterations": 10}),
+    "devbench": MappingProxyType({"profile": "paper", "code_iterations": 5}),
+    "ralbench": MappingProxyType({"profile": "paper"}),
+    "nl2repobench": MappingProxyType({"profile": "paper"}),
+})
+
+
+def package_install(commands: Sequence[str]) -> InstallStep | None:
+    """The install step a benchmark's setup commands are when they are one plain pip install of the project
+    itself (``pip install -e .``: editable; ``pip install .``: package), else None. Blank and comment lines
+    do not count. CodeProjectEval flask's setup script is ``pip install -e .``: without it the package has no
+    metadata and its version test fails on the reference too."""
+    setup = [" ".join(line.split()) for line in commands if line.strip() and not line.lstrip().startswith("#")]
+    if setup == ["pip install -e ."]:
+        return "editable"
+    if setup == ["pip install ."]:
+        return "package"
+    return None
 
 
 class Documents(BaseModel):
@@ -97,7 +122,8 @@ class EnvSpec(BaseModel):
     setup_script: str | None = Field(
         default=None,
         description="the task's setup script text; run (in the sandbox) only as the install step "
-        "`install = 'script'` (the benchmarks' scripts only pip-install the requirements)",
+        "`install = 'script'` (the benchmarks' scripts pip-install the requirements, or the project itself: "
+        "`package_install`)",
     )
     env_vars: dict[str, str] = Field(default_factory=dict)
     pytest_plugins: tuple[str, ...] | None = Field(

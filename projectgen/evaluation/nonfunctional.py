@@ -13,11 +13,15 @@ maintainability 0.36, security 0.24, robustness 0.16, efficiency ("performance")
 - robustness: the pass rate of the task's robustness suite.
 - efficiency: 0 if the performance suite failed, else min(1, reference seconds / candidate seconds).
 - resource: 0 if the resource suite failed, else the mean of min(1, reference / candidate) for the
-  mean memory and the mean CPU% of the test processes (memory alone when CPU is unknown).
+  memory and the CPU% of the test processes (memory alone when CPU is unknown).
 
 What is measured here and how is in `docs/evaluation.md`; each dimension that cannot be measured
 is None with its reason, never a made-up number, and `non_functional` is then None too (RAL-Bench
-counts a missing dimension as 0, which would turn "not measured" into "bad").
+counts a missing dimension as 0, which would turn "not measured" into "bad"). The resource figures
+come from the sandbox's launcher, outside the code under test (`report.ResourceUsage`): RAL-Bench
+samples the summed RSS of the test processes with psutil and averages it; the sandbox takes the peak
+RSS of the largest test process instead (`RESOURCE_MEASURE`, recorded with every result), and the CPU%
+as CPU time over the test step's wall time, the time-weighted mean of what RAL-Bench samples.
 """
 from __future__ import annotations
 
@@ -40,6 +44,13 @@ AHP_WEIGHTS: Mapping[Dimension, float] = {"maintainability": 0.36, "security": 0
 DIMENSION_SUITES: Mapping[Dimension, str] = {"robustness": "robustness", "efficiency": "performance",
                                              "resource": "resource", "security": "security",
                                              "maintainability": "maintainability"}
+
+# How the resource dimension's memory is measured: "peak-rss", the largest peak resident size of a test process
+# (wait4 rusage, read by the sandbox's launcher); RAL-Bench's own is the mean of the sampled summed RSS.
+RESOURCE_MEASURE = "peak-rss"
+RESOURCE_MEASURE_NOTE = ("memory: the peak RSS of the largest test process (RAL-Bench: the mean sampled RSS of "
+                         "the process tree), CPU: CPU time over the test step's wall time, both read by the "
+                         "sandbox's launcher from the kernel, outside the code under test")
 
 _RISKY_CALLS = frozenset({"eval", "exec", "os.system", "pickle.loads", "pickle.load", "pickle.Unpickler",
                           "dill.loads", "dill.load", "cloudpickle.loads", "cloudpickle.load"})
@@ -174,8 +185,8 @@ def _dotted(node: ast.expr) -> str:
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """What a sandboxed run of one suite tells the scores: passed of total, its wall time, and the mean
-    memory and CPU of its processes when the sandbox measured them (it does not yet: None)."""
+    """What a sandboxed run of one suite tells the scores: passed of total, its wall time, and the peak
+    memory and the CPU% of its processes (None when the sandbox did not see its test step end)."""
 
     passed: int
     total: int
@@ -218,7 +229,9 @@ class NonFunctionalScores:
         return values
 
 
-NO_RESOURCE_SAMPLING = "not measured: the sandbox does not sample the memory and CPU of the test processes"
+NO_RESOURCE_SUITE = "the task has no resource suite, or the reference's was not run"
+NO_REFERENCE_USAGE = ("not measured: the sandbox did not see the reference's resource run end (stopped by the host, "
+                      "or its launcher died), so there is nothing to compare with")
 
 
 def score_measures(reference: Measures, candidate: Measures) -> NonFunctionalScores:
@@ -238,23 +251,29 @@ def score_measures(reference: Measures, candidate: Measures) -> NonFunctionalSco
     if run is None or base is None:
         missing["efficiency"] = "the task has no performance suite, or the reference's was not run"
     run, base = candidate.suites.get("resource"), reference.suites.get("resource")
-    if run is None or base is None or run.memory_mb is None or base.memory_mb is None:
+    if run is None or base is None or base.memory_mb is None:
         scores["resource"] = None
-        missing["resource"] = NO_RESOURCE_SAMPLING
-    else:
-        scores["resource"] = resource_score(base.memory_mb, run.memory_mb, base.cpu_pct, run.cpu_pct,
-                                            suite_passed=run.succeeded)
+        missing["resource"] = NO_RESOURCE_SUITE if run is None or base is None else NO_REFERENCE_USAGE
+    else:  # a candidate whose run was stopped before the sandbox measured it scores 0, as RAL-Bench scores it
+        scores["resource"] = resource_score(base.memory_mb, run.memory_mb or 0.0, base.cpu_pct, run.cpu_pct,
+                                            suite_passed=run.succeeded and run.memory_mb is not None)
     return NonFunctionalScores(scores={name: scores[name] for name in DIMENSIONS}, missing=missing)
 
 
 def measure(task: Task, repository: Mapping[str, str], runner: SandboxRunner) -> Measures:
     """A repository's raw figures: the static ones read from its text here (nothing of it runs), and
-    its robustness, performance and resource suites run in the sandbox (`SandboxRunner.evaluate`)."""
+    its robustness, performance and resource suites run in the sandbox (`SandboxRunner.evaluate`): their
+    pass counts, and the test step's wall time, peak memory and CPU% as the sandbox's launcher measured
+    them (when it did not, the run's whole duration and no memory or CPU)."""
     suites = {}
     for name in ("robustness", "performance", "resource"):
         if name in task.suites:
             report = runner.evaluate(task, repository, name)
-            suites[name] = SuiteRun(passed=report.passed, total=report.total, seconds=report.duration)
+            usage = report.usage
+            suites[name] = SuiteRun(passed=report.passed, total=report.total,
+                                    seconds=usage.wall_seconds if usage else report.duration,
+                                    memory_mb=usage.peak_memory_mb if usage else None,
+                                    cpu_pct=usage.cpu_percent if usage else None)
     return Measures(findings=high_risk_findings(repository, task.package),
                     mi_min=lowest_maintainability(repository, task.package), suites=suites)
 

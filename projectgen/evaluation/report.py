@@ -79,6 +79,20 @@ class EnvironmentInfo(BaseModel):
         return bool(self.python_requested) and self.python.split(".")[: len(wanted)] != wanted
 
 
+class ResourceUsage(BaseModel):
+    """What the test processes of a run used, read by the sandbox's launcher from the kernel (the wait4
+    rusage of each process it reaped), never from anything the code under test can write."""
+
+    peak_memory_mb: float = Field(description="the largest peak resident size (RSS) of a test process, MiB")
+    cpu_seconds: float = Field(description="user + system CPU time of every test process")
+    wall_seconds: float = Field(description="wall time of the test step, from its start to its process's end")
+
+    @property
+    def cpu_percent(self) -> float | None:
+        """The test processes' mean CPU use over the step, % of one core (None for a step of no time)."""
+        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else None
+
+
 class TestReport(BaseModel):
     """Everything one run of one suite tells: per-test outcomes and how the run ended."""
 
@@ -108,6 +122,10 @@ class TestReport(BaseModel):
         default=None, description="the code under test forged or tampered with the results (why); none of its "
         "tests counts as passed")
     environment: EnvironmentInfo | None = None
+    usage: ResourceUsage | None = Field(
+        default=None, description="what the pytest step's processes used (None when the sandbox did not see it "
+        "end: stopped by the host or the launcher died; for another language's run, whose test step builds "
+        "too; in an older report)")
 
     @property
     def unprotected(self) -> bool:

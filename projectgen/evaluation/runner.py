@@ -55,7 +55,8 @@ from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
-from projectgen.evaluation.report import CollectionError, EnvironmentInfo, Outcome, TestReport, TestResult
+from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
+                                         TestResult)
 from projectgen.evaluation.results_channel import Canary, canary_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
@@ -438,7 +439,16 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
         isolation=isolation,
         tampered=tampered,
         environment=environment,
+        usage=_usage(ran),
     )
+
+
+def _usage(step: StepResult) -> ResourceUsage | None:
+    """The test step's usage as the launcher measured it (`sandbox_session.StepUsage`), in a report's terms."""
+    if step.usage is None:
+        return None
+    return ResourceUsage(peak_memory_mb=step.usage.peak_rss_kb / 1024, cpu_seconds=step.usage.cpu_seconds,
+                         wall_seconds=step.usage.wall_seconds)
 
 
 def _why_stopped(step: StepResult, limits: Limits, oom_kills: int) -> str:

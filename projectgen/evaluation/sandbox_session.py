@@ -9,7 +9,9 @@ the test recorder says come back through pipes, never through files in the works
 code under test can write those, replace them with a FIFO or a link, or fill them. The host
 keeps the end of each step's output, caps what it reads, and stops the session when it
 prints too much or outlives its steps' timeouts (the launcher enforces each step's timeout
-itself; the host's deadline is the backstop).
+itself; the host's deadline is the backstop). How each step ended comes with what its processes used
+(CPU time, peak resident memory, wall time), which the launcher reads from the kernel, outside the code
+under test: `StepUsage`.
 """
 from __future__ import annotations
 
@@ -139,14 +141,26 @@ class Tail:
         return self.data.decode("utf-8", errors="replace")
 
 
+@dataclass(frozen=True)
+class StepUsage:
+    """What a step's processes used, as the launcher read it from the kernel (`launcher.measure_step`):
+    their CPU time (user + system), the largest peak resident size among them, and the step's wall time."""
+
+    cpu_seconds: float
+    peak_rss_kb: int
+    wall_seconds: float
+
+
 @dataclass
 class StepResult:
-    """How one step ended: FINISHED (with its exit status), TIMED_OUT, OUTPUT_LIMIT, DIED or NOT_RUN."""
+    """How one step ended: FINISHED (with its exit status), TIMED_OUT, OUTPUT_LIMIT, DIED or NOT_RUN, and
+    what it used when the launcher saw it end (None when the session was stopped first)."""
 
     name: str
     stop: str = NOT_RUN
     exit_status: int | None = None
     output: Tail = field(default_factory=Tail)
+    usage: StepUsage | None = None
 
 
 @dataclass
@@ -398,6 +412,9 @@ class _Pump:
             result = self.results[int(index)]
             result.stop = FINISHED if rest[0] == "finished" else TIMED_OUT
             result.exit_status = None if rest[1] == "-" else int(rest[1])
+            if len(rest) == 5:
+                cpu_us, rss_kb, wall_us = (int(value) for value in rest[2:])
+                result.usage = StepUsage(cpu_seconds=cpu_us / 1e6, peak_rss_kb=rss_kb, wall_seconds=wall_us / 1e6)
             self.finished_steps = int(index) + 1
 
 

@@ -119,6 +119,10 @@ class PairResult(BaseModel):
     non_functional: dict[str, float | None] | None = Field(
         default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
         "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")
+    resource_measure: str | None = Field(
+        default=None, description="how `non_functional`'s resource memory was measured: 'peak-rss' (the largest "
+        "peak RSS of a test process, read by the sandbox; RAL-Bench averages sampled RSS); None without figures "
+        "or in older results (whose resource was not measured)")
     difficulty: str | None = Field(default=None, description="the benchmark's difficulty label of the task "
                                    "(NL2Repo-Bench: LiveCoder Table 2's buckets)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
@@ -202,7 +206,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
-        **final_sketchbleu(run_dir, task), non_functional=final_non_functional(run_dir, task, runner),
+        **final_sketchbleu(run_dir, task), **final_non_functional(run_dir, task, runner),
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
@@ -255,16 +259,19 @@ def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
             "maintainability_vs": stats.mean_maintainability_index_vs}
 
 
-def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, float | None] | None:
+def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, Any]:
     """LiveCoder Table 1's non-functional figures (%) of the run's output against the task's reference, its
-    suites run in the sandbox (RAL-Bench tasks with a reference and a runner; else None)."""
-    from projectgen.evaluation.nonfunctional import score_candidate
+    suites run in the sandbox, and how resource was measured, as the PairResult fields ``non_functional``
+    and ``resource_measure`` (RAL-Bench tasks with a reference and a runner; else none)."""
+    from projectgen.evaluation.nonfunctional import RESOURCE_MEASURE, score_candidate
     from projectgen.repository import load_repository
 
     output = RunFolder(run_dir).repository
     if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
-        return None
-    return score_candidate(task, load_repository(output), runner).as_percent()
+        return {}
+    scores = score_candidate(task, load_repository(output), runner)
+    return {"non_functional": scores.as_percent(),
+            "resource_measure": RESOURCE_MEASURE if scores.scores.get("resource") is not None else None}
 
 
 def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | None]:

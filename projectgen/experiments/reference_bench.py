@@ -7,16 +7,21 @@ ledger line keyed ``<task-id>:<suite>``, so a second invocation evaluates only w
 """
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from projectgen.datasets.known_defects import KnownDefect, known_defects
+from projectgen.datasets.published import published_tests
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.report import TestReport
+from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
@@ -42,15 +47,26 @@ class BenchRow(BaseModel):
 
 
 def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None,
-                    declared_total: int | None = None) -> BenchRow:
+                    declared_total: int | None = None, *, absent: Sequence[str] = (),
+                    hidden: AbstractSet[str] = frozenset(), known: Sequence[KnownDefect] = (),
+                    published: int | None = None) -> BenchRow:
     """A test report as a bench row; the note says why a suite did not run cleanly, a defect of the dataset
-    first (`dataset_defects`, with `shipped` the task's own files). With the benchmark's frozen total
-    (`[expected_total]`) the row counts out of it, as the benchmark's harness does."""
+    first (`dataset_defects`, with `shipped` the task's own files and `hidden` the other suites' folders, kept
+    from this run; `absent`: published files this copy of the task lacks, named when the suite did not pass;
+    `known`: the task's defects no output shows, named when one of their tests did not pass). With the
+    benchmark's frozen total (`[expected_total]`) the row counts out of it, as the benchmark's harness does;
+    with the paper's #Tests (`published`) the note says why the reference passes fewer (`published_gap`)."""
     from projectgen.evaluation.dataset_defects import dataset_defects
     from projectgen.evaluation.expectations import declared_counts
     from projectgen.evaluation.metrics import pass_rate
 
-    defects = dataset_defects(report, shipped) if shipped is not None else []
+    # a file this copy lacks is named once, as the copy's (the published dataset has it)
+    defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
+    unpassed = [test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
+    defects += [line for defect in known if (line := defect.line(unpassed))]
+    if absent and report.status != "passed":  # a file the tests do not need is no defect of theirs (zxcvbn's)
+        defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
+                          f"{' ...' if len(absent) > 3 else ''})")
     notes = list(defects)
     reason = report.not_run_reason()
     if reason:
@@ -65,6 +81,8 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
         notes.append(f"tampered with: {report.tampered}")
     if report.unprotected:
         notes.append("unprotected: isolation none")
+    if published is not None and (gap := published_gap(report, published)):
+        notes.append(gap)
     passed, total = report.passed, report.total
     if declared_total is not None:
         passed, total, over = declared_counts(report, declared_total)
@@ -74,6 +92,39 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
         pass_rate=pass_rate(passed, total), duration=round(report.duration, 1), note="; ".join(notes),
         report=str(report_path) if report_path else None, defects=defects,
     )
+
+
+def published_gap(report: TestReport, published: int) -> str:
+    """Why the reference passes other than the paper's #Tests here, in one line: how many tests it collects
+    against the paper's count, and the ones it skips here by reason (the paper counts them: a candidate
+    cannot pass them here either); '' when it passes exactly the published count."""
+    if report.passed == published:
+        return ""
+    parts = [f"the paper counts {published} tests, {len(report.tests)} ran here"]
+    skipped = Counter(skip_reason(test.message) for test in report.tests if test.outcome is Outcome.SKIPPED)
+    if skipped:
+        reasons = "; ".join(f"{reason} x{count}" if count > 1 else reason for reason, count in skipped.most_common())
+        parts.append(f"{sum(skipped.values())} skipped ({reasons})")
+    return ", ".join(parts)
+
+
+def copy_defects(task: Task) -> list[str]:
+    """Files the published benchmark has for `task` that its folder lacks ([] for a task of no published
+    benchmark)."""
+    from projectgen.datasets.catalog import find_published
+    from projectgen.datasets.integrity import manifest, missing_from_copy
+
+    dataset = find_published(task.format)
+    return missing_from_copy(Path(task.root), manifest(dataset), task.id) if dataset is not None and task.root else []
+
+
+def skip_reason(message: str) -> str:
+    """The reason pytest gives for a skip (``('file.py', 12, 'Skipped: Win only test')`` -> ``Win only test``)."""
+    found = SKIP_REASON.search(message)
+    return (found.group(1) if found else message).strip()[:80] or "no reason given"
+
+
+SKIP_REASON = re.compile(r"Skipped: ([^'\"\n]*)")
 
 
 @dataclass(frozen=True)
@@ -123,8 +174,13 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
     def run(self, unit: ReferenceUnit, state: SandboxRunner) -> BenchRow:
         report = state.evaluate(unit.task, unit.task.reference_files(), unit.suite)
         report.write_json(unit.report_path)
-        shipped = {*unit.task.reference, *unit.task.suite_files(unit.suite)}
-        return row_from_report(report, unit.report_path, shipped, unit.task.expected_totals.get(unit.suite))
+        task = unit.task
+        shipped = {*task.reference, *task.suite_files(unit.suite), *task.required_files}
+        hidden = {path.split("/")[0] for name, suite in task.suites.items() if name != unit.suite
+                  for path in suite.paths}
+        return row_from_report(report, unit.report_path, shipped, task.expected_totals.get(unit.suite),
+                               absent=copy_defects(task), hidden=hidden, known=known_defects(task),
+                               published=published_tests(task) if unit.suite == task.scored_suite else None)
 
     def failed(self, unit: ReferenceUnit, reason: str) -> BenchRow:
         return BenchRow(task_id=unit.task.id, status="error", note=reason)

@@ -132,19 +132,7 @@ def parse_decision(answer: Any, request: Mapping[str, Any]) -> ReviewDecision:
     """`answer` (a `ReviewDecision`, its JSON, or "approve") as a decision that fits `request`: an edited
     tree validated like a generated one (and stored in its normal form), edited skeleton files that are
     the tree's Python files and compile. Raises `ReviewError` (one line) otherwise."""
-    if answer == "approve":
-        answer = {"action": "approve"}
-    if not isinstance(answer, ReviewDecision):
-        if not isinstance(answer, Mapping):
-            raise ReviewError(f"a review decision is {{\"action\": \"approve\" | \"edit\" | \"reject\", ...}}, "
-                              f"not {type(answer).__name__}")
-        try:
-            answer = ReviewDecision.model_validate(dict(answer))
-        except ValidationError as exc:
-            error = exc.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise ReviewError(f"not a review decision: {where + ': ' if where else ''}"
-                              f"{error['msg'].removeprefix('Value error, ')}") from None
+    answer = as_decision(answer)
     stage = request.get("stage")
     if answer.action != "edit":
         return answer
@@ -159,6 +147,25 @@ def parse_decision(answer: Any, request: Mapping[str, Any]) -> ReviewDecision:
     if answer.files is None:
         raise ReviewError("a skeleton review takes edited files (\"files\": path -> text), not a tree")
     return answer.model_copy(update={"files": checked_skeleton_files(answer.files, request.get("tree"))})
+
+
+def as_decision(answer: Any) -> ReviewDecision:
+    """`answer` (a `ReviewDecision`, its JSON, or "approve") as a `ReviewDecision`, not yet checked against what
+    it decides about; `ReviewError` (one line) when it is none."""
+    if answer == "approve":
+        answer = {"action": "approve"}
+    if isinstance(answer, ReviewDecision):
+        return answer
+    if not isinstance(answer, Mapping):
+        raise ReviewError(f"a review decision is {{\"action\": \"approve\" | \"edit\" | \"reject\", ...}}, "
+                          f"not {type(answer).__name__}")
+    try:
+        return ReviewDecision.model_validate(dict(answer))
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise ReviewError(f"not a review decision: {where + ': ' if where else ''}"
+                          f"{error['msg'].removeprefix('Value error, ')}") from None
 
 
 def checked_skeleton_files(files: Mapping[str, str], tree: Mapping[str, Any] | None) -> dict[str, str]:
@@ -203,16 +210,23 @@ def decision_update(state: ProjectState, stage: str, decision: ReviewDecision) -
 async def review_stage(state: ProjectState, runtime: Runtime[RunContext], *, stage: str) -> dict[str, Any]:
     """Node "review_<stage>": pause for a person's decision on the stage's output, then apply it."""
     request = review_request(state, stage)
-    answer = interrupt(request)
-    while True:
-        try:
-            decision = parse_decision(answer, request)
-            break
-        except ReviewError as exc:  # asked again, with the reason: the run stays paused
-            answer = interrupt({**request, "error": one_line(exc)})
+    decision = ask_person(request, parse_decision)
     runtime.context.say(f"{stage} {request['iteration']}: review: {decision.action}"
                         + (f" ({decision.feedback})" if decision.feedback else ""))
     return decision_update(state, stage, decision)
+
+
+def ask_person(request: dict[str, Any], parse: Callable[[Any, Mapping[str, Any]], ReviewDecision]
+               ) -> ReviewDecision:
+    """`interrupt(request)` until the answer is a decision `parse` accepts: an unusable one is asked again with
+    the reason in the request's ``error`` (the graph stays paused). Call it from a node before anything that
+    must not run twice: on resume LangGraph re-runs the node from its start."""
+    answer = interrupt(request)
+    while True:
+        try:
+            return parse(answer, request)
+        except ReviewError as exc:
+            answer = interrupt({**request, "error": one_line(exc)})
 
 
 def after_review(stage: str, generator: str) -> Callable[[ProjectState], str]:

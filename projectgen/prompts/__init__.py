@@ -2,7 +2,8 @@
 
 Each ``NAME.md`` holds a system part and a user part separated by a line
 ``=== user ===``. Placeholders are ``${name}`` (`string.Template`), so JSON examples
-inside a prompt need no escaping. Agents take a `Prompt` argument, so a user can
+inside a prompt need no escaping. A file may open with an ``<!-- ... -->`` comment (where its
+wording comes from), which is not sent. Agents take a `Prompt` argument, so a user can
 pass their own text (``Prompt.from_text``) without touching these files.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from string import Template
 from projectgen.errors import ProjectGenError
 
 _SEPARATOR = "=== user ==="
+_COMMENT_OPEN, _COMMENT_CLOSE = "<!--", "-->"
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,10 @@ class Prompt:
 
     @classmethod
     def from_text(cls, text: str, name: str = "custom") -> Prompt:
-        """Split a template file's text at the ``=== user ===`` line."""
+        """Split a template file's text at the ``=== user ===`` line, its opening comment left out."""
+        stripped = text.lstrip()
+        if stripped.startswith(_COMMENT_OPEN) and _COMMENT_CLOSE in stripped:
+            text = stripped.split(_COMMENT_CLOSE, 1)[1]
         system, sep, user = text.partition(_SEPARATOR)
         if not sep:
             raise ProjectGenError(f"prompt {name!r} has no '{_SEPARATOR}' line separating system and user parts")

@@ -2,7 +2,9 @@
 
 Written by the run when a reviewed stage (`projectgen.graphs.review`) pauses it, beside run.json's status
 ``awaiting-review``: the request (stage, attempt, iteration, the judge's verdict, the tree or skeleton and
-its diff from the previous iteration) and the id of LangGraph's interrupt. The checkpoint holds the same
+its diff from the previous iteration) and the id of LangGraph's interrupt. A seed of `construct multiturn`
+paused for a person (`projectgen.construction.multiturn.review`) writes the same record; its request says
+what it is (``what``) and what ``--edit`` takes (``editable``). The checkpoint holds the same
 request; this file is what `projectgen review DIR`, `trace` and `report` read without loading the graph.
 """
 from __future__ import annotations
@@ -42,8 +44,11 @@ def read_pending_review(folder: RunFolder) -> dict[str, Any] | None:
 
 
 def describe_pending(record: Mapping[str, Any]) -> str:
-    """'the architecture of attempt 1 (iteration 2, accepted by its judge: score 9)'."""
+    """'the architecture of attempt 1 (iteration 2, accepted by its judge: score 9)'; a request that says what it is
+    (``what``: a constructed task's, `projectgen.construction.multiturn.review`) in its own words."""
     request = record.get("request") or {}
+    if request.get("what"):
+        return str(request["what"])
     judge = request.get("judge")
     if judge is None:
         verdict = "no judge"
@@ -58,7 +63,7 @@ def describe_pending(record: Mapping[str, Any]) -> str:
 def review_commands(out_dir: Path, stage: str | None) -> list[tuple[str, str]]:
     """(what, exact command) for each way on from a paused run."""
     folder = shlex.quote(str(out_dir))
-    edited = "tree.json" if stage == "architecture" else "skeleton.json"
+    edited = {"architecture": "tree.json", "skeleton": "skeleton.json"}.get(stage or "", f"{stage}.json")
     return [("show it", f"projectgen review {folder}"),
             ("approve", f"projectgen review {folder} --approve"),
             ("edit", f"projectgen review {folder} --json > {edited}, edit it, then "
@@ -72,8 +77,11 @@ def awaiting_reason(out_dir: Path, record: Mapping[str, Any]) -> str:
 
 
 def editable_json(record: Mapping[str, Any]) -> str:
-    """What `--edit` takes, filled with the output under review: the tree, or the skeleton files."""
+    """What `--edit` takes, filled with the output under review: the tree, the skeleton files, or what the request
+    names ``editable`` (a constructed task's files)."""
     request = record["request"]
+    if "editable" in request:
+        return json.dumps(request["editable"], indent=1) + "\n"
     value = request.get("skeleton") if record.get("stage") == "skeleton" else request.get("tree")
     return json.dumps(value or {}, indent=1) + "\n"
 
@@ -81,8 +89,9 @@ def editable_json(record: Mapping[str, Any]) -> str:
 def not_awaiting(out_dir: Path) -> str:
     """Why `review` has nothing to decide about, in one line."""
     from projectgen.runs.folder import read_manifest
+    from projectgen.runs.methods import METHODS
 
     manifest = read_manifest(out_dir)
-    if not manifest.review:
+    if not manifest.review and manifest.method in METHODS:  # a `run` without --review (a construction pauses unasked)
         return f"{out_dir}: the run reviews no stage (start one with `projectgen run ... --review architecture`)"
     return f"{out_dir}: no review is pending (the run is {manifest.status})"

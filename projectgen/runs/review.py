@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 def make_decision(*, approve: bool = False, edit: Path | str | Mapping[str, Any] | None = None,
                   reject: str | None = None, stage: str | None = None) -> Any:
     """The `ReviewDecision` of exactly one of `approve`, `edit` (a JSON file, or its content: the whole tree
-    for an architecture review, path -> text of the files to replace for a skeleton review) and `reject`
-    (the feedback)."""
+    for an architecture review, path -> text of the files to replace for any other: a skeleton, or a constructed
+    task's files under review, `projectgen.construction.multiturn.review`) and `reject` (the feedback)."""
     from projectgen.graphs.review import ReviewDecision, ReviewError
 
     given = [name for name, value in (("approve", approve), ("edit", edit), ("reject", reject))
@@ -44,11 +44,11 @@ def make_decision(*, approve: bool = False, edit: Path | str | Mapping[str, Any]
             raise ProjectGenError("--reject needs feedback: say what the generator should change")
         return ReviewDecision(action="reject", feedback=reject)
     content = read_edit(edit) if not isinstance(edit, Mapping) else dict(edit)
-    if stage == "skeleton":
-        if not all(isinstance(v, str) for v in content.values()):
-            raise ReviewError("a skeleton edit is a JSON object of path -> file text (the files to replace)")
-        return ReviewDecision(action="edit", files=content)
-    return ReviewDecision(action="edit", tree=content)
+    if stage in (None, "architecture"):
+        return ReviewDecision(action="edit", tree=content)
+    if not all(isinstance(v, str) for v in content.values()):
+        raise ReviewError(f"a {stage} edit is a JSON object of path -> file text (the files to replace)")
+    return ReviewDecision(action="edit", files=content)
 
 
 def read_edit(path: Path | str) -> dict[str, Any]:

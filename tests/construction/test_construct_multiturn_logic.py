@@ -14,11 +14,12 @@ import pytest
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, RequirementReview, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
-from projectgen.construction.multiturn.pipeline import ConstructionSettings, filter_seed
+from projectgen.construction.multiturn.filters import filter_seed
+from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
 from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
                                                     load_seeds)
-from projectgen.construction.multiturn.turns import build_turns
+from projectgen.construction.multiturn.turns import build_turn
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
@@ -177,30 +178,37 @@ def draft(code: str, tests: str, target: str = "rle.py") -> str:
     return f"{target}\n```python\n{code}\n```\n\ntest_x.py\n```python\n{tests}\n```\n"
 
 
-def test_requirement_refine_stops_the_seed_for_a_person():
+def test_requirement_refine_stops_the_turn_for_a_person():
     agents = ConstructionAgents.default(model([
         {"role": "turn_coder", "content": draft("def encode(t): return t", "def test(): pass")},
         {"role": "alignment_evaluator", "content": {"decision": "requirement refine", "feedback": "ambiguous"}}]))
-    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), FakeRunner(), events()[1]))
-    assert outcome.turns == [] and outcome.review == ("turn 1: the Evaluator asks for the requirement to be "
-                                                      "rewritten: ambiguous")
-    assert [step["decision"] for step in outcome.rejected] == ["requirement_refine"]
+    progress = asyncio.run(build_turn(seed(), ["core", "more"], 1, "", agents, ModelGateway(), FakeRunner(),
+                                      events()[1]))
+    assert progress.kept is None and progress.review == ("turn 1: the Evaluator asks for the requirement to be "
+                                                         "rewritten: ambiguous")
+    assert [step["decision"] for step in progress.drafts] == ["requirement_refine"]
+    assert progress.last.code == "def encode(t): return t\n"  # what the person is shown
 
 
 def test_a_turn_over_the_cap_goes_to_review_and_stage_two_compares_with_the_previous_turn():
     agents = ConstructionAgents.default(model([
-        {"role": "turn_coder", "target": "rle/turn1", "content": draft("V1", "T1")},
         {"role": "turn_coder", "target": "rle/turn2", "content": draft("V2", "T2")},
         {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]))
     runner = FakeRunner()  # every test passes on every code: turn 2's tests never tell V1 from V2
-    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), runner, events()[1], cap=3))
-    assert [t.code for t in outcome.turns] == ["V1\n"]
-    assert outcome.review.startswith("turn 2: no draft kept in 3 iterations; last: Stage 2 (distinctiveness)")
-    assert [step["decision"] for step in outcome.rejected] == ["not_discriminative"] * 3
-    assert runner.runs == 1 + 3 * 2
+    progress = asyncio.run(build_turn(seed(), ["core", "more"], 2, "V1\n", agents, ModelGateway(), runner,
+                                      events()[1], cap=3))
+    assert progress.kept is None
+    assert progress.review.startswith("turn 2: no draft kept in 3 iterations; last: Stage 2 (distinctiveness)")
+    assert [step["decision"] for step in progress.drafts] == ["not_discriminative"] * 3
+    assert runner.runs == 3 * 2
+    # drafts made before (a person's rejection) are counted: the loop goes on from the next one
+    more = asyncio.run(build_turn(seed(), ["core", "more"], 2, "V1\n", agents, ModelGateway(), runner, events()[1],
+                                  cap=4, drafts=progress.drafts, feedback="a person asks"))
+    assert [step["iteration"] for step in more.drafts] == [1, 2, 3, 4]
     discriminating = FakeRunner(lambda code, tests: not (code == "V1\n" and tests == "T2\n"))
-    outcome = asyncio.run(build_turns(seed(), ["core", "more"], agents, ModelGateway(), discriminating, events()[1]))
-    assert outcome.review is None and [t.code for t in outcome.turns] == ["V1\n", "V2\n"]
+    progress = asyncio.run(build_turn(seed(), ["core", "more"], 2, "V1\n", agents, ModelGateway(), discriminating,
+                                      events()[1]))
+    assert progress.review is None and progress.kept.code == "V2\n" and progress.kept.requirement == "more"
 
 
 def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():

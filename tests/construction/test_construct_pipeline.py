@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.construction.exercise_agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
-from projectgen.construction.exercises import (DECONTAMINATION, DROPPED, HUMAN_REVIEW, KEPT, REPORT, REVIEW, WORK,
-                                               Drafter, ExerciseConstruction, Judge, construct_exercises)
+from projectgen.construction.exercise_batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
+from projectgen.construction.exercises import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge
+from projectgen.construction.execution import WORK
 from projectgen.datasets.exercism import load_exercises
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
+from projectgen.experiments.ledger import Ledger
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.usage import UsageRecorder
 
@@ -88,6 +90,11 @@ def seeds(*names: str) -> list[Seed]:
     return [Seed(id=name, language="python", path=f"{name}.py", code=f"# seed {name}\n") for name in names]
 
 
+def calls(out: Path, seed: str) -> list[Any]:
+    """The model calls a seed's unit made (its judges' are in their own reflect run folders)."""
+    return UsageRecorder.load(out / WORK / seed / "usage.jsonl").records
+
+
 def test_construct_decides_each_seed_writes_reports_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "B"
     model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
@@ -98,12 +105,13 @@ def test_construct_decides_each_seed_writes_reports_and_resumes(tmp_path: Path) 
     assert runs_first == 4 + 2  # the 2 x 2 matrix, then the judge's write and repair
 
     # Continue with more seeds: the finished ones are skipped (no model call, no sandbox run for them).
-    calls_before = len(UsageRecorder.load(out / WORK / "usage.jsonl").records)
+    alpha_calls = calls(out, "alpha")
     report = construct_exercises(seeds("alpha", "copied", "easy", "broken"), out, construction(model), runner=runner)
-    usage = UsageRecorder.load(out / WORK / "usage.jsonl").records
-    assert {r.target for r in usage[calls_before:]} == {"easy/1", "easy/2", "broken/1"}
+    assert calls(out, "alpha") == alpha_calls
+    assert {r.target for r in calls(out, "easy")} == {"easy/1", "easy/2"}
+    assert {r.target for r in calls(out, "broken")} == {"broken/1"}
     assert runner.runs == runs_first + 4 + 1  # easy's matrix and one judge try; nothing of alpha again
-    assert report.ids(KEPT) == ["alpha"] and report.ids(DROPPED) == ["copied", "easy", "broken"]
+    assert report.ids(KEPT) == ["alpha"] and report.ids(DROPPED) == ["broken", "copied", "easy"]
     assert report.seeds["easy"]["reason"] == "too easy: every judge passed at the first try"
     assert report.seeds["broken"]["stage"] == "design"
 
@@ -116,9 +124,10 @@ def test_construct_decides_each_seed_writes_reports_and_resumes(tmp_path: Path) 
     assert [(r["seed"], r["reference"]) for r in removed] == [("copied", "vote_tally")] and removed[0]["jaccard"] > 0.8
     assert json.loads((out / HUMAN_REVIEW).read_text()) == {"review": []}
     written = json.loads((out / REPORT).read_text())
-    assert written["summary"] == {KEPT: ["alpha"], DROPPED: ["broken", "copied", "easy"], REVIEW: []}
+    assert written["summary"] == {KEPT: ["alpha"], DROPPED: ["broken", "copied", "easy"], REVIEW: [], "error": []}
     assert written["difficulty_counts"]["success"] == 1
-    assert written["cost"]["calls"] == len(usage) + 3  # the judge's calls: alpha's write and repair, easy's write
+    unit_calls = sum(len(calls(out, seed)) for seed in ("alpha", "copied", "easy", "broken"))
+    assert written["cost"]["calls"] == unit_calls + 3  # the judge's calls: alpha's write and repair, easy's write
     assert written["cost"]["by_role"]["reflection"]["calls"] == 3 and written["cost"]["usd"] == 0.0
 
     exercises = load_exercises(out)
@@ -159,12 +168,12 @@ def test_a_seed_cut_short_starts_over_without_asking_its_models_again(tmp_path: 
         construct_exercises(seeds("alpha"), out, construction(model), runner=DyingRunner())
     except KeyboardInterrupt:
         pass
-    asked = UsageRecorder.load(out / WORK / "usage.jsonl").records
+    asked = calls(out, "alpha")
     assert {r.target for r in asked} == {"alpha/1", "alpha/2"} and len(asked) == 5  # design + 2 suites + 2 solutions
+    assert not Ledger(out / "ledger.jsonl").done()  # the killed seed was not recorded as finished
     report = construct_exercises(seeds("alpha"), out, construction(model), runner=MarkerRunner())
     assert report.ids(KEPT) == ["alpha"]
-    again = UsageRecorder.load(out / WORK / "usage.jsonl").records
-    assert again == asked  # the judge's calls are in its own reflect run folder
+    assert calls(out, "alpha") == asked  # the judge's calls are in its own reflect run folder
 
 
 def test_draft_paths_written_from_outside_the_project_folder_are_read_inside_it() -> None:
@@ -217,16 +226,91 @@ class SpentWriter:
         raise BudgetExceededError("the token budget is spent")
 
 
-def test_a_spent_budget_stops_the_run_without_dropping_the_seed(tmp_path: Path) -> None:
-    import pytest
-
-    from projectgen.errors import ProjectGenError
-
+def test_a_spent_budget_fails_the_seed_and_the_next_run_builds_it(tmp_path: Path) -> None:
     model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
     down = ExerciseConstruction(**{**construction(model).__dict__,
                                    "test_writers": [Drafter("spent", SpentWriter())]})
-    with pytest.raises(ProjectGenError, match="budget is spent"):
-        construct_exercises(seeds("alpha"), tmp_path / "B", down, runner=MarkerRunner())
-    assert not (tmp_path / "B" / WORK / "ledger.jsonl").exists()  # nothing finished: a rerun does alpha again
-    report = construct_exercises(seeds("alpha"), tmp_path / "B", construction(model), runner=MarkerRunner())
-    assert report.ids(KEPT) == ["alpha"]
+    failed = construct_exercises(seeds("alpha", "easy"), tmp_path / "B", down, runner=MarkerRunner())
+    assert failed.ids("error") == ["alpha", "easy"] and "budget is spent" in failed.seeds["alpha"]["reason"]
+    assert not (tmp_path / "B" / "alpha_tally").exists()
+    report = construct_exercises(seeds("alpha", "easy"), tmp_path / "B", construction(model), runner=MarkerRunner())
+    assert report.ids(KEPT) == ["alpha"] and report.ids("error") == []
+
+
+TWIN_AND_CLASH = [
+    # a near-copy of alpha's exercise under another name: dropped as a near-duplicate of the one kept from alpha
+    definition("twin", "twin_tally", "Count the words of a text and list the ten most common; ties by first use."),
+    *drafts("twin", "twin_tally", "bad"),
+    # another exercise under alpha's name: the name is alpha's (earlier in seed order), so it is dropped
+    definition("clash", "alpha_tally", "Parse a date in ISO form and say which weekday it falls on, or why not."),
+    *[entry for entry in drafts("clash", "alpha_tally", "bad") if entry["role"] != "reflection"],
+]
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_workers_do_not_change_the_construction(tmp_path: Path) -> None:
+    """The across-seed steps run after the units in seed order: 1 worker and 3 give the same report and
+    exercises, byte for byte, though their units finish in other orders."""
+    from projectgen.experiments.executors import LocalExecutor
+
+    names = ("twin", "easy", "clash", "copied", "alpha", "broken")
+    made = {}
+    for workers in (1, 3):
+        out = tmp_path / f"w{workers}"
+        model = ScriptedChatModel.from_responses(SCRIPT + TWIN_AND_CLASH, label="pipeline test replay")
+        report = construct_exercises(seeds(*names), out, construction(model), runner=MarkerRunner(),
+                                     executor=LocalExecutor(workers=workers))
+        made[workers] = report, out
+    (one, one_out), (three, three_out) = made[1], made[3]
+    assert one.ids(KEPT) == ["alpha"] and three.seeds == one.seeds
+    assert one.seeds["twin"]["stage"] == "decontamination"
+    assert one.seeds["twin"]["decontamination"]["reference"] == "alpha_tally (seed alpha)"
+    assert one.seeds["clash"]["reason"] == "exercise alpha_tally was already made from seed alpha"
+    for name in (REPORT, DECONTAMINATION, HUMAN_REVIEW):
+        assert (one_out / name).read_bytes() == (three_out / name).read_bytes()
+    assert tree(one_out / "alpha_tally") == tree(three_out / "alpha_tally")
+    # continued (every seed read back from the ledger), the report is the same too
+    again = construct_exercises(seeds(*names), three_out, construction(model), runner=MarkerRunner())
+    assert again.seeds == one.seeds and (three_out / REPORT).read_bytes() == (one_out / REPORT).read_bytes()
+    removed = json.loads((one_out / DECONTAMINATION).read_text())["removed"]
+    assert [(r["seed"], r.get("within_set", False)) for r in removed] == [("copied", False), ("twin", True)]
+    assert sorted(p.name for p in one_out.iterdir() if not p.name.startswith(".")) == sorted(
+        ["alpha_tally", "batch-kind.txt", "construction.json", "decontamination.json", "human-review.json",
+         "ledger.jsonl"])
+
+
+def test_a_folder_of_the_sequential_version_or_of_another_command_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from projectgen.errors import ProjectGenError
+    from projectgen.experiments.batch_folder import claim_batch_folder
+
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    old = tmp_path / "old"
+    (old / WORK).mkdir(parents=True)
+    (old / WORK / "ledger.jsonl").write_text('{"key": "alpha", "status": "kept"}\n')
+    with pytest.raises(ProjectGenError, match="earlier `projectgen construct exercises`.*choose another --out"):
+        construct_exercises(seeds("alpha"), old, construction(model), runner=MarkerRunner())
+    other = tmp_path / "other"
+    claim_batch_folder(other, "reflect")
+    with pytest.raises(ProjectGenError, match="made by `projectgen reflect`"):
+        construct_exercises(seeds("alpha"), other, construction(model), runner=MarkerRunner())
+
+
+def test_other_settings_build_a_finished_seed_again(tmp_path: Path) -> None:
+    """A ledger line counts only for the settings it was built with: another judge list judges alpha anew, in an
+    emptied run folder."""
+    out = tmp_path / "B"
+    model = ScriptedChatModel.from_responses(SCRIPT, label="pipeline test replay")
+    construct_exercises(seeds("alpha"), out, construction(model), runner=MarkerRunner())
+    assert (out / WORK / "alpha" / "judges" / "1-judge").is_dir()
+    two_judges = ExerciseConstruction(**{**construction(model).__dict__,
+                                         "judges": [Judge("scripted-a", model, "judge"),
+                                                    Judge("scripted-b", model, "other")]})
+    runner = MarkerRunner()
+    report = construct_exercises(seeds("alpha"), out, two_judges, runner=runner)
+    assert runner.runs == 4 + 2 + 2  # the matrix again, then both judges
+    assert set(report.seeds["alpha"]["difficulty"]["outcomes"]) == {"1-judge", "2-other"}

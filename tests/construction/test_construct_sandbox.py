@@ -53,14 +53,14 @@ def test_a_draft_that_checks_nothing_is_refused(tmp_path: Path, env_cache: Path,
 @pytest.mark.slow
 def test_construct_exercises_from_the_bundled_seeds_then_reflect_scores_the_reference_100(
         tmp_path: Path, env_cache: Path, capsys) -> None:
-    """The issue's command as written (about a minute: 24 pairs and 5 judge runs in the sandbox); the same
-    decisions on a fake runner are test_construct_pipeline.py's."""
+    """The issue's command as written, two seeds at once (about a minute: 24 pairs and 5 judge runs in the
+    sandbox); the same decisions on a fake runner, and workers changing nothing, are test_construct_pipeline.py's."""
     out = tmp_path / "B"
     assert main(["construct", "exercises", "--seeds", "examples", "--model", "scripted:examples", "--out", str(out),
-                 "--cache-dir", str(env_cache)]) == 0
+                 "--cache-dir", str(env_cache), "--workers", "2"]) == 0
     report = json.loads((out / "construction.json").read_text())
     assert report["summary"] == {"kept": ["intervals", "inventory", "run_length"],
-                                 "dropped": ["doc_search", "greeting"], "human-review": ["checksum"]}
+                                 "dropped": ["doc_search", "greeting"], "human-review": ["checksum"], "error": []}
     removed = json.loads((out / "decontamination.json").read_text())["removed"]
     assert [(r["seed"], r["reference"]) for r in removed] == [("doc_search", "word_index")]
     assert report["difficulty_counts"] == {"success": 1, "failure-then-success": 3, "failure-failure": 0,
@@ -71,12 +71,14 @@ def test_construct_exercises_from_the_bundled_seeds_then_reflect_scores_the_refe
     results = json.loads((tmp_path / "R" / "results.json").read_text())
     (entry,) = results["summary"]
     assert entry["tasks"] == 3 and entry["pass_at_1"] == 100.0
-    # Run again: every seed is finished, nothing is asked or run.
-    calls = (out / ".construct" / "usage.jsonl").read_text()
+    # Run again: every seed is finished, nothing is asked or run, the report is the same.
+    calls = {path: path.read_text() for path in sorted(out.glob(".construct/**/usage.jsonl"))}
+    written = (out / "construction.json").read_text()
     assert main(["construct", "exercises", "--seeds", "examples", "--model", "scripted:examples", "--out", str(out),
                  "--cache-dir", str(env_cache)]) == 0
-    assert (out / ".construct" / "usage.jsonl").read_text() == calls
-    assert capsys.readouterr().out.count("(finished earlier)") == 6
+    assert {path: path.read_text() for path in sorted(out.glob(".construct/**/usage.jsonl"))} == calls
+    assert (out / "construction.json").read_text() == written
+    assert "6 seed(s) already finished in the ledger" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("argv", "said"), [
@@ -91,3 +93,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], said:
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_an_out_of_the_sequential_version_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    """Its ledger (OUT/.construct/ledger.jsonl) is not the batch engine's; nothing is built or overwritten."""
+    out = tmp_path / "B"
+    (out / ".construct").mkdir(parents=True)
+    (out / ".construct" / "ledger.jsonl").write_text('{"key": "greeting", "status": "dropped"}\n')
+    assert main(["construct", "exercises", "--seeds", "examples", "--model", "scripted:examples", "--out", str(out),
+                 "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "earlier `projectgen construct exercises`" in err and len(err.strip().splitlines()) == 1
+    assert not (out / "batch-kind.txt").exists() and not (out / "ledger.jsonl").exists()

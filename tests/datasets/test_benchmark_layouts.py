@@ -91,15 +91,19 @@ def test_a_malformed_nl2repo_count_names_its_file(tmp_path: Path) -> None:
     assert load_tasks(tmp_path / "bench")[1].keys() == {"textkit"}
 
 
-def test_a_run_of_a_ralbench_task_records_its_folder_and_selects_by_its_scored_suite() -> None:
+def test_a_plain_run_of_a_ralbench_task_selects_by_its_scored_suite_and_records_its_folder() -> None:
     from projectgen.config import AttemptSettings
     from projectgen.errors import ProjectGenError
     from projectgen.runs.request import RunRequest
 
     task = load_task(RALBENCH / "tasks" / "Wordcount")
-    request = RunRequest.for_task(task, models={"default": "reference"},
-                                  attempt_settings=AttemptSettings(selection="unit"))
+    assert task.settings_profile == {"profile": "paper"}  # LiveCoder's setting: the paper's selection
+    request = RunRequest.for_task(task, models={"default": "reference"})  # no --selection, no --profile
+    assert (request.settings.profile, request.attempt_settings.selection) == ("paper", "unit")
+    assert task.role_suite(request.attempt_settings.selection) == "functional"  # what picks the best attempt
     assert request.task_path == str((RALBENCH / "tasks" / "Wordcount").resolve())  # not the benchmark's root
     assert load_task(request.task_path) == task  # a resumed run loads the same task
     with pytest.raises(ProjectGenError, match="has no check tests"):  # RAL-Bench gives no visible tests
         RunRequest.for_task(task, models={"default": "reference"}, attempt_settings=AttemptSettings(selection="check"))
+    calc = load_task(NL2REPO / "test_files" / "minicalc")  # NL2Repo-Bench publishes no visible tests either
+    assert RunRequest.for_task(calc).attempt_settings.selection == "unit"

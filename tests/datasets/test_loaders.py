@@ -887,3 +887,18 @@ def test_usage_examples_become_fixtures_but_never_reference_code(shared_datasets
     assert "tests/fake-repo-pre/cookiecutter.json" in task.required_files
     assert not set(task.required_files) & set(task.reference)
     assert not any(f.startswith(("unit_tests/", "check_tests/")) for f in task.required_files)
+
+
+def test_a_setup_script_that_pip_installs_the_project_is_its_install_step(tmp_path: Path) -> None:
+    """The benchmark's harness ran the script (CodeProjectEval flask: `pip install -e .`); without that step the
+    project has no package metadata and a test reading its version fails on the reference too."""
+    root = cpe_task(tmp_path / "editable")
+    write(root, {"setup_shell_script.sh": "#!/bin/sh\n\npip   install -e .\n",
+                 "pyproject.toml": '[build-system]\nrequires = ["flit_core<4"]\nbuild-backend = "flit_core.buildapi"\n'})
+    task = load_task(root)
+    # the step builds without isolation or an index: the build backend is a requirement of the environment
+    assert task.env.install == "editable" and task.env.requirements[-1] == "flit_core<4"
+    plain = load_task(cpe_task(tmp_path / "plain"))  # `pip install -r requirements.txt`: the environment's job
+    assert plain.env.install is None and "flit_core<4" not in plain.env.requirements
+    write(root, {"setup_shell_script.sh": "pip install .\n", "pyproject.toml": "[project]\nname = 'mypkg'\n"})
+    assert (load_task(root).env.install, load_task(root).env.requirements) == ("package", plain.env.requirements)

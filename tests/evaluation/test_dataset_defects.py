@@ -1,11 +1,17 @@
 """A file the reference reads that the dataset does not ship is reported as the dataset's defect, not hidden."""
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
+from projectgen.datasets.catalog import find_published
+from projectgen.datasets.integrity import missing_from_copy
+from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE, known_defects
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.task import Task
 from projectgen.evaluation.dataset_defects import dataset_defects, missing_files
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
-from projectgen.experiments.reference_bench import bench_reference
+from projectgen.experiments.reference_bench import bench_reference, published_gap, row_from_report
 
 GEOTEXT_ERROR = ("geotext/geotext.py:46: in read_table\n    with io.open(filename, 'r', encoding=encoding) as f:\n"
                  "E   FileNotFoundError: [Errno 2] No such file or directory: "
@@ -32,10 +38,116 @@ def test_a_missing_file_inside_the_repository_is_a_defect_unless_the_task_ships_
     assert dataset_defects(report(failure="AssertionError: 1 != 2"), set()) == []
 
 
+# mypy run by a test over a folder the dataset renamed: it names the path relative to the repository
+MYPY_ERROR = ("    def test_types(self):\n>       self.fail(messages)\nE       AssertionError: Mypy errors:\n"
+              "E       checks: error: Cannot read file: No such file or directory\nE       \n"
+              "E       Found 1 error in 1 file (errors prevented further checking)")
+# a test that renders a template folder into its tmp_path and opens a file the template never had
+TEMPORARY_ERROR = ("E       FileNotFoundError: [Errno 2] No such file or directory: '/tmp/projectgen-ws-1-t-abc/tmp/"
+                   "pytest-of-sandbox/pytest-0/test_render0/out/.hidden_marker'")
+
+
+def test_a_path_mypy_cannot_read_is_a_defect_unless_the_task_ships_it() -> None:
+    assert missing_files(report(failure=MYPY_ERROR)) == ["checks"]
+    assert dataset_defects(report(failure=MYPY_ERROR), {"pkg/a.py", "unit_tests/test_a.py"}) == [
+        "dataset defect: the reference reads checks, which the dataset does not ship"]
+    # a folder the task ships: mypy's failure there is not the dataset's
+    assert dataset_defects(report(failure=MYPY_ERROR), {"checks/test_a.py"}) == []
+
+
+def test_a_file_missing_from_a_tests_temporary_folder_is_a_defect_when_no_shipped_file_has_its_name() -> None:
+    assert dataset_defects(report(failure=TEMPORARY_ERROR), {"templates/in/logo.png"}) == [
+        "dataset defect: a test expects .hidden_marker in its temporary folder (out/.hidden_marker), and the "
+        "dataset ships no file of that name"]
+    # the task ships a file of that name: the copy's absence is the code's (or the harness's) problem
+    assert dataset_defects(report(failure=TEMPORARY_ERROR), {"templates/in/.hidden_marker"}) == []
+
+
+def test_a_copy_that_lacks_published_files_names_them(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "vocab.txt").write_text("a\n")
+    (tmp_path / "config.json").write_text("{}")
+    expected = {"t/config.json": "0", "t/models/vocab.txt": "0", "t/models/weights.onnx": "0",
+                "other/models/weights.onnx": "0"}
+    assert missing_from_copy(tmp_path, expected, "t") == ["models/weights.onnx"]
+    assert missing_from_copy(tmp_path, expected, "unlisted") == []
+    # a folder holding none of the task's published files is not a copy of it
+    assert missing_from_copy(tmp_path, {"t/elsewhere.py": "0"}, "t") == []
+    row = row_from_report(report(failure="AssertionError"), None, set(), absent=["models/weights.onnx"])
+    assert row.defects == ["dataset defect: this copy lacks 1 published file(s) (models/weights.onnx)"]
+    assert row.note.startswith("dataset defect: this copy lacks")
+    # a suite that passes did not need the file (zxcvbn's copy lacks a JSON file no test reads)
+    passing = TestReport(task_id="t", suite="unit",
+                         tests=[TestResult(nodeid="unit_tests/test_a.py::a", outcome=Outcome.PASSED)])
+    assert row_from_report(passing, None, set(), absent=["models/weights.onnx"]).defects == []
+
+
+def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count() -> None:
+    def result(name: str, outcome: Outcome, message: str = "") -> TestResult:
+        return TestResult(nodeid=f"unit_tests/test_a.py::{name}", outcome=outcome, message=message)
+
+    skip = "('/tmp/projectgen-ws-1-t-abc/repo/unit_tests/test_a.py', 12, 'Skipped: Windows only')"
+    ran = TestReport(task_id="t", suite="unit", tests=[result("a", Outcome.PASSED), result("b", Outcome.SKIPPED, skip),
+                                                       result("c", Outcome.SKIPPED, skip)])
+    assert published_gap(ran, 5) == "the paper counts 5 tests, 3 ran here, 2 skipped (Windows only x2)"
+    assert published_gap(ran, 1) == ""
+    assert row_from_report(ran, None, set(), published=5).note == published_gap(ran, 5)
+    assert row_from_report(ran, None, set()).note == ""
+
+
 def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Path, runner, tmp_path: Path) -> None:
     rows = bench_reference(shared_datasets / "DevBench", runner, tmp_path / "bench", tasks=["geotext", "chakin"])
     by_task = {row.task_id: row for row in rows}
+    # the published dataset has the file (its manifest names it); this copy does not
     assert by_task["geotext"].defects == [
-        "dataset defect: the reference reads geotext/data_file/cities15000.txt, which the dataset does not ship"]
+        "dataset defect: this copy lacks 1 published file(s) (geotext/data_file/cities15000.txt)"]
     assert by_task["geotext"].note.startswith("dataset defect")
     assert by_task["chakin"].defects == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
+
+
+def test_tests_that_import_a_suite_kept_from_them_are_a_defect() -> None:
+    """A check test importing the hidden suite's helpers cannot run in a generator's loop, the reference's
+    included; an import error of any other module is no such defect."""
+    error = ("check_tests/test_cli.py:5: in <module>\n    from unit_tests.helpers import data_dir\n"
+             "E   ModuleNotFoundError: No module named 'unit_tests.helpers'")
+    check = TestReport(task_id="t", suite="check",
+                       collection_errors=[CollectionError(nodeid="check_tests/test_cli.py", message=error)])
+    assert dataset_defects(check, set(), {"unit_tests"}) == [
+        "dataset defect: the check tests import unit_tests, another suite's folder, which their run does not have "
+        "(hidden from it)"]
+    assert dataset_defects(check, set(), {"acceptance_tests"}) == []
+    other = check.model_copy(update={"collection_errors": [CollectionError(
+        nodeid="check_tests/test_cli.py", message="E   ModuleNotFoundError: No module named 'requests'")]})
+    assert dataset_defects(other, set(), {"unit_tests"}) == []
+
+
+def test_a_known_defect_is_named_when_one_of_its_tests_does_not_pass(tmp_path: Path) -> None:
+    """A defect no output shows (a dotfile the dataset lacks makes an assertion fail) is data with its tests;
+    the bench row names it only when one of them did not pass."""
+    table = tmp_path / "defects.toml"
+    table.write_text('["codeprojecteval/t"]\ntests = ["unit_tests/test_a.py::a", "unit_tests/test_a.py::b"]\n'
+                     'defect = "unit_tests/.env is not in the dataset"\n', encoding="utf-8")
+    task = Task.model_construct(id="t", format="codeprojecteval")
+    known = known_defects(task, table)
+    assert known_defects(Task.model_construct(id="t", format="devbench"), table) == []
+
+    def run(outcome_b: Outcome) -> TestReport:
+        return TestReport(task_id="t", suite="unit", tests=[
+            TestResult(nodeid="unit_tests/test_a.py::a", outcome=Outcome.PASSED),
+            TestResult(nodeid="unit_tests/test_a.py::b", outcome=outcome_b, message="assert False")])
+
+    assert row_from_report(run(Outcome.FAILED), None, set(), known=known).defects == [
+        "dataset defect: unit_tests/.env is not in the dataset (1 test(s): unit_tests/test_a.py::b)"]
+    assert row_from_report(run(Outcome.PASSED), None, set(), known=known).defects == []
+
+
+def test_every_packaged_known_defect_names_tests_its_task_has(shared_datasets: Path) -> None:
+    for key in tomllib.loads(KNOWN_DEFECTS_FILE.read_text(encoding="utf-8")):
+        fmt, task_id = key.split("/")
+        assert find_published(fmt) is not None
+        task = load_task(shared_datasets / find_published(fmt).folder_name / task_id)
+        [defect] = known_defects(task)
+        for test in defect.tests:
+            path, name = test.split("::")
+            assert path in task.suite_files(task.scored_suite)
+            assert f"def {name}(" in (task.root / path).read_text(encoding="utf-8")

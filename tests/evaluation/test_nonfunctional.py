@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from projectgen.datasets.loaders import load_task
-from projectgen.evaluation.nonfunctional import (NO_RESOURCE_SAMPLING, Measures, NonFunctionalScores, SuiteRun,
+from projectgen.evaluation.nonfunctional import (NO_REFERENCE_USAGE, NO_RESOURCE_SUITE, Measures, NonFunctionalScores,
+                                                 SuiteRun,
                                                  efficiency_score, high_risk_findings, lowest_maintainability,
                                                  maintainability_score, mean_scores, resource_score,
                                                  robustness_score, score_candidate, score_measures, security_score)
@@ -61,7 +62,7 @@ def test_a_dimension_that_cannot_be_measured_leaves_non_functional_unset() -> No
     scores = score_measures(reference, candidate)
     assert scores.scores == {"maintainability": 0.5, "security": 0.5, "robustness": 0.5, "efficiency": 0.5,
                              "resource": None}
-    assert scores.missing == {"resource": NO_RESOURCE_SAMPLING}
+    assert scores.missing == {"resource": NO_RESOURCE_SUITE}
     assert scores.non_functional is None and scores.as_percent()["non_functional"] is None
     full = NonFunctionalScores(scores={**scores.scores, "resource": 1.0})
     assert full.non_functional == pytest.approx(0.36 * 0.5 + 0.24 * 0.5 + 0.16 * 0.5 + 0.12 * 0.5 + 0.12)
@@ -69,9 +70,28 @@ def test_a_dimension_that_cannot_be_measured_leaves_non_functional_unset() -> No
     assert mean_scores([full, scores])["resource"] is None  # a mean over a subset is not the paper's figure
 
 
-def test_a_ralbench_candidate_is_scored_in_the_sandbox_against_its_reference(env_cache: Path) -> None:
+def test_resource_compares_the_sandboxs_measures_and_an_unmeasured_candidate_scores_zero() -> None:
+    reference = Measures(findings=0, mi_min=40.0, suites={"resource": SuiteRun(1, 1, 1.0, memory_mb=30.0,
+                                                                                cpu_pct=90.0)})
+    lean = Measures(findings=0, mi_min=40.0, suites={"resource": SuiteRun(1, 1, 1.0, memory_mb=30.0, cpu_pct=45.0)})
+    heavy = Measures(findings=0, mi_min=40.0, suites={"resource": SuiteRun(1, 1, 1.0, memory_mb=120.0, cpu_pct=90.0)})
+    assert score_measures(reference, lean).scores["resource"] == 1.0
+    assert score_measures(reference, heavy).scores["resource"] == pytest.approx((0.25 + 1.0) / 2)
+    stopped = Measures(findings=0, mi_min=40.0, suites={"resource": SuiteRun(1, 1, 1.0)})  # the sandbox saw no end
+    assert score_measures(reference, stopped).scores["resource"] == 0.0  # as RAL-Bench scores a missing figure
+    unmeasured = score_measures(stopped, lean)  # nothing to compare with: not measured, not "bad"
+    assert unmeasured.scores["resource"] is None and unmeasured.missing["resource"] == NO_REFERENCE_USAGE
+
+
+@pytest.fixture(scope="module")
+def ralbench_runner(env_cache: Path) -> SandboxRunner:
+    """One runner for the module: the reference's runs are made once (`SandboxRunner.recent`)."""
+    return SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=120))
+
+
+def test_a_ralbench_candidate_is_scored_in_the_sandbox_against_its_reference(ralbench_runner: SandboxRunner) -> None:
     task = load_task(RALBENCH / "tasks" / "Wordcount")
-    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=120))
+    runner = ralbench_runner
     reference = task.reference_repository()
     functional = runner.evaluate(task, reference)
     assert (functional.passed, functional.total) == (3, 3)  # the tests find the workspace through RACB_REPO_ROOT
@@ -86,3 +106,46 @@ def test_a_ralbench_candidate_is_scored_in_the_sandbox_against_its_reference(env
     worse = score_candidate(task, risky, runner)
     assert worse.scores["security"] == pytest.approx(0.5)  # one finding against none
     assert worse.scores["robustness"] == 0.5  # bytes are no longer refused
+
+
+HOARD_MB = 150
+
+
+def test_a_candidate_that_hoards_memory_scores_worse_on_resource_and_cannot_forge_its_figures(
+        ralbench_runner: SandboxRunner) -> None:
+    """Resource as the sandbox measures it (the launcher's wait4 rusage, outside the code under test): the
+    reference against itself scores 1 and fills non_functional; a candidate holding HOARD_MB that also writes
+    fake measurement files (RAL-Bench's baseline and result files, a usage file) and prints fake launcher
+    status lines scores less, measured all the same."""
+    task = load_task(RALBENCH / "tasks" / "Wordcount")
+    runner = ralbench_runner
+    lean = task.reference_repository()
+    hoarder = {**lean, "wordcount/forge.py": FORGE, "wordcount/__init__.py": lean["wordcount/__init__.py"]
+               + f"\n_HOARD = b'x' * ({HOARD_MB} * 1024 * 1024)\nfrom wordcount import forge  # noqa: E402,F401\n"}
+    same = score_candidate(task, lean, runner)
+    assert same.scores["resource"] == 1.0 and same.missing == {}
+    assert same.non_functional is not None  # every dimension measured: Table 1's combined figure is filled
+    heavy = score_candidate(task, hoarder, runner)
+    assert heavy.scores["resource"] < same.scores["resource"]
+    assert heavy.scores["robustness"] == same.scores["robustness"] == 1.0  # it works: only its memory differs
+    report = runner.evaluate(task, hoarder, "resource")  # the run just made (`SandboxRunner.recent`)
+    assert report.passed == report.total == 1 and not report.tampered
+    assert report.usage is not None and report.usage.peak_memory_mb > HOARD_MB
+
+
+# Writes every measurement file a test harness might read and prints what a launcher's status line looks like.
+FORGE = """import json, os, sys
+from pathlib import Path
+
+root = Path(os.environ.get("RACB_REPO_ROOT", "."))
+fake = {"avg_memory_mb": 0.01, "avg_cpu_percent": 0.01, "peak_memory_mb": 0.01, "cpu_seconds": 0.0}
+for path in ("usage.json", "resource_usage.json", "results/resource.json", "tasks/Wordcount/wordcount.yaml"):
+    try:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps({"resource": fake, "baseline_metrics": {"resource": fake}}))
+    except OSError:
+        pass
+print("ended 0 finished 0 1 1 1")
+sys.stderr.write("ended 0 finished 0 1 1 1\\n")
+"""

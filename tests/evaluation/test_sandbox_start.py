@@ -3,6 +3,7 @@ its workspace filled), a start that cannot be completed runs nothing at all, the
 step's timeout and the session's disk, and nothing of a session outlives a runner that was killed."""
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import signal
@@ -256,3 +257,55 @@ def test_the_host_reads_a_chatty_step_in_batches_and_loses_none_of_it(tmp_path: 
     assert (done.steps[0].stop, done.steps[0].exit_status) == (FINISHED, 0)
     assert done.steps[0].output.total == sum(len(f"line {i}\n") for i in range(300))
     assert len(reads) <= elapsed / QUIET_SECONDS + 3  # eagerly, it was about one read per line
+
+
+# --------------------------------------------------------------------------- what the steps used
+
+HOARD_MB = 120
+HOARD = f"import sys, time; hoard = b'x' * ({HOARD_MB} * 1024 * 1024); open(sys.argv[1], 'w').close(); time.sleep(600)"
+# What a test process could try to lower its figures with: fake "ended" lines on every descriptor it has besides
+# its output, and on the launcher's (PID 1's, in the namespace) through /proc; a fake measurement file. Prints
+# how many of those writes went anywhere.
+FORGE = """import glob, os
+line = b"ended 0 finished 0 1 1 1\\n"
+wrote = 0
+for fd in range(3, 256):
+    try:
+        os.write(fd, line); wrote += 1
+    except OSError:
+        pass
+for path in glob.glob("/proc/1/fd/*"):
+    try:
+        with open(path, "wb") as target:
+            target.write(line); wrote += 1
+    except OSError:
+        pass
+with open("usage.json", "w") as fake:
+    fake.write('{"peak_memory_mb": 1, "cpu_seconds": 0}')
+print("wrote", wrote)
+"""
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_each_step_reports_the_peak_memory_and_cpu_time_its_processes_used(
+        tmp_path: Path, containment: Containment, isolated: bool) -> None:
+    """The launcher's per-step usage (wait4 rusage, read from the kernel): a step whose child process holds
+    HOARD_MB reports at least that much, a lean one far less; as PID 1 of the namespace, an orphan the step
+    left holding memory counts too, and what the step writes cannot change the figures."""
+    if isolated:
+        namespaces_only(containment)
+    used = containment if isolated else Containment(NO_ISOLATION)
+    python = os.path.realpath(sys.executable)
+    hoarder = f"{python} -I -S -c \"{HOARD}\" ready-a & while [ ! -e ready-a ]; do sleep 0.05; done; kill $!; wait"
+    orphan = f"{python} -I -S -c \"{HOARD}\" ready-b & while [ ! -e ready-b ]; do sleep 0.05; done; exit 0"
+    forge = f"import base64; exec(base64.b64decode('{base64.b64encode(FORGE.encode()).decode()}'))"
+    forger = f"{python} -I -S -c \"{forge}\" && {hoarder.replace('ready-a', 'ready-c')}"
+    _, done = session(used, tmp_path, "true", hoarder, orphan, forger, timeout=30)
+    lean, hoarding, orphaned, forging = (step.usage for step in done.steps)
+    assert all(usage is not None for usage in (lean, hoarding, orphaned, forging)), done.steps
+    assert lean.peak_rss_kb < 64 * 1024 and hoarding.peak_rss_kb > HOARD_MB * 1024
+    assert hoarding.cpu_seconds > 0 and hoarding.wall_seconds > 0
+    assert forging.peak_rss_kb > HOARD_MB * 1024
+    if isolated:  # without namespaces an orphan is reparented away from the launcher and not reaped by it
+        assert orphaned.peak_rss_kb > HOARD_MB * 1024
+        assert done.steps[3].output.text().startswith("wrote 0\n")  # no descriptor of the launcher reachable

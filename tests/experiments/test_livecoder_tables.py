@@ -191,7 +191,7 @@ def test_an_nl2repo_experiment_prints_table_2_with_buckets_changes_and_imp() -> 
 
 def test_a_ralbench_experiment_prints_table_1_with_the_non_functional_rows() -> None:
     from projectgen.experiments.livecoder_tables import livecoder_blocks
-    from projectgen.experiments.results_writer import TableBlock
+    from projectgen.experiments.results_writer import TableBlock, Text
 
     scores = {"maintainability": 50.0, "security": 100.0, "robustness": 50.0, "efficiency": 100.0, "resource": None,
               "non_functional": None}
@@ -206,3 +206,5 @@ def test_a_ralbench_experiment_prints_table_1_with_the_non_functional_rows() -> 
     assert rows[0][1:] == ["50.00", "100.00 (+50.00)"]
     assert rows[4][1:] == ["50.00", "100.00 (+50.00)"]
     assert rows[1][1:] == ["", ""] and rows[6][1:] == ["", ""]  # not measured: empty, not 0
+    # how resource is measured (peak RSS, not RAL-Bench's mean sampled RSS) is said with the table
+    assert any(isinstance(b, Text) and "Resource (peak-rss)" in b.text for b in livecoder_blocks(results))

@@ -161,18 +161,46 @@ def architecture_review(justifications: dict[str, str]) -> str:
 def test_the_papers_architecture_judge_keeps_a_justification_per_criterion(task):
     given = {"requirement_coverage": "every feature placed", "document_consistency": "follows the UML",
              "interface_consistency": "calls match"}
-    model = PromptModel(answer=architecture_review(given))
+    model = PromptModel(answer=architecture_review(given))  # the JSON form (the reference replay's) is read too
     verdict = run(ArchitectureJudge(model, criteria="paper").review(gateway(), task.docs, tree(), iteration=1,
                                                                      threshold=8))
     lines = verdict.reasons.splitlines()
     assert lines[:3] == [f"{name}: {text}" for name, text in given.items()]
     assert lines[3] == "dependency_relations: (no justification given)"
     assert verdict.scores["dependency_relations"] == 6 and verdict.score == 8
-    (prompt,) = model.prompts
-    assert "circular dependencies" in prompt and "layering" in prompt and "justification" in prompt
     plain = PromptModel(answer=architecture_review(given))
     verdict = run(ArchitectureJudge(plain).review(gateway(), task.docs, tree(), iteration=1, threshold=8))
     assert verdict.reasons == "ONE-REASON" and "circular" not in plain.prompts[0]
+
+
+def test_the_papers_architecture_judge_asks_and_reads_as_projectgens_code_does(task):
+    """JudgeA's prompt as ProjectGen's public code prints it (src/prompts.py, check_arch_prompt): its four
+    criteria, a justification each and a plain-text "Final Score"; that answer is read, markdown and all."""
+    reply = ("My review of ARCH.\n\n**Requirement Coverage:** every module of the PRD is there\n"
+             "- Consistency with Provided Information: keeps the given file names\n"
+             "Interface Consistency: `load` and `load_file` are redundant\n"
+             "Dependency Relations: core.py and io.py import each other, a cycle\n\n**Final Score: 6**\n")
+    model = PromptModel(answer=reply)
+    verdict = run(ArchitectureJudge(model, criteria="paper").review(gateway(), task.docs, tree(), iteration=1,
+                                                                     threshold=8))
+    (prompt,) = model.prompts
+    for printed in ("Requirement Coverage:", "Consistency with Provided Information:", "Interface Consistency:",
+                    "Dependency Relations:", "Final Score:", "circular dependencies", "free from redundancy",
+                    "justification", "between 1 and 10"):
+        assert printed in prompt
+    assert "whisperzqh" not in prompt  # the file's provenance comment is not sent
+    assert (verdict.score, verdict.accepted, verdict.scores) == (6.0, False, {})
+    assert verdict.reasons.splitlines() == [
+        "requirement_coverage: every module of the PRD is there", "document_consistency: keeps the given file names",
+        "interface_consistency: `load` and `load_file` are redundant",
+        "dependency_relations: core.py and io.py import each other, a cycle"]
+    # the architect gets what the paper's gets: the score and each justification
+    assert verdict.feedback.splitlines()[0] == "Final Score: 6"
+    assert "- Dependency Relations: core.py and io.py import each other, a cycle" in verdict.feedback
+    unread = PromptModel(answer="Requirement Coverage: fine\nno score given")
+    verdict = run(ArchitectureJudge(unread, criteria="paper").review(gateway(), task.docs, tree(), iteration=1,
+                                                                      threshold=8))
+    assert (verdict.score, verdict.accepted) == (0, False) and "could not be read" in verdict.feedback
 
 
 # --------------------------------------------------------------------------- distilled stage memory

@@ -5,8 +5,11 @@ The output folder is a dataset `projectgen refine --dataset OUT` reads, and the 
     OUT/<seed>/            a multi-turn task (multiturn.toml, turns/K/...), construction.json its trajectory
     OUT/runs/<seed>/       the seed's run folder: run.json, events.jsonl (every decision), usage.jsonl, calls.jsonl
     OUT/ledger.jsonl       one line per finished seed: a second invocation builds only the others
-    OUT/review.json        the seeds waiting for a person (over a cap, or REQUIREMENT_REFINE), with why
     OUT/results.json, results.md, results.html
+
+A seed that needs a person (over a cap, or REQUIREMENT_REFINE) pauses in its run folder (run.json
+``awaiting-review``, review.json the request); `continue_seed` goes on with the person's decision and brings the
+ledger and results up to date (`projectgen review OUT/runs/SEED ...`).
 """
 from __future__ import annotations
 
@@ -19,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from projectgen.construction.multiturn.agents import ConstructionAgents
-from projectgen.construction.multiturn.pipeline import (ConstructionSettings, SeedOutcome, construct_seed,
-                                                        seed_request)
+from projectgen.construction.multiturn.pipeline import CONSTRUCT_METHOD, SeedOutcome, construct_seed, seed_request
+from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.seeds import Seed, load_seeds
 from projectgen.construction.multiturn.turns import ABLATIONS
-from projectgen.durable_files import write_atomic
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 
 KIND = "construct-multiturn"  # the batch folder's marker
 RUNS_DIR = "runs"
-REVIEW_FILE = "review.json"
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
         ledger = Ledger(out_dir / layout.LEDGER)
         units = []
         for seed in seeds:
-            unit = SeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=out_dir / RUNS_DIR / seed.id,
+            unit = SeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=seed_run_dir(out_dir, seed.id),
                             task_dir=out_dir / seed.id)
             if fresh:
                 shutil.rmtree(unit.run_dir, ignore_errors=True)
@@ -146,16 +147,58 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_row=on_row)
         results = ConstructionResults(seeds=str(spec.seeds), model=spec.spec, model_description=description,
                                       settings=spec.settings.protocol(), outcomes=list(rows.values()))
-        write_atomic(out_dir / REVIEW_FILE, ReviewList(pending=results.review()).model_dump_json(indent=1) + "\n")
         write_results(out_dir, results, construction_page(results))
         return results
 
 
-class ReviewList(BaseModel):
-    """review.json: the seeds a person must look at (a cap reached, or REQUIREMENT_REFINE), with why; the seed's
-    run folder (runs/SEED/events.jsonl) holds every draft. Decide by editing the seed and running again."""
+def seed_run_dir(out_dir: Path, seed_id: str) -> Path:
+    """OUT/runs/SEED: a seed's run folder (what `projectgen review` takes)."""
+    return out_dir / RUNS_DIR / seed_id
 
-    pending: list[SeedOutcome]
+
+def continue_seed(run_dir: Path | str, decision: Any, *, model: Any = None, runner: Any = None,
+                  agents: ConstructionAgents | None = None) -> SeedOutcome:
+    """The seed paused for a person in `run_dir` (OUT/runs/SEED) continued with `decision` (a `ReviewDecision`
+    checked against its request, `review.parse_construction_decision`) from its checkpoint, with the model,
+    settings and seed its run.json names (`model`, when given, replaces the model; `agents`, the roles' agents);
+    its task folder written when it ends, the batch's ledger and results updated."""
+    from projectgen.construction.multiturn.seeds import load_seed
+    from projectgen.errors import ProjectGenError
+    from projectgen.evaluation import SandboxRunner
+    from projectgen.runs.folder import RunFolder
+
+    run_dir = Path(run_dir)
+    out_dir = run_dir.parent.parent
+    manifest = RunFolder(run_dir).read_manifest()
+    if manifest.method != CONSTRUCT_METHOD or run_dir.parent.name != RUNS_DIR:
+        raise ProjectGenError(f"{run_dir}: not a seed's run folder of `construct multiturn` (OUT/{RUNS_DIR}/SEED)")
+    seed = load_seed(manifest.task_path)
+    settings = ConstructionSettings(**{name: value for name, value in manifest.protocol.items()
+                                       if name != "ablation_means"})
+    if model is None and agents is None:
+        from projectgen.llm import make_chat_model
+
+        model = make_chat_model(manifest.models["default"])
+    with folder_lock(out_dir, "construct multiturn"):  # not while the batch runs: it rewrites the results
+        outcome = asyncio.run(construct_seed(seed, run_dir, out_dir / seed.id, manifest.request(),
+                                             agents=agents or ConstructionAgents.default(model),
+                                             runner=runner or SandboxRunner(), settings=settings, decision=decision))
+        update_batch(out_dir, outcome)
+    return outcome
+
+
+def update_batch(out_dir: Path, outcome: SeedOutcome) -> None:
+    """A seed's new outcome in the batch's ledger (the next invocation keeps it) and its results page."""
+    ledger = Ledger(out_dir / layout.LEDGER)
+    entry = ledger.done().get(f"seed/{outcome.seed}")
+    if entry is None:
+        return
+    ledger.append(entry["key"], row=outcome.model_dump(mode="json"), built_with=entry.get("built_with"))
+    results_file = out_dir / layout.RESULTS_JSON
+    if results_file.is_file():
+        results = ConstructionResults.model_validate_json(results_file.read_text(encoding="utf-8"))
+        results.outcomes = [outcome if row.seed == outcome.seed else row for row in results.outcomes]
+        write_results(out_dir, results, construction_page(results))
 
 
 def construction_page(results: ConstructionResults) -> ResultsPage:
@@ -167,7 +210,7 @@ def construction_page(results: ConstructionResults) -> ResultsPage:
         Text(f"Seeds `{results.seeds}`, model {results.model_description or results.model}; ablation "
              f"`{results.settings['ablation']}` ({ABLATIONS[results.settings['ablation']]})."),
         Bullets([f"{counts['task']} task(s) built", f"{counts['filtered']} seed(s) dropped by a filter",
-                 f"{counts['review']} seed(s) waiting for a person (review.json)",
+                 f"{counts['review']} seed(s) waiting for a person (`projectgen review {RUNS_DIR}/SEED`)",
                  f"{counts['error']} seed(s) whose construction failed (built again by the next invocation)"]),
         Heading("Seeds"),
         TableBlock((["seed", "outcome", "turns", "Coder drafts", "tokens", "cost", "why"], rows)),

@@ -1,60 +1,38 @@
 """One seed through SR-Eval's construction, in its own run folder: the seed filters, requirement generation,
-Algorithm 1 per turn, and the task folder written.
+Algorithm 1 per turn (the seed's graph, `projectgen.construction.multiturn.graph`), and the task folder written.
 
-The run folder (`projectgen.runs.RunFolder`: run.json, usage.jsonl, calls.jsonl, prompts.jsonl, events.jsonl)
-makes a seed resumable: a seed run again after a kill replays its finished model calls from calls.jsonl and
-only re-runs the sandbox checks. Every decision is an event of events.jsonl and a line of the task's
-trajectory (``construction.json``).
+The run folder (`projectgen.runs.RunFolder`: run.json, checkpoints.sqlite, usage.jsonl, calls.jsonl,
+prompts.jsonl, events.jsonl) makes a seed resumable: a seed run again after a kill goes on from its last
+checkpoint and replays the model calls its interrupted node had finished from calls.jsonl. A seed that needs a
+person pauses (run.json ``awaiting-review``, review.json the request, as `run --review` does) and goes on with
+their decision (`construct_seed(..., decision=...)`). Every decision is an event of events.jsonl and a line of
+the task's trajectory (``construction.json``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from projectgen.agents.base import ModelGateway
-from projectgen.construction.execution import execute
 from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.output import write_task
-from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP, Record, generate_requirements
-from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
-from projectgen.datasets.multiturn import TESTS_DIR
-from projectgen.construction.multiturn.turns import (ABLATIONS, FULL, TURN_CAP, build_turns, check_ablation,
-                                                    failing_summary)
+from projectgen.construction.multiturn.seeds import Seed
+from projectgen.construction.multiturn.settings import ConstructionSettings
+from projectgen.construction.multiturn.turns import TurnRecord
 from projectgen.errors import ProjectGenError
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.pending_review import (AWAITING_REVIEW, awaiting_reason, not_awaiting, pending_review_record,
+                                            read_pending_review)
 from projectgen.runs.request import RunRequest
 
 if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner
+    from projectgen.graphs.review import ReviewDecision
 
 CONSTRUCT_METHOD = "construct-multiturn"  # run.json's method of a seed's run
-MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function has at least 10 lines
 Status = Literal["task", "filtered", "review", "error"]  # error: the construction itself failed (run it again)
-
-
-@dataclass(frozen=True)
-class ConstructionSettings:
-    """What the construction does besides its model: the ablation, the caps, the optional filter."""
-
-    ablation: str = FULL
-    decomposition_cap: int = DECOMPOSITION_CAP
-    turn_cap: int = TURN_CAP
-    contamination: bool = False
-    min_function_lines: int = MIN_FUNCTION_LINES
-
-    def __post_init__(self) -> None:
-        check_ablation(self.ablation)
-        if min(self.decomposition_cap, self.turn_cap) < 1:
-            raise ProjectGenError("the decomposition and turn caps must be at least 1")
-
-    def protocol(self) -> dict[str, Any]:
-        """run.json's and the ledger's record of them: a seed built under other settings is built again."""
-        return {"ablation": self.ablation, "ablation_means": ABLATIONS[self.ablation],
-                "decomposition_cap": self.decomposition_cap, "turn_cap": self.turn_cap,
-                "contamination": self.contamination, "min_function_lines": self.min_function_lines}
 
 
 class SeedOutcome(BaseModel):
@@ -81,18 +59,35 @@ def seed_request(seed: Seed, *, spec: str, settings: ConstructionSettings, max_t
 
 
 async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: RunRequest, *,
-                         agents: ConstructionAgents, runner: SandboxRunner,
-                         settings: ConstructionSettings) -> SeedOutcome:
-    """`seed` built into the task folder `task_dir` (or filtered out, or left for review), recorded in `run_dir`."""
+                         agents: ConstructionAgents, runner: SandboxRunner, settings: ConstructionSettings,
+                         decision: ReviewDecision | None = None) -> SeedOutcome:
+    """`seed` built into the task folder `task_dir` (or filtered out, or paused for a person), recorded in
+    `run_dir`; with `decision`, the seed paused there goes on with a person's decision."""
+    from langgraph.types import Command
+
     from projectgen.config import Settings
+    from projectgen.construction.multiturn.graph import SeedContext, build_seed_graph
+    from projectgen.runs.driver import Drive, drive
 
     folder = RunFolder(run_dir)
     with folder.open_unit(request, run_id=f"construct-{seed.id}") as (manifest, resumed):
         gateway = folder.gateway(Settings(), scope=seed.id, budget=folder.budget(manifest))
         trace = folder.trace()
-        trace.write("run_start", seed=seed.id, method=CONSTRUCT_METHOD, resumed=resumed, **settings.protocol())
-        trajectory: dict[str, Any] = {"seed": seed.id, "model": request.models["default"],
-                                      "settings": settings.protocol()}
+        context = SeedContext(seed=seed, agents=agents, gateway=gateway, runner=runner, settings=settings,
+                              record=trace.write)
+        how = Drive(start={}, context=context, resume=resumed, marker={"seed": seed.id, "method": CONSTRUCT_METHOD,
+                                                                       **settings.protocol()},
+                    on_update=lambda trace, namespace, chunk: None)  # the nodes write their own events
+        if decision is not None:
+            pending = read_pending_review(folder)
+            if pending is None:
+                raise ProjectGenError(not_awaiting(run_dir))
+            folder.record_status(manifest, "running", None)
+            how.decision = Command(resume={pending["interrupt_id"]: decision.model_dump(mode="json",
+                                                                                        exclude_none=True)})
+            how.marker = {"seed": seed.id, "review": decision.action, "stage": pending.get("stage")}
+        driven = await drive(folder, build_seed_graph(), manifest, how, trace)
+        state = driven.state
 
         def finish(status: Status, reason: str = "", **fields: Any) -> SeedOutcome:
             from projectgen.llm import UsageTotals
@@ -100,62 +95,40 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
 
             records = folder.usage_records()
             totals, cost = UsageTotals.of(records), PriceTable.default().total(records)
+            drafts = sum(len(turn["drafts"]) for turn in state.get("turns") or []) + len(state.get("drafts") or [])
             outcome = SeedOutcome(seed=seed.id, status=status, reason=reason, input_tokens=totals.input_tokens,
                                   output_tokens=totals.output_tokens, calls=totals.calls, cost_usd=cost.value,
-                                  cost=cost.label(), **fields)
+                                  cost=cost.label(), turns=len(state.get("turns") or []), drafts=drafts, **fields)
+            if status == "review":
+                return outcome
+            folder.clear_review()
             folder.record_status(manifest, "finished", reason or None)
             trace.write("run_end", status="finished", outcome=outcome.model_dump())
             return outcome
 
-        dropped = await filter_seed(seed, agents, gateway, runner, settings, trace.write)
-        trajectory["filters"] = dropped or "kept"
-        if dropped:
-            return finish("filtered", dropped)
-        requirements = await generate_requirements(seed, agents, gateway, trace.write, cap=settings.decomposition_cap)
-        trajectory["requirements"] = {"iterations": requirements.iterations, "order": requirements.order}
-        if requirements.review:
-            trace.write("human_review", seed=seed.id, reason=requirements.review)
-            return finish("review", requirements.review)
-        turns = await build_turns(seed, requirements.requirements, agents, gateway, runner, trace.write,
-                                  ablation=settings.ablation, cap=settings.turn_cap)
-        trajectory["turns"] = [{"turn": t.turn, "requirement": t.requirement, "drafts": t.drafts} for t in turns.turns]
-        drafts = sum(len(t.drafts) for t in turns.turns) + len(turns.rejected)
-        if turns.review:
-            trajectory["rejected_drafts"] = turns.rejected
-            trace.write("human_review", seed=seed.id, reason=turns.review, trajectory=trajectory)
-            return finish("review", turns.review, turns=len(turns.turns), drafts=drafts)
-        task = write_task(seed, turns.turns, task_dir, trajectory)
+        if driven.interrupts:
+            asked = dict(driven.interrupts[0].value)
+            record = pending_review_record(attempt=None, interrupt_id=driven.interrupts[0].id, request=asked)
+            folder.write_review(record)
+            folder.record_status(manifest, AWAITING_REVIEW, awaiting_reason(run_dir, record))
+            trace.write("review_requested", seed=seed.id, stage=asked.get("stage"), turn=asked.get("turn"),
+                        iteration=asked.get("iteration"), reason=asked.get("reason"), error=asked.get("error"))
+            return finish("review", asked.get("reason") or "")
+        if state.get("filtered"):
+            return finish("filtered", state["filtered"])
+        task = write_task(seed, [TurnRecord(**turn) for turn in state["turns"]], task_dir,
+                          trajectory(seed, request, settings, state))
         trace.write("task_written", seed=seed.id, folder=str(task.root), turns=len(task.turns))
-        return finish("task", turns=len(task.turns), drafts=drafts, task_folder=str(task.root))
+        return finish("task", task_folder=str(task.root))
 
 
-async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
-                      settings: ConstructionSettings, record: Record) -> str:
-    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function must have at least
-    `min_function_lines` lines and, at repository level, no intra- or cross-file dependency; its reference must pass
-    its tests; and (when asked) a model shown only the function's signature and docstring must not pass them (else
-    the seed is taken as leaked into the model's training data)."""
-    reference = seed.reference()
-    lines = function_lines(reference, seed.function)
-    if lines < settings.min_function_lines:
-        reason = (f"{seed.target}: {seed.function} has {lines} line(s), fewer than {settings.min_function_lines}"
-                  if lines else f"{seed.target} defines no function {seed.function!r}")
-        record("seed_filter", seed=seed.id, filter="length", kept=False, reason=reason)
-        return reason
-    if seed.level == "repository" and (found := dependencies(seed)):
-        record("seed_filter", seed=seed.id, filter="dependencies", kept=False, found=found)
-        return "depends on the code around it: " + "; ".join(found)
-    tests = {f"{TESTS_DIR}/{path}": text for path, text in seed.tests().items()}
-    run = execute(runner, seed.task(), seed.candidate(reference), tests)
-    record("seed_filter", seed=seed.id, filter="reference", kept=run.all_passed, passed=run.passed, total=run.total,
-           anomaly=run.anomaly)
-    if not run.all_passed:
-        return f"the reference does not pass its tests ({run.passed}/{run.total}): {failing_summary(run)}"
-    if settings.contamination:
-        probe = await agents.contamination.complete(gateway, seed)
-        leaked = execute(runner, seed.task(), seed.candidate(probe), tests)
-        record("seed_filter", seed=seed.id, filter="contamination", kept=not leaked.all_passed, passed=leaked.passed,
-               total=leaked.total)
-        if leaked.all_passed:
-            return "leaked: code written from the signature and docstring alone passes the reference tests"
-    return ""
+def trajectory(seed: Seed, request: RunRequest, settings: ConstructionSettings, state: Mapping[str, Any]
+               ) -> dict[str, Any]:
+    """construction.json: the filters, every decomposition draft and the order, every turn's drafts, and every
+    decision a person made."""
+    return {"seed": seed.id, "model": request.models["default"], "settings": settings.protocol(),
+            "filters": state.get("filtered") or "kept",
+            "requirements": {"iterations": state.get("decompositions") or [], "order": state.get("order") or []},
+            "turns": [{"turn": turn["turn"], "requirement": turn["requirement"], "drafts": turn["drafts"]}
+                      for turn in state.get("turns") or []],
+            "reviews": state.get("reviews") or []}

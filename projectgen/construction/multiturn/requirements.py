@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import ConstructionAgents, Dependencies
+from projectgen.construction.multiturn.agents import ConstructionAgents, Decomposition, Dependencies
 from projectgen.construction.multiturn.seeds import Seed
 from projectgen.llm.parsing import StructuredOutputError
 
@@ -62,11 +62,14 @@ class RequirementsOutcome:
 
 
 async def generate_requirements(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, record: Record, *,
-                                cap: int = DECOMPOSITION_CAP) -> RequirementsOutcome:
-    """Decomposer -> Evaluator until every requirement is retained (at most `cap` drafts), then the Analyzer."""
-    outcome = RequirementsOutcome()
-    feedback = ""
-    for iteration in range(1, cap + 1):
+                                cap: int = DECOMPOSITION_CAP, iterations: Sequence[dict[str, Any]] = (),
+                                feedback: str = "") -> RequirementsOutcome:
+    """Decomposer -> Evaluator until every requirement is retained (at most `cap` drafts), then the Analyzer.
+
+    `iterations` are the drafts made before (a person rejected the last one, with `feedback`): the loop goes on
+    from the next draft, its number counting them."""
+    outcome = RequirementsOutcome(iterations=[dict(step) for step in iterations])
+    for iteration in range(len(outcome.iterations) + 1, cap + 1):
         step: dict[str, Any] = {"iteration": iteration}
         outcome.iterations.append(step)
         try:
@@ -93,16 +96,31 @@ async def generate_requirements(seed: Seed, agents: ConstructionAgents, gateway:
         if refused:
             feedback = step["feedback"] = "\n".join(refused)
             continue
-        try:
-            dependencies = await agents.analyzer.analyze(gateway, seed, decomposition)
-            order = turn_order(len(requirements), dependencies.edges)
-        except (StructuredOutputError, CycleError) as error:
-            dependencies, order = Dependencies(), list(range(len(requirements)))
-            step["analysis_note"] = f"the Analyzer's answer was not used ({error}); the Decomposer's order kept"
-        step["edges"] = [list(edge) for edge in dependencies.edges]
-        record("analysis", seed=seed.id, edges=step["edges"], order=order, note=step.get("analysis_note", ""))
-        outcome.order = order
-        outcome.requirements = [requirements[index] for index in order]
+        outcome.order, outcome.requirements = await order_requirements(seed, agents, gateway, record, requirements,
+                                                                       step)
         return outcome
     outcome.review = f"no decomposition retained in {cap} iterations; last feedback: {feedback}"
     return outcome
+
+
+def usable_decomposition(step: dict[str, Any]) -> list[str] | None:
+    """The requirements of a draft (a record of `RequirementsOutcome.iterations`) when it has 2-5 of them, else
+    None (it did not parse, or had too few or too many): what a person may approve as it is."""
+    requirements = step.get("requirements")
+    return list(requirements) if requirements and MIN_EVOLVING + 1 <= len(requirements) <= MAX_EVOLVING + 1 else None
+
+
+async def order_requirements(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, record: Record,
+                             requirements: Sequence[str], step: dict[str, Any]) -> tuple[list[int], list[str]]:
+    """The Analyzer's DAG over retained `requirements`: (the order, the requirements in it); `step` (the draft's
+    record) gets the pairs and, when the Analyzer's answer was not a DAG, why the Decomposer's order was kept."""
+    decomposition = Decomposition(core=requirements[0], evolving=list(requirements[1:]))
+    try:
+        dependencies = await agents.analyzer.analyze(gateway, seed, decomposition)
+        order = turn_order(len(requirements), dependencies.edges)
+    except (StructuredOutputError, CycleError) as error:
+        dependencies, order = Dependencies(), list(range(len(requirements)))
+        step["analysis_note"] = f"the Analyzer's answer was not used ({error}); the Decomposer's order kept"
+    step["edges"] = [list(edge) for edge in dependencies.edges]
+    record("analysis", seed=seed.id, edges=step["edges"], order=order, note=step.get("analysis_note", ""))
+    return order, [requirements[index] for index in order]

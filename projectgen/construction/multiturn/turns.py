@@ -4,7 +4,7 @@ For turn k the Coder writes the turn's code and tests; the draft is kept only wh
 1. correctness: the tests pass on the code, run together in the sandbox;
 2. distinctiveness (k > 1): the tests fail on turn k-1's code;
 3. semantic alignment: the Evaluator answers RETAIN (TEST_REFINE sends feedback back to the Coder;
-   REQUIREMENT_REFINE stops the seed for a person to rewrite the requirement).
+   REQUIREMENT_REFINE pauses the seed for a person: `projectgen.construction.multiturn.graph`).
 A failed stage's reason is the Coder's feedback for its next draft, at most `cap` drafts a turn (the paper's M = 10;
 a turn over the cap also goes to a person). The ablations of SR-Eval's Table 7 switch stages off (`ABLATIONS`).
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import Execution, execute
-from projectgen.construction.multiturn.agents import ConstructionAgents, turn_test_file
+from projectgen.construction.multiturn.agents import ConstructionAgents, TurnDraft, turn_test_file
 from projectgen.construction.multiturn.requirements import Record
 from projectgen.construction.multiturn.seeds import Seed
 from projectgen.errors import ProjectGenError
@@ -56,10 +56,19 @@ class TurnRecord:
 
 
 @dataclass
-class TurnsOutcome:
-    turns: list[TurnRecord] = field(default_factory=list)
+class TurnProgress:
+    """One turn's drafts and how they ended: the turn kept, or why a person must look (`review`), with the last
+    draft (what the person is shown) and the feedback it got."""
+
+    drafts: list[dict[str, Any]]
+    kept: TurnRecord | None = None
     review: str | None = None
-    rejected: list[dict[str, Any]] = field(default_factory=list)  # the drafts of a turn that was not kept
+    last: TurnDraft | None = None
+    feedback: str = ""
+
+
+CHECKED = "checked"  # a draft that passed stages 1 and 2 (what a person may approve as it is)
+FAILED_CHECKS = ("unparsed", "test_failed", "not_discriminative")  # the decisions of drafts that did not
 
 
 def failing_summary(run: Execution, limit: int = 8) -> str:
@@ -76,51 +85,67 @@ def tells_apart(run: Execution) -> bool:
     return not run.all_passed and not (run.anomaly or "").startswith("harness")
 
 
-async def build_turns(seed: Seed, requirements: Sequence[str], agents: ConstructionAgents, gateway: ModelGateway,
-                      runner: SandboxRunner, record: Record, *, ablation: str = FULL,
-                      cap: int = TURN_CAP) -> TurnsOutcome:
-    """Algorithm 1 over `requirements` in order (see the module docstring)."""
-    outcome = TurnsOutcome()
-    previous_code = ""
-    for turn, requirement in enumerate(requirements, start=1):
-        test_file = turn_test_file(seed, turn)
-        drafts: list[dict[str, Any]] = []
-        kept: TurnRecord | None = None
-        feedback = ""
-        for iteration in range(1, cap + 1):
-            decision, feedback = await _one_draft(seed, requirements, turn, iteration, previous_code, feedback,
-                                                  agents, gateway, runner, ablation, drafts)
-            record("turn_draft", seed=seed.id, turn=turn, **drafts[-1])
-            if decision == "kept":
-                kept = TurnRecord(turn=turn, requirement=requirement, code=drafts[-1].pop("code"),
-                                  tests=drafts[-1].pop("tests"), test_file=test_file, drafts=drafts)
-                break
-            drafts[-1].pop("code", None), drafts[-1].pop("tests", None)
-            if decision == "requirement_refine":
-                outcome.review = f"turn {turn}: the Evaluator asks for the requirement to be rewritten: {feedback}"
-                break
-        if kept is None:
-            outcome.rejected = drafts
-            outcome.review = outcome.review or f"turn {turn}: no draft kept in {cap} iterations; last: {feedback}"
-            return outcome
-        outcome.turns.append(kept)
-        previous_code = kept.code
-    return outcome
+async def build_turn(seed: Seed, requirements: Sequence[str], turn: int, previous_code: str,
+                     agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner, record: Record, *,
+                     ablation: str = FULL, cap: int = TURN_CAP, drafts: Sequence[dict[str, Any]] = (),
+                     feedback: str = "") -> TurnProgress:
+    """Turn `turn`'s drafts until one is kept, the Evaluator asks for REQUIREMENT_REFINE, or `cap` drafts were made.
+    `drafts` are the turn's drafts made before (a person rejected the last, with `feedback`): the loop goes on
+    from the next, its number counting them."""
+    progress = TurnProgress(drafts=[dict(step) for step in drafts], feedback=feedback)
+    for iteration in range(len(progress.drafts) + 1, cap + 1):
+        decision, progress.feedback, draft = await _one_draft(seed, requirements, turn, iteration, previous_code,
+                                                              progress.feedback, agents, gateway, runner, ablation,
+                                                              progress.drafts)
+        record("turn_draft", seed=seed.id, turn=turn, **progress.drafts[-1])
+        progress.last = draft
+        if decision == "kept" and draft is not None:
+            progress.kept = TurnRecord(turn=turn, requirement=requirements[turn - 1], code=draft.code,
+                                       tests=draft.tests, test_file=turn_test_file(seed, turn), drafts=progress.drafts)
+            return progress
+        if decision == "requirement_refine":
+            progress.review = (f"turn {turn}: the Evaluator asks for the requirement to be rewritten: "
+                               f"{progress.feedback}")
+            return progress
+    progress.review = f"turn {turn}: no draft kept in {cap} iterations; last: {progress.feedback}"
+    return progress
 
 
 async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iteration: int, previous_code: str,
                      feedback: str, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
-                     ablation: str, drafts: list[dict[str, Any]]) -> tuple[str, str]:
-    """One draft through the three stages: (decision, feedback for the next draft); the draft's record appended to
-    `drafts` (with its code and tests, which the caller keeps or drops)."""
+                     ablation: str, drafts: list[dict[str, Any]]) -> tuple[str, str, TurnDraft | None]:
+    """One draft through the three stages: (decision, feedback for the next draft, the draft when it parsed); the
+    draft's record appended to `drafts`."""
     step: dict[str, Any] = {"iteration": iteration}
     drafts.append(step)
     try:
         draft = await agents.coder.write(gateway, seed, requirements, turn=turn, previous_code=previous_code,
                                          feedback=feedback, iteration=iteration)
     except StructuredOutputError as error:
-        return _decide(step, "unparsed", f"Your reply did not parse: {error}")
-    step.update(code=draft.code, tests=draft.tests)
+        return (*_decide(step, "unparsed", f"Your reply did not parse: {error}"), None)
+    decision, feedback = check_draft(seed, turn, previous_code, draft, runner, ablation, step)
+    if decision != CHECKED:
+        return decision, feedback, draft
+    if ablation != FULL:
+        return (*_decide(step, "kept", ""), draft)
+    try:
+        alignment = await agents.alignment_evaluator.judge(gateway, seed, requirements[turn - 1], draft,
+                                                           turn=turn, iteration=iteration)
+    except StructuredOutputError as error:
+        return (*_decide(step, "evaluator_unparsed", f"The Evaluator's reply did not parse ({error}); "
+                         "send the draft again."), draft)
+    step["alignment"] = alignment.decision
+    if alignment.decision == "TEST_REFINE":
+        return (*_decide(step, "test_refine", f"Stage 3 (semantic alignment): {alignment.feedback}"), draft)
+    if alignment.decision == "REQUIREMENT_REFINE":
+        return (*_decide(step, "requirement_refine", alignment.feedback), draft)
+    return (*_decide(step, "kept", ""), draft)
+
+
+def check_draft(seed: Seed, turn: int, previous_code: str, draft: TurnDraft, runner: SandboxRunner, ablation: str,
+                step: dict[str, Any]) -> tuple[str, str]:
+    """Stages 1 and 2 on `draft` in the sandbox (stage 2 unless the ablation drops it): (`CHECKED`, "") or the
+    failing stage's decision and feedback; each stage's result goes into `step`, a draft's record."""
     test_file = turn_test_file(seed, turn)
     own = execute(runner, seed.task(), seed.candidate(draft.code), {test_file: draft.tests})
     step["stage1"] = _summary(own)
@@ -133,19 +158,7 @@ async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iterati
         if not tells_apart(before):
             return _decide(step, "not_discriminative", "Stage 2 (distinctiveness): every test also passes on the "
                            "module as it was before this turn; add tests of what this turn changes.")
-    if ablation == FULL:
-        try:
-            alignment = await agents.alignment_evaluator.judge(gateway, seed, requirements[turn - 1], draft,
-                                                               turn=turn, iteration=iteration)
-        except StructuredOutputError as error:
-            return _decide(step, "evaluator_unparsed", f"The Evaluator's reply did not parse ({error}); "
-                           "send the draft again.")
-        step["alignment"] = alignment.decision
-        if alignment.decision == "TEST_REFINE":
-            return _decide(step, "test_refine", f"Stage 3 (semantic alignment): {alignment.feedback}")
-        if alignment.decision == "REQUIREMENT_REFINE":
-            return _decide(step, "requirement_refine", alignment.feedback)
-    return _decide(step, "kept", "")
+    return CHECKED, ""
 
 
 def _decide(step: dict[str, Any], decision: str, feedback: str) -> tuple[str, str]:

@@ -15,9 +15,9 @@ on stdin (`start_sandboxed`). Then it runs the steps of `--steps` (a marshal fil
 the runner wrote with the same interpreter) one after another, each with its own environment, output pipe,
 file descriptors and timeout, which this launcher enforces itself: a step that
 outlives it is killed with everything it started. A line per step on
-`--status-fd` says how it ended (`ended INDEX finished|timeout EXIT|-`; without
-namespaces first `started INDEX PID`, its process group). A step marked `stop_on_failure` that fails ends
-the session.
+`--status-fd` says how it ended and what its processes used (`ended INDEX finished|timeout EXIT|-
+CPU_US MAXRSS_KB WALL_US`: `measure_step`; without namespaces first `started INDEX PID`, its process
+group). A step marked `stop_on_failure` that fails ends the session.
 
 Without `--isolate` the steps run in the workspace as it is, each in its own
 session and process group.
@@ -209,17 +209,39 @@ def run_steps(steps, status_fd, contained, processes, drop_to):
     namespaces, the step's process group."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     for index, step in enumerate(steps):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
         child = os.fork()
         if child == 0:
             become_step(step, contained, processes, drop_to)
         if not contained:  # the runner kills this group too if it has to stop the session itself
             os.write(status_fd, b"started %d %d\n" % (index, child))
-        stop, status = wait_for_step(child, step["timeout"], contained)
-        kill_leftovers(child, contained)
+        peak = [0]
+        stop, status = wait_for_step(child, step["timeout"], contained, peak)
+        wall = time.monotonic() - started
+        kill_leftovers(child, contained, peak)
         code = None if status is None else os.waitstatus_to_exitcode(status)
-        os.write(status_fd, b"ended %d %s %s\n" % (index, stop.encode(), b"-" if code is None else b"%d" % code))
+        os.write(status_fd, b"ended %d %s %s %s\n" % (index, stop.encode(), b"-" if code is None else b"%d" % code,
+                                                      measure_step(before, peak[0], wall)))
         if step.get("stop_on_failure") and (stop != "finished" or code != 0):
             break
+
+
+def measure_step(before, peak_kb, wall):
+    """`CPU_US MAXRSS_KB WALL_US` of a step: the user and system time of every process of it this launcher
+    reaped (its RUSAGE_CHILDREN grew by them: as PID 1 that is all of them, orphans included), the largest
+    peak resident size among them (each one's wait4 rusage, which covers what it reaped itself), and its
+    wall time. The kernel keeps these figures and this launcher reads them: the code under test can neither
+    write nor lower them, and never sees the pipe they go through."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return b"%d %d %d" % (round(cpu * 1e6), peak_kb, round(wall * 1e6))
+
+
+def reaped(peak, usage):
+    """Keep the largest peak resident size (KiB) of the step's reaped processes in `peak[0]`."""
+    if usage.ru_maxrss > peak[0]:
+        peak[0] = usage.ru_maxrss
 
 
 def become_step(step, contained, processes, drop_to):
@@ -255,18 +277,19 @@ def become_step(step, contained, processes, drop_to):
             os._exit(127)
 
 
-def wait_for_step(child, timeout, contained):
+def wait_for_step(child, timeout, contained, peak):
     """("finished", wait status) once the step's process ends, or ("timeout", None) at its deadline;
-    as PID 1, orphans that end on the way are reaped too."""
+    as PID 1, orphans that end on the way are reaped too (their peak memory kept in `peak`)."""
     deadline = time.monotonic() + float(timeout)
     while True:
         while True:
             try:
-                pid, status = os.waitpid(-1 if contained else child, os.WNOHANG)
+                pid, status, usage = os.wait4(-1 if contained else child, os.WNOHANG)
             except ChildProcessError:
                 return "finished", None
             if pid == 0:
                 break
+            reaped(peak, usage)
             if pid == child:
                 return "finished", status
         remaining = deadline - time.monotonic()
@@ -275,8 +298,8 @@ def wait_for_step(child, timeout, contained):
         signal.sigtimedwait({signal.SIGCHLD}, min(remaining, 1.0))
 
 
-def kill_leftovers(child, contained):
-    """SIGKILL what the step left (all of it, daemons included, as PID 1) and reap it."""
+def kill_leftovers(child, contained, peak):
+    """SIGKILL what the step left (all of it, daemons included, as PID 1) and reap it, its peak memory kept."""
     if contained:
         try:
             os.kill(-1, signal.SIGKILL)
@@ -284,7 +307,7 @@ def kill_leftovers(child, contained):
             pass
         while True:
             try:
-                os.waitpid(-1, 0)
+                reaped(peak, os.wait4(-1, 0)[2])
             except ChildProcessError:
                 return
     try:
@@ -292,7 +315,7 @@ def kill_leftovers(child, contained):
     except OSError:
         pass
     try:
-        os.waitpid(child, 0)
+        reaped(peak, os.wait4(child, 0)[2])
     except ChildProcessError:
         pass
 

@@ -1,0 +1,49 @@
+"""SR-Eval's seed filters: the target function's length, no dependency on the code around it (repository level),
+the reference passing its tests in the sandbox, and (when asked) the contamination probe."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from projectgen.agents.base import ModelGateway
+from projectgen.construction.execution import execute
+from projectgen.construction.multiturn.agents import ConstructionAgents
+from projectgen.construction.multiturn.requirements import Record
+from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
+from projectgen.construction.multiturn.settings import ConstructionSettings
+from projectgen.construction.multiturn.turns import failing_summary
+from projectgen.datasets.multiturn import TESTS_DIR
+
+if TYPE_CHECKING:
+    from projectgen.evaluation import SandboxRunner
+
+
+async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
+                      settings: ConstructionSettings, record: Record) -> str:
+    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function must have at least
+    `min_function_lines` lines and, at repository level, no intra- or cross-file dependency; its reference must pass
+    its tests; and (when asked) a model shown only the function's signature and docstring must not pass them (else
+    the seed is taken as leaked into the model's training data)."""
+    reference = seed.reference()
+    lines = function_lines(reference, seed.function)
+    if lines < settings.min_function_lines:
+        reason = (f"{seed.target}: {seed.function} has {lines} line(s), fewer than {settings.min_function_lines}"
+                  if lines else f"{seed.target} defines no function {seed.function!r}")
+        record("seed_filter", seed=seed.id, filter="length", kept=False, reason=reason)
+        return reason
+    if seed.level == "repository" and (found := dependencies(seed)):
+        record("seed_filter", seed=seed.id, filter="dependencies", kept=False, found=found)
+        return "depends on the code around it: " + "; ".join(found)
+    tests = {f"{TESTS_DIR}/{path}": text for path, text in seed.tests().items()}
+    run = execute(runner, seed.task(), seed.candidate(reference), tests)
+    record("seed_filter", seed=seed.id, filter="reference", kept=run.all_passed, passed=run.passed, total=run.total,
+           anomaly=run.anomaly)
+    if not run.all_passed:
+        return f"the reference does not pass its tests ({run.passed}/{run.total}): {failing_summary(run)}"
+    if settings.contamination:
+        probe = await agents.contamination.complete(gateway, seed)
+        leaked = execute(runner, seed.task(), seed.candidate(probe), tests)
+        record("seed_filter", seed=seed.id, filter="contamination", kept=not leaked.all_passed, passed=leaked.passed,
+               total=leaked.total)
+        if leaked.all_passed:
+            return "leaked: code written from the signature and docstring alone passes the reference tests"
+    return ""

@@ -1,0 +1,34 @@
+"""What a construction does besides its model (`ConstructionSettings`): the ablation, the caps, the filters'
+options. run.json and the ledger record them, so a seed built under other settings is built again."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP
+from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, check_ablation
+from projectgen.errors import ProjectGenError
+
+MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function has at least 10 lines
+
+
+@dataclass(frozen=True)
+class ConstructionSettings:
+    """What the construction does besides its model: the ablation, the caps, the optional filter."""
+
+    ablation: str = FULL
+    decomposition_cap: int = DECOMPOSITION_CAP
+    turn_cap: int = TURN_CAP
+    contamination: bool = False
+    min_function_lines: int = MIN_FUNCTION_LINES
+
+    def __post_init__(self) -> None:
+        check_ablation(self.ablation)
+        if min(self.decomposition_cap, self.turn_cap) < 1:
+            raise ProjectGenError("the decomposition and turn caps must be at least 1")
+
+    def protocol(self) -> dict[str, Any]:
+        """run.json's and the ledger's record of them: a seed built under other settings is built again."""
+        return {"ablation": self.ablation, "ablation_means": ABLATIONS[self.ablation],
+                "decomposition_cap": self.decomposition_cap, "turn_cap": self.turn_cap,
+                "contamination": self.contamination, "min_function_lines": self.min_function_lines}

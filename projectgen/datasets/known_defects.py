@@ -1,0 +1,48 @@
+"""Known defects of benchmark tasks that no test output shows, kept as data with the tests they fail.
+
+Most defects of a published task are read from its reference's own test run (a file it opens that the
+dataset does not ship: `projectgen.evaluation.dataset_defects`). A few leave no trace there: flask's dotenv
+tests fail on an assertion because two dotfiles of its test apps are not in the dataset. `known_defects.toml`
+names those, each checked against the upstream project, so `bench-reference` reports them instead of a bare
+failure.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from projectgen.datasets.task import Task
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KNOWN_DEFECTS_FILE = Path(__file__).with_name("known_defects.toml")
+
+
+@dataclass(frozen=True)
+class KnownDefect:
+    """What a task lacks, and the tests (pytest node ids) that cannot pass without it."""
+
+    tests: tuple[str, ...]
+    defect: str
+
+    def line(self, unpassed: Iterable[str]) -> str | None:
+        """The bench note when some of its tests did not pass (`unpassed`: node ids), else None."""
+        unpassed = set(unpassed)
+        failing = [test for test in self.tests if test in unpassed]
+        if not failing:
+            return None
+        return f"dataset defect: {self.defect} ({len(failing)} test(s): {', '.join(failing)})"
+
+
+def known_defects(task: Task, path: Path = KNOWN_DEFECTS_FILE) -> list[KnownDefect]:
+    """The known defects of `task` (keyed '<format>/<task id>' in `path`); none for most tasks."""
+    entries = tomllib.loads(path.read_text(encoding="utf-8"))
+    entry = entries.get(f"{task.format}/{task.id}")
+    if not entry:
+        return []
+    return [KnownDefect(tests=tuple(entry["tests"]), defect=entry["defect"])]
