@@ -50,7 +50,7 @@ class ChannelReader:
         self.events: list[dict] = []
         self.tampered: str | None = None
         self.expected = 1
-        self.pending = b""
+        self.pending = bytearray()
         self.taken = 0
         self.overflow = False
 
@@ -59,8 +59,13 @@ class ChannelReader:
             self.overflow = True
             return
         self.taken += len(chunk)
-        *lines, self.pending = (self.pending + chunk).split(b"\n")
-        for line in lines:
+        cut = chunk.rfind(b"\n")
+        if cut < 0:  # no line ends here: kept in a growing buffer, not copied again with every read
+            self.pending += chunk
+            return
+        complete = bytes(self.pending) + chunk[:cut]
+        self.pending = bytearray(chunk[cut + 1:])
+        for line in complete.split(b"\n"):
             self._line(line)
 
     def _line(self, line: bytes) -> None:
