@@ -17,14 +17,14 @@ from projectgen.datasets.loaders import load_task
 from test_support import experiment_script, restore_sigint, strict_jsonl
 
 
-def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path) -> None:
+def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path, env_cache: Path) -> None:
     script = experiment_script(load_task(example_task_path("kvstore")))
     script["delay_s"] = 0.3
     (tmp_path / "slow.json").write_text(json.dumps(script))
     out = tmp_path / "exp"
     command = [sys.executable, "-m", "projectgen.cli", "experiment", "--dataset", "examples", "--tasks", "kvstore",
                "--model", f"scripted:{tmp_path / 'slow.json'}", "--method", "livecoder,direct", "--attempts", "2",
-               "--workers", "2", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
+               "--workers", "2", "--cache-dir", str(env_cache), "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True, preexec_fn=restore_sigint)
     deadline = time.monotonic() + 120

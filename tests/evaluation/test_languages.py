@@ -115,8 +115,10 @@ def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, 
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> SandboxRunner:
-    return SandboxRunner(RunnerSettings(cache_dir=tmp_path_factory.mktemp("language-cache")))
+def runner(env_cache: Path) -> SandboxRunner:
+    """On the run's environment cache: the exercises' environments (jest, Go's and Rust's caches) are built once
+    for this module and the reflect tests that run the same exercises."""
+    return SandboxRunner(RunnerSettings(cache_dir=env_cache))
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "clamp_range" else n
