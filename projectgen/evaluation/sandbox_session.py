@@ -43,6 +43,7 @@ BACKSTOP_SECONDS = 15.0  # the host's deadline past the steps' own timeouts
 QUIET_SECONDS = 0.02
 BULK_PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ of those pipes: what a writer may get ahead of a quiet host
 READ_BYTES = 1 << 16
+URGENT = ("log", "status")  # the launcher's own pipes: read at once, never after a quiet period
 FOLDER_PREFIX = "projectgen-ws-"
 STEPS_FILE = "steps.marshal"
 FOLDER_PATTERN = re.compile(rf"^{FOLDER_PREFIX}(\d+)-")
@@ -318,7 +319,7 @@ class _Pump:
             for fd, source in sources.items():
                 os.set_blocking(fd, False)
                 everything.register(fd, selectors.EVENT_READ)
-                if source in ("log", "status"):
+                if source in URGENT:
                     urgent.register(fd, selectors.EVENT_READ)
             while sources:
                 if self.process.poll() is not None:
@@ -339,10 +340,10 @@ class _Pump:
                     source = sources[fd]
                     if not self._read(fd, source):
                         everything.unregister(fd)
-                        if source in ("log", "status"):
+                        if source in URGENT:
                             urgent.unregister(fd)
                         del sources[fd]
-                    elif source not in ("log", "status"):
+                    elif source not in URGENT:
                         quiet_until = time.monotonic() + QUIET_SECONDS
                     if self.limit and self.output_total > self.limit:
                         self._stop(OUTPUT_LIMIT)
