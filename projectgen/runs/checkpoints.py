@@ -55,10 +55,27 @@ async def open_checkpointer(sqlite_path: Path, url: str | None,
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         async with AsyncSqliteSaver.from_conn_string(str(sqlite_path)) as saver:
-            yield synced_before_writes(saver, before_write)
+            try:
+                yield synced_before_writes(saver, before_write)
+            finally:
+                await roll_back_unfinished_write(saver)
         return
     async with postgres_saver(url) as saver:
         yield synced_before_writes(saver, before_write)
+
+
+async def roll_back_unfinished_write(saver: Any) -> None:
+    """Roll back a checkpoint write cut off between its INSERT and its commit, before the file is closed.
+
+    A unit torn down mid-write (a KeyboardInterrupt raised in a node makes `asyncio.run` cancel the saver's
+    background write) leaves the transaction open, and the cut-off write's statement can outlive the
+    close: SQLite then keeps the connection, and its write lock, until that statement is freed, so the same
+    process resuming the run meets "database is locked". Rolled back here, the lock goes with the close
+    whatever is left; the resumed run redoes that write from the last committed checkpoint.
+    """
+    async with saver.lock:
+        if saver.conn.in_transaction:
+            await saver.conn.rollback()
 
 
 @asynccontextmanager
