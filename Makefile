@@ -25,13 +25,21 @@ $(STAMP): pyproject.toml
 # extra worker fills that time (2 cores: 2 workers 271 s, 3 workers 245 s, 4 workers 278 s).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
+# projectgen's own bytecode, written once before the workers start: an editable install has none (uv compiles the
+# dependencies only), and where PYTHONDONTWRITEBYTECODE is set (as on our CI machines) every worker, CLI
+# subprocess and Ray worker would otherwise compile the package again at each import
+BYTECODE := $(BIN)/python -m compileall -q -j 0 projectgen
+
 test: venv
+	$(BYTECODE)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: venv
+	$(BYTECODE)
 	$(BIN)/python -m pytest -q -m slow
 
 test-all: venv
+	$(BYTECODE)
 	$(BIN)/python -m pytest -q -m ''
 
 demo: venv
@@ -44,6 +52,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
+	$(BYTECODE)
 	$(BIN)/python benchmarks/run_all.py
 
 # LangGraph Studio's local server (`langgraph dev`) for langgraph.json's graphs; models from
