@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from projectgen.durable_files import write_atomic_bytes
+from projectgen.repository import safe_relpath
 
 APPENDED_SUFFIX = ".jsonl"  # files only ever appended to: sent as tails
 LIVE_STORES = ("checkpoints.sqlite", "knowledge")  # consistent only when closed: sent by the last flush
@@ -90,7 +91,21 @@ def unpack(data: bytes | None, path: Path, *, is_file: bool) -> None:
             path.write_bytes(member.read() if member else b"")
         else:
             path.mkdir(parents=True, exist_ok=True)
-            tar.extractall(path, filter="data")
+            for member in tar.getmembers():
+                if member.isfile():  # `pack` writes regular files only; nothing else is made here
+                    _extract_file(tar, member, path)
+
+
+def _extract_file(tar: tarfile.TarFile, member: tarfile.TarInfo, root: Path) -> None:
+    """One regular file of `tar` below `root`, at a path that stays inside it, with its mode bits (no set-id,
+    no write for others) and time. By hand, not `extractall(filter="data")`: the filter is missing before
+    Python 3.10.12 and 3.11.4 (Debian 12's python3 is 3.11.2)."""
+    target = root / safe_relpath(member.name)
+    source = tar.extractfile(member)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(source.read() if source else b"")
+    target.chmod((member.mode & 0o755) | 0o600)
+    os.utime(target, (member.mtime, member.mtime))
 
 
 class FolderCopy:

@@ -1,11 +1,15 @@
 """A unit's folder mirrored from a worker's machine to the driver's: the two sides talk through plain calls here."""
 from __future__ import annotations
 
+import io
+import os
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from projectgen.durable_files import append_line
+from projectgen.errors import ProjectGenError
 from projectgen.experiments.mirror import FolderCopy, Mirror, StaleClaim, pack, unpack
 
 
@@ -98,3 +102,34 @@ def test_a_failed_send_is_sent_again_by_the_next_flush(tmp_path: Path) -> None:
     append_line(worker / "usage.jsonl", "two")
     mirror.flush()
     assert received == [("usage.jsonl", None, b"one\ntwo\n")]  # nothing was taken as sent before it was
+
+
+def test_unpack_writes_regular_files_inside_the_folder_only(tmp_path: Path) -> None:
+    """What arrives from another machine is unpacked by hand (any Python 3.10/3.11 patch release): files keep
+    their bits and time; a link is not made and a path out of the folder is refused."""
+    source = tmp_path / "source"
+    (source / "bin").mkdir(parents=True)
+    (source / "bin" / "run.sh").write_text("echo hi\n")
+    (source / "bin" / "run.sh").chmod(0o755)
+    os.utime(source / "bin" / "run.sh", (1_600_000_000, 1_600_000_000))
+    unpack(pack(source), tmp_path / "copy", is_file=False)
+    copied = tmp_path / "copy" / "bin" / "run.sh"
+    assert copied.read_text() == "echo hi\n" and copied.stat().st_mode & 0o777 == 0o755
+    assert copied.stat().st_mtime == 1_600_000_000
+
+    def tar_of(*members: tarfile.TarInfo) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            for member in members:
+                tar.addfile(member, io.BytesIO(b"x") if member.isfile() else None)
+        return buffer.getvalue()
+
+    link = tarfile.TarInfo("link")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    unpack(tar_of(link), tmp_path / "links", is_file=False)
+    assert list((tmp_path / "links").iterdir()) == []
+    escape = tarfile.TarInfo("../escaped")
+    escape.size = 1
+    with pytest.raises(ProjectGenError, match="must stay inside"):
+        unpack(tar_of(escape), tmp_path / "escape", is_file=False)
+    assert not (tmp_path / "escaped").exists()
