@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -257,6 +258,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
+
+
+def paired_ratio(ours: Sequence[float], plain: Sequence[float]) -> float:
+    """The median of ours[i] / plain[i] over pairs run back to back: a slower spell of the shared machine moves
+    both runs of a pair and leaves their ratio, where a ratio of the two sides' medians divides figures taken
+    at different moments (on 2 cores, 5-10% apart from one script run to the next)."""
+    if len(ours) != len(plain) or not ours:
+        raise ValueError(f"paired_ratio needs as many runs of each side, got {len(ours)} and {len(plain)}")
+    return statistics.median(o / p for o, p in zip(ours, plain))
 
 
 def ratio_line(value: float, target: str) -> str:
