@@ -15,7 +15,7 @@ def build_parser() -> Parser:
     """The parser of every command; each command's handler is its `handler` default."""
     parser = Parser(
         prog="projectgen",
-        description="Generate Python repositories from requirement documents and measure them by running their tests.",
+        description="Generate repositories from requirement documents and measure them by running their tests.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -81,19 +81,34 @@ def sandbox_file(name: str) -> Path:
 
 
 def compile_recorder(python_version: str) -> None:
-    """Write the recorder's bytecode beside it for an environment on this interpreter's version, if missing.
+    """Write the recorder's bytecode beside it for an environment on this interpreter's version, if missing
+    or older than the source.
 
     The test process imports `projectgen_results` from the sandbox's read-only folder, so without a
-    `.pyc` there every evaluation compiles it again (about 1 ms); a wheel's install compiles it, an
+    current `.pyc` there every evaluation compiles it again (about 1 ms); a wheel's install compiles it, an
     editable checkout does not. Another Python version, or a folder we may not write, keeps compiling."""
     if tuple(python_version.split(".")[:2]) != tuple(str(part) for part in sys.version_info[:2]):
         return
     source = sandbox_file("projectgen_results.py")
     try:
-        if not Path(importlib.util.cache_from_source(str(source))).is_file():
+        if not _bytecode_is_current(source, Path(importlib.util.cache_from_source(str(source)))):
             py_compile.compile(str(source), doraise=True)
     except (OSError, py_compile.PyCompileError):
         pass
+
+
+def _bytecode_is_current(source: Path, compiled: Path) -> bool:
+    """Whether `compiled` is this interpreter's bytecode of `source` as it is now: the check the import system
+    makes (magic number, then the source's modification time and size recorded in the header)."""
+    try:
+        with compiled.open("rb") as file:
+            header = file.read(16)
+    except OSError:
+        return False
+    stat = source.stat()
+    return (len(header) == 16 and header[:4] == importlib.util.MAGIC_NUMBER and header[4:8] == bytes(4)
+            and int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF)
 
 
 def limit_args(limits: Limits) -> list[str]:

@@ -146,3 +146,13 @@ def test_the_recorder_is_compiled_beside_it_for_an_environment_on_the_runners_py
     assert not compiled.exists()
     compile_recorder(platform.python_version())
     assert compiled.is_file()
+    written = compiled.read_bytes()
+    compile_recorder(platform.python_version())  # current: left as it is
+    assert compiled.read_bytes() == written
+    copy.write_text(copy.read_text() + "\n# changed\n")  # a newer source: its bytecode is written again
+    os.utime(copy, (copy.stat().st_mtime + 5, copy.stat().st_mtime + 5))
+    compile_recorder(platform.python_version())
+    header = compiled.read_bytes()[:16]  # what the import system checks before it uses the .pyc
+    assert header[:4] == importlib.util.MAGIC_NUMBER
+    assert int.from_bytes(header[8:12], "little") == int(copy.stat().st_mtime)
+    assert int.from_bytes(header[12:16], "little") == copy.stat().st_size
