@@ -359,10 +359,18 @@ class _Pump:
         if self.finished_steps < len(self.results):
             self.results[self.finished_steps].stop = why
 
-    def _read(self, fd: int, source: str | int, most: int = BULK_PIPE_BYTES) -> bool:
-        """Take what `fd` has, up to `most` bytes (by default a pipe's worth: a quiet host's pipe holds more
-        than one read, and a writer that never stops must not keep the host from its limits); False at end
-        of file."""
+    def _read(self, fd: int, source: str | int) -> bool:
+        """Take what `fd` has at a wake-up, up to a pipe's worth (a quiet host's pipe holds more than one read,
+        and a writer that never stops must not keep the host from its limits); False at end of file."""
+        return self._take(fd, source, BULK_PIPE_BYTES)
+
+    def _drain(self, fd: int, source: str | int) -> None:
+        """What is left in `fd` once the launcher has ended (at most 4 MiB: a straggler without namespaces
+        may still be writing)."""
+        self._take(fd, source, 1 << 22)
+
+    def _take(self, fd: int, source: str | int, most: int) -> bool:
+        """Read `fd` until it is empty or `most` bytes are taken; False at end of file."""
         taken = 0
         while taken < most:
             try:
@@ -376,11 +384,6 @@ class _Pump:
             if len(chunk) < READ_BYTES:  # the pipe is empty: no read that would only say so
                 return True
         return True
-
-    def _drain(self, fd: int, source: str | int) -> None:
-        """What is left in `fd` once the launcher has ended (at most 4 MiB: a straggler without namespaces
-        may still be writing)."""
-        self._read(fd, source, most=1 << 22)
 
     def _consume(self, source: str | int, chunk: bytes) -> None:
         if source == "log":
