@@ -407,6 +407,27 @@ def test_a_suite_that_is_one_test_file_runs_and_a_candidate_cannot_replace_it(tm
     assert good.status == "passed"
 
 
+def test_a_run_ends_with_pytest_its_exit_functions_run_and_a_stray_thread_does_not_hold_it(
+        tmp_path: Path, env_cache: Path) -> None:
+    """The bootstrap skips the interpreter's tear-down once pytest returns: the exit status is pytest's, what
+    the tests registered with atexit still runs and prints, and a thread a test left running (which a normal
+    interpreter exit waits for) does not keep the run going until its timeout."""
+    task = make_task(tmp_path / "stray", {
+        "test_stray.py": """
+            import atexit, threading, time
+            def test_leaves_a_thread_and_an_exit_function():
+                atexit.register(print, "exit function ran")
+                threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
+            def test_fails(): assert False
+        """,
+    })
+    report = runner(env_cache, timeout=30).evaluate(task, GOOD_MODULE, "unit")
+    assert not report.timed_out and report.exit_status == 1, report.output_tail
+    assert outcomes(report) == {"test_leaves_a_thread_and_an_exit_function": Outcome.PASSED,
+                                "test_fails": Outcome.FAILED}
+    assert report.output_tail.rstrip().endswith("exit function ran"), report.output_tail
+
+
 def test_every_test_of_a_folder_suite_runs_beside_the_canaries_on_pytest_8(tmp_path: Path, env_cache: Path) -> None:
     """pytest 8 given a folder and a file inside it collects only the file: the canaries, put in the suite's
     folder, must not be named again (flask's and parsel's suites once ran nothing but the canaries)."""

@@ -11,7 +11,14 @@ plugin object. The results pipe, the secret pipe and the canary module are named
 variables that are removed before the tests start; the secret pipe is read and closed, the results pipe is
 not inherited by processes the tests start. Standard library only (and pytest): it runs in the
 task's environment, not ours.
+
+Once pytest returns, the process ends without the interpreter's tear-down (`end`): every result
+has reached the runner by then, and freeing the modules and objects of a test run one by one
+took 35-40 ms for a 0.4 s suite, paid by every evaluation for nothing. The exit functions still
+run (the tests' own `atexit` work, and a candidate's forgery there is still caught), and the
+output is flushed first.
 """
+import atexit
 import glob
 import os
 import site
@@ -49,5 +56,17 @@ def main(args):
     return pytest.main(args, plugins=[recorder])
 
 
+def end(status):
+    """Exit with `status` after the exit functions and a flush of the output, skipping the interpreter's
+    tear-down. Threads the tests left running are not waited for: the launcher kills them with the step."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except Exception:
+            pass  # a stream the tests closed or replaced: what it held is theirs
+    os._exit(int(status))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    end(main(sys.argv[1:]))
