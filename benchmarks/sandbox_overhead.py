@@ -22,15 +22,19 @@ than plain pytest there is the fixed cost of an evaluation, with almost nothing 
 not gated (a 0.2 s suite cannot be within 10%), only shown.
 
 Each projectgen side also breaks its cost down, in the same rounds, with the runner's own way
-of running a command in the sandbox (its private `_sandboxed`, `_prepare_workspace`,
-`_environment_variables` and `_pytest_command`, which the compared versions share):
+of running a command in the sandbox (a session of one step, `sandbox_session.run_session`, and the
+runner's private `_prepare`, `_environment_variables`, `_pytest_argv` and `_tests_step`; a baseline
+from before sessions, 2026-11-26, with its `_sandboxed` and `_pytest_command`):
 
 - start: from starting the sandbox to the first line of user code (`python -S -c` printing the
   time), and from its last line until the runner has reaped it; unsandboxed for comparison;
 - `true` and `python -c pass` (the environment's Python) through the sandbox, and unsandboxed;
-- pytest with our options and results plugin, sandboxed and unsandboxed, and unsandboxed
-  without the plugin and options (plain `-q -p no:cacheprovider`): what the plugin and
-  options cost apart from the sandbox;
+- pytest with our options and results plugin, sandboxed (the test step through a session, the
+  workspace prepared before) and unsandboxed (the recorder's events read every 20 ms, as the
+  runner reads them), and unsandboxed without the plugin and options (plain `-q -p
+  no:cacheprovider`): what the plugin and options cost apart from the sandbox; and of the plain
+  run, the interpreter's tear-down after pytest returns, which plain pytest pays and our
+  bootstrap skips (`pytest_bootstrap.end`), so that the sandbox's own cost stays visible;
 - projectgen's own part: the whole evaluation minus its sandboxed pytest run (workspace,
   reading the results, clean-up).
 
@@ -70,6 +74,9 @@ ONE_TEST_FILES = {
     "unit_tests/test_add.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
 }
 FIRST_LINE = "import time; print('FIRST-LINE', repr(time.time()))"
+# plain pytest saying when pytest.main returned: from there to being reaped is the interpreter's tear-down
+PLAIN_PYTEST = ("import sys, time, pytest; code = pytest.main(sys.argv[1:]); "
+                "print('PYTEST-RETURNED', repr(time.time())); sys.exit(code)")
 
 
 # --------------------------------------------------------------------------- worker (one per projectgen tree)
@@ -114,7 +121,7 @@ def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
     """Where an evaluation's time goes, sandboxed and not: with sessions (this code) or, for a baseline from
     before 2026-11-26, with that runner's private steps."""
     if not hasattr(runner, "_sandboxed"):
-        return session_breakdown(runner, task)
+        return session_breakdown(runner, task, suite)
     env = runner.environments.ensure(task.env)
     python = str(env.python)
     figures: dict[str, float] = {}
@@ -147,9 +154,9 @@ def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
     return figures
 
 
-def session_breakdown(runner, task) -> dict[str, float]:
+def session_breakdown(runner, task, suite: str) -> dict[str, float]:
     """The fixed costs through a sandboxed session of one step (start, `true`, `python -c pass`), and the same
-    commands unsandboxed."""
+    commands unsandboxed; then the task's own test step: through a session and unsandboxed (`pytest_figures`)."""
     from projectgen.evaluation.sandbox_session import SessionFolder, Step, run_session
 
     env = runner.environments.ensure(task.env)
@@ -175,6 +182,73 @@ def session_breakdown(runner, task) -> dict[str, float]:
         return started, time.time(), done.stdout
 
     fixed_costs(figures, python, boxed, unboxed)
+    figures.update(pytest_figures(runner, task, suite, env, binds))
+    return figures
+
+
+def pytest_figures(runner, task, suite: str, env, binds: tuple[str, ...]) -> dict[str, float]:
+    """The task's test step as the runner makes it (its private `_prepare`, `_environment_variables`,
+    `_pytest_argv` and `_tests_step`), in a prepared workspace: through a session, and the same command
+    unsandboxed with the results pipes it needs; and plain pytest there, with the seconds from pytest's return
+    to its process being reaped (the interpreter's tear-down, which plain pytest pays and the bootstrap skips)."""
+    import fcntl
+    import secrets
+    import threading
+
+    from projectgen.evaluation.results_channel import Canary
+    from projectgen.evaluation.sandbox import RunCgroup
+    from projectgen.evaluation.sandbox_session import BULK_PIPE_BYTES, QUIET_SECONDS, SessionFolder, run_session
+
+    figures: dict[str, float] = {}
+    folder = SessionFolder.create(None, "overhead")
+    try:
+        canary = Canary.make()
+        runner._prepare(folder, task, task.reference_files(), suite, canary)
+        variables = runner._environment_variables(folder, task, env)
+        argv = runner._pytest_argv(folder, task, suite, env, env.plugin_modules(task.env.pytest_plugins), canary)
+        step = runner._tests_step(argv, variables, TIMEOUT, canary, task.env.workdir or "")
+        cwd = folder.workspace / step.cwd
+        limits = runner.settings.limits
+        cgroup = RunCgroup.create(limits) if runner.containment().cgroups else None
+        try:
+            started = time.perf_counter()
+            run_session(runner.containment(), folder, binds, limits, [step], cgroup)
+            figures["pytest, our options and plugin, sandboxed"] = time.perf_counter() - started
+        finally:
+            if cgroup:
+                cgroup.remove()
+        results_r, results_w = os.pipe()
+        fcntl.fcntl(results_w, fcntl.F_SETPIPE_SZ, BULK_PIPE_BYTES)
+        secret_r, secret_w = os.pipe()
+        os.write(secret_w, secrets.token_hex(32).encode())
+        os.close(secret_w)
+
+        def read_events() -> None:  # as the runner reads them: at most every QUIET_SECONDS, not at every line
+            while os.read(results_r, BULK_PIPE_BYTES):
+                time.sleep(QUIET_SECONDS)
+
+        reader = threading.Thread(target=read_events)
+        reader.start()
+        try:
+            started = time.perf_counter()
+            subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.STDOUT, pass_fds=(results_w, secret_r),
+                           env=dict(step.env, PROJECTGEN_RESULTS_FD=str(results_w), PROJECTGEN_SECRET_FD=str(secret_r)))
+            figures["pytest, our options and plugin, unsandboxed"] = time.perf_counter() - started
+        finally:
+            os.close(results_w)
+            os.close(secret_r)
+            reader.join()
+            os.close(results_r)
+        plain = [str(env.python), "-c", PLAIN_PYTEST, "-q", "-p", "no:cacheprovider", *task.suite(suite).paths]
+        started = time.time()
+        done = subprocess.run(plain, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=dict(variables, **task.env.env_vars))
+        reaped = time.time()
+        figures["pytest, plain options, unsandboxed"] = reaped - started
+        figures["pytest's tear-down, plain"] = reaped - float(done.stdout.split("PYTEST-RETURNED", 1)[1].split()[0])
+    finally:
+        folder.remove()
     return figures
 
 
@@ -255,13 +329,18 @@ def print_breakdown(results: dict, tasks: list, names: list[str], table) -> None
                 continue  # a session-based side: its pytest runs only as a whole evaluation
             evaluation = median(name, task.id, "evaluation")
             boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
+            teardown = [r["figures"].get("pytest's tear-down, plain") for r in results[name][task.id]]
             prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),
+                          ms(statistics.median(teardown)) if None not in teardown else "-",
                           ms(median(name, task.id, "pytest, our options and plugin, unsandboxed")), ms(boxed),
                           ms(evaluation), ms(evaluation - boxed)])
-    print(table(["pytest, ms", "plain options", "our options + plugin", "same, sandboxed", "whole evaluation",
-                 "projectgen's own part"], prows))
-    print("plain options / our options: unsandboxed, in the prepared workspace; projectgen's own part: the whole "
-          "evaluation minus its sandboxed pytest run (workspace, results, clean-up)")
+    print(table(["pytest, ms", "plain options", "of it, tear-down", "our options + plugin", "same, sandboxed",
+                 "whole evaluation", "projectgen's own part"], prows))
+    print("plain options / our options: unsandboxed, in the prepared workspace; tear-down: from pytest's return to "
+          "the process being reaped (the interpreter freeing the run; our bootstrap ends without it, "
+          "pytest_bootstrap.end); same, sandboxed: our test step through a session (launcher, new root, pytest, "
+          "end; the workspace prepared before); projectgen's own part: the whole evaluation minus that (workspace, "
+          "results, clean-up; below zero when filling the workspace while the launcher starts saves more)")
 
 
 def main() -> int:
@@ -282,7 +361,7 @@ def main() -> int:
     if args.tiny:  # the user's environment cache: building one is not what a tiny run checks
         from projectgen.evaluation.environments import default_cache_dir
 
-        args.tasks, args.rounds, args.no_breakdown = "python-hl7", 1, True
+        args.tasks, args.rounds = "python-hl7", 1  # the breakdown too: it rotted once, unrun
         args.cache_dir = args.cache_dir or default_cache_dir()
     if args.worker:
         return worker(args.cache_dir)
