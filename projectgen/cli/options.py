@@ -232,8 +232,8 @@ def add_batch_options(parser, *, units: str, out_default: str, tasks: str = "tas
     parser.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID",
                         help=f"only these {tasks} (comma-separated)")
     parser.add_argument("--workers", type=positive_int, default=None,
-                        help=f"{units} run in parallel (default 1; with --ray-address: as many as the cluster's "
-                             "sandbox slots)")
+                        help=f"{units} run in parallel (default: --max-concurrent-calls; with --ray-address: as "
+                             "many as the cluster's sandbox slots)")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"results folder with the resumable ledger (default: {out_default})")
     parser.add_argument("--fresh", action="store_true", help=f"forget the ledger and run every one of the {units} "

@@ -52,7 +52,8 @@ def add_commands(subparsers) -> None:
                              "tasks")
     parser.add_argument("--check-only", action="store_true",
                         help="only validate the tasks (each turn's reference on its own tests and on the next "
-                             "turn's) and print what was found; no model is needed")
+                             "turn's) and print what was found; no model is needed, and --workers defaults to one "
+                             "per core")
     parser.add_argument("--model", action="append", default=None, metavar="[LABEL=]SPEC",
                         help="a model (repeatable): PROVIDER:MODEL, a served name with --base-url, scripted:FILE "
                              "(scripted:examples: the bundled replay of the bundled tasks), or reference (each turn "
@@ -190,6 +191,7 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     from rich import box
     from rich.table import Table
 
+    from projectgen.experiments.concurrency import cores
     from projectgen.experiments.refinement import RefinementHooks, check_dataset
 
     console = make_console()
@@ -198,7 +200,7 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     with console.status(f"validating the multi-turn tasks of {dataset}"):
         checks, load_errors = check_dataset(
             dataset, out, tasks=args.tasks,
-            runner=runner, executor=executor_from_args(args), fresh=args.fresh, hooks=RefinementHooks())
+            runner=runner, executor=executor_from_args(args, default_workers=cores()), fresh=args.fresh, hooks=RefinementHooks())
     table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
                         "reference on them", box=box.SIMPLE)
     for column in ("task", "turn", "reference", "previous reference", "discriminative"):
