@@ -199,8 +199,8 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
                                                                        highlight=False))
     with console.status(f"validating the multi-turn tasks of {dataset}"):
         checks, load_errors = check_dataset(
-            dataset, out, tasks=args.tasks,
-            runner=runner, executor=executor_from_args(args, default_workers=cores()), fresh=args.fresh, hooks=RefinementHooks())
+            dataset, out, tasks=args.tasks, runner=runner,
+            executor=executor_from_args(args, default_workers=cores()), fresh=args.fresh, hooks=RefinementHooks())
     table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
                         "reference on them", box=box.SIMPLE)
     for column in ("task", "turn", "reference", "previous reference", "discriminative"):
