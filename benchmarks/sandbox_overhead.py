@@ -147,8 +147,7 @@ def breakdown_figures(runner, task, suite: str) -> dict[str, float]:
             (workspace / ".projectgen" / "results.jsonl").unlink(missing_ok=True)
             started, ended, _ = run(ours)
             figures[f"pytest, our options and plugin, {name}"] = ended - started
-        started, ended, _ = unboxed([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *task.suite(suite).paths])
-        figures["pytest, plain options, unsandboxed"] = ended - started
+        figures.update(plain_figures(unboxed([python, *plain_arguments(task, suite)])))
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return figures
@@ -240,16 +239,25 @@ def pytest_figures(runner, task, suite: str, env, binds: tuple[str, ...]) -> dic
             os.close(secret_r)
             reader.join()
             os.close(results_r)
-        plain = [str(env.python), "-c", PLAIN_PYTEST, "-q", "-p", "no:cacheprovider", *task.suite(suite).paths]
         started = time.time()
-        done = subprocess.run(plain, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, env=dict(variables, **task.env.env_vars))
-        reaped = time.time()
-        figures["pytest, plain options, unsandboxed"] = reaped - started
-        figures["pytest's tear-down, plain"] = reaped - float(done.stdout.split("PYTEST-RETURNED", 1)[1].split()[0])
+        done = subprocess.run([str(env.python), *plain_arguments(task, suite)], cwd=cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=variables)
+        figures.update(plain_figures((started, time.time(), done.stdout)))
     finally:
         folder.remove()
     return figures
+
+
+def plain_arguments(task, suite: str) -> list[str]:
+    """Plain pytest's arguments (`-q -p no:cacheprovider SUITE`), through `PLAIN_PYTEST`."""
+    return ["-c", PLAIN_PYTEST, "-q", "-p", "no:cacheprovider", *task.suite(suite).paths]
+
+
+def plain_figures(run: tuple[float, float, str]) -> dict[str, float]:
+    """Plain pytest's seconds from (started, reaped, output), and of them its interpreter's tear-down."""
+    started, reaped, output = run
+    returned = float(output.split("PYTEST-RETURNED", 1)[1].split()[0])
+    return {"pytest, plain options, unsandboxed": reaped - started, "pytest's tear-down, plain": reaped - returned}
 
 
 def fixed_costs(figures: dict[str, float], python: str, boxed, unboxed) -> None:
@@ -325,13 +333,10 @@ def print_breakdown(results: dict, tasks: list, names: list[str], table) -> None
     prows = []
     for task in tasks:
         for name in names:
-            if "pytest, our options and plugin, sandboxed" not in results[name][task.id][0]["figures"]:
-                continue  # a session-based side: its pytest runs only as a whole evaluation
             evaluation = median(name, task.id, "evaluation")
             boxed = median(name, task.id, "pytest, our options and plugin, sandboxed")
-            teardown = [r["figures"].get("pytest's tear-down, plain") for r in results[name][task.id]]
             prows.append([f"{task.id} ({name})", ms(median(name, task.id, "pytest, plain options, unsandboxed")),
-                          ms(statistics.median(teardown)) if None not in teardown else "-",
+                          ms(median(name, task.id, "pytest's tear-down, plain")),
                           ms(median(name, task.id, "pytest, our options and plugin, unsandboxed")), ms(boxed),
                           ms(evaluation), ms(evaluation - boxed)])
     print(table(["pytest, ms", "plain options", "of it, tear-down", "our options + plugin", "same, sandboxed",
