@@ -30,6 +30,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from projectgen.errors import ProjectGenError, error_line
 from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.worker_imports import import_for_workers
 from projectgen.repository.syntax import spurious_system_error
 
 
@@ -219,6 +220,8 @@ def run_batch(batch: Batch[U, S, R], units: Sequence[U], ledger: Ledger, executo
             pending[unit.key] = unit
     if on_start:
         on_start(len(pending), len(rows))
+    if pending and not executor.remote and executor.workers > 1:
+        import_for_workers()  # a first import from several threads at once can see a half-made module
     sent = batch.for_workers() if executor.remote else batch
     guarded = GuardedWork(sent)
     for outcome in executor.run(guarded, list(pending.values()), sent.setup, guarded.lost):
