@@ -31,7 +31,7 @@ from projectgen.cli.options import (
     sampling_from_args,
     settings_from_args,
 )
-from projectgen.cli.tables import batch_progress, make_console, print_model_table
+from projectgen.cli.tables import batch_progress, make_console, print_errored_units, print_model_table
 from projectgen.llm.sampling import sampling_arguments
 from projectgen.runs.methods import METHODS
 
@@ -154,6 +154,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if results.attempt_settings.get("selection") == "unit":
         console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
                       "setting[/yellow]")
+    print_errored_units(console, sum(report.final.errors for report in results.models),
+                        sum(report.final.tasks for report in results.models), "pair(s)")
     for report in results.models:
         print_model_table(console, report)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)

@@ -168,11 +168,12 @@ def print_refinement(console, results) -> None:
         setting = f"{entry.strategy.upper()} {entry.context}"
         table.add_row(f"{entry.model} {setting}" if several else setting, *accs, f"{entry.avg_acc:.3f}",
                       f"{entry.completion_rate:.3f}", f"{entry.atc:,.0f}")
-    console.print(table)
-    for entry in results.summary:
+    for entry in results.summary:  # before the table: its figures cover the scored task runs only
         if entry.errors:
             console.print(f"[red]{entry.model} {entry.strategy.upper()} {entry.context}: {entry.errors} task run(s) "
-                          "ended in an error (left out of the figures)[/red]", highlight=False)
+                          "ended in an error: the figures below leave them out; run the same command again to "
+                          "retry them[/red]", highlight=False)
+    console.print(table)
     for slug, description in results.models.items():
         console.print(f"{slug}: {description}", highlight=False)
     for note in results.skipped_settings:

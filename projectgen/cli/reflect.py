@@ -23,7 +23,7 @@ from projectgen.cli.options import (
     sampling_from_args,
 )
 from projectgen.llm.sampling import sampling_arguments
-from projectgen.cli.tables import batch_progress, make_console
+from projectgen.cli.tables import batch_progress, make_console, print_errored_units
 
 
 def add_commands(subparsers) -> None:
@@ -149,6 +149,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
             concurrency=concurrency, hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,
                                on_missing=on_missing))
+    print_errored_units(console, sum(entry.errors for entry in results.summary),
+                        sum(entry.tasks for entry in results.summary), "exercise run(s)")
     print_summary(console, results, pct)
     for line in models_lines(results):
         console.print(f"- {line}", highlight=False)

@@ -157,3 +157,10 @@ def batch_progress(console, description: str, units: str, ledger: Path):
         progress.start()
 
     return progress, bar, on_start
+
+
+def print_errored_units(console, errored: int, scored: int, units: str) -> None:
+    """Said before any figure: figures over the scored units only must not read as the whole batch's."""
+    if errored:
+        console.print(f"[red]{errored} {units} ended in an error: the figures below cover the {scored} scored "
+                      f"{units} only; run the same command again to retry the others[/red]", highlight=False)

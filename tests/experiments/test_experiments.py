@@ -162,6 +162,13 @@ def test_a_broken_task_and_a_raising_run_are_error_rows_and_the_experiment_goes_
     assert "ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
 
 
+def test_the_error_count_comes_before_any_figure_and_says_the_figures_cover_the_scored_pairs(first) -> None:
+    text = " ".join(first["output"].split())
+    said = "3 pair(s) ended in an error: the figures below cover the 3 scored pair(s) only"
+    assert said in text
+    assert text.index(said) < text.index("task(s), "), "a table came before the error count"
+
+
 def test_an_unfinished_pair_resumes_without_repeating_a_model_call(setup, first, second) -> None:
     run_dir = setup["out"] / "ref" / "wordfreq"
     calls = usage(run_dir)
