@@ -22,7 +22,7 @@ def add_command(commands) -> None:
         "exercises", help="LiveRepoReflection: seed code -> new exercises, cross-executed, filtered, decontaminated",
         description="From each seed code file: a creative model (drawn at random, seeded) designs an exercise; "
                     "every reasoning model writes a test suite and a solution; every suite x solution pair runs "
-                    "in the sandbox and the lowest-pass-rate suite and highest-pass solution are kept (0%%-pass "
+                    "in the sandbox and the lowest-pass-rate suite and highest-pass solution are kept (0%-pass "
                     "programs go to OUT/human-review.json); judge models play reflect's protocol on it and "
                     "exercises every judge solves at once, or that time out, are dropped; near-duplicates of "
                     "--reference (character 5-gram MinHash + LSH, exact Jaccard > 0.8) are removed "

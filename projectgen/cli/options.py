@@ -8,6 +8,8 @@ settings loads pydantic, which `projectgen --help` should not pay for).
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,47 @@ from projectgen.cli.exit_codes import EXIT_USAGE
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (no usage block), like every other user mistake."""
+    """argparse, but a usage error is one line (no usage block), like every other user mistake, and a mistyped
+    option is named as such, with the option meant (argparse reports `experiment --datset devbench` as an
+    invalid choice of the `merge` sub-command, and `run --modle` against `projectgen --help`)."""
+
+    given: list[str] | None = None
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        self.given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"projectgen: error: {message} (see `{self.prog} --help`)\n")
+        parser, unknown = self, None
+        if self.given is not None:
+            parser = _command_parser(self, self.given)
+            unknown = next((arg for arg in self.given if _unknown_option(parser, arg)), None)
+        if unknown is not None:
+            meant = difflib.get_close_matches(unknown.partition("=")[0], _long_options(parser), n=1, cutoff=0.75)
+            message = f"unknown option {unknown.partition('=')[0]}" + (f"; did you mean {meant[0]}?" if meant else "")
+        self.exit(EXIT_USAGE, f"projectgen: error: {message} (see `{parser.prog} --help`)\n")
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: list[str]) -> argparse.ArgumentParser:
+    """The (sub-)command parser `args` choose: the last sub-command named on the way down."""
+    for arg in args:
+        choices = next((action.choices for action in parser._actions
+                        if isinstance(action, argparse._SubParsersAction)), None)
+        if choices and arg in choices:
+            parser = choices[arg]
+    return parser
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [option for option in parser._option_string_actions if option.startswith("--")]
+
+
+def _unknown_option(parser: argparse.ArgumentParser, arg: str) -> bool:
+    """Whether `arg` is a `--option` the parser neither knows nor takes as an unambiguous abbreviation."""
+    if not arg.startswith("--") or arg == "--":
+        return False
+    name = arg.partition("=")[0]
+    return not [option for option in _long_options(parser) if option == name or option.startswith(name)]
 
 
 # --------------------------------------------------------------------------- value parsers

@@ -46,6 +46,10 @@ _NO_KEY_PLACEHOLDER = "not-needed"
 # Providers whose LangChain classes (langchain-openai's) take an `http_async_client`: projectgen gives them
 # one whose connections stay with their event loop (`projectgen.llm.http_clients`).
 OPENAI_CLIENT_PROVIDERS = frozenset({"openai", "azure_openai"})
+# The key each hosted provider's SDK reads when none is passed: its own message names every way to give one,
+# in several lines; ours names the variable (a local server needs none: --base-url)
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+                     "google_genai": "GOOGLE_API_KEY", "groq": "GROQ_API_KEY", "mistralai": "MISTRAL_API_KEY"}
 
 
 def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -97,6 +101,10 @@ def make_chat_model(spec: str, *, base_url: str | None = None, api_key: str | No
         params["api_key"] = api_key
     if provider in _SDK_RETRY_PROVIDERS:
         params.setdefault("max_retries", 0)
+    key_variable = API_KEY_VARIABLES.get(provider)
+    if not api_key and key_variable and not os.environ.get(key_variable):
+        raise ProjectGenError(f"cannot create {spec!r}: {key_variable} is not set (export it, or serve the model "
+                              "behind an OpenAI-compatible --base-url)")
     try:
         if provider in OPENAI_CLIENT_PROVIDERS:
             from projectgen.llm.http_clients import openai_async_client

@@ -232,7 +232,7 @@ def bad_scripts(ws: Path) -> dict[str, Path]:
     pytest.param(["--role-model", "=scripted:{demo}"], ("--role-model expects ROLE=SPEC",), id="role-empty-role"),
     pytest.param(["--role-model", "coder="], ("--role-model expects ROLE=SPEC",), id="role-empty-spec"),
     pytest.param(["--role-model", "coder=foo:bar"], ("unknown model provider 'foo'",), id="role-unknown-provider"),
-    pytest.param(["--model", "openai:gpt-4o-mini"], ("cannot create 'openai:gpt-4o-mini'", "OPENAI_API_KEY"),
+    pytest.param(["--model", "openai:gpt-4o-mini"], ("cannot create 'openai:gpt-4o-mini': OPENAI_API_KEY is not set",),
                  id="openai-without-key"),
     pytest.param(["--model", "openai:gpt-4o-mini", "--role-model", "coder=scripted:{demo}"],
                  ("OPENAI_API_KEY",), id="openai-without-key-for-some-roles"),
@@ -330,7 +330,10 @@ def price_files(ws: Path) -> dict[str, Path]:
     pytest.param(["--timeout", "0"], ("argument --timeout: must be greater than 0",), id="timeout-0"),
     pytest.param(["--memory-mb", "lots"], ("argument --memory-mb: not a whole number",), id="memory-mb"),
     pytest.param(["--isolation", "vm"], ("argument --isolation: invalid choice",), id="isolation"),
-    pytest.param(["--frobnicate"], ("unrecognized arguments: --frobnicate",), id="unknown-option"),
+    pytest.param(["--frobnicate"], ("unknown option --frobnicate (see `projectgen run --help`)",),
+                 id="unknown-option"),
+    pytest.param(["--modle", "x"], ("unknown option --modle; did you mean --model? (see `projectgen run --help`)",),
+                 id="mistyped-option"),
 ])
 def test_run_refuses_a_bad_setting(extra: list[str], fragments: tuple[str, ...], ws: Path, capsys) -> None:
     names = {name: str(path) for name, path in price_files(ws).items()}
@@ -642,8 +645,11 @@ def test_demo_refuses_to_replace_a_run_that_is_not_a_demo(ws: Path, capsys) -> N
             "--force")
 
 
-def test_an_unknown_command_is_one_line(ws: Path, capsys) -> None:
+def test_an_unknown_command_or_a_mistyped_option_is_one_line(ws: Path, capsys) -> None:
     refused(capsys, ws, ["frobnicate"], "argument COMMAND: invalid choice: 'frobnicate'")
+    # a mistyped option before a value: argparse took the value for the `merge` sub-command
+    refused(capsys, ws, ["experiment", "--datset", "devbench"],
+            "unknown option --datset; did you mean --dataset? (see `projectgen experiment --help`)")
 
 
 # --------------------------------------------------------------------------- the entry point itself
