@@ -28,17 +28,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: a module's tests keep their order
 
 # The published benchmark data lives next to the project, read-only: ../shared/datasets (a work tree
-# elsewhere names it with PROJECTGEN_TEST_SHARED_DATASETS).
+# elsewhere names it with PROJECTGEN_TEST_SHARED_DATASETS), or where `projectgen datasets fetch` installed it
+# (read before any test changes the cache root).
 SHARED_DATASETS = Path(os.environ.get("PROJECTGEN_TEST_SHARED_DATASETS")
                        or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
 
 
+def fetched_benchmarks() -> dict[str, Path]:
+    """Data folder name (DevBench, CodeProjectEval) -> its folder, for each benchmark `datasets fetch` installed."""
+    from projectgen.datasets.catalog import fetched_record, install_root, published_datasets
+
+    found = {}
+    for dataset in published_datasets().values():
+        if fetched_record(dataset) is not None:
+            found[dataset.folder_name] = install_root(dataset) / dataset.folder_name
+    return found
+
+
+FETCHED_BENCHMARKS = {} if SHARED_DATASETS.is_dir() else fetched_benchmarks()
+
+
 @pytest.fixture(scope="session")
-def shared_datasets() -> Path:
-    """The CodeProjectEval/DevBench data folder; skips the test when it is absent."""
-    if not SHARED_DATASETS.is_dir():
-        pytest.skip(f"benchmark data not found at {SHARED_DATASETS}")
-    return SHARED_DATASETS
+def shared_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The CodeProjectEval/DevBench data folder: ../shared/datasets, else a folder of links to the fetched
+    benchmarks; skips the test when neither is there."""
+    if SHARED_DATASETS.is_dir():
+        return SHARED_DATASETS
+    if not FETCHED_BENCHMARKS:
+        pytest.skip(f"benchmark data not found at {SHARED_DATASETS}, nor fetched (`projectgen datasets fetch`)")
+    root = tmp_path_factory.mktemp("fetched-datasets")
+    for name, folder in FETCHED_BENCHMARKS.items():
+        (root / name).symlink_to(folder, target_is_directory=True)
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -138,10 +138,10 @@ def experiment_script(task, bugs: dict[str, dict[int, list[tuple[str, str]]]] | 
 
 # --------------------------------------------------------------------------- the papers' tables
 
-# Every result table of the four papers as CSV (../shared/paper_tables, or PROJECTGEN_TEST_PAPER_TABLES: from a
-# worktree ../shared does not resolve), for known-answer tests.
-PAPER_TABLES = Path(os.environ.get("PROJECTGEN_TEST_PAPER_TABLES")
-                    or Path(__file__).resolve().parents[1].parent / "shared" / "paper_tables")
+# Every result table of the four papers as CSV, for known-answer tests: the papers' published numbers, shipped
+# with the tests (tests/paper_tables, its README says where each comes from) so a clean clone checks the README's
+# claims; PROJECTGEN_TEST_PAPER_TABLES names another copy.
+PAPER_TABLES = Path(os.environ.get("PROJECTGEN_TEST_PAPER_TABLES") or Path(__file__).resolve().parent / "paper_tables")
 
 
 def paper_table(name: str) -> list[dict[str, str]]:
