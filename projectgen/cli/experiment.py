@@ -101,6 +101,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         Shard,
         run_experiment,
     )
+    from projectgen.experiments.tables import arm_lines
     from projectgen.runs import layout
 
     missing = [option for option, value in (("--dataset", args.dataset), ("--model", args.model)) if not value]
@@ -151,13 +152,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
             prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard,
             concurrency=concurrency)
-    if results.attempt_settings.get("selection") == "unit":
-        console.print("[yellow]the best attempt was selected by the hidden unit tests: the paper's oracle "
-                      "setting[/yellow]")
+    if any(pair.selection == "unit" for report in results.models for pair in report.pairs):
+        console.print("[yellow]the best attempt was selected by the hidden unit tests (the paper's oracle setting) "
+                      "in some runs: see each arm's settings below[/yellow]")
     print_errored_units(console, sum(report.final.errors for report in results.models),
                         sum(report.final.tasks for report in results.models), "pair(s)")
     for report in results.models:
         print_model_table(console, report)
+    for line in arm_lines(results):
+        console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/TASK, other methods in {out}/METHOD/MODEL/TASK (`projectgen trace DIR`)",

@@ -100,6 +100,9 @@ class PairResult(BaseModel):
     profile: str | None = Field(default=None, description="the settings profile the run used ('paper' or "
                                 "'projectgen', projectgen.config.SETTINGS_PROFILES); None in older ledgers")
     attempts_planned: int | None = None
+    selection: str | None = Field(default=None, description="how the run chose its output among its attempts, as "
+                                  "it recorded it: 'check' (the task's check tests), 'unit' (the hidden unit tests: "
+                                  "an oracle setting); None in older ledgers")
     historical_best: bool = True
     unit_measured: bool = True
     attempts: list[AttemptFigures] = Field(default_factory=list)
@@ -202,7 +205,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
         loc_source=weight.source,
         profile=run_profile(summary),
-        attempts_planned=attempt_settings.get("attempts"),
+        attempts_planned=attempt_settings.get("attempts"), selection=attempt_settings.get("selection"),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,

@@ -13,7 +13,7 @@ from projectgen.inspection.charts import line_chart, stacked_bars
 
 def label(report: ModelReport) -> str:
     """How a plot names a (method, model) series."""
-    return f"{report.method} / {report.model}"
+    return report.column
 
 
 def score_per_attempt(results: ExperimentResults) -> str:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, computed_field
 from projectgen.evaluation.sketchbleu import average_sketchbleu
 from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
 from projectgen.experiments.models import ExperimentModel
+from projectgen.llm.specs import REFERENCE_SPEC
 
 def _rate(passed: int | None, total: int | None) -> float:
     from projectgen.evaluation.metrics import pass_rate
@@ -162,9 +163,21 @@ class ModelReport(BaseModel):
     pairs: list[PairResult]
 
     @property
+    def oracle(self) -> bool:
+        """Whether its runs replayed the tasks' references (the oracle that checks the harness), not a model."""
+        return self.spec == REFERENCE_SPEC
+
+    @property
     def name(self) -> str:
-        """How tables name it: the model for LiveCoder, ``method / model`` for another method."""
-        return self.model if self.method == "livecoder" else f"{self.method} / {self.model}"
+        """How sections name it: the model for LiveCoder, ``method / model`` for another method; an oracle says
+        so wherever its figures appear."""
+        name = self.model if self.method == "livecoder" else f"{self.method} / {self.model}"
+        return name + (" (oracle)" if self.oracle else "")
+
+    @property
+    def column(self) -> str:
+        """How a table's column names it: ``method / model``, an oracle saying so."""
+        return f"{self.method} / {self.model}" + (" (oracle)" if self.oracle else "")
 
 
 def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int,

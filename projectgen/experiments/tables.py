@@ -49,11 +49,14 @@ def final_lines(report: ModelReport) -> list[str]:
                    for name, bucket in f.by_difficulty.items()]
         lines.append("by difficulty (the benchmark's labels, else reference LOC: easy <= 1.5k, hard >= 4k): "
                      + ", ".join(buckets))
+    reductions = not report.oracle  # a replay that reuses its full-score first attempt saves 100%: no figure
     lines.append(f"tokens: {f.tokens.total_tokens:,} in {f.tokens.calls} calls; cost: {f.cost.label()}"
                  + (f"; cost reduction attempt 1 -> {report.attempts}: {f.cost_reduction_pct:.2f}%"
-                    if f.cost_reduction_pct is not None else "")
+                    if f.cost_reduction_pct is not None and reductions else "")
                  + (f"; token reduction attempt 1 -> {report.attempts}: {f.token_reduction_pct:.2f}% "
-                    f"({PAPER_TABLE5})" if f.token_reduction_pct is not None else ""))
+                    f"({PAPER_TABLE5})" if f.token_reduction_pct is not None and reductions else ""))
+    if report.oracle:
+        lines.append(ORACLE_LABEL)
     return lines
 
 
@@ -96,7 +99,7 @@ def pass_table(results: ExperimentResults) -> Table | None:
     rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports)])
     counts = sorted({name for r in reports for name in r.final.denominators})
     tests = f"#Tests ({', '.join(counts)})" if counts else "#Tests"
-    return ["task", "#LOC", tests, *(f"{r.method} / {r.model}" for r in reports)], rows
+    return ["task", "#LOC", tests, *(r.column for r in reports)], rows
 
 
 def sketchbleu_table(results: ExperimentResults) -> Table | None:
@@ -113,7 +116,7 @@ def sketchbleu_table(results: ExperimentResults) -> Table | None:
              *(score(getattr(pairs[task], name) if task in pairs else None) for pairs in by_report for name in fields)]
             for task in tasks]
     rows.append(["AVG", "", *(score(getattr(r.final, name)) for r in reports for name in fields)])
-    return ["task", "#LOC", *(f"{r.method} / {r.model} ({mode})" for r in reports for mode in SKETCHBLEU_MODES)], rows
+    return ["task", "#LOC", *(f"{r.column} ({mode})" for r in reports for mode in SKETCHBLEU_MODES)], rows
 
 
 def score(value: float | None) -> str:
@@ -148,13 +151,37 @@ def ablation_tables(results: ExperimentResults, attempt: int = 2) -> list[Table]
 
 
 def settings_line(results: ExperimentResults) -> str:
-    """The attempt settings, the token cap and where the prices came from, on one line."""
-    return (f"attempts: {results.attempt_settings.get('attempts')}, selection: "
-            f"{results.attempt_settings.get('selection')}"
-            + (" (oracle: hidden unit tests)" if results.attempt_settings.get("selection") == "unit" else "")
-            + (f", token cap per run: {results.max_tokens}" if results.max_tokens else "")
-            + (f", #Tests: {results.denominator}" if results.denominator else "")
-            + (f"; prices: {results.prices}" if results.prices else ""))
+    """The settings every arm shares, on one line: the token cap, what #Tests counts, where prices came from."""
+    shared = [f"token cap per run: {results.max_tokens}" if results.max_tokens else "",
+              f"#Tests: {results.denominator}" if results.denominator else "",
+              f"prices: {results.prices}" if results.prices else ""]
+    return "; ".join(part for part in shared if part)
+
+
+def arm_lines(results: ExperimentResults) -> list[str]:
+    """What each (method, model) ran, as its runs recorded it (run.json), not as the experiment asked: a method
+    without attempts runs one, and a task without check tests selects by the hidden unit tests."""
+    return [f"{report.name}: {arm_settings(report)}" for report in results.models]
+
+
+def arm_settings(report: ModelReport) -> str:
+    """attempts, selection and profile over an arm's scored runs (several values when its runs differ)."""
+    ok = [pair for pair in report.pairs if pair.ok]
+
+    def values(found: list[object]) -> str:
+        known = sorted({str(value) for value in found if value is not None})
+        return "/".join(known) if known else "not recorded"
+
+    selection = values([pair.selection for pair in ok])
+    text = (f"attempts {values([pair.attempts_planned for pair in ok])}, selection {selection}"
+            + (" (oracle: the hidden unit tests chose the output)" if "unit" in selection.split("/") else "")
+            + f", profile {values([pair.profile for pair in ok])}")
+    return text + (f"; {ORACLE_LABEL}" if report.oracle else "")
+
+
+ORACLE_LABEL = "oracle: each task's reference replayed, not a model"
+
+
 
 
 def pair_table(report: ModelReport) -> Table:
@@ -179,7 +206,7 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
     """results.md and results.html: the settings, the plots, ProjectGen's #Pass and SketchBLEU tables, the
     ablations, then per (method, model) its per-attempt table, final figures and per-task table."""
     blocks: list[Block] = [*unprotected_warning([pair.sandbox for r in results.models for pair in r.pairs]),
-                           Text(settings_line(results)), Text(NOTES)]
+                           Text(settings_line(results)), Bullets(arm_lines(results)), Text(NOTES)]
     if results.settings_profiles:
         by_profile: dict[str, list[str]] = {}
         for task_id, values in results.settings_profiles.items():
@@ -189,7 +216,7 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
     blocks.append(Charts("Plots", [
         ("Functional score per attempt (mean unit pass rate of the output after each attempt)",
          score_per_attempt(results)),
-        *((f"#Pass per task: {r.method} / {r.model}", pass_per_task(r)) for r in results.models)]))
+        *((f"#Pass per task: {r.column}", pass_per_task(r)) for r in results.models)]))
     if table := pass_table(results):
         blocks += [Heading("#Pass per task (ProjectGen Tables 3 and 5)"),
                    Text("#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "

@@ -1,0 +1,49 @@
+"""The experiment's pages say what each arm ran, as its runs recorded it, and an oracle says it is one wherever
+its figures appear: a header once said "attempts: 4, selection: check" for direct-only runs that selected by
+the hidden unit tests, and printed an oracle's "token reduction 100.00%" beside the paper's 42-54%."""
+from __future__ import annotations
+
+from projectgen.experiments.figures import PairResult
+from projectgen.experiments.results import FinalFigures, ModelReport
+from projectgen.experiments.tables import arm_settings, final_lines
+
+
+def report(spec: str, method: str, pairs: list[PairResult]) -> ModelReport:
+    return ModelReport(method=method, model="m" if spec != "reference" else "reference", spec=spec, attempts=4,
+                       per_attempt=[], pairs=pairs,
+                       final=FinalFigures(tasks=len(pairs), errors=0, token_reduction_pct=100.0,
+                                          cost_reduction_pct=50.0))
+
+
+def pair(task: str, *, attempts: int | None, selection: str | None, profile: str | None,
+         status: str = "finished") -> PairResult:
+    return PairResult(key=task, model="m", spec="x", task_id=task, status=status, attempts_planned=attempts,
+                      selection=selection, profile=profile)
+
+
+def test_an_arm_shows_the_attempts_and_selection_its_runs_recorded_not_the_experiments() -> None:
+    direct = report("openai:gpt-4o", "direct", [pair("a", attempts=1, selection="unit", profile="paper"),
+                                               pair("b", attempts=1, selection="unit", profile="paper")])
+    assert arm_settings(direct) == ("attempts 1, selection unit (oracle: the hidden unit tests chose the output), "
+                                    "profile paper")
+
+
+def test_an_arm_whose_runs_differ_shows_every_value_and_an_old_ledger_says_not_recorded() -> None:
+    mixed = report("openai:gpt-4o", "livecoder", [pair("a", attempts=4, selection="check", profile="projectgen"),
+                                                  pair("b", attempts=4, selection="unit", profile="projectgen"),
+                                                  pair("c", attempts=9, selection="unit", profile=None,
+                                                       status="error")])
+    assert arm_settings(mixed).startswith("attempts 4, selection check/unit (oracle")
+    old = report("openai:gpt-4o", "livecoder", [pair("a", attempts=None, selection=None, profile=None)])
+    assert arm_settings(old) == "attempts not recorded, selection not recorded, profile not recorded"
+
+
+def test_the_oracle_is_labelled_and_gets_no_reduction_figure() -> None:
+    oracle = report("reference", "direct", [pair("a", attempts=1, selection="check", profile="projectgen")])
+    model = report("openai:gpt-4o", "direct", [pair("a", attempts=1, selection="check", profile="projectgen")])
+    assert oracle.name == "direct / reference (oracle)" and oracle.column == "direct / reference (oracle)"
+    assert model.name == "direct / m" and "oracle" not in arm_settings(model)
+    assert arm_settings(oracle).endswith("oracle: each task's reference replayed, not a model")
+    oracle_text, model_text = "\n".join(final_lines(oracle)), "\n".join(final_lines(model))
+    assert "reduction" not in oracle_text and "oracle" in oracle_text
+    assert "token reduction attempt 1 -> 4: 100.00%" in model_text and "cost reduction" in model_text
