@@ -24,6 +24,7 @@ from projectgen.inspection.views import RunView
 from projectgen.llm import CallRecord
 from projectgen.llm.pricing import CostTotal, PriceTable
 from projectgen.runs.folder import RUN_MARKERS, RunFolder
+from projectgen.runs.pipeline import SINGLE_PASS
 from projectgen.runs.trace import read_trace
 
 
@@ -36,7 +37,9 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     summary = _read_json(folder.summary)
     events = read_trace(folder.events, strict=True)
     calls = read_calls(folder.usage)
-    livecoder = manifest is not None or bool(events) or (summary is not None and "attempts" in summary)
+    single_pass = manifest is not None and manifest.get("method") == SINGLE_PASS  # run_project: no attempts
+    livecoder = not single_pass and (manifest is not None or bool(events)
+                                     or (summary is not None and "attempts" in summary))
     view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
     if not livecoder:

@@ -284,6 +284,13 @@ def test_injected_faults_are_said_in_the_banner_and_long_model_cells_wrap(run_di
     assert "Fault injection" not in render_html(load_run(run_dir))
 
 
+def test_a_single_pass_run_with_a_trace_is_a_pipeline_run_not_livecoder_attempts(run_dir):
+    manifest = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**manifest, "method": "single-pass"}))  # run_project's folder
+    run = load_run(run_dir)
+    assert run.kind == "projectgen" and run.has_trace and len(run.rows) == len(EVENTS)
+
+
 def test_plain_projectgen_run_folder(tmp_path):
     root = tmp_path / "pg"
     root.mkdir()
