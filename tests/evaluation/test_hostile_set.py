@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,11 @@ def test_the_survivor_check_finds_a_process_carrying_the_mark() -> None:
     """The check the resource attacks rely on: a process with the mark in its arguments is found (and ended)."""
     process = subprocess.Popen(["sleep", SURVIVOR_MARK])
     try:
+        cmdline = Path(f"/proc/{process.pid}/cmdline")
+        for _ in range(1000):  # the child's arguments appear once its exec has finished
+            if cmdline.read_bytes():
+                break
+            time.sleep(0.01)
         assert process.pid in survivors()
         kill_survivors([process.pid])
         assert process.wait(timeout=10) == -9
