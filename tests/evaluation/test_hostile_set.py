@@ -71,8 +71,9 @@ def test_the_hostile_set_covers_every_class_and_runs_one_of_each_but_resources_b
 
 
 def test_eval_prints_a_report_of_a_candidate_whose_failures_are_rich_markup(tmp_path: Path, capsys) -> None:
-    """Exception class names and messages like `[bold red]Boom[/]`, ANSI escapes and invalid UTF-8 on the test
-    output are data: `projectgen eval` shows them and exits 1 (tests failed), never with an internal error."""
+    """Exception class names and messages like `[bold red]Boom[/]`, ANSI escapes, NUL bytes and invalid UTF-8 on
+    the test output are data: `projectgen eval` exits 1 (tests failed), never with an internal error, and none of
+    the candidate's control characters reaches the user's terminal."""
     attack = next(attack for attack in ATTACKS if attack.name == "rich_markup_output")
     _skip_without_what_it_needs(attack)
     repo = tmp_path / "repo"
@@ -84,6 +85,7 @@ def test_eval_prints_a_report_of_a_candidate_whose_failures_are_rich_markup(tmp_
     captured = capsys.readouterr()
     assert code == 1, captured.err[-2000:]
     assert "internal error" not in captured.err and "Traceback" not in captured.err
+    assert not {"\x1b", "\x00", "\x07"} & set(captured.out + captured.err)
     assert (tmp_path / "report.json").is_file()
 
 
