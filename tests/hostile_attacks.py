@@ -104,7 +104,8 @@ def reason(report: TestReport) -> str:
     """What the report says went wrong, if anything: a tampering verdict, an error, a timeout, a failure."""
     failures = [f"{t.nodeid}: {t.message}" for t in report.tests if t.outcome.value != "passed" and t.message]
     return (report.tampered or report.error or report.install_error or ("timed out" if report.timed_out else "")
-            or report.not_run_reason() or "; ".join(f"{c.nodeid}: {c.message}" for c in report.collection_errors) or "; ".join(failures))
+            or report.not_run_reason() or "; ".join(f"{c.nodeid}: {c.message}" for c in report.collection_errors)
+            or "; ".join(failures))
 
 
 def survivors() -> list[int]:
