@@ -51,7 +51,7 @@ class Attack:
     def files(self) -> dict[str, str]:
         root = self.folder / "files"
         return {path.relative_to(root).as_posix(): path.read_text() for path in sorted(root.rglob("*"))
-                if path.is_file()}
+                if path.is_file() and "__pycache__" not in path.parts}
 
 
 def load_attacks() -> list[Attack]:

@@ -37,7 +37,8 @@ def _leftover_files() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def stub_scores() -> dict[str, int]:
-    """Each task's honest stub's #Pass, measured once (an attack must never do better)."""
+    """Each task's honest stub's #Pass (an attack must never do better), measured on a task's first attack: a
+    Rust stub costs a cargo build only when a Rust attack runs."""
     return {}
 
 
@@ -56,6 +57,7 @@ def test_an_attack_scores_no_higher_than_the_honest_stub_and_the_report_says_why
         path.unlink(missing_ok=True)
     assert scored is not None, f"{attack.name}: the runner raised {crash}"
     stub = stub_scores[attack.task]
+    assert stub < scored.score.expected, f"the honest stub of {attack.task} passes every test: nothing to measure"
     assert scored.score.passed <= stub, (f"{attack.name} ({CLASSES[attack.kind]}) scored {scored.score.passed}/"
                                          f"{scored.score.expected}, above the honest stub's {stub}: {attack.summary}")
     assert reason(scored.report), f"{attack.name}: the report does not say what went wrong"
