@@ -46,7 +46,7 @@ class _HollowFinder(importlib.abc.MetaPathFinder):
             return None
         for folder in [*(path or []), *sys.path, "."]:
             candidate = Path(folder or ".") / (fullname.rsplit(".", 1)[-1] + ".py")
-            if candidate.is_file():
+            if candidate.is_file() and "tinycalc" in candidate.read_text(errors="replace"):
                 return importlib.util.spec_from_file_location(fullname, candidate,
                                                               loader=_HollowLoader(str(candidate)))
         return None
