@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-# Task folders written for the tests (tests/task_shapes) hold test files of their own, run only in the sandbox.
-collect_ignore = ["task_shapes"]
+# Task folders written for the tests (tests/task_shapes, the hostile set's tasks and candidates) hold test files
+# of their own, run only in the sandbox.
+collect_ignore = ["task_shapes", "evaluation/hostile_set"]
 
 # The modules that take longest in all (`pytest --durations`), collected first: `make test` hands whole modules
 # to its workers in collection order, and one of these started last keeps one core busy while the other idles.
