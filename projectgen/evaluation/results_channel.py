@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 SIGNATURE_CHARS = 32
 PHASES = ("setup", "call", "teardown")
-OUTCOMES = ("passed", "failed", "skipped")
+OUTCOMES = ("passed", "failed", "skipped", "rerun")  # "rerun": pytest-rerunfailures' attempt before another
 # The fields of each event the recorder writes, and their types (`seq` and `event` in every one).
 EVENT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "collect_error": {"nodeid": str, "message": str},

@@ -422,7 +422,7 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
         collected -= len(all_ids) - len(collected_ids)
     tampered = channel.tampered or hidden_tests_problem(_canary_ids(task, suite, canary), channel.events)
     output = ran.output.text() + _notes(ran, limits, session)
-    if combined.unfinished:
+    if combined.unfinished and not tampered:
         output += f"\n[projectgen] {combined.unfinished}"
     if tampered:
         output += f"\n[projectgen] the results were tampered with: {tampered}; no test counts as passed"
@@ -571,6 +571,8 @@ class _TestEvents:
     phase: int = -1  # the last phase reported (PHASE_ORDER); -1: started, nothing reported yet
     torn_down: bool = False
     broken: bool = False
+    rerun: bool = False  # an attempt pytest-rerunfailures runs again: its next start is a new attempt
+    spent: float = 0.0  # seconds of the earlier attempts
 
 
 def _combine(events: list[dict], reason: str, stop_seen: bool = True) -> CombinedEvents:
@@ -583,7 +585,8 @@ def _combine(events: list[dict], reason: str, stop_seen: bool = True) -> Combine
     `reason`, unless it had already failed. A run without the recorder's finish event counts no pass unless
     the runner saw why it stopped (`stop_seen`: a timeout, the output or memory limit, the sandbox dying): a
     test process that ends on its own before pytest finished (`os._exit`, a crash) leaves only its word for
-    the tests it reported. Subtest reports (pytest's `subtests`, unittest's `subTest`) may only fail a test.
+    the tests it reported. Subtest reports (pytest's `subtests`, unittest's `subTest`) may only fail a test;
+    a "rerun" report (pytest-rerunfailures) is an attempt the phase's next report replaces.
     Events are as `results_channel.event_problem` lets through; anything else is skipped, never raised on.
     """
     tests: dict[str, _TestEvents] = {}
@@ -604,10 +607,11 @@ def _combine(events: list[dict], reason: str, stop_seen: bool = True) -> Combine
             if running is not None and not tests[running].torn_down:
                 tests[running].broken = True  # the next test began before this one's teardown
             known = tests.get(nodeid)
-            if known is not None:
-                known.broken = True  # started twice
+            if known is None or (known.rerun and known.torn_down and not known.broken):
+                spent = known.spent + (known.result.duration if known.result else 0.0) if known else 0.0
+                tests[nodeid] = _TestEvents(spent=spent)
             else:
-                tests[nodeid] = _TestEvents()
+                known.broken = True  # started twice
             running = nodeid
         elif kind == "report" and isinstance(nodeid, str):
             _fold_report(tests, running, nodeid, event)
@@ -615,7 +619,9 @@ def _combine(events: list[dict], reason: str, stop_seen: bool = True) -> Combine
     for nodeid, seen in tests.items():
         current = seen.result
         failed = current is not None and current.outcome in (Outcome.FAILED, Outcome.ERROR)
-        duration = current.duration if current else 0.0
+        duration = (current.duration if current else 0.0) + seen.spent
+        if current is not None and seen.spent:
+            current.duration = duration
         if seen.broken:
             current = TestResult(nodeid=nodeid, outcome=Outcome.FAILED, duration=duration, message=OUT_OF_ORDER)
         elif not seen.torn_down and not failed:
@@ -638,11 +644,14 @@ def _fold_report(tests: dict[str, _TestEvents], running: str | None, nodeid: str
     seen = tests.get(nodeid)
     phase = PHASE_ORDER.get(event.get("when"), -1)
     subtest = bool(event.get("subtest"))
+    if event.get("outcome") == "rerun":  # a failed attempt, run again from its start
+        seen.rerun = True
+        subtest = True
     if seen is None:
         seen = tests[nodeid] = _TestEvents(broken=True)  # reported without a start
     elif nodeid != running or seen.torn_down or phase < seen.phase or (phase == seen.phase and not subtest):
         seen.broken = True
-    if subtest and phase != PHASE_ORDER["call"]:
+    if subtest and phase == PHASE_ORDER["teardown"]:
         seen.broken = True
     if not subtest:
         seen.phase = max(seen.phase, phase)
