@@ -262,3 +262,28 @@ def test_a_plugin_registered_after_configure_by_code_under_test_is_said(recorder
     assert recorded(recorder_module, act) == [
         {"tampered": "the test framework was patched: a pytest plugin was added or changed while the tests ran: "
                      "pytest_runtest_makereport of 'passes'"}]
+
+
+def test_a_plugin_unregistered_and_registered_again_is_accepted_but_one_left_out_is_said(recorder_module) -> None:
+    """flask's suite unregisters pytest's logging plugin for a test and registers it again; pytest's `python`
+    plugin left unregistered (its pytest_pyfunc_call runs the test functions) is not a suite's doing."""
+    import types
+
+    from _pytest.config import PytestPluginManager
+
+    def act(recorder) -> None:
+        manager = PytestPluginManager()
+        manager.import_plugin("_pytest.python")
+        manager.import_plugin("_pytest.logging")
+        recorder.pytest_configure(types.SimpleNamespace(pluginmanager=manager))
+        logging_plugin = manager.unregister(name="_pytest.logging")
+        recorder.check(force=False)
+        manager.register(logging_plugin, "_pytest.logging")
+        recorder.check(force=True)
+        manager.unregister(name="_pytest.python")
+        recorder.check(force=True)
+
+    events = recorded(recorder_module, act)
+    assert len(events) == 1 and events[0]["tampered"].startswith(
+        "the test framework was patched: a pytest hook implementation was removed while the tests ran: ")
+    assert events[0]["tampered"].endswith(" of '_pytest.python'")

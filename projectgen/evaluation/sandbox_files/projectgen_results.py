@@ -149,6 +149,11 @@ def _module_file(value):
     return getattr(module, "__file__", None) or ""
 
 
+def _impl_key(impl):
+    """A hook implementation as its plugin and plain function: the same after the plugin is registered again."""
+    return id(impl.plugin), getattr(impl.function, "__func__", impl.function)
+
+
 def hook_implementations(manager):
     """{hook name: (caller, ((implementation, function, code), ...))} of a plugin manager, in calling order."""
     found = {}
@@ -219,7 +224,10 @@ def recorder(fd, mac, canary):
             return "%s.%s was changed while the tests ran" % (where, name)
         return None
 
-    def hooks_problem():
+    def hooks_problem(force):
+        """A hook implementation added or changed from outside the environment, at once; one removed, when it
+        is still missing at a forced check (flask's suite unregisters pytest's logging plugin for a test and
+        registers it again)."""
         noted = hooks[0]
         if noted is None:
             return None
@@ -228,6 +236,8 @@ def recorder(fd, mac, canary):
             if before is not None and before[0] is caller and len(before[1]) == len(impls) and all(
                     a[0] is b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(before[1], impls)):
                 continue
+            if before is not None and before[0] is not caller:
+                return "the pytest hook %s was replaced while the tests ran" % name
             known = {id(impl): (function, code) for impl, function, code in before[1]} if before else {}
             for impl, function, code in impls:
                 was = known.get(id(impl))
@@ -236,15 +246,13 @@ def recorder(fd, mac, canary):
                 if is_trusted(function) or _is_conftest(impl.plugin):
                     continue  # a conftest module of the suite, a plugin of the environment, pytest's own
                 return "a pytest plugin was added or changed while the tests ran: %s of %r" % (name, impl.plugin_name)
-            if before is not None and before[0] is not caller:
-                return "the pytest hook %s was replaced while the tests ran" % name
-            current = {id(impl) for impl, _, _ in impls}
-            for impl, _, _ in before[1] if before else ():
-                if id(impl) not in current:
-                    return "a pytest hook implementation was removed while the tests ran: %s of %r" % (
-                        name, impl.plugin_name)
-            noted[name] = (caller, impls)  # what changed is trusted: compared with that from now on
-        return None
+            present = {_impl_key(impl) for impl, _, _ in impls}
+            missing = [impl for impl, _, _ in before[1] if _impl_key(impl) not in present] if before else []
+            if missing and force:
+                return "a pytest hook implementation was removed while the tests ran: %s of %r" % (
+                    name, missing[0].plugin_name)
+            if not missing:
+                noted[name] = (caller, impls)  # what changed is trusted: compared with that from now on
 
     def hooks_now():
         return [(name, caller, impls) for name, (caller, impls) in hook_implementations(manager[0]).items()]
@@ -264,8 +272,7 @@ def recorder(fd, mac, canary):
         if not force and now - last_check[0] < CHECK_EVERY:
             return
         last_check[0] = now
-        for look in (framework_problem, hooks_problem, tracing_problem, own_code_problem):
-            problem = look()
+        for problem in (framework_problem(), hooks_problem(force), tracing_problem(), own_code_problem()):
             if problem:
                 tampered(problem)
 
