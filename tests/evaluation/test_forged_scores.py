@@ -319,6 +319,17 @@ ATTACKS = {
     "a signed line nested 100,000 deep": {"lice/__init__.py": FIND_RECORDER + DEEP_JSON_LINE},
 }
 
+# What the report says of the attacks of round 2 that still run to the end against today's recorder (the
+# others find no `emit`, `tampered` or secret to use, and score as the stub).
+SAID = {
+    "a plugin registered through gc": "a pytest plugin was added or changed while the tests ran",
+    "the test module hollowed out by a trace function": "sys.settrace was called by code under test",
+    "the recorder's check silenced, then the run protocol patched": "runtest was changed while the tests ran",
+    "a signed stream from the recorder's writer, without the canaries": "a test that must fail never reported",
+    "a signed stream cut short by os._exit": "without the test recorder's finish event",
+    "a signed line nested 100,000 deep": "a signed line of the results pipe does not parse",
+}
+
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_an_attack_scores_no_more_than_the_stub(attack: str, lice: Task, lice_runner: SandboxRunner,
@@ -328,6 +339,8 @@ def test_an_attack_scores_no_more_than_the_stub(attack: str, lice: Task, lice_ru
         candidate[rel] = source + ("\n" + candidate[rel] if rel in candidate else "")
     scored = lice_runner.score(lice, candidate, "unit")
     assert scored.score.passed <= stub_score, (attack, scored.report.tampered, scored.report.output_tail[-2000:])
+    if attack in SAID:  # the attack ran, and the report says what it did
+        assert SAID[attack] in (scored.report.tampered or scored.report.output_tail), scored.report.output_tail[-2000:]
 
 
 def test_the_reference_still_scores_in_full(lice: Task, lice_runner: SandboxRunner) -> None:
