@@ -6,8 +6,9 @@ written by the recorder: the code under test wrote to the pipe. The recorder its
 when the test framework was patched ("tampered"). And the runner adds canary tests to every
 suite (`Canary`): tests that must fail, through a comparison and a unittest assertion, failing with
 `pytest.fail(pytrace=False)` (a traceback would cost pytest more than the rest of a small suite); a
-canary that passes means outcomes were turned into passes. Any of these marks the run as
-tampered with, and none of its tests counts as passed (`TestReport.tampered`).
+canary that passes means outcomes were turned into passes, and one that never reports in a run that
+finished means the events were written by something that left it out (`hidden_tests_problem`). Any of
+these marks the run as tampered with, and none of its tests counts as passed (`TestReport.tampered`).
 
 Nothing read is trusted: a signed line that does not parse (nested too deep for the parser, not UTF-8), is
 not an event the recorder writes (unknown kind, a field missing or of the wrong type) or comes after the
@@ -175,12 +176,13 @@ def hidden_tests_problem(must_fail: Collection[str], events: list[dict]) -> str 
     failed: set[str] = set()
     passed: set[str] = set()
     for event in events:
-        if event.get("event") != "report" or event.get("nodeid") not in wanted:
+        nodeid = event.get("nodeid")
+        if event.get("event") != "report" or not isinstance(nodeid, str) or nodeid not in wanted:
             continue
         if event.get("outcome") == "failed" and event.get("when") in ("setup", "call"):
-            failed.add(event["nodeid"])
-        elif event.get("outcome") == "passed" and event.get("when") == "call":
-            passed.add(event["nodeid"])
+            failed.add(nodeid)
+        elif event.get("outcome") == "passed" and event.get("when") == "call" and not event.get("subtest"):
+            passed.add(nodeid)
     if passed:
         return f"a test that must fail passed ({len(passed)} hidden test(s)): outcomes were turned into passes"
     finished = any(event.get("event") == "finish" for event in events)

@@ -575,7 +575,7 @@ class _TestEvents:
     spent: float = 0.0  # seconds of the earlier attempts
 
 
-def _combine(events: list[dict], reason: str, stop_seen: bool = True) -> CombinedEvents:
+def _combine(events: list[dict], reason: str, stop_seen: bool) -> CombinedEvents:
     """Fold the event stream into one result per test; a pass needs positive evidence.
 
     A test passes only when the events say so in the recorder's order: one start, then (when its setup
