@@ -9,6 +9,7 @@ import os
 import platform
 import shutil
 import site
+import subprocess
 import sys
 from pathlib import Path
 
@@ -287,3 +288,34 @@ def test_a_plugin_unregistered_and_registered_again_is_accepted_but_one_left_out
     assert len(events) == 1 and events[0]["tampered"].startswith(
         "the test framework was patched: a pytest hook implementation was removed while the tests ran: ")
     assert events[0]["tampered"].endswith(" of '_pytest.python'")
+
+
+@pytest.mark.parametrize("isolated", [False, True], ids=["-s", "-I"])
+def test_the_bootstrap_imports_its_recorder_with_or_without_isolated_mode(tmp_path: Path, isolated: bool) -> None:
+    """The launcher may start the test interpreter with `-I`, which leaves the script's folder off the path: the
+    bootstrap puts it there itself, and takes it away before the tests' paths go in."""
+    (tmp_path / "test_one.py").write_text("import sys\n\ndef test_ok():\n    assert 'projectgen_results' in "
+                                          "sys.modules\n\ndef test_bad():\n    assert False\n")
+    results_read, results_write = os.pipe()
+    secret_read, secret_write = os.pipe()
+    os.write(secret_write, SECRET)
+    os.close(secret_write)
+    env = dict(os.environ, PROJECTGEN_RESULTS_FD=str(results_write), PROJECTGEN_SECRET_FD=str(secret_read),
+               PROJECTGEN_CANARY="test_none.py", PROJECTGEN_IMPORT_PATHS=str(tmp_path),
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    process = subprocess.Popen([sys.executable, "-I" if isolated else "-s", str(sandbox_file("pytest_bootstrap.py")),
+                                "test_one.py", "-q", "-p", "no:cacheprovider"], cwd=tmp_path, env=env,
+                               pass_fds=(results_write, secret_read), stdout=subprocess.DEVNULL)
+    os.close(results_write)
+    os.close(secret_read)
+    data = b""
+    while chunk := os.read(results_read, 1 << 16):
+        data += chunk
+    os.close(results_read)
+    assert process.wait() == 1
+    channel = read_channel(data, SECRET)
+    assert channel.tampered is None
+    reports = {(e["nodeid"], e["when"]): e["outcome"] for e in channel.events if e["event"] == "report"}
+    assert reports[("test_one.py::test_ok", "call")] == "passed"
+    assert reports[("test_one.py::test_bad", "call")] == "failed"
+    assert channel.events[-1] == {"event": "finish", "exitstatus": 1, "seq": len(channel.events)}
