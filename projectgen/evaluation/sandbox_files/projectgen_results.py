@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import time
+import types
 
 import pytest
 
@@ -125,7 +126,7 @@ def defined_in(function, folders):
 def _is_conftest(plugin):
     """A conftest module pytest registered as a plugin: the suite's own (a candidate's conftest files are
     dropped from the workspace)."""
-    return type(plugin) is type(os) and os.path.basename(getattr(plugin, "__file__", None) or "") == "conftest.py"
+    return isinstance(plugin, types.ModuleType) and os.path.basename(getattr(plugin, "__file__", None) or "") == "conftest.py"
 
 
 def _threading_hook(name):
@@ -140,8 +141,7 @@ def _code_of_callable(value):
     value = getattr(value, "__func__", value)
     if hasattr(value, "__code__"):
         return value
-    call = _function_of(getattr(type(value), "__call__", None))
-    return call
+    return _function_of(getattr(type(value), "__call__", None))
 
 
 def _module_file(value):
