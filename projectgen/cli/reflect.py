@@ -108,13 +108,15 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     check_out_path(out, folder=True)
     models = [model_spec(m) for m in args.model]
     sampling = sampling_arguments(sampling_from_args(args))
+    from rich.markup import escape
+
     console = make_console()
     progress, bar, on_start = batch_progress(console, "exercise x model x format", "unit(s)", out / layout.LEDGER)
 
     def on_row(row) -> None:
         progress.advance(bar)
         if row.status == "error":
-            progress.console.print(f"[red]{row.key}: error[/red] {row.error}", highlight=False)
+            progress.console.print(f"[red]{row.key}: error[/red] {escape(str(row.error))}", highlight=False)
             return
         result = row.result or {}
         passed = f"passed at try {result.get('passed_at')}" if row.status == "passed" else "failed"

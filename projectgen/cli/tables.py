@@ -23,14 +23,19 @@ def make_console(*, stderr: bool = False) -> Console:
 
 
 def print_test_report(console, report) -> None:
-    """Outcome counts, pass rate, and the first collection errors and failures of one test run."""
+    """Outcome counts, pass rate, and the first collection errors and failures of one test run. Every text of
+    the run (test names, messages, exception names, file names) is the code under test's: escaped, so that
+    markup in it is printed as it is, never read (a stray "[/]" made rich raise)."""
     from rich.table import Table
+
+    from rich.markup import escape
 
     reason = report.not_run_reason()
     if reason:  # a table of zeros would hide it
-        console.print(f"[red]{report.task_id} - {report.suite} tests did not run: {reason}[/red]", highlight=False)
+        console.print(f"[red]{escape(f'{report.task_id} - {report.suite} tests did not run: {reason}')}[/red]",
+                      highlight=False)
     else:
-        table = Table(title=f"{report.task_id} - {report.suite} tests", show_lines=False)
+        table = Table(title=escape(f"{report.task_id} - {report.suite} tests"), show_lines=False)
         table.add_column("outcome")
         table.add_column("count", justify="right")
         for key, value in report.summary().items():
@@ -40,8 +45,8 @@ def print_test_report(console, report) -> None:
         table.add_row("pass rate", f"{report.pass_rate:.1%}")
         console.print(table)
     if report.tampered:
-        console.print(f"[red]the results were tampered with: {report.tampered}; no test counts as passed[/red]",
-                      highlight=False)
+        console.print(f"[red]{escape(f'the results were tampered with: {report.tampered}')}; no test counts as "
+                      "passed[/red]", highlight=False)
     if report.unprotected:
         console.print("[yellow]isolation none: the tests ran unprotected, and the code under test could have "
                       "faked this score[/yellow]", highlight=False)
@@ -50,16 +55,18 @@ def print_test_report(console, report) -> None:
                       f"{env.python}[/yellow]", highlight=False)
     for error in report.collection_errors[:10]:
         last = [line for line in error.message.strip().splitlines() if line.startswith("E ")][-1:] or [""]
-        console.print(f"  [red]collection error[/red] {error.nodeid}: {last[0][:160]}", highlight=False)
+        console.print(f"  [red]collection error[/red] {escape(f'{error.nodeid}: {last[0][:160]}')}", highlight=False)
     for failure in report.failures()[:10]:
         last = failure.message.strip().splitlines()[-1:] or [""]
-        console.print(f"  [red]{failure.outcome.value}[/red] {failure.nodeid}: {last[0][:160]}", highlight=False)
+        console.print(f"  [red]{failure.outcome.value}[/red] {escape(f'{failure.nodeid}: {last[0][:160]}')}",
+                      highlight=False)
     if report.timed_out and not reason:
         console.print("[yellow]the run hit its timeout; unfinished tests count as errors[/yellow]")
 
 
 def bench_table(rows, title: str):
     """One row per task: status, passed/total, rate, seconds and a note."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
@@ -69,7 +76,7 @@ def bench_table(rows, title: str):
     for row in rows:
         color = {"passed": "green", "failed": "yellow"}.get(row.status, "red")
         table.add_row(row.task_id, f"[{color}]{row.status}[/{color}]", str(row.passed), str(row.total),
-                      f"{row.pass_rate:.1%}", f"{row.duration:.1f}", row.note[:300])
+                      f"{row.pass_rate:.1%}", f"{row.duration:.1f}", escape(row.note[:300]))  # the run's words
     return table
 
 

@@ -6,18 +6,38 @@ written by the recorder: the code under test wrote to the pipe. The recorder its
 when the test framework was patched ("tampered"). And the runner adds canary tests to every
 suite (`Canary`): tests that must fail, through a comparison and a unittest assertion, failing with
 `pytest.fail(pytrace=False)` (a traceback would cost pytest more than the rest of a small suite); a
-canary that passes means outcomes were turned into passes. Any of these marks the run as
-tampered with, and none of its tests counts as passed (`TestReport.tampered`).
+canary that passes means outcomes were turned into passes, and one that never reports in a run that
+finished means the events were written by something that left it out (`hidden_tests_problem`). Any of
+these marks the run as tampered with, and none of its tests counts as passed (`TestReport.tampered`).
+
+Nothing read is trusted: a signed line that does not parse (nested too deep for the parser, not UTF-8), is
+not an event the recorder writes (unknown kind, a field missing or of the wrong type) or comes after the
+finish event marks the run tampered; reading never raises, whatever the bytes.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
+import math
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 
 SIGNATURE_CHARS = 32
+PHASES = ("setup", "call", "teardown")
+OUTCOMES = ("passed", "failed", "skipped", "rerun")  # "rerun": pytest-rerunfailures' attempt before another
+# The fields of each event the recorder writes, and their types (`seq` and `event` in every one).
+EVENT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "collect_error": {"nodeid": str, "message": str},
+    "collected": {"count": int, "nodeids": list},
+    "start": {"nodeid": str},
+    "report": {"nodeid": str, "when": str, "outcome": str, "duration": (int, float), "wasxfail": bool,
+               "message": str},
+    "finish": {"exitstatus": int},
+    "tampered": {"what": str},
+}
+OPTIONAL_FIELDS = {"report": {"subtest": bool}}
 
 
 @dataclass(frozen=True)
@@ -53,6 +73,7 @@ class ChannelReader:
         self.pending = bytearray()
         self.taken = 0
         self.overflow = False
+        self.finished = False
 
     def feed(self, chunk: bytes) -> None:
         if self.overflow or (self.limit is not None and self.taken + len(chunk) > self.limit):
@@ -73,18 +94,103 @@ class ChannelReader:
         if not tab or not hmac.compare_digest(sign(self.secret, payload), signature):
             self.tampered = self.tampered or "the results pipe held a line the test recorder did not write"
             return
-        event = json.loads(payload)
-        if not isinstance(event, dict) or event.get("seq") != self.expected:
+        try:
+            event = json.loads(payload)
+        except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            self.tampered = self.tampered or "a signed line of the results pipe does not parse"
+            return
+        problem = event_problem(event)
+        if problem:
+            self.tampered = self.tampered or f"a signed event is not one the test recorder writes: {problem}"
+            return
+        if event["seq"] != self.expected:
             self.tampered = self.tampered or "the test recorder's events were replayed or reordered"
             return
         self.expected += 1
-        if event.get("event") == "tampered":
-            self.tampered = self.tampered or f"the test framework was patched: {event.get('what')}"
+        if event["event"] == "tampered":
+            self.tampered = self.tampered or f"the test framework was patched: {event['what']}"
             return
+        if self.finished:
+            self.tampered = self.tampered or "the test recorder's events went on after its finish event"
+            return
+        self.finished = event["event"] == "finish"
         self.events.append(event)
 
     def result(self) -> ChannelEvents:
+        """The events read so far, and whether they can be trusted."""
         return ChannelEvents(list(self.events), self.tampered)
+
+
+def event_problem(event: object) -> str | None:
+    """What makes `event` (a parsed signed line) not one the recorder writes, or None: the shape `_combine`
+    relies on, so that nothing it reads can make it raise."""
+    if not isinstance(event, dict):
+        return "not an object"
+    kind = event.get("event")
+    fields = EVENT_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return "an unknown kind of event"
+    if not _is_int(event.get("seq")):
+        return "no sequence number"
+    optional = OPTIONAL_FIELDS.get(kind, {})
+    for name, value in event.items():
+        wanted = fields.get(name) or optional.get(name)
+        if name in ("event", "seq"):
+            continue
+        if wanted is None:
+            return f"an unknown field {name!r} in a {kind} event"
+        if not _has_type(value, wanted):
+            return f"the field {name!r} of a {kind} event has the wrong type"
+    missing = [name for name in fields if name not in event]
+    if missing:
+        return f"a {kind} event without {missing[0]!r}"
+    if kind == "report" and (event["when"] not in PHASES or event["outcome"] not in OUTCOMES
+                             or not math.isfinite(event["duration"]) or event["duration"] < 0):
+        return "a report of an unknown phase, outcome or duration"
+    if kind == "collected" and (event["count"] < 0 or not all(isinstance(n, str) for n in event["nodeids"])):
+        return "a collected event whose node ids are not strings"
+    return None
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+def _has_type(value: object, wanted: type | tuple[type, ...]) -> bool:
+    """isinstance, except that a bool is not an int (JSON's true is not a count)."""
+    if isinstance(value, bool) and wanted is not bool:
+        return False
+    return isinstance(value, wanted)
+
+
+def hidden_tests_problem(must_fail: Collection[str], events: list[dict]) -> str | None:
+    """Why the run cannot be trusted when tests that must fail (canaries, twins) did not fail, or None.
+
+    Each must report a failure (a failed setup or call); one that passed means outcomes were turned into
+    passes, and one that never reported in a run that reached its finish event means the results were written
+    by something that left it out. A run without the finish event is judged by `runner._combine` (no pass
+    counts unless the runner itself stopped it, and then the tests after the stop never ran)."""
+    wanted = set(must_fail)
+    if not wanted:
+        return None
+    failed: set[str] = set()
+    passed: set[str] = set()
+    for event in events:
+        nodeid = event.get("nodeid")
+        if event.get("event") != "report" or not isinstance(nodeid, str) or nodeid not in wanted:
+            continue
+        if event.get("outcome") == "failed" and event.get("when") in ("setup", "call"):
+            failed.add(nodeid)
+        elif event.get("outcome") == "passed" and event.get("when") == "call" and not event.get("subtest"):
+            passed.add(nodeid)
+    if passed:
+        return f"a test that must fail passed ({len(passed)} hidden test(s)): outcomes were turned into passes"
+    finished = any(event.get("event") == "finish" for event in events)
+    silent = wanted - failed
+    if finished and silent:
+        return (f"a test that must fail never reported a failure ({len(silent)} hidden test(s)) in a run that "
+                "finished: the results were not the test recorder's")
+    return None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ failed install is the candidate's failure (`TestReport.install_error`): its test
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import shutil
 import tempfile
@@ -57,7 +58,7 @@ from projectgen.evaluation.protected_paths import ProtectedPaths
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
                                          TestResult)
-from projectgen.evaluation.results_channel import Canary, canary_problem
+from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
@@ -411,17 +412,18 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
     """The test step's report: the recorder's events checked, the canaries taken out, tampering applied."""
     ran = session.steps[-1]
     channel = session.channel
-    tests, collection_errors, collected = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills))
+    combined = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills), _stop_seen(ran, session))
+    tests, collection_errors, collected = combined.tests, combined.collection_errors, combined.collected
     folder = task.suite_folder(suite)
-    canaries = [test for test in tests if canary.owns(test.nodeid, folder)]
     tests = [test for test in tests if not canary.owns(test.nodeid, folder)]
     all_ids = next((list(e.get("nodeids") or []) for e in channel.events if e.get("event") == "collected"), [])
     collected_ids = [nodeid for nodeid in all_ids if not canary.owns(nodeid, folder)]
     if collected is not None:
         collected -= len(all_ids) - len(collected_ids)
-    tampered = channel.tampered or canary_problem(
-        [test.nodeid for test in canaries if test.outcome in (Outcome.PASSED, Outcome.XPASS)])
+    tampered = channel.tampered or hidden_tests_problem(_canary_ids(task, suite, canary), channel.events)
     output = ran.output.text() + _notes(ran, limits, session)
+    if combined.unfinished and not tampered:
+        output += f"\n[projectgen] {combined.unfinished}"
     if tampered:
         output += f"\n[projectgen] the results were tampered with: {tampered}; no test counts as passed"
         tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
@@ -441,6 +443,26 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
         environment=environment,
         usage=_usage(ran),
     )
+
+
+def _stop_seen(step: StepResult, session: SessionResult) -> bool:
+    """Whether the runner (the launcher, the kernel's memory limit) stopped the test step, rather than the test
+    process ending on its own: only then may a run without the recorder's finish event keep its passes."""
+    return step.stop in (TIMED_OUT, OUTPUT_LIMIT, DIED) or session.oom_kills > 0
+
+
+def _canary_ids(task: Task, suite: SuiteName, canary: Canary) -> list[str]:
+    """The node ids of the canary module's tests (module functions and TestCase methods), as pytest names
+    them: each must report a failure (`hidden_tests_problem`)."""
+    module = _canary_rel(task, suite, canary)
+    ids = []
+    for node in ast.parse(canary.source).body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            ids.append(f"{module}::{node.name}")
+        elif isinstance(node, ast.ClassDef):
+            ids += [f"{module}::{node.name}::{item.name}" for item in node.body
+                    if isinstance(item, ast.FunctionDef) and item.name.startswith("test")]
+    return ids
 
 
 def _usage(step: StepResult) -> ResourceUsage | None:
@@ -520,50 +542,134 @@ def _phase_outcome(event: dict) -> Outcome | None:
         return Outcome.FAILED if when == "call" else Outcome.ERROR
     if outcome == "skipped":
         return Outcome.XFAIL if xfail else Outcome.SKIPPED
-    if outcome == "passed" and when == "call":
+    if outcome == "passed" and when == "call" and not event.get("subtest"):
         return Outcome.XPASS if xfail else Outcome.PASSED
     return None
 
 
-def _combine(events: list[dict], reason: str) -> tuple[list[TestResult], list[CollectionError], int | None]:
-    """Fold the event stream into one result per test.
+PHASE_ORDER = {"setup": 0, "call": 1, "teardown": 2}
+OUT_OF_ORDER = ("[projectgen] not counted: the recorder's reports of this test came out of order or twice "
+                "(a start, then one setup, call and teardown report, in that order)")
 
-    A test whose teardown never reported (the run was killed in its call, or
-    in a fixture's setup or teardown) is an error, for `reason`, unless it had
-    already failed.
+
+@dataclass
+class CombinedEvents:
+    """The recorder's events folded into one result per test (`_combine`)."""
+
+    tests: list[TestResult]
+    collection_errors: list[CollectionError]
+    collected: int | None
+    unfinished: str | None = None  # why no test counts as passed: the run ended without the finish event
+
+
+@dataclass
+class _TestEvents:
+    """What the events said of one test so far: the phase it reached, and whether they kept the recorder's
+    order."""
+
+    result: TestResult | None = None
+    phase: int = -1  # the last phase reported (PHASE_ORDER); -1: started, nothing reported yet
+    torn_down: bool = False
+    broken: bool = False
+    rerun: bool = False  # an attempt pytest-rerunfailures runs again: its next start is a new attempt
+    spent: float = 0.0  # seconds of the earlier attempts
+
+
+def _combine(events: list[dict], reason: str, stop_seen: bool) -> CombinedEvents:
+    """Fold the event stream into one result per test; a pass needs positive evidence.
+
+    A test passes only when the events say so in the recorder's order: one start, then (when its setup
+    failed or skipped) a setup report, one passing call report, and a passed teardown, before the next test
+    starts. A test reported twice or out of that order failed (`OUT_OF_ORDER`); one whose teardown never
+    reported (the run was stopped in its call, or in a fixture's setup or teardown) is an error, for
+    `reason`, unless it had already failed. A run without the recorder's finish event counts no pass unless
+    the runner saw why it stopped (`stop_seen`: a timeout, the output or memory limit, the sandbox dying): a
+    test process that ends on its own before pytest finished (`os._exit`, a crash) leaves only its word for
+    the tests it reported. Subtest reports (pytest's `subtests`, unittest's `subTest`) may only fail a test;
+    a "rerun" report (pytest-rerunfailures) is an attempt the phase's next report replaces.
+    Events are as `results_channel.event_problem` lets through; anything else is skipped, never raised on.
     """
-    results: dict[str, TestResult] = {}
-    started: list[str] = []
-    finished: set[str] = set()
+    tests: dict[str, _TestEvents] = {}
+    running: str | None = None
     collection_errors: list[CollectionError] = []
     collected: int | None = None
+    finished = False
     for event in events:
         kind = event.get("event")
-        if kind == "collect_error":
-            collection_errors.append(CollectionError(nodeid=event["nodeid"], message=event.get("message", "")))
-        elif kind == "collected":
-            collected = int(event["count"])
-        elif kind == "start":
-            started.append(event["nodeid"])
-        elif kind == "report":
-            nodeid = event["nodeid"]
-            if event.get("when") == "teardown":
-                finished.add(nodeid)
-            outcome = _phase_outcome(event)
-            current = results.get(nodeid)
-            duration = (current.duration if current else 0.0) + float(event.get("duration") or 0.0)
-            if outcome is None:
-                if current:
-                    current.duration = duration
-                continue
-            if current and current.outcome in (Outcome.FAILED, Outcome.ERROR):
-                current.duration = duration  # the first failure is the one that explains
-                continue
-            results[nodeid] = TestResult(nodeid=nodeid, outcome=outcome, duration=duration,
-                                         message=event.get("message", ""))
-    for nodeid in started:
-        current = results.get(nodeid)
-        if nodeid not in finished and not (current and current.outcome in (Outcome.FAILED, Outcome.ERROR)):
-            results[nodeid] = TestResult(nodeid=nodeid, outcome=Outcome.ERROR, message=reason,
-                                         duration=current.duration if current else 0.0)
-    return list(results.values()), collection_errors, collected
+        nodeid = event.get("nodeid")
+        if kind == "collect_error" and isinstance(nodeid, str):
+            collection_errors.append(CollectionError(nodeid=nodeid, message=str(event.get("message") or "")))
+        elif kind == "collected" and type(event.get("count")) is int:
+            collected = event["count"]
+        elif kind == "finish":
+            finished = True
+        elif kind == "start" and isinstance(nodeid, str):
+            if running is not None and not tests[running].torn_down:
+                tests[running].broken = True  # the next test began before this one's teardown
+            known = tests.get(nodeid)
+            if known is None or (known.rerun and known.torn_down and not known.broken):
+                spent = known.spent + (known.result.duration if known.result else 0.0) if known else 0.0
+                tests[nodeid] = _TestEvents(spent=spent)
+            else:
+                known.broken = True  # started twice
+            running = nodeid
+        elif kind == "report" and isinstance(nodeid, str):
+            _fold_report(tests, running, nodeid, event)
+    results = []
+    for nodeid, seen in tests.items():
+        current = seen.result
+        failed = current is not None and current.outcome in (Outcome.FAILED, Outcome.ERROR)
+        duration = (current.duration if current else 0.0) + seen.spent
+        if current is not None and seen.spent:
+            current.duration = duration
+        if seen.broken:
+            current = TestResult(nodeid=nodeid, outcome=Outcome.FAILED, duration=duration, message=OUT_OF_ORDER)
+        elif not seen.torn_down and not failed:
+            current = TestResult(nodeid=nodeid, outcome=Outcome.ERROR, message=reason, duration=duration)
+        if current is not None:
+            results.append(current)
+    unfinished = None
+    if not finished and not stop_seen:
+        unfinished = (f"the test process ended before pytest finished ({reason}), without the test recorder's "
+                      "finish event: no test counts as passed")
+        results = [test if test.outcome not in (Outcome.PASSED, Outcome.XPASS) else
+                   TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                              message=f"[projectgen] not counted: {unfinished}") for test in results]
+    return CombinedEvents(results, collection_errors, collected, unfinished)
+
+
+def _fold_report(tests: dict[str, _TestEvents], running: str | None, nodeid: str, event: dict) -> None:
+    """Add one setup/call/teardown report to its test's result; a report out of the recorder's order (not of
+    the test that started last, a phase again or before one already reported) breaks the test."""
+    seen = tests.get(nodeid)
+    phase = PHASE_ORDER.get(event.get("when"), -1)
+    subtest = bool(event.get("subtest"))
+    if event.get("outcome") == "rerun":  # a failed attempt, run again from its start
+        seen.rerun = True
+        subtest = True
+    if seen is None:
+        seen = tests[nodeid] = _TestEvents(broken=True)  # reported without a start
+    elif nodeid != running or seen.torn_down or phase < seen.phase or (phase == seen.phase and not subtest):
+        seen.broken = True
+    if subtest and phase == PHASE_ORDER["teardown"]:
+        seen.broken = True
+    if not subtest:
+        seen.phase = max(seen.phase, phase)
+    if phase == PHASE_ORDER["teardown"]:
+        seen.torn_down = True
+    outcome = _phase_outcome(event)
+    current = seen.result
+    duration = (current.duration if current else 0.0) + _seconds(event.get("duration"))
+    if outcome is None:
+        if current:
+            current.duration = duration
+        return
+    if current and current.outcome in (Outcome.FAILED, Outcome.ERROR):
+        current.duration = duration  # the first failure is the one that explains
+        return
+    seen.result = TestResult(nodeid=nodeid, outcome=outcome, duration=duration,
+                             message=str(event.get("message") or ""))
+
+
+def _seconds(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -74,6 +74,22 @@ def test_eval_says_why_the_tests_did_not_start(tmp_path: Path, env_cache: Path, 
     assert json.loads(out.read_text())["exit_status"] == 4
 
 
+def test_eval_prints_markup_in_test_names_and_messages_as_it_is(tmp_path: Path, env_cache: Path, capsys) -> None:
+    """Test names, messages and exception names are the code under test's: rich markup in them is printed,
+    not read (a stray closing tag made rich raise MarkupError and `projectgen eval` crash)."""
+    task = shaped_task(tmp_path / "markup", "", {"test_markup.py": (
+        "import pytest\n"
+        "Boom = type('[bold red]Boom[/]', (Exception,), {})\n"
+        "@pytest.mark.parametrize('value', ['[/]'])\n"
+        "def test_tag(value):\n"
+        "    raise Boom('[/] and [bold red]' + value)\n")})
+    code = main(["eval", "--task", str(task), "--repo", str(tmp_path), "--out", str(tmp_path / "r.json"),
+                 "--cache-dir", str(env_cache)])
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "test_tag[[/]]" in printed and "test_markup.py:5: [bold red]Boom[/]" in printed
+
+
 def test_eval_takes_the_task_timeout_unless_timeout_is_given(tmp_path: Path, env_cache: Path) -> None:
     task = shaped_task(tmp_path / "slow", "timeout = 1\n", {"test_slow.py": "import time\n\n"
                                                              "def test_slow():\n    time.sleep(4)\n"})

@@ -97,7 +97,10 @@ def _processes_running(cmdline: bytes) -> list[str]:
     return found
 
 
-def test_os_exit_inside_a_test_keeps_results_recorded_before_it(tmp_path: Path, env_cache: Path) -> None:
+def test_os_exit_inside_a_test_counts_no_pass_but_keeps_the_failures_recorded_before_it(
+        tmp_path: Path, env_cache: Path) -> None:
+    """A test process that ends on its own before pytest finished (no finish event from the recorder) leaves
+    only its word for the passes it reported: none counts (docs/sandbox.md, "A pass needs positive evidence")."""
     task = make_task(tmp_path / "exit", {
         "test_exit.py": """
             import os
@@ -109,8 +112,9 @@ def test_os_exit_inside_a_test_keeps_results_recorded_before_it(tmp_path: Path, 
     })
     report = runner(env_cache).evaluate(task, GOOD_MODULE, "unit")
     assert report.exit_status == 7 and not report.timed_out
-    assert outcomes(report) == {"test_a": Outcome.PASSED, "test_b": Outcome.FAILED, "test_c": Outcome.ERROR}
-    assert report.total == 4 and report.passed == 1
+    assert outcomes(report) == {"test_a": Outcome.FAILED, "test_b": Outcome.FAILED, "test_c": Outcome.ERROR}
+    assert report.total == 4 and report.passed == 0 and report.tampered is None
+    assert "finish event" in report.output_tail
 
 
 def _sandbox_is_available(env_cache: Path) -> bool:

@@ -6,25 +6,35 @@ later, and nothing is left in the workspace to replace. Each line is a JSON even
 a sequence number, then a tab and an HMAC of it under a secret the runner handed over
 through another pipe that was closed once read: a line the code under test writes to
 the pipe itself does not carry a valid signature, and the runner counts the run as
-tampered with. The recorder also notes which functions of pytest, pluggy and unittest
-(and its own) exist when it starts, and says so if any of them is later replaced or
-has its code swapped by code from outside the test environment (its plugins, such as
-pytest-django, patch the framework too): code under test that patches the test
-framework at import.
+tampered with.
 
-Code in the same process can still read the secret from memory or patch more than
-this checks; docs/sandbox.md says what remains. Each line goes straight to the file
-descriptor (no Python buffering), so the results recorded before a crash, an
-`os._exit` or a SIGKILL reach the runner. A passed setup writes nothing (a test's
-"start" line already says it began; its seconds are added to the test's next
-report). Standard library only: it runs in the task's environment, not ours.
+Nothing in the recorder steers it from outside: `recorder()` returns an object without
+attributes of its own (no `__dict__`, its class's members are functions), whose hooks are
+closures over the pipe, a counter and an HMAC object made from the secret (the secret's bytes
+are not kept). No flag silences a check: every check looks again, and says each problem once.
+
+Tripwires (they say the run was tampered with; the canaries and the runner's rules are the
+defence): the functions of pytest, pluggy and unittest (and the recorder's own) noted at the
+start and compared at every check; the plugin manager's plugins and each hook's implementations
+noted after configure and compared at every check (a plugin the tests' conftest files or the
+test environment add is accepted); trace and profile functions, `sys.monitoring` callbacks and
+audit hooks installed by code from outside the test environment (`audit`, installed by the
+bootstrap as the first audit hook). Code from the test environment's site-packages, pytest's own
+and the standard library may do all of these (coverage, pytest-django, faulthandler, pdb).
+
+Code in the same process can still read the closures, patch more than this checks or fake a
+code object's file name; docs/sandbox.md says what remains. Each line goes straight to the file
+descriptor (no Python buffering), so the results recorded before a crash, an `os._exit` or a
+SIGKILL reach the runner. A passed setup writes nothing (a test's "start" line already says it
+began; its seconds are added to the test's next report). Standard library only: it runs in the
+task's environment, not ours.
 """
-import hashlib
-import hmac
 import importlib
 import json
 import os
+import sys
 import time
+import types
 
 import pytest
 
@@ -33,9 +43,16 @@ WATCHED_MODULES = (
     "_pytest.main", "_pytest.nodes", "_pytest.outcomes", "_pytest.skipping", "_pytest.unittest",
     "_pytest.fixtures", "_pytest.assertion", "_pytest.assertion.rewrite", "_pytest.assertion.util",
     "_pytest.config", "_pytest.terminal", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
-    "pluggy._result", "unittest.case", "unittest.result", "projectgen_results",
+    "pluggy._result", "pluggy._caller", "pluggy._execution", "pluggy._impl", "unittest.case", "unittest.result",
+    "projectgen_results",
 )
 CHECK_EVERY = 0.1  # seconds between integrity checks while tests report; always after collection and at the end
+# Audit events that install something which sees or steers every frame: tracing, profiling, sys.monitoring
+# (3.12+), another audit hook.
+TRACING_EVENTS = frozenset({
+    "sys.settrace", "sys.setprofile", "sys._settraceallthreads", "sys._setprofileallthreads",
+    "sys.addaudithook", "sys.monitoring.register_callback",
+})
 
 
 def _tail(text, limit=4000):
@@ -94,104 +111,248 @@ def environment_folders():
     return tuple(os.path.realpath(folder) + os.sep for folder in site.getsitepackages())
 
 
+def standard_folders():
+    """The standard library's folder and the sandbox's own (the bootstrap): code there installs tracing for
+    others (`threading` starts a thread with the trace function `threading.settrace` was given), so a tracing
+    call made from there is judged by the code that asked for it."""
+    return (os.path.dirname(os.path.realpath(os.__file__)) + os.sep,
+            os.path.dirname(os.path.realpath(__file__)) + os.sep)
+
+
 def defined_in(function, folders):
     return os.path.realpath(function.__code__.co_filename).startswith(folders)
 
 
-class Recorder:
-    """Records pytest's events on `fd`, signed with `secret`, watches the test framework for patches, and runs
-    the canary module's tests (`canary`, a file name) without showing them: they must fail."""
+def _is_conftest(plugin):
+    """A conftest module pytest registered as a plugin: the suite's own (a candidate's conftest files are
+    dropped from the workspace)."""
+    return isinstance(plugin, types.ModuleType) and os.path.basename(getattr(plugin, "__file__", None) or "") == "conftest.py"
 
-    def __init__(self, fd, secret, canary):
-        self.fd = fd
-        self.key = secret
-        self.canary = canary
-        self.sequence = 0
-        self.setup_seconds = {}
-        self.watched = watched_functions()
-        self.trusted = environment_folders()
-        self.last_check = time.monotonic()
-        self.tampered = False
-        self.suite_items = None
+
+def _threading_hook(name):
+    """A trace or profile function `threading.settrace`/`setprofile` holds for the threads started next."""
+    threading = sys.modules.get("threading")
+    return getattr(threading, name, None) if threading is not None else None
+
+
+def _code_of_callable(value):
+    """The function a trace function or hook implementation runs: itself, a method's function, a callable
+    object's `__call__`, or None (code in C: judged by its module, `_module_file`)."""
+    value = getattr(value, "__func__", value)
+    if hasattr(value, "__code__"):
+        return value
+    return _function_of(getattr(type(value), "__call__", None))
+
+
+def _module_file(value):
+    module = sys.modules.get(getattr(type(value), "__module__", ""))
+    return getattr(module, "__file__", None) or ""
+
+
+def _impl_key(impl):
+    """A hook implementation as its plugin and plain function: the same after the plugin is registered again."""
+    return id(impl.plugin), getattr(impl.function, "__func__", impl.function)
+
+
+def hook_implementations(manager):
+    """{hook name: (caller, ((implementation, function, code), ...))} of a plugin manager, in calling order."""
+    found = {}
+    for name, caller in list(vars(manager.hook).items()):
+        get = getattr(caller, "get_hookimpls", None)
+        if get is None:
+            continue
+        found[name] = (caller, tuple((impl, impl.function, getattr(impl.function, "__code__", None))
+                                     for impl in get()))
+    return found
+
+
+def recorder(fd, mac, canary):
+    """The pytest plugin object: events on `fd`, signed with a copy of `mac` (an HMAC object made from the
+    secret), the canary module (`canary`, a file name) run without being shown. Everything it uses is captured
+    here; the object has no attribute to set and its hooks look nothing up on it."""
+    write, monotonic, dumps, getframe = os.write, time.monotonic, json.dumps, sys._getframe
+    realpath, basename = os.path.realpath, os.path.basename
+    sequence = [0]
+    setup_seconds = {}
+    watched = [watched_functions()]
+    trusted = environment_folders()
+    framework = framework_folders()
+    standard = standard_folders()
+    last_check = [monotonic()]
+    said = set()
+    suite_items = [None]
+    hooks = [None]  # the plugin manager's hooks as noted after configure (and accepted since)
+    finished = [False]
+
+    def emit(**event):
+        sequence[0] += 1
+        event["seq"] = sequence[0]
+        payload = dumps(event).encode("utf-8", "replace")
+        signature = mac.copy()
+        signature.update(payload)
+        write(fd, payload + b"\t" + signature.hexdigest()[:32].encode() + b"\n")
+
+    def tampered(what):
+        """Say `what` once; never raises (an audit hook's caller must not see our failure)."""
+        if what in said:
+            return
+        said.add(what)
+        try:
+            emit(event="tampered", what=what)
+        except Exception:
+            pass
+
+    def is_trusted(value):
+        """Whether a trace function or hook implementation is the environment's, pytest's or the standard
+        library's code."""
+        try:
+            function = _code_of_callable(value)
+            if function is not None:
+                return defined_in(function, trusted + framework + standard)
+            return realpath(_module_file(value)).startswith(trusted + framework + standard)
+        except Exception:
+            return False
+
+    def framework_problem():
+        for namespace, where, name, value, function, code in watched[0]:
+            current = namespace.get(name)
+            if current is value and function.__code__ is code:
+                continue
+            function = _function_of(current)
+            if function is not None and defined_in(function, trusted):
+                continue  # a plugin of the test environment's, for as long as it keeps its change
+            return "%s.%s was changed while the tests ran" % (where, name)
+        return None
+
+    def hooks_problem(force):
+        """A hook implementation added or changed from outside the environment, at once; one removed, when it
+        is still missing at a forced check (flask's suite unregisters pytest's logging plugin for a test and
+        registers it again)."""
+        noted = hooks[0]
+        if noted is None:
+            return None
+        for name, caller, impls in hooks_now():
+            before = noted.get(name)
+            if before is not None and before[0] is caller and len(before[1]) == len(impls) and all(
+                    a[0] is b[0] and a[1] is b[1] and a[2] is b[2] for a, b in zip(before[1], impls)):
+                continue
+            if before is not None and before[0] is not caller:
+                return "the pytest hook %s was replaced while the tests ran" % name
+            known = {id(impl): (function, code) for impl, function, code in before[1]} if before else {}
+            for impl, function, code in impls:
+                was = known.get(id(impl))
+                if was is not None and was[0] is function and was[1] is code:
+                    continue
+                if is_trusted(function) or _is_conftest(impl.plugin):
+                    continue  # a conftest module of the suite, a plugin of the environment, pytest's own
+                return "a pytest plugin was added or changed while the tests ran: %s of %r" % (name, impl.plugin_name)
+            present = {_impl_key(impl) for impl, _, _ in impls}
+            missing = [impl for impl, _, _ in before[1] if _impl_key(impl) not in present] if before else []
+            if missing and force:
+                return "a pytest hook implementation was removed while the tests ran: %s of %r" % (
+                    name, missing[0].plugin_name)
+            if not missing:
+                noted[name] = (caller, impls)  # what changed is trusted: compared with that from now on
+
+    def hooks_now():
+        return [(name, caller, impls) for name, (caller, impls) in hook_implementations(manager[0]).items()]
+
+    def tracing_problem():
+        for what, function in (("trace function", sys.gettrace()), ("profile function", sys.getprofile()),
+                               ("thread trace function", _threading_hook("_trace_hook")),
+                               ("thread profile function", _threading_hook("_profile_hook"))):
+            if function is not None and not is_trusted(function):
+                return "a %s was installed by code under test" % what
+        return None
+
+    def check(force=False):
+        """Look for a patched framework, a changed plugin or hook, a tracer from outside the environment (at
+        most every CHECK_EVERY seconds unless `force`)."""
+        now = monotonic()
+        if not force and now - last_check[0] < CHECK_EVERY:
+            return
+        last_check[0] = now
+        for problem in (framework_problem(), hooks_problem(force), tracing_problem(), own_code_problem()):
+            if problem:
+                tampered(problem)
+
+    def audit(event, args):
+        """The first audit hook of the test process: says when code from outside the test environment installs
+        a trace or profile function, a sys.monitoring callback or another audit hook."""
+        if event not in TRACING_EVENTS:
+            return
+        try:
+            frame = getframe(1)
+            while frame is not None:
+                where = realpath(frame.f_code.co_filename)
+                if where.startswith(standard):
+                    frame = frame.f_back
+                    continue
+                if not where.startswith(trusted + framework):
+                    tampered("%s was called by code under test (%s)" % (event, basename(where)))
+                return
+            problem = tracing_problem()  # only the standard library asked: for what it was given
+            if problem:
+                tampered(problem)
+        except Exception:
+            pass
 
     @pytest.hookimpl(trylast=True)
-    def pytest_configure(self, config):
+    def pytest_configure(config):
         """pytest patches itself while it configures (its legacypath plugin, for one): what changed since the
-        recorder started is accepted when the new function's code is pytest's or pluggy's own."""
-        framework = framework_folders()
+        recorder started is accepted when the new function's code is pytest's or pluggy's own. The plugins
+        and hooks are noted from here on."""
         accepted = []
-        for namespace, where, name, value, function, code in self.watched:
+        for namespace, where, name, value, function, code in watched[0]:
             current = namespace.get(name)
             now = _function_of(current)
             if current is not value and now is not None and defined_in(now, framework):
                 accepted.append((namespace, where, name, current, now, now.__code__))
             else:
                 accepted.append((namespace, where, name, value, function, code))
-        self.watched = accepted
-        self.check(force=True)
+        watched[0] = accepted
+        manager[0] = config.pluginmanager
+        hooks[0] = {name: (caller, impls) for name, caller, impls in hooks_now()}
+        check(force=True)
 
-    def emit(self, **event):
-        self.sequence += 1
-        event["seq"] = self.sequence
-        payload = json.dumps(event).encode("utf-8", "replace")
-        signature = hmac.new(self.key, payload, hashlib.sha256).hexdigest()[:32].encode()
-        os.write(self.fd, payload + b"\t" + signature + b"\n")
-
-    def check(self, force=False):
-        """Say once if a watched function was replaced or had its code swapped since the start."""
-        now = time.monotonic()
-        if self.tampered or (not force and now - self.last_check < CHECK_EVERY):
-            return
-        self.last_check = now
-        for namespace, where, name, value, function, code in self.watched:
-            current = namespace.get(name)
-            if current is value and function.__code__ is code:
-                continue
-            function = _function_of(current)
-            if function is not None and defined_in(function, self.trusted):
-                continue  # a plugin of the test environment's, for as long as it keeps its change
-            self.tampered = True
-            self.emit(event="tampered", what="%s.%s was changed while the tests ran" % (where, name))
-            return
-
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(report):
         if report.failed:
-            self.emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
+            emit(event="collect_error", nodeid=report.nodeid, message=_tail(report.longreprtext))
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(session):
         # after every modifyitems hook: tests deselected (`-m` in a benchmark's addopts) are not collected ones
         items = session.items
-        self.emit(event="collected", count=len(items), nodeids=[item.nodeid for item in items])
-        self.suite_items = sum(1 for item in items if not self.is_canary(item))
-        self.check(force=True)
+        emit(event="collected", count=len(items), nodeids=[item.nodeid for item in items])
+        suite_items[0] = sum(1 for item in items if not is_canary(item))
+        check(force=True)
 
-    def is_canary(self, item):
-        return os.path.basename(str(getattr(item, "path", None) or item.fspath)) == self.canary
+    def is_canary(item):
+        return basename(str(getattr(item, "path", None) or item.fspath)) == canary
 
-    def pytest_runtest_logstart(self, nodeid, location):
-        self.emit(event="start", nodeid=nodeid)
+    def pytest_runtest_logstart(nodeid, location):
+        emit(event="start", nodeid=nodeid)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(item, nextitem):
         """A canary runs through pytest's run protocol like any test, but its reports go to the recorder
         alone: the terminal (and so the output a model is shown) never mentions it."""
-        if not self.is_canary(item):
+        if not is_canary(item):
             return None
         from _pytest.runner import runtestprotocol
 
-        self.emit(event="start", nodeid=item.nodeid)
+        emit(event="start", nodeid=item.nodeid)
         for report in runtestprotocol(item, nextitem=nextitem, log=False):
-            self.pytest_runtest_logreport(report)
+            pytest_runtest_logreport(report)
         return True
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(report):
         duration = getattr(report, "duration", 0.0)
         if report.when == "setup" and report.outcome == "passed":
-            self.setup_seconds[report.nodeid] = duration
+            setup_seconds[report.nodeid] = duration
             return
-        duration += self.setup_seconds.pop(report.nodeid, 0.0)
-        self.check()
-        self.emit(
+        duration += setup_seconds.pop(report.nodeid, 0.0)
+        check()
+        event = dict(
             event="report",
             nodeid=report.nodeid,
             when=report.when,
@@ -200,10 +361,39 @@ class Recorder:
             wasxfail=hasattr(report, "wasxfail"),
             message=_tail(report.longreprtext) if report.outcome != "passed" else "",
         )
+        if type(report).__name__.lower() == "subtestreport":  # pytest's subtests, unittest's subTest
+            event["subtest"] = True
+        emit(**event)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.suite_items == 0 and exitstatus == 0:
+    def pytest_sessionfinish(session, exitstatus):
+        if finished[0]:
+            return
+        finished[0] = True
+        if suite_items[0] == 0 and exitstatus == 0:
             session.exitstatus = exitstatus = 5  # only canaries ran: the suite itself has no tests
-        self.check(force=True)
-        self.emit(event="finish", exitstatus=int(exitstatus))
+        check(force=True)
+        emit(event="finish", exitstatus=int(exitstatus))
+
+    manager = [None]
+    own = (emit, tampered, is_trusted, framework_problem, hooks_problem, hooks_now, tracing_problem, check, audit,
+           pytest_configure, pytest_collectreport, pytest_collection_finish, is_canary, pytest_runtest_logstart,
+           pytest_runtest_protocol, pytest_runtest_logreport, pytest_sessionfinish)
+    own_code = tuple((function, function.__code__) for function in own)
+
+    def own_code_problem():
+        for function, code in own_code:
+            if function.__code__ is not code:
+                return "the test recorder's %s had its code swapped" % function.__name__
+        return None
+
+    class Recorder:
+        """The plugin object pytest registers: its hooks, `check` and `audit` (the closures themselves, which
+        pluggy holds from registration on), and no attribute of its own."""
+
+        __slots__ = ()
+
+    for function in own:
+        if function.__name__.startswith("pytest_") or function.__name__ in ("check", "audit"):
+            setattr(Recorder, function.__name__, staticmethod(function))
+    return Recorder()

@@ -1,7 +1,7 @@
 """Starts pytest in the sandbox with its recorder in place before any code under test can run.
 
-Run as `python -s pytest_bootstrap.py PYTEST-ARGS...` from a read-only folder outside the
-workspace: `sys.path[0]` is that folder, PYTHONPATH is not set for this process (the runner
+Run as `python -s pytest_bootstrap.py PYTEST-ARGS...` (or `python -I ...`) from a read-only folder outside
+the workspace: `sys.path[0]` is that folder (put there by the bootstrap under `-I`), PYTHONPATH is not set for this process (the runner
 passes the children's value as PROJECTGEN_CHILD_PYTHONPATH) and the user site is off, so no
 file of the candidate's (`pytest.py`, `_pytest/`, `sitecustomize.py`, `usercustomize.py`,
 `projectgen_results.py`, a `.pth` in its install prefix) is imported before pytest, the
@@ -9,7 +9,9 @@ recorder and the modules the recorder watches are. Only then do the workspace, t
 root and the install prefix go on the import path, and pytest runs with the recorder as a
 plugin object. The results pipe, the secret pipe and the canary module are named by environment
 variables that are removed before the tests start; the secret pipe is read and closed, the results pipe is
-not inherited by processes the tests start. Standard library only (and pytest): it runs in the
+not inherited by processes the tests start. The secret lives in no frame or object once the recorder is made:
+the recorder keeps an HMAC object made from it, and `main`'s frame, alive for the whole run, holds neither the
+recorder nor the pipe's number. Standard library only (and pytest): it runs in the
 task's environment, not ours.
 
 Once pytest returns, the process ends without the interpreter's tear-down (`end`): every result
@@ -24,36 +26,59 @@ import os
 import site
 import sys
 
+HERE = os.path.dirname(os.path.realpath(__file__))
+
 
 def main(args):
+    """pytest's run with the recorder as a plugin. The recorder is made by `_recorder`, whose frame (with the
+    secret, the pipe's number) is gone before any code under test runs: this frame holds neither."""
+    sys.dont_write_bytecode = True
+    if not sys.path or os.path.realpath(sys.path[0] or os.curdir) != HERE:
+        sys.path.insert(0, HERE)  # `python -I` leaves the script's folder out of the path
+    import pytest
+    import projectgen_results
+
+    del sys.path[0]  # this folder: nothing more is imported from it
+    return pytest.main(args, plugins=[_recorder(projectgen_results)])
+
+
+def _recorder(projectgen_results):
+    """The recorder, made from the pipes the environment names, and the import path of the tests set. Keeps
+    an HMAC object made from the secret, not the secret; its audit hook goes first, before any other."""
+    import hashlib
+    import hmac
+
     env = os.environ
     results_fd = int(env.pop("PROJECTGEN_RESULTS_FD"))
     secret_fd = int(env.pop("PROJECTGEN_SECRET_FD"))
     canary = env.pop("PROJECTGEN_CANARY", "")
     imports = [path for path in env.pop("PROJECTGEN_IMPORT_PATHS", "").split(os.pathsep) if path]
     child_path = env.pop("PROJECTGEN_CHILD_PYTHONPATH", "")
-    sys.dont_write_bytecode = True
-    import pytest
-    import projectgen_results
-
-    secret = b""
-    while True:
-        chunk = os.read(secret_fd, 4096)
-        if not chunk:
-            break
-        secret += chunk
-    os.close(secret_fd)
-    recorder = projectgen_results.Recorder(results_fd, secret, canary)
+    plugin = projectgen_results.recorder(results_fd, hmac.new(_read_all(secret_fd), digestmod=hashlib.sha256),
+                                         canary)
+    sys.addaudithook(plugin.audit)
     os.set_inheritable(results_fd, False)
-    del sys.path[0]  # this folder: nothing more is imported from it
-    sys.path[0:0] = imports
+    del results_fd, secret_fd
+    sys.path[0:0] = imports  # from here on a candidate's .pth file may run: this frame holds no secret
     prefix = env.get("PROJECTGEN_INSTALL_PREFIX")
     if prefix:  # the install step's prefix, with its .pth files (editable installs are .pth files)
         for folder in sorted(glob.glob(os.path.join(prefix, "lib*", "python*", "site-packages"))):
             site.addsitedir(folder)
     if child_path:
         env["PYTHONPATH"] = child_path
-    return pytest.main(args, plugins=[recorder])
+    return plugin
+
+
+def _read_all(fd):
+    """What the pipe `fd` holds until its writer closed it; the pipe is closed."""
+    data = b""
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    return data
 
 
 def end(status):
