@@ -50,11 +50,11 @@ def cmd_without_subcommand(args: argparse.Namespace) -> int:
 
 
 def lacking(task: str, paths: list[str]) -> str:
-    """``geotext lacks geotext/data_file/cities15000.txt``: what one task of a copy lacks, in a few words."""
-    named = [f"{task}/{path}" for path in paths]
-    if len(named) == 1:
-        return f"{task} lacks {named[0]}"
-    return f"{task} lacks {len(named)} files ({', '.join(named[:3])}{', ...' if len(named) > 3 else ''})"
+    """``geotext lacks geotext/data_file/cities15000.txt``: what one task of a copy lacks (paths relative to the
+    task folder), in a few words."""
+    if len(paths) == 1:
+        return f"{task} lacks {paths[0]}"
+    return f"{task} lacks {len(paths)} files ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -113,7 +113,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     recorded = incomplete_tasks(fetched_record(dataset) or {})
     check = check_folder(folder, manifest(dataset))
     for task, paths in sorted(check.incomplete.items()):
-        since = ("the fetched source lacked it" if set(paths) <= set(recorded.get(task, ()))
+        since = ("not in the source it was fetched from" if set(paths) <= set(recorded.get(task, ()))
                  else "removed since the fetch")
         print(f"{dataset.name}: incomplete: {lacking(task, list(paths))} ({since})", file=sys.stderr)
     if not check.sound:
