@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.datasets.catalog import FETCHED_RECORD, PublishedDataset, fetched_record, install_root
-from projectgen.datasets.installing import install_lock, new_version, prune_versions, swap_in
+from projectgen.datasets.installing import install_lock, mark_replaced, new_version, prune_versions, swap_in
 from projectgen.datasets.integrity import Check, check_folder, folder_files, manifest
 from projectgen.errors import ProjectGenError
 
@@ -64,10 +64,12 @@ def fetch_dataset(dataset: PublishedDataset, *, source: str | None = None, cache
             _refuse_less_complete(dataset, given, check, fetched_record(dataset, cache), force=force)
             (version / FETCHED_RECORD).write_text(json.dumps(_record(dataset, given, commit, check), indent=2) + "\n",
                                                   encoding="utf-8")
-            swap_in(root, version)
         except BaseException:
             shutil.rmtree(version, ignore_errors=True)
             raise
+        previous = swap_in(root, version)
+        if previous is not None:
+            mark_replaced(previous)
         prune_versions(root)
     return Fetched(folder=root / dataset.folder_name, source=given, commit=commit,
                    pinned=commit == dataset.commit, check=check)

@@ -58,8 +58,9 @@ def new_version(root: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-", time.gmtime()), dir=folder))
 
 
-def swap_in(root: Path, version: Path) -> None:
-    """Point `root` at `version` in one rename; the version it replaces is kept, marked replaced."""
+def swap_in(root: Path, version: Path) -> Path | None:
+    """Point `root` at `version` in one rename; returns the version folder it replaced (kept: see
+    `mark_replaced`), None when there was none."""
     link = root.with_name(f".{root.name}.link-{os.getpid()}-{version.name}")
     link.symlink_to(os.path.relpath(version, root.parent), target_is_directory=True)
     if root.is_symlink() or not root.exists():
@@ -72,8 +73,12 @@ def swap_in(root: Path, version: Path) -> None:
         else:  # no atomic exchange here: a reader may find the name missing for one rename
             root.rename(previous)
             os.replace(link, root)
-    if previous is not None and previous.is_dir() and previous != version.resolve():
-        (previous / REPLACED_MARKER).touch()
+    return previous if previous is not None and previous.is_dir() and previous != version.resolve() else None
+
+
+def mark_replaced(version: Path) -> None:
+    """Note when `version` stopped being the installed one: `prune_versions` keeps it `KEEP_REPLACED` more."""
+    (version / REPLACED_MARKER).touch()
 
 
 def prune_versions(root: Path, now: float | None = None) -> None:
