@@ -9,6 +9,8 @@ from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 
 def add_commands(subparsers) -> None:
     """Add `datasets` and its sub-commands to the CLI's sub-parsers."""
+    from projectgen.datasets.installing import KEEP_REPLACED
+
     parser = subparsers.add_parser(
         "datasets", help="list, fetch and verify the published benchmarks (CodeProjectEval, DevBench)",
         description="The benchmarks the ProjectGen paper published, fetched from their git repository at a pinned "
@@ -24,13 +26,19 @@ def add_commands(subparsers) -> None:
         description="Fetches the pinned commit of the benchmark's repository (a local mirror without that commit: "
                     "its HEAD), checks every file against the published checksums and installs the copy only "
                     "when no file differs and none was added. Files the source lacks are named as incomplete "
-                    "tasks. Fetching again replaces the copy.")
+                    "tasks. Fetching again replaces the copy, unless the installed one has more of the published "
+                    f"files (--force). A fetch installs a new version and switches to it in one step: runs that "
+                    "started on the old version keep it (kept {KEEP_REPLACED.days} days after it was "
+                    "replaced).")
     fetch.add_argument("name", metavar="NAME", help="codeprojecteval or devbench (`projectgen datasets list`)")
     fetch.add_argument("--from", dest="source", default=None, metavar="DIR",
                        help="offline: a local git repository or mirror of the upstream, or a folder holding the "
                             "data (a checkout, its datasets/ folder, or the benchmark folder itself)")
+    fetch.add_argument("--force", action="store_true",
+                       help="replace the installed copy even when it has more of the published files than this one")
     fetch.set_defaults(handler=cmd_fetch)
-    verify = commands.add_parser("verify", help="check a fetched benchmark's files against the published checksums")
+    verify = commands.add_parser("verify", help="check a fetched benchmark's files against the published checksums "
+                                                "(exit 1: some changed or missing)")
     verify.add_argument("name", metavar="NAME", help="codeprojecteval or devbench")
     verify.set_defaults(handler=cmd_verify)
 
@@ -41,18 +49,30 @@ def cmd_without_subcommand(args: argparse.Namespace) -> int:
     raise ProjectGenError("datasets needs a sub-command: list, fetch NAME or verify NAME")
 
 
+def lacking(task: str, paths: list[str]) -> str:
+    """``geotext lacks geotext/data_file/cities15000.txt``: what one task of a copy lacks (paths relative to the
+    task folder), in a few words."""
+    if len(paths) == 1:
+        return f"{task} lacks {paths[0]}"
+    return f"{task} lacks {len(paths)} files ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    """Exit 0: one line per benchmark."""
-    from projectgen.datasets.catalog import datasets_cache_dir, fetched_record, install_root, published_datasets
+    """Exit 0: one line per benchmark (with its incomplete tasks, as the fetch recorded them)."""
+    from projectgen.datasets.catalog import (datasets_cache_dir, fetched_record, incomplete_tasks, install_root,
+                                             published_datasets)
     from projectgen.datasets.integrity import manifest
 
     print(f"cache: {datasets_cache_dir()}")
     for dataset in published_datasets().values():
         tasks = len({path.split("/", 1)[0] for path in manifest(dataset) if "/" in path})
         record = fetched_record(dataset)
+        incomplete = incomplete_tasks(record) if record is not None else {}
+        described = "; ".join(lacking(task, paths) for task, paths in incomplete.items())
+        state = f" ({len(incomplete)} incomplete: {described})" if incomplete else ""
         where = (f"fetched: {install_root(dataset) / dataset.folder_name}" if record is not None
                  else f"not fetched (`projectgen datasets fetch {dataset.name}`)")
-        print(f"{dataset.name:<16} {tasks:>3} tasks  {dataset.repository} @ {dataset.commit[:12]} "
+        print(f"{dataset.name:<16} {tasks:>3} tasks{state}  {dataset.repository} @ {dataset.commit[:12]} "
               f"({dataset.folder})  {where}")
     return EXIT_OK
 
@@ -65,7 +85,8 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     from projectgen.datasets.fetching import fetch_dataset
 
     dataset = published_dataset(args.name)
-    fetched = fetch_dataset(dataset, source=args.source, log=lambda message: print(message, file=sys.stderr))
+    fetched = fetch_dataset(dataset, source=args.source, force=args.force,
+                            log=lambda message: print(message, file=sys.stderr))
     for line in fetched.check.incomplete_lines():
         print(line, file=sys.stderr)
     if fetched.commit is None:
@@ -80,21 +101,29 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Exit 0 when every installed file is the published one, 1 when some differ, 2 when not fetched."""
+    """Exit 0 when every published file is installed unchanged, 1 when some differ or are missing (a line per
+    incomplete task), 2 when not fetched."""
     import sys
 
-    from projectgen.datasets.catalog import installed_folder, published_dataset
+    from projectgen.datasets.catalog import fetched_record, incomplete_tasks, installed_folder, published_dataset
     from projectgen.datasets.integrity import check_folder, manifest
 
     dataset = published_dataset(args.name)
     folder = installed_folder(dataset)
+    recorded = incomplete_tasks(fetched_record(dataset) or {})
     check = check_folder(folder, manifest(dataset))
-    for line in check.incomplete_lines():
-        print(line, file=sys.stderr)
+    for task, paths in sorted(check.incomplete.items()):
+        since = ("not in the source it was fetched from" if set(paths) <= set(recorded.get(task, ()))
+                 else "removed since the fetch")
+        print(f"{dataset.name}: incomplete: {lacking(task, list(paths))} ({since})", file=sys.stderr)
     if not check.sound:
         print(f"{dataset.name}: {folder} differs from the published data: {check.problems()} (fetch it again with "
               f"`projectgen datasets fetch {dataset.name}`)", file=sys.stderr)
         return EXIT_TESTS_FAILED
-    print(f"{dataset.name}: {check.matching} file(s) in {folder} match the published checksums"
-          + (f"; {len(check.incomplete)} task(s) incomplete" if check.incomplete else ""))
+    if check.incomplete:
+        print(f"{dataset.name}: {len(check.incomplete)} task(s) incomplete in {folder}; the {check.matching} file(s) "
+              "present match the published checksums (fetch a complete copy with `projectgen datasets fetch "
+              f"{dataset.name} --from DIR`)", file=sys.stderr)
+        return EXIT_TESTS_FAILED
+    print(f"{dataset.name}: {check.matching} file(s) in {folder} match the published checksums")
     return EXIT_OK

@@ -95,11 +95,18 @@ def fetched_record(dataset: PublishedDataset, cache: Path | None = None) -> dict
 
 
 def installed_folder(dataset: PublishedDataset, cache: Path | None = None) -> Path:
-    """The folder of task folders of a fetched benchmark; one line saying how to fetch it when it is not."""
+    """The folder of task folders of a fetched benchmark, in the installed version (the link resolved: a run
+    keeps reading the copy it started on when a fetch installs another); one line saying how to fetch it
+    when it is not."""
     if fetched_record(dataset, cache) is None:
         raise ProjectGenError(f"{dataset.name} is not fetched yet: run `projectgen datasets fetch {dataset.name}` "
                               "(offline: add --from DIR, a local mirror of the repository or a copy of the folder)")
-    return install_root(dataset, cache) / dataset.folder_name
+    return install_root(dataset, cache).resolve() / dataset.folder_name
+
+
+def incomplete_tasks(record: dict[str, Any]) -> dict[str, list[str]]:
+    """task -> the published files (relative to the task) a fetched copy lacks, as its record says."""
+    return {task: list(paths) for task, paths in sorted(record.get("incomplete", {}).items())}
 
 
 def published_folder(spec: str) -> Path | None:

@@ -76,8 +76,8 @@ class Check:
         return "; ".join(parts)
 
     def incomplete_lines(self) -> list[str]:
-        """One line per task with files missing (published files this copy does not have)."""
-        return [f"{task}: incomplete, {len(paths)} published file(s) missing ({', '.join(paths[:3])}"
+        """One line per task with files missing (published files the copied source did not have)."""
+        return [f"{task}: incomplete, the source lacks {len(paths)} file(s) ({', '.join(paths[:3])}"
                 f"{' ...' if len(paths) > 3 else ''})" for task, paths in sorted(self.incomplete.items())]
 
 

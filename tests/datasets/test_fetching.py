@@ -6,12 +6,14 @@ import json
 import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from projectgen.cli import main
-from projectgen.datasets import fetching
+from projectgen.datasets import fetching, installing
 from projectgen.datasets.catalog import PublishedDataset, published_dataset
 from projectgen.datasets.fetching import fetch_dataset
 from projectgen.datasets.integrity import blob_id, check_folder, manifest
@@ -76,7 +78,8 @@ def test_a_mirror_without_the_pinned_commit_gives_its_head_only_if_its_files_are
         fetch_dataset(bench, source=str(mirror), cache=cache)
     # the refused copy replaced nothing
     assert (fetched.folder / "alpha/src/mod.py").read_bytes() == b"x = 1\n"
-    assert sorted(os.listdir(cache)) == ["bench"]
+    assert sorted(os.listdir(cache)) == [".bench.lock", ".bench.versions", "bench"]
+    assert os.listdir(cache / ".bench.versions") == [(cache / "bench").resolve().name]
 
 
 def test_a_folder_source_is_copied_and_what_it_lacks_makes_its_task_incomplete(tmp_path: Path, cache: Path,
@@ -105,6 +108,133 @@ def test_a_link_in_the_data_is_installed_as_its_target_text_as_git_stores_it(tmp
     for source in (upstream, upstream / "data"):  # from git, and from a folder
         installed = fetch_dataset(bench, source=str(source), cache=cache).folder / "alpha" / "python"
         assert not installed.is_symlink() and installed.read_bytes() == b"/usr/bin/python3"
+
+
+BIG = b"large data file\n" * 200  # 3200 bytes: above the blob limit of the mirrors below
+
+
+def big_bench(monkeypatch) -> dict[str, bytes]:
+    """FILES with beta/data.txt too large for a blob-limited mirror (the manifest follows)."""
+    files = {**FILES, "beta/data.txt": BIG}
+    monkeypatch.setattr(fetching, "manifest", lambda dataset: {path: blob_id(data) for path, data in files.items()})
+    return files
+
+
+def present_objects(mirror: Path) -> set[str]:
+    return set(git(mirror, "cat-file", "--batch-check=%(objectname)", "--batch-all-objects").split())
+
+
+def test_a_blob_limited_mirror_is_read_in_place_and_its_absent_files_named_missing(tmp_path: Path, cache: Path,
+                                                                                     monkeypatch, bench) -> None:
+    files = big_bench(monkeypatch)
+    upstream = tmp_path / "upstream"
+    pinned = repository(upstream, "data/Bench", files)
+    git(upstream, "config", "uploadpack.allowFilter", "true")
+    mirror = tmp_path / "mirror.git"
+    git(tmp_path, "clone", "-q", "--mirror", "--filter=blob:limit=1k", upstream.as_uri(), str(mirror))
+    assert blob_id(BIG) not in present_objects(mirror)
+    bench = PublishedDataset(**{**bench.__dict__, "commit": pinned})
+    fetched = fetch_dataset(bench, source=str(mirror), cache=cache)
+    assert fetched.pinned and fetched.check.matching == 2 and dict(fetched.check.incomplete) == {"beta": ("data.txt",)}
+    assert (fetched.folder / "alpha/src/mod.py").read_bytes() == b"x = 1\n"
+    assert not (fetched.folder / "beta/data.txt").exists()
+    record = json.loads((cache / "bench" / "fetched.json").read_text())
+    assert record["incomplete"] == {"beta": ["data.txt"]} and record["files"] == 2
+    # the promisor remote (reachable here) was never asked for the absent blob
+    assert blob_id(BIG) not in present_objects(mirror)
+
+
+def test_a_less_complete_copy_never_replaces_the_installed_one_unless_forced(tmp_path: Path, cache: Path,
+                                                                               bench) -> None:
+    upstream = tmp_path / "upstream"
+    repository(upstream, "data/Bench", FILES)
+    complete = fetch_dataset(bench, source=str(upstream), cache=cache)
+    assert complete.check.matching == 3
+    smaller = tmp_path / "copy" / "Bench"
+    for relative in ("alpha/config.json", "alpha/src/mod.py"):
+        (smaller / relative).parent.mkdir(parents=True, exist_ok=True)
+        (smaller / relative).write_bytes(FILES[relative])
+    with pytest.raises(ProjectGenError, match=r"^bench: the installed copy has 3 of the 3 published files, .*copy "
+                                              r"has 2; kept the installed copy \(--force replaces it"):
+        fetch_dataset(bench, source=str(tmp_path / "copy"), cache=cache)
+    assert (complete.folder / "beta/data.txt").read_bytes() == FILES["beta/data.txt"]
+    assert json.loads((cache / "bench" / "fetched.json").read_text())["files"] == 3
+    forced = fetch_dataset(bench, source=str(tmp_path / "copy"), cache=cache, force=True)
+    assert not (forced.folder / "beta/data.txt").exists()
+    assert json.loads((cache / "bench" / "fetched.json").read_text())["incomplete"] == {"beta": ["data.txt"]}
+    # an equally complete copy replaces it without --force
+    assert fetch_dataset(bench, source=str(tmp_path / "copy"), cache=cache).check.matching == 2
+
+
+def test_fetches_at_once_leave_one_sound_copy_that_a_reader_never_finds_missing(tmp_path: Path, cache: Path,
+                                                                                   bench) -> None:
+    upstream = tmp_path / "upstream"
+    repository(upstream, "data/Bench", FILES)
+    fetch_dataset(bench, source=str(upstream), cache=cache)
+    started_on = (cache / "bench").resolve()  # what a run resolved before the fetches
+    done = threading.Event()
+    misses: list[str] = []
+    errors: list[str] = []
+
+    def read() -> None:
+        while not done.is_set():
+            for path in (cache / "bench" / "fetched.json", cache / "bench" / "Bench" / "alpha" / "config.json"):
+                if not path.is_file():
+                    misses.append(str(path))
+
+    def fetch(source: Path) -> None:
+        for _ in range(6):
+            try:
+                fetch_dataset(bench, source=str(source), cache=cache)
+            except (OSError, ProjectGenError) as error:  # a thread's exception would not fail the test
+                errors.append(repr(error))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    fetchers = [threading.Thread(target=fetch, args=(source,)) for source in (upstream, upstream / "data")]
+    try:
+        for thread in fetchers:
+            thread.start()
+        for thread in fetchers:
+            thread.join()
+    finally:
+        done.set()
+        reader.join()
+    assert errors == [] and misses == []
+    check = check_folder(cache / "bench" / "Bench", fetching.manifest(bench))
+    assert check.sound and check.matching == 3 and not check.missing
+    versions = cache / ".bench.versions"
+    current = (cache / "bench").resolve()
+    assert current.parent == versions and current != started_on
+    # every other version is a replaced one, kept for the runs that started on it
+    assert all((version / "Bench" / "alpha" / "config.json").is_file() and (version / ".replaced").is_file()
+               for version in versions.iterdir() if version != current)
+    assert (started_on / "Bench" / "beta" / "data.txt").read_bytes() == FILES["beta/data.txt"]
+
+
+def test_replaced_versions_are_deleted_after_the_keeping_time(tmp_path: Path, cache: Path, bench) -> None:
+    upstream = tmp_path / "upstream"
+    repository(upstream, "data/Bench", FILES)
+    first = fetch_dataset(bench, source=str(upstream), cache=cache).folder.resolve().parent
+    second = fetch_dataset(bench, source=str(upstream), cache=cache).folder.resolve().parent
+    assert (first / ".replaced").is_file() and not (second / ".replaced").exists()
+    installing.prune_versions(cache / "bench")
+    assert first.is_dir()  # replaced just now: kept
+    later = time.time() + installing.KEEP_REPLACED.total_seconds() + 60
+    installing.prune_versions(cache / "bench", now=later)
+    assert not first.exists() and second.is_dir() and (cache / "bench" / "fetched.json").is_file()
+
+
+def test_a_copy_installed_before_versions_is_swapped_for_the_new_one(tmp_path: Path, cache: Path, bench) -> None:
+    upstream = tmp_path / "upstream"
+    repository(upstream, "data/Bench", FILES)
+    old = cache / "bench"  # the layout of earlier releases: a real folder with the record and the data
+    (old / "Bench").mkdir(parents=True)
+    (old / "fetched.json").write_text(json.dumps({"files": 0}))
+    fetched = fetch_dataset(bench, source=str(upstream), cache=cache)
+    assert (cache / "bench").is_symlink() and (fetched.folder / "beta/data.txt").is_file()
+    kept = [version for version in (cache / ".bench.versions").iterdir() if version.name.startswith("unversioned-")]
+    assert len(kept) == 1 and (kept[0] / "fetched.json").is_file() and (kept[0] / ".replaced").is_file()
 
 
 def test_sources_that_cannot_be_used_are_one_line(tmp_path: Path, cache: Path, bench) -> None:
@@ -155,9 +285,7 @@ def test_devbench_fetched_from_a_mirror_scores_as_the_paper_by_name(devbench_mir
     assert main(["datasets", "fetch", "devbench", "--from", str(devbench_mirror)]) == 0
     captured = capsys.readouterr()
     assert "checked against the published checksums" in captured.out
-    assert "geotext: incomplete" in captured.err  # the local copy lacks one large data file
-    assert main(["datasets", "verify", "devbench"]) == 0
-    capsys.readouterr()
+    assert "geotext: incomplete, the source lacks 1 file(s)" in captured.err  # the local copy lacks a data file
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
     code = main(["experiment", "--dataset", "devbench", "--tasks", "lice,readtime", "--model", "reference",
@@ -171,6 +299,45 @@ def test_devbench_fetched_from_a_mirror_scores_as_the_paper_by_name(devbench_mir
     lice.write_text(lice.read_text() + "# edited\n")
     assert main(["datasets", "verify", "devbench"]) == 1
     assert "1 file(s) changed: lice/lice/core.py" in capsys.readouterr().err
+
+
+GEOTEXT_DATA = "geotext/data_file/cities15000.txt"  # in task geotext: the large file the local copy lacks
+
+
+def test_list_and_verify_name_the_incomplete_tasks_and_verify_fails_on_them(devbench_mirror: Path, cache: Path,
+                                                                             capsys) -> None:
+    assert main(["datasets", "fetch", "devbench", "--from", str(devbench_mirror)]) == 0
+    capsys.readouterr()
+    assert main(["datasets", "list"]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("devbench ")]
+    assert len(listed) == 1 and f"10 tasks (1 incomplete: geotext lacks {GEOTEXT_DATA})" in listed[0]
+    assert main(["datasets", "verify", "devbench"]) == 1
+    err = capsys.readouterr().err
+    assert f"devbench: incomplete: geotext lacks {GEOTEXT_DATA} (not in the source it was fetched from)" in err
+    assert "1 task(s) incomplete" in err
+    # a published file removed from the installed copy afterwards is named as such
+    (cache / "devbench" / "DevBench" / "lice" / "ChangeLog").unlink()
+    assert main(["datasets", "verify", "devbench"]) == 1
+    assert "devbench: incomplete: lice lacks ChangeLog (removed since the fetch)" in capsys.readouterr().err
+
+
+def test_verify_passes_a_complete_copy_and_list_names_nothing_incomplete(devbench_mirror: Path, cache: Path,
+                                                                         monkeypatch, capsys) -> None:
+    from projectgen.datasets import integrity
+
+    # published data as the local copy holds it (without the file it lacks): the copy is complete
+    complete = {path: digest for path, digest in manifest(published_dataset("devbench")).items()
+                if path != f"geotext/{GEOTEXT_DATA}"}
+    monkeypatch.setattr(fetching, "manifest", lambda dataset: complete)
+    monkeypatch.setattr(integrity, "manifest", lambda dataset: complete)
+    assert main(["datasets", "fetch", "devbench", "--from", str(devbench_mirror)]) == 0
+    capsys.readouterr()
+    assert main(["datasets", "list"]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("devbench ")]
+    assert " 10 tasks  " in listed[0] and "incomplete" not in listed[0]
+    assert main(["datasets", "verify", "devbench"]) == 0
+    captured = capsys.readouterr()
+    assert f"devbench: {len(complete)} file(s) in " in captured.out and not captured.err
 
 
 def test_the_local_copy_of_the_data_matches_the_manifests(shared_datasets: Path) -> None:
