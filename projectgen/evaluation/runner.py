@@ -53,7 +53,7 @@ from projectgen.evaluation.expectations import (
 )
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
-from projectgen.evaluation.protected_paths import ProtectedPaths
+from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
                                          TestResult)
@@ -286,8 +286,9 @@ class SandboxRunner:
             shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")
             if task.env.install == "script":
                 (folder.control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
-        folder.protect_list.write_text("\n".join([*_python_files(workspace, task_files),
-                                                  _canary_rel(task, suite, canary)]) + "\n", encoding="utf-8")
+        folder.protect_list.write_text("\n".join(suite_mounts(task, suite, [*_python_files(workspace, task_files),
+                                                                     _canary_rel(task, suite, canary)])) + "\n",
+                                       encoding="utf-8")
 
     # -- running -------------------------------------------------------------------
     def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
@@ -344,7 +345,7 @@ class SandboxRunner:
                     "--no-warn-script-location", "--prefix", str(folder.install), *editable, "."]
             what = f"pip install {'-e ' if editable else ''}."
         step = Step("install", argv, {**variables, **INSTALL_VARIABLES, "PIP_PREFIX": str(folder.install)}, timeout,
-                    stop_on_failure=True)
+                    stop_on_failure=True, suite=False)  # no suite to see, swap or ship: mounted once it is gone
         return step, what
 
     def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary,
@@ -395,7 +396,21 @@ class SandboxRunner:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
                                   output_tail=installed.output.text(), isolation=isolation, environment=environment)
-        return _tests_report(task, suite, session, canary, limits, isolation, environment)
+        return _with_suite_problem(_tests_report(task, suite, session, canary, limits, isolation, environment),
+                                   session.suite_problem)
+
+
+def _with_suite_problem(report: TestReport, problem: str | None) -> TestReport:
+    """`report`, tampered when the launcher found the suite's mounts changed or written over
+    (`SessionResult.suite_problem`): no test counts as passed, whatever the tests that ran said."""
+    if problem is None:
+        return report
+    reason = report.tampered or problem
+    report.tampered = reason
+    report.output_tail += f"\n[projectgen] the suite was tampered with: {problem}; no test counts as passed"
+    report.tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                               message=f"[projectgen] not counted: {reason}") for test in report.tests]
+    return report
 
 
 def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills: int) -> str | None:

@@ -44,6 +44,9 @@ QUIET_SECONDS = 0.02
 BULK_PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ of those pipes: what a writer may get ahead of a quiet host
 READ_BYTES = 1 << 16
 URGENT = ("log", "status")  # the launcher's own pipes: read at once, never after a quiet period
+# What the launcher says of the suite's mounts (`launcher.run_steps`), as a report says it.
+SUITE_PROBLEMS = {"swapped": "the suite's {path} was no longer the suite's read-only mount after the {step} step",
+                  "displaced": "a step before the {step} step wrote where the suite goes ({path})"}
 FOLDER_PREFIX = "projectgen-ws-"
 STEPS_FILE = "steps.marshal"
 FOLDER_PATTERN = re.compile(rf"^{FOLDER_PREFIX}(\d+)-")
@@ -123,6 +126,7 @@ class Step:
     stop_on_failure: bool = False
     output_keep: int = OUTPUT_TAIL_CHARS
     cwd: str = ""  # the folder of the workspace it runs in ('' = the workspace itself)
+    suite: bool = True  # runs with the suite mounted; False: before it is (an install: it never sees the suite)
 
 
 class Tail:
@@ -171,6 +175,7 @@ class SessionResult:
     channel_overflow: bool = False
     setup_error: str | None = None  # the sandbox could not be set up: no step ran
     oom_kills: int = 0
+    suite_problem: str | None = None  # the suite's mounts were tampered with (`SUITE_PROBLEMS`)
 
 
 def run_session(containment: Containment, folder: SessionFolder, binds: tuple[str, ...], limits: Limits,
@@ -206,7 +211,7 @@ def run_session(containment: Containment, folder: SessionFolder, binds: tuple[st
             if result.stop == NOT_RUN and pump.finished_steps == results.index(result):
                 result.stop = DIED  # the launcher died while this step ran
     return SessionResult(results, pump.channel.result(), pump.channel.overflow, setup_error,
-                         cgroup.oom_kills() if cgroup else 0)
+                         cgroup.oom_kills() if cgroup else 0, pump.suite_problem)
 
 
 @dataclass
@@ -281,7 +286,7 @@ def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> Non
             passed = [pipes.channel[1], pipes.secret[0]]
         described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace / step.cwd),
                           "timeout": step.timeout, "output_fd": output, "pass_fds": passed,
-                          "stop_on_failure": step.stop_on_failure})
+                          "stop_on_failure": step.stop_on_failure, "suite": step.suite})
     (folder.control / STEPS_FILE).write_bytes(marshal.dumps(described))
 
 
@@ -303,6 +308,7 @@ class _Pump:
         self.step_groups: list[int] = []
         self.stopped = False
         self.output_total = 0
+        self.suite_problem: str | None = None
 
     def run(self) -> None:
         """Wake for the launcher's status and log at once; for the steps' output and the recorder's events
@@ -401,10 +407,15 @@ class _Pump:
         self.status_buffer += chunk
         *lines, self.status_buffer = self.status_buffer.split(b"\n")
         for line in lines:
-            kind, index, *rest = line.decode().split()
+            kind, index, *rest = line.decode(errors="replace").split(" ", 2)
             if kind == "started":
                 self.step_groups.append(int(rest[0]))
                 continue
+            if kind in SUITE_PROBLEMS:
+                self.suite_problem = self.suite_problem or SUITE_PROBLEMS[kind].format(
+                    step=self.results[int(index)].name, path=rest[0] if rest else "?")
+                continue
+            rest = " ".join(rest).split()
             result = self.results[int(index)]
             result.stop = FINISHED if rest[0] == "finished" else TIMED_OUT
             result.exit_status = None if rest[1] == "-" else int(rest[1])
