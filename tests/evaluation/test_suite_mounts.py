@@ -130,6 +130,10 @@ fn main() {
     for entry in fs::read_dir(away).unwrap() {
         let path = entry.unwrap().path();
         let text = fs::read_to_string(&path).unwrap_or_default();
+        if !text.contains("use ") {
+            let _ = fs::write(tests.join(path.file_name().unwrap()), &text); // the canary, verbatim
+            continue;
+        }
         let mut fake = String::new();
         let mut is_test = false;
         for line in text.lines() {
