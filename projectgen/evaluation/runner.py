@@ -71,6 +71,7 @@ from projectgen.evaluation.sandbox_session import (
     Step,
     StepResult,
     run_session,
+    with_suite_problem,
 )
 
 DEFAULT_TIMEOUT = 300.0
@@ -379,6 +380,7 @@ class SandboxRunner:
                                       canary, task.env.workdir or ""))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
+        cpu_limit = cgroup.cpu_limit() if cgroup else None
         try:
             session = run_session(self.containment(), folder, (str(env.path), str(env.base_prefix())), limits, steps,
                                   cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, canary))
@@ -396,21 +398,10 @@ class SandboxRunner:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
                                   output_tail=installed.output.text(), isolation=isolation, environment=environment)
-        return _with_suite_problem(_tests_report(task, suite, session, canary, limits, isolation, environment),
-                                   session.suite_problem)
-
-
-def _with_suite_problem(report: TestReport, problem: str | None) -> TestReport:
-    """`report`, tampered when the launcher found the suite's mounts changed or written over
-    (`SessionResult.suite_problem`): no test counts as passed, whatever the tests that ran said."""
-    if problem is None:
-        return report
-    reason = report.tampered or problem
-    report.tampered = reason
-    report.output_tail += f"\n[projectgen] the suite was tampered with: {problem}; no test counts as passed"
-    report.tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
-                               message=f"[projectgen] not counted: {reason}") for test in report.tests]
-    return report
+        report = _tests_report(task, suite, session, canary, limits, isolation, environment)
+        if report.usage is not None:
+            report.usage.cpu_limit_cores = cpu_limit
+        return with_suite_problem(report, session.suite_problem)
 
 
 def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills: int) -> str | None:

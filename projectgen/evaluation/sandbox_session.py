@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from projectgen.evaluation.cleanup import remove_tree
+from projectgen.evaluation.report import Outcome, ResourceUsage, TestReport, TestResult
 from projectgen.evaluation.results_channel import ChannelEvents, ChannelReader
 from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup, sandbox_prefix, start_sandboxed
 
@@ -438,3 +439,27 @@ def _kill(process: subprocess.Popen, step_groups: list[int]) -> None:
         pass
     if process.stdout:
         process.stdout.close()
+
+
+def with_suite_problem(report: TestReport, problem: str | None) -> TestReport:
+    """`report`, tampered when the launcher found the suite's mounts changed or written over
+    (`SessionResult.suite_problem`): no test counts as passed, whatever the tests that ran said."""
+    if problem is None:
+        return report
+    reason = report.tampered or problem
+    report.tampered = reason
+    report.output_tail += f"\n[projectgen] the suite was tampered with: {problem}; no test counts as passed"
+    report.tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                               message=f"[projectgen] not counted: {reason}") for test in report.tests]
+    return report
+
+
+def steps_usage(steps: list[StepResult], cpu_limit: float | None = None) -> ResourceUsage | None:
+    """What `steps` used together, as the launcher measured it (`StepUsage`), in a report's terms: CPU and
+    wall time summed, the largest peak memory; None when none of them was measured."""
+    measured = [step.usage for step in steps if step.usage is not None]
+    if not measured:
+        return None
+    return ResourceUsage(peak_memory_mb=max(usage.peak_rss_kb for usage in measured) / 1024,
+                         cpu_seconds=sum(usage.cpu_seconds for usage in measured),
+                         wall_seconds=sum(usage.wall_seconds for usage in measured), cpu_limit_cores=cpu_limit)
