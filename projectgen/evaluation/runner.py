@@ -79,6 +79,12 @@ REPO_PLACEHOLDER = "{repo}"
 # pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
 INSTALL_VARIABLES = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
                      "PIP_NO_INPUT": "1"}
+# The test process: `python -I` (no PYTHON* variable, no user site, not the script's folder nor the working
+# folder on sys.path), `-B` (PYTHONDONTWRITEBYTECODE is one of those variables), the bootstrap imported from
+# its read-only folder, which this puts first on sys.path (the bootstrap's `main` takes it off again).
+BOOTSTRAP = ("import sys; folder = sys.argv.pop(1); sys.path.insert(0, folder); "
+             "sys.argv[0] = folder + '/pytest_bootstrap.py'; import pytest_bootstrap as bootstrap; "
+             "bootstrap.end(bootstrap.main(sys.argv[1:]))")
 
 
 @dataclass
@@ -299,7 +305,7 @@ class SandboxRunner:
         if task.env.workdir:  # run from elsewhere: the paths from the workspace; node ids stay rootdir-relative
             paths = [str(workspace / path) for path in paths]
         argv = [
-            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *paths, "-p", "no:cacheprovider",
+            *_isolated_bootstrap(env), *paths, "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(folder.control / "pytest.ini"),
             f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
@@ -402,6 +408,12 @@ class SandboxRunner:
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
+
+
+def _isolated_bootstrap(env: Environment) -> list[str]:
+    """The test step's command up to pytest's arguments: the environment's interpreter, isolated, running
+    the bootstrap (PYTEST_DISABLE_PLUGIN_AUTOLOAD is in the step's variables, which pytest still reads)."""
+    return [str(env.python), "-I", "-B", "-c", BOOTSTRAP, str(sandbox_file("pytest_bootstrap.py").parent)]
 
 
 def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills: int) -> str | None:

@@ -85,7 +85,7 @@ def sandbox_file(name: str) -> Path:
 
 
 def compile_recorder(python_version: str) -> None:
-    """Write the recorder's bytecode beside it for an environment on this interpreter's version, if missing
+    """Write the recorder's (and the bootstrap's) bytecode beside it for an environment on this interpreter's version, if missing
     or older than the source.
 
     The test process imports `projectgen_results` from the sandbox's read-only folder, so without a
@@ -93,12 +93,13 @@ def compile_recorder(python_version: str) -> None:
     editable checkout does not. Another Python version, or a folder we may not write, keeps compiling."""
     if tuple(python_version.split(".")[:2]) != tuple(str(part) for part in sys.version_info[:2]):
         return
-    source = sandbox_file("projectgen_results.py")
-    try:
-        if not _bytecode_is_current(source, Path(importlib.util.cache_from_source(str(source)))):
-            py_compile.compile(str(source), doraise=True)
-    except (OSError, py_compile.PyCompileError):
-        pass
+    for name in ("projectgen_results.py", "pytest_bootstrap.py"):  # both imported as modules (`runner.BOOTSTRAP`)
+        source = sandbox_file(name)
+        try:
+            if not _bytecode_is_current(source, Path(importlib.util.cache_from_source(str(source)))):
+                py_compile.compile(str(source), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            pass
 
 
 def _bytecode_is_current(source: Path, compiled: Path) -> bool:
