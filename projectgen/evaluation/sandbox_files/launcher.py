@@ -33,14 +33,16 @@ run's disk): the system folders (/usr and its links), a short list of /etc
 entries and the `--bind` folders (the test environment, the interpreter) bound
 read-only, a few device nodes, a fresh /proc (its /proc/sys read-only), a new
 devpts, private /tmp and the `--private` folders, and a copy of `--workspace`
-owned by the sandboxed uid, in which the `--protect` files (the tests) are
-bound read-only onto themselves. Nothing else of the host is there: no homes, no
+owned by the sandboxed uid but for the `--protect` paths (the suite: its folders and files),
+which wait in a covered folder until the first step that runs with the suite (`Suite`; an
+install step runs without) and are then bound read-only in place, the folders above them
+pinned. Nothing else of the host is there: no homes, no
 datasets or checkouts, no other run, no /run and no /sys. It pivots into that
 root, detaches the old one, brings up loopback in the empty network namespace,
 and as PID 1 runs each step through `setpriv` with every capability dropped and,
 as root, as the unprivileged mapped uid (the kernel exempts host root from
 RLIMIT_NPROC, the mapped uid is not). Between steps and at the end it kills
-every process the step left. Mounts and the loopback are system calls, not
+every process the step left; after each step that ran with the suite it checks its mounts. Mounts and the loopback are system calls, not
 `mount`/`ip` processes: dozens of those cost more than the tests of a small suite.
 """
 import _socket
@@ -424,7 +426,7 @@ def build_root(options, owner):
     inside = root + workspace
     os.makedirs(inside, mode=0o755)
     listing = options.values.get("protect")
-    entries = suite_entries(listing) if listing and os.path.exists(listing) else []
+    entries = suite_entries(workspace, listing) if listing and os.path.exists(listing) else []
     copy_tree(workspace, inside, owner, set(entries))
     os.lchown(inside, owner, owner)
     suite = hold_suite(root, workspace, entries, owner)
@@ -571,11 +573,13 @@ class Suite:
         self.mounted = {}
 
 
-def suite_entries(listing):
-    """The protect list's paths (the runner's `protected_paths.suite_mounts`), but for those inside another
-    one (its mount holds them)."""
+def suite_entries(workspace, listing):
+    """The protect list's paths (the runner's `protected_paths.suite_mounts`) that are a file or a folder
+    of the workspace reached through no link, but for those inside another one (its mount holds them)."""
     with open(listing) as names:
         paths = sorted({rel.strip("/") for rel in names.read().splitlines() if rel.strip("/")})
+    paths = [rel for rel in paths if os.path.realpath(workspace + "/" + rel) == workspace + "/" + rel
+             and (os.path.isfile(workspace + "/" + rel) or os.path.isdir(workspace + "/" + rel))]
     return [rel for rel in paths if not any(rel.startswith(other + "/") for other in paths)]
 
 
@@ -584,11 +588,8 @@ def hold_suite(root, workspace, entries, owner):
     mount: the steps that run before the suite is mounted (the install) find no suite anywhere."""
     held = root + "/.projectgen-suite"
     os.mkdir(held, 0o700)
-    source = os.path.realpath(workspace)
     for rel in entries:
-        path, target = source + "/" + rel, held + "/" + rel
-        if os.path.islink(path) or not os.path.exists(path):
-            continue
+        path, target = workspace + "/" + rel, held + "/" + rel
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if os.path.isdir(path):
             os.mkdir(target, 0o755)
@@ -633,7 +634,7 @@ def mount_suite(suite):
         target = suite.workspace + "/" + rel
         if os.path.lexists(target):
             os.rename(target, "%s/.%s.displaced-%d" % (os.path.dirname(target), os.path.basename(target),
-                                                       len(displaced)))
+                                                       time.monotonic_ns()))  # a name no step could know
             displaced.append(rel)
         if os.path.isdir(source):
             os.mkdir(target, 0o755)
