@@ -19,7 +19,7 @@ from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.evaluation.expectations import expectation_key, from_reference_report, score_report
 from projectgen.evaluation.languages.toolchains import probe_toolchain
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.evaluation.sandbox import NAMESPACES, Limits
+from projectgen.evaluation.sandbox import NAMESPACES, Limits, RunCgroup
 
 TESTS = {"unit_tests/test_calc.py": """\
     from calc import add, sub, mul
@@ -171,36 +171,39 @@ def test_a_build_script_that_swaps_the_suite_scores_no_more_than_the_stub(runner
     attack_score = score_report(attacked, expected)
     assert attack_score.passed <= stub_score.passed, attacked.output_tail
     assert attack_score.expected == expected.count
+    assert attacked.usage is not None and attacked.usage.cpu_seconds > 0  # the build's and the tests' CPU time
 
 
-FORK_BOMB = {"unit_tests/test_bomb.py": """\
-    import os
+FORK_BOMB_TESTS = {"unit_tests/test_calc.py": """\
+    from calc import add
 
     def test_before():
         pass
 
-    def test_bomb():
-        while True:
-            try:
-                os.fork()
-            except OSError:
-                pass
+    def test_add():
+        assert add(2, 3) == 5
 """}
+FORK_BOMB = {"calc.py": "import os\n\ndef add(a, b):\n    while True:\n        try:\n            os.fork()\n"
+                        "        except OSError:\n            pass\n"}
 
 
 def test_a_fork_bomb_ends_with_a_report_and_ran_under_the_runs_cpu_limit(env_cache: Path, tmp_path: Path) -> None:
-    probe = SandboxRunner(RunnerSettings(cache_dir=env_cache))
-    if not probe.containment().cgroups:
-        pytest.skip("no per-run cgroup here: the runner says so once, and a run's CPU is not limited")
+    made = RunCgroup.create(Limits()) if SandboxRunner(RunnerSettings(cache_dir=env_cache)).containment().cgroups \
+        else None
+    if made is not None:
+        made.remove()
+    if made is None or made.cpu is None:
+        pytest.skip("no per-run cgroup with a cpu controller here: the runner says so once, and a run's CPU is "
+                    "not limited")
     root = tmp_path / "bomb"
-    for rel, body in FORK_BOMB.items():
+    for rel, body in FORK_BOMB_TESTS.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(textwrap.dedent(body), encoding="utf-8")
     task = Task(id="bomb", root=root, format="taskdir", docs=Documents(prd="bomb"),
                 suites={"unit": TestSuite(name="unit", paths=("unit_tests",))})
     sandbox = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=4,
                                            limits=Limits(processes=128, cpu_cores=0.5)))
-    report = sandbox.evaluate(task, {"calc.py": "\n"}, "unit")
+    report = sandbox.evaluate(task, FORK_BOMB, "unit")
     assert report.error is None and report.timed_out
     assert {test.nodeid.split("::")[-1]: test.outcome.value for test in report.tests}["test_before"] == "passed"
     assert report.usage is not None and report.usage.cpu_limit_cores == 0.5  # what the run's cgroup held
