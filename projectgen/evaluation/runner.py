@@ -5,8 +5,8 @@ the candidate's files first, then the task's fixtures and test suite on top (a c
 test files, conftest files and test fixtures are dropped, so generated code can never replace
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
 tests), and canary tests that must fail (`results_channel.Canary`). In the sandbox the
-workspace is a copy on the session's own capped disk, and the suite's Python files are
-read-only. pytest starts through `pytest_bootstrap` in the task's cached environment, with our
+workspace is a copy on the session's own capped disk, and the suite is read-only (a folder of
+tests as a whole, else its Python files: `protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
 by us (the task's own flags are not used), plugin autoloading off, conftest lookup cut at the
 suite's folder, a timeout the sandbox's launcher enforces, resource limits, and no network.
@@ -17,7 +17,8 @@ has the threat model.
 What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
 `{repo}` in its environment variables (the workspace's path), a source root put
 first on the import path, and an install step (`EnvSpec.install`) run in the same
-sandbox session before pytest. The install never touches the shared, cached environment:
+sandbox session before pytest, with no suite in the workspace (the launcher mounts it once the
+install and everything it started are gone). The install never touches the shared, cached environment:
 pip installs offline, without build isolation (with the environment's own
 setuptools) and with `--prefix` into the session's install folder, whose
 site-packages the bootstrap (and, for processes the tests start, a `sitecustomize`) adds
