@@ -65,3 +65,15 @@ class ProtectedPaths:
 def _below(rel: str, folder: str) -> bool:
     """Whether `rel` lies inside `folder` ('' holds everything)."""
     return not folder or rel.startswith(folder + "/")
+
+
+def suite_mounts(task: Task, suite: str, files: list[str]) -> list[str]:
+    """What the sandbox mounts read-only for a run of `suite`, held back from the steps before the tests
+    (an install): each of the suite's dedicated folders (`ProtectedPaths.dedicated`) as a whole, so that
+    nothing in it can be written, renamed or removed, and each of `files` outside those alone (a suite
+    beside its implementation, as Exercism's: the implementation's folder stays the candidate's)."""
+    dedicated = set(ProtectedPaths.of(task).dedicated)
+    folders = [path.strip("/") for path in task.suite(suite).paths
+               if path.strip("/") not in ("", ".") and path in dedicated]
+    alone = [rel for rel in files if not any(_below(rel, folder) for folder in folders)]
+    return list(dict.fromkeys([*folders, *alone]))

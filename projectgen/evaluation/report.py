@@ -86,6 +86,8 @@ class ResourceUsage(BaseModel):
     peak_memory_mb: float = Field(description="the largest peak resident size (RSS) of a test process, MiB")
     cpu_seconds: float = Field(description="user + system CPU time of every test process")
     wall_seconds: float = Field(description="wall time of the test step, from its start to its process's end")
+    cpu_limit_cores: float | None = Field(
+        default=None, description="the run's CPU quota in cores, read back from its cgroup (None: no quota could be set)")
 
     @property
     def cpu_percent(self) -> float | None:

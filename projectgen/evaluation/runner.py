@@ -5,8 +5,8 @@ the candidate's files first, then the task's fixtures and test suite on top (a c
 test files, conftest files and test fixtures are dropped, so generated code can never replace
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
 tests), and canary tests that must fail (`results_channel.Canary`). In the sandbox the
-workspace is a copy on the session's own capped disk, and the suite's Python files are
-read-only. pytest starts through `pytest_bootstrap` in the task's cached environment, with our
+workspace is a copy on the session's own capped disk, and the suite is read-only (a folder of
+tests as a whole, else its Python files: `protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
 by us (the task's own flags are not used), plugin autoloading off, conftest lookup cut at the
 suite's folder, a timeout the sandbox's launcher enforces, resource limits, and no network.
@@ -17,7 +17,8 @@ has the threat model.
 What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
 `{repo}` in its environment variables (the workspace's path), a source root put
 first on the import path, and an install step (`EnvSpec.install`) run in the same
-sandbox session before pytest. The install never touches the shared, cached environment:
+sandbox session before pytest, with no suite in the workspace (the launcher mounts it once the
+install and everything it started are gone). The install never touches the shared, cached environment:
 pip installs offline, without build isolation (with the environment's own
 setuptools) and with `--prefix` into the session's install folder, whose
 site-packages the bootstrap (and, for processes the tests start, a `sitecustomize`) adds
@@ -54,7 +55,7 @@ from projectgen.evaluation.expectations import (
 )
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
-from projectgen.evaluation.protected_paths import ProtectedPaths
+from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
                                          TestResult)
@@ -72,6 +73,7 @@ from projectgen.evaluation.sandbox_session import (
     Step,
     StepResult,
     run_session,
+    with_suite_problem,
 )
 
 DEFAULT_TIMEOUT = 300.0
@@ -79,6 +81,12 @@ REPO_PLACEHOLDER = "{repo}"
 # pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
 INSTALL_VARIABLES = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
                      "PIP_NO_INPUT": "1"}
+# The test process: `python -I` (no PYTHON* variable, no user site, not the script's folder nor the working
+# folder on sys.path), `-B` (PYTHONDONTWRITEBYTECODE is one of those variables), the bootstrap imported from
+# its read-only folder, which this puts first on sys.path (the bootstrap's `main` takes it off again).
+BOOTSTRAP = ("import sys; folder = sys.argv.pop(1); sys.path.insert(0, folder); "
+             "sys.argv[0] = folder + '/pytest_bootstrap.py'; import pytest_bootstrap as bootstrap; "
+             "bootstrap.end(bootstrap.main(sys.argv[1:]))")
 
 
 @dataclass
@@ -287,8 +295,9 @@ class SandboxRunner:
             shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")
             if task.env.install == "script":
                 (folder.control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
-        folder.protect_list.write_text("\n".join([*_python_files(workspace, task_files),
-                                                  _canary_rel(task, suite, canary)]) + "\n", encoding="utf-8")
+        folder.protect_list.write_text("\n".join(suite_mounts(task, suite, [*_python_files(workspace, task_files),
+                                                                     _canary_rel(task, suite, canary)])) + "\n",
+                                       encoding="utf-8")
 
     # -- running -------------------------------------------------------------------
     def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
@@ -298,7 +307,7 @@ class SandboxRunner:
         if task.env.workdir:  # run from elsewhere: the paths from the workspace; node ids stay rootdir-relative
             paths = [str(workspace / path) for path in paths]
         argv = [
-            str(env.python), "-s", str(sandbox_file("pytest_bootstrap.py")), *paths, "-p", "no:cacheprovider",
+            *_isolated_bootstrap(env), *paths, "-p", "no:cacheprovider",
             f"--rootdir={workspace}", "-c", str(folder.control / "pytest.ini"),
             f"--confcutdir={workspace / task.suite_folder(suite)}", "--continue-on-collection-errors",
             "-q", "--color=no", "-rN",
@@ -345,7 +354,7 @@ class SandboxRunner:
                     "--no-warn-script-location", "--prefix", str(folder.install), *editable, "."]
             what = f"pip install {'-e ' if editable else ''}."
         step = Step("install", argv, {**variables, **INSTALL_VARIABLES, "PIP_PREFIX": str(folder.install)}, timeout,
-                    stop_on_failure=True)
+                    stop_on_failure=True, suite=False)  # no suite to see, swap or ship: mounted once it is gone
         return step, what
 
     def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary,
@@ -379,6 +388,7 @@ class SandboxRunner:
                                       canary, task.env.workdir or ""))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
+        cpu_limit = cgroup.cpu_limit() if cgroup else None
         try:
             session = run_session(self.containment(), folder, (str(env.path), str(env.base_prefix())), limits, steps,
                                   cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, canary))
@@ -396,7 +406,16 @@ class SandboxRunner:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
                                   output_tail=installed.output.text(), isolation=isolation, environment=environment)
-        return _tests_report(task, suite, session, canary, limits, isolation, environment)
+        report = _tests_report(task, suite, session, canary, limits, isolation, environment)
+        if report.usage is not None:
+            report.usage.cpu_limit_cores = cpu_limit
+        return with_suite_problem(report, session.suite_problem)
+
+
+def _isolated_bootstrap(env: Environment) -> list[str]:
+    """The test step's command up to pytest's arguments: the environment's interpreter, isolated, running
+    the bootstrap (PYTEST_DISABLE_PLUGIN_AUTOLOAD is in the step's variables, which pytest still reads)."""
+    return [str(env.python), "-I", "-B", "-c", BOOTSTRAP, str(sandbox_file("pytest_bootstrap.py").parent)]
 
 
 def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills: int) -> str | None:

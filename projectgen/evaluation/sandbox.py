@@ -10,9 +10,9 @@ it) the fallback "none" still applies resource limits, a private HOME/TMPDIR,
 timeouts and process-group kill, and the runner says once, and every report
 says, that the score is not protected.
 
-Where the runner may create cgroups (v2 with pids/memory delegated to its own
-cgroup, or v1 pids/memory hierarchies), each run also gets one: a cap on the
-tasks and the memory of the whole run, and a way to kill all of it.
+Where the runner may create cgroups (v2 with pids/memory/cpu delegated to its own
+cgroup, or v1 pids/memory/cpu hierarchies), each run also gets one: a cap on the
+tasks, the memory and the CPU time of the whole run, and a way to kill all of it.
 `probe_containment` finds out once what holds on this machine.
 """
 from __future__ import annotations
@@ -39,6 +39,8 @@ NO_ISOLATION = "none"
 SANDBOX_UID = 1_879_048_192
 # `python -I -S -c LAUNCH FOLDER ARGS...`: the launcher as a module, its bytecode cached beside it.
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); import launcher; launcher.launch(sys.argv[2:])"
+V1_CONTROLLERS = ("pids", "memory", "cpu")  # the v1 hierarchies a run's cgroup is made in (pids first: required)
+CPU_PERIOD_US = 100_000  # the CFS period of a run's CPU quota
 
 
 
@@ -49,7 +51,8 @@ class Limits:
     `memory_bytes` caps each process's address space and, where cgroups are
     available, the run's memory in total (the sandbox's disk is a tmpfs: its files count too).
     `disk_bytes` and `disk_inodes` cap what the run may write (ENOSPC past them; namespaces only). `processes` caps the tasks (processes
-    and threads) of the run. `output_bytes` caps what the run may print before
+    and threads) of the run. `cpu_cores` caps the CPU time of the whole run per period, where cgroups are
+    available (a suite runs in one process: one core does not slow it). `output_bytes` caps what the run may print before
     it is stopped; only the end of the output is kept either way.
     """
 
@@ -60,6 +63,7 @@ class Limits:
     output_bytes: int | None = 128 * 1024**2
     disk_bytes: int = 2 * 1024**3  # the sandbox's whole disk (workspace, temp, home, install prefix), in memory
     disk_inodes: int = 200_000
+    cpu_cores: float | None = 1.0  # the run's CPU share (cgroup quota), in cores: a fork bomb gets one, not all
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def sandbox_file(name: str) -> Path:
 
 
 def compile_recorder(python_version: str) -> None:
-    """Write the recorder's bytecode beside it for an environment on this interpreter's version, if missing
+    """Write the recorder's (and the bootstrap's) bytecode beside it for an environment on this interpreter's version, if missing
     or older than the source.
 
     The test process imports `projectgen_results` from the sandbox's read-only folder, so without a
@@ -89,12 +93,13 @@ def compile_recorder(python_version: str) -> None:
     editable checkout does not. Another Python version, or a folder we may not write, keeps compiling."""
     if tuple(python_version.split(".")[:2]) != tuple(str(part) for part in sys.version_info[:2]):
         return
-    source = sandbox_file("projectgen_results.py")
-    try:
-        if not _bytecode_is_current(source, Path(importlib.util.cache_from_source(str(source)))):
-            py_compile.compile(str(source), doraise=True)
-    except (OSError, py_compile.PyCompileError):
-        pass
+    for name in ("projectgen_results.py", "pytest_bootstrap.py"):  # both imported as modules (`runner.BOOTSTRAP`)
+        source = sandbox_file(name)
+        try:
+            if not _bytecode_is_current(source, Path(importlib.util.cache_from_source(str(source)))):
+                py_compile.compile(str(source), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            pass
 
 
 def _bytecode_is_current(source: Path, compiled: Path) -> bool:
@@ -253,6 +258,7 @@ class RunCgroup:
     directories: tuple[Path, ...]
     memory: Path | None
     version: int
+    cpu: Path | None = None  # where the run's CPU quota is set (None: no cpu controller here)
 
     @classmethod
     def create(cls, limits: Limits) -> RunCgroup | None:
@@ -282,16 +288,18 @@ class RunCgroup:
             child.mkdir()
         except OSError:
             return None
-        return cls((child,), child if "memory" in delegated and limits.memory_bytes else None, 2)
+        return cls((child,), child if "memory" in delegated and limits.memory_bytes else None, 2,
+                   child if "cpu" in delegated and limits.cpu_cores else None)
 
     @classmethod
     def _make_v1(cls, name: str, limits: Limits) -> RunCgroup | None:
         own = _own_cgroups()
         made: dict[str, Path] = {}
-        for controller in ("pids", "memory"):
+        wanted = {"pids": True, "memory": bool(limits.memory_bytes), "cpu": bool(limits.cpu_cores)}
+        for controller in V1_CONTROLLERS:
             mount = next((point for fstype, point, options in _mounts()
                           if fstype == "cgroup" and controller in options), None)
-            if mount is None or controller not in own or (controller == "memory" and not limits.memory_bytes):
+            if mount is None or controller not in own or not wanted[controller]:
                 continue
             try:
                 directory = Path(mount) / own[controller].lstrip("/") / name
@@ -302,7 +310,7 @@ class RunCgroup:
         if "pids" not in made:
             cls(tuple(made.values()), None, 1).remove()
             return None
-        return cls(tuple(made.values()), made.get("memory"), 1)
+        return cls(tuple(made.values()), made.get("memory"), 1, made.get("cpu"))
 
     def _set_limits(self, limits: Limits) -> None:
         pids = self.directories[0]
@@ -315,6 +323,27 @@ class RunCgroup:
             else:
                 (self.memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
                 _try_write(self.memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+        if self.cpu is not None and limits.cpu_cores:
+            quota = max(1000, round(limits.cpu_cores * CPU_PERIOD_US))
+            if self.version == 2:
+                (self.cpu / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+            else:
+                (self.cpu / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (self.cpu / "cpu.cfs_quota_us").write_text(str(quota))
+
+    def cpu_limit(self) -> float | None:
+        """The run's CPU quota in cores, as its cgroup holds it (read back, not what was asked), or None."""
+        if self.cpu is None:
+            return None
+        try:
+            if self.version == 2:
+                quota, period = (self.cpu / "cpu.max").read_text().split()[:2]
+            else:
+                quota = (self.cpu / "cpu.cfs_quota_us").read_text().strip()
+                period = (self.cpu / "cpu.cfs_period_us").read_text().strip()
+            return None if quota in ("max", "-1") else int(quota) / int(period)
+        except (OSError, ValueError):
+            return None
 
     def procs_files(self) -> list[str]:
         return [str(directory / "cgroup.procs") for directory in self.directories]
@@ -398,7 +427,7 @@ def cgroup_parents() -> list[Path]:
         if fstype == "cgroup2" and "" in own:
             parents.append(Path(point) / own[""].lstrip("/"))
         elif fstype == "cgroup":
-            for controller in ("pids", "memory"):
+            for controller in V1_CONTROLLERS:
                 if controller in options and controller in own:
                     parents.append(Path(point) / own[controller].lstrip("/"))
     return parents

@@ -106,8 +106,11 @@ def probe_containment(wanted: str, scratch: Path) -> Containment:
     probe_cgroup = RunCgroup.create(Limits(processes=PROBE_PROCESSES))
     if probe_cgroup:
         probe_cgroup.remove()
+        if probe_cgroup.cpu is None:
+            notes.append("no cpu controller for the per-run cgroups: a run may use every core (a fork bomb "
+                         "holds the machine until its timeout)")
     else:
-        notes.append("no per-run cgroup: memory is bounded per process, not per run")
+        notes.append("no per-run cgroup: memory is bounded per process, not per run, and a run may use every core")
     found = Containment(level.isolation, level.run_as, probe_cgroup is not None)
     bounded = processes_are_bounded(found, scratch)
     if not bounded:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from projectgen.evaluation.cleanup import remove_tree
+from projectgen.evaluation.report import Outcome, ResourceUsage, TestReport, TestResult
 from projectgen.evaluation.results_channel import ChannelEvents, ChannelReader
 from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup, sandbox_prefix, start_sandboxed
 
@@ -44,6 +45,9 @@ QUIET_SECONDS = 0.02
 BULK_PIPE_BYTES = 1 << 20  # F_SETPIPE_SZ of those pipes: what a writer may get ahead of a quiet host
 READ_BYTES = 1 << 16
 URGENT = ("log", "status")  # the launcher's own pipes: read at once, never after a quiet period
+# What the launcher says of the suite's mounts (`launcher.run_steps`), as a report says it.
+SUITE_PROBLEMS = {"swapped": "the suite's {path} was no longer the suite's read-only mount after the {step} step",
+                  "displaced": "a step before the {step} step wrote where the suite goes ({path})"}
 FOLDER_PREFIX = "projectgen-ws-"
 STEPS_FILE = "steps.marshal"
 FOLDER_PATTERN = re.compile(rf"^{FOLDER_PREFIX}(\d+)-")
@@ -123,6 +127,7 @@ class Step:
     stop_on_failure: bool = False
     output_keep: int = OUTPUT_TAIL_CHARS
     cwd: str = ""  # the folder of the workspace it runs in ('' = the workspace itself)
+    suite: bool = True  # runs with the suite mounted; False: before it is (an install: it never sees the suite)
 
 
 class Tail:
@@ -171,6 +176,7 @@ class SessionResult:
     channel_overflow: bool = False
     setup_error: str | None = None  # the sandbox could not be set up: no step ran
     oom_kills: int = 0
+    suite_problem: str | None = None  # the suite's mounts were tampered with (`SUITE_PROBLEMS`)
 
 
 def run_session(containment: Containment, folder: SessionFolder, binds: tuple[str, ...], limits: Limits,
@@ -206,7 +212,7 @@ def run_session(containment: Containment, folder: SessionFolder, binds: tuple[st
             if result.stop == NOT_RUN and pump.finished_steps == results.index(result):
                 result.stop = DIED  # the launcher died while this step ran
     return SessionResult(results, pump.channel.result(), pump.channel.overflow, setup_error,
-                         cgroup.oom_kills() if cgroup else 0)
+                         cgroup.oom_kills() if cgroup else 0, pump.suite_problem)
 
 
 @dataclass
@@ -281,7 +287,7 @@ def _write_steps(folder: SessionFolder, steps: list[Step], pipes: _Pipes) -> Non
             passed = [pipes.channel[1], pipes.secret[0]]
         described.append({"name": step.name, "argv": step.argv, "env": env, "cwd": str(folder.workspace / step.cwd),
                           "timeout": step.timeout, "output_fd": output, "pass_fds": passed,
-                          "stop_on_failure": step.stop_on_failure})
+                          "stop_on_failure": step.stop_on_failure, "suite": step.suite})
     (folder.control / STEPS_FILE).write_bytes(marshal.dumps(described))
 
 
@@ -303,6 +309,7 @@ class _Pump:
         self.step_groups: list[int] = []
         self.stopped = False
         self.output_total = 0
+        self.suite_problem: str | None = None
 
     def run(self) -> None:
         """Wake for the launcher's status and log at once; for the steps' output and the recorder's events
@@ -401,10 +408,15 @@ class _Pump:
         self.status_buffer += chunk
         *lines, self.status_buffer = self.status_buffer.split(b"\n")
         for line in lines:
-            kind, index, *rest = line.decode().split()
+            kind, index, *rest = line.decode(errors="replace").split(" ", 2)
             if kind == "started":
                 self.step_groups.append(int(rest[0]))
                 continue
+            if kind in SUITE_PROBLEMS:
+                self.suite_problem = self.suite_problem or SUITE_PROBLEMS[kind].format(
+                    step=self.results[int(index)].name, path=rest[0] if rest else "?")
+                continue
+            rest = " ".join(rest).split()
             result = self.results[int(index)]
             result.stop = FINISHED if rest[0] == "finished" else TIMED_OUT
             result.exit_status = None if rest[1] == "-" else int(rest[1])
@@ -427,3 +439,27 @@ def _kill(process: subprocess.Popen, step_groups: list[int]) -> None:
         pass
     if process.stdout:
         process.stdout.close()
+
+
+def with_suite_problem(report: TestReport, problem: str | None) -> TestReport:
+    """`report`, tampered when the launcher found the suite's mounts changed or written over
+    (`SessionResult.suite_problem`): no test counts as passed, whatever the tests that ran said."""
+    if problem is None:
+        return report
+    reason = report.tampered or problem
+    report.tampered = reason
+    report.output_tail += f"\n[projectgen] the suite was tampered with: {problem}; no test counts as passed"
+    report.tests = [TestResult(nodeid=test.nodeid, outcome=Outcome.FAILED, duration=test.duration,
+                               message=f"[projectgen] not counted: {reason}") for test in report.tests]
+    return report
+
+
+def steps_usage(steps: list[StepResult], cpu_limit: float | None = None) -> ResourceUsage | None:
+    """What `steps` used together, as the launcher measured it (`StepUsage`), in a report's terms: CPU and
+    wall time summed, the largest peak memory; None when none of them was measured."""
+    measured = [step.usage for step in steps if step.usage is not None]
+    if not measured:
+        return None
+    return ResourceUsage(peak_memory_mb=max(usage.peak_rss_kb for usage in measured) / 1024,
+                         cpu_seconds=sum(usage.cpu_seconds for usage in measured),
+                         wall_seconds=sum(usage.wall_seconds for usage in measured), cpu_limit_cores=cpu_limit)

@@ -34,7 +34,7 @@ from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguageP
                                                   report_names)
 from projectgen.evaluation.languages.reports import GO_TEST_FUNC
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
-from projectgen.evaluation.protected_paths import ProtectedPaths
+from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.evaluation.results_channel import canary_problem
 from projectgen.evaluation.sandbox import Containment, Limits, RunCgroup
@@ -46,6 +46,8 @@ from projectgen.evaluation.sandbox_session import (
     Step,
     StepResult,
     run_session,
+    steps_usage,
+    with_suite_problem,
 )
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
@@ -108,6 +110,7 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
                       ctx.env(), REPORT_TIMEOUT, output_keep=REPORT_CAP + 1))
     binds = tuple(dict.fromkeys([*toolchain.binds, *([str(dependencies)] if dependencies else [])]))
     cgroup = RunCgroup.create(limits) if containment.cgroups else None
+    cpu_limit = cgroup.cpu_limit() if cgroup else None
     try:
         # the workspace was filled above (dependencies read it); the launcher copies it in
         session = run_session(containment, folder, binds, limits, steps, cgroup)
@@ -117,7 +120,9 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
     if session.setup_error:
         return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                           f"{session.setup_error}", isolation=isolation)
-    return _report(plan, ctx, task, suite, session, isolation, word if made else "")
+    report = _report(plan, ctx, task, suite, session, isolation, word if made else "")
+    report.usage = steps_usage(session.steps[:-1], cpu_limit)  # the build and the tests, not our report step
+    return with_suite_problem(report, session.suite_problem)
 
 
 # The report step: the report only when it is a regular file (not a link, FIFO or device), capped.
@@ -160,7 +165,7 @@ def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteN
         path.unlink(missing_ok=True)  # a candidate file of that name gives way (C++'s canary is a test file)
         path.write_text(canary[1], encoding="utf-8")
         protected.append(canary[0])
-    folder.protect_list.write_text("\n".join(dict.fromkeys(protected)) + "\n", encoding="utf-8")
+    folder.protect_list.write_text("\n".join(suite_mounts(task, suite, protected)) + "\n", encoding="utf-8")
 
 
 def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir: Path) -> Path | None:

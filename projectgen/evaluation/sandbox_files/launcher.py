@@ -33,14 +33,16 @@ run's disk): the system folders (/usr and its links), a short list of /etc
 entries and the `--bind` folders (the test environment, the interpreter) bound
 read-only, a few device nodes, a fresh /proc (its /proc/sys read-only), a new
 devpts, private /tmp and the `--private` folders, and a copy of `--workspace`
-owned by the sandboxed uid, in which the `--protect` files (the tests) are
-bound read-only onto themselves. Nothing else of the host is there: no homes, no
+owned by the sandboxed uid but for the `--protect` paths (the suite: its folders and files),
+which wait in a covered folder until the first step that runs with the suite (`Suite`; an
+install step runs without) and are then bound read-only in place, the folders above them
+pinned. Nothing else of the host is there: no homes, no
 datasets or checkouts, no other run, no /run and no /sys. It pivots into that
 root, detaches the old one, brings up loopback in the empty network namespace,
 and as PID 1 runs each step through `setpriv` with every capability dropped and,
 as root, as the unprivileged mapped uid (the kernel exempts host root from
 RLIMIT_NPROC, the mapped uid is not). Between steps and at the end it kills
-every process the step left. Mounts and the loopback are system calls, not
+every process the step left; after each step that ran with the suite it checks its mounts. Mounts and the loopback are system calls, not
 `mount`/`ip` processes: dozens of those cost more than the tests of a small suite.
 """
 import _socket
@@ -202,13 +204,20 @@ def pass_on(status):
 
 
 # -- steps ----------------------------------------------------------------------------
-def run_steps(steps, status_fd, contained, processes, drop_to):
+def run_steps(steps, status_fd, contained, processes, drop_to, suite=None):
     """Run each step to its end or its timeout, say how it ended on `status_fd`, and kill what it left.
 
     As PID 1 of the namespace (`contained`) that is every other process in it (`kill(-1)`); without
-    namespaces, the step's process group."""
+    namespaces, the step's process group. In namespaces the `suite` is mounted before the first step that
+    wants it (`"suite"`, true unless the runner says otherwise: an install runs without it), once every
+    process of the steps before is gone; after each step that ran with it, each of its mounts is checked,
+    and one that changed ends the session (`swapped INDEX PATH` on `status_fd`); what the steps before left
+    where the suite goes is moved aside and said (`displaced INDEX PATH`)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     for index, step in enumerate(steps):
+        if suite is not None and not suite.placed and step.get("suite", True):
+            for rel in mount_suite(suite):
+                os.write(status_fd, b"displaced %d %s\n" % (index, os.fsencode(rel)))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         child = os.fork()
@@ -223,6 +232,10 @@ def run_steps(steps, status_fd, contained, processes, drop_to):
         code = None if status is None else os.waitstatus_to_exitcode(status)
         os.write(status_fd, b"ended %d %s %s %s\n" % (index, stop.encode(), b"-" if code is None else b"%d" % code,
                                                       measure_step(before, peak[0], wall)))
+        changed = suite_changed(suite) if suite is not None and suite.placed else None
+        if changed is not None:
+            os.write(status_fd, b"swapped %d %s\n" % (index, os.fsencode(changed)))
+            break
         if step.get("stop_on_failure") and (stop != "finished" or code != 0):
             break
 
@@ -382,10 +395,10 @@ def isolate(options, steps):
             except BlockingIOError:
                 pass
             owner = INNER_SANDBOX_ID if map_uid is not None else 0
-            build_root(options, owner)
+            suite = build_root(options, owner)
             loopback_up()
             run_steps(steps, options.number("status-fd"), True, options.number("processes"),
-                      None if map_uid is None else INNER_SANDBOX_ID)
+                      None if map_uid is None else INNER_SANDBOX_ID, suite)
             os._exit(0)
         except Exception as exc:  # never return into the parent's code
             sys.stderr.write("projectgen sandbox set-up failed: %s\n" % exc)
@@ -412,8 +425,11 @@ def build_root(options, owner):
     workspace = os.path.realpath(options.values["workspace"])
     inside = root + workspace
     os.makedirs(inside, mode=0o755)
-    copy_tree(workspace, inside, owner)
+    listing = options.values.get("protect")
+    entries = suite_entries(workspace, listing) if listing and os.path.exists(listing) else []
+    copy_tree(workspace, inside, owner, set(entries))
     os.lchown(inside, owner, owner)
+    suite = hold_suite(root, workspace, entries, owner)
     for path in options.lists["private"]:
         os.makedirs(root + path, mode=0o700, exist_ok=True)
         os.lchown(root + path, owner, owner)
@@ -424,10 +440,10 @@ def build_root(options, owner):
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV)
     mount(root + "/proc/sys", root + "/proc/sys", None, MS_BIND)
     remount_read_only(root + "/proc/sys", MS_NOSUID | MS_NOEXEC | MS_NODEV)
-    if options.values.get("protect") and os.path.exists(options.values["protect"]):
-        protect(inside, options.values["protect"])
+    pin_folders(root, workspace, entries, owner)
     pivot(root)
     os.chdir(workspace)
+    return suite
 
 
 def mirror(path, root):
@@ -496,20 +512,24 @@ def make_dev(root):
         pass  # no pseudo-terminals: a test that opens one fails, nothing else does
 
 
-def copy_tree(source, target, owner):
-    """Copy the workspace into the new root, owned by the sandboxed uid; an explicit stack, not recursion
-    (the runner wrote this folder, but depth is never a reason to fail)."""
-    stack = [(source, target)]
+def copy_tree(source, target, owner, skipped=frozenset()):
+    """Copy the workspace into the new root, owned by the sandboxed uid, but for the `skipped` paths
+    (relative to `source`); an explicit stack, not recursion (the runner wrote this folder, but depth is
+    never a reason to fail)."""
+    stack = [(source, target, "")]
     while stack:
-        here, there = stack.pop()
+        here, there, rel = stack.pop()
         with os.scandir(here) as entries:
             for entry in entries:
                 destination = there + "/" + entry.name
+                inner = rel + entry.name
+                if inner in skipped:
+                    continue
                 if entry.is_symlink():
                     os.symlink(os.readlink(entry.path), destination)
                 elif entry.is_dir(follow_symlinks=False):
                     os.mkdir(destination, 0o755)
-                    stack.append((entry.path, destination))
+                    stack.append((entry.path, destination, inner + "/"))
                 elif entry.is_file(follow_symlinks=False):
                     copy_file(entry.path, destination, entry.stat(follow_symlinks=False))
                 else:
@@ -538,15 +558,106 @@ def copy_file(source, target, info):
     os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
 
 
-def protect(workspace, listing):
-    """Bind each listed file (the tests, relative to the workspace) read-only onto itself: the code under
-    test can neither change, replace nor remove them, and may still write beside them."""
+# -- the suite: held back, then mounted read-only -------------------------------------------
+class Suite:
+    """The suite's entries (files and whole folders, relative to the workspace), held back in a folder of
+    the new root that an empty read-only mount covers (`held`: a descriptor of it, the only way left to
+    reach it), until `mount_suite` binds each read-only where it belongs; then what each one is (device,
+    inode), for `suite_changed`."""
+
+    def __init__(self, workspace, entries, held):
+        self.workspace = workspace
+        self.entries = entries
+        self.held = held
+        self.placed = False
+        self.mounted = {}
+
+
+def suite_entries(workspace, listing):
+    """The protect list's paths (the runner's `protected_paths.suite_mounts`) that are a file or a folder
+    of the workspace reached through no link, but for those inside another one (its mount holds them)."""
     with open(listing) as names:
-        for rel in names.read().splitlines():
-            path = workspace + "/" + rel
-            if rel and not os.path.islink(path) and os.path.isfile(path):
-                mount(path, path, None, MS_BIND)
-                remount_read_only(path, MS_NOSUID | MS_NODEV)
+        paths = sorted({rel.strip("/") for rel in names.read().splitlines() if rel.strip("/")})
+    paths = [rel for rel in paths if os.path.realpath(workspace + "/" + rel) == workspace + "/" + rel
+             and (os.path.isfile(workspace + "/" + rel) or os.path.isdir(workspace + "/" + rel))]
+    return [rel for rel in paths if not any(rel.startswith(other + "/") for other in paths)]
+
+
+def hold_suite(root, workspace, entries, owner):
+    """Copy the suite's entries into a folder of the new root, and cover that folder with an empty read-only
+    mount: the steps that run before the suite is mounted (the install) find no suite anywhere."""
+    held = root + "/.projectgen-suite"
+    os.mkdir(held, 0o700)
+    for rel in entries:
+        path, target = workspace + "/" + rel, held + "/" + rel
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.isdir(path):
+            os.mkdir(target, 0o755)
+            copy_tree(path, target, owner)
+        else:
+            copy_file(path, target, os.stat(path))
+        os.lchown(target, owner, owner)
+    descriptor = os.open(held, os.O_PATH | os.O_DIRECTORY)
+    mount("tmpfs", held, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=2,mode=0")
+    return Suite(workspace, entries, descriptor)
+
+
+def pin_folders(root, workspace, entries, owner):
+    """Bind each folder between the workspace and a suite entry onto itself, writable: a mount point can be
+    neither renamed nor removed (EBUSY), so no step can move a suite's folder away and put a look-alike in
+    its place. The workspace itself only where the code under test owns its parent (it runs as the
+    namespace's root): otherwise it may not rename it anyway, and a mount there would make moving a file
+    between it and the temp folder fail (EXDEV)."""
+    folders = {os.path.dirname(rel) for rel in entries}
+    for folder in list(folders):
+        while folder:
+            folder = os.path.dirname(folder)
+            folders.add(folder)
+    if owner != 0:
+        folders.discard("")
+    for folder in sorted(folders, key=lambda rel: rel.count("/") + bool(rel)):  # outer first: a pin hides
+        # the mounts made below its folder before it
+        path = root + workspace + ("/" + folder if folder else "")
+        if os.path.isdir(path) and not os.path.islink(path):
+            mount(path, path, None, MS_BIND)
+
+
+def mount_suite(suite):
+    """Bind each held entry read-only where it belongs, a folder as a whole (nothing in it can be written,
+    renamed or removed), and note what each is. Whatever a step left at such a path is moved aside first
+    and returned: the suite is never read from what the code under test wrote."""
+    displaced = []
+    for rel in suite.entries:
+        source = "/proc/self/fd/%d/%s" % (suite.held, rel)
+        if not os.path.lexists(source):
+            continue
+        target = suite.workspace + "/" + rel
+        if os.path.lexists(target):
+            os.rename(target, "%s/.%s.displaced-%d" % (os.path.dirname(target), os.path.basename(target),
+                                                       time.monotonic_ns()))  # a name no step could know
+            displaced.append(rel)
+        if os.path.isdir(source):
+            os.mkdir(target, 0o755)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        mount(source, target, None, MS_BIND)
+        remount_read_only(target, MS_NOSUID | MS_NODEV)
+        found = os.lstat(target)
+        suite.mounted[rel] = (found.st_dev, found.st_ino)
+    suite.placed = True
+    return displaced
+
+
+def suite_changed(suite):
+    """The first mounted entry that is no longer what was mounted there, or None."""
+    for rel, (device, inode) in suite.mounted.items():
+        try:
+            found = os.lstat(suite.workspace + "/" + rel)
+        except OSError:
+            return rel
+        if (found.st_dev, found.st_ino) != (device, inode):
+            return rel
+    return None
 
 
 def pivot(root):
