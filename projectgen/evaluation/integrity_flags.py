@@ -22,7 +22,7 @@ import json
 import os
 import posixpath
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -69,6 +69,14 @@ class IntegrityFlag(BaseModel):
 def flag_counts(flags: Collection[IntegrityFlag]) -> dict[str, int]:
     """How many flags of each kind, in `FLAG_KINDS` order (kinds without a flag left out)."""
     return {kind: n for kind in FLAG_KINDS if (n := sum(1 for f in flags if f.kind == kind))}
+
+
+def unique_flags(flags: Iterable[IntegrityFlag]) -> list[IntegrityFlag]:
+    """Each flag once, by kind and place (the runs of one unit meet the same construct again), in order."""
+    seen: dict[tuple[str, str, int | None], IntegrityFlag] = {}
+    for flag in flags:
+        seen.setdefault((flag.kind, flag.path, flag.line), flag)
+    return list(seen.values())
 
 
 def describe_counts(flags: Collection[IntegrityFlag]) -> str:
