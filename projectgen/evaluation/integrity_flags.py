@@ -189,7 +189,8 @@ def _text_flags(rel: str, name: str, text: str) -> list[IntegrityFlag]:
     if name.endswith(".go"):
         return _line_flags(rel, text, CGO_IMPORT, "build-script")
     if name in ("pyproject.toml", "setup.cfg"):
-        return [*_line_flags(rel, text, PYTEST11, "pytest-plugin"), *_line_flags(rel, text, BACKEND_PATH, "build-script")]
+        return [*_line_flags(rel, text, PYTEST11, "pytest-plugin"),
+                *_line_flags(rel, text, BACKEND_PATH, "build-script")]
     return []
 
 
