@@ -171,9 +171,9 @@ LIFECYCLE_SCRIPTS = ("preinstall", "install", "postinstall", "prepare", "preprep
 CMAKE_COMMANDS = re.compile(r"\b(execute_process|add_custom_command|add_custom_target)\s*\(", re.IGNORECASE)
 GRADLE_EXEC = re.compile(r"\b(exec|javaexec|commandLine|ProcessBuilder)\b|\.execute\(\)")
 MAVEN_EXEC = re.compile(r"<artifactId>\s*(exec-maven-plugin|maven-antrun-plugin|gmaven[\w-]*|groovy-maven-plugin)")
-CGO_IMPORT = re.compile(r'^\s*import\s+"C"\s*$|^\s*import\s*\(\s*"C"', re.MULTILINE)
+CGO_IMPORT = re.compile(r'^[ \t]*import[ \t]+"C"|^[ \t]*import[ \t]*\([ \t]*"C"', re.MULTILINE)
 PYTEST11 = re.compile(r"pytest11")
-BACKEND_PATH = re.compile(r"^\s*backend-path\s*=", re.MULTILINE)
+BACKEND_PATH = re.compile(r"^[ \t]*backend-path[ \t]*=", re.MULTILINE)
 
 
 def _text_flags(rel: str, name: str, text: str) -> list[IntegrityFlag]:
@@ -198,9 +198,10 @@ def _line_flags(rel: str, text: str, pattern: re.Pattern[str], kind: FlagKind) -
     """A flag at each match of `pattern` (at most `MAX_FLAGS_PER_FILE`)."""
     flags = []
     for match in pattern.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
-        flags.append(IntegrityFlag(kind=kind, path=rel, line=line, excerpt=_excerpt(text.splitlines()[line - 1]
-                                                                                     if text else "")))
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        flags.append(IntegrityFlag(kind=kind, path=rel, line=text.count("\n", 0, match.start()) + 1,
+                                   excerpt=_excerpt(text[start:end if end >= 0 else len(text)])))
         if len(flags) >= MAX_FLAGS_PER_FILE:
             break
     return flags
