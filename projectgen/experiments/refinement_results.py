@@ -18,7 +18,7 @@ from projectgen.datasets.multiturn import TaskCheck
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color, unprotected_warning)
+                                                   Text, integrity_section, series_color, unprotected_warning)
 from projectgen.inspection.charts import line_chart
 
 REFINEMENT_SCHEMA_VERSION = 1
