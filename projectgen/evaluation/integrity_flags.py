@@ -274,8 +274,13 @@ class _PythonScan:
         self.flags: list[IntegrityFlag] = []
 
     def run(self, tree: ast.AST) -> list[IntegrityFlag]:
-        # The imports first, wherever they are, so a name used above its import still resolves.
-        for node in ast.walk(tree):
+        # One walk gathers the nodes and the imports; the checks come after it, so a name used above its
+        # import (in a function, or an import at the end) still resolves.
+        nodes: list[tuple[ast.AST, bool, bool]] = []  # (node, in a CLI entry point, in a function)
+        stack: list[tuple[ast.AST, bool, bool]] = [(tree, self.entry_module, False)]
+        while stack:
+            node, entry, in_function = stack.pop()
+            nodes.append((node, entry, in_function))
             if isinstance(node, ast.Import):
                 for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
                     top = alias.name.split(".")[0]
@@ -283,14 +288,14 @@ class _PythonScan:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            inner = (entry or _is_entry(node), in_function or isinstance(node, FUNCTIONS))
+            stack.extend((child, *inner) for child in reversed(list(ast.iter_child_nodes(node))))
         command_line = any(name.split(".")[0] in CLI_MODULES or name.startswith("rich.prompt")
                            for name in self.aliases.values())
-        stack: list[tuple[ast.AST, bool]] = [(tree, self.entry_module)]  # (node, inside a CLI entry point)
-        while stack and len(self.flags) < MAX_FLAGS_PER_FILE:
-            node, entry = stack.pop()
-            self.check(node, entry)
-            inner = entry or _is_entry(node) or (command_line and isinstance(node, FUNCTIONS))
-            stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
+        for node, entry, in_function in nodes:
+            if len(self.flags) >= MAX_FLAGS_PER_FILE:
+                break
+            self.check(node, entry or (command_line and in_function))
         return self.flags
 
     def flag(self, kind: FlagKind, node: ast.AST) -> None:
