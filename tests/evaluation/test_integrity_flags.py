@@ -216,3 +216,18 @@ def test_a_flagged_candidate_run_by_the_runner_has_its_flag_in_the_report(tmp_pa
     out = tmp_path / "report.json"
     report.write_json(out)
     assert json.loads(out.read_text())["integrity_flags"][0]["excerpt"] == "sys.settrace(None)"
+
+
+def test_another_languages_report_carries_the_candidates_flags_too(tmp_path: Path, monkeypatch) -> None:
+    from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.datasets.exercism import exercise_task, load_exercise
+    from projectgen.evaluation.languages.toolchains import Toolchain
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+
+    exercise = load_exercise(example_exercises_dir() / "bracket_depth")
+    runner = SandboxRunner(RunnerSettings(cache_dir=tmp_path))
+    monkeypatch.setattr(runner, "toolchain", lambda language: Toolchain("go", missing=("go",)))  # no run needed
+    candidate = {**exercise.candidate(exercise.reference()), "native.go": 'package bracket\n\nimport "C"\n'}
+    report = runner.evaluate(exercise_task(exercise), candidate)
+    assert report.error and [(f.kind, f.path, f.line) for f in report.integrity_flags] == [
+        ("build-script", "native.go", 3)]
