@@ -4,8 +4,9 @@ A flag never changes a score; it tells a researcher where to look (file, line, k
 The sandbox is what protects the score (docs/sandbox.md); these flags make an attempt visible even when
 it failed. Python files are read with `ast` and never imported or run; other languages' build scripts are
 found by file name (and a line or two of their text). The input is the adversary's: nothing here may raise
-on it or take long (a file over `MAX_FILE_BYTES`, or one `ast` cannot parse or walk, gets one `unscanned`
-flag; binary files are skipped), and a file reports at most `MAX_FLAGS_PER_FILE` flags.
+on it or take long: a Python file over `MAX_FILE_BYTES`, past the candidate's `MAX_PYTHON_BYTES` of parsed
+Python (a dense megabyte costs `ast` about a second), or one `ast` cannot parse gets one `unscanned`
+flag; binary files are skipped; a file reports at most `MAX_FLAGS_PER_FILE` flags, a candidate `MAX_FLAGS`.
 
 Rules that keep a reference quiet (a column full of flags tells nothing): the candidate's own test modules
 (`test_*.py`, `*_test.py`, Python files below a `test`/`tests` folder) are not scanned, since the runner drops
@@ -48,8 +49,10 @@ FlagKind = Literal[
 ]
 FLAG_KINDS: tuple[str, ...] = FlagKind.__args__  # type: ignore[attr-defined]
 
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = 1_000_000     # the largest reference module, zxcvbn's frequency lists, is 0.8 MB
+MAX_PYTHON_BYTES = 2_000_000   # Python parsed per candidate (the largest reference's, zxcvbn's: 0.85 MB)
 MAX_FLAGS_PER_FILE = 20
+MAX_FLAGS = 200
 EXCERPT_CHARS = 120
 
 
@@ -90,12 +93,18 @@ def describe_counts(flags: Collection[IntegrityFlag]) -> str:
 def scan_candidate(candidate: Path | Mapping[str, str] | Mapping[str, Path],
                    skip: Collection[str] = ()) -> list[IntegrityFlag]:
     """Every flag of `candidate` (a folder, or repository path -> text or file on disk, as the runner takes
-    it), in path order; `skip`: repository paths that are not the candidate's (the task's own files, whose
-    copy the workspace uses)."""
+    it), in path order, the first `MAX_FLAGS`; `skip`: repository paths that are not the candidate's (the
+    task's own files, whose copy the workspace uses)."""
     flags: list[IntegrityFlag] = []
+    budget = MAX_PYTHON_BYTES
     for rel, data in _files(candidate):
-        if rel not in skip:
-            flags += scan_file(rel, data)
+        if rel in skip or data is None:
+            continue
+        flags += scan_file(rel, data, parse_budget=budget)
+        if rel.endswith(".py") and len(data) <= min(budget, MAX_FILE_BYTES):
+            budget -= len(data)
+        if len(flags) >= MAX_FLAGS:
+            return flags[:MAX_FLAGS]
     return flags
 
 
@@ -142,9 +151,9 @@ def is_test_module(rel: str) -> bool:
                                      or any(part in ("test", "tests") for part in folders))
 
 
-def scan_file(rel: str, data: bytes | None) -> list[IntegrityFlag]:
+def scan_file(rel: str, data: bytes | None, parse_budget: int = MAX_PYTHON_BYTES) -> list[IntegrityFlag]:
     """The flags of one file (at most `MAX_FLAGS_PER_FILE`), from its name and, for the kinds that need it,
-    its text."""
+    its text; a Python file larger than `parse_budget` (what is left of the candidate's) is not parsed."""
     if data is None:
         return []
     name = posixpath.basename(rel)
@@ -156,7 +165,7 @@ def scan_file(rel: str, data: bytes | None) -> list[IntegrityFlag]:
     elif name in ("setup.py", "build.rs"):
         flags.append(IntegrityFlag(kind="build-script", path=rel, excerpt=f"{name} runs at build or install time"))
     if name.endswith(".py") and name != "conftest.py" and not is_test_module(rel):
-        flags += _python_flags(rel, data)
+        flags += _python_flags(rel, data, parse_budget)
         if name == "setup.py":
             flags += _line_flags(rel, data.decode("utf-8", "replace"), PYTEST11, "pytest-plugin")
     elif len(data) <= MAX_FILE_BYTES and b"\0" not in data[:8192]:
@@ -248,13 +257,18 @@ OPEN_CALLS = frozenset({"open", "io.open", "builtins.open", "codecs.open"})
 TEST_PATH = re.compile(r"(^|[/\\])(\w+_)?tests?([/\\]|$)|(^|[/\\])test_[^/\\]*\.py$|_test\.py$|(^|[/\\])conftest\.py$")
 ENTRY_FUNCTIONS = frozenset({"main", "_main"})
 CLI_MODULES = frozenset({"argparse", "optparse", "getopt", "click", "typer", "fire", "docopt"})
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+CHECKED_NODES = frozenset({ast.Import, ast.ImportFrom, ast.Attribute, ast.Name, ast.Call, ast.FunctionDef,
+                           ast.AsyncFunctionDef, ast.Assign})
 
 
-def _python_flags(rel: str, data: bytes) -> list[IntegrityFlag]:
+def _python_flags(rel: str, data: bytes, parse_budget: int) -> list[IntegrityFlag]:
     """The flags of one Python module's syntax tree; one `unscanned` flag when it cannot be looked into."""
     if len(data) > MAX_FILE_BYTES:
         return [IntegrityFlag(kind="unscanned", path=rel, excerpt=f"over {MAX_FILE_BYTES:,} bytes: not scanned")]
+    if len(data) > parse_budget:
+        return [IntegrityFlag(kind="unscanned", path=rel, excerpt=f"past the {MAX_PYTHON_BYTES:,} bytes of Python "
+                              "one candidate's scan parses: not scanned")]
     try:
         tree = ast.parse(data, filename=rel)
         return _PythonScan(rel, data, posixpath.basename(rel) == "__main__.py").run(tree)
@@ -264,7 +278,8 @@ def _python_flags(rel: str, data: bytes) -> list[IntegrityFlag]:
 
 
 class _PythonScan:
-    """One module's walk: names resolved through its imports, each node checked once."""
+    """One module's walk: names resolved through its imports, each node of a kind that can hold a move
+    checked once."""
 
     def __init__(self, rel: str, data: bytes, entry_module: bool) -> None:
         self.rel = rel
@@ -272,31 +287,46 @@ class _PythonScan:
         self.entry_module = entry_module
         self.aliases: dict[str, str] = {}
         self.flags: list[IntegrityFlag] = []
+        self.entry_spans: list[tuple[int, int]] = []     # lines of `main` functions and __main__ guards
+        self.function_spans: list[tuple[int, int]] = []  # lines of every function
+        self.command_line = False
 
     def run(self, tree: ast.AST) -> list[IntegrityFlag]:
-        # One walk gathers the nodes and the imports; the checks come after it, so a name used above its
-        # import (in a function, or an import at the end) still resolves.
-        nodes: list[tuple[ast.AST, bool, bool]] = []  # (node, in a CLI entry point, in a function)
-        stack: list[tuple[ast.AST, bool, bool]] = [(tree, self.entry_module, False)]
-        while stack:
-            node, entry, in_function = stack.pop()
-            nodes.append((node, entry, in_function))
-            if isinstance(node, ast.Import):
+        # One walk gathers the nodes to check, the imports and the spans; the checks come after it, so a
+        # name used above its import (in a function, or an import at the end) still resolves.
+        checked: list[ast.AST] = []
+        for node in ast.walk(tree):
+            kind = type(node)
+            if kind in CHECKED_NODES:
+                checked.append(node)
+            if kind is ast.Import:
                 for alias in node.names:  # `import a.b` binds a; `import a.b as c` binds c to a.b
                     top = alias.name.split(".")[0]
                     self.aliases[alias.asname or top] = alias.name if alias.asname else top
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            elif kind is ast.ImportFrom and node.module and not node.level:
                 for alias in node.names:
                     self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            inner = (entry or _is_entry(node), in_function or isinstance(node, FUNCTIONS))
-            stack.extend((child, *inner) for child in reversed(list(ast.iter_child_nodes(node))))
-        command_line = any(name.split(".")[0] in CLI_MODULES or name.startswith("rich.prompt")
-                           for name in self.aliases.values())
-        for node, entry, in_function in nodes:
+            elif kind in FUNCTIONS:
+                span = (node.lineno, node.end_lineno or node.lineno)
+                self.function_spans.append(span)
+                if kind is not ast.Lambda and node.name in ENTRY_FUNCTIONS:
+                    self.entry_spans.append(span)
+            elif kind is ast.If and _is_main_guard(node):
+                self.entry_spans.append((node.lineno, node.end_lineno or node.lineno))
+        self.command_line = any(name.split(".")[0] in CLI_MODULES or name.startswith("rich.prompt")
+                                for name in self.aliases.values())
+        for node in checked:
             if len(self.flags) >= MAX_FLAGS_PER_FILE:
                 break
-            self.check(node, entry or (command_line and in_function))
-        return self.flags
+            self.check(node)
+        return sorted(self.flags, key=lambda flag: flag.line or 0)
+
+    def in_command_line_code(self, node: ast.AST) -> bool:
+        """Whether `node` is in a CLI entry point: `__main__.py`, a __main__ guard, a function named `main`, or
+        any function of a module that imports a command-line library."""
+        line = getattr(node, "lineno", 0)
+        spans = [*self.entry_spans, *(self.function_spans if self.command_line else [])]
+        return self.entry_module or any(first <= line <= last for first, last in spans)
 
     def flag(self, kind: FlagKind, node: ast.AST) -> None:
         line = getattr(node, "lineno", None)
@@ -316,7 +346,7 @@ class _PythonScan:
             return None
         return ".".join([self.aliases.get(node.id, node.id), *reversed(parts)])
 
-    def check(self, node: ast.AST, entry: bool) -> None:
+    def check(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 self.check_module(alias.name, node)
@@ -326,9 +356,9 @@ class _PythonScan:
             if node.attr in FRAME_ATTRIBUTES:
                 self.flag("frame-introspection", node)
             if isinstance(node.ctx, ast.Load) and (name := self.qualified(node)):
-                self.check_name(name, node, entry)
+                self.check_name(name, node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.aliases:
-            self.check_name(self.aliases[node.id], node, entry)
+            self.check_name(self.aliases[node.id], node)
         elif isinstance(node, ast.Call):
             self.check_call(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -346,12 +376,12 @@ class _PythonScan:
         elif top in PYTEST_MODULES:
             self.flag("pytest-internals", node)
 
-    def check_name(self, name: str, node: ast.AST, entry: bool) -> None:
+    def check_name(self, name: str, node: ast.AST) -> None:
         if name in FRAME_NAMES:
             self.flag("frame-introspection", node)
         elif name in TRACING_NAMES or name.startswith("sys.monitoring."):
             self.flag("tracing", node)
-        elif name == "os._exit" or (name == "sys.exit" and not entry):
+        elif name == "os._exit" or (name == "sys.exit" and not self.in_command_line_code(node)):
             self.flag("process-exit", node)
 
     def check_call(self, node: ast.Call) -> None:
@@ -363,7 +393,7 @@ class _PythonScan:
             if attr in FRAME_ATTRIBUTES:
                 self.flag("frame-introspection", node)
             if module := self.qualified(node.args[0]):
-                self.check_name(f"{module}.{attr}", node, entry=False)
+                self.check_name(f"{module}.{attr}", node)
         elif name in OPEN_CALLS:
             mode = _string(node.args[1]) if len(node.args) > 1 else next(
                 (_string(k.value) for k in node.keywords if k.arg == "mode"), None)
@@ -381,15 +411,13 @@ class _PythonScan:
             self.flag("always-equal", node)
 
 
-def _is_entry(node: ast.AST) -> bool:
-    """A command-line entry point: ``if __name__ == "__main__":`` or a function named `main`."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return node.name in ENTRY_FUNCTIONS
-    if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.comparators) == 1:
-        sides = [node.test.left, node.test.comparators[0]]
-        return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) \
-            and any(_string(s) == "__main__" for s in sides)
-    return False
+def _is_main_guard(node: ast.If) -> bool:
+    """``if __name__ == "__main__":`` (either way round)."""
+    if not isinstance(node.test, ast.Compare) or len(node.test.comparators) != 1:
+        return False
+    sides = [node.test.left, node.test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) \
+        and any(_string(s) == "__main__" for s in sides)
 
 
 def _returned_constant(body: list[ast.stmt]) -> object:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.evaluation.integrity_flags import (FLAG_KINDS, MAX_FILE_BYTES, IntegrityFlag, candidate_flags,
-                                                   describe_counts, scan_candidate)
+from projectgen.evaluation import integrity_flags
+from projectgen.evaluation.integrity_flags import (FLAG_KINDS, MAX_FILE_BYTES, MAX_FLAGS, IntegrityFlag,
+                                                   candidate_flags, describe_counts, scan_candidate)
 from projectgen.evaluation.report import TestReport
 from test_support import make_task
 
@@ -162,6 +163,16 @@ def test_a_folder_is_scanned_as_the_runner_copies_it_without_following_links(tmp
 ], ids=["deep-binop", "deep-parens", "deep-unary", "null-byte"])
 def test_a_file_python_cannot_parse_is_unscanned_not_an_error(source: str) -> None:
     assert [f.kind for f in scan_candidate({"deep.py": source})] == ["unscanned"]
+
+
+def test_a_candidate_parses_at_most_its_budget_of_python_and_reports_at_most_max_flags(monkeypatch) -> None:
+    monkeypatch.setattr(integrity_flags, "MAX_PYTHON_BYTES", 3000)  # the rule, on a budget quick to spend
+    module = "import ctypes\n" + "x = 1\n" * (1000 // 6)  # a third of the budget, and a line
+    flags = scan_candidate({f"m{i}.py": module for i in range(3)})
+    assert [(f.kind, f.path) for f in flags] == [("ctypes", "m0.py"), ("ctypes", "m1.py"), ("unscanned", "m2.py")]
+    assert "not scanned" in flags[-1].excerpt
+    many = scan_candidate({f"m{i:03}.py": "import sys\n" + "sys._getframe()\n" * 30 for i in range(100)})
+    assert len(many) == MAX_FLAGS
 
 
 def test_a_50_mb_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:
