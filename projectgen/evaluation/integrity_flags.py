@@ -25,7 +25,7 @@ import posixpath
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel
 
@@ -45,9 +45,9 @@ FlagKind = Literal[
     "conftest",             # a conftest.py shipped by the candidate
     "pytest-plugin",        # a pytest11 entry point shipped by the candidate
     "startup-hook",         # sitecustomize.py, usercustomize.py, a .pth file
-    "unscanned",            # a Python file too large, or one `ast` cannot parse or walk: it was not looked into
+    "unscanned",            # a Python file too large, past the scan's budget, or not parsable: not looked into
 ]
-FLAG_KINDS: tuple[str, ...] = FlagKind.__args__  # type: ignore[attr-defined]
+FLAG_KINDS: tuple[str, ...] = get_args(FlagKind)
 
 MAX_FILE_BYTES = 1_000_000     # the largest reference module, zxcvbn's frequency lists, is 0.8 MB
 MAX_PYTHON_BYTES = 2_000_000   # Python parsed per candidate (the largest reference's, zxcvbn's: 0.85 MB)
