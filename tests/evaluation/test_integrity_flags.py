@@ -242,3 +242,16 @@ def test_another_languages_report_carries_the_candidates_flags_too(tmp_path: Pat
     report = runner.evaluate(exercise_task(exercise), candidate)
     assert report.error and [(f.kind, f.path, f.line) for f in report.integrity_flags] == [
         ("build-script", "native.go", 3)]
+
+
+def test_the_cli_table_of_a_report_counts_its_flags_by_kind() -> None:
+    from rich.console import Console
+
+    from projectgen.cli.tables import print_test_report
+
+    console = Console(record=True, width=200)
+    flags = [IntegrityFlag(kind="ctypes", path="m.py", line=1, excerpt="[red]x[/red]")]
+    print_test_report(console, TestReport(task_id="t", suite="unit", integrity_flags=flags))
+    assert "integrity flags (known gaming moves; they do not change the score): ctypes 1" in console.export_text()
+    print_test_report(console, TestReport(task_id="t", suite="unit"))
+    assert console.export_text().count("integrity flags") == 0  # export_text clears what it returned
