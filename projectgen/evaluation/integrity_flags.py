@@ -5,7 +5,7 @@ The sandbox is what protects the score (docs/sandbox.md); these flags make an at
 it failed. Python files are read with `ast` and never imported or run; other languages' build scripts are
 found by file name (and a line or two of their text). The input is the adversary's: nothing here may raise
 on it or take long: a Python file over `MAX_FILE_BYTES`, past the candidate's `MAX_PYTHON_BYTES` of parsed
-Python (a dense megabyte costs `ast` about a second), or one `ast` cannot parse gets one `unscanned`
+Python (a dense megabyte costs `ast` seconds), or one `ast` cannot parse gets one `unscanned`
 flag; binary files are skipped; a file reports at most `MAX_FLAGS_PER_FILE` flags, a candidate `MAX_FLAGS`.
 
 Rules that keep a reference quiet (a column full of flags tells nothing): the candidate's own test modules
