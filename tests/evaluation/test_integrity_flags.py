@@ -218,15 +218,16 @@ def test_a_flagged_candidate_run_by_the_runner_has_its_flag_in_the_report(tmp_pa
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
     task = make_task(tmp_path / "flagged", {"test_calc.py": "from calc import add\ndef test_add(): assert add(2, 2) == 4\n"})
-    candidate = {"calc.py": "import sys\n\ndef add(a, b):\n    sys.settrace(None)\n    return a + b\n",
+    candidate = {"calc.py": "import sys\n\ndef add(a, b):\n    return a + b\n\ndef never_called():\n"
+                            "    return sys._getframe(1).f_locals\n",
                  "conftest.py": "def pytest_configure(config): pass\n"}
     report = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=60)).evaluate(task, candidate)
-    assert report.passed == 1  # a flag never changes the score
-    assert [(f.kind, f.path, f.line) for f in report.integrity_flags] == [("tracing", "calc.py", 4),
+    assert report.passed == 1 and report.tampered is None  # a flag never changes the score
+    assert [(f.kind, f.path, f.line) for f in report.integrity_flags] == [("frame-introspection", "calc.py", 7),
                                                                           ("conftest", "conftest.py", None)]
     out = tmp_path / "report.json"
     report.write_json(out)
-    assert json.loads(out.read_text())["integrity_flags"][0]["excerpt"] == "sys.settrace(None)"
+    assert json.loads(out.read_text())["integrity_flags"][0]["excerpt"] == "return sys._getframe(1).f_locals"
 
 
 def test_another_languages_report_carries_the_candidates_flags_too(tmp_path: Path, monkeypatch) -> None:
