@@ -148,6 +148,17 @@ def _print_header(console, run) -> None:
         console.print(_clean(f"stopped: {run.stopped}"), highlight=False, markup=False)
     if evolve:
         _print_evolution(console, run)
+    _print_integrity_flags(console, run.integrity_flags())
+
+
+def _print_integrity_flags(console, flags) -> None:
+    """The run's integrity flags, one line each (nothing without any): where to look, never a change of score."""
+    if not flags:
+        return
+    console.print(f"integrity flags: {len(flags)} (known gaming moves in the code under test; they do not change "
+                  "the score, docs/sandbox.md)", highlight=False, markup=False)
+    for flag in flags:
+        console.print(_text(f"  {flag.kind:<20} {flag.where()}  {flag.excerpt}"), highlight=False)
 
 
 def _print_evolution(console, run) -> None:

@@ -50,6 +50,12 @@ def print_test_report(console, report) -> None:
     if report.unprotected:
         console.print("[yellow]isolation none: the tests ran unprotected, and the code under test could have "
                       "faked this score[/yellow]", highlight=False)
+    if report.integrity_flags:
+        from projectgen.evaluation.integrity_flags import describe_counts
+
+        console.print(f"[yellow]integrity flags (known gaming moves; they do not change the score): "
+                      f"{describe_counts(report.integrity_flags)}; the report's JSON lists where[/yellow]",
+                      highlight=False)
     if (env := report.environment) and env.python_fallback:
         console.print(f"[yellow]Python {env.python_requested} was not found: the tests ran on Python "
                       f"{env.python}[/yellow]", highlight=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.evaluation.metrics import pass_rate
 
 
@@ -128,6 +129,10 @@ class TestReport(BaseModel):
         default=None, description="what the pytest step's processes used (None when the sandbox did not see it "
         "end: stopped by the host or the launcher died; for another language's run, whose test step builds "
         "too; in an older report)")
+    integrity_flags: list[IntegrityFlag] = Field(
+        default_factory=list, description="constructs in the candidate that are known gaming moves, found "
+        "statically (evaluation.integrity_flags): where a researcher should look; they never change the score "
+        "(empty in an older report)")
 
     @property
     def unprotected(self) -> bool:

@@ -53,6 +53,7 @@ from projectgen.evaluation.expectations import (
     score_report,
     with_declared_total,
 )
+from projectgen.evaluation.integrity_flags import candidate_flags
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
@@ -195,6 +196,7 @@ class SandboxRunner:
                 cache=self.environments.root / "languages", workdir=self.settings.workdir,
                 keep_workspace=self.settings.keep_workspace)
             report.duration = time.monotonic() - started
+            report.integrity_flags = candidate_flags(task, candidate)
             if key is not None and not report.error:
                 self.recent.put(key, report)
             return report
@@ -212,6 +214,7 @@ class SandboxRunner:
             if not self.settings.keep_workspace:
                 folder.remove()
         report.duration = time.monotonic() - started
+        report.integrity_flags = candidate_flags(task, candidate)
         if key is not None:
             self.recent.put(key, report)
         return report

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.datasets.task import Task
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted
+from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
 from projectgen.errors import ProjectGenError
@@ -135,6 +136,9 @@ class PairResult(BaseModel):
     how: str = Field(default="run", description="run / resumed / collected (from a finished folder) / ledger")
     sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
                          "(unprotected: the code under test could have faked the score); empty in older ledgers")
+    integrity_flags: list[IntegrityFlag] = Field(
+        default_factory=list, description="the final output's integrity flags, from its unit test report "
+        "(evaluation.integrity_flags: where to look, never a change of score); empty in older ledgers")
 
     @property
     def ok(self) -> bool:
@@ -211,7 +215,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
         **final_sketchbleu(run_dir, task), **final_non_functional(run_dir, task, runner),
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
-        tokens=tokens(records), cost=cost(records),
+        tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
 
 
@@ -220,6 +224,16 @@ def run_profile(summary: dict[str, Any]) -> str | None:
     projectgen profile's behaviour (None when it records no settings at all)."""
     settings = summary.get("settings")
     return settings.get("profile", "projectgen") if isinstance(settings, dict) else None
+
+
+def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:
+    """The integrity flags of the final output, as its unit test report recorded them (none without one)."""
+    from projectgen.evaluation.report import TestReport
+
+    report_path = RunFolder(run_dir).unit_report
+    if not report_path.is_file():
+        return []
+    return TestReport.model_validate_json(report_path.read_text(encoding="utf-8")).integrity_flags
 
 
 def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, Any],

@@ -275,7 +275,8 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         turns = [TurnRow(turn=r["turn"], passed=bool(r.get("passed")), tests_passed=r.get("tests_passed", 0),
                          tests_total=r.get("tests_total", 0), status=r.get("status", ""),
                          input_tokens=r.get("input_tokens", 0), output_tokens=r.get("output_tokens", 0),
-                         failing=r.get("failing") or [], error=r.get("error")) for r in records]
+                         failing=r.get("failing") or [], error=r.get("error"),
+                         integrity_flags=r.get("integrity_flags") or []) for r in records]
         return self.row(unit, status="ok", turns=turns, sandbox=state.runner.isolation())
 
     def row(self, unit: TaskRunUnit, **fields: Any) -> TaskRunRow:

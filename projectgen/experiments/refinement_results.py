@@ -15,9 +15,10 @@ from pydantic import BaseModel, Field
 
 from projectgen.agents.refiner import STRATEGY_NAMES
 from projectgen.datasets.multiturn import TaskCheck
+from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color, unprotected_warning)
+                                                   Text, integrity_section, series_color, unprotected_warning)
 from projectgen.inspection.charts import line_chart
 
 REFINEMENT_SCHEMA_VERSION = 1
@@ -41,6 +42,9 @@ class TurnRow(BaseModel):
     output_tokens: int = 0
     failing: list[str] = Field(default_factory=list)
     error: str | None = None
+    integrity_flags: list[IntegrityFlag] = Field(
+        default_factory=list, description="the turn's candidate's integrity flags (evaluation.integrity_flags: where "
+        "to look, never a change of score); empty in older ledgers")
 
 
 class TaskRunRow(BaseModel):
@@ -72,6 +76,10 @@ class TaskRunRow(BaseModel):
     @property
     def tokens(self) -> int:
         return sum(turn.input_tokens + turn.output_tokens for turn in self.turns)
+
+    def integrity_flags(self) -> list[IntegrityFlag]:
+        """Its turns' integrity flags, each once (a flag every turn keeps is listed once)."""
+        return unique_flags(flag for turn in self.turns for flag in turn.integrity_flags)
 
 
 class SettingSummary(BaseModel):
@@ -220,5 +228,6 @@ def refinement_page(results: RefinementResults) -> ResultsPage:
                Bullets([*results.validation_problems,
                         *(f"{task}: does not load: {reason}" for task, reason in results.load_errors.items()),
                         *(f"not run: {note}" for note in results.skipped_settings)]),
+               *integrity_section([(row.key, row.integrity_flags()) for row in results.rows]),
                Text(results.notes, note=True)]
     return ResultsPage(f"Stepwise requirement refinement (SR-Eval) on {results.dataset}", "projectgen refine", blocks)

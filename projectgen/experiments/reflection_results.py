@@ -13,10 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
+from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, series_color, unprotected_warning)
+                                                   Text, integrity_section, series_color, unprotected_warning)
 
 REFLECT_SCHEMA_VERSION = 1
 
@@ -35,6 +36,12 @@ class ReflectRow(BaseModel):
     result: dict[str, Any] | None = None
     sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
                          "(unprotected: the code under test could have faked the score); empty in older ledgers")
+
+    def integrity_flags(self) -> list[IntegrityFlag]:
+        """The integrity flags of its tries' candidates (each once: a flag every try keeps is listed once);
+        none for an error or a result written before flags existed."""
+        return unique_flags(IntegrityFlag.model_validate(entry) for attempt in (self.result or {}).get("tries") or []
+                            for entry in attempt.get("integrity_flags") or [])
 
     def outcome(self) -> TaskOutcome | None:
         """The figures' view of a finished unit (None for an error)."""
@@ -242,5 +249,7 @@ def reflect_page(results: ReflectResults) -> ResultsPage:
                          ("Per language (Tables 1-2's columns)", language_table(results)),
                          ("pass@k over tries", curve_table(results)), ("Per task", task_table(results))):
         blocks += [Heading(title), TableBlock(table)]
+    blocks += integrity_section([(f"{r.model}/{r.edit_format}/{row.task_id}", row.integrity_flags())
+                                 for r in results.reports for row in r.rows])
     blocks.append(Text(NOTES, note=True))
     return ResultsPage(f"LiveRepoReflection protocol on {results.dataset}", "projectgen reflect", blocks)

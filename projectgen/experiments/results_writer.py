@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from projectgen.durable_files import write_atomic
+from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.inspection.formatting import esc
 from projectgen.inspection.html import REPORT_CSS
 from projectgen.runs import layout
@@ -81,6 +82,27 @@ def unprotected_warning(sandboxes: list[str]) -> list[Block]:
     return [Text(f"**Unprotected scores:** {unprotected} of {len(sandboxes)} unit(s) ran their tests with "
                  "isolation none (no namespaces): the code under test could have faked those scores "
                  "(docs/sandbox.md).")]
+
+
+INTEGRITY_ROWS_SHOWN = 200  # a page lists at most this many flags; results.json holds every one
+
+
+def integrity_section(units: list[tuple[str, list[IntegrityFlag]]]) -> list[Block]:
+    """The "Integrity flags" section of a results page: one row per flag of each unit (its label first), or
+    nothing when no unit has a flag. Flags never change a score: they say where a researcher should look."""
+    rows = [[label, flag.kind, flag.where(), flag.excerpt] for label, flags in units for flag in flags]
+    if not rows:
+        return []
+    flagged = sum(1 for _, flags in units if flags)
+    blocks: list[Block] = [
+        Heading("Integrity flags"),
+        Text(f"{len(rows)} flag(s) in {flagged} of {len(units)} unit(s): constructs in the code under test that are "
+             "known moves for gaming a test run (docs/sandbox.md, Integrity flags). They do not change any score; "
+             "they say where to look.", note=True),
+        TableBlock((["unit", "kind", "where", "excerpt"], rows[:INTEGRITY_ROWS_SHOWN]))]
+    if len(rows) > INTEGRITY_ROWS_SHOWN:
+        blocks.append(Text(f"... and {len(rows) - INTEGRITY_ROWS_SHOWN} more flag(s) in results.json.", note=True))
+    return blocks
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from projectgen.experiments.livecoder_tables import livecoder_blocks
 from projectgen.experiments.plots import pass_per_task, score_per_attempt
 from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
-                                                   Text, unprotected_warning)
+                                                   Text, integrity_section, unprotected_warning)
 
 
 def percent(value: float | None) -> str:
@@ -236,4 +236,5 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
                    *(TableBlock(table) for table in ablations)]
     for report in results.models:
         blocks += model_blocks(report)
+    blocks += integrity_section([(pair.key, pair.integrity_flags) for r in results.models for pair in r.pairs])
     return ResultsPage(f"Experiment on {results.dataset}", "projectgen experiment", blocks)

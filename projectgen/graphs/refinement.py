@@ -113,7 +113,7 @@ async def check_turn(state: RefinementState, runtime: Runtime[RefinementContext]
     record.update(passed=passed, tests_passed=report.passed, tests_total=report.total, status=report.status,
                   failing=[t.nodeid for t in report.failures()][:FAILING_SHOWN]
                   + [e.nodeid for e in report.collection_errors][:FAILING_SHOWN],
-                  error=report.error)
+                  error=report.error, integrity_flags=[flag.model_dump(mode="json") for flag in report.integrity_flags])
     ctx.say(f"{task.id} turn {number}/{len(task.turns)}: {'passed' if passed else 'failed'} "
             f"({report.passed}/{report.total} tests)")
     return {"turns": [record], "turn": number + 1}

@@ -81,7 +81,8 @@ async def run_tests(state: ReflectionState, runtime: Runtime[ReflectionContext])
         raise TestHarnessError(f"the tests of {ctx.exercise.id} could not be run: {report.error}")
     passed = report.status == "passed"
     current.update(tests_passed=report.passed, tests_total=report.total, status=report.status,
-                   timed_out=report.timed_out)
+                   timed_out=report.timed_out,
+                   integrity_flags=[flag.model_dump(mode="json") for flag in report.integrity_flags])
     ctx.say(f"try {current.get('try')}: {report.passed}/{report.total} tests pass"
             + ("" if current.get("well_formed") else " (the reply was not well formed)"))
     update: dict[str, Any] = {"tries": [current], "test_log": "" if passed else failure_log(report)}

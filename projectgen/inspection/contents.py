@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from projectgen.evaluation.integrity_flags import describe_counts
 from projectgen.inspection.formatting import fmt_score, fmt_seconds
 from projectgen.inspection.views import RunView
 from projectgen.llm.naming import REFERENCE_LABEL
@@ -107,6 +108,9 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
                                           f"reported only)"))
     if run.stopped:
         facts.append(("stopped", run.stopped))
+    if flags := run.integrity_flags():
+        facts.append(("integrity flags", f"{describe_counts(flags)}: known gaming moves in the code under test, "
+                                         f"listed by `projectgen trace {run.path}`; they do not change the score"))
     facts.append(("duration", fmt_seconds(run.duration_s)))
     failed = f" ({totals.failed_calls} failed)" if totals.failed_calls else ""
     facts.append(("model calls", f"{totals.calls}{failed}"))

@@ -14,12 +14,14 @@ These are plain data with read-only queries; building them is the other modules'
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.llm import CallRecord, UsageTotals
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
 from projectgen.runs.folder import RunFolder
@@ -239,6 +241,17 @@ class RunView:
         return (f"not running ({who} ended without finishing: killed or crashed; continue with "
                 f"`projectgen run --resume {self.path}`)")
 
+    def integrity_flags(self) -> list[IntegrityFlag]:
+        """The integrity flags its test runs recorded, each once: the final output's test reports (unit, and an
+        evolve run's check tests), a reflect run's tries and a refine run's turns (none in older runs)."""
+        entries: list[Any] = []
+        for path in (self.folder.unit_report, self.folder.check_report):
+            entries += (_read_json(path) or {}).get("integrity_flags") or []
+        for record in [*((self.summary or {}).get("tries") or []), *(_read_json(self.folder.turns) or [])]:
+            if isinstance(record, Mapping):
+                entries += record.get("integrity_flags") or []
+        return unique_flags(IntegrityFlag.model_validate(entry) for entry in entries)
+
     @property
     def injected_faults(self) -> str | None:
         """The `--inject-faults` spec the run was made with (run.json keeps it beside the models), if any."""
@@ -318,3 +331,11 @@ def _judge_entry(verdict: Mapping[str, Any], attempt: int | None, stage: Any) ->
             "score": verdict.get("score"), "accepted": verdict.get("accepted"),
             "check": (check.get("passed"), check.get("total")) if isinstance(check, Mapping) else None,
             "feedback": str(verdict.get("feedback") or "")}
+
+
+def _read_json(path: Path) -> Any:
+    """A run file's JSON, or None when it is absent or unreadable (a run still going, an older run)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

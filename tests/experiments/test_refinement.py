@@ -255,3 +255,32 @@ def test_a_task_whose_reference_fails_is_left_out_and_named(tmp_path: Path):
 def test_bundled_task_folders_load_as_the_loader_documents():
     task = load_multiturn_task(bundled_dataset_dir() / "durations")
     assert task.level == "function" and len(task.turns) == 5
+
+
+class FlaggingRunner(ReferenceRunner):
+    """The reference runner whose reports carry the candidate's integrity flags, as the sandbox runner's do."""
+
+    def evaluate(self, task, candidate, suite):
+        from projectgen.evaluation.integrity_flags import candidate_flags
+
+        report = super().evaluate(task, candidate, suite)
+        report.integrity_flags = candidate_flags(task, candidate)
+        return report
+
+
+def test_a_turns_integrity_flags_reach_results_json_and_md(tmp_path: Path):
+    data = small_dataset(tmp_path / "data")
+    script = script_file(tmp_path / "replay.json")
+    replies = json.loads(script.read_text())
+    replies["responses"][1]["content"] = "```python\n# alpha 2\nimport ctypes\n```\n"  # alpha's turn 2
+    script.write_text(json.dumps(replies))
+    spec = RefinementSpec(dataset=data, models=(resolve_model(f"rec=scripted:{script}"),), strategies=("ce",),
+                          contexts=("basic",))
+    results = run_refinement(spec, tmp_path / "out", runner=FlaggingRunner())
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    turns = {row["task_id"]: [turn["integrity_flags"] for turn in row["turns"]] for row in saved["rows"]}
+    assert turns["beta"] == [[], [], []]
+    assert [[flag["kind"] for flag in flags] for flags in turns["alpha"]] == [[], ["ctypes"], []]
+    shown = (tmp_path / "out" / "results.md").read_text()
+    assert "## Integrity flags" in shown and "| rec/ce-basic/alpha | ctypes | mod.py:2 | import ctypes |" in shown
+    assert results.rows[0].integrity_flags()[0].kind == "ctypes"

@@ -64,3 +64,50 @@ def test_a_results_page_leads_with_a_warning_when_any_unit_ran_unprotected(tmp_p
     shown = page(["namespaces", "none"])
     assert "**Unprotected scores:** 1 of 2 unit(s) ran their tests with isolation none" in shown
     assert shown.index("Unprotected") < shown.index("Tries per task")
+
+
+CTYPES_FLAG = {"kind": "ctypes", "path": "mem.py", "line": 1, "excerpt": "import ctypes"}
+
+
+def test_a_results_page_lists_the_integrity_flags_only_when_there_are_any(tmp_path: Path) -> None:
+    from projectgen.experiments.models import ExperimentModel
+    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+
+    def write(tries: list[dict]) -> tuple[dict, str]:
+        row = ReflectRow(key="m/whole/t", model="m", edit_format="whole", task_id="t", language="python",
+                         status="failed", result={"tries": tries})
+        results = summarize_reflect("examples", str(tmp_path), 2, [ExperimentModel("m", "scripted:x")], ["whole"], [row])
+        write_results(tmp_path, results, reflect_page(results))
+        return (json.loads((tmp_path / "results.json").read_text(encoding="utf-8")),
+                (tmp_path / "results.md").read_text(encoding="utf-8"))
+
+    _, clean = write([{"try": 1}, {"try": 2, "integrity_flags": []}])
+    assert "Integrity flags" not in clean
+    data, shown = write([{"try": 1, "integrity_flags": [CTYPES_FLAG]}, {"try": 2, "integrity_flags": [CTYPES_FLAG]}])
+    assert data["reports"][0]["rows"][0]["result"]["tries"][1]["integrity_flags"] == [CTYPES_FLAG]
+    assert "## Integrity flags" in shown and "1 flag(s) in 1 of 1 unit(s)" in shown  # both tries' flag once
+    assert "| m/whole/t | ctypes | mem.py:1 | import ctypes |" in shown
+    assert "<h2>Integrity flags</h2>" in (tmp_path / "results.html").read_text(encoding="utf-8")
+
+
+def test_an_experiment_pair_carries_its_final_outputs_flags_to_results(tmp_path: Path) -> None:
+    from projectgen.evaluation.integrity_flags import IntegrityFlag
+    from projectgen.evaluation.report import TestReport
+    from projectgen.experiments.figures import PairResult, final_integrity_flags
+    from projectgen.experiments.models import ExperimentModel
+    from projectgen.experiments.results import ExperimentResults, summarize_pairs
+    from projectgen.experiments.tables import experiment_page
+
+    run = tmp_path / "run"
+    assert final_integrity_flags(run) == []  # no unit report: nothing known
+    TestReport(task_id="t", suite="unit", integrity_flags=[IntegrityFlag(**CTYPES_FLAG)]).write_json(
+        run / "unit_report.json")
+    flags = final_integrity_flags(run)
+    assert flags == [IntegrityFlag(**CTYPES_FLAG)]
+    pair = PairResult(key="m/t", model="m", spec="s", task_id="t", status="finished", integrity_flags=flags)
+    results = ExperimentResults(dataset="d", out_dir=str(tmp_path), settings={}, attempt_settings={},
+                                models=[summarize_pairs(ExperimentModel("m", "s"), [pair], 1)])
+    write_results(tmp_path, results, experiment_page(results))
+    assert json.loads((tmp_path / "results.json").read_text())["models"][0]["pairs"][0]["integrity_flags"] == [
+        CTYPES_FLAG]
+    assert "| m/t | ctypes | mem.py:1 | import ctypes |" in (tmp_path / "results.md").read_text(encoding="utf-8")

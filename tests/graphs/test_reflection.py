@@ -179,3 +179,13 @@ def test_the_graph_takes_any_coder(tmp_path: Path, runner: SandboxRunner) -> Non
     state = asyncio.run(graph.ainvoke(initial_reflection_state(exercise),
                                       context=ReflectionContext(exercise=exercise, runner=runner)))
     assert state["passed_at"] == 1 and state["tries"][0]["tests_passed"] == 8
+
+
+def test_a_trys_record_carries_the_integrity_flags_of_its_candidate(runner: SandboxRunner) -> None:
+    exercise = word_index()
+    reply = make_whole_file_reply(["words.py"], {"words.py": "import ctypes\n"})
+    state = run(exercise, Recording({1: reply}, exercise.id).model, runner, tries=1)
+    [attempt] = state["tries"]
+    assert attempt["well_formed"]
+    assert [(f["kind"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in attempt["integrity_flags"]] == [
+        ("ctypes", "words.py", 1)]

@@ -356,6 +356,21 @@ def test_trace_command(run_dir, capsys):
         _command(["trace", str(run_dir), "--attempt", "9"])
 
 
+def test_trace_and_report_show_the_integrity_flags_its_test_reports_recorded(run_dir, tmp_path, capsys):
+    from projectgen.evaluation.integrity_flags import IntegrityFlag
+    from projectgen.evaluation.report import TestReport
+
+    assert _command(["trace", str(run_dir)]) == 0
+    assert "integrity flags" not in capsys.readouterr().out  # none recorded: nothing said
+    flag = IntegrityFlag(kind="ctypes", path="toy/a.py", line=3, excerpt="import ctypes")
+    TestReport(task_id="toy", suite="unit", integrity_flags=[flag]).write_json(run_dir / "unit_report.json")
+    assert _command(["trace", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "integrity flags: 1" in out and "ctypes" in out and "toy/a.py:3  import ctypes" in out
+    md_path, _ = write_report(run_dir, tmp_path / "rep")
+    assert "ctypes 1: known gaming moves in the code under test" in md_path.read_text()
+
+
 def test_trace_shows_untrusted_text_literally(run_dir, capsys):
     events = [dict(e) for e in EVENTS]
     events[8] = _node(4.0, "judge_code", 1, "code", verdicts=[_verdict(
