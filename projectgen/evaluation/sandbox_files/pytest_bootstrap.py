@@ -27,6 +27,9 @@ import site
 import sys
 
 HERE = os.path.dirname(os.path.realpath(__file__))
+# What pytest reads from the environment when it configures: a candidate's .pth file must not add options or
+# plugins (PYTEST_ADDOPTS="-p ...") or turn entry-point plugins back on
+PYTEST_VARIABLES = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
 
 
 def main(args):
@@ -62,8 +65,14 @@ def _recorder(projectgen_results):
     sys.path[0:0] = imports  # from here on a candidate's .pth file may run: this frame holds no secret
     prefix = env.get("PROJECTGEN_INSTALL_PREFIX")
     if prefix:  # the install step's prefix, with its .pth files (editable installs are .pth files)
+        settings = {name: env.get(name) for name in PYTEST_VARIABLES}
         for folder in sorted(glob.glob(os.path.join(prefix, "lib*", "python*", "site-packages"))):
             site.addsitedir(folder)
+        for name, value in settings.items():  # a .pth line runs code: what pytest reads is ours again
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
     if child_path:
         env["PYTHONPATH"] = child_path
     return plugin
