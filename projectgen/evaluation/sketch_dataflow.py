@@ -84,8 +84,8 @@ def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Ed
     codebleu merges a variable's sources through sets of names, so their order (and with it the
     var_N numbering) follows the interpreter's hash seed; here they are sorted, and an edge's
     sources compare as a sorted tuple, so the graph does not move with the seed. ``as_codes``
-    keeps codebleu's order and compares sources in order, as CodeS does (its value can then
-    move with PYTHONHASHSEED when a variable has several merged sources).
+    compares sources in order, as CodeS does, with merged sources put back in the order they
+    occur in the function (`in_source_order`): one fixed order where CodeS's follows the seed.
     """
     from codebleu.dataflow_match import get_data_flow, normalize_dataflow
     from codebleu.parser import DFG_python, remove_comments_and_docstrings
@@ -96,10 +96,36 @@ def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Ed
         pass
     graph = get_data_flow(source, [parser, DFG_python])
     if as_codes:
-        return tuple((var, relation, tuple(parents)) for var, relation, parents in normalize_dataflow(graph))
+        return tuple((var, relation, tuple(parents))
+                     for var, relation, parents in normalize_dataflow(in_source_order(graph)))
     flow = normalize_dataflow([(name, index, relation, sorted(parents), parent_indices)
                                for name, index, relation, parents, parent_indices in graph])
     return tuple((var, relation, tuple(sorted(parents))) for var, relation, parents in flow)
+
+
+def in_source_order(graph: Sequence[tuple[str, int, str, list[str], list[int]]]) -> list[
+        tuple[str, int, str, list[str], list[int]]]:
+    """codebleu's dataflow graph with every merged source list in the order its names occur in the function.
+
+    codebleu merges a variable's sources with ``list(set(names))`` (loops, repeated entries), which
+    orders them by the hash seed, and CodeS's value with them. A merged list never repeats a name;
+    each of its names is put where its first recorded source token stands (the graph maps token
+    positions to names), which is the list as codebleu built it before the set: on every function
+    of the bundled DevBench and CodeProjectEval references the same graph as codebleu with an
+    insertion-ordered set. A list that repeats a name was never merged and is kept as it is.
+    """
+    name_at = {index: name for name, index, _, _, _ in graph}
+    ordered = []
+    for name, index, relation, parents, parent_indices in graph:
+        if len(set(parents)) == len(parents):
+            first: dict[str, int] = {}
+            for position in sorted(parent_indices):
+                if position in name_at:
+                    first.setdefault(name_at[position], position)
+            # a name without a recorded token goes last, by name: still one order for every seed
+            parents = sorted(parents, key=lambda parent: (first.get(parent, math.inf), parent))
+        ordered.append((name, index, relation, parents, parent_indices))
+    return ordered
 
 
 def match_matrix(references: Sequence[FunctionFlow], candidates: Sequence[FunctionFlow],
