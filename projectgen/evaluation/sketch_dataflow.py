@@ -111,7 +111,7 @@ def in_source_order(graph: Sequence[tuple[str, int, str, list[str], list[int]]])
     orders them by the hash seed, and CodeS's value with them. A merged list never repeats a name;
     each of its names is put where its first recorded source token stands (the graph maps token
     positions to names), which is the list as codebleu built it before the set: on every function
-    of the bundled DevBench and CodeProjectEval references the same graph as codebleu with an
+    of the DevBench and CodeProjectEval references the same graph as codebleu with an
     insertion-ordered set. A list that repeats a name was never merged and is kept as it is.
     """
     name_at = {index: name for name, index, _, _, _ in graph}
