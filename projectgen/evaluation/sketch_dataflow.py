@@ -39,6 +39,8 @@ EmptyDataflowPairs = Literal["match-when-both-empty", "zero"]
 
 # One normalised dataflow edge: (variable, relation, its sources), names renamed var_0.. in order.
 Edge = tuple[str, str, tuple[str, ...]]
+# One entry of codebleu's dataflow graph: (name, token position, relation, source names, source positions).
+GraphEntry = tuple[str, int, str, list[str], list[int]]
 
 
 @dataclass(frozen=True)
@@ -103,29 +105,29 @@ def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Ed
     return tuple((var, relation, tuple(sorted(parents))) for var, relation, parents in flow)
 
 
-def in_source_order(graph: Sequence[tuple[str, int, str, list[str], list[int]]]) -> list[
-        tuple[str, int, str, list[str], list[int]]]:
+def in_source_order(graph: Sequence[GraphEntry]) -> list[GraphEntry]:
     """codebleu's dataflow graph with every merged source list in the order its names occur in the function.
 
     codebleu merges a variable's sources with ``list(set(names))`` (loops, repeated entries), which
-    orders them by the hash seed, and CodeS's value with them. A merged list never repeats a name;
-    each of its names is put where its first recorded source token stands (the graph maps token
-    positions to names), which is the list as codebleu built it before the set: on every function
-    of the DevBench and CodeProjectEval references the same graph as codebleu with an
-    insertion-ordered set. A list that repeats a name was never merged and is kept as it is.
+    orders them by the hash seed, and CodeS's value with them. Each name of a merged list is put
+    where its first recorded source token stands (the graph maps token positions to names), which
+    is the list as codebleu built it before the set: on every function of the DevBench and
+    CodeProjectEval references the same graph as codebleu with an insertion-ordered set.
     """
     name_at = {index: name for name, index, _, _, _ in graph}
-    ordered = []
-    for name, index, relation, parents, parent_indices in graph:
-        if len(set(parents)) == len(parents):
-            first: dict[str, int] = {}
-            for position in sorted(parent_indices):
-                if position in name_at:
-                    first.setdefault(name_at[position], position)
-            # a name without a recorded token goes last, by name: still one order for every seed
-            parents = sorted(parents, key=lambda parent: (first.get(parent, math.inf), parent))
-        ordered.append((name, index, relation, parents, parent_indices))
-    return ordered
+    return [(name, index, relation, _sources_in_order(parents, positions, name_at), positions)
+            for name, index, relation, parents, positions in graph]
+
+
+def _sources_in_order(names: list[str], positions: list[int], name_at: dict[int, str]) -> list[str]:
+    if len(set(names)) < len(names):
+        return names  # a set never repeats a name: this list was not merged, its order is the code's
+    first: dict[str, int] = {}
+    for position in sorted(positions):
+        if position in name_at:
+            first.setdefault(name_at[position], position)
+    # a name without a recorded token goes last, by name: still one order under every seed
+    return sorted(names, key=lambda name: (first.get(name, math.inf), name))
 
 
 def match_matrix(references: Sequence[FunctionFlow], candidates: Sequence[FunctionFlow],
