@@ -283,7 +283,8 @@ def exercise_language(folder: Path, tests: tuple[str, ...] = ()) -> str:
     for i in range(len(parts) - 1, 0, -1):
         if parts[i] == "exercises" and parts[i - 1].lower() in LANGUAGES:
             return parts[i - 1].lower()
-    files = tests or _configured_tests(folder) or tuple(p.name for p in folder.iterdir()
+    # sorted: a tie between two languages goes to the same one on every file system
+    files = tests or _configured_tests(folder) or tuple(p.name for p in sorted(folder.iterdir())
                                                         if p.is_file() and _is_test_file(p.name))
     found = Counter(_SUFFIXES.get(os.path.splitext(name)[1], "") for name in files)
     found.pop("", None)

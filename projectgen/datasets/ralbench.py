@@ -170,8 +170,8 @@ def _reference(root: Path, config: Path, value: object) -> tuple[str, tuple[str,
     clean = _inside(root, config, "reference_repository", value)
     folder = root / clean
     if not folder.is_dir() and folder.parent.is_dir():
-        folder = next((c for c in folder.parent.iterdir() if c.is_dir() and c.name.lower() == folder.name.lower()),
-                      folder)
+        same_name = [c for c in sorted(folder.parent.iterdir()) if c.is_dir() and c.name.lower() == folder.name.lower()]
+        folder = same_name[0] if same_name else folder
     if not folder.is_dir():
         return "", ()
     rel = folder.relative_to(root).as_posix()

@@ -542,7 +542,7 @@ def _python_files(workspace: Path, task_files: list[str]) -> list[str]:
     for rel in task_files:
         path = workspace / rel
         if path.is_dir():
-            found += [child.relative_to(workspace).as_posix() for child in path.rglob("*.py") if child.is_file()]
+            found += sorted(child.relative_to(workspace).as_posix() for child in path.rglob("*.py") if child.is_file())
         elif rel.endswith(".py"):
             found.append(rel)
     return found

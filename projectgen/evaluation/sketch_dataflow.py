@@ -39,6 +39,8 @@ EmptyDataflowPairs = Literal["match-when-both-empty", "zero"]
 
 # One normalised dataflow edge: (variable, relation, its sources), names renamed var_0.. in order.
 Edge = tuple[str, str, tuple[str, ...]]
+# One entry of codebleu's dataflow graph: (name, token position, relation, source names, source positions).
+GraphEntry = tuple[str, int, str, list[str], list[int]]
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Ed
     codebleu merges a variable's sources through sets of names, so their order (and with it the
     var_N numbering) follows the interpreter's hash seed; here they are sorted, and an edge's
     sources compare as a sorted tuple, so the graph does not move with the seed. ``as_codes``
-    keeps codebleu's order and compares sources in order, as CodeS does (its value can then
-    move with PYTHONHASHSEED when a variable has several merged sources).
+    compares sources in order, as CodeS does, with merged sources put back in the order they
+    occur in the function (`in_source_order`): one fixed order where CodeS's follows the seed.
     """
     from codebleu.dataflow_match import get_data_flow, normalize_dataflow
     from codebleu.parser import DFG_python, remove_comments_and_docstrings
@@ -96,10 +98,36 @@ def dataflow_edges(source: str, parser: Any, as_codes: bool = False) -> tuple[Ed
         pass
     graph = get_data_flow(source, [parser, DFG_python])
     if as_codes:
-        return tuple((var, relation, tuple(parents)) for var, relation, parents in normalize_dataflow(graph))
+        return tuple((var, relation, tuple(parents))
+                     for var, relation, parents in normalize_dataflow(in_source_order(graph)))
     flow = normalize_dataflow([(name, index, relation, sorted(parents), parent_indices)
                                for name, index, relation, parents, parent_indices in graph])
     return tuple((var, relation, tuple(sorted(parents))) for var, relation, parents in flow)
+
+
+def in_source_order(graph: Sequence[GraphEntry]) -> list[GraphEntry]:
+    """codebleu's dataflow graph with every merged source list in the order its names occur in the function.
+
+    codebleu merges a variable's sources with ``list(set(names))`` (loops, repeated entries), which
+    orders them by the hash seed, and CodeS's value with them. Each name of a merged list is put
+    where its first recorded source token stands (the graph maps token positions to names), which
+    is the list as codebleu built it before the set: on every function of the DevBench and
+    CodeProjectEval references the same graph as codebleu with an insertion-ordered set.
+    """
+    name_at = {index: name for name, index, _, _, _ in graph}
+    return [(name, index, relation, _sources_in_order(parents, positions, name_at), positions)
+            for name, index, relation, parents, positions in graph]
+
+
+def _sources_in_order(names: list[str], positions: list[int], name_at: dict[int, str]) -> list[str]:
+    if len(set(names)) < len(names):
+        return names  # a set never repeats a name: this list was not merged, its order is the code's
+    first: dict[str, int] = {}
+    for position in sorted(positions):
+        if position in name_at:
+            first.setdefault(name_at[position], position)
+    # a name without a recorded token goes last, by name: still one order under every seed
+    return sorted(names, key=lambda name: (first.get(name, math.inf), name))
 
 
 def match_matrix(references: Sequence[FunctionFlow], candidates: Sequence[FunctionFlow],

@@ -118,8 +118,10 @@ class PairResult(BaseModel):
                                      "output against the reference (ProjectGen Tables 4 and 6); None without a "
                                      "reference or the extra")
     sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
-                                           "arithmetic, what the paper printed); None also when CodeS's value is "
-                                           "undefined (a side without functions); absent in older results")
+                                           "arithmetic, what the paper printed, with merged dataflow sources in "
+                                           "source order where CodeS's follow the hash seed); None also when "
+                                           "CodeS's value is undefined (a side without functions); absent in "
+                                           "older results")
     non_functional: dict[str, float | None] | None = Field(
         default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
         "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from projectgen.datasets.examples import example_exercises_dir
-from projectgen.datasets.exercism import exercise_task, load_exercise, load_exercises
+from projectgen.datasets.exercism import exercise_language, exercise_task, load_exercise, load_exercises
 from projectgen.errors import ProjectGenError, TaskFormatError
 
 LAYOUTS = Path(__file__).parent / "exercism_layouts"
@@ -174,3 +174,16 @@ def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path)
         load_exercises(tmp_path / "empty")
     with pytest.raises(ProjectGenError, match="exercise folder not found"):
         load_exercises(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("listing", [list, lambda entries: list(reversed(entries))])
+def test_a_tie_between_two_languages_goes_the_same_way_in_any_directory_order(tmp_path: Path, monkeypatch,
+                                                                                listing) -> None:
+    # one Python and one JavaScript test file, no config: the folder's order must not pick the language
+    folder = tmp_path / "both"
+    folder.mkdir()
+    for name in ("both_test.py", "both.test.js"):
+        (folder / name).write_text("")
+    real_iterdir = Path.iterdir
+    monkeypatch.setattr(Path, "iterdir", lambda self: iter(listing(sorted(real_iterdir(self)))))
+    assert exercise_language(folder) == "javascript"  # "both.test.js" sorts first
