@@ -218,6 +218,8 @@ def recorder(fd, mac, canary):
             current = namespace.get(name)
             if current is value and function.__code__ is code:
                 continue
+            if current is value:  # plugins replace a function; none swaps its code (whatever file it names)
+                return "%s.%s had its code swapped while the tests ran" % (where, name)
             function = _function_of(current)
             if function is not None and defined_in(function, trusted):
                 continue  # a plugin of the test environment's, for as long as it keeps its change
