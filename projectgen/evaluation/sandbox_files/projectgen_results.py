@@ -24,8 +24,10 @@ import hmac
 import importlib
 import json
 import os
+import sys
 import time
 
+import _pytest.config
 import pytest
 
 WATCHED_MODULES = (
@@ -207,3 +209,18 @@ class Recorder:
             session.exitstatus = exitstatus = 5  # only canaries ran: the suite itself has no tests
         self.check(force=True)
         self.emit(event="finish", exitstatus=int(exitstatus))
+
+    # -- the output a model is shown -----------------------------------------------------------------------
+    # pytest's terminal names every test it runs, the runner's planted ones too: it writes nowhere, and the
+    # runner builds what a model is shown from these events. What else the run prints (the tests' own output
+    # outside capture, pytest's usage and conftest errors on stderr) still reaches the runner.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter._tw = _pytest.config.create_terminal_writer(session.config, open(os.devnull, "w"))
+
+    def pytest_internalerror(self, excrepr, excinfo):
+        """The silenced terminal would swallow pytest's internal errors: they go to stderr."""
+        for line in str(excrepr).split("\n"):
+            sys.stderr.write("INTERNALERROR> %s\n" % line)
