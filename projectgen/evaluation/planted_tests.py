@@ -265,7 +265,7 @@ def planted_problem(planting: Planting, tests: Sequence[TestResult], collection_
 
     A planted test that passed: outcomes were turned into passes. One without any result: left out of a
     forged stream, unless its module did not collect, or the run was stopped before reaching it (it was
-    collected, and nothing collected after it reported)."""
+    collected, nothing collected after it reported, and pytest did not finish the session: `finished`)."""
     outcomes = {test.nodeid: test.outcome for test in tests}
     passed = [p for p in planting.tests if any(p.owns(n) and o in (Outcome.PASSED, Outcome.XPASS)
                                                    for n, o in outcomes.items())]

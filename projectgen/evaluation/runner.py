@@ -553,7 +553,7 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, planting
     if planting.checked:
         tampered = tampered or planted_problem(planting, tests, collection_errors,
                                                all_ids if collected_event is not None else None,
-                                               finished=ran.stop == FINISHED)
+                                               finished=any(e.get("event") == "finish" for e in channel.events))
         planted_failed = any(planting.owns(test.nodeid) and test.outcome is not Outcome.PASSED for test in tests)
         tests, all_ids, collected = without_planted(planting, tests, all_ids, collected)
         tests = [test.model_copy(update={"message": planting.original_lines(test.message)}) for test in tests]
