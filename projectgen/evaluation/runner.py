@@ -81,6 +81,7 @@ from projectgen.evaluation.sandbox_session import (
 
 DEFAULT_TIMEOUT = 300.0
 CANARIES = 2  # canary tests planted per run into the suite's modules
+TWINS = 3  # twins planted per run by default
 TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
 TWIN_CANDIDATES = 60  # twins tried on the reference, at most; the verified ones are cached
 DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
@@ -104,7 +105,8 @@ class RunnerSettings:
     keep_workspace: bool = False  # keep the session folder: what the tests were given (not what they wrote)
     use_uv: bool = True
     install_timeout: float = 1800.0
-    twins: int = 3  # twins planted per run (`twins`): at most one per 8 expected tests, and as many as verified
+    twins: int | None = None  # twins planted per run (`twins`; as many as verified at most); None: TWINS, and
+    # one per TESTS_PER_TWIN expected tests in a smaller suite
 
 
 class SandboxRunner:
@@ -324,8 +326,10 @@ class SandboxRunner:
                 sources[module] = path.read_text(encoding="utf-8", errors="replace")
         if twins is None:
             verified = list(expected.twins or ()) if expected is not None else []
-            count = min(self.settings.twins, len(verified), max(1, len(expected.ids) // TESTS_PER_TWIN)) \
-                if expected is not None and verified else 0
+            wanted = self.settings.twins
+            if wanted is None and expected is not None:
+                wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
+            count = min(wanted or 0, len(verified))
             twins = secrets.SystemRandom().sample(verified, count)
         return plan(sources, twins, canaries, collected)
 
