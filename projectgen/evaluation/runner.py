@@ -4,14 +4,17 @@ Each run gets a fresh session folder (`sandbox_session.SessionFolder`): its work
 the candidate's files first, then the task's fixtures and test suite on top (a candidate's
 test files, conftest files and test fixtures are dropped, so generated code can never replace
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
-tests), and canary tests that must fail (`results_channel.Canary`). In the sandbox the
+tests), with this run's twins and canaries planted into copies of the suite's own modules
+(`planted_tests`, `twins`: tests that must fail, known to the runner only; a module of canaries,
+`results_channel.Canary`, where nothing can be planted). In the sandbox the
 workspace is a copy on the session's own capped disk, and the suite's Python files are
 read-only. pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
 by us (the task's own flags are not used), plugin autoloading off, conftest lookup cut at the
 suite's folder, a timeout the sandbox's launcher enforces, resource limits, and no network.
 Outcomes come back signed through a pipe (`results_channel`); output through another, of which
-only the end is kept; a run that prints more than the output limit is stopped. docs/sandbox.md
+only the end is kept; a run that prints more than the output limit is stopped. pytest's terminal is
+silent (it would name the planted tests): the output a model is shown is written from the events. docs/sandbox.md
 has the threat model.
 
 What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
