@@ -51,7 +51,9 @@ class PlantedTest:
         return "::".join(part for part in (self.module, self.cls, self.name) if part)
 
     def owns(self, nodeid: str) -> bool:
-        return nodeid == self.nodeid or nodeid.startswith(self.nodeid + "[")
+        """Whether a collected test is this one: by its name, which no test of the suite's modules has, so a copy
+        collected elsewhere (a subclass in another module, a star import) is taken out too."""
+        return "::" in nodeid and nodeid.rsplit("::", 1)[1].split("[", 1)[0] == self.name
 
 
 @dataclass
@@ -105,7 +107,8 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
     or module holds none, or a module whose new text would not parse, is left out."""
     parsed = {module: tree for module, text in sources.items() if (tree := _parse(text)) is not None}
     scopes = {module: _scopes(tree, module, collected) for module, tree in parsed.items()}
-    taken = {module: _names(tree) for module, tree in parsed.items()}
+    everywhere = set().union(*map(_names, parsed.values()))  # a planted name is new to every module
+    taken = {module: everywhere for module in parsed}
     insertions: dict[str, list[tuple[int, str]]] = {}
     planting = Planting()
     for twin in twins:

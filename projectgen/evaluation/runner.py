@@ -47,6 +47,7 @@ from projectgen.evaluation.cleanup import sweep_leftovers
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
     ExpectationError,
+    ExpectationKey,
     ExpectationStore,
     ExpectedTests,
     ScoredRun,
@@ -131,6 +132,7 @@ class SandboxRunner:
         self._containment: Containment | None = None
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
+        self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
@@ -301,10 +303,13 @@ class SandboxRunner:
         when the reference does not run (its canaries are then placed by the default test names)."""
         if task.language != PYTHON or not task.has_reference:
             return None
-        try:
-            return self._measured(task, suite, refresh=False)
-        except ExpectationError:
-            return None
+        key = expectation_key(task, suite)
+        if key not in self._planting_expected:  # a reference that does not run or finish is not tried every run
+            try:
+                self._planting_expected[key] = self._measured(task, suite, refresh=False)
+            except ExpectationError:
+                self._planting_expected[key] = None
+        return self._planting_expected[key]
 
     def _planting(self, task: Task, suite: SuiteName, expected: ExpectedTests | None,
                   twins: Sequence[Twin] | None = None, canaries: int = CANARIES) -> Planting:

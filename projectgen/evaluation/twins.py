@@ -29,8 +29,7 @@ EQUAL_ASSERTIONS = frozenset({"assertEqual", "assertEquals", "assertListEqual", 
                               "assertSetEqual", "assertMultiLineEqual", "assertSequenceEqual"})
 RAISES_ASSERTIONS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 # Exceptions no library raises by mistake: what a swapped `pytest.raises` expects.
-UNLIKELY_EXCEPTIONS = ("FloatingPointError", "ChildProcessError", "ProcessLookupError", "InterruptedError",
-                       "UnicodeTranslateError", "NotADirectoryError")
+UNLIKELY_EXCEPTIONS = ("FloatingPointError", "ChildProcessError", "InterruptedError", "UnicodeTranslateError")
 NEVER_SWAPPED = frozenset({"KeyboardInterrupt", "GeneratorExit", "BaseException"})  # would stop the whole run
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
