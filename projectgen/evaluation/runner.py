@@ -88,6 +88,7 @@ CANARIES = 2  # canary tests planted per run into the suite's modules
 TWINS = 3  # twins planted per run by default
 TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
 TWIN_CANDIDATES = 60  # twins tried on the reference, at most; the verified ones are cached
+TWIN_SECONDS = 1.0  # a twin slower than this on the reference is not kept: every run would pay for it
 DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
 NAMING_OPTIONS = ("python_files", "python_functions", "python_classes")
 REPO_PLACEHOLDER = "{repo}"
@@ -342,8 +343,8 @@ class SandboxRunner:
         return plan(sources, twins, canaries, collected)
 
     def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:
-        """Twins of the reference's passing tests that fail on the reference at their call, measured once in a
-        run of the reference with all of them planted (`TWIN_CANDIDATES` at most). A run in which a real test
+        """Twins of the reference's passing tests that fail on the reference at their call (within TWIN_SECONDS),
+        measured once in a run of the reference with all of them planted (`TWIN_CANDIDATES` at most). A run in which a real test
         changes its outcome (a twin left state behind) is tried again with only the twins whose mutated
         assertion ends their test; if that still changes one, the suite gets no twins."""
         if task.language != PYTHON:
@@ -679,9 +680,11 @@ def _node(module: str, cls: str | None, name: str) -> str:
 
 
 def _fails_at_call(planted: PlantedTest, report: TestReport) -> bool:
-    """Whether every result of `planted` failed in its call (not in a fixture), and it has one."""
-    outcomes = [test.outcome for test in report.tests if planted.owns(test.nodeid)]
-    return bool(outcomes) and all(outcome is Outcome.FAILED for outcome in outcomes)
+    """Whether every result of `planted` failed in its call (not in a fixture), and it has one, within
+    TWIN_SECONDS in all."""
+    results = [test for test in report.tests if planted.owns(test.nodeid)]
+    return bool(results) and all(test.outcome is Outcome.FAILED for test in results) and \
+        sum(test.duration for test in results) <= TWIN_SECONDS
 
 
 def _python_files(workspace: Path, task_files: list[str]) -> list[str]:
