@@ -267,8 +267,9 @@ def planted_problem(planting: Planting, tests: Sequence[TestResult], collection_
     """Why the run's outcomes cannot be trusted, judged by its planted tests, or None.
 
     A planted test that passed: outcomes were turned into passes. One without any result: left out of a
-    forged stream, unless its module did not collect, or the run was stopped before reaching it (it was
-    collected, nothing collected after it reported, and pytest did not finish the session: `finished`)."""
+    forged stream, unless its module did not collect or was not collected at all (a module of no collected
+    test leaves out its real tests too), or the run was stopped before reaching it (it was collected, nothing
+    collected after it reported, and pytest did not finish the session: `finished`)."""
     outcomes = {test.nodeid: test.outcome for test in tests}
     passed = [p for p in planting.tests if any(p.owns(n) and o in (Outcome.PASSED, Outcome.XPASS)
                                                    for n, o in outcomes.items())]
@@ -276,6 +277,7 @@ def planted_problem(planting: Planting, tests: Sequence[TestResult], collection_
         reasons = sorted({TWIN_REASON if p.kind == "twin" else CANARY_REASON for p in passed})
         return f"{' and '.join(reasons)} ({len(passed)} test(s)): outcomes were turned into passes"
     order = {nodeid: i for i, nodeid in enumerate(collected_ids or [])}
+    modules = {nodeid.split("::", 1)[0] for nodeid in order}
     last_reported = max((order[nodeid] for nodeid in outcomes if nodeid in order), default=-1)
     for planted in planting.tests:
         if any(planted.owns(nodeid) for nodeid in outcomes):
@@ -283,6 +285,8 @@ def planted_problem(planting: Planting, tests: Sequence[TestResult], collection_
         if any(covers(error.nodeid, planted.nodeid) for error in collection_errors):
             continue
         if collected_ids is None:  # collection never finished: no test ran
+            continue
+        if planted.module not in modules:  # pytest did not collect its module (a folder the task's config skips)
             continue
         position = next((i for nodeid, i in order.items() if planted.owns(nodeid)), None)
         if position is None:

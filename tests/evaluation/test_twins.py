@@ -187,6 +187,7 @@ def test_a_planted_test_that_passes_or_never_reports_marks_the_run() -> None:
     # killed before it ran: nothing after it reported, and pytest did not finish
     assert planted_problem(planting, ran[:1], [], ids, finished=False) is None
     assert planted_problem(planting, [], [CollectionError(nodeid="t.py")], None, finished=True) is None
+    assert planted_problem(planting, [], [], ["other.py::test_x"], finished=True) is None  # t.py not collected
 
 
 # -- in the sandbox -------------------------------------------------------------------------------------------
