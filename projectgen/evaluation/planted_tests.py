@@ -71,10 +71,10 @@ class Planting:
     def original_lines(self, text: str) -> str:
         """`text` with each `module:LINE` of a planted module's lines given as in the task's own file: the line
         numbers of a traceback do not move with the planted tests above them."""
-        for module, inserts in self.inserted.items():
-            text = re.sub(re.escape(module) + r":(\d+)",
+        for module, inserts in self.inserted.items():  # `path:LINE` of tracebacks, `('path', LINE, ...)` of skips
+            text = re.sub(re.escape(module) + r"(:|', )(\d+)",
                           lambda found, inserts=inserts, module=module:
-                          f"{module}:{_original_line(int(found.group(1)), inserts)}", text)
+                          f"{module}{found.group(1)}{_original_line(int(found.group(2)), inserts)}", text)
         return text
 
 

@@ -159,6 +159,9 @@ def test_planted_tests_sit_after_real_tests_with_fresh_names_and_the_lines_of_re
     real_line = next(i for i, line in enumerate(text.splitlines(), 1) if line == "    def test_name_again(self):")
     assert planting.original_lines(f"unit_tests/test_calc.py:{real_line}: AssertionError") == \
         f"unit_tests/test_calc.py:{TESTS.splitlines().index('    def test_name_again(self):') + 1}: AssertionError"
+    skipped = f"('/tmp/ws/repo/unit_tests/test_calc.py', {real_line}, 'Skipped: no')"
+    assert planting.original_lines(skipped) == skipped.replace(
+        str(real_line), str(TESTS.splitlines().index("    def test_name_again(self):") + 1))
 
 
 def test_planted_tests_are_chosen_afresh_each_run() -> None:
