@@ -102,7 +102,8 @@ class _Scope:
 
 def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
          collected: Callable[[str], bool] | None = None) -> Planting:
-    """Plant `twins` and `canaries` canaries into `sources` (test file -> its text). A planted test follows a
+    """Plant `twins` and `canaries` canaries into `sources` (test file -> its text, with "\n" line ends: the
+    rest of a module is kept byte for byte). A planted test follows a
     real test `collected(nodeid)` says is collected (None: any test of the default names); a twin whose class
     or module holds none, or a module whose new text would not parse, is left out."""
     parsed = {module: tree for module, text in sources.items() if (tree := _parse(text)) is not None}
@@ -234,7 +235,7 @@ def _plain_mark(decorator: ast.expr) -> bool:
 def _insert(planting: Planting, insertions: dict[str, list[tuple[int, str]]], source: str, module: str,
             scope: _Scope, anchor: ast.FunctionDef | ast.AsyncFunctionDef, function: ast.FunctionDef,
             twin: Twin | None) -> None:
-    line = source.splitlines()[anchor.lineno - 1]
+    line = source.split("\n")[anchor.lineno - 1]
     indent = line[:len(line) - len(line.lstrip())]
     text = "\n".join(indent + row if row else row for row in ast.unparse(function).splitlines())
     insertions.setdefault(module, []).append((anchor.end_lineno or anchor.lineno, text))
@@ -246,7 +247,8 @@ def _insert(planting: Planting, insertions: dict[str, list[tuple[int, str]]], so
 def _inserted(source: str, changes: Iterable[tuple[int, str]]) -> tuple[str, list[tuple[int, int]]]:
     """`source` with each text put after its line and the blank lines that follow it (as many after it), later
     lines first; and where lines went in: (after original line, lines added)."""
-    lines = source.splitlines()
+    ends_with_newline = source.endswith("\n")
+    lines = (source[:-1] if ends_with_newline else source).split("\n")  # only "\n" ends a line, as for `ast`
     inserted = []
     for after, text in sorted(changes, key=lambda change: change[0], reverse=True):
         gap = 0
@@ -256,7 +258,7 @@ def _inserted(source: str, changes: Iterable[tuple[int, str]]) -> tuple[str, lis
         added = [*text.splitlines(), *[""] * max(gap, 1)] if at < len(lines) else ["", *text.splitlines()]
         lines[at:at] = added
         inserted.append((at, len(added)))
-    return "\n".join(lines) + "\n", inserted
+    return "\n".join(lines) + ("\n" if ends_with_newline else ""), inserted
 
 
 # --------------------------------------------------------------------------- after the run

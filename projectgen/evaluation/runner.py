@@ -328,11 +328,7 @@ class SandboxRunner:
             modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
                        if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
             collected = None
-        sources = {}
-        for module in modules:
-            path = task.root / module
-            if module.endswith(".py") and path.is_file():
-                sources[module] = path.read_text(encoding="utf-8", errors="replace")
+        sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
         if twins is None:
             verified = list(expected.twins or ()) if expected is not None else []
             wanted = self.settings.twins
@@ -353,10 +349,10 @@ class SandboxRunner:
         failing = {_base_id(nodeid) for nodeid in measured.reference_not_passed}
         candidates: list[Twin] = []
         for module in measured.modules:
-            path = task.root / module
-            if not module.endswith(".py") or not path.is_file():
+            text = _module_text(task.root / module)
+            if text is None:
                 continue
-            candidates += derive_twins(module, path.read_text(encoding="utf-8", errors="replace"),
+            candidates += derive_twins(module, text,
                                        lambda cls, name, module=module: _node(module, cls, name) in passing
                                        and _node(module, cls, name) not in failing)
         chooser = secrets.SystemRandom()
@@ -668,6 +664,18 @@ def _canary_argument(task: Task, suite: SuiteName, canary: Canary) -> list[str]:
 def _canary_rel(task: Task, suite: SuiteName, canary: Canary) -> str:
     folder = task.suite_folder(suite)
     return f"{folder}/{canary.module}" if folder else canary.module
+
+
+def _module_text(path: Path) -> str | None:
+    """A test module's text, when tests can be planted into it: a Python file in UTF-8 with "\n" line ends
+    (written back with the planted tests, the rest of it stays byte for byte)."""
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if "\r" in text else text
 
 
 def _base_id(nodeid: str) -> str:
