@@ -93,7 +93,7 @@ def _original_line(line: int, inserts: list[tuple[int, int]]) -> int:
 
 @dataclass(frozen=True)
 class _Scope:
-    """A module's or a class's collected tests, in source order, with what a new one must be indented by."""
+    """A module's or a class's collected tests, in source order."""
 
     cls: str | None
     tests: list[ast.FunctionDef | ast.AsyncFunctionDef]
@@ -103,13 +103,12 @@ class _Scope:
 def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
          collected: Callable[[str], bool] | None = None) -> Planting:
     """Plant `twins` and `canaries` canaries into `sources` (test file -> its text, with "\n" line ends: the
-    rest of a module is kept byte for byte). A planted test follows a
-    real test `collected(nodeid)` says is collected (None: any test of the default names); a twin whose class
-    or module holds none, or a module whose new text would not parse, is left out."""
+    rest of a module is kept byte for byte). A planted test follows a real test `collected(nodeid)` says is
+    collected (None: any test of the default names); a twin whose class or module holds none, or a module
+    whose new text would not parse, is left out."""
     parsed = {module: tree for module, text in sources.items() if (tree := _parse(text)) is not None}
     scopes = {module: _scopes(tree, module, collected) for module, tree in parsed.items()}
-    everywhere = set().union(*map(_names, parsed.values()))  # a planted name is new to every module
-    taken = {module: everywhere for module in parsed}
+    taken = set().union(*map(_names, parsed.values()))  # a planted name is new to every module
     insertions: dict[str, list[tuple[int, str]]] = {}
     planting = Planting()
     for twin in twins:
@@ -122,14 +121,13 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
             continue
         anchor = scope.tests[start + secrets.randbelow(len(scope.tests) - start)]
         function = definition.body[0]
-        function.name = _fresh_name(twin.module, sources[twin.module], anchor.name, taken[twin.module])
+        function.name = _fresh_name(twin.module, sources[twin.module], anchor.name, taken)
         _insert(planting, insertions, sources[twin.module], twin.module, scope, anchor, function, twin)
     places = [(module, scope) for module, found in scopes.items() for scope in found]
     for _ in range(canaries if places else 0):
         module, scope = secrets.choice(places)
         anchor = secrets.choice(scope.tests)
-        function = _canary(scope, anchor, _fresh_name(module, sources[module], anchor.name, taken[module]),
-                           taken[module])
+        function = _canary(scope, anchor, _fresh_name(module, sources[module], anchor.name, taken), taken)
         _insert(planting, insertions, sources[module], module, scope, anchor, function, None)
     for module, changes in insertions.items():
         text, inserted = _inserted(sources[module], changes)
