@@ -88,6 +88,9 @@ CANARIES = 2  # canary tests planted per run into the suite's modules
 TWINS = 3  # twins planted per run by default
 TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
 TWIN_CANDIDATES = 60  # twins tried on the reference, at most; the verified ones are cached
+# Suites whose time and resources are scored (nonfunctional.DIMENSION_SUITES' efficiency and resource): a random
+# choice of twins would make those figures vary from run to run, so they get canaries only.
+MEASURED_SUITES = frozenset({"performance", "resource"})
 TWIN_SECONDS = 1.0  # a twin slower than this on the reference is not kept: every run would pay for it
 DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
 NAMING_OPTIONS = ("python_files", "python_functions", "python_classes")
@@ -331,7 +334,7 @@ class SandboxRunner:
         sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
         if twins is None:
             verified = list(expected.twins or ()) if expected is not None else []
-            wanted = self.settings.twins
+            wanted = 0 if suite in MEASURED_SUITES else self.settings.twins
             if wanted is None and expected is not None:
                 wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
             count = min(wanted or 0, len(verified))
