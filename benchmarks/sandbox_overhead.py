@@ -201,8 +201,13 @@ def pytest_figures(runner, task, suite: str, env, binds: tuple[str, ...]) -> dic
     figures: dict[str, float] = {}
     folder = SessionFolder.create(None, "overhead")
     try:
-        canary = Canary.make()
-        runner._prepare(folder, task, task.reference_files(), suite, canary)
+        if hasattr(runner, "_planting"):  # twins and canaries planted into the suite's modules (issue 35)
+            planting = runner._planting(task, suite, runner._planting_expectations(task, suite))
+            canary = None if any(test.kind == "canary" for test in planting.tests) else Canary.make()
+            runner._prepare(folder, task, task.reference_files(), suite, planting, canary)
+        else:
+            canary = Canary.make()
+            runner._prepare(folder, task, task.reference_files(), suite, canary)
         variables = runner._environment_variables(folder, task, env)
         argv = runner._pytest_argv(folder, task, suite, env, env.plugin_modules(task.env.pytest_plugins), canary)
         step = runner._tests_step(argv, variables, TIMEOUT, canary, task.env.workdir or "")

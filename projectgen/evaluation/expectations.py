@@ -28,6 +28,7 @@ from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
+from projectgen.evaluation.twins import Twin
 
 # bump when measuring changes so cached expectations are measured again (2: tests an addopts `-m` deselects
 # are no longer collected ones)
@@ -76,6 +77,9 @@ class ExpectedTests(BaseModel):
     reference_collection_errors: tuple[str, ...] = ()
     complete: bool = Field(default=True, description="the reference run finished (not timed out); "
                            "an incomplete measurement is not cached")
+    twins: tuple[Twin, ...] | None = Field(
+        default=None, description="copies of expected tests with a wrong expected value, verified to fail on the "
+        "reference (`twins`); None: not derived yet (an entry cached before twins), derived when next needed")
     declared_total: int | None = Field(
         default=None, description="the benchmark's frozen test count (`[expected_total]`): the denominator instead "
         "of `count`; applied after measuring, never cached")

@@ -3,8 +3,9 @@
 The recorder (`sandbox_files/projectgen_results.py`) signs each event line with a per-session
 secret and numbers it. A line without a valid signature, out of order or repeated was not
 written by the recorder: the code under test wrote to the pipe. The recorder itself reports
-when the test framework was patched ("tampered"). And the runner adds canary tests to every
-suite (`Canary`): tests that must fail, through a comparison and a unittest assertion, failing with
+when the test framework was patched ("tampered"). And where the runner cannot plant its canaries
+into the suite's own modules (`planted_tests`), it adds a module of canary tests (`Canary`): tests that must
+fail, through a comparison and a unittest assertion, failing with
 `pytest.fail(pytrace=False)` (a traceback would cost pytest more than the rest of a small suite); a
 canary that passes means outcomes were turned into passes, and one that never reports in a run that
 finished means the events were written by something that left it out (`hidden_tests_problem`). Any of

@@ -4,14 +4,17 @@ Each run gets a fresh session folder (`sandbox_session.SessionFolder`): its work
 the candidate's files first, then the task's fixtures and test suite on top (a candidate's
 test files, conftest files and test fixtures are dropped, so generated code can never replace
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
-tests), and canary tests that must fail (`results_channel.Canary`). In the sandbox the
-workspace is a copy on the session's own capped disk, and the suite is read-only (a folder of
-tests as a whole, else its Python files: `protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
+tests), with this run's twins and canaries planted into copies of the suite's own modules
+(`planted_tests`, `twins`: tests that must fail, known to the runner only; a module of canaries,
+`results_channel.Canary`, where nothing can be planted). In the sandbox the workspace is a copy on the
+session's own capped disk, and the suite is read-only (a folder of tests as a whole, else its Python files:
+`protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
 by us (the task's own flags are not used), plugin autoloading off, conftest lookup cut at the
 suite's folder, a timeout the sandbox's launcher enforces, resource limits, and no network.
 Outcomes come back signed through a pipe (`results_channel`); output through another, of which
-only the end is kept; a run that prints more than the output limit is stopped. docs/sandbox.md
+only the end is kept; a run that prints more than the output limit is stopped. pytest's terminal is
+silent (it would name the planted tests): the output a model is shown is written from the events. docs/sandbox.md
 has the threat model.
 
 What a task may ask of a workspace: its empty folders (`Task.empty_dirs`),
@@ -29,11 +32,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fnmatch
+import secrets
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,11 +49,13 @@ from projectgen.evaluation.cleanup import sweep_leftovers
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
     ExpectationError,
+    ExpectationKey,
     ExpectationStore,
     ExpectedTests,
     ScoredRun,
     declared,
     expectation_key,
+    file_of,
     from_reference_report,
     score_report,
     with_declared_total,
@@ -56,6 +63,7 @@ from projectgen.evaluation.expectations import (
 from projectgen.evaluation.integrity_flags import candidate_flags
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
+from projectgen.evaluation.planted_tests import PlantedTest, Planting, plan, planted_problem, without_planted
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
@@ -63,11 +71,13 @@ from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outc
 from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.twins import Twin, derive_twins
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 from projectgen.evaluation.sandbox_session import (
     DIED,
     FINISHED,
     OUTPUT_LIMIT,
+    OUTPUT_TAIL_CHARS,
     TIMED_OUT,
     SessionFolder,
     SessionResult,
@@ -78,6 +88,16 @@ from projectgen.evaluation.sandbox_session import (
 )
 
 DEFAULT_TIMEOUT = 300.0
+CANARIES = 2  # canary tests planted per run into the suite's modules
+TWINS = 3  # twins planted per run by default
+TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
+TWIN_CANDIDATES = 60  # twins tried on the reference, at most; the verified ones are cached
+# Suites whose time and resources are scored (nonfunctional.DIMENSION_SUITES' efficiency and resource): a random
+# choice of twins would make those figures vary from run to run, so they get canaries only.
+MEASURED_SUITES = frozenset({"performance", "resource"})
+TWIN_SECONDS = 1.0  # a twin slower than this on the reference is not kept: every run would pay for it
+DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
+NAMING_OPTIONS = ("python_files", "python_functions", "python_classes")
 REPO_PLACEHOLDER = "{repo}"
 # pip reads its `--no-*` switches from the environment inverted: PIP_NO_BUILD_ISOLATION=0 turns isolation off.
 INSTALL_VARIABLES = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
@@ -103,6 +123,8 @@ class RunnerSettings:
     keep_workspace: bool = False  # keep the session folder: what the tests were given (not what they wrote)
     use_uv: bool = True
     install_timeout: float = 1800.0
+    twins: int | None = None  # twins planted per run (`twins`; as many as verified at most); None: TWINS, and
+    # one per TESTS_PER_TWIN expected tests in a smaller suite
 
 
 class SandboxRunner:
@@ -124,6 +146,7 @@ class SandboxRunner:
         self._containment: Containment | None = None
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
+        self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
@@ -183,11 +206,17 @@ class SandboxRunner:
         key = RecentRuns.key(task.id, str(task.root), suite, candidate)
         if key is not None and (known := self.recent.get(key)) is not None:
             return known
-        with self.slots if self.slots is not None else contextlib.nullcontext():
-            return self.run_suite(task, candidate, suite, key)
+        expected = self._planting_expectations(task, suite)  # the first time, measures the reference (in a slot)
+        with self._slot():
+            return self.run_suite(task, candidate, suite, key, expected)
 
-    def run_suite(self, task: Task, candidate: Candidate, suite: SuiteName, key: str | None) -> TestReport:
-        """`evaluate`'s run, not answered from the recent runs (`key`: where its report is kept for them)."""
+    def _slot(self) -> contextlib.AbstractContextManager:
+        return self.slots if self.slots is not None else contextlib.nullcontext()
+
+    def run_suite(self, task: Task, candidate: Candidate, suite: SuiteName, key: str | None,
+                  expected: ExpectedTests | None = None) -> TestReport:
+        """`evaluate`'s run, not answered from the recent runs (`key`: where its report is kept for them);
+        `expected`: the measured expected tests, whose modules get the run's twins and canaries."""
         started = time.monotonic()
         if task.language != PYTHON:
             report = evaluate_in_language(
@@ -205,19 +234,24 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
-        self.containment()
-        compile_recorder(env.python_version)
-        folder = SessionFolder.create(self.settings.workdir, task.id)
-        try:
-            report = self._run(folder, task, suite, env, candidate)
-        finally:
-            if not self.settings.keep_workspace:
-                folder.remove()
+        report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected))
         report.duration = time.monotonic() - started
         report.integrity_flags = candidate_flags(task, candidate)
         if key is not None:
             self.recent.put(key, report)
         return report
+
+    def _python_run(self, task: Task, candidate: Candidate, suite: SuiteName, env: Environment,
+                    planting: Planting) -> TestReport:
+        """One sandboxed pytest run with `planting`'s tests in the suite's modules."""
+        self.containment()
+        compile_recorder(env.python_version)
+        folder = SessionFolder.create(self.settings.workdir, task.id)
+        try:
+            return self._run(folder, task, suite, env, candidate, planting)
+        finally:
+            if not self.settings.keep_workspace:
+                folder.remove()
 
     def expected_tests(self, task: Task, suite: SuiteName | None = None, *, refresh: bool = False) -> ExpectedTests:
         """The tests `suite` is expected to pass: declared by the dataset, else measured by running
@@ -248,18 +282,112 @@ class SandboxRunner:
                                    f"reference does not collect: {shown}")
 
     def _measured(self, task: Task, suite: SuiteName, *, refresh: bool) -> ExpectedTests:
-        """The expected tests measured by running the reference once, cached per (task, suite, environment, tests)."""
+        """The expected tests measured by running the reference once, cached per (task, suite, environment, tests),
+        with their twins (an entry cached before twins gets them the first time it is read)."""
         key = expectation_key(task, suite)
         store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
         with store.locked(key):
             cached = None if refresh else store.load(key)
-            if cached is not None:
+            if cached is not None and cached.twins is not None:
                 return cached
-            self.log(f"measuring the expected {suite} tests of {task.id} by running its reference")
-            measured = from_reference_report(self.evaluate(task, task.reference_files(), suite), key)
-            if measured.complete:
-                store.save(measured)
+            if cached is None:
+                self.log(f"measuring the expected {suite} tests of {task.id} by running its reference")
+                measured = from_reference_report(self._reference_run(task, suite, self._planting(task, suite, None)),
+                                                 key)
+            else:
+                measured = cached
+            if not measured.complete:
+                return measured
+            measured = measured.model_copy(update={"twins": self._verified_twins(task, suite, measured)})
+            store.save(measured)
         return measured
+
+    def _reference_run(self, task: Task, suite: SuiteName, planting: Planting) -> TestReport:
+        """The reference's run with `planting`, in a slot of its own (it is asked for before `evaluate` takes one)."""
+        if task.language != PYTHON:
+            return self.evaluate(task, task.reference_files(), suite)
+        try:
+            env = self.environments.ensure(task.env)
+        except EnvironmentBuildError as exc:
+            return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
+        with self._slot():
+            return self._python_run(task, task.reference_files(), suite, env, planting)
+
+    # -- planted tests ---------------------------------------------------------------
+    def _planting_expectations(self, task: Task, suite: SuiteName) -> ExpectedTests | None:
+        """The measured expected tests (with their twins) of a Python task with a reference; None otherwise or
+        when the reference does not run (its canaries are then placed by the default test names)."""
+        if task.language != PYTHON or not task.has_reference:
+            return None
+        key = expectation_key(task, suite)
+        if key not in self._planting_expected:  # a reference that does not run or finish is not tried every run
+            try:
+                self._planting_expected[key] = self._measured(task, suite, refresh=False)
+            except ExpectationError:
+                self._planting_expected[key] = None
+        return self._planting_expected[key]
+
+    def _planting(self, task: Task, suite: SuiteName, expected: ExpectedTests | None,
+                  twins: Sequence[Twin] | None = None, canaries: int = CANARIES) -> Planting:
+        """This run's planted tests: `twins` when given (verifying them), else a fresh choice of the verified
+        ones of `expected`, and canaries; all at places chosen afresh. Planted only into modules known to be
+        collected: those of the expected tests, else (no reference) files of pytest's default names when the
+        task does not rename them."""
+        if expected is not None:
+            modules = sorted({file_of(nodeid) for nodeid in expected.ids | expected.left_out.keys()})
+            known = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}
+            collected: Callable[[str], bool] | None = known.__contains__
+        elif any(option in task.env.pytest_options for option in NAMING_OPTIONS):
+            return Planting()
+        else:
+            modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
+                       if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
+            collected = None
+        sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
+        if twins is None:
+            verified = list(expected.twins or ()) if expected is not None else []
+            wanted = 0 if suite in MEASURED_SUITES else self.settings.twins
+            if wanted is None and expected is not None:
+                wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
+            count = min(wanted or 0, len(verified))
+            twins = secrets.SystemRandom().sample(verified, count)
+        return plan(sources, twins, canaries, collected)
+
+    def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:
+        """Twins of the reference's passing tests that fail on the reference at their call (within TWIN_SECONDS),
+        measured once in a run of the reference with all of them planted (`TWIN_CANDIDATES` at most). A run in which a real test
+        changes its outcome (a twin left state behind) is tried again with only the twins whose mutated
+        assertion ends their test; if that still changes one, the suite gets no twins."""
+        if task.language != PYTHON:
+            return ()
+        passing = {_base_id(nodeid) for nodeid in measured.ids if nodeid not in measured.reference_not_passed}
+        failing = {_base_id(nodeid) for nodeid in measured.reference_not_passed}
+        candidates: list[Twin] = []
+        for module in measured.modules:
+            text = _module_text(task.root / module)
+            if text is None:
+                continue
+            candidates += derive_twins(module, text,
+                                       lambda cls, name, module=module: _node(module, cls, name) in passing
+                                       and _node(module, cls, name) not in failing)
+        chooser = secrets.SystemRandom()
+        candidates = chooser.sample(candidates, min(len(candidates), TWIN_CANDIDATES))
+        for tried in (candidates, [twin for twin in candidates if twin.last_statement]):
+            if not tried:
+                continue
+            planting = self._planting(task, suite, measured, tried, canaries=0)
+            planting.checked = False  # the twins' own outcomes are what this run measures
+            report = self._reference_run(task, suite, planting)
+            outcomes = {test.nodeid: test.outcome for test in report.tests}
+            disturbed = [nodeid for nodeid in measured.ids if nodeid not in measured.reference_not_passed
+                         and outcomes.get(nodeid) is not Outcome.PASSED]
+            if report.error or report.tampered or disturbed:
+                self.log(f"twins of {task.id} ({suite}): {len(disturbed)} real test(s) changed with "
+                         f"{len(tried)} twin(s) planted; trying fewer")
+                continue
+            return tuple(planted.twin for planted in planting.tests
+                         if planted.twin is not None and _fails_at_call(planted, report))
+        return ()
 
     def score(self, task: Task, candidate: Candidate, suite: SuiteName | None = None) -> ScoredRun:
         """Run `suite` against `candidate` and score it against the expected tests (#Pass / expected)."""
@@ -270,8 +398,9 @@ class SandboxRunner:
 
     # -- workspace -----------------------------------------------------------------
     def _prepare(self, folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName,
-                 canary: Canary) -> None:
-        """Fill the workspace (candidate, then the task's files, then the canary) and the control folder."""
+                 planting: Planting, canary: Canary | None) -> None:
+        """Fill the workspace (candidate, then the task's files, with the planted tests in their modules, then
+        the canary module where nothing could be planted) and the control folder."""
         workspace = folder.workspace
         protected = ProtectedPaths.of(task)
         copy_candidate(workspace, candidate, protected)
@@ -289,24 +418,28 @@ class SandboxRunner:
                 (workspace / task.env.workdir).mkdir(parents=True, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 pass  # the candidate has a file there: the tests do not start, and the report says so
-        canary_path = workspace / _canary_rel(task, suite, canary)
-        canary_path.parent.mkdir(parents=True, exist_ok=True)
-        canary_path.write_text(canary.source, encoding="utf-8")
+        for module, text in planting.modules.items():  # a copy: the task folder is never changed
+            (workspace / module).write_text(text, encoding="utf-8")
+        if canary is not None:
+            canary_path = workspace / _canary_rel(task, suite, canary)
+            canary_path.parent.mkdir(parents=True, exist_ok=True)
+            canary_path.write_text(canary.source, encoding="utf-8")
         (folder.control / "pytest.ini").write_text(pytest_ini_text(task.env.pytest_options), encoding="utf-8")
         if task.env.install is not None:
             (folder.control / "site").mkdir()
             shutil.copy2(sandbox_file("install_site.py"), folder.control / "site" / "sitecustomize.py")
             if task.env.install == "script":
                 (folder.control / "setup.sh").write_text(task.env.setup_script or "", encoding="utf-8")
+        canary_files = [_canary_rel(task, suite, canary)] if canary is not None else []
         folder.protect_list.write_text("\n".join(suite_mounts(task, suite, [*_python_files(workspace, task_files),
-                                                                     _canary_rel(task, suite, canary)])) + "\n",
+                                                                     *canary_files])) + "\n",
                                        encoding="utf-8")
 
     # -- running -------------------------------------------------------------------
     def _pytest_argv(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-                     plugins: list[str], canary: Canary) -> list[str]:
+                     plugins: list[str], canary: Canary | None) -> list[str]:
         workspace = folder.workspace
-        paths = [*task.suite(suite).paths, *_canary_argument(task, suite, canary)]
+        paths = [*task.suite(suite).paths, *(_canary_argument(task, suite, canary) if canary is not None else [])]
         if task.env.workdir:  # run from elsewhere: the paths from the workspace; node ids stay rootdir-relative
             paths = [str(workspace / path) for path in paths]
         argv = [
@@ -360,23 +493,24 @@ class SandboxRunner:
                     stop_on_failure=True, suite=False)  # no suite to see, swap or ship: mounted once it is gone
         return step, what
 
-    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary,
+    def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary | None,
                     cwd: str) -> Step:
         """pytest through the bootstrap, from `cwd` of the workspace: PYTHONPATH reaches only the processes the
         tests start."""
-        env = dict(variables, PROJECTGEN_CANARY=canary.module)
+        env = dict(variables, PROJECTGEN_CANARY=canary.module if canary is not None else "")
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
         return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-             candidate: Candidate) -> TestReport:
+             candidate: Candidate, planting: Planting) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
         plugins = env.plugin_modules(task.env.pytest_plugins)
         variables = self._environment_variables(folder, task, env)
         timeout = self.timeout_for(task, suite)
-        canary = Canary.make()
+        # a module of canaries only where none could be planted (a suite of no test of pytest's default names)
+        canary = Canary.make() if planting.checked and not any(t.kind == "canary" for t in planting.tests) else None
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
             unsatisfied_requirements=env.unsatisfied, plugins=plugins,
@@ -394,7 +528,8 @@ class SandboxRunner:
         cpu_limit = cgroup.cpu_limit() if cgroup else None
         try:
             session = run_session(self.containment(), folder, (str(env.path), str(env.base_prefix())), limits, steps,
-                                  cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, canary))
+                                  cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, planting,
+                                                                        canary))
         finally:
             if cgroup:
                 cgroup.remove()
@@ -409,7 +544,7 @@ class SandboxRunner:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
                                   output_tail=installed.output.text(), isolation=isolation, environment=environment)
-        report = _tests_report(task, suite, session, canary, limits, isolation, environment)
+        report = _tests_report(task, suite, session, planting, canary, limits, isolation, environment)
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
@@ -429,21 +564,40 @@ def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills
     return f"the install step ({what}) was stopped: {_why_stopped(installed, limits, oom_kills)}"
 
 
-def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: Canary, limits: Limits,
-                  isolation: str, environment: EnvironmentInfo) -> TestReport:
-    """The test step's report: the recorder's events checked, the canaries taken out, tampering applied."""
+def _tests_report(task: Task, suite: SuiteName, session: SessionResult, planting: Planting, canary: Canary | None,
+                  limits: Limits, isolation: str, environment: EnvironmentInfo) -> TestReport:
+    """The test step's report: the recorder's events checked, the planted tests (and a canary module) taken out,
+    tampering applied, and the output a model is shown built from what is left."""
     ran = session.steps[-1]
     channel = session.channel
     combined = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills), _stop_seen(ran, session))
     tests, collection_errors, collected = combined.tests, combined.collection_errors, combined.collected
-    folder = task.suite_folder(suite)
-    tests = [test for test in tests if not canary.owns(test.nodeid, folder)]
-    all_ids = next((list(e.get("nodeids") or []) for e in channel.events if e.get("event") == "collected"), [])
-    collected_ids = [nodeid for nodeid in all_ids if not canary.owns(nodeid, folder)]
-    if collected is not None:
-        collected -= len(all_ids) - len(collected_ids)
-    tampered = channel.tampered or hidden_tests_problem(_canary_ids(task, suite, canary), channel.events)
-    output = ran.output.text() + _notes(ran, limits, session)
+    collected_event = next((e for e in channel.events if e.get("event") == "collected"), None)
+    all_ids = list(collected_event.get("nodeids") or []) if collected_event is not None else []
+    tampered = channel.tampered
+    if canary is not None:
+        folder = task.suite_folder(suite)
+        tests = [test for test in tests if not canary.owns(test.nodeid, folder)]
+        kept = [nodeid for nodeid in all_ids if not canary.owns(nodeid, folder)]
+        if collected is not None:
+            collected -= len(all_ids) - len(kept)
+        all_ids = kept
+        tampered = tampered or hidden_tests_problem(_canary_ids(task, suite, canary), channel.events)
+    exit_status = ran.exit_status if ran.stop == FINISHED else None
+    if planting.checked:
+        tampered = tampered or planted_problem(planting, tests, collection_errors,
+                                               all_ids if collected_event is not None else None,
+                                               finished=any(e.get("event") == "finish" for e in channel.events))
+        planted_failed = any(planting.owns(test.nodeid) and test.outcome is not Outcome.PASSED for test in tests)
+        tests, all_ids, collected = without_planted(planting, tests, all_ids, collected)
+        tests = [test.model_copy(update={"message": planting.original_lines(test.message)}) for test in tests]
+        collection_errors = [error.model_copy(update={"message": planting.original_lines(error.message)})
+                             for error in collection_errors]
+        if exit_status == 1 and planted_failed and not collection_errors and not any(
+                test.outcome in (Outcome.FAILED, Outcome.ERROR) for test in tests):
+            exit_status = 0  # pytest's status without the planted failures
+    output = _shown_output(tests, collection_errors, planting.original_lines(ran.output.text())) + \
+        _notes(ran, limits, session)
     if combined.unfinished and not tampered:
         output += f"\n[projectgen] {combined.unfinished}"
     if tampered:
@@ -456,8 +610,8 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, canary: 
         tests=tests,
         collection_errors=collection_errors,
         collected=collected,
-        collected_ids=collected_ids,
-        exit_status=ran.exit_status if ran.stop == FINISHED else None,
+        collected_ids=all_ids,
+        exit_status=exit_status,
         timed_out=ran.stop == TIMED_OUT,
         output_tail=output,
         isolation=isolation,
@@ -485,6 +639,29 @@ def _canary_ids(task: Task, suite: SuiteName, canary: Canary) -> list[str]:
             ids += [f"{module}::{node.name}::{item.name}" for item in node.body
                     if isinstance(item, ast.FunctionDef) and item.name.startswith("test")]
     return ids
+
+
+SUMMARY_ORDER = ((Outcome.FAILED, "failed"), (Outcome.PASSED, "passed"), (Outcome.SKIPPED, "skipped"),
+                 (Outcome.XFAIL, "xfailed"), (Outcome.XPASS, "xpassed"))
+
+
+def _shown_output(tests: Sequence[TestResult], collection_errors: Sequence[CollectionError], printed: str) -> str:
+    """What the run said, as a model is shown it: each collection error and failing test with its message, a
+    summary line like pytest's, then what the test process printed itself (pytest's terminal is silent: it
+    would name the planted tests); the last OUTPUT_TAIL_CHARS characters."""
+    parts = [f"ERROR collecting {error.nodeid}\n{error.message.rstrip()}" for error in collection_errors]
+    parts += [f"{test.outcome.value.upper()} {test.nodeid}\n{test.message.rstrip()}" for test in tests
+              if test.outcome in (Outcome.FAILED, Outcome.ERROR)]
+    counts = [f"{sum(1 for t in tests if t.outcome is outcome)} {word}" for outcome, word in SUMMARY_ORDER
+              if any(t.outcome is outcome for t in tests)]
+    errors = len(collection_errors) + sum(1 for t in tests if t.outcome is Outcome.ERROR)
+    if errors:
+        counts.append(f"{errors} error{'s' if errors > 1 else ''}")
+    parts.append(", ".join(counts) if counts else "no tests ran")
+    if printed.strip():
+        parts.append(printed.rstrip())
+    text = "\n".join(parts)
+    return text if len(text) <= OUTPUT_TAIL_CHARS else text[-OUTPUT_TAIL_CHARS:]
 
 
 def _usage(step: StepResult) -> ResourceUsage | None:
@@ -534,6 +711,35 @@ def _canary_argument(task: Task, suite: SuiteName, canary: Canary) -> list[str]:
 def _canary_rel(task: Task, suite: SuiteName, canary: Canary) -> str:
     folder = task.suite_folder(suite)
     return f"{folder}/{canary.module}" if folder else canary.module
+
+
+def _module_text(path: Path) -> str | None:
+    """A test module's text, when tests can be planted into it: a Python file in UTF-8 with "\n" line ends
+    (written back with the planted tests, the rest of it stays byte for byte)."""
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if "\r" in text else text
+
+
+def _base_id(nodeid: str) -> str:
+    """A node id without its parameters: `m.py::test_x[1]` -> `m.py::test_x`."""
+    return nodeid.split("[", 1)[0]
+
+
+def _node(module: str, cls: str | None, name: str) -> str:
+    return "::".join(part for part in (module, cls, name) if part)
+
+
+def _fails_at_call(planted: PlantedTest, report: TestReport) -> bool:
+    """Whether every result of `planted` failed in its call (not in a fixture), and it has one, within
+    TWIN_SECONDS in all."""
+    results = [test for test in report.tests if planted.owns(test.nodeid)]
+    return bool(results) and all(test.outcome is Outcome.FAILED for test in results) and \
+        sum(test.duration for test in results) <= TWIN_SECONDS
 
 
 def _python_files(workspace: Path, task_files: list[str]) -> list[str]:

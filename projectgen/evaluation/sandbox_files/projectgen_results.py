@@ -36,6 +36,7 @@ import sys
 import time
 import types
 
+import _pytest.config
 import pytest
 
 WATCHED_MODULES = (
@@ -377,10 +378,26 @@ def recorder(fd, mac, canary):
         check(force=True)
         emit(event="finish", exitstatus=int(exitstatus))
 
+    # -- the output a model is shown -----------------------------------------------------------------------
+    # pytest's terminal names every test it runs, the runner's planted ones too: it writes nowhere, and the
+    # runner builds what a model is shown from these events. What else the run prints (the tests' own output
+    # outside capture, pytest's usage and conftest errors on stderr) still reaches the runner.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(session):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter._tw = _pytest.config.create_terminal_writer(session.config, open(os.devnull, "w"))
+
+    def pytest_internalerror(excrepr, excinfo):
+        """The silenced terminal would swallow pytest's internal errors: they go to stderr."""
+        for line in str(excrepr).split("\n"):
+            sys.stderr.write("INTERNALERROR> %s\n" % line)
+
     manager = [None]
     own = (emit, tampered, is_trusted, framework_problem, hooks_problem, hooks_now, tracing_problem, check, audit,
            pytest_configure, pytest_collectreport, pytest_collection_finish, is_canary, pytest_runtest_logstart,
-           pytest_runtest_protocol, pytest_runtest_logreport, pytest_sessionfinish)
+           pytest_runtest_protocol, pytest_runtest_logreport, pytest_sessionfinish, pytest_sessionstart,
+           pytest_internalerror)
     own_code = tuple((function, function.__code__) for function in own)
 
     def own_code_problem():
