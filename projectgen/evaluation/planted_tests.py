@@ -125,7 +125,10 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
         _insert(planting, insertions, sources[twin.module], twin.module, scope, anchor, function, twin)
     places = [(module, scope) for module, found in scopes.items() for scope in found]
     for _ in range(canaries if places else 0):
-        module, scope = secrets.choice(places)
+        # first into modules that hold no planted test yet: an attack that spares the modules which do not
+        # import the candidate must still meet a planted test in each module it does touch
+        bare = [place for place in places if not any(test.module == place[0] for test in planting.tests)]
+        module, scope = secrets.choice(bare or places)
         anchor = secrets.choice(scope.tests)
         function = _canary(scope, anchor, _fresh_name(module, sources[module], anchor.name, taken), taken)
         _insert(planting, insertions, sources[module], module, scope, anchor, function, None)

@@ -71,7 +71,7 @@ from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outc
 from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
-from projectgen.evaluation.twins import Twin, derive_twins
+from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 from projectgen.evaluation.sandbox_session import (
     DIED,
@@ -350,7 +350,7 @@ class SandboxRunner:
             if wanted is None and expected is not None:
                 wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
             count = min(wanted or 0, len(verified))
-            twins = secrets.SystemRandom().sample(verified, count)
+            twins = choose_twins(verified, count)
         return plan(sources, twins, canaries, collected)
 
     def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:

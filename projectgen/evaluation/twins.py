@@ -21,7 +21,7 @@ import ast
 import builtins
 import copy
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,6 +44,29 @@ class Twin(BaseModel):
     original: str  # the real test it copies
     source: str  # its definition (decorators included), still named like the original, unindented
     last_statement: bool = False  # the mutated assertion is the test's last statement (leaves what the test leaves)
+
+    @property
+    def expects_exception(self) -> bool:
+        """Whether the change is the exception the test expects, not a compared value: read from the source (the
+        mutated assertion is its last mutable one), so twins cached before this was asked answer too."""
+        try:
+            definition = ast.parse(self.source).body[0]
+        except (SyntaxError, ValueError, IndexError):
+            return False
+        sites = list(_sites(definition)) if isinstance(definition, ast.FunctionDef) else []
+        return bool(sites) and sites[-1][2]
+
+
+def choose_twins(verified: Sequence[Twin], count: int) -> list[Twin]:
+    """`count` of the verified twins, chosen afresh: compared-value twins first (they also catch values that
+    equal anything, which an exception twin does not), and one exception twin when three or more are planted."""
+    chooser = secrets.SystemRandom()
+    values = [twin for twin in verified if not twin.expects_exception]
+    exceptions = [twin for twin in verified if twin.expects_exception]
+    chosen = chooser.sample(exceptions, 1) if count >= 3 and exceptions and values else []
+    chosen += chooser.sample(values, min(count - len(chosen), len(values)))
+    left = [twin for twin in exceptions if twin not in chosen]
+    return chosen + chooser.sample(left, min(count - len(chosen), len(left)))
 
 
 def test_definitions(tree: ast.Module) -> Iterator[tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -84,19 +107,24 @@ def mutated(definition: ast.FunctionDef) -> tuple[ast.FunctionDef, bool] | None:
     sites = list(_sites(copied))
     if not sites:
         return None
-    statement, change = sites[-1]
+    statement, change, _ = sites[-1]
     change()
     return ast.fix_missing_locations(copied), statement is copied.body[-1]
 
 
-def _sites(definition: ast.FunctionDef) -> Iterator[tuple[ast.stmt, Callable[[], None]]]:
-    """(top-level statement, the change) of each assertion in `definition` whose expected value can change,
-    in source order."""
+def _sites(definition: ast.FunctionDef) -> Iterator[tuple[ast.stmt, Callable[[], None], bool]]:
+    """(top-level statement, the change, whether it changes an expected exception) of each assertion in
+    `definition` whose expected value can change, in source order."""
     for top in definition.body:
         for node in ast.walk(top):
             change = _change_of(node)
             if change is not None:
-                yield top, change
+                yield top, change, _expects_exception(node)
+
+
+def _expects_exception(node: ast.AST) -> bool:
+    call = node.context_expr if isinstance(node, ast.withitem) else node
+    return isinstance(call, ast.Call) and _called_name(call) in RAISES_ASSERTIONS | {"raises"}
 
 
 def _change_of(node: ast.AST) -> Callable[[], None] | None:

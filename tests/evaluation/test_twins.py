@@ -15,7 +15,7 @@ from projectgen.evaluation.expectations import ExpectationStore, expectation_key
 from projectgen.evaluation.planted_tests import TWIN_REASON, PlantedTest, Planting, plan, planted_problem
 from projectgen.evaluation.report import CollectionError, Outcome, TestResult
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.evaluation.twins import Twin, derive_twins
+from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
 
 TESTS = '''\
 import unittest
@@ -169,6 +169,30 @@ def test_planted_tests_are_chosen_afresh_each_run() -> None:
     first = plan({"unit_tests/test_calc.py": TESTS}, twins[:2], canaries=2)
     second = plan({"unit_tests/test_calc.py": TESTS}, twins[:2], canaries=2)
     assert {t.name for t in first.tests} != {t.name for t in second.tests}
+
+
+def test_compared_value_twins_come_first_with_one_exception_twin_among_three_or_more() -> None:
+    """A value that equals anything passes a compared-value twin and fails an exception twin: a run of
+    exception twins alone would let it through."""
+    twins = derive_twins("unit_tests/test_calc.py", TESTS, lambda cls, name: True)
+    exceptions = [twin for twin in twins if twin.expects_exception]
+    assert [twin.original for twin in exceptions] == ["test_parse_empty"]
+    for _ in range(20):
+        assert not any(twin.expects_exception for twin in choose_twins(twins, 2))
+        three = choose_twins(twins, 3)
+        assert len(three) == 3 == len(set(three)) and sum(twin.expects_exception for twin in three) == 1
+    assert set(choose_twins(exceptions, 3)) == set(exceptions)  # no value twin: what there is
+
+
+def test_canaries_go_first_to_modules_without_a_planted_test() -> None:
+    """An attack that spares the test modules which do not import the candidate meets a planted test in every
+    module it touches."""
+    other = "from calc import add\n\n\ndef test_other():\n    assert add(1, 1) == 2\n"
+    sources = {"unit_tests/test_calc.py": TESTS, "unit_tests/test_other.py": other}
+    twin = derive_twins("unit_tests/test_calc.py", TESTS, lambda cls, name: True)[0]
+    for _ in range(20):
+        planting = plan(sources, [twin], canaries=1)
+        assert {test.module for test in planting.tests} == set(sources)
 
 
 # -- judging --------------------------------------------------------------------------------------------------
