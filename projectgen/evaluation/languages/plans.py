@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import secrets
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -147,7 +148,16 @@ class RustPlan:
     enable_all_tests = staticmethod(_unchanged)
 
     def canary(self, word: str, test_sources: dict[str, str], project: str) -> tuple[str, str] | None:
-        return posixpath.join(project, f"tests/z{word}.rs"), f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
+        """A test appended to one of the integration test files, chosen afresh (a file of its own, which uses
+        nothing of the crate, let a forger that reports only the files using the crate leave it out); a file of
+        its own where there is none."""
+        test = f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
+        inside = len(PurePosixPath(project).parts) if project else 0
+        integration = [rel for rel in sorted(test_sources) if PurePosixPath(rel).parts[inside:inside + 1] == ("tests",)]
+        if not integration:
+            return posixpath.join(project, f"tests/z{word}.rs"), test
+        rel = secrets.choice(integration)
+        return rel, f"{test_sources[rel].rstrip()}\n\n{test}"
 
     def steps(self, ctx: RunContext) -> list[Step]:
         cargo, rustc = ctx.toolchain.tool("cargo"), ctx.toolchain.tool("rustc")
