@@ -43,12 +43,18 @@ def usage_lines(out: Path) -> dict[str, list[dict[str, Any]]]:
     return {str(p.parent.relative_to(out)): strict_jsonl(p) for p in sorted(out.glob("*/*/*/usage.jsonl"))}
 
 
+def bundled_batch(model: str, out: Path, cache_dir: Path) -> list[str]:
+    """`reflect`'s arguments for the README's example on the Python exercises: every run compared with the
+    `bundled` fixture's takes them from here, so both run the same exercises as exercises are added."""
+    return ["--dataset", "examples", "--model", model, "--edit-format", "whole,patch", "--out", str(out),
+            "--cache-dir", str(cache_dir), "--tasks", PYTHON_TASKS]
+
+
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> dict[str, Any]:
-    """The README's example: the bundled exercises, the bundled replay, both edit formats."""
+    """The README's example on the bundled Python exercises, the bundled replay, both edit formats."""
     out = tmp_path_factory.mktemp("reflect") / "out"
-    argv = ["reflect", "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format", "whole,patch",
-            "--out", str(out), "--cache-dir", str(env_cache), "--workers", "2", "--tasks", PYTHON_TASKS]
+    argv = ["reflect", *bundled_batch(BUNDLED_SCRIPT, out, env_cache), "--workers", "2"]
     done = subprocess.run([sys.executable, "-m", "projectgen", *argv], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "COLUMNS": "160"})
     return {"out": out, "code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
@@ -99,8 +105,7 @@ def test_a_rerun_continues_from_the_ledger_and_calls_no_model(bundled, capsys, e
     out = bundled["out"]
     before, figures = usage_lines(out), summary(out)
     (out / "results.json").unlink()
-    code, stdout, _ = reflect(capsys, "--dataset", "examples", "--model", BUNDLED_SCRIPT, "--edit-format",
-                              "whole,patch", "--out", str(out), "--cache-dir", str(env_cache), "--tasks", PYTHON_TASKS)
+    code, stdout, _ = reflect(capsys, *bundled_batch(BUNDLED_SCRIPT, out, env_cache))
     assert code == 0 and "6 unit(s) already finished in the ledger" in stdout
     assert usage_lines(out) == before
     assert summary(out) == figures  # written again from the ledger: the same figures
@@ -259,9 +264,8 @@ def test_a_batch_killed_mid_way_finishes_with_the_same_results_and_no_call_twice
     script["delay_s"] = 0.4
     (tmp_path / "slow.json").write_text(json.dumps(script))
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "projectgen", "reflect", "--dataset", "examples", "--model",
-            f"scripted-exercises.reflect=scripted:{tmp_path / 'slow.json'}", "--edit-format", "whole,patch",
-            "--out", str(out), "--cache-dir", str(env_cache)]
+    slow_model = f"scripted-exercises.reflect=scripted:{tmp_path / 'slow.json'}"
+    argv = [sys.executable, "-m", "projectgen", "reflect", *bundled_batch(slow_model, out, env_cache)]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
