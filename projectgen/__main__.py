@@ -1,6 +1,4 @@
 """`python -m projectgen`: the same as the `projectgen` command."""
-import sys
+from projectgen.cli import entry_point
 
-from projectgen.cli import main
-
-sys.exit(main())
+entry_point()

@@ -12,6 +12,6 @@
 """
 from __future__ import annotations
 
-from projectgen.cli.main import build_parser, main
+from projectgen.cli.main import build_parser, entry_point, main
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry_point", "main"]

@@ -2,6 +2,8 @@
 errors into exit codes. Start-up stays fast: each command imports what it needs when it runs."""
 from __future__ import annotations
 
+import atexit
+import os
 import signal
 import sys
 import threading
@@ -82,4 +84,23 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def entry_point() -> None:
+    """The `projectgen` command: `main`, then exit with its code. After an interrupt a batch's worker threads may
+    still be inside a library's native code, and the interpreter's tear-down ends such threads with
+    pthread_exit, which aborts the process there ("FATAL: exception not rethrown": SIGABRT, not exit 130). So
+    an interrupted command with threads still running ends once its exit functions ran and its output is
+    flushed, without the tear-down (finished work is already on disk)."""
+    code = main()
+    if code == EXIT_INTERRUPTED and any(thread.is_alive() for thread in threading.enumerate()
+                                        if thread is not threading.current_thread()):
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed or broken stream: nothing more can be said there
+        os._exit(code)
+    sys.exit(code)
 

@@ -45,3 +45,27 @@ def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path, e
     entries = strict_jsonl(ledger)
     assert len({e["key"] for e in entries}) == len(entries) == 2, entries  # each unit once
     assert all(e["status"] == "finished" and not e.get("error") for e in entries), entries
+
+
+def test_an_interrupted_command_with_threads_running_ends_without_the_interpreters_tear_down(tmp_path: Path) -> None:
+    """The tear-down ends live threads with pthread_exit, which aborts a thread inside a library's native code
+    (SIGABRT, "FATAL: exception not rethrown", seen once on a Ctrl-C of an experiment under load): an
+    interrupted command ends with 130 once its exit functions ran and its output is flushed, and nothing of the
+    tear-down (a finalizer run as modules are freed) happens."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(
+        "import atexit, sys, threading, time\n"
+        "import projectgen.cli\n"
+        "cli = sys.modules['projectgen.cli.main']  # the module: the package names its `main` function so\n"
+        "class Freed:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', flush=True)\n"
+        "kept = Freed()\n"
+        "atexit.register(lambda: print('exit functions ran', flush=True))\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "cli.main = lambda: cli.EXIT_INTERRUPTED\n"
+        "print('work saved')\n"
+        "cli.entry_point()\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stdout.splitlines() == ["work saved", "exit functions ran"], done.stdout

@@ -236,7 +236,10 @@ def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path) -
     import time
 
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}",
+    script = json.loads(DEMO_SCRIPT.read_text())
+    script["delay_s"] = 1.0  # the run outlasts the `trace` below, however busy the machine
+    (tmp_path / "slow.json").write_text(json.dumps(script))
+    command = [sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model", f"scripted:{tmp_path / 'slow.json'}",
                "--out", str(out), "--cache-dir", str(env_cache), "--no-unit-tests"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     events = out / "events.jsonl"

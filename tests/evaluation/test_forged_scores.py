@@ -365,12 +365,17 @@ def lice(shared_datasets: Path) -> Task:
     return load_task(shared_datasets / "DevBench" / "lice")
 
 
-@pytest.fixture(scope="module")
-def lice_runner(env_cache: Path) -> SandboxRunner:
-    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=120))
+def namespaced_runner(settings: RunnerSettings) -> SandboxRunner:
+    """A runner with `settings`; skips the test where the namespace sandbox is not available."""
+    runner = SandboxRunner(settings)
     if runner.isolation() != "namespaces":
         pytest.skip("the namespace sandbox is not available here")
     return runner
+
+
+@pytest.fixture(scope="module")
+def lice_runner(env_cache: Path) -> SandboxRunner:
+    return namespaced_runner(RunnerSettings(cache_dir=env_cache, timeout=120))
 
 
 @pytest.fixture(scope="module")
@@ -631,10 +636,7 @@ TWIN_ATTACKS = {
 def twins_runner(env_cache: Path) -> SandboxRunner:
     """Plants every verified twin (lice has about a dozen): which twins a run of 3 gets is random, so a test
     of what a twin catches plants them all."""
-    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, timeout=120, twins=100))
-    if runner.isolation() != "namespaces":
-        pytest.skip("the namespace sandbox is not available here")
-    return runner
+    return namespaced_runner(RunnerSettings(cache_dir=env_cache, timeout=120, twins=100))
 
 
 @pytest.fixture(scope="module")
