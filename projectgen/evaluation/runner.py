@@ -316,10 +316,17 @@ class SandboxRunner:
     # -- planted tests ---------------------------------------------------------------
     def _planting_expectations(self, task: Task, suite: SuiteName) -> ExpectedTests | None:
         """The measured expected tests (with their twins) of a Python task with a reference; None otherwise or
-        when the reference does not run (its canaries are then placed by the default test names)."""
+        when the reference does not run (its canaries are then placed by the default test names). Measured
+        here, at the first run, only for the suite a task is scored by: another suite (the check tests, the
+        generators' feedback, which no reported figure counts) gets twins once something measured its expected
+        tests, and until then its canaries; measuring would cost two runs of the reference per task."""
         if task.language != PYTHON or not task.has_reference:
             return None
         key = expectation_key(task, suite)
+        if key not in self._planting_expected and suite != task.scored_suite:
+            store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
+            cached = store.load(key)
+            return cached if cached is not None and cached.twins is not None else None
         if key not in self._planting_expected:  # a reference that does not run or finish is not tried every run
             try:
                 self._planting_expected[key] = self._measured(task, suite, refresh=False)
