@@ -215,6 +215,8 @@ def test_a_planted_test_that_passes_or_never_reports_marks_the_run() -> None:
     assert planted_problem(planting, ran[:1], [], ids, finished=False) is None
     assert planted_problem(planting, [], [CollectionError(nodeid="t.py")], None, finished=True) is None
     assert planted_problem(planting, [], [], ["other.py::test_x"], finished=True) is None  # t.py not collected
+    # deselected with the real test it follows, whose marks it carries (the task's `-m`): not a forgery
+    assert planted_problem(planting, ran[1:], [], ids[2:], finished=True) is None
 
 
 # -- in the sandbox -------------------------------------------------------------------------------------------
