@@ -285,7 +285,7 @@ class SandboxRunner:
         """The expected tests measured by running the reference once, cached per (task, suite, environment, tests),
         with their twins (an entry cached before twins gets them the first time it is read)."""
         key = expectation_key(task, suite)
-        store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
+        store = self._expectation_store()
         with store.locked(key):
             cached = None if refresh else store.load(key)
             if cached is not None and cached.twins is not None:
@@ -313,6 +313,9 @@ class SandboxRunner:
         with self._slot():
             return self._python_run(task, task.reference_files(), suite, env, planting)
 
+    def _expectation_store(self) -> ExpectationStore:
+        return ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
+
     # -- planted tests ---------------------------------------------------------------
     def _planting_expectations(self, task: Task, suite: SuiteName) -> ExpectedTests | None:
         """The measured expected tests (with their twins) of a Python task with a reference; None otherwise or
@@ -324,9 +327,10 @@ class SandboxRunner:
             return None
         key = expectation_key(task, suite)
         if key not in self._planting_expected and suite != task.scored_suite:
-            store = ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
-            cached = store.load(key)
-            return cached if cached is not None and cached.twins is not None else None
+            cached = self._expectation_store().load(key)
+            if cached is None or cached.twins is None:
+                return None  # read again next run: something may measure it meanwhile
+            self._planting_expected[key] = cached
         if key not in self._planting_expected:  # a reference that does not run or finish is not tried every run
             try:
                 self._planting_expected[key] = self._measured(task, suite, refresh=False)
