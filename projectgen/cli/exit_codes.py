@@ -7,3 +7,4 @@ EXIT_USAGE = 2  # a user mistake (bad option, task, model, folder), or a model t
 EXIT_AWAITING_REVIEW = 3  # the run paused for a person's review (run --review): decide with `projectgen review DIR`
 EXIT_BUG = 70  # an unexpected exception: a bug in projectgen (sysexits' EX_SOFTWARE), shown with its traceback
 EXIT_INTERRUPTED = 130  # Ctrl-C: finished work is saved
+EXIT_BROKEN_PIPE = 141  # the reader of our output went away (`| head`): 128 + SIGPIPE, as a shell reports it

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from projectgen.cli.exit_codes import EXIT_OK
 from projectgen.cli.options import add_prices_option, positive_int, prices_from_args
@@ -32,6 +33,8 @@ def add_commands(subparsers) -> None:
     trace.add_argument("--stage", choices=TRACE_STAGES, default=None, help="only one stage")
     trace.add_argument("--calls", action="store_true",
                        help="also list every model call (numbered) and the node it went to")
+    trace.add_argument("--json", action="store_true",
+                       help="print the timeline (and with --calls the calls) as one JSON document instead of tables")
     trace.add_argument("--call", type=positive_int, default=None, metavar="N",
                        help="print the exact prompt (every message) of call N of --calls, and its reply, instead")
     add_prices_option(trace)
@@ -67,12 +70,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from projectgen.inspection import attempt_numbers, diffs, filter_calls, load_run, timeline
 
     run = load_run(args.run_dir, prices=_prices(args))
-    console = make_console()
+    console = make_console(piped_width=TRACE_PIPED_WIDTH)
     if args.attempt is not None:
         known = attempt_numbers(run)
         if args.attempt not in known:
             have = (f"attempts {', '.join(map(str, known))}" if known else "no numbered attempts")
             raise ProjectGenError(f"{args.run_dir}: no attempt {args.attempt} in this run (it has {have})")
+    if args.json:
+        if args.diff or args.call is not None:
+            raise ProjectGenError("trace --json prints the timeline and calls; leave out --diff and --call")
+        from projectgen.inspection.trace_json import trace_document
+
+        knowledge = [k for k in run.knowledge if args.attempt is None or k.attempt == args.attempt]
+        document = trace_document(run, timeline(run, args.attempt, args.stage), knowledge,
+                                  filter_calls(run, args.attempt, args.stage) if args.calls else None)
+        print(json.dumps(document, indent=1, default=str))
+        return EXIT_OK
     if args.call is not None:
         from projectgen.inspection import call_prompt
 
@@ -127,8 +140,7 @@ def _print_header(console, run) -> None:
     if run.run_id:
         parts.append(f"run {run.run_id}")
     evolve = bool(run.manifest and run.manifest.get("method") == "evolve")
-    parts.append("evolve (a change to a finished run)" if evolve else
-                 "LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline")
+    parts.append(run.kind_label)
     parts.append(run.status)
     parts.append(fmt_seconds(run.duration_s))
     parts.append(f"{totals.calls} calls, {totals.total_tokens:,} tokens"
@@ -180,34 +192,75 @@ def _print_evolution(console, run) -> None:
                          "file(s)"), highlight=False, markup=False)
 
 
-def _print_timeline(console, rows) -> None:
-    from rich.table import Table
+TIMELINE_COLUMNS = (("t (s)", "right"), ("att", "right"), ("stage", "left"), ("node", "left"), ("it", "right"),
+                    ("judge", "right"), ("check", "right"), ("tokens", "right"), ("cost", "right"),
+                    ("dur (s)", "right"), ("detail", "left"))
+TRACE_PIPED_WIDTH = 160  # a file or a pager gets the table folded to this, not one line as wide as its longest detail
+DETAIL_MIN_WIDTH = 36  # below this the detail column is unreadable: rows then carry it on a line of their own
 
-    table = Table(show_lines=False, pad_edge=False, header_style="bold")
-    for name, justify in (("t (s)", "right"), ("att", "right"), ("stage", "left"), ("node", "left"),
-                          ("it", "right"), ("judge", "right"), ("check", "right"), ("tokens", "right"),
-                          ("cost", "right"), ("dur (s)", "right"), ("detail", "left")):
-        table.add_column(name, justify=justify, overflow="fold", no_wrap=name in ("node", "stage"))
-    for row in rows:
-        if row.event != "node":
-            style = "bold" if row.event in ("run_start", "run_resumed", "run_end") else "dim"
-            detail = _text(row.detail, style)
-            node = _text(f"end of {row.node}" if row.event == "stage_end" else row.event, style)
-        else:
-            detail, node = _text(row.detail), _text(row.node)
-        scores = _text(", ".join(f"{s:g}" for s in row.scores),
-                       "green" if row.accepted else "red" if row.scores else "")
-        check = _text(f"{row.check[0]}/{row.check[1]}" if row.check else "",
-                      "green" if row.check and row.check[0] == row.check[1] else "yellow" if row.check else "")
-        tokens = (("~" if row.tokens_estimated else "") + f"{row.total_tokens:,}") if row.calls else ""
-        if row.calls_by_time:
-            tokens += "*"
-        table.add_row(_text(f"{row.offset_s:.2f}" if row.offset_s is not None else ""),
-                      _text(row.attempt if row.attempt is not None else ""), _text(row.stage or ""), node,
-                      _text(row.iteration if row.iteration is not None else ""), scores, check, _text(tokens),
-                      _text(row.cost.label() if row.calls else ""),
-                      _text(f"{row.duration_s:.2f}" if row.duration_s is not None else ""), detail)
-    console.print(table)
+
+def _timeline_cells(row) -> dict[str, Any]:
+    """One row's cells by column name, as rich Text (run data is never read as markup)."""
+    if row.event != "node":
+        style = "bold" if row.event in ("run_start", "run_resumed", "run_end") else "dim"
+        detail = _text(row.detail, style)
+        node = _text(f"end of {row.node}" if row.event == "stage_end" else row.event, style)
+    else:
+        detail, node = _text(row.detail), _text(row.node)
+    tokens = (("~" if row.tokens_estimated else "") + f"{row.total_tokens:,}") if row.calls else ""
+    if row.calls_by_time:
+        tokens += "*"
+    return {
+        "t (s)": _text(f"{row.offset_s:.2f}" if row.offset_s is not None else ""),
+        "att": _text(row.attempt if row.attempt is not None else ""), "stage": _text(row.stage or ""), "node": node,
+        "it": _text(row.iteration if row.iteration is not None else ""),
+        "judge": _text(", ".join(f"{s:g}" for s in row.scores), "green" if row.accepted else "red" if row.scores else ""),
+        "check": _text(f"{row.check[0]}/{row.check[1]}" if row.check else "",
+                       "green" if row.check and row.check[0] == row.check[1] else "yellow" if row.check else ""),
+        "tokens": _text(tokens),
+        # a replay costs nothing: "$0" on every row says nothing the header does not
+        "cost": _text(row.cost.label() if row.calls and row.cost.label() != "$0" else ""),
+        "dur (s)": _text(f"{row.duration_s:.2f}" if row.duration_s is not None else ""), "detail": detail}
+
+
+def _print_timeline(console, rows) -> None:
+    """The timeline as a table of the columns some row fills. When the terminal leaves the detail column too
+    narrow to read, each row is one line of the other columns and its detail follows on its own, indented."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    cells = [_timeline_cells(row) for row in rows]
+    columns = [(name, justify) for name, justify in TIMELINE_COLUMNS
+               if name in ("t (s)", "node", "detail") or any(c[name].plain for c in cells)]
+    widths = {name: max([len(name), *(c[name].cell_len for c in cells)]) for name, _ in columns}
+    detail_apart = console.width - sum(widths[name] + 2 for name, _ in columns if name != "detail") < DETAIL_MIN_WIDTH
+    if not detail_apart:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True,
+                      header_style="bold")
+        for name, justify in columns:
+            table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "detail")
+        for c in cells:
+            table.add_row(*(c[name] for name, _ in columns))
+        console.print(table)
+    else:
+        def line(values: dict[str, Text]) -> Text:
+            out = Text()
+            for name, justify in columns:
+                if name != "detail":
+                    cell = values[name].copy()
+                    cell.pad_left(widths[name] - cell.cell_len) if justify == "right" else \
+                        cell.pad_right(widths[name] - cell.cell_len)
+                    out.append_text(cell)
+                    out.append("  ")
+            out.rstrip()
+            return out
+
+        console.print(line({name: Text(name, style="bold") for name, _ in columns}), highlight=False)
+        for c in cells:
+            console.print(line(c), highlight=False)
+            if c["detail"].plain:
+                console.print(Text("    ").append_text(c["detail"]), highlight=False)
     if any(r.tokens_estimated for r in rows):
         console.print("[dim]~ estimated token counts (no provider usage); * calls matched by time, not by key[/dim]")
 

@@ -9,7 +9,7 @@ import sys
 import threading
 
 from projectgen.cli import construct, datasets, doctor, evaluate, evolve, experiment, inspect, reflect, refine, review, run
-from projectgen.cli.exit_codes import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from projectgen.cli.exit_codes import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
 
@@ -66,10 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if in_main_thread else None
     try:
         with command_logging():
-            return args.handler(args)
+            code = args.handler(args)
+        sys.stdout.flush()  # a reader gone away is met here, not in the interpreter's last flush
+        return code
     except ProjectGenError as exc:
         print(f"projectgen: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # `projectgen trace DIR | head`: the reader has what it wanted; nothing is wrong and nothing more can be
+        # written. Point stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt as exc:
         advice = getattr(exc, "advice", "finished work is saved; run the same command to continue")
         print(f"projectgen: interrupted ({advice})", file=sys.stderr)

@@ -13,13 +13,13 @@ WIDE = 1000
 as wide as its cells anyway, so this only lifts the cap."""
 
 
-def make_console(*, stderr: bool = False) -> Console:
-    """The commands' rich console: a terminal's own width; piped or captured, `WIDE` so tables are whole (grep
-    and files see every cell), whatever COLUMNS a parent process left in the environment."""
+def make_console(*, stderr: bool = False, piped_width: int = WIDE) -> Console:
+    """The commands' rich console: a terminal's own width; piped or captured, `piped_width` (default `WIDE`, so
+    tables are whole: grep and files see every cell), whatever COLUMNS a parent process left in the environment."""
     from rich.console import Console
 
     console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=WIDE)
+    return console if console.is_terminal else Console(stderr=stderr, width=piped_width)
 
 
 def print_test_report(console, report) -> None:

@@ -10,7 +10,8 @@ Modules, each with one job:
 - `queries`: queries on a loaded run (`timeline`, `diffs`, `filter_calls`, `attempt_numbers`,
   `call_prompt`: what one call was asked and answered);
 - `contents`: what a report says; `markdown`, `html`: its two renderings; `charts`: the
-  SVG charts; `formatting`: escaping and number formats; `report`: `write_report`.
+  SVG charts; `formatting`: escaping and number formats; `report`: `write_report`;
+  `trace_json`: the document `trace --json` prints.
 """
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     facts = [("task", run.task_id)]
     if run.run_id:
         facts.append(("run id", run.run_id))
-    facts.append(("kind", "LiveCoder attempts" if run.kind == "livecoder" else "ProjectGen pipeline (one run)"))
+    facts.append(("kind", run.kind_label))
     if run.kind == "livecoder":
         facts.append(("method", method_fact((run.summary or {}).get("method") or DEFAULT_METHOD)))
     facts.append(("status", run.status))

@@ -23,8 +23,10 @@ from typing import Any
 
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.llm import CallRecord, UsageTotals
+from projectgen.errors import ProjectGenError
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.methods import describe_method
 from projectgen.runs.trace import STAGES
 
 
@@ -184,6 +186,29 @@ class RunView:
             if source and source.get("run_id"):
                 return str(source["run_id"])
         return None
+
+    @property
+    def method(self) -> str | None:
+        """The method the run was made with, as recorded (None in an older run or a bare pipeline folder)."""
+        for source in (self.summary, self.manifest):
+            if source and source.get("method"):
+                return str(source["method"])
+        return None
+
+    @property
+    def kind_label(self) -> str:
+        """What made the run, in words: a one-pass method is not called "LiveCoder attempts" because the
+        attempts graph carried it."""
+        if (self.manifest or {}).get("method") == "evolve":
+            return "evolve (a change to a finished run)"
+        if self.kind == "projectgen":
+            return "ProjectGen pipeline (one run)"
+        if self.method and not self.method.startswith("livecoder"):
+            try:
+                return describe_method(self.method).label
+            except ProjectGenError:
+                return f"method {self.method}"
+        return "LiveCoder attempts"
 
     @property
     def selection(self) -> str | None:

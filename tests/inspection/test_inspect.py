@@ -7,6 +7,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import zlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -356,6 +357,75 @@ def test_trace_command(run_dir, capsys):
         _command(["trace", str(run_dir), "--attempt", "9"])
 
 
+def test_a_one_pass_method_run_by_the_attempts_graph_is_named_by_its_method(run_dir, tmp_path, capsys):
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "method": "projectgen"}))
+    assert _command(["trace", str(run_dir)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "ProjectGen (one pass with its judges)" in header and "LiveCoder" not in header
+    md_path, _ = write_report(run_dir, tmp_path / "rep")
+    assert "- **kind**: ProjectGen (one pass with its judges)\n" in md_path.read_text()
+
+
+def _timeline_lines(run_dir: Path, width: int) -> list[str]:
+    from rich.console import Console
+
+    from projectgen.cli.inspect import _print_timeline
+
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))
+    _print_timeline(console, timeline(load_run(run_dir)))
+    return console.export_text().splitlines()
+
+
+def test_trace_table_is_readable_in_a_100_column_terminal(run_dir):
+    lines = _timeline_lines(run_dir, 100)
+    assert max(len(line) for line in lines) <= 100
+    # the detail column would be a few characters wide here: each detail is a line of its own, whole
+    assert "    attempt 1: score 1.00, best 1.00 (attempt 1), knowledge added: success" in lines
+    assert "    final: best attempt 1 (score 1.00)" in lines
+    assert lines[0].split() == ["t", "(s)", "att", "stage", "node", "it", "judge", "check", "tokens", "cost",
+                                "dur", "(s)"]
+
+
+def test_trace_table_has_a_detail_column_when_there_is_room_and_no_empty_columns(run_dir, tmp_path):
+    lines = _timeline_lines(run_dir, 200)
+    assert lines[0].split()[-1] == "detail" and max(len(line) for line in lines) <= 200
+    assert any("learn" in line and "knowledge added: success" in line for line in lines)
+    (run_dir / "usage.jsonl").write_text("")  # no calls: no tokens or cost column
+    assert "tokens" not in _timeline_lines(run_dir, 200)[0] and "cost" not in _timeline_lines(run_dir, 200)[0]
+
+
+def test_piped_trace_is_folded_to_a_readable_width(run_dir):
+    env = {**os.environ, "COLUMNS": "1000"}
+    out = subprocess.run([sys.executable, "-m", "projectgen", "trace", str(run_dir)], capture_output=True,
+                         text=True, env=env, check=True).stdout
+    assert "judge_code" in out and max(len(line) for line in out.splitlines()) <= 160
+
+
+def test_trace_json(run_dir, capsys):
+    assert _command(["trace", str(run_dir), "--json", "--calls"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["format_version"] == 1 and document["run"]["task_id"] == "toy"
+    assert document["run"]["cost_usd"] is None  # one call has no price: no partial sum passed off as the cost
+    assert document["run"]["unpriced_calls"] == 1 and document["run"]["priced_cost_usd"] > 0
+    rows = document["rows"]
+    assert [row["node"] for row in rows] == [row.node for row in load_run(run_dir).rows]
+    judge = rows[8]
+    assert judge["judge_scores"] == [4.0] and judge["check"] == {"passed": 1, "total": 2}
+    assert judge["accepted"] is False and judge["calls"] == 2 and judge["input_tokens"] == 600
+    assert judge["feedback"] == XSS  # run data as recorded: the reader escapes it for its display
+    assert [call["number"] for call in document["calls"]] == list(range(1, len(CALLS) + 1))
+    assert document["calls"][3]["matched_by_time"] is True and document["calls"][3]["row"] == 8
+    assert document["calls"][-1]["row"] is None and document["unattributed_calls"] == 1
+    assert document["knowledge"][0]["text"].startswith("keep")
+    assert _command(["trace", str(run_dir), "--json", "--attempt", "2", "--stage", "architecture"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert {(row["attempt"], row["stage"]) for row in document["rows"]} == {(2, "architecture")}
+    assert "calls" not in document
+    with pytest.raises(ProjectGenError, match="leave out --diff and --call"):
+        _command(["trace", str(run_dir), "--json", "--diff"])
+
+
 def test_trace_and_report_show_the_integrity_flags_its_test_reports_recorded(run_dir, tmp_path, capsys):
     from projectgen.evaluation.integrity_flags import IntegrityFlag
     from projectgen.evaluation.report import TestReport
@@ -476,3 +546,12 @@ def test_a_run_awaiting_review_says_how_to_decide(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t",
                                                    "status": "awaiting-review", "review": ["architecture"]}))
     assert load_run(tmp_path).status == f"awaiting-review (decide with `projectgen review {tmp_path}`)"
+
+
+def test_trace_into_a_closed_pipe_ends_quietly(run_dir):
+    """`projectgen trace DIR | head -1`: the reader leaving is not a bug (no traceback, exit 141 as a shell says)."""
+    process = subprocess.Popen([sys.executable, "-m", "projectgen", "trace", str(run_dir), "--json", "--calls"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # gone before anything is written
+    stderr = process.stderr.read().decode()
+    assert process.wait() == 141 and stderr == ""
