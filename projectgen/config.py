@@ -23,6 +23,10 @@ Profile = Literal["paper", "projectgen"]
 ArchitectureCriteria = Literal["paper", "projectgen"]
 SkeletonReviewMode = Literal["paper", "exact"]
 MemoryForm = Literal["distilled", "raw"]
+# Whose test output is the execution feedback (the code judge's, Self-Reflection's, the knowledge agent's):
+# "check", the visible tests (ProjectGen keeps the hidden ones apart), or "unit", the hidden tests the score
+# comes from (LiveCoder as printed on RAL-Bench and NL2Repo-Bench, which publish no visible tests).
+FeedbackSuite = Literal["check", "unit"]
 
 # What each profile sets where a caller leaves a field unset (`Settings`, `AttemptSettings`); the
 # "projectgen" profile is the fields' defaults. docs/pipeline.md explains each difference.
@@ -80,6 +84,11 @@ class Settings(BaseModel):
     carry_reflections: bool = Field(
         default=False, description="Self-Reflection keeps a verbal reflection per round and passes all earlier "
         "ones forward (the baseline as LiveCoder runs it); off: one 'reflect and fix' call per round")
+    feedback_suite: FeedbackSuite = Field(
+        default="check", description="the tests whose output the code judge, Self-Reflection and the knowledge "
+        "agent see: 'check' (visible; a task without check tests gets no execution feedback) or 'unit' (the "
+        "hidden tests the score comes from, as LiveCoder does on benchmarks without visible tests; labelled in "
+        "reports)")
     architecture_iterations: int = Field(default=3, ge=1, description="cap on architect revisions")
     skeleton_iterations: int = Field(default=3, ge=1, description="cap on skeleton revisions")
     code_iterations: int = Field(default=5, ge=1, description="cap on code rounds (first fill + repairs)")

@@ -49,7 +49,8 @@ class Agents:
     @classmethod
     def from_models(cls, models: Any, settings: Settings | None = None) -> Agents:
         """Default agents, each with the model of its role (`ModelRoles`, or one model for all); `settings`
-        choose the judges' form (`architecture_criteria`, `skeleton_review`; default the projectgen profile's)."""
+        choose the judges' form (`architecture_criteria`, `skeleton_review`, the code judge's `feedback_suite`;
+        default the projectgen profile's)."""
         pick = models.for_role if hasattr(models, "for_role") else (lambda role: models)
         settings = settings or Settings()
         return cls(
@@ -58,7 +59,7 @@ class Agents:
             skeleton=SkeletonWriter(pick("skeleton")),
             skeleton_judge=SkeletonJudge(pick("skeleton_judge"), review_mode=settings.skeleton_review),
             coder=Coder(pick("coder")),
-            code_judge=CodeJudge(pick("code_judge")),
+            code_judge=CodeJudge(pick("code_judge"), suite=settings.feedback_suite),
             memory_summarizer=MemorySummarizer(pick(MEMORY_ROLE)),
         )
 

@@ -1,5 +1,6 @@
-"""The code judge: runs the task's check tests in the sandbox; on failures an LLM names the files
-to change, with a suggestion for each. Uses no memory."""
+"""The code judge: runs the task's check tests in the sandbox (or, with `Settings.feedback_suite` "unit", the
+hidden tests the score comes from, as LiveCoder does where no visible tests exist); on failures an LLM names
+the files to change, with a suggestion for each. Uses no memory."""
 from __future__ import annotations
 
 import asyncio
@@ -11,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from projectgen.agents.base import CheckStatus, ModelGateway, Verdict
+from projectgen.config import FeedbackSuite
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -57,6 +59,22 @@ def mentioned_files(log: str, paths: list[str]) -> list[str]:
     return found
 
 
+FEEDBACK_WORDS: Mapping[str, str] = {"check": "check", "unit": "hidden unit"}  # "all 5 check tests pass"
+
+
+def feedback_tests(suite: FeedbackSuite) -> str:
+    """How feedback names the tests it ran: "check", or "hidden unit" (never passed off as check tests)."""
+    return FEEDBACK_WORDS[suite]
+
+
+def run_feedback_tests(task: Task, repository: Mapping[str, str], runner: SandboxRunner,
+                       suite: FeedbackSuite) -> TestReport | None:
+    """The feedback suite's report on `repository`, or None when the task has no such tests (no execution
+    feedback then: a verdict that says so, never a made-up pass)."""
+    name = task.role_suite(suite)
+    return runner.evaluate(task, dict(repository), name) if name in task.suites else None
+
+
 def check_status(report: TestReport) -> CheckStatus:
     return CheckStatus(passed=report.passed, total=report.total, status=report.status,
                        failing=[t.nodeid for t in report.failures()] + [e.nodeid for e in report.collection_errors])
@@ -64,31 +82,34 @@ def check_status(report: TestReport) -> CheckStatus:
 
 @dataclass
 class CodeJudge:
-    """Accepts when every check test passes; the score is 10 x the check pass rate."""
+    """Accepts when every test of its feedback suite passes (check tests by default); the score is 10 x their
+    pass rate."""
 
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("code_judge"))
     role: str = "code_judge"
     name: str = "code_judge"
     log_chars: int = 6000
+    suite: FeedbackSuite = "check"  # `Settings.feedback_suite`
 
     async def review(self, gateway: ModelGateway, task: Task, repository: Mapping[str, str], *,
                      runner: SandboxRunner, iteration: int) -> Verdict:
-        if "check" not in task.suites:
+        tests = feedback_tests(self.suite)
+        report = await asyncio.to_thread(run_feedback_tests, task, repository, runner, self.suite)
+        if report is None:
             return Verdict(judge=self.name, stage="code", iteration=iteration, score=10, accepted=True,
-                           feedback="the task has no check tests; nothing was run")
-        report = await asyncio.to_thread(runner.evaluate, task, dict(repository), "check")
+                           feedback=f"the task has no {self.suite} tests; nothing was run")
         status = check_status(report)
         base = dict(judge=self.name, stage="code", iteration=iteration, check=status)
         if report.error:
             return Verdict(**base, score=0, accepted=False, stop=True,
-                           feedback=f"the check tests could not be run: {report.error}")
+                           feedback=f"the {tests} tests could not be run: {report.error}")
         if status.status == "passed":
-            return Verdict(**base, score=10, accepted=True, feedback=f"all {status.total} check tests pass")
+            return Verdict(**base, score=10, accepted=True, feedback=f"all {status.total} {tests} tests pass")
         log = error_log(report, self.log_chars)
         score = round(10 * report.pass_rate, 2)
         files, ignored = await self._files_to_fix(gateway, repository, log, status, iteration)
-        feedback = f"{status.passed} of {status.total} check tests pass; failing: " + ", ".join(status.failing[:10])
+        feedback = f"{status.passed} of {status.total} {tests} tests pass; failing: " + ", ".join(status.failing[:10])
         reasons = f"ignored file(s) the judge named that are not in the repository: {ignored}" if ignored else ""
         return Verdict(**base, score=score, accepted=False, feedback=feedback, files=files, log=log, reasons=reasons)
 

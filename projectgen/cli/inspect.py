@@ -156,6 +156,9 @@ def _print_header(console, run) -> None:
         oracle = " [ORACLE: selected with the hidden unit tests]" if run.oracle else ""
         console.print(_clean(f"final: attempt {final.get('attempt')} ({final.get('source')}), score "
                              f"{fmt_score(final.get('score'))}{oracle}"), highlight=False, markup=False)
+    if run.feedback_suite == "unit":
+        console.print("execution feedback: the hidden unit tests' output was given to the generators "
+                      "(settings.feedback_suite)", highlight=False, markup=False)
     if run.stopped:
         console.print(_clean(f"stopped: {run.stopped}"), highlight=False, markup=False)
     if evolve:

@@ -36,13 +36,14 @@ InstallStep = Literal["editable", "package", "script"]
 INSTALL_STEPS: tuple[InstallStep, ...] = ("editable", "package", "script")
 # Per published benchmark format, the pipeline settings of the paper that reports it, which its tasks carry as
 # `settings_profile`: the `paper` profile (`projectgen.config.SETTINGS_PROFILES`; for LiveCoder's RAL-Bench and
-# NL2Repo-Bench that is also selection by the functional score, as they publish no visible tests) and a code
-# stage of up to 10 rounds on CodeProjectEval, 5 on DevBench (ProjectGen's).
+# NL2Repo-Bench that is also selection by the functional score, as they publish no visible tests, and the
+# execution feedback of every method from those tests, as LiveCoder gives it) and a code stage of up to 10
+# rounds on CodeProjectEval, 5 on DevBench (ProjectGen's).
 PAPER_SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "codeprojecteval": MappingProxyType({"profile": "paper", "code_iterations": 10}),
     "devbench": MappingProxyType({"profile": "paper", "code_iterations": 5}),
-    "ralbench": MappingProxyType({"profile": "paper"}),
-    "nl2repobench": MappingProxyType({"profile": "paper"}),
+    "ralbench": MappingProxyType({"profile": "paper", "feedback_suite": "unit"}),
+    "nl2repobench": MappingProxyType({"profile": "paper", "feedback_suite": "unit"}),
 })
 
 

@@ -104,6 +104,10 @@ class PairResult(BaseModel):
     selection: str | None = Field(default=None, description="how the run chose its output among its attempts, as "
                                   "it recorded it: 'check' (the task's check tests), 'unit' (the hidden unit tests: "
                                   "an oracle setting); None in older ledgers")
+    feedback_suite: str | None = Field(default=None, description="whose test output the generators were given as "
+                                       "execution feedback, as the run recorded it: 'check' or 'unit' (the hidden "
+                                       "tests, LiveCoder's protocol on benchmarks without visible tests); None in "
+                                       "older ledgers")
     historical_best: bool = True
     unit_measured: bool = True
     attempts: list[AttemptFigures] = Field(default_factory=list)
@@ -212,6 +216,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         loc_source=weight.source,
         profile=run_profile(summary),
         attempts_planned=attempt_settings.get("attempts"), selection=attempt_settings.get("selection"),
+        feedback_suite=run_feedback_suite(summary),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
@@ -226,6 +231,13 @@ def run_profile(summary: dict[str, Any]) -> str | None:
     projectgen profile's behaviour (None when it records no settings at all)."""
     settings = summary.get("settings")
     return settings.get("profile", "projectgen") if isinstance(settings, dict) else None
+
+
+def run_feedback_suite(summary: dict[str, Any]) -> str | None:
+    """Whose test output was the run's execution feedback; a summary written before the setting existed gave
+    the check tests' (None when it records no settings at all)."""
+    settings = summary.get("settings")
+    return settings.get("feedback_suite", "check") if isinstance(settings, dict) else None
 
 
 def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:

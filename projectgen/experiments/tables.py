@@ -165,7 +165,8 @@ def arm_lines(results: ExperimentResults) -> list[str]:
 
 
 def arm_settings(report: ModelReport) -> str:
-    """attempts, selection and profile over an arm's scored runs (several values when its runs differ)."""
+    """attempts, selection, feedback suite and profile over an arm's scored runs (several values when its runs
+    differ)."""
     ok = [pair for pair in report.pairs if pair.ok]
 
     def values(found: list[object]) -> str:
@@ -173,8 +174,11 @@ def arm_settings(report: ModelReport) -> str:
         return "/".join(known) if known else "not recorded"
 
     selection = values([pair.selection for pair in ok])
+    feedback = values([pair.feedback_suite for pair in ok])
     text = (f"attempts {values([pair.attempts_planned for pair in ok])}, selection {selection}"
             + (" (oracle: the hidden unit tests chose the output)" if "unit" in selection.split("/") else "")
+            + f", feedback {feedback}"
+            + (" (the hidden unit tests' output was given to the generators)" if "unit" in feedback.split("/") else "")
             + f", profile {values([pair.profile for pair in ok])}")
     return text + (f"; {ORACLE_LABEL}" if report.oracle else "")
 

@@ -9,7 +9,9 @@ no-historical-best ablation).
 
 The selection score comes from the check tests under the "projectgen" profile, so nothing hidden
 reaches the generators; ``selection="unit"`` (the "paper" profile) is the paper's: the best and its
-reuse by the functional score. Hidden unit tests of each attempt are measured for reports.
+reuse by the functional score. Hidden unit tests of each attempt are measured for reports. The
+knowledge agent is shown the feedback suite's output (`Settings.feedback_suite`): the check tests,
+or the hidden ones where the protocol gives those (LiveCoder on benchmarks without visible tests).
 
 Runtime resources (task, sandbox, stores, extractor's gateway) travel in
 `AttemptsContext`; state (`AttemptsState`) holds JSON-ready values, so a killed run
@@ -25,7 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from projectgen.config import AttemptSettings
+from projectgen.config import AttemptSettings, FeedbackSuite
 from projectgen.evaluation.report import TestReport
 from projectgen.graphs.context import AttemptsContext
 from projectgen.graphs.loop import bind
@@ -138,19 +140,24 @@ def after_attempt(state: AttemptsState) -> str:
 
 
 async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
-                        settings: AttemptSettings) -> dict[str, Any]:
+                        settings: AttemptSettings, feedback_suite: FeedbackSuite) -> dict[str, Any]:
     """Node "score_attempt": the selection suite's pass rate (and the hidden unit tests, for reports)."""
     ctx = runtime.context
     current = dict(state["current"])
     repository = current["repository"]
     reports: dict[str, TestReport] = {}
-    roles = {settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
+    learns = ctx.extractor is not None and (settings.success_knowledge or settings.failure_knowledge)
+    roles = ({settings.selection} | ({"unit"} if settings.measure_unit_tests else set())
+             | ({feedback_suite} if learns else set()))
     for role in sorted(roles):  # "unit" is the task's scored suite (`Task.role_suite`)
         if (suite := ctx.task.role_suite(role)) in ctx.task.suites and repository:
             reports[role] = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, repository, suite)
     selected = reports.get(settings.selection)
     current["score"] = (await asyncio.to_thread(attempt_score, ctx.runner, ctx.task, selected)) if selected else 0.0
-    current["feedback_report"] = selected.model_dump(mode="json") if selected else None
+    # what the knowledge agent is shown: the feedback suite's output, not the selection suite's (with selection
+    # by the hidden tests and check-test feedback, nothing hidden reaches the generators but the score itself)
+    shown = reports.get(feedback_suite)
+    current["feedback_report"] = shown.model_dump(mode="json") if shown else None
     current["unit"] = reports["unit"].summary() if "unit" in reports else None
     label = " (oracle: hidden unit tests)" if settings.selection == "unit" else ""
     ctx.say(f"attempt {state['attempt']}: score {current['score']:.3f}{label}")
@@ -158,7 +165,7 @@ async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext],
 
 
 async def extract_knowledge(ctx: AttemptsContext, settings: AttemptSettings, attempt: int,
-                            current: dict[str, Any]) -> ExtractedKnowledge:
+                            current: dict[str, Any], feedback_suite: FeedbackSuite) -> ExtractedKnowledge:
     """The extractor's knowledge of the scored attempt `current` (one model call)."""
     from projectgen.agents.observations import execution_feedback, observe_repository
 
@@ -166,7 +173,7 @@ async def extract_knowledge(ctx: AttemptsContext, settings: AttemptSettings, att
     return await ctx.extractor.extract(
         ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,
         score=current["score"], observation=observe_repository(current["repository"]),
-        feedback=execution_feedback(report, current["score"], settings.selection))
+        feedback=execution_feedback(report, current["score"], feedback_suite))
 
 
 async def store_knowledge(ctx: AttemptsContext, settings: AttemptSettings, extracted: ExtractedKnowledge
@@ -194,7 +201,7 @@ def attempt_record(state: AttemptsState, *, improved: bool, best: dict[str, Any]
 
 
 async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
-                settings: AttemptSettings) -> dict[str, Any]:
+                settings: AttemptSettings, feedback_suite: FeedbackSuite) -> dict[str, Any]:
     """Node "learn": keep the attempt if it beats the best, extract and store its knowledge, record it."""
     ctx = runtime.context
     attempt, current = state["attempt"], state["current"]
@@ -215,7 +222,7 @@ async def learn(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
     if (ctx.extractor is not None and (attempt < settings.attempts or settings.knowledge_after_last)
             and (settings.success_knowledge or settings.failure_knowledge)):
         try:
-            extracted = await extract_knowledge(ctx, settings, attempt, current)
+            extracted = await extract_knowledge(ctx, settings, attempt, current, feedback_suite)
         except BudgetExceededError as exc:  # the attempt counts; no knowledge, no further attempt
             ctx.say(f"attempt {attempt}: budget reached while extracting knowledge; stopping with the best so far")
             update["stopped"] = f"budget: {exc}"
@@ -250,8 +257,12 @@ async def finish(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
 # --------------------------------------------------------------------------- the graph
 
 def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None = None,
-                         warm_graph: Any = None, checkpointer: Any = None, name: str = "livecoder"):
+                         feedback_suite: FeedbackSuite = "check", warm_graph: Any = None, checkpointer: Any = None,
+                         name: str = "livecoder"):
     """The compiled attempts graph around `project_graph` (any compiled graph over `ProjectState`).
+
+    `feedback_suite` (the inner graph's `Settings.feedback_suite`) is whose test output the knowledge agent
+    is shown: the check tests unless the protocol gives the hidden ones (LiveCoder on RAL-Bench).
 
     `warm_graph` serves later attempts when ``settings.warm_start`` is on (e.g. a graph with
     only the code stage); it starts from the best attempt's tree and skeleton.
@@ -264,8 +275,8 @@ def build_attempts_graph(project_graph: Any, *, settings: AttemptSettings | None
     graph.add_node("retrieve_knowledge", bind(retrieve_knowledge, settings=settings))
     graph.add_node("run_attempt", bind(run_attempt, settings=settings, project_graph=project_graph,
                                        warm_graph=warm_graph))
-    graph.add_node("score_attempt", bind(score_attempt, settings=settings))
-    graph.add_node("learn", bind(learn, settings=settings))
+    graph.add_node("score_attempt", bind(score_attempt, settings=settings, feedback_suite=feedback_suite))
+    graph.add_node("learn", bind(learn, settings=settings, feedback_suite=feedback_suite))
     graph.add_node("finish", bind(finish, settings=settings))
     graph.add_edge(START, "plan_attempt")
     graph.add_conditional_edges("plan_attempt", bind(after_plan, attempts=settings.attempts),

@@ -2,8 +2,9 @@
 
 - Direct: one call, the documents in, the whole repository out as files.
 - Self-Reflection: Direct, then up to `rounds` (default 4) rounds of: run the check tests in the
-  sandbox, give the errors back, take the files the model rewrites. It stops early once every
-  check test passes (or the tests cannot be run at all). With `carry_reflections` (the paper
+  sandbox (the hidden unit tests with `Settings.feedback_suite` "unit": LiveCoder's protocol where a
+  benchmark has no visible tests), give the errors back, take the files the model rewrites. It stops
+  early once every such test passes (or the tests cannot be run at all). With `carry_reflections` (the paper
   profile) each round first asks for a verbal reflection on the errors, kept in the round's edit
   record; every later round's reflection and fix are asked with all the reflections so far.
 
@@ -24,9 +25,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import Verdict
-from projectgen.agents.code_judge import check_status, error_log
+from projectgen.agents.code_judge import check_status, error_log, feedback_tests, run_feedback_tests
 from projectgen.agents.protocols import RepositoryGenerator
-from projectgen.config import Settings
+from projectgen.config import FeedbackSuite, Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import after_judge, bind
 from projectgen.graphs.state import (
@@ -54,24 +55,26 @@ async def generate_directly(state: ProjectState, runtime: Runtime[RunContext], *
 
 
 async def run_check_tests(state: ProjectState, runtime: Runtime[RunContext], *, log_chars: int,
-                          cap: int) -> dict[str, Any]:
-    """Node "check": the check tests on the current repository, as a verdict (no model call)."""
+                          cap: int, suite: FeedbackSuite = "check") -> dict[str, Any]:
+    """Node "check": the feedback suite (`Settings.feedback_suite`: the check tests, or the hidden unit tests
+    where LiveCoder's protocol gives those) on the current repository, as a verdict (no model call)."""
     ctx = runtime.context
     iteration = iteration_of(state, STAGE)
     base = dict(judge=CHECK_JUDGE, stage=STAGE, iteration=iteration)
-    if "check" not in ctx.task.suites:
-        verdict = Verdict(**base, score=10, accepted=True, feedback="the task has no check tests; nothing was run")
+    tests = feedback_tests(suite)
+    report = await asyncio.to_thread(run_feedback_tests, ctx.task, state.get("repository") or {}, ctx.runner, suite)
+    if report is None:
+        verdict = Verdict(**base, score=10, accepted=True, feedback=f"the task has no {suite} tests; nothing was run")
         return {"verdicts": [verdict_record(verdict)]}
-    report = await asyncio.to_thread(ctx.runner.evaluate, ctx.task, dict(state.get("repository") or {}), "check")
     status = check_status(report)
     if report.error:
         verdict = Verdict(**base, check=status, score=0, accepted=False, stop=True,
-                          feedback=f"the check tests could not be run: {report.error}")
+                          feedback=f"the {tests} tests could not be run: {report.error}")
     else:
         verdict = Verdict(**base, check=status, score=round(10 * report.pass_rate, 2),
                           accepted=status.status == "passed", log=error_log(report, log_chars),
-                          feedback=f"{status.passed} of {status.total} check tests pass")
-    ctx.say(f"self-reflection {iteration}/{cap}: {status.passed}/{status.total} check tests pass")
+                          feedback=f"{status.passed} of {status.total} {tests} tests pass")
+    ctx.say(f"self-reflection {iteration}/{cap}: {status.passed}/{status.total} {tests} tests pass")
     return {"verdicts": [verdict_record(verdict)]}
 
 
@@ -133,7 +136,8 @@ def build_self_reflection_graph(generator: RepositoryGenerator, rounds: int = RE
     cap = rounds + 1  # the direct reply is iteration 1
     graph = StateGraph(ProjectState, context_schema=RunContext)
     graph.add_node("direct", bind(generate_directly, generator=generator))
-    graph.add_node("check", bind(run_check_tests, log_chars=settings.error_log_chars, cap=cap))
+    graph.add_node("check", bind(run_check_tests, log_chars=settings.error_log_chars, cap=cap,
+                                 suite=settings.feedback_suite))
     graph.add_node("reflect", bind(reflect, generator=generator, carry=settings.carry_reflections))
     graph.add_edge(START, "direct")
     graph.add_edge("direct", "check")

@@ -98,6 +98,11 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
         facts.append(("selection", f"{selection} tests" + (" — ORACLE setting: the hidden unit tests chose the "
                                                              "attempts; scores are an upper bound" if run.oracle
                                                              else " (visible check tests)")))
+    if run.feedback_suite == "unit":
+        facts.append(("execution feedback", "the hidden unit tests' output was given to the generators (LiveCoder's "
+                                            "protocol on benchmarks without visible tests; settings.feedback_suite)"))
+    elif run.feedback_suite == "check":
+        facts.append(("execution feedback", "the visible check tests' output only (settings.feedback_suite)"))
     final = run.final
     if final:
         facts.append(("final choice", f"attempt {final.get('attempt')} ({final.get('source')}), score "

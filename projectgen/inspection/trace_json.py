@@ -20,6 +20,7 @@ def run_facts(run: RunView) -> dict[str, Any]:
     totals, cost = run.totals, run.cost
     return {"task_id": run.task_id, "run_id": run.run_id, "kind": run.kind_label, "method": run.method,
             "status": run.status, "duration_s": run.duration_s, "oracle": run.oracle, "selection": run.selection,
+            "feedback_suite": run.feedback_suite,
             "final": run.final, "stopped": run.stopped, "calls": totals.calls, "input_tokens": totals.input_tokens,
             "output_tokens": totals.output_tokens, "tokens_estimated": bool(totals.estimated_calls),
             "cost_usd": cost.value, "priced_cost_usd": cost.usd, "unpriced_calls": cost.unpriced_calls,

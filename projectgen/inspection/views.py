@@ -218,6 +218,16 @@ class RunView:
         return settings.get("selection")
 
     @property
+    def feedback_suite(self) -> str | None:
+        """Whose test output the generators were given: 'check', or 'unit' (the hidden tests, LiveCoder's
+        protocol without visible tests); 'check' for a run from before the setting, None without settings."""
+        for source in (self.summary, self.manifest):
+            settings = (source or {}).get("settings")
+            if isinstance(settings, Mapping):
+                return str(settings.get("feedback_suite", "check"))
+        return None
+
+    @property
     def oracle(self) -> bool:
         """Attempts were chosen with the hidden unit tests (an oracle upper bound, not a fair score)."""
         if self.summary and "oracle" in self.summary:

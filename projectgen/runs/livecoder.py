@@ -365,7 +365,8 @@ async def _run(run: LiveCoderRun) -> LiveCoderOutcome:
     else:
         inner = inner_graph(method, run.agents, settings, models=run.models, review=run.manifest.review)
         warm = warm_graph(method, run.agents, settings)
-    graph = build_attempts_graph(inner, settings=run.attempt_settings, warm_graph=warm)
+    graph = build_attempts_graph(inner, settings=run.attempt_settings, feedback_suite=settings.feedback_suite,
+                                 warm_graph=warm)
     how = Drive(start={"task_id": run.task.id, "attempt": 1}, context=run.context, resume=run.resume,
                 marker={"task_id": run.task.id, "method": method, "models": model_descriptions(run)},
                 config={"max_concurrency": settings.max_concurrency}, sync=run.sync, attempt_key="attempt",

@@ -264,7 +264,8 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
     attempt_settings = method_attempt_settings(DEFAULT_METHOD, AttemptSettings(
         attempts=studio.get("attempts", STUDIO_ATTEMPTS)), settings.profile)
     graph = build_attempts_graph(inner_graph(DEFAULT_METHOD, agents, settings, models=models, review=review),
-                                 settings=attempt_settings, warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
+                                 settings=attempt_settings, feedback_suite=settings.feedback_suite,
+                                 warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
     folder = _thread_folder(thread_id)
     context = AttemptsContext(
         task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder, None, None),

@@ -97,8 +97,10 @@ def test_a_plain_run_of_a_ralbench_task_selects_by_its_scored_suite_and_records_
     from projectgen.runs.request import RunRequest
 
     task = load_task(RALBENCH / "tasks" / "Wordcount")
-    assert task.settings_profile == {"profile": "paper"}  # LiveCoder's setting: the paper's selection
+    # LiveCoder's settings: the paper's selection, and the functional tests as every method's execution feedback
+    assert task.settings_profile == {"profile": "paper", "feedback_suite": "unit"}
     request = RunRequest.for_task(task, models={"default": "reference"})  # no --selection, no --profile
+    assert request.settings.feedback_suite == "unit"  # recorded in run.json with the rest of the settings
     assert (request.settings.profile, request.attempt_settings.selection) == ("paper", "unit")
     assert task.role_suite(request.attempt_settings.selection) == "functional"  # what picks the best attempt
     assert request.task_path == str((RALBENCH / "tasks" / "Wordcount").resolve())  # not the benchmark's root

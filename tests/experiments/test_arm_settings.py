@@ -16,16 +16,20 @@ def report(spec: str, method: str, pairs: list[PairResult]) -> ModelReport:
 
 
 def pair(task: str, *, attempts: int | None, selection: str | None, profile: str | None,
-         status: str = "finished") -> PairResult:
+         status: str = "finished", feedback: str | None = "check") -> PairResult:
     return PairResult(key=task, model="m", spec="x", task_id=task, status=status, attempts_planned=attempts,
-                      selection=selection, profile=profile)
+                      selection=selection, profile=profile, feedback_suite=feedback)
 
 
 def test_an_arm_shows_the_attempts_and_selection_its_runs_recorded_not_the_experiments() -> None:
     direct = report("openai:gpt-4o", "direct", [pair("a", attempts=1, selection="unit", profile="paper"),
                                                pair("b", attempts=1, selection="unit", profile="paper")])
     assert arm_settings(direct) == ("attempts 1, selection unit (oracle: the hidden unit tests chose the output), "
-                                    "profile paper")
+                                    "feedback check, profile paper")
+    ralbench = report("openai:gpt-4o", "self-reflection", [pair("a", attempts=1, selection="unit", profile="paper",
+                                                               feedback="unit")])
+    assert ("feedback unit (the hidden unit tests' output was given to the generators), profile paper"
+            in arm_settings(ralbench))
 
 
 def test_an_arm_whose_runs_differ_shows_every_value_and_an_old_ledger_says_not_recorded() -> None:
@@ -34,8 +38,10 @@ def test_an_arm_whose_runs_differ_shows_every_value_and_an_old_ledger_says_not_r
                                                   pair("c", attempts=9, selection="unit", profile=None,
                                                        status="error")])
     assert arm_settings(mixed).startswith("attempts 4, selection check/unit (oracle")
-    old = report("openai:gpt-4o", "livecoder", [pair("a", attempts=None, selection=None, profile=None)])
-    assert arm_settings(old) == "attempts not recorded, selection not recorded, profile not recorded"
+    old = report("openai:gpt-4o", "livecoder", [pair("a", attempts=None, selection=None, profile=None,
+                                                     feedback=None)])
+    assert arm_settings(old) == ("attempts not recorded, selection not recorded, feedback not recorded, "
+                                 "profile not recorded")
 
 
 def test_the_oracle_is_labelled_and_gets_no_reduction_figure() -> None:

@@ -103,3 +103,41 @@ def test_an_unusable_tree_without_a_judge_stops_the_run(task, runner, tmp_path: 
     state = run_graph(graph, task, runner)
     assert state["stopped"].startswith("architecture: no usable tree after 1 iteration")
     assert len(model.calls) == 1
+
+
+def _without_check_tests(task):
+    return task.model_copy(update={"suites": {name: suite for name, suite in task.suites.items() if name != "check"}})
+
+
+def test_without_check_tests_self_reflection_gets_feedback_only_from_the_suite_its_settings_name(task, runner) -> None:
+    """RAL-Bench and NL2Repo-Bench publish no visible tests: under check-test feedback Self-Reflection has
+    nothing to reflect on and equals Direct; with the hidden tests as feedback (LiveCoder's protocol,
+    `feedback_suite="unit"`) it repairs the broken function as the paper's baseline does."""
+    bare = _without_check_tests(task)
+    model = replay(bare, breakage=BREAKAGE)
+    state = run_graph(build_self_reflection_graph(DirectGenerator(model)), bare, runner)
+    assert [c["iteration"] for c in model.calls] == [1]  # nothing ran: no round
+    (verdict,) = state["verdicts"]
+    assert verdict["feedback"] == "the task has no check tests; nothing was run" and verdict["check"] is None
+    assert state["repository"][BREAKAGE.path] != reference_python_files(bare)[BREAKAGE.path]
+
+    model = replay(bare, breakage=BREAKAGE)
+    graph = build_self_reflection_graph(DirectGenerator(model), settings=Settings(feedback_suite="unit"))
+    state = run_graph(graph, bare, runner)
+    assert [c["iteration"] for c in model.calls] == [1, 2]
+    first, second = state["verdicts"]
+    assert not first["accepted"] and second["accepted"]
+    assert first["feedback"].endswith("hidden unit tests pass")  # never called check tests
+    assert first["check"]["passed"] < first["check"]["total"] == 29  # kvstore's 29 hidden unit tests
+    assert state["repository"] == reference_python_files(bare)
+
+
+def test_the_code_judge_runs_the_feedback_suite_its_settings_name(task, runner) -> None:
+    bare = _without_check_tests(task)
+    model = replay(bare, breakage=BREAKAGE)
+    settings = Settings(feedback_suite="unit")
+    graph = build_project_graph(stages=default_stages(Agents.from_models(model, settings), settings))
+    state = run_graph(graph, bare, runner)
+    code = [v for v in state["verdicts"] if v["stage"] == "code"]
+    assert [v["accepted"] for v in code] == [False, True] and "hidden unit tests pass" in code[0]["feedback"]
+    assert state["repository"] == reference_python_files(bare)

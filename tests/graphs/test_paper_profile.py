@@ -340,9 +340,11 @@ class ScoreRunner:
 class CountingExtractor:
     def __init__(self) -> None:
         self.attempts: list[int] = []
+        self.shown: list[tuple[str, float, int]] = []  # (suite, score, total) of the feedback it was given
 
     async def extract(self, gateway, /, *, task_summary_source, attempt, score, observation, feedback):
         self.attempts.append(attempt)
+        self.shown.append((feedback.suite, feedback.score, feedback.total))
         return ExtractedKnowledge()
 
 
@@ -354,7 +356,8 @@ class NoKnowledge:
         pass
 
 
-def run_attempts(task, tmp_path, settings: AttemptSettings) -> tuple[ScoreRunner, CountingExtractor]:
+def run_attempts(task, tmp_path, settings: AttemptSettings,
+                 feedback_suite: str = "check") -> tuple[ScoreRunner, CountingExtractor]:
     from langgraph.graph import START, StateGraph
     from langgraph.runtime import Runtime
 
@@ -370,7 +373,7 @@ def run_attempts(task, tmp_path, settings: AttemptSettings) -> tuple[ScoreRunner
     runner, extractor = ScoreRunner(), CountingExtractor()
     context = AttemptsContext(task=task, runner=runner, knowledge=NoKnowledge(), best=BestRepositoryStore(tmp_path),
                               extractor=extractor)
-    graph = build_attempts_graph(inner.compile(), settings=settings)
+    graph = build_attempts_graph(inner.compile(), settings=settings, feedback_suite=feedback_suite)
     asyncio.run(graph.ainvoke({"task_id": task.id, "attempt": 1}, context=context))
     return runner, extractor
 
@@ -378,10 +381,28 @@ def run_attempts(task, tmp_path, settings: AttemptSettings) -> tuple[ScoreRunner
 def test_the_paper_livecoder_selects_by_the_functional_score_and_learns_after_every_attempt(task, tmp_path):
     runner, extractor = run_attempts(task, tmp_path / "paper", AttemptSettings(profile="paper", attempts=3))
     assert extractor.attempts == [1, 2, 3]  # K+/K- updated after the last attempt too
-    assert set(runner.suites) == {"unit"}  # the best picked by the unit tests' pass rate
+    assert set(runner.suites) == {"unit", "check"}  # the best picked by the unit tests' pass rate
+    # ... but the knowledge agent is shown the check tests' output, not the hidden tests' (feedback_suite)
+    assert {suite for suite, _, _ in extractor.shown} == {"check"}
     runner, extractor = run_attempts(task, tmp_path / "projectgen", AttemptSettings(attempts=3))
     assert extractor.attempts == [1, 2]
     assert "check" in runner.suites
+
+
+def test_with_the_hidden_tests_as_feedback_the_knowledge_agent_sees_their_output(task, tmp_path):
+    """LiveCoder on RAL-Bench: no visible tests, so the functional tests' output is the execution feedback."""
+    runner, extractor = run_attempts(task, tmp_path / "unit", AttemptSettings(profile="paper", attempts=2),
+                                     feedback_suite="unit")
+    assert set(runner.suites) == {"unit"} and {suite for suite, _, _ in extractor.shown} == {"unit"}
+    assert extractor.shown[0][2] == 10
+
+
+def test_livecoders_benchmarks_give_the_hidden_tests_as_feedback_and_projectgens_do_not():
+    from projectgen.config import Settings
+    from projectgen.datasets.task import PAPER_SETTINGS
+
+    assert {name: Settings(**profile).feedback_suite for name, profile in PAPER_SETTINGS.items()} == {
+        "codeprojecteval": "check", "devbench": "check", "ralbench": "unit", "nl2repobench": "unit"}
 
 
 # --------------------------------------------------------------------------- the bundled replays drive both profiles
