@@ -9,7 +9,9 @@ maintainability 0.36, security 0.24, robustness 0.16, efficiency ("performance")
 - security: high-risk call sites (eval, exec, os.system, subprocess with shell=True, pickle/dill/
   cloudpickle load(s), pickle.Unpickler) in the package's Python files, tests left out;
   min(1, (baseline + 1) / (candidate + 1)), and 1 when both are 0.
-- maintainability: r = candidate's lowest per-file MI / the reference's; r / (1 + r).
+- maintainability: r = candidate's lowest per-file MI / the reference's; r / (1 + r). The MI is the
+  Visual Studio formula LiveCoder's paper cites (`MAINTAINABILITY_MEASURE`, recorded with every result);
+  RAL-Bench's script takes radon's MI, whose comment term rewards docstrings.
 - robustness: the pass rate of the task's robustness suite.
 - efficiency: 0 if the performance suite failed, else min(1, reference seconds / candidate seconds).
 - resource: 0 if the resource suite failed, else the mean of min(1, reference / candidate) for the
@@ -44,6 +46,12 @@ AHP_WEIGHTS: Mapping[Dimension, float] = {"maintainability": 0.36, "security": 0
 DIMENSION_SUITES: Mapping[Dimension, str] = {"robustness": "robustness", "efficiency": "performance",
                                              "resource": "resource", "security": "security",
                                              "maintainability": "maintainability"}
+
+# Which maintainability index the maintainability dimension compares: the Visual Studio formula LiveCoder's paper
+# cites, MAX(0, (171 - 5.2 ln(HV) - 0.23 CC - 16.2 ln(LOC)) x 100 / 171); RAL-Bench's script uses radon's MI.
+MAINTAINABILITY_MEASURE = "visual-studio-mi"
+MAINTAINABILITY_MEASURE_NOTE = ("the lowest per-file Visual Studio maintainability index, as LiveCoder cites it (no "
+                                "comment term; RAL-Bench's script takes radon's MI, which rewards docstrings)")
 
 # How the resource dimension's memory is measured: "peak-rss", the largest peak resident size of a test process
 # (wait4 rusage, read by the sandbox's launcher); RAL-Bench's own is the mean of the sampled summed RSS.
@@ -121,17 +129,17 @@ def high_risk_findings(repository: Mapping[str, str], package: str | None = None
 
 def lowest_maintainability(repository: Mapping[str, str], package: str | None = None) -> float:
     """The lowest per-file maintainability index of the package's non-empty Python files (0 for none);
-    a file that does not parse scores 0, as RAL-Bench treats it. The MI is the project's one MI
-    (`projectgen.evaluation.metrics.maintainability_index_clipped`), on the reference and the
-    candidate alike, so the ratio the score takes compares like with like."""
-    from projectgen.evaluation.metrics import maintainability_index_clipped
+    a file that does not parse scores 0, as RAL-Bench treats it. The MI is the Visual Studio formula
+    LiveCoder cites (`projectgen.evaluation.metrics.maintainability_indices`, its second figure: no comment
+    term), on the reference and the candidate alike, so the ratio the score takes compares like with like."""
+    from projectgen.evaluation.metrics import maintainability_indices
 
     indices = []
     for text in _package_sources(repository, package).values():
         if not any(line.strip() and not line.strip().startswith("#") for line in text.splitlines()):
             continue
         try:
-            indices.append(maintainability_index_clipped(text))
+            indices.append(maintainability_indices(text)[1])
         except (SyntaxError, ValueError):
             indices.append(0.0)
     return min(indices, default=0.0)

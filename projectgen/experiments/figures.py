@@ -133,6 +133,10 @@ class PairResult(BaseModel):
         default=None, description="how `non_functional`'s resource memory was measured: 'peak-rss' (the largest "
         "peak RSS of a test process, read by the sandbox; RAL-Bench averages sampled RSS); None without figures "
         "or in older results (whose resource was not measured)")
+    maintainability_measure: str | None = Field(
+        default=None, description="which maintainability index `non_functional`'s maintainability compared: "
+        "'visual-studio-mi' (the formula LiveCoder cites); None without figures, and in older results, whose "
+        "figure took radon's MI")
     difficulty: str | None = Field(default=None, description="the benchmark's difficulty label of the task "
                                    "(NL2Repo-Bench: LiveCoder Table 2's buckets)")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
@@ -293,8 +297,9 @@ def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
 def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, Any]:
     """LiveCoder Table 1's non-functional figures (%) of the run's output against the task's reference, its
     suites run in the sandbox, and how resource was measured, as the PairResult fields ``non_functional``
-    and ``resource_measure`` (RAL-Bench tasks with a reference and a runner; else none)."""
-    from projectgen.evaluation.nonfunctional import RESOURCE_MEASURE, score_candidate
+    ``resource_measure`` and ``maintainability_measure`` (RAL-Bench tasks with a reference and a runner; else
+    none)."""
+    from projectgen.evaluation.nonfunctional import MAINTAINABILITY_MEASURE, RESOURCE_MEASURE, score_candidate
     from projectgen.repository import load_repository
 
     output = RunFolder(run_dir).repository
@@ -302,7 +307,8 @@ def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, An
         return {}
     scores = score_candidate(task, load_repository(output), runner)
     return {"non_functional": scores.as_percent(),
-            "resource_measure": RESOURCE_MEASURE if scores.scores.get("resource") is not None else None}
+            "resource_measure": RESOURCE_MEASURE if scores.scores.get("resource") is not None else None,
+            "maintainability_measure": MAINTAINABILITY_MEASURE}
 
 
 def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | None]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from projectgen.evaluation.nonfunctional import DIMENSIONS, RESOURCE_MEASURE, RESOURCE_MEASURE_NOTE
+from projectgen.evaluation.nonfunctional import (DIMENSIONS, MAINTAINABILITY_MEASURE, MAINTAINABILITY_MEASURE_NOTE,
+                                                 RESOURCE_MEASURE, RESOURCE_MEASURE_NOTE)
 from projectgen.experiments.results import DIFFICULTIES, ExperimentResults, ModelReport
 from projectgen.experiments.results_writer import Block, Heading, Table, TableBlock, Text
 
@@ -134,8 +135,8 @@ def livecoder_blocks(results: ExperimentResults) -> list[Block]:
                    Text("%; functional: mean pass rate of the functional suite; non_functional: AHP-weighted mean "
                         "(maintainability 0.36, security 0.24, robustness 0.16, efficiency 0.12, resource 0.12) of "
                         "the five scores against the reference measured here (projectgen.evaluation.nonfunctional); "
-                        f"in parentheses the change from Direct. Resource ({RESOURCE_MEASURE}): "
-                        f"{RESOURCE_MEASURE_NOTE}."),
+                        f"in parentheses the change from Direct. Maintainability ({MAINTAINABILITY_MEASURE}): "
+                        f"{MAINTAINABILITY_MEASURE_NOTE}. Resource ({RESOURCE_MEASURE}): {RESOURCE_MEASURE_NOTE}."),
                    *(TableBlock(table) for table in ralbench_table(reports, figures))]
     if any(p.difficulty for r in reports for p in r.pairs):
         blocks += [Heading("Pass rate by difficulty (LiveCoder Table 2, NL2Repo-Bench)"),

@@ -55,6 +55,20 @@ def test_the_lowest_file_mi_is_taken_and_an_unparsable_file_scores_zero() -> Non
     assert lowest_maintainability({}, "p") == 0.0
 
 
+def test_the_maintainability_dimension_takes_the_visual_studio_mi_livecoder_cites_not_radons() -> None:
+    """radon's MI adds a comment term: docstrings alone would raise a candidate's maintainability score."""
+    bare = "def g(x):\n" + "".join(f"    if x == {i}:\n        return {i} * x + {i}\n" for i in range(8))
+    documented = '"""' + "Explains g at length.\n" * 10 + '"""\n' + bare
+    # no comment term: a docstring is a line more, never a bonus
+    assert lowest_maintainability({"p/a.py": documented}, "p") <= lowest_maintainability({"p/a.py": bare}, "p")
+    from projectgen.evaluation.metrics import maintainability_indices
+
+    radon_bare, vs_bare = maintainability_indices(bare)
+    radon_documented, _ = maintainability_indices(documented)
+    assert radon_documented > radon_bare  # what radon's MI would have rewarded
+    assert lowest_maintainability({"p/a.py": bare}, "p") == pytest.approx(vs_bare)
+
+
 def test_a_dimension_that_cannot_be_measured_leaves_non_functional_unset() -> None:
     reference = Measures(findings=0, mi_min=40.0, suites={"performance": SuiteRun(2, 2, 1.0)})
     candidate = Measures(findings=1, mi_min=40.0, suites={"robustness": SuiteRun(1, 2, 0.5),
