@@ -22,7 +22,13 @@ ThresholdRule = Literal["exceeds", "at_least"]
 Profile = Literal["paper", "projectgen"]
 ArchitectureCriteria = Literal["paper", "projectgen"]
 SkeletonReviewMode = Literal["paper", "exact"]
-MemoryForm = Literal["distilled", "raw"]
+# "distilled": the architecture stage's revisions are summarised (the paper distils only that stage's memory; the
+# skeleton and code stages keep feedback, diff and the change in check-test passes as they are); "distilled-all":
+# every stage's; "raw": none.
+MemoryForm = Literal["distilled", "distilled-all", "raw"]
+DISTILLED_STAGES: Mapping[str, frozenset[str]] = MappingProxyType({
+    "distilled": frozenset({"architecture"}), "distilled-all": frozenset({"architecture", "skeleton", "code"}),
+    "raw": frozenset()})
 # Whose test output is the execution feedback (the code judge's, Self-Reflection's, the knowledge agent's):
 # "check", the visible tests (ProjectGen keeps the hidden ones apart), or "unit", the hidden tests the score
 # comes from (LiveCoder as printed on RAL-Bench and NL2Repo-Bench, which publish no visible tests).
@@ -79,8 +85,9 @@ class Settings(BaseModel):
         default="exact", description="'exact': an AST check against the tree, then the model; 'paper': the model "
         "scores directory structure and interface/call matching (0-10 each) and overall")
     stage_memory: MemoryForm = Field(
-        default="raw", description="'distilled': one summarising call per revision (feedback + diff -> a short "
-        "summary), BM25 over the summaries (the paper); 'raw': BM25 over the feedback and diff themselves")
+        default="raw", description="'distilled': one summarising call per architecture revision (feedback + diff -> "
+        "a short summary), BM25 over the summaries; the skeleton and code stages keep theirs raw (the paper); "
+        "'distilled-all': every stage's revisions summarised; 'raw': BM25 over the feedback and diff themselves")
     carry_reflections: bool = Field(
         default=False, description="Self-Reflection keeps a verbal reflection per round and passes all earlier "
         "ones forward (the baseline as LiveCoder runs it); off: one 'reflect and fix' call per round")

@@ -9,7 +9,7 @@ from langgraph.graph import END
 
 from projectgen.agents.base import ModelGateway, Verdict
 from projectgen.agents.protocols import RevisionSummarizer
-from projectgen.config import Settings
+from projectgen.config import DISTILLED_STAGES, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs.state import ProjectState, iteration_of, last_verdict, memory_record
 from projectgen.memory import MemoryEntry
@@ -40,9 +40,10 @@ def judge_list(judges: Sequence[Judge] | None, stage: str) -> tuple[Judge, ...]:
 
 def stage_summarizer(summarizer: RevisionSummarizer | None, settings: Settings, judged: bool,
                      stage: str) -> RevisionSummarizer | None:
-    """The summariser a stage's revisions go through: none with raw memory (or no judge, so no revision);
-    distilled memory without one is refused, so a stage never keeps raw entries where summaries were asked."""
-    if settings.stage_memory == "raw" or not judged:
+    """The summariser a stage's revisions go through: none where its memory stays raw (`DISTILLED_STAGES`: under
+    the paper's "distilled" only the architecture stage distils) or without a judge (no revision); distilled
+    memory without one is refused, so a stage never keeps raw entries where summaries were asked."""
+    if stage not in DISTILLED_STAGES[settings.stage_memory] or not judged:
         return None
     if summarizer is None:
         raise ProjectGenError(f"{stage}_stage: distilled stage memory (stage_memory='distilled', the paper profile) "

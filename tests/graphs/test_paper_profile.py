@@ -270,6 +270,22 @@ def test_distilled_memory_without_a_summariser_is_refused():
     architecture_stage(NamedTreeArchitect(), [], PAPER)  # no judge, no revision: nothing to summarise
 
 
+def test_the_paper_distils_only_the_architecture_stages_memory():
+    """ProjectGen distils the architecture memory; code memory keeps feedback, diff and the change in check-test
+    passes as they are, so the paper profile makes no summarising call for the skeleton or code stage."""
+    from projectgen.graphs.loop import stage_summarizer
+
+    summarizer = MemorySummarizer(PromptModel(answer=summary_of))
+    assert stage_summarizer(summarizer, PAPER, True, "architecture") is summarizer
+    assert stage_summarizer(summarizer, PAPER, True, "skeleton") is None
+    assert stage_summarizer(summarizer, PAPER, True, "code") is None
+    assert stage_summarizer(None, PAPER, True, "code") is None  # nothing to refuse: no summary was asked
+    every = PAPER.model_copy(update={"stage_memory": "distilled-all"})
+    assert stage_summarizer(summarizer, every, True, "code") is summarizer
+    with pytest.raises(ProjectGenError, match="needs a summarizer"):
+        stage_summarizer(None, every, True, "skeleton")
+
+
 # --------------------------------------------------------------------------- Self-Reflection's carried reflections
 
 
