@@ -68,11 +68,13 @@ class ReflectReport(BaseModel):
 
 
 class ReflectSummaryEntry(BaseModel):
-    """One (model, edit format) in the paper's terms, in percent (All: every language of the run)."""
+    """One (model, edit format, language) in the paper's terms, in percent (All: every language of the run)."""
 
     model: str
     model_label: str
     edit_format: str
+    language: str = Field(default=ALL, description="a language of the run, or All (every language: the test-count "
+                          "weighting is the paper's, see evaluation.reflection_metrics)")
     tasks: int = Field(description="tasks scored (error units left out)")
     errors: int
     pass_at_1: float
@@ -103,15 +105,26 @@ class ReflectResults(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def summary(self) -> list[ReflectSummaryEntry]:
-        """One entry per (model, edit format)."""
-        entries = []
-        for r in self.reports:
-            f = r.figures[ALL]
-            entries.append(ReflectSummaryEntry(
-                model=r.model, model_label=r.model_label, edit_format=r.edit_format, tasks=f.tasks, errors=r.errors,
-                pass_at_1=f.pass_at_1, pass_at_2=f.pass_at_2, fix_weight=f.fix_weight, well_formed=f.well_formed,
-                pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens))
-        return entries
+        """One entry per (model, edit format): every language together (All)."""
+        return [_summary_entry(r, ALL) for r in self.reports]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary_by_language(self) -> list[ReflectSummaryEntry]:
+        """One entry per (model, edit format, language the run scored), as Tables 1-2 give them; errors are the
+        language's error units."""
+        return [_summary_entry(r, language) for r in self.reports
+                for language in sorted(r.figures) if language != ALL]
+
+
+def _summary_entry(report: ReflectReport, language: str) -> ReflectSummaryEntry:
+    f = report.figures[language]
+    errors = report.errors if language == ALL else sum(row.status == "error" and row.language == language
+                                                       for row in report.rows)
+    return ReflectSummaryEntry(
+        model=report.model, model_label=report.model_label, edit_format=report.edit_format, language=language,
+        tasks=f.tasks, errors=errors, pass_at_1=f.pass_at_1, pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
+        well_formed=f.well_formed, pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens)
 
 
 def model_label(model: ExperimentModel, rows: Sequence[ReflectRow]) -> str:

@@ -111,3 +111,31 @@ def test_an_experiment_pair_carries_its_final_outputs_flags_to_results(tmp_path:
     assert json.loads((tmp_path / "results.json").read_text())["models"][0]["pairs"][0]["integrity_flags"] == [
         CTYPES_FLAG]
     assert "| m/t | ctypes | mem.py:1 | import ctypes |" in (tmp_path / "results.md").read_text(encoding="utf-8")
+
+
+def test_reflect_results_json_has_a_summary_row_per_language(tmp_path: Path) -> None:
+    """LiveRepoReflection's tables are per language: results.json gives each language a summary row of its own
+    (with its own errors), beside the All row, not only nested under reports[].figures."""
+    from projectgen.experiments.models import ExperimentModel
+    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+
+    def row(task: str, language: str, passed_at: int | None, status: str = "passed") -> ReflectRow:
+        result = None if status == "error" else {"passed_at": passed_at, "tries": [{"try": 1}, {"try": 2}],
+                                                  "well_formed": True, "input_tokens": 10, "output_tokens": 5}
+        return ReflectRow(key=f"m/whole/{task}", model="m", edit_format="whole", task_id=task, language=language,
+                          status=status, result=result, error="boom" if status == "error" else None)
+
+    rows = [row("g1", "go", 1), row("g2", "go", 2, "passed"), row("r1", "rust", None, "failed"),
+            row("r2", "rust", None, "error"), row("p1", "python", 1)]
+    results = summarize_reflect("examples", str(tmp_path), 2, [ExperimentModel("m", "scripted:x")], ["whole"], rows)
+    write_results(tmp_path, results, reflect_page(results))
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    [every] = data["summary"]
+    assert every["language"] == "All" and every["tasks"] == 4 and every["errors"] == 1
+    by_language = {entry["language"]: entry for entry in data["summary_by_language"]}
+    assert set(by_language) == {"go", "python", "rust"}
+    assert (by_language["go"]["tasks"], by_language["go"]["pass_at_1"], by_language["go"]["pass_at_2"]) == (
+        2, 50.0, 100.0)
+    assert (by_language["rust"]["tasks"], by_language["rust"]["errors"], by_language["rust"]["pass_at_2"]) == (
+        1, 1, 0.0)
+    assert by_language["python"]["errors"] == 0 and by_language["python"]["pass_at_1"] == 100.0
