@@ -78,6 +78,18 @@ def test_subtests_may_fail_a_test_and_a_rerun_is_a_new_attempt() -> None:
     assert outcomes(events) == {"t::sub": Outcome.PASSED, "t::bad": Outcome.FAILED, "t::flaky": Outcome.PASSED}
 
 
+def test_a_teardown_error_after_a_passing_call_counts_as_pytest_counts_it() -> None:
+    """pytest says "1 passed, 1 error" and the benchmarks' harnesses (ProjectGen's, NL2Repo-Bench's) count the
+    passed; a setup error or a failing call is still no pass."""
+    events = [start("t::a"), report("t::a", "call"), report("t::a", "teardown", "failed", message="db left open"),
+              start("t::b"), report("t::b", "setup", "failed"), report("t::b", "teardown"),
+              start("t::c"), report("t::c", "call", "failed"), report("t::c", "teardown", "failed"), FINISH]
+    tests = {test.nodeid: test for test in _combine(events, STOPPED, False).tests}
+    assert {nodeid: test.outcome for nodeid, test in tests.items()} == {
+        "t::a": Outcome.PASSED, "t::b": Outcome.ERROR, "t::c": Outcome.FAILED}
+    assert "teardown failed" in tests["t::a"].message and "db left open" in tests["t::a"].message
+
+
 def test_a_hidden_test_that_never_reported_in_a_finished_run_is_tampering() -> None:
     """The other languages' rule, for Python: a forged stream that leaves the canaries out."""
     canaries = ["t/test_c.py::test_c_sum", "t/test_c.py::TestC::test_c_length"]
