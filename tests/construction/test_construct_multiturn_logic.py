@@ -17,7 +17,7 @@ from projectgen.construction.multiturn.batch import ConstructionSpec, run_constr
 from projectgen.construction.multiturn.filters import filter_seed
 from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
-from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
+from projectgen.construction.multiturn.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
                                                     load_seeds)
 from projectgen.construction.multiturn.turns import build_turn
 from projectgen.errors import ProjectGenError, TaskFormatError
@@ -65,8 +65,8 @@ def test_the_bundled_seeds_load_and_the_length_filter_measures_the_target_functi
     seeds = load_seeds(bundled_seeds_dir())
     assert [(s.id, s.level) for s in seeds] == [("clamp", "function"), ("grading", "function"),
                                                 ("inventory", "function"), ("rle", "function"), ("wrap", "repository")]
-    assert {s.id: function_lines(s.reference(), s.function) for s in seeds} == {
-        "clamp": 3, "grading": 13, "inventory": 10, "rle": 15, "wrap": 17}
+    assert {s.id: body_lines(s.reference(), s.function) for s in seeds} == {
+        "clamp": 1, "grading": 11, "inventory": 10, "rle": 13, "wrap": 15}
     assert seed().signature().splitlines()[0] == "def encode(text: str) -> str:"
     assert seed().signature().rstrip().endswith("...") and "while" not in seed().signature()
 
@@ -93,24 +93,71 @@ def test_a_bad_seed_is_one_line(tmp_path: Path):
         load_seeds(folder / "tests")  # a folder without seed folders (made empty here)
 
 
-def test_a_repository_seed_may_not_depend_on_the_code_around_it(tmp_path: Path):
-    wrap = seed("wrap")
-    assert dependencies(wrap) == [] and wrap.candidate("X")["textkit/wrap.py"] == "X"
-    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
-    (tmp_path / "wrap").mkdir()
-    for path in wrap.root.rglob("*"):
+def copy_seed(name: str, to: Path) -> Path:
+    """A bundled seed copied to `to` (to be changed there)."""
+    source = seed(name).root
+    for path in source.rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts:
-            (tmp_path / "wrap" / path.relative_to(wrap.root)).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / "wrap" / path.relative_to(wrap.root)).write_text(path.read_text())
-    reference = tmp_path / "wrap" / "reference.py"
-    reference.write_text("from textkit.case import title_case\nLIMIT = 3\n\n" + reference.read_text().replace(
-        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(LIMIT)]\n"))
-    assert dependencies(load_seed(tmp_path / "wrap")) == ["intra-file: wrap_words uses LIMIT",
-                                                          "cross-file: textkit/wrap.py imports textkit.case"]
+            (to / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            (to / path.relative_to(source)).write_text(path.read_text())
+    return to
+
+
+def test_the_length_filter_counts_body_code_lines_only(tmp_path: Path):
+    """SR-Eval measures the function's body: a signature, a docstring, blank and comment lines do not count."""
+    padded = ('def f(a,\n      b):\n    """Doc.\n\n    More doc.\n    """\n    # a comment\n\n    x = a\n'
+              '    s = """one\n\ntwo"""\n    return x  # trailing\n')
+    assert body_lines(padded, "f") == 5  # x, the three lines of s, return
+    assert body_lines('def f():\n    """Only a docstring."""\n', "f") == 0 and body_lines("x = 1\n", "f") == 0
+    short = copy_seed("rle", tmp_path / "rle")
+    reference = (short / "reference.py").read_text()
+    body = reference[reference.index("    if any("):]
+    # 9 code lines in a function of 12 lines with its signature and docstring, padded with blank and comment lines
+    (short / "reference.py").write_text(reference.replace(body, "".join(
+        f"    # step {n}\n\n    x{n} = {n}\n" for n in range(8)) + "    return text\n"))
     recorded, record = events()
-    reason = asyncio.run(filter_seed(load_seed(tmp_path / "wrap"), ConstructionAgents.default(None), ModelGateway(),
+    reason = asyncio.run(filter_seed(load_seed(short), ConstructionAgents.default(None), ModelGateway(),
                                      FakeRunner(), ConstructionSettings(), record))
-    assert reason.startswith("depends on the code around it: intra-file") and recorded[0][1]["filter"] == "dependencies"
+    assert reason == "rle.py: encode's body has 9 code line(s), fewer than 10"
+    assert recorded == [("seed_filter", {"seed": "rle", "filter": "length", "kept": False, "reason": reason,
+                                         "body_lines": 9})]
+
+
+def test_a_repository_seed_keeps_intra_file_dependencies_and_drops_self_contained_and_cross_file_ones(
+        tmp_path: Path):
+    """SR-Eval keeps DevEval seeds whose function uses its own file's code, and drops the self-contained ones
+    (function-level material) and those reaching into other files."""
+    wrap = seed("wrap")
+    assert dependencies(wrap) == ["intra-file: wrap_words uses _pieces"]
+    assert wrap.candidate("X")["textkit/wrap.py"] == "X"
+    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
+    recorded, record = events()
+    assert asyncio.run(filter_seed(wrap, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), record)) == ""
+    assert recorded[0] == ("seed_filter", {"seed": "wrap", "filter": "dependencies", "kept": True,
+                                           "found": ["intra-file: wrap_words uses _pieces"], "reason": ""})
+
+    self_contained = copy_seed("wrap", tmp_path / "alone")
+    reference = (self_contained / "reference.py").read_text()
+    (self_contained / "reference.py").write_text(reference.replace(
+        "_pieces(word, width)", "(word[start:start + width] for start in range(0, len(word), width))"))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(self_contained), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason == ("self-contained: wrap_words uses no other top-level name of textkit/wrap.py (function-level "
+                      "material, not a repository-level task)")
+    assert recorded == [("seed_filter", {"seed": "wrap", "filter": "dependencies", "kept": False, "found": [],
+                                         "reason": reason})]
+
+    cross = copy_seed("wrap", tmp_path / "cross")
+    (cross / "reference.py").write_text("from textkit.case import title_case\n\n" + reference.replace(
+        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(text)][:0]\n"))
+    assert dependencies(load_seed(cross)) == ["intra-file: wrap_words uses _pieces",
+                                              "cross-file: textkit/wrap.py imports textkit.case"]
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(cross), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason == "cross-file: textkit/wrap.py imports textkit.case" and recorded[0][1]["kept"] is False
 
 
 def test_the_reference_and_contamination_filters(tmp_path: Path):
@@ -229,8 +276,10 @@ def script(path: Path, drop_turn: str | None = None) -> Path:
                          ("wrap", "textkit/wrap.py")):
         for turn in (1, 2):
             if f"{name}/turn{turn}" != drop_turn:
+                code = (f"def wrap_words(text, width):  # {name} @v{turn}\n    return []" if name == "wrap"
+                        else f"# {name} @v{turn}")  # a repository-level turn defines the target function
                 responses.append({"role": "turn_coder", "target": f"{name}/turn{turn}",
-                                  "content": draft(f"# {name} @v{turn}", f"# tests @t{turn}", target)})
+                                  "content": draft(code, f"# tests @t{turn}", target)})
     path.write_text(json.dumps({"label": "test", "responses": responses}))
     return path
 

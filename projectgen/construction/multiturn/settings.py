@@ -9,7 +9,8 @@ from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP
 from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, check_ablation
 from projectgen.errors import ProjectGenError
 
-MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function has at least 10 lines
+MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function's body has at least 10 lines
+LENGTH_MEASURE = "body code lines: no signature, docstring, blank or comment-only line"  # our reading (docs/construction.md)
 
 
 @dataclass(frozen=True)
@@ -31,4 +32,5 @@ class ConstructionSettings:
         """run.json's and the ledger's record of them: a seed built under other settings is built again."""
         return {"ablation": self.ablation, "ablation_means": ABLATIONS[self.ablation],
                 "decomposition_cap": self.decomposition_cap, "turn_cap": self.turn_cap,
-                "contamination": self.contamination, "min_function_lines": self.min_function_lines}
+                "contamination": self.contamination, "min_function_lines": self.min_function_lines,
+                "length_measure": LENGTH_MEASURE}
