@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, RequirementReview, parse_draft)
+from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, ModelTurnCoder, RequirementReview,
+                                                     TurnDraft, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
 from projectgen.construction.multiturn.filters import filter_seed
 from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
 from projectgen.construction.multiturn.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
                                                     load_seeds)
-from projectgen.construction.multiturn.turns import build_turn
+from projectgen.construction.multiturn.output import write_task
+from projectgen.construction.multiturn.turns import TurnRecord, build_turn, check_draft
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
@@ -256,6 +258,68 @@ def test_a_turn_over_the_cap_goes_to_review_and_stage_two_compares_with_the_prev
     progress = asyncio.run(build_turn(seed(), ["core", "more"], 2, "V1\n", agents, ModelGateway(), discriminating,
                                       events()[1]))
     assert progress.review is None and progress.kept.code == "V2\n" and progress.kept.requirement == "more"
+
+
+class RecordingGateway:
+    """Answers every call with `reply` and keeps the prompts it was asked."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.prompts = reply, []
+
+    async def ask(self, model, messages, *, role, stage, target, iteration) -> str:
+        self.prompts.append("\n".join(text for _, text in messages))
+        return self.reply
+
+
+WRAP_V1 = ('"""Words wrapped."""\n\n\ndef _pieces(word, width):  # @helper{helper}\n    return [word]\n\n\n'
+           'def wrap_words(text, width):  # @v{version}\n    return text.split()\n')
+
+
+def test_the_repository_level_coder_is_given_the_reference_code_and_tests():
+    """Algorithm 1 line 8: at repository level the Coder writes each turn with the seed's reference and tests."""
+    wrap = seed("wrap")
+    gateway = RecordingGateway(draft(WRAP_V1.format(helper=1, version=1), "def test(): pass", "textkit/wrap.py"))
+    asyncio.run(ModelTurnCoder(None).write(gateway, wrap, ["core", "more"], turn=1, previous_code="", feedback="",
+                                           iteration=1))
+    prompt = gateway.prompts[0]
+    assert wrap.reference() in prompt and "_pieces(word, width)" in prompt
+    assert all(f"tests/{path}" in prompt and text in prompt for path, text in wrap.tests().items())
+    assert "- textkit/case.py" in prompt  # the repository's other files are still named
+
+
+def test_a_repository_level_turn_must_define_the_target_function_and_stage_two_swaps_only_that_function():
+    """A built repository-level task answers its target function each turn, so a draft without it is refused before
+    any run, and stage 2 runs the tests on this turn's file with turn k-1's function, as refine's validation does."""
+    wrap = seed("wrap")
+    runner = FakeRunner()
+    step: dict = {}
+    decision, feedback = check_draft(wrap, 1, "", TurnDraft(code="def wrap(text):\n    return []\n", tests="T"),
+                                     runner, "full", step)
+    assert decision == "no_function" and "defines no top-level function `wrap_words`" in feedback
+    assert runner.runs == 0
+    seen: list[str] = []
+    runner = FakeRunner(lambda code, tests: seen.append(code) or "@v1" not in code)
+    decision, _ = check_draft(wrap, 2, WRAP_V1.format(helper=1, version=1),
+                              TurnDraft(code=WRAP_V1.format(helper=2, version=2), tests="T2"), runner, "full", {})
+    assert decision == "checked"
+    assert "@helper2" in seen[1] and "@v1" in seen[1] and "@helper1" not in seen[1] and "@v2" not in seen[1]
+
+
+def test_a_built_repository_level_task_names_its_target_function(tmp_path: Path):
+    """refine reads `function`: each turn's answer is that function, the code above it the local context."""
+    wrap = seed("wrap")
+    versions = [WRAP_V1.format(helper=1, version=1), wrap.reference()]
+    turns = [TurnRecord(turn=k, requirement=f"turn {k}", code=code, tests=f"def test_{k}(): pass\n",
+                        test_file=f"test_wrap_turn{k}.py") for k, code in enumerate(versions, start=1)]
+    task = write_task(wrap, turns, tmp_path / "wrap", {"seed": "wrap"})
+    assert task.function == "wrap_words" and task.answer_name == "wrap_words in textkit/wrap.py"
+    assert task.answer(2).startswith("def wrap_words(text: str, width: int)") and "_pieces" not in task.answer(2)[:40]
+    assert "def _pieces(word: str, width: int)" in task.local_context(2)
+    assert task.target_file(task.answer(1), 2).count("def wrap_words(text, width):  # @v1") == 1
+    function_level = write_task(seed("rle"), [TurnRecord(turn=k, requirement="r", code="def encode(t): ...\n",
+                                                         tests="def test(): pass\n", test_file=f"test_{k}.py")
+                                              for k in (1, 2)], tmp_path / "rle", {})
+    assert function_level.function is None  # a function-level task writes its whole file
 
 
 def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():
