@@ -2,7 +2,8 @@
 options. run.json and the ledger record them, so a seed built under other settings is built again."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP
@@ -10,7 +11,8 @@ from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, c
 from projectgen.errors import ProjectGenError
 
 MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function's body has at least 10 lines
-LENGTH_MEASURE = "body code lines: no signature, docstring, blank or comment-only line"  # our reading (docs/construction.md)
+# How the length filter counts (the paper says "lines"; this reading is ours: docs/construction.md)
+LENGTH_MEASURE = "body code lines: no signature, docstring, blank or comment-only line"
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,11 @@ class ConstructionSettings:
         check_ablation(self.ablation)
         if min(self.decomposition_cap, self.turn_cap) < 1:
             raise ProjectGenError("the decomposition and turn caps must be at least 1")
+
+    @classmethod
+    def from_protocol(cls, protocol: Mapping[str, Any]) -> ConstructionSettings:
+        """The settings a run.json's `protocol()` record was made from (its descriptive entries left out)."""
+        return cls(**{field.name: protocol[field.name] for field in fields(cls) if field.name in protocol})
 
     def protocol(self) -> dict[str, Any]:
         """run.json's and the ledger's record of them: a seed built under other settings is built again."""
