@@ -226,7 +226,8 @@ add("decomposer", {"core": "Write a Python module `inventory.py` with a function
     "orders: list[tuple[str, int]]) -> dict[str, int]` that returns the stock left after the orders (item, "
     "quantity), taken in order. The given `stock` is never changed, and an order for an item not in the stock "
     "raises `KeyError`.", "evolving": [
-    "An order for more than is left of its item raises `ValueError`, and then no order applies.",
+    "An order for more than is left of its item, or for fewer than 1, raises `ValueError`, and then no order "
+    "applies.",
     "Items whose count reaches zero are left out of the result."]}, "inventory")
 i1 = '''"""Orders taken from a stock."""
 from __future__ import annotations
@@ -264,7 +265,9 @@ add("turn_coder", files("inventory.py", i1, "test_inventory_turn1.py", i1_tests)
 i2 = i1.replace('"""The stock left after `orders`; `stock` itself is not changed."""',
                 '"""The stock left after `orders`, all or nothing; `stock` itself is not changed."""').replace(
     '            raise KeyError(item)\n',
-    '            raise KeyError(item)\n        if quantity > left[item]:\n'
+    '            raise KeyError(item)\n        if quantity < 1:\n'
+    '            raise ValueError(f"an order is for at least 1 {item}, got {quantity}")\n'
+    '        if quantity > left[item]:\n'
     '            raise ValueError(f"not enough {item}: {left[item]} left, {quantity} ordered")\n')
 i2_tests = '''import pytest
 
@@ -285,6 +288,13 @@ def test_nothing_applies_after_a_refused_order():
 
 def test_exact_stock_can_be_ordered():
     assert apply_orders({"apple": 2}, [("apple", 2)]) == {"apple": 0}
+
+
+def test_fewer_than_one():
+    with pytest.raises(ValueError):
+        apply_orders({"apple": 2}, [("apple", 0)])
+    with pytest.raises(ValueError):
+        apply_orders({"apple": 2}, [("apple", -1)])
 '''
 add("turn_coder", files("inventory.py", i2, "test_inventory_turn2.py", i2_tests), "inventory/turn2")
 i3_sorted = i2.replace("    return left\n",
@@ -333,6 +343,11 @@ w1 = '''"""Words wrapped into lines."""
 from __future__ import annotations
 
 
+def _pieces(word: str, width: int) -> list[str]:
+    """`word` cut into pieces of `width` characters, the last one shorter."""
+    return [word[start:start + width] for start in range(0, len(word), width)]
+
+
 def wrap_words(text: str, width: int) -> list[str]:
     """The words of `text` packed greedily into lines of at most `width` characters."""
     lines: list[str] = []
@@ -375,7 +390,7 @@ w2 = w1.replace('"""The words of `text` packed greedily into lines of at most `w
                 lines.append(line)
             line = word
 ''', '''    for word in text.split():
-        for piece in (word[start:start + width] for start in range(0, len(word), width)):
+        for piece in _pieces(word, width):
             if line and len(line) + 1 + len(piece) <= width:
                 line += " " + piece
             else:
@@ -413,6 +428,7 @@ def test_width_one():
     assert wrap_words("ab c", 1) == ["a", "b", "c"]
 '''
 add("turn_coder", files("textkit/wrap.py", w3, "test_wrap_turn3.py", w3_tests), "wrap/turn3")
+assert w3 == reference("wrap")  # the last turn is the seed's reference
 
 script = {"label": "construct multiturn examples: a recording of the bundled seeds' construction, with failing, "
           "non-discriminative and misaligned drafts", "responses": R}

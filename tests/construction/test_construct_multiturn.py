@@ -56,13 +56,16 @@ def test_the_bundled_seeds_become_four_tasks_and_the_short_one_is_filtered(built
     outcomes = {row.seed: row for row in results.outcomes}
     assert {seed: row.status for seed, row in outcomes.items()} == {
         "clamp": "filtered", "grading": "task", "inventory": "task", "rle": "task", "wrap": "task"}
-    assert "clamp has 3 line(s), fewer than 10" in outcomes["clamp"].reason
+    assert "clamp's body has 1 code line(s), fewer than 10" in outcomes["clamp"].reason
     assert all(outcomes[seed].turns == 3 and outcomes[seed].input_tokens > 0
                for seed in ("grading", "inventory", "rle", "wrap"))
     tasks, errors = load_multiturn_dataset(out)
     assert [(task.id, task.level) for task in tasks] == [("grading", "function"), ("inventory", "function"),
                                                          ("rle", "function"), ("wrap", "repository")]
     assert errors == {} and tasks[3].snapshot().keys() == {"textkit/__init__.py", "textkit/case.py"}
+    # the repository-level task answers its target function each turn, the code above it the local context
+    assert [task.function for task in tasks] == [None, None, None, "wrap_words"]
+    assert "def _pieces(" in tasks[3].local_context(1) and tasks[3].answer(3).startswith("def wrap_words(")
     assert results.review() == [] and not list(out.glob("runs/*/review.json"))  # no seed waits for a person
     assert "4 task(s) built" in (out / "results.md").read_text()
     assert outcomes["rle"].cost_usd == 0.0 and outcomes["rle"].calls == 12  # a replay is priced at nothing

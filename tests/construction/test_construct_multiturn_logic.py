@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, RequirementReview, parse_draft)
+from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, ModelTurnCoder, RequirementReview,
+                                                     TurnDraft, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
 from projectgen.construction.multiturn.filters import filter_seed
 from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
-from projectgen.construction.multiturn.seeds import (bundled_seeds_dir, dependencies, function_lines, load_seed,
+from projectgen.construction.multiturn.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
                                                     load_seeds)
-from projectgen.construction.multiturn.turns import build_turn
+from projectgen.construction.multiturn.output import write_task
+from projectgen.construction.multiturn.turns import TurnRecord, build_turn, check_draft
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
@@ -65,8 +67,8 @@ def test_the_bundled_seeds_load_and_the_length_filter_measures_the_target_functi
     seeds = load_seeds(bundled_seeds_dir())
     assert [(s.id, s.level) for s in seeds] == [("clamp", "function"), ("grading", "function"),
                                                 ("inventory", "function"), ("rle", "function"), ("wrap", "repository")]
-    assert {s.id: function_lines(s.reference(), s.function) for s in seeds} == {
-        "clamp": 3, "grading": 13, "inventory": 10, "rle": 15, "wrap": 17}
+    assert {s.id: body_lines(s.reference(), s.function) for s in seeds} == {
+        "clamp": 1, "grading": 11, "inventory": 10, "rle": 13, "wrap": 15}
     assert seed().signature().splitlines()[0] == "def encode(text: str) -> str:"
     assert seed().signature().rstrip().endswith("...") and "while" not in seed().signature()
 
@@ -93,24 +95,71 @@ def test_a_bad_seed_is_one_line(tmp_path: Path):
         load_seeds(folder / "tests")  # a folder without seed folders (made empty here)
 
 
-def test_a_repository_seed_may_not_depend_on_the_code_around_it(tmp_path: Path):
-    wrap = seed("wrap")
-    assert dependencies(wrap) == [] and wrap.candidate("X")["textkit/wrap.py"] == "X"
-    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
-    (tmp_path / "wrap").mkdir()
-    for path in wrap.root.rglob("*"):
+def copy_seed(name: str, to: Path) -> Path:
+    """A bundled seed copied to `to` (to be changed there)."""
+    source = seed(name).root
+    for path in source.rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts:
-            (tmp_path / "wrap" / path.relative_to(wrap.root)).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / "wrap" / path.relative_to(wrap.root)).write_text(path.read_text())
-    reference = tmp_path / "wrap" / "reference.py"
-    reference.write_text("from textkit.case import title_case\nLIMIT = 3\n\n" + reference.read_text().replace(
-        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(LIMIT)]\n"))
-    assert dependencies(load_seed(tmp_path / "wrap")) == ["intra-file: wrap_words uses LIMIT",
-                                                          "cross-file: textkit/wrap.py imports textkit.case"]
+            (to / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            (to / path.relative_to(source)).write_text(path.read_text())
+    return to
+
+
+def test_the_length_filter_counts_body_code_lines_only(tmp_path: Path):
+    """SR-Eval measures the function's body: a signature, a docstring, blank and comment lines do not count."""
+    padded = ('def f(a,\n      b):\n    """Doc.\n\n    More doc.\n    """\n    # a comment\n\n    x = a\n'
+              '    s = """one\n\ntwo"""\n    return x  # trailing\n')
+    assert body_lines(padded, "f") == 5  # x, the three lines of s, return
+    assert body_lines('def f():\n    """Only a docstring."""\n', "f") == 0 and body_lines("x = 1\n", "f") == 0
+    short = copy_seed("rle", tmp_path / "rle")
+    reference = (short / "reference.py").read_text()
+    body = reference[reference.index("    if any("):]
+    # 9 code lines in a function of 12 lines with its signature and docstring, padded with blank and comment lines
+    (short / "reference.py").write_text(reference.replace(body, "".join(
+        f"    # step {n}\n\n    x{n} = {n}\n" for n in range(8)) + "    return text\n"))
     recorded, record = events()
-    reason = asyncio.run(filter_seed(load_seed(tmp_path / "wrap"), ConstructionAgents.default(None), ModelGateway(),
+    reason = asyncio.run(filter_seed(load_seed(short), ConstructionAgents.default(None), ModelGateway(),
                                      FakeRunner(), ConstructionSettings(), record))
-    assert reason.startswith("depends on the code around it: intra-file") and recorded[0][1]["filter"] == "dependencies"
+    assert reason == "rle.py: encode's body has 9 code line(s), fewer than 10"
+    assert recorded == [("seed_filter", {"seed": "rle", "filter": "length", "kept": False, "reason": reason,
+                                         "body_lines": 9})]
+
+
+def test_a_repository_seed_keeps_intra_file_dependencies_and_drops_self_contained_and_cross_file_ones(
+        tmp_path: Path):
+    """SR-Eval keeps DevEval seeds whose function uses its own file's code, and drops the self-contained ones
+    (function-level material) and those reaching into other files."""
+    wrap = seed("wrap")
+    assert dependencies(wrap) == ["intra-file: wrap_words uses _pieces"]
+    assert wrap.candidate("X")["textkit/wrap.py"] == "X"
+    assert set(wrap.candidate("X")) == {"textkit/__init__.py", "textkit/case.py", "textkit/wrap.py"}
+    recorded, record = events()
+    assert asyncio.run(filter_seed(wrap, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), record)) == ""
+    assert recorded[0] == ("seed_filter", {"seed": "wrap", "filter": "dependencies", "kept": True,
+                                           "found": ["intra-file: wrap_words uses _pieces"], "reason": ""})
+
+    self_contained = copy_seed("wrap", tmp_path / "alone")
+    reference = (self_contained / "reference.py").read_text()
+    (self_contained / "reference.py").write_text(reference.replace(
+        "_pieces(word, width)", "(word[start:start + width] for start in range(0, len(word), width))"))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(self_contained), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason == ("self-contained: wrap_words uses no other top-level name of textkit/wrap.py (function-level "
+                      "material, not a repository-level task)")
+    assert recorded == [("seed_filter", {"seed": "wrap", "filter": "dependencies", "kept": False, "found": [],
+                                         "reason": reason})]
+
+    cross = copy_seed("wrap", tmp_path / "cross")
+    (cross / "reference.py").write_text("from textkit.case import title_case\n\n" + reference.replace(
+        "    lines: list[str] = []\n", "    lines: list[str] = [title_case(text)][:0]\n"))
+    assert dependencies(load_seed(cross)) == ["intra-file: wrap_words uses _pieces",
+                                              "cross-file: textkit/wrap.py imports textkit.case"]
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(load_seed(cross), ConstructionAgents.default(None), ModelGateway(),
+                                     FakeRunner(), ConstructionSettings(), record))
+    assert reason == "cross-file: textkit/wrap.py imports textkit.case" and recorded[0][1]["kept"] is False
 
 
 def test_the_reference_and_contamination_filters(tmp_path: Path):
@@ -211,6 +260,68 @@ def test_a_turn_over_the_cap_goes_to_review_and_stage_two_compares_with_the_prev
     assert progress.review is None and progress.kept.code == "V2\n" and progress.kept.requirement == "more"
 
 
+class RecordingGateway:
+    """Answers every call with `reply` and keeps the prompts it was asked."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.prompts = reply, []
+
+    async def ask(self, model, messages, *, role, stage, target, iteration) -> str:
+        self.prompts.append("\n".join(text for _, text in messages))
+        return self.reply
+
+
+WRAP_V1 = ('"""Words wrapped."""\n\n\ndef _pieces(word, width):  # @helper{helper}\n    return [word]\n\n\n'
+           'def wrap_words(text, width):  # @v{version}\n    return text.split()\n')
+
+
+def test_the_repository_level_coder_is_given_the_reference_code_and_tests():
+    """Algorithm 1 line 8: at repository level the Coder writes each turn with the seed's reference and tests."""
+    wrap = seed("wrap")
+    gateway = RecordingGateway(draft(WRAP_V1.format(helper=1, version=1), "def test(): pass", "textkit/wrap.py"))
+    asyncio.run(ModelTurnCoder(None).write(gateway, wrap, ["core", "more"], turn=1, previous_code="", feedback="",
+                                           iteration=1))
+    prompt = gateway.prompts[0]
+    assert wrap.reference() in prompt and "_pieces(word, width)" in prompt
+    assert all(f"tests/{path}" in prompt and text in prompt for path, text in wrap.tests().items())
+    assert "- textkit/case.py" in prompt  # the repository's other files are still named
+
+
+def test_a_repository_level_turn_must_define_the_target_function_and_stage_two_swaps_only_that_function():
+    """A built repository-level task answers its target function each turn, so a draft without it is refused before
+    any run, and stage 2 runs the tests on this turn's file with turn k-1's function, as refine's validation does."""
+    wrap = seed("wrap")
+    runner = FakeRunner()
+    step: dict = {}
+    decision, feedback = check_draft(wrap, 1, "", TurnDraft(code="def wrap(text):\n    return []\n", tests="T"),
+                                     runner, "full", step)
+    assert decision == "no_function" and "defines no top-level function `wrap_words`" in feedback
+    assert runner.runs == 0
+    seen: list[str] = []
+    runner = FakeRunner(lambda code, tests: seen.append(code) or "@v1" not in code)
+    decision, _ = check_draft(wrap, 2, WRAP_V1.format(helper=1, version=1),
+                              TurnDraft(code=WRAP_V1.format(helper=2, version=2), tests="T2"), runner, "full", {})
+    assert decision == "checked"
+    assert "@helper2" in seen[1] and "@v1" in seen[1] and "@helper1" not in seen[1] and "@v2" not in seen[1]
+
+
+def test_a_built_repository_level_task_names_its_target_function(tmp_path: Path):
+    """refine reads `function`: each turn's answer is that function, the code above it the local context."""
+    wrap = seed("wrap")
+    versions = [WRAP_V1.format(helper=1, version=1), wrap.reference()]
+    turns = [TurnRecord(turn=k, requirement=f"turn {k}", code=code, tests=f"def test_{k}(): pass\n",
+                        test_file=f"test_wrap_turn{k}.py") for k, code in enumerate(versions, start=1)]
+    task = write_task(wrap, turns, tmp_path / "wrap", {"seed": "wrap"})
+    assert task.function == "wrap_words" and task.answer_name == "wrap_words in textkit/wrap.py"
+    assert task.answer(2).startswith("def wrap_words(text: str, width: int)") and "_pieces" not in task.answer(2)[:40]
+    assert "def _pieces(word: str, width: int)" in task.local_context(2)
+    assert task.target_file(task.answer(1), 2).count("def wrap_words(text, width):  # @v1") == 1
+    function_level = write_task(seed("rle"), [TurnRecord(turn=k, requirement="r", code="def encode(t): ...\n",
+                                                         tests="def test(): pass\n", test_file=f"test_{k}.py")
+                                              for k in (1, 2)], tmp_path / "rle", {})
+    assert function_level.function is None  # a function-level task writes its whole file
+
+
 def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():
     assert Alignment.model_validate({"decision": "test-refine"}).decision == "TEST_REFINE"
     assert parse_draft(draft("A", "B"), seed()).tests == "B\n"
@@ -229,8 +340,10 @@ def script(path: Path, drop_turn: str | None = None) -> Path:
                          ("wrap", "textkit/wrap.py")):
         for turn in (1, 2):
             if f"{name}/turn{turn}" != drop_turn:
+                code = (f"def wrap_words(text, width):  # {name} @v{turn}\n    return []" if name == "wrap"
+                        else f"# {name} @v{turn}")  # a repository-level turn defines the target function
                 responses.append({"role": "turn_coder", "target": f"{name}/turn{turn}",
-                                  "content": draft(f"# {name} @v{turn}", f"# tests @t{turn}", target)})
+                                  "content": draft(code, f"# tests @t{turn}", target)})
     path.write_text(json.dumps({"label": "test", "responses": responses}))
     return path
 

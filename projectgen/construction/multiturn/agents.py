@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, field_validator
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.skeleton import code_from_reply
 from projectgen.construction.multiturn.seeds import Seed
+from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.repository.edits import fenced_python, parse_whole_files
@@ -216,12 +217,19 @@ def turn_test_file(seed: Seed, turn: int) -> str:
 
 
 def repository_context(seed: Seed) -> str:
-    """The Coder's prompt section on the repository around the target ("" at function level)."""
+    """The Coder's prompt section at repository level ("" at function level): SR-Eval's Algorithm 1 (line 8) gives
+    the repository-level Coder the seed's reference code and tests, here with the repository's other files named.
+    Each turn's answer is the target function, so the Coder is told to keep the code around it."""
     if seed.level != "repository":
         return ""
     files = "\n".join(f"- {path}" for path in sorted(seed.snapshot()))
+    tests = "\n\n".join(f"{TESTS_DIR}/{path}\n{fenced_python(text)}" for path, text in seed.tests().items())
     return (f"# The repository\n`{seed.target}` is a module of a repository; the tests import it from there "
-            f"(`{seed.target[:-3].replace('/', '.')}`). Its other files:\n{files}\n\n")
+            f"(`{seed.target[:-3].replace('/', '.')}`). Its other files:\n{files}\n\n"
+            f"# The reference\nThe complete requirement is met by this `{seed.target}`; its function "
+            f"`{seed.function}` is what the turns build step by step. Every turn's module defines `{seed.function}` "
+            f"as that turn's requirements ask (not more), and keeps the code around it as the reference has it.\n"
+            f"{fenced_python(seed.reference())}\n# The reference tests\n{tests}\n")
 
 
 def parse_draft(reply: str, seed: Seed) -> TurnDraft:

@@ -173,8 +173,7 @@ def continue_seed(run_dir: Path | str, decision: Any, *, model: Any = None, runn
     if manifest.method != CONSTRUCT_METHOD or run_dir.parent.name != RUNS_DIR:
         raise ProjectGenError(f"{run_dir}: not a seed's run folder of `construct multiturn` (OUT/{RUNS_DIR}/SEED)")
     seed = load_seed(manifest.task_path)
-    settings = ConstructionSettings(**{name: value for name, value in manifest.protocol.items()
-                                       if name != "ablation_means"})
+    settings = ConstructionSettings.from_protocol(manifest.protocol)
     if model is None and agents is None:
         from projectgen.llm import make_chat_model
 

@@ -1,5 +1,6 @@
-"""SR-Eval's seed filters: the target function's length, no dependency on the code around it (repository level),
-the reference passing its tests in the sandbox, and (when asked) the contamination probe."""
+"""SR-Eval's seed filters: the target function's body length, its dependencies on the code around it (repository
+level: intra-file ones only), the reference passing its tests in the sandbox, and (when asked) the contamination
+probe."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,7 +9,8 @@ from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import execute
 from projectgen.construction.multiturn.agents import ConstructionAgents
 from projectgen.construction.multiturn.requirements import Record
-from projectgen.construction.multiturn.seeds import Seed, dependencies, function_lines
+from projectgen.construction.multiturn.seeds import (Seed, body_lines, dependencies, dependency_reason,
+                                                    target_function)
 from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.construction.multiturn.turns import failing_summary
 from projectgen.datasets.multiturn import TESTS_DIR
@@ -19,20 +21,30 @@ if TYPE_CHECKING:
 
 async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
                       settings: ConstructionSettings, record: Record) -> str:
-    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function must have at least
-    `min_function_lines` lines and, at repository level, no intra- or cross-file dependency; its reference must pass
-    its tests; and (when asked) a model shown only the function's signature and docstring must not pass them (else
-    the seed is taken as leaked into the model's training data)."""
+    """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function's body must have at least
+    `min_function_lines` code lines; at repository level the function must use the code around it in its own file
+    and nothing of the repository's other files (a self-contained function is function-level material; a cross-file
+    one is dropped as the paper drops it); its reference must pass its tests; and (when asked) a model shown only the
+    function's signature and docstring must not pass them (else the seed is taken as leaked into the model's
+    training data)."""
     reference = seed.reference()
-    lines = function_lines(reference, seed.function)
-    if lines < settings.min_function_lines:
-        reason = (f"{seed.target}: {seed.function} has {lines} line(s), fewer than {settings.min_function_lines}"
-                  if lines else f"{seed.target} defines no function {seed.function!r}")
+    if target_function(reference, seed.function) is None:
+        reason = f"{seed.target} defines no function {seed.function!r}"
         record("seed_filter", seed=seed.id, filter="length", kept=False, reason=reason)
         return reason
-    if seed.level == "repository" and (found := dependencies(seed)):
-        record("seed_filter", seed=seed.id, filter="dependencies", kept=False, found=found)
-        return "depends on the code around it: " + "; ".join(found)
+    lines = body_lines(reference, seed.function)
+    if lines < settings.min_function_lines:
+        reason = (f"{seed.target}: {seed.function}'s body has {lines} code line(s), fewer than "
+                  f"{settings.min_function_lines}")
+        record("seed_filter", seed=seed.id, filter="length", kept=False, reason=reason, body_lines=lines)
+        return reason
+    if seed.level == "repository":
+        found = dependencies(seed)
+        reason = dependency_reason(seed, found)
+        record("seed_filter", seed=seed.id, filter="dependencies", kept=not reason, found=found,
+               reason=reason)
+        if reason:
+            return reason
     tests = {f"{TESTS_DIR}/{path}": text for path, text in seed.tests().items()}
     run = execute(runner, seed.task(), seed.candidate(reference), tests)
     record("seed_filter", seed=seed.id, filter="reference", kept=run.all_passed, passed=run.passed, total=run.total,

@@ -1,6 +1,7 @@
 """A constructed task written as the multi-turn task folder `projectgen refine` reads
 (`projectgen.datasets.multiturn`), with the construction's trajectory beside it in ``construction.json`` and, at
-repository level, the repository around the target in ``repository/``."""
+repository level, the repository around the target in ``repository/`` and the target function in ``function``: a
+repository-level task's turns answer that function, as SR-Eval's repository level does after DevEval."""
 from __future__ import annotations
 
 import json
@@ -28,7 +29,8 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
         (scratch / MULTITURN_TOML).write_text(
             f"# Built by `projectgen construct multiturn` from the seed {seed.id!r}; {TRAJECTORY_FILE} says how.\n"
             f"id = {json.dumps(seed.id)}\nlevel = {json.dumps(seed.level)}\ntarget = {json.dumps(seed.target)}\n"
-            f"description = {json.dumps(description)}\n" + _repository_table(seed), encoding="utf-8")
+            f"description = {json.dumps(description)}\n" + _function_key(seed) + _repository_table(seed),
+            encoding="utf-8")
         if seed.level == "repository":
             (scratch / REPOSITORY_DIR).mkdir()
         for path, text in seed.snapshot().items():
@@ -49,6 +51,11 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return load_multiturn_task(folder)
+
+
+def _function_key(seed: Seed) -> str:
+    """multiturn.toml's `function` at repository level: each turn's answer is the seed's target function."""
+    return f"function = {json.dumps(seed.function)}\n" if seed.level == "repository" else ""
 
 
 def _repository_table(seed: Seed) -> str:

@@ -17,8 +17,10 @@ A seed set is a folder of seed folders (`load_seeds`); ``--seeds examples`` is t
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
+import tokenize
 from pathlib import Path
 from typing import Literal
 
@@ -28,13 +30,14 @@ from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TEST
 from projectgen.datasets.task import Documents, Task
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
-from projectgen.repository.syntax import parse_python
+from projectgen.repository.syntax import function_lines, parse_python
 
 SEED_TOML = "seed.toml"  # requirement.md, reference.py and tests/ are named as a multi-turn task's turn has them
 _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task id
 _KEYS = frozenset({"id", "level", "target", "function", "description", "repository"})
 LEVELS = ("function", "repository")
 DEFAULT_REPOSITORY = "repository"
+INTRA_FILE, CROSS_FILE, SELF_CONTAINED = "intra-file", "cross-file", "self-contained"  # dependency kinds
 
 
 class Seed(BaseModel):
@@ -99,17 +102,32 @@ def target_function(code: str, name: str) -> ast.FunctionDef | ast.AsyncFunction
     return None
 
 
-def function_lines(code: str, name: str) -> int:
-    """Lines of the top-level function `name` in `code`, its signature and docstring included (0 when absent):
-    SR-Eval keeps seeds whose target function has at least 10."""
+_NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                       tokenize.ENDMARKER})
+
+
+def body_lines(code: str, name: str) -> int:
+    """Code lines of the body of the top-level function `name` in `code` (0 when absent): SR-Eval keeps seeds whose
+    target function's body has at least 10. The signature and docstring are not body, and blank and comment-only
+    lines are not code (a function cannot pass the filter by its layout); a line inside a multi-line string is."""
     node = target_function(code, name)
-    return 0 if node is None else (node.end_lineno or node.lineno) - node.lineno + 1
+    if node is None:
+        return 0
+    body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
+    if not body:
+        return 0
+    first, last = body[0].lineno, node.end_lineno or body[-1].lineno
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type not in _NOT_CODE:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return sum(1 for line in lines if first <= line <= last)
 
 
 def dependencies(seed: Seed) -> list[str]:
-    """What the target function uses of the code around it, one line each (SR-Eval keeps repository-level seeds
-    without intra- or cross-file dependencies): other top-level names of the target file it reads, and the
-    repository's own modules the target file imports."""
+    """What the target function uses of the code around it, one line each: ``intra-file: ...`` for each other
+    top-level name of the target file it reads, ``cross-file: ...`` for each of the repository's own modules the
+    target file imports (and each relative import)."""
     module = parse_python(seed.reference())
     node = target_function(seed.reference(), seed.function)
     if node is None:
@@ -120,15 +138,50 @@ def dependencies(seed: Seed) -> list[str]:
     local |= {stmt.name for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                       ast.ClassDef)) and stmt.name != seed.function}
     used = sorted({name.id for name in ast.walk(node) if isinstance(name, ast.Name) and name.id in local})
-    found = [f"intra-file: {seed.function} uses {name}" for name in used]
+    found = [f"{INTRA_FILE}: {seed.function} uses {name}" for name in used]
     packages = {path.split("/")[0].removesuffix(".py") for path in seed.snapshot()}
     for stmt in ast.walk(module):
         names = [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else (
             [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 else [])
         if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
-            found.append(f"cross-file: {seed.target} imports from a relative module")
-        found += [f"cross-file: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
+            found.append(f"{CROSS_FILE}: {seed.target} imports from a relative module")
+        found += [f"{CROSS_FILE}: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
     return found
+
+
+def dependency_reason(seed: Seed, found: list[str]) -> str:
+    """Why SR-Eval's dependency filter drops a repository-level seed ("" when kept), from its `dependencies`: it
+    keeps a target function with intra-file dependencies only. A cross-file one drops it, and so does none at all
+    (a self-contained function is function-level material, not a repository-level task)."""
+    cross = [line for line in found if not line.startswith(INTRA_FILE)]
+    if cross:
+        return "; ".join(cross)
+    if not found:
+        return (f"{SELF_CONTAINED}: {seed.function} uses no other top-level name of {seed.target} "
+                "(function-level material, not a repository-level task)")
+    return ""
+
+
+def defines_function(code: str, name: str) -> bool | None:
+    """Whether `code` defines the top-level function `name`; None when it does not parse (the tests' run says why)."""
+    try:
+        return target_function(code, name) is not None
+    except SyntaxError:
+        return None
+
+
+def with_function_of(code: str, previous: str, name: str) -> str:
+    """`code` with its top-level function `name` replaced by `previous`'s: what refine runs a repository-level
+    turn's tests on when the answer is that function (`MultiTurnTask.target_file`); `previous` itself when either
+    file lacks the function or does not parse."""
+    try:
+        start, end = function_lines(code, name)
+        before, after = function_lines(previous, name)
+    except (ValueError, SyntaxError):
+        return previous
+    lines, old = code.splitlines(keepends=True), previous.splitlines(keepends=True)
+    function = "".join(old[before:after])
+    return "".join(lines[:start]) + function + ("" if function.endswith("\n") else "\n") + "".join(lines[end:])
 
 
 def load_seed(path: str | os.PathLike[str]) -> Seed:

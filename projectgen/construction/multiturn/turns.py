@@ -1,8 +1,10 @@
 """SR-Eval's Algorithm 1, semantic-aware discriminative test generation, turn by turn.
 
 For turn k the Coder writes the turn's code and tests; the draft is kept only when
-1. correctness: the tests pass on the code, run together in the sandbox;
-2. distinctiveness (k > 1): the tests fail on turn k-1's code;
+1. correctness: the tests pass on the code, run together in the sandbox (at repository level the code must define
+   the target function: a built task's turns answer it);
+2. distinctiveness (k > 1): the tests fail on turn k-1's code (at repository level: this turn's file with turn
+   k-1's target function, as refine's validation runs them);
 3. semantic alignment: the Evaluator answers RETAIN (TEST_REFINE sends feedback back to the Coder;
    REQUIREMENT_REFINE pauses the seed for a person: `projectgen.construction.multiturn.graph`).
 A failed stage's reason is the Coder's feedback for its next draft, at most `cap` drafts a turn (the paper's M = 10;
@@ -18,7 +20,7 @@ from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import Execution, execute
 from projectgen.construction.multiturn.agents import ConstructionAgents, TurnDraft, turn_test_file
 from projectgen.construction.multiturn.requirements import Record
-from projectgen.construction.multiturn.seeds import Seed
+from projectgen.construction.multiturn.seeds import Seed, defines_function, with_function_of
 from projectgen.errors import ProjectGenError
 from projectgen.llm.parsing import StructuredOutputError
 
@@ -68,7 +70,7 @@ class TurnProgress:
 
 
 CHECKED = "checked"  # a draft that passed stages 1 and 2 (what a person may approve as it is)
-FAILED_CHECKS = ("unparsed", "test_failed", "not_discriminative")  # the decisions of drafts that did not
+FAILED_CHECKS = ("unparsed", "no_function", "test_failed", "not_discriminative")  # the decisions of drafts that did not
 
 
 def failing_summary(run: Execution, limit: int = 8) -> str:
@@ -147,13 +149,18 @@ def check_draft(seed: Seed, turn: int, previous_code: str, draft: TurnDraft, run
     """Stages 1 and 2 on `draft` in the sandbox (stage 2 unless the ablation drops it): (`CHECKED`, "") or the
     failing stage's decision and feedback; each stage's result goes into `step`, a draft's record."""
     test_file = turn_test_file(seed, turn)
+    if seed.level == "repository" and defines_function(draft.code, seed.function) is False:
+        return _decide(step, "no_function", f"Your `{seed.target}` defines no top-level function "
+                       f"`{seed.function}`: every turn's module defines it (the turn's answer is that function).")
     own = execute(runner, seed.task(), seed.candidate(draft.code), {test_file: draft.tests})
     step["stage1"] = _summary(own)
     if not own.all_passed:
         return _decide(step, "test_failed", "Stage 1 (correctness): your tests do not all pass on your code:\n"
                        + failing_summary(own))
     if turn > 1 and ablation != NO_DC_EVALUATOR:
-        before = execute(runner, seed.task(), seed.candidate(previous_code), {test_file: draft.tests})
+        previous = (with_function_of(draft.code, previous_code, seed.function) if seed.level == "repository"
+                    else previous_code)
+        before = execute(runner, seed.task(), seed.candidate(previous), {test_file: draft.tests})
         step["stage2"] = _summary(before)
         if not tells_apart(before):
             return _decide(step, "not_discriminative", "Stage 2 (distinctiveness): every test also passes on the "

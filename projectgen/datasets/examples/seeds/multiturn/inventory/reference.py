@@ -8,6 +8,8 @@ def apply_orders(stock: dict[str, int], orders: list[tuple[str, int]]) -> dict[s
     for item, quantity in orders:
         if item not in left:
             raise KeyError(item)
+        if quantity < 1:
+            raise ValueError(f"an order is for at least 1 {item}, got {quantity}")
         if quantity > left[item]:
             raise ValueError(f"not enough {item}: {left[item]} left, {quantity} ordered")
         left[item] -= quantity

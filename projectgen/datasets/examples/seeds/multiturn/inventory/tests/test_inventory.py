@@ -23,5 +23,10 @@ def test_not_enough():
         apply_orders({"apple": 1}, [("apple", 2)])
 
 
+def test_fewer_than_one():
+    with pytest.raises(ValueError):
+        apply_orders({"apple": 1}, [("apple", 0)])
+
+
 def test_sold_out_items_left_out():
     assert apply_orders({"apple": 2, "pear": 1}, [("pear", 1)]) == {"apple": 2}
