@@ -78,15 +78,15 @@ def script_folders(task: Task, output: Path) -> ScoredFiles:
     """The task folder as the dataset ships it, and the output folder with the task's files copied in as
     ``calc_passrate.py`` copies them (see the module docstring)."""
     candidate = folder_files(output)
-    for entry in copied_entries(task):
+    for entry in copied_entries(task.root):
         candidate = copied_into(candidate, task.root, entry)
     return ScoredFiles(reference=folder_files(task.root), candidate=candidate, file_set=SCRIPT_FOLDERS)
 
 
-def copied_entries(task: Task) -> list[str]:
+def copied_entries(task_root: Path) -> list[str]:
     """What ``Test.setup_implementation`` copies from the task folder, in its order; a config.json the
     script could not read is a `ProjectGenError`."""
-    config_path = task.root / "config.json"
+    config_path = task_root / "config.json"
     try:
         config: dict[str, Any] = json.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
