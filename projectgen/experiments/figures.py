@@ -122,10 +122,11 @@ class PairResult(BaseModel):
                                      "output against the reference (ProjectGen Tables 4 and 6); None without a "
                                      "reference or the extra")
     sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
-                                           "arithmetic, what the paper printed, with merged dataflow sources in "
-                                           "source order where CodeS's follow the hash seed); None also when "
-                                           "CodeS's value is undefined (a side without functions); absent in "
-                                           "older results")
+                                           "arithmetic on the file set `sketchbleu_codes_files` names, what the "
+                                           "paper printed on DevBench and CodeProjectEval, with merged dataflow "
+                                           "sources in source order where CodeS's follow the hash seed); None also "
+                                           "when CodeS's value is undefined (a side without functions); absent "
+                                           "in older results")
     sketchbleu_codes_files: str | None = Field(default=None, description="what `sketchbleu_codes` compared: "
                                                "'projectgen-script' (DevBench, CodeProjectEval: the folders "
                                                "ProjectGen's calc_sketchbleu.py scores, the whole task folder against "

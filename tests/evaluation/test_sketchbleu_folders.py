@@ -9,7 +9,9 @@ tokenizer=tokenize_code)``), on the dataset task folder and an output folder int
 ``calc_passrate.py`` ``Test(task, output, "unit_tests").setup_implementation()`` had copied the task's files
 (its ``cp`` processes waited for; the setup script, a pip install, not run). The output folder held the
 task's reference repository, or the same with every function body ``pass`` (`with_pass_bodies`), as a run
-writes it. tree-sitter came from tree-sitter-python 0.21.0, ``os.walk`` listed names sorted, CodeS's
+writes it. The tasks cover each way a copy lands: lice's ``templates/*`` (a glob nothing expands),
+portalocker's list of examples naming ``pyproject`` (absent from the task), cookiecutter's ``tests/`` (copied
+into the folder: ``tests/tests``). tree-sitter came from tree-sitter-python 0.21.0, ``os.walk`` listed names sorted, CodeS's
 ``get_data_flow`` and comment stripper were memoised (pure functions); PYTHONHASHSEED 0, 1 and 7 gave the
 same values. None of CodeS's or ProjectGen's code is in this repository.
 """
@@ -40,15 +42,22 @@ from test_support import with_pass_bodies
 # (task, output) -> CodeS's (total, ngram, weighted ngram, structure, dataflow) on the script's folders
 CODES_ON_SCRIPT_FOLDERS = {
     ("DevBench/lice", "reference"): (99.13509060955519, 1.0, 1.0, 0.9654036243822076, 1.0),
-    ("DevBench/lice", "stubs"): (88.20088295210626, 0.9666299963329666, 0.9599999999999985, 0.8665568369028006,
+    ("DevBench/lice", "stubs"): (88.20088295210627, 0.9666299963329666, 0.9599999999999985, 0.8665568369028006,
                                  0.7348484848484848),
     ("DevBench/readtime", "reference"): (98.76829592139588, 1.0, 1.0, 0.9877688738928722, 0.9629629629629629),
-    ("DevBench/readtime", "stubs"): (82.58739466858886, 0.9903703703703703, 0.9642438452520515,
-                                     0.8199072121467735, 0.528974358974359),
-    ("CodeProjectEval/deprecated", "reference"): (94.2538973263553, 1.0, 1.0, 0.9998856227839414,
-                                                  0.7702702702702703),
+    ("DevBench/readtime", "stubs"): (82.58739466858887, 0.9903703703703703, 0.9642438452520515, 0.8199072121467735,
+                                     0.528974358974359),
+    ("CodeProjectEval/deprecated", "reference"): (94.2538973263553, 1.0, 1.0, 0.9998856227839414, 0.7702702702702703),
     ("CodeProjectEval/deprecated", "stubs"): (91.3880932701427, 0.997250027499725, 0.9946873722926035,
                                               0.9557360173853369, 0.7078503136280423),
+    ("CodeProjectEval/portalocker", "reference"): (98.39589734121705, 1.0, 1.0, 0.9999384577512462,
+                                                   0.9358974358974359),
+    ("CodeProjectEval/portalocker", "stubs"): (86.98491182140486, 0.9934581731948646, 0.9774011299435023,
+                                               0.8961782263523909, 0.6123589433654368),
+    ("CodeProjectEval/cookiecutter", "reference"): (92.47416267319899, 1.0, 1.0, 0.9999615318035814,
+                                                    0.6990049751243781),
+    ("CodeProjectEval/cookiecutter", "stubs"): (90.62702705089387, 0.9973283531761471, 0.9919318427200097,
+                                                0.9596853301532957, 0.6761355559863023),
 }
 
 
