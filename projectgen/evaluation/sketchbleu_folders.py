@@ -147,7 +147,7 @@ def copied_into(candidate: dict[str, str], task_root: Path, entry: str) -> dict[
     source = task_root / entry
     if not source.exists() or source.is_symlink():  # cp fails: only the created parent is left
         return _with_folder(files, parent)
-    destination = posixpath.join(target, source.resolve().name) if entry.endswith("/") else target
+    destination = posixpath.join(target, posixpath.basename(target)) if entry.endswith("/") else target
     if source.is_dir():
         copied = {posixpath.join(destination, path): text for path, text in folder_files(source).items()}
         if not copied:
