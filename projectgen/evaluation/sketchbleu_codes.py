@@ -5,9 +5,11 @@ ProjectGen's Tables 4 and 6 were computed by CodeS's `calc_repobleu` (NL2Code/Co
 code, with a guard for an empty pairing matrix) called by ProjectGen's ``calc_sketchbleu.py``
 with its ``tokenize_code``. To compare with those numbers this module does what that code does,
 written anew (none of its code is copied here), and checked against it on known pairs
-(tests/evaluation/test_sketchbleu_codes.py). What it does, quirk by quirk:
+(tests/evaluation/test_sketchbleu_codes.py). Which files the two mappings hold is the caller's:
+ProjectGen's script gives the whole task folder and the output with the task's tests copied in
+(`sketchbleu_folders`, tests/evaluation/test_sketchbleu_folders.py). What it does, quirk by quirk:
 
-- files: every ``.py`` file of the repository in ``os.walk`` order (a directory's files, then
+- files: every ``.py`` file of the mapping in ``os.walk`` order (a directory's files, then
   its sub-directories, top-down), each stripped and ended by a newline, stacked into one text.
   ``os.walk`` lists a directory in the file system's order; here names are sorted, the one
   order a path -> text mapping can give.

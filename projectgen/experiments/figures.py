@@ -122,10 +122,18 @@ class PairResult(BaseModel):
                                      "output against the reference (ProjectGen Tables 4 and 6); None without a "
                                      "reference or the extra")
     sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
-                                           "arithmetic, what the paper printed, with merged dataflow sources in "
-                                           "source order where CodeS's follow the hash seed); None also when "
-                                           "CodeS's value is undefined (a side without functions); absent in "
-                                           "older results")
+                                           "arithmetic on the file set `sketchbleu_codes_files` names, what the "
+                                           "paper printed on DevBench and CodeProjectEval, with merged dataflow "
+                                           "sources in source order where CodeS's follow the hash seed); None also "
+                                           "when CodeS's value is undefined (a side without functions); absent "
+                                           "in older results")
+    sketchbleu_codes_files: str | None = Field(default=None, description="what `sketchbleu_codes` compared: "
+                                               "'projectgen-script' (DevBench, CodeProjectEval: the folders "
+                                               "ProjectGen's calc_sketchbleu.py scores, the whole task folder against "
+                                               "the output with the task's tests copied in, as the paper printed) or "
+                                               "'reference-sources' (other formats: the reference's source files "
+                                               "against the output repository); None in older results, whose codes "
+                                               "figure took the source files (evaluation.sketchbleu_folders)")
     non_functional: dict[str, float | None] | None = Field(
         default=None, description="LiveCoder Table 1's non-functional figures (%) of the final output against the "
         "reference: the five dimensions and their AHP combination (RAL-Bench tasks; evaluation.nonfunctional)")
@@ -311,19 +319,31 @@ def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, An
             "maintainability_measure": MAINTAINABILITY_MEASURE}
 
 
-def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | None]:
+def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | str | None]:
     """SketchBLEU of the run's output repository against the task's reference in both modes, as the
-    PairResult fields ``sketchbleu`` (repaired) and ``sketchbleu_codes``; None when there is no
-    reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is undefined."""
-    from projectgen.evaluation.sketchbleu import sketch_bleu_modes
+    PairResult fields ``sketchbleu`` (repaired), ``sketchbleu_codes`` and ``sketchbleu_codes_files``.
+
+    The repaired mode, projectgen's own, compares the reference's source files with the output
+    repository. The codes mode compares the file set ProjectGen's script scored where there is one
+    (`sketchbleu_folders.codes_files`: on DevBench and CodeProjectEval the whole task folder against the
+    output with the task's tests copied in), so it is the figure the paper printed. A figure is None when
+    there is no reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is
+    undefined (a side without functions)."""
+    from projectgen.evaluation.sketchbleu import sketch_bleu
+    from projectgen.evaluation.sketchbleu_folders import codes_files
     from projectgen.repository import load_repository
 
     output = RunFolder(run_dir).repository
     if not task.has_reference or not output.is_dir():
         return {}
     try:
-        scores = sketch_bleu_modes(load_repository(output), task.reference_repository())
+        repaired = sketch_bleu(load_repository(output), task.reference_repository(), mode="repaired")
     except ProjectGenError:  # the extra is missing, or the reference has no Python file
         return {}
-    return {"sketchbleu": scores["repaired"].total,
-            "sketchbleu_codes": scores["codes"].total if scores["codes"].defined else None}
+    try:
+        files = codes_files(task, output)
+        codes = sketch_bleu(files.candidate, files.reference, mode="codes")
+    except ProjectGenError:  # a config.json ProjectGen's script could not read: no figure of its file set
+        return {"sketchbleu": repaired.total}
+    return {"sketchbleu": repaired.total, "sketchbleu_codes": codes.total if codes.defined else None,
+            "sketchbleu_codes_files": files.file_set}

@@ -134,6 +134,9 @@ class FinalFigures(BaseModel):
                                      "SketchBLEU, mode 'repaired', over the tasks that have one")
     sketchbleu_codes: float | None = Field(default=None, description="the same AVG of SketchBLEU in mode 'codes' "
                                            "(CodeS's arithmetic, what the paper printed)")
+    sketchbleu_codes_files: list[str] = Field(default_factory=list, description="what the tasks' codes figures "
+                                              "compared: 'projectgen-script', 'reference-sources' (PairResult."
+                                              "sketchbleu_codes_files); empty in older results")
     mean_pass_rate: float | None = None
     loc_weighted_pass_rate: float | None = None
     fully_passing: int | None = None
@@ -221,7 +224,9 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         token_reduction_pct=(cost_reduction(rows[0].tokens.total_tokens, rows[-1].tokens.total_tokens)
                              if len(rows) > 1 else None),
         sketchbleu=average_sketchbleu(p.sketchbleu for p in ok),
-        sketchbleu_codes=average_sketchbleu(p.sketchbleu_codes for p in ok))
+        sketchbleu_codes=average_sketchbleu(p.sketchbleu_codes for p in ok),
+        sketchbleu_codes_files=sorted({p.sketchbleu_codes_files for p in ok
+                                       if p.sketchbleu_codes is not None and p.sketchbleu_codes_files}))
     if ok and measured:
         # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.
         kept = [p for p in pairs if not p.ok and p.unit_denominator == "published"]
@@ -257,6 +262,8 @@ class SummaryEntry(BaseModel):
     sketchbleu: float | None = Field(default=None, description="mean SketchBLEU, mode 'repaired', over the tasks "
                                      "that have one")
     sketchbleu_codes: float | None = Field(default=None, description="mean SketchBLEU, mode 'codes'")
+    sketchbleu_codes_files: list[str] = Field(default_factory=list, description="what the codes figures compared: "
+                                              "'projectgen-script' or 'reference-sources' (empty in older results)")
     weights: list[str] = Field(description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
                                     "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
@@ -300,4 +307,5 @@ class ExperimentResults(BaseModel):
         return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
                              sketchbleu=r.final.sketchbleu, sketchbleu_codes=r.final.sketchbleu_codes,
+                             sketchbleu_codes_files=r.final.sketchbleu_codes_files,
                              weights=r.final.weights, denominators=r.final.denominators) for r in self.models]

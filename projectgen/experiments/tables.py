@@ -119,6 +119,13 @@ def sketchbleu_table(results: ExperimentResults) -> Table | None:
     return ["task", "#LOC", *(f"{r.column} ({mode})" for r in reports for mode in SKETCHBLEU_MODES)], rows
 
 
+def codes_file_sets(results: ExperimentResults) -> str:
+    """The file sets the codes figures compared ('projectgen-script', 'reference-sources'); results written
+    before they were recorded took the source files."""
+    sets = sorted({name for r in results.models for name in r.final.sketchbleu_codes_files})
+    return ", ".join(sets) or "not recorded (older results: the reference's source files)"
+
+
 def score(value: float | None) -> str:
     """A SketchBLEU cell: two decimals, empty without a value."""
     return "" if value is None else f"{value:.2f}"
@@ -230,8 +237,11 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
     if sketch := sketchbleu_table(results):
         blocks += [Heading("SketchBLEU per task (ProjectGen Tables 4 and 6)"),
                    Text("SketchBLEU (0-100) of the final output against the reference in both modes: 'repaired' "
-                        "(defects fixed: the reference scores 100) and 'codes' (CodeS's arithmetic, the one the "
-                        "paper printed); AVG over the tasks that have one (docs/evaluation.md)."),
+                        "(defects fixed: the reference scores 100; the reference's source files against the output "
+                        "repository) and 'codes' (CodeS's arithmetic on the file set ProjectGen's script scored, "
+                        "the one the paper printed: on DevBench and CodeProjectEval the whole task folder against "
+                        "the output with the task's tests copied in); AVG over the tasks that have one "
+                        f"(docs/evaluation.md). Codes file set: {codes_file_sets(results)}."),
                    TableBlock(sketch)]
     blocks += livecoder_blocks(results)
     if ablations := ablation_tables(results):

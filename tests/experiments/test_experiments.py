@@ -287,8 +287,12 @@ def test_sketchbleu_of_each_final_output_and_its_average(setup, second) -> None:
     assert ref.final.sketchbleu_codes == pytest.approx(sum(codes.values()) / 2)
     entry = next(e for e in second["results"].summary if e.model == ref.model)
     assert (entry.sketchbleu, entry.sketchbleu_codes) == (ref.final.sketchbleu, ref.final.sketchbleu_codes)
+    # task.toml tasks have no ProjectGen script: their codes figure took the source files, and says so
+    assert {p.sketchbleu_codes_files for p in ref.pairs if p.ok} == {"reference-sources"}
+    assert entry.sketchbleu_codes_files == ref.final.sketchbleu_codes_files == ["reference-sources"]
     markdown = (setup["out"] / "results.md").read_text()
     assert "## SketchBLEU per task (ProjectGen Tables 4 and 6)" in markdown
+    assert "Codes file set: reference-sources." in markdown
     assert f"| AVG | | 100.00 | {ref.final.sketchbleu_codes:.2f} |" in markdown
     assert f"{ref.method} / {ref.model} (repaired) | {ref.method} / {ref.model} (codes)" in markdown
 
