@@ -126,6 +126,12 @@ class AssetCache:
                 prepared.hf_home = self.root / "huggingface"
         return prepared
 
+    def has_model(self, asset: ModelAsset) -> bool:
+        """Whether the model's declared files are prepared, or can be from the local hub cache (no network)."""
+        ours = self.root / "huggingface" / "hub" / asset.cache_folder
+        source = (self.hub_cache or host_hub_cache()) / asset.cache_folder
+        return any(_snapshot_with(folder, asset.files) is not None for folder in (ours, source))
+
     def _data(self, asset: DataAsset) -> Path:
         target = self.root / "data" / asset.sha256 / Path(asset.member).name
         if target.is_file() and sha256_of(target) == asset.sha256:
@@ -177,6 +183,15 @@ def _snapshot_with(model_folder: Path, files: tuple[str, ...]) -> Path | None:
     preferred = main.read_text(encoding="utf-8").strip() if main.is_file() else ""
     candidates = sorted(snapshots.iterdir(), key=lambda path: path.name != preferred)
     return next((snapshot for snapshot in candidates if all((snapshot / name).is_file() for name in files)), None)
+
+
+def known_gaps(assets: TaskAssets, cache: AssetCache) -> list[str]:
+    """What is known, without running anything or any network, to keep a task's environment from being its
+    benchmark's: its declared models that neither cache has, then its declared shortfalls (what `datasets
+    list` and `verify` name; data files are prepared, or found missing, at a run)."""
+    models = [f"environment incomplete: model file not available offline: {model.repo} is not in the local Hugging "
+              f"Face cache {cache.hub_cache or host_hub_cache()}" for model in assets.models if not cache.has_model(model)]
+    return [*models, *(shortfall.line() for shortfall in assets.shortfalls)]
 
 
 def copy_lacks(task: Task) -> list[str]:

@@ -98,11 +98,13 @@ def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count
 def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Path, runner, tmp_path: Path) -> None:
     rows = bench_reference(shared_datasets / "DevBench", runner, tmp_path / "bench", tasks=["geotext", "chakin"])
     by_task = {row.task_id: row for row in rows}
-    # the published dataset has the file (its manifest names it); this copy does not
-    assert by_task["geotext"].defects == [
-        "dataset defect: this copy lacks 1 published file(s) (geotext/data_file/cities15000.txt)"]
-    assert by_task["geotext"].note.startswith("dataset defect")
-    assert by_task["chakin"].defects == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
+    # the published dataset has the file (its manifest names it); this copy does not: the environment is incomplete
+    assert by_task["geotext"].incomplete == [
+        "environment incomplete: missing data file: this copy of the task lacks 1 published file(s) "
+        "(geotext/data_file/cities15000.txt; `projectgen datasets fetch` gets a complete copy)"]
+    assert by_task["geotext"].note.startswith("environment incomplete: missing data file")
+    assert by_task["geotext"].defects == []  # named once, as the environment's
+    assert by_task["chakin"].incomplete == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
 
 
 def test_tests_that_import_a_suite_kept_from_them_are_a_defect() -> None:
