@@ -102,18 +102,21 @@ def pass_table(results: ExperimentResults) -> Table | None:
     by_report = [{p.task_id: p for p in r.pairs} for r in reports]
     tasks = sorted({task for pairs in by_report for task in pairs})
     incomplete = sorted({task for r in reports for task in r.final.incomplete})
-    extra = (lambda cell_text: [cell_text]) if incomplete else (lambda cell_text: [])  # a column only when needed
     rows = [[task, cell(first_of(by_report, task, "loc")), cell(first_of(by_report, task, "final_unit_total")),
              *(cell(pairs[task].final_unit_passed) if task in pairs and pairs[task].ok else "error"
-               for pairs in by_report), *extra(environment_cell(by_report, task))] for task in tasks]
+               for pairs in by_report)] for task in tasks]
     rows.append(["SUM", str(sum(first_of(by_report, task, "loc") or 0 for task in tasks)),
                  str(sum(first_of(by_report, task, "final_unit_total") or 0 for task in tasks)),
-                 *(str(r.final.passed) for r in reports),
-                 *extra(f"includes {len(incomplete)} environment-incomplete task(s)")])
-    rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports), *extra("")])
+                 *(str(r.final.passed) for r in reports)])
+    rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports)])
     counts = sorted({name for r in reports for name in r.final.denominators})
-    tests = f"#Tests ({', '.join(counts)})" if counts else "#Tests"
-    return ["task", "#LOC", tests, *(r.column for r in reports), *extra("environment")], rows
+    header = ["task", "#LOC", f"#Tests ({', '.join(counts)})" if counts else "#Tests", *(r.column for r in reports)]
+    if not incomplete:
+        return header, rows
+    # a column only when a task needs it: which rows count tests no output can pass here, and that SUM has them
+    notes = [*(environment_cell(by_report, task) for task in tasks),
+             f"includes {len(incomplete)} environment-incomplete task(s)", ""]
+    return [*header, "environment"], [[*row, note] for row, note in zip(rows, notes)]
 
 
 def environment_cell(by_report: list[dict[str, PairResult]], task: str) -> str:
