@@ -269,6 +269,8 @@ class SummaryEntry(BaseModel):
     weights: list[str] = Field(description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
                                     "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
+    environment_incomplete: list[str] = Field(default_factory=list, description="tasks in pass_sum and tests whose "
+                                              "environment here is not their benchmark's (each pair names the cause)")
 
 
 def difficulty_buckets(scores: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, BucketFigures]:
@@ -309,4 +311,5 @@ class ExperimentResults(BaseModel):
         return [SummaryEntry(method=r.method, model=r.model, tasks=r.final.tasks, errors=r.final.errors,
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
                              sketchbleu=r.final.sketchbleu, sketchbleu_codes=r.final.sketchbleu_codes,
-                             weights=r.final.weights, denominators=r.final.denominators) for r in self.models]
+                             weights=r.final.weights, denominators=r.final.denominators,
+                             environment_incomplete=r.final.incomplete) for r in self.models]

@@ -40,6 +40,7 @@ def test_the_totals_say_which_tasks_are_environment_incomplete_and_the_figures_w
     assert by_task["TextCNN"][-1].startswith("incomplete: model file not available offline: bert-base-uncased")
     assert by_task["lice"][-1] == ""
     assert by_task["SUM"][-1] == "includes 1 environment-incomplete task(s)"
+    assert results.summary[0].environment_incomplete == ["TextCNN"]  # results.json's summary says so too
     _, per_task = pair_table(results.models[0])
     assert {row[0]: row[-1] for row in per_task}["TextCNN"].startswith(NOTE)
 
