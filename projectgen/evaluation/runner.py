@@ -555,7 +555,7 @@ class SandboxRunner:
              candidate: Candidate, planting: Planting, prepared: PreparedAssets) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
         plugins = env.plugin_modules(task.env.pytest_plugins)
-        variables = {**self._environment_variables(folder, task, env), **prepared.variables()}
+        variables = {**self._environment_variables(folder, task, env), **prepared.variables(folder.tmp)}
         timeout = self.timeout_for(task, suite)
         # a module of canaries only where none could be planted (a suite of no test of pytest's default names)
         canary = Canary.make() if planting.checked and not any(t.kind == "canary" for t in planting.tests) else None

