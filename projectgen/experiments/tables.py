@@ -67,7 +67,8 @@ def incomplete_line(f: FinalFigures) -> str:
     line = (f"environment incomplete: {len(f.incomplete)} task(s) ({', '.join(f.incomplete)}): tests there that no "
             "output can pass here are in SUM and AVG_weighted, not a model's failure (each row's note names the cause)")
     if f.complete_passed is not None and f.complete_total is not None:
-        line += f"; over the {f.tasks - len(f.incomplete)} complete task(s): #Pass {f.complete_passed}/{f.complete_total}"
+        line += (f"; over the {f.tasks - len(f.incomplete)} complete task(s): "
+                 f"#Pass {f.complete_passed}/{f.complete_total}")
     return line
 
 
@@ -215,7 +216,8 @@ def pair_table(report: ModelReport) -> Table:
         unit = f"{p.final_unit_passed}/{p.final_unit_total}" if p.final_unit_total is not None else ""
         rows.append([p.task_id, p.status, "" if p.loc is None else str(p.loc), unit,
                      str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
-                     p.cost.label() if p.ok else "", "; ".join([*p.environment_incomplete, p.error or ""]).strip("; ")[:400]])
+                     p.cost.label() if p.ok else "",
+                     "; ".join([*p.environment_incomplete, *([p.error] if p.error else [])])[:400]])
     return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", "note"], rows
 
 
