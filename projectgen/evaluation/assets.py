@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -204,12 +204,15 @@ def copy_lacks(task: Task) -> list[str]:
     return missing_from_copy(Path(task.root), manifest(dataset), task.id) if dataset is not None and task.root else []
 
 
-def environment_notes(task: Task, assets: TaskAssets, prepared: PreparedAssets) -> list[str]:
+def environment_notes(task: Task, assets: TaskAssets, prepared: PreparedAssets,
+                      unsatisfied: Sequence[str] = ()) -> list[str]:
     """Why the task's environment here is not its benchmark's, one line each: published files this copy
-    lacks, what could not be prepared, the declared shortfalls. Candidate-independent: no output can add or
-    remove a line."""
+    lacks, declared packages the environment build could not install (`unsatisfied`: its record), what could
+    not be prepared, the declared shortfalls. Candidate-independent: no output can add or remove a line."""
     lacking = [path for path in copy_lacks(task) if path not in prepared.data]
     notes = [f"environment incomplete: missing data file: this copy of the task lacks {len(lacking)} published "
              f"file(s) ({', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}; `projectgen datasets fetch` "
              "gets a complete copy)"] if lacking else []
+    notes += [f"environment incomplete: package not installed: {package} (declared in assets.toml; the "
+              "environment build's log says why)" for package in assets.packages if package in unsatisfied]
     return [*notes, *prepared.missing, *(shortfall.line() for shortfall in assets.shortfalls)]

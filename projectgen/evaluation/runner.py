@@ -148,7 +148,7 @@ class SandboxRunner:
             log=self.log,
         )
         self.assets = AssetCache(self.settings.assets_dir or self.environments.root / "assets")
-        self._prepared: dict[tuple[str, str], tuple[PreparedAssets, list[str]]] = {}  # per task, for this runner's life
+        self._prepared: dict[tuple[str, str], tuple[PreparedAssets, list[str]]] = {}  # per task, for the runner's life
         self._preparing = threading.Lock()
         self._containment: Containment | None = None
         self._toolchains: dict[str, Toolchain] = {}
@@ -200,24 +200,18 @@ class SandboxRunner:
             return task.install_timeout
         return self.timeout_for(task, suite)
 
-    def prepared_assets(self, task: Task) -> PreparedAssets:
-        """The task's declared data files and models, prepared outside the sandbox once per runner (what cannot
-        be is logged then, once)."""
-        return self._prepared_with_notes(task)[0]
-
-    def environment_notes(self, task: Task) -> list[str]:
-        """Why the task's environment here is not its benchmark's ('environment incomplete: ...' lines, none
-        for most tasks): every report of the task carries them (`EnvironmentInfo.incomplete`)."""
-        return self._prepared_with_notes(task)[1]
-
-    def _prepared_with_notes(self, task: Task) -> tuple[PreparedAssets, list[str]]:
+    def prepared_assets(self, task: Task, env: Environment) -> tuple[PreparedAssets, list[str]]:
+        """The task's declared data files and models, prepared outside the sandbox once per runner, and why its
+        environment (`env`, built) is not its benchmark's: 'environment incomplete: ...' lines, none for most
+        tasks, said once here and carried by every report of the task (`EnvironmentInfo.incomplete`)."""
         key = (str(task.root), task.id)
         with self._preparing:
             if key not in self._prepared:
                 assets = task_assets(task, load_assets(self.settings.assets_file or ASSETS_FILE))
                 prepared = self.assets.prepare(task, assets)
-                self._prepared[key] = (prepared, environment_notes(task, assets, prepared))
-                for line in self._prepared[key][1]:  # said once, at preparation, before any test runs
+                notes = environment_notes(task, assets, prepared, unsatisfied=env.unsatisfied)
+                self._prepared[key] = (prepared, notes)
+                for line in notes:  # said once, before any test of the task runs
                     self.log(f"{task.id}: {line}")
             return self._prepared[key]
 
@@ -262,8 +256,8 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
-        prepared = self.prepared_assets(task)
-        report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected), prepared)
+        report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected),
+                                  self.prepared_assets(task, env))
         report.duration = time.monotonic() - started
         report.integrity_flags = candidate_flags(task, candidate)
         if key is not None:
@@ -271,8 +265,9 @@ class SandboxRunner:
         return report
 
     def _python_run(self, task: Task, candidate: Candidate, suite: SuiteName, env: Environment,
-                    planting: Planting, prepared: PreparedAssets) -> TestReport:
-        """One sandboxed pytest run with `planting`'s tests in the suite's modules and `prepared`'s assets."""
+                    planting: Planting, prepared: tuple[PreparedAssets, list[str]]) -> TestReport:
+        """One sandboxed pytest run with `planting`'s tests in the suite's modules and `prepared`'s assets (with
+        the notes of what is missing)."""
         self.containment()
         compile_recorder(env.python_version)
         folder = SessionFolder.create(self.settings.workdir, task.id)
@@ -340,7 +335,7 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
         with self._slot():
-            return self._python_run(task, task.reference_files(), suite, env, planting, self.prepared_assets(task))
+            return self._python_run(task, task.reference_files(), suite, env, planting, self.prepared_assets(task, env))
 
     def _expectation_store(self) -> ExpectationStore:
         return ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
@@ -552,8 +547,9 @@ class SandboxRunner:
         return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-             candidate: Candidate, planting: Planting, prepared: PreparedAssets) -> TestReport:
+             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]]) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
+        prepared, incomplete = prepared_notes
         plugins = env.plugin_modules(task.env.pytest_plugins)
         variables = {**self._environment_variables(folder, task, env), **prepared.variables(folder.tmp)}
         timeout = self.timeout_for(task, suite)
@@ -562,7 +558,7 @@ class SandboxRunner:
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
             unsatisfied_requirements=env.unsatisfied, plugins=plugins,
-            incomplete=self.environment_notes(task), substituted=list(prepared.substituted),
+            incomplete=list(incomplete), substituted=list(prepared.substituted),
         )
         steps = []
         install_what = ""

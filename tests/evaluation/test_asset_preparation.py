@@ -141,6 +141,14 @@ def test_the_notes_name_what_was_not_prepared_and_the_declared_shortfalls(tmp_pa
         "environment incomplete: missing data file x (why)",
         "environment incomplete: service not available: 12 test(s) cannot pass here (no redis server)"]
     assert environment_notes(a_task(tmp_path / "task"), TaskAssets(), PreparedAssets()) == []
+    # a declared package the environment build could not install is named; another requirement is not one of ours
+    packages = TaskAssets(packages=("onnxruntime",))
+    assert environment_notes(a_task(tmp_path / "task"), packages, PreparedAssets(),
+                             unsatisfied=["onnxruntime", "onnxruntime==1.12.0"]) == [
+        "environment incomplete: package not installed: onnxruntime (declared in assets.toml; the environment "
+        "build's log says why)"]
+    assert environment_notes(a_task(tmp_path / "task"), packages, PreparedAssets(),
+                             unsatisfied=["onnxruntime==1.12.0"]) == []
 
 
 ASSET_TESTS = {
