@@ -153,3 +153,19 @@ def test_every_packaged_known_defect_names_tests_its_task_has(shared_datasets: P
             path, name = test.split("::")
             assert path in task.suite_files(task.scored_suite)
             assert f"def {name}(" in (task.root / path).read_text(encoding="utf-8")
+
+
+def test_a_bench_row_of_an_incomplete_environment_says_so_first_and_names_a_lacking_file_once() -> None:
+    from projectgen.evaluation.report import EnvironmentInfo
+
+    line = ("environment incomplete: missing data file: this copy of the task lacks 1 published file(s) "
+            "(geotext/data_file/cities15000.txt; `projectgen datasets fetch` gets a complete copy)")
+    ran = report(collection=GEOTEXT_ERROR).model_copy(update={"environment": EnvironmentInfo(
+        key="k", python="3.11.2", path="/env", incomplete=[line])})
+    row = row_from_report(ran, None, set(), absent=["geotext/data_file/cities15000.txt"])
+    assert row.incomplete == [line]
+    assert row.note.startswith(line)
+    assert "dataset defect" not in row.note  # the lacking file is named once, as the environment's
+    older = report(collection=GEOTEXT_ERROR)  # a report from before environments were recorded
+    assert row_from_report(older, None, set(), absent=["geotext/data_file/cities15000.txt"]).defects[0].startswith(
+        "dataset defect: this copy lacks 1 published file(s)")
