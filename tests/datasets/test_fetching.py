@@ -335,11 +335,14 @@ def test_verify_passes_a_complete_copy_and_list_names_nothing_incomplete(devbenc
                                                                          tmp_path: Path, monkeypatch, capsys) -> None:
     from projectgen.datasets import integrity
 
-    # TextCNN's model in the local Hugging Face cache: its environment is complete too
-    snapshot = tmp_path / "hub" / "models--bert-base-uncased" / "snapshots" / "0123"
-    snapshot.mkdir(parents=True)
-    for name in ("config.json", "tokenizer_config.json", "vocab.txt", "tokenizer.json"):
-        (snapshot / name).write_text("{}", encoding="utf-8")
+    # TextCNN's model and data set in the local Hugging Face cache: its environment is complete too
+    from projectgen.datasets.assets import load_assets
+
+    for repository in load_assets()["devbench/TextCNN"].models:
+        snapshot = tmp_path / "hub" / repository.cache_folder / "snapshots" / "0123"
+        for name in repository.files:
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            (snapshot / name).write_text("{}", encoding="utf-8")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
 
     # published data as the local copy holds it (without the file it lacks): the copy is complete
