@@ -104,8 +104,8 @@ def pass_table(results: ExperimentResults) -> Table | None:
     tasks = sorted({task for pairs in by_report for task in pairs})
     incomplete = sorted({task for r in reports for task in r.final.incomplete})
     rows = [[task, cell(first_of(by_report, task, "loc")), cell(first_of(by_report, task, "final_unit_total")),
-             *(cell(pairs[task].final_unit_passed) if task in pairs and pairs[task].ok else "error"
-               for pairs in by_report)] for task in tasks]
+             *(pass_cell(pairs[task]) if task in pairs and pairs[task].ok else "error" for pairs in by_report)]
+            for task in tasks]
     rows.append(["SUM", str(sum(first_of(by_report, task, "loc") or 0 for task in tasks)),
                  str(sum(first_of(by_report, task, "final_unit_total") or 0 for task in tasks)),
                  *(str(r.final.passed) for r in reports)])
@@ -118,6 +118,11 @@ def pass_table(results: ExperimentResults) -> Table | None:
     notes = [*(environment_cell(by_report, task) for task in tasks),
              f"includes {len(incomplete)} environment-incomplete task(s)", ""]
     return [*header, "environment"], [[*row, note] for row, note in zip(rows, notes)]
+
+
+def pass_cell(pair: PairResult) -> str:
+    """A pair's #Pass, marked when its unit test run was cut short (the per-task table says why)."""
+    return cell(pair.final_unit_passed) + (" (cut short)" if pair.unit_run_note else "")
 
 
 def environment_cell(by_report: list[dict[str, PairResult]], task: str) -> str:
@@ -217,7 +222,8 @@ def pair_table(report: ModelReport) -> Table:
         rows.append([p.task_id, p.status, "" if p.loc is None else str(p.loc), unit,
                      str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
                      p.cost.label() if p.ok else "",
-                     "; ".join([*p.environment_incomplete, *([p.error] if p.error else [])])[:400]])
+                     "; ".join([*p.environment_incomplete,
+                                *(note for note in (p.unit_run_note, p.error) if note)])[:400]])
     return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", "note"], rows
 
 

@@ -51,3 +51,15 @@ def test_an_experiment_with_every_environment_complete_shows_no_such_line_or_col
     assert not any("environment incomplete" in line for line in final_lines(results.models[0]))
     header, _ = pass_table(results)
     assert "environment" not in header
+
+
+def test_a_unit_run_cut_short_says_so_on_its_row() -> None:
+    """bplustree's hidden tests timed out under load: its #Pass is marked, and the per-task note says why."""
+    cut = pair("bplustree", 278, 356, []).model_copy(update={
+        "unit_run_note": "the hidden unit tests timed out: 279 of 356 collected ran"})
+    results = results_of([cut, pair("lice", 6, 6, [])])
+    _, rows = pass_table(results)
+    assert {row[0]: row[3] for row in rows}["bplustree"] == "278 (cut short)"
+    assert {row[0]: row[3] for row in rows}["lice"] == "6"
+    _, per_task = pair_table(results.models[0])
+    assert {row[0]: row[-1] for row in per_task}["bplustree"] == "the hidden unit tests timed out: 279 of 356 collected ran"
