@@ -42,12 +42,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from projectgen.datasets.assets import ASSETS_FILE, load_assets, task_assets
 from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.cleanup import sweep_leftovers
-from projectgen.datasets.assets import ASSETS_FILE, load_assets, task_assets
 from projectgen.evaluation.assets import AssetCache, PreparedAssets, environment_notes
+from projectgen.evaluation.cleanup import sweep_leftovers
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
     ExpectationError,
@@ -74,7 +74,7 @@ from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
-from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
+from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_prepared_files, copy_task_files
 from projectgen.evaluation.sandbox_session import (
     DIED,
     FINISHED,
@@ -443,14 +443,7 @@ class SandboxRunner:
             copy_candidate(workspace / folder_rel, candidate, protected)
         task_files = [*task.required_files, *task.suite_files(suite)]
         copy_task_files(task.root, workspace, task_files)
-        for rel, source in prepared.data.items():  # the task's, like its fixtures: over the candidate's
-            target = workspace / rel
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+        copy_prepared_files(workspace, prepared.data)  # the task's, like its fixtures: over the candidate's
         for rel in task.empty_dirs:
             try:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
