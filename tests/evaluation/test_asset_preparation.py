@@ -76,7 +76,9 @@ def test_a_task_that_ships_the_file_keeps_its_own(tmp_path: Path) -> None:
     (task.root / "geo" / "data_file").mkdir(parents=True)
     (task.root / "geo" / "data_file" / "cities.txt").write_bytes(b"published\n")
     prepared = AssetCache(tmp_path / "assets", download=installer).prepare(task, TaskAssets(data=(DATA,)))
-    assert prepared.data == {} and installer.calls == [] and prepared.missing == []
+    # every candidate gets the published file; nothing is downloaded or substituted
+    assert prepared.data == {DATA.path: task.root / DATA.path} and installer.calls == []
+    assert prepared.missing == [] and prepared.substituted == []
 
 
 @pytest.mark.parametrize("installer, why", [
