@@ -38,7 +38,8 @@ def add_commands(subparsers) -> None:
                        help="replace the installed copy even when it has more of the published files than this one")
     fetch.set_defaults(handler=cmd_fetch)
     verify = commands.add_parser("verify", help="check a fetched benchmark's files against the published checksums "
-                                                "(exit 1: some changed or missing)")
+                                                "(exit 1: some changed, added or removed since the fetch; files "
+                                                "the source lacked and incomplete environments are named, exit 0)")
     verify.add_argument("name", metavar="NAME", help="codeprojecteval or devbench")
     verify.set_defaults(handler=cmd_verify)
 
@@ -57,8 +58,32 @@ def lacking(task: str, paths: list[str]) -> str:
     return f"{task} lacks {len(paths)} files ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
 
 
+def environment_gaps(dataset_name: str) -> dict[str, list[str]]:
+    """task id -> why its environment here is not its benchmark's, as far as is known without a run: declared
+    shortfalls (a Windows-only test) and models neither cache has (evaluation.assets.known_gaps)."""
+    from projectgen.datasets.assets import load_assets
+    from projectgen.evaluation.assets import AssetCache, known_gaps
+    from projectgen.evaluation.environments import default_cache_dir
+
+    cache = AssetCache(default_cache_dir() / "assets")
+    gaps = {}
+    for key, assets in load_assets().items():
+        fmt, _, task_id = key.partition("/")
+        if fmt == dataset_name and (lines := known_gaps(assets, cache)):
+            gaps[task_id] = lines
+    return gaps
+
+
+def print_gaps(dataset_name: str, file=None) -> None:
+    """One indented line per task whose environment is incomplete, and why."""
+    for task_id, lines in sorted(environment_gaps(dataset_name).items()):
+        for line in lines:
+            print(f"  {task_id}: {line}", file=file)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    """Exit 0: one line per benchmark (with its incomplete tasks, as the fetch recorded them)."""
+    """Exit 0: one line per benchmark (with its incomplete tasks, as the fetch recorded them), then a line per
+    task whose environment here is incomplete (declared shortfalls, models not available offline)."""
     from projectgen.datasets.catalog import (datasets_cache_dir, fetched_record, incomplete_tasks, install_root,
                                              published_datasets)
     from projectgen.datasets.integrity import manifest
@@ -72,8 +97,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         state = f" ({len(incomplete)} incomplete: {described})" if incomplete else ""
         where = (f"fetched: {install_root(dataset) / dataset.folder_name}" if record is not None
                  else f"not fetched (`projectgen datasets fetch {dataset.name}`)")
-        print(f"{dataset.name:<16} {tasks:>3} tasks{state}  {dataset.repository} @ {dataset.commit[:12]} "
-              f"({dataset.folder})  {where}")
+        gaps = environment_gaps(dataset.name)
+        environment = f", {len(gaps)} with an incomplete environment (below)" if gaps else ""
+        print(f"{dataset.name:<16} {tasks:>3} tasks{state}{environment}  {dataset.repository} @ "
+              f"{dataset.commit[:12]} ({dataset.folder})  {where}")
+        print_gaps(dataset.name)
     return EXIT_OK
 
 
@@ -101,8 +129,10 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Exit 0 when every published file is installed unchanged, 1 when some differ or are missing (a line per
-    incomplete task), 2 when not fetched."""
+    """Exit 1 for damage: a file changed, added, or removed since the fetch. Exit 0 otherwise, naming what is
+    incomplete and why: files the source it was fetched from did not have (a line per task, on stderr) and the
+    tasks whose environment here is not their benchmark's (stdout): neither is fixed by fetching the same
+    source again, and both are named on every row they affect. Exit 2 when not fetched."""
     import sys
 
     from projectgen.datasets.catalog import fetched_record, incomplete_tasks, installed_folder, published_dataset
@@ -116,14 +146,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
         since = ("not in the source it was fetched from" if set(paths) <= set(recorded.get(task, ()))
                  else "removed since the fetch")
         print(f"{dataset.name}: incomplete: {lacking(task, list(paths))} ({since})", file=sys.stderr)
-    if not check.sound:
-        print(f"{dataset.name}: {folder} differs from the published data: {check.problems()} (fetch it again with "
+    removed = {task: [path for path in paths if path not in recorded.get(task, ())]
+               for task, paths in check.incomplete.items()}
+    removed = {task: paths for task, paths in removed.items() if paths}
+    if not check.sound or removed:
+        problems = "; ".join(part for part in (check.problems(), f"{len(removed)} task(s) lost published files since "
+                                               f"the fetch ({', '.join(sorted(removed))})" if removed else "") if part)
+        print(f"{dataset.name}: {folder} differs from the published data: {problems} (fetch it again with "
               f"`projectgen datasets fetch {dataset.name}`)", file=sys.stderr)
         return EXIT_TESTS_FAILED
     if check.incomplete:
-        print(f"{dataset.name}: {len(check.incomplete)} task(s) incomplete in {folder}; the {check.matching} file(s) "
-              "present match the published checksums (fetch a complete copy with `projectgen datasets fetch "
-              f"{dataset.name} --from DIR`)", file=sys.stderr)
-        return EXIT_TESTS_FAILED
+        print(f"{dataset.name}: {len(check.incomplete)} task(s) incomplete in {folder}, as fetched: their rows say "
+              f"'environment incomplete'; the {check.matching} file(s) present match the published checksums (a "
+              f"complete copy: `projectgen datasets fetch {dataset.name} --from DIR`)", file=sys.stderr)
     print(f"{dataset.name}: {check.matching} file(s) in {folder} match the published checksums")
+    if gaps := environment_gaps(dataset.name):
+        print(f"{dataset.name}: {len(gaps)} task(s) with an incomplete environment here (named on their rows):")
+        print_gaps(dataset.name)
     return EXIT_OK

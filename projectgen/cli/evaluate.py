@@ -90,7 +90,8 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
 
     def on_row(row) -> None:
         progress.advance(bar)
-        progress.console.print(f"{row.task_id}: {row.status} {row.passed}/{row.total}", highlight=False)
+        progress.console.print(f"{row.task_id}: {row.status} {row.passed}/{row.total}"
+                               + (" (environment incomplete)" if row.incomplete else ""), highlight=False)
 
     runner = runner_from_args(args, log=lambda message: progress.console.print(f"[dim]{message}[/dim]",
                                                                                 highlight=False))
@@ -100,5 +101,8 @@ def cmd_bench_reference(args: argparse.Namespace) -> int:
                                tasks=list(args.tasks) if args.tasks else None,
                                on_start=on_start, on_row=on_row)
     console.print(bench_table(rows, f"reference implementations, {args.tests} tests ({args.dataset})"))
+    if incomplete := [row.task_id for row in rows if row.incomplete]:
+        console.print(f"environment incomplete: {len(incomplete)} of {len(rows)} task(s) ({', '.join(incomplete)}); "
+                      "each note names the cause: not a failure of the harness or of the reference", highlight=False)
     console.print(f"ledger and reports: {out}", highlight=False)
     return EXIT_OK

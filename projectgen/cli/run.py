@@ -163,6 +163,10 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     print_attempts(console, outcome)
     console.print(f"outputs: {out} (repository/, summary.json, events.jsonl, usage.jsonl, attempts/; "
                   f"inspect with `projectgen trace {out}` and `projectgen report {out}`)", highlight=False)
+    environment = outcome.unit_report.environment if outcome.unit_report is not None else None
+    for line in environment.incomplete if environment is not None else []:  # the score above is not all the model's
+        console.print(f"{line}: the hidden tests' score counts tests no output could pass here", style="bold",
+                      highlight=False, markup=False)
     if outcome.unit_report is not None:
         return EXIT_OK if outcome.unit_report.status == "passed" else EXIT_TESTS_FAILED
     final = outcome.summary.get("final") or {}

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from projectgen.config import Settings
+from projectgen.datasets.assets import with_asset_packages
 from projectgen.datasets.compat import apply_compat
 from projectgen.datasets.task import (INSTALL_STEPS, PAPER_SETTINGS, STANDARD_SUITES, SUITE_NAME, Documents,
                                       EnvSpec, SuiteName, Task, TestSuite, package_install)
@@ -87,9 +88,9 @@ def load_task(path: str | os.PathLike[str]) -> Task:
         ctx = _Ctx(root, root / CONFIG_JSON)
         config = _read_json(ctx.config)
         if "source_code" in config or isinstance(config.get("UML"), list):
-            return apply_compat(_load_codeprojecteval(ctx, config))
+            return apply_compat(with_asset_packages(_load_codeprojecteval(ctx, config)))
         if _DEVBENCH_MARKERS & config.keys():
-            return apply_compat(_load_devbench(ctx, config))
+            return apply_compat(with_asset_packages(_load_devbench(ctx, config)))
         raise ctx.fail(
             "",
             "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "

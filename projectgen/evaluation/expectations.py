@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from projectgen.datasets.assets import task_assets
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.metrics import pass_rate
@@ -296,6 +297,10 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
                         ("pytest_options", task.env.pytest_options)):
         if value:
             settings[name] = value
+    assets = task_assets(task)  # files and models put in its workspace: the reference may collect more with them
+    if assets.data or assets.models:
+        settings["assets"] = [*(f"{data.path}={data.sha256}" for data in assets.data),
+                              *(model.repo for model in assets.models)]
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
     digest.update(_files_digest(task.reference_files()))

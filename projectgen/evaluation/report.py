@@ -72,6 +72,12 @@ class EnvironmentInfo(BaseModel):
     path: str
     unsatisfied_requirements: list[str] = Field(default_factory=list)
     plugins: list[str] = Field(default_factory=list)
+    incomplete: list[str] = Field(
+        default_factory=list, description="why the task's environment here is not its benchmark's, one line each "
+        "('environment incomplete: ...': an asset not prepared, a declared shortfall); the same for every "
+        "candidate of the task (evaluation.assets)")
+    substituted: list[str] = Field(default_factory=list, description="data files this copy of the task lacks, "
+                                   "put in from their declared source")
 
     @property
     def python_fallback(self) -> bool:

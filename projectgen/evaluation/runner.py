@@ -42,9 +42,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from projectgen.datasets.assets import ASSETS_FILE, load_assets, task_assets
 from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.task import EnvSpec, SuiteName, Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.assets import AssetCache, PreparedAssets, environment_notes
 from projectgen.evaluation.cleanup import sweep_leftovers
 from projectgen.evaluation.environments import Environment, EnvironmentBuildError, EnvironmentCache
 from projectgen.evaluation.expectations import (
@@ -72,7 +74,7 @@ from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
-from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
+from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_prepared_files, copy_task_files
 from projectgen.evaluation.sandbox_session import (
     DIED,
     FINISHED,
@@ -119,6 +121,8 @@ class RunnerSettings:
     isolation: str = "auto"  # "auto" | "namespaces" | "none"
     cache_dir: Path | None = None
     expectations_dir: Path | None = None  # measured expected tests (default: `expected-tests` in the env cache)
+    assets_dir: Path | None = None  # prepared data files and models (default: `assets` in the env cache)
+    assets_file: Path | None = None  # the tasks' declared assets (default: the packaged datasets/assets.toml)
     workdir: Path | None = None  # where session folders are created (default: system temp)
     keep_workspace: bool = False  # keep the session folder: what the tests were given (not what they wrote)
     use_uv: bool = True
@@ -143,6 +147,9 @@ class SandboxRunner:
             use_uv=self.settings.use_uv,
             log=self.log,
         )
+        self.assets = AssetCache(self.settings.assets_dir or self.environments.root / "assets")
+        self._prepared: dict[tuple[str, str], tuple[PreparedAssets, list[str]]] = {}  # per task, for the runner's life
+        self._preparing = threading.Lock()
         self._containment: Containment | None = None
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
@@ -193,6 +200,21 @@ class SandboxRunner:
             return task.install_timeout
         return self.timeout_for(task, suite)
 
+    def prepared_assets(self, task: Task, env: Environment) -> tuple[PreparedAssets, list[str]]:
+        """The task's declared data files and models, prepared outside the sandbox once per runner, and why its
+        environment (`env`, built) is not its benchmark's: 'environment incomplete: ...' lines, none for most
+        tasks, said once here and carried by every report of the task (`EnvironmentInfo.incomplete`)."""
+        key = (str(task.root), task.id)
+        with self._preparing:
+            if key not in self._prepared:
+                assets = task_assets(task, load_assets(self.settings.assets_file or ASSETS_FILE))
+                prepared = self.assets.prepare(task, assets)
+                notes = environment_notes(task, assets, prepared, unsatisfied=env.unsatisfied)
+                self._prepared[key] = (prepared, notes)
+                for line in notes:  # said once, before any test of the task runs
+                    self.log(f"{task.id}: {line}")
+            return self._prepared[key]
+
     # -- public API ----------------------------------------------------------------
     def evaluate(self, task: Task, candidate: Candidate, suite: SuiteName | None = None) -> TestReport:
         """Run one suite of `task` against `candidate` (default: the suite it is scored by, `scored_suite`).
@@ -234,7 +256,8 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}",
                               duration=time.monotonic() - started)
-        report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected))
+        report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected),
+                                  self.prepared_assets(task, env))
         report.duration = time.monotonic() - started
         report.integrity_flags = candidate_flags(task, candidate)
         if key is not None:
@@ -242,13 +265,14 @@ class SandboxRunner:
         return report
 
     def _python_run(self, task: Task, candidate: Candidate, suite: SuiteName, env: Environment,
-                    planting: Planting) -> TestReport:
-        """One sandboxed pytest run with `planting`'s tests in the suite's modules."""
+                    planting: Planting, prepared: tuple[PreparedAssets, list[str]]) -> TestReport:
+        """One sandboxed pytest run with `planting`'s tests in the suite's modules and `prepared`'s assets (with
+        the notes of what is missing)."""
         self.containment()
         compile_recorder(env.python_version)
         folder = SessionFolder.create(self.settings.workdir, task.id)
         try:
-            return self._run(folder, task, suite, env, candidate, planting)
+            return self._run(folder, task, suite, env, candidate, planting, prepared)
         finally:
             if not self.settings.keep_workspace:
                 folder.remove()
@@ -311,7 +335,7 @@ class SandboxRunner:
         except EnvironmentBuildError as exc:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
         with self._slot():
-            return self._python_run(task, task.reference_files(), suite, env, planting)
+            return self._python_run(task, task.reference_files(), suite, env, planting, self.prepared_assets(task, env))
 
     def _expectation_store(self) -> ExpectationStore:
         return ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
@@ -409,9 +433,9 @@ class SandboxRunner:
 
     # -- workspace -----------------------------------------------------------------
     def _prepare(self, folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName,
-                 planting: Planting, canary: Canary | None) -> None:
-        """Fill the workspace (candidate, then the task's files, with the planted tests in their modules, then
-        the canary module where nothing could be planted) and the control folder."""
+                 planting: Planting, canary: Canary | None, prepared: PreparedAssets) -> None:
+        """Fill the workspace (candidate, then the task's files and prepared data files, with the planted tests
+        in their modules, then the canary module where nothing could be planted) and the control folder."""
         workspace = folder.workspace
         protected = ProtectedPaths.of(task)
         copy_candidate(workspace, candidate, protected)
@@ -419,6 +443,7 @@ class SandboxRunner:
             copy_candidate(workspace / folder_rel, candidate, protected)
         task_files = [*task.required_files, *task.suite_files(suite)]
         copy_task_files(task.root, workspace, task_files)
+        copy_prepared_files(workspace, prepared.data)  # the task's, like its fixtures: over the candidate's
         for rel in task.empty_dirs:
             try:
                 (workspace / rel).mkdir(parents=True, exist_ok=True)
@@ -515,16 +540,18 @@ class SandboxRunner:
         return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-             candidate: Candidate, planting: Planting) -> TestReport:
+             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]]) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
+        prepared, incomplete = prepared_notes
         plugins = env.plugin_modules(task.env.pytest_plugins)
-        variables = self._environment_variables(folder, task, env)
+        variables = {**self._environment_variables(folder, task, env), **prepared.variables(folder.tmp)}
         timeout = self.timeout_for(task, suite)
         # a module of canaries only where none could be planted (a suite of no test of pytest's default names)
         canary = Canary.make() if planting.checked and not any(t.kind == "canary" for t in planting.tests) else None
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
             unsatisfied_requirements=env.unsatisfied, plugins=plugins,
+            incomplete=list(incomplete), substituted=list(prepared.substituted),
         )
         steps = []
         install_what = ""
@@ -538,9 +565,10 @@ class SandboxRunner:
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
         cpu_limit = cgroup.cpu_limit() if cgroup else None
         try:
-            session = run_session(self.containment(), folder, (str(env.path), str(env.base_prefix())), limits, steps,
-                                  cgroup, prepare=lambda: self._prepare(folder, task, candidate, suite, planting,
-                                                                        canary))
+            binds = (str(env.path), str(env.base_prefix()), *((str(prepared.hf_home),) if prepared.hf_home else ()))
+            session = run_session(self.containment(), folder, binds, limits, steps, cgroup,
+                                  prepare=lambda: self._prepare(folder, task, candidate, suite, planting, canary,
+                                                                prepared))
         finally:
             if cgroup:
                 cgroup.remove()

@@ -60,3 +60,14 @@ def copy_task_files(root: Path, workspace: Path, rels: Iterable[str]) -> None:
         elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
+
+
+def copy_prepared_files(workspace: Path, files: Mapping[str, Path]) -> None:
+    """Files prepared for the task outside its folder (`evaluation.assets`: data files its copy lacks) at their
+    workspace paths, over whatever the candidate put there."""
+    for rel, source in files.items():
+        target = workspace / safe_relpath(rel)
+        if target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)

@@ -157,6 +157,13 @@ class PairResult(BaseModel):
     integrity_flags: list[IntegrityFlag] = Field(
         default_factory=list, description="the final output's integrity flags, from its unit test report "
         "(evaluation.integrity_flags: where to look, never a change of score); empty in older ledgers")
+    unit_run_note: str | None = Field(
+        default=None, description="why the final output's unit tests did not all run (timed out, stopped, not "
+        "collected), from its unit test report: a #Pass cut short says so on its row; None in older ledgers")
+    environment_incomplete: list[str] = Field(
+        default_factory=list, description="why the task's environment here is not its benchmark's, from the final "
+        "unit test report (evaluation.assets): the task is counted 'environment incomplete', its shortfall not a "
+        "model's failure; empty in older ledgers")
 
     @property
     def ok(self) -> bool:
@@ -235,6 +242,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         **final_sketchbleu(run_dir, task), **final_non_functional(run_dir, task, runner),
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
+        environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
         duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
 
 
@@ -260,6 +268,34 @@ def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:
     if not report_path.is_file():
         return []
     return TestReport.model_validate_json(report_path.read_text(encoding="utf-8")).integrity_flags
+
+
+def final_environment_notes(run_dir: Path) -> list[str]:
+    """Why the task's environment was not its benchmark's, as the final unit test report recorded it (none
+    without one)."""
+    from projectgen.evaluation.report import TestReport
+
+    report_path = RunFolder(run_dir).unit_report
+    if not report_path.is_file():
+        return []
+    environment = TestReport.model_validate_json(report_path.read_text(encoding="utf-8")).environment
+    return list(environment.incomplete) if environment is not None else []
+
+
+def final_unit_run_note(run_dir: Path) -> str | None:
+    """Why the final unit test run was cut short (a timeout, a stop, modules that did not collect), from its
+    report; None when it ran to the end or there is none."""
+    from projectgen.evaluation.report import TestReport
+
+    report_path = RunFolder(run_dir).unit_report
+    if not report_path.is_file():
+        return None
+    report = TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))
+    if reason := report.not_run_reason():
+        return reason
+    if report.timed_out:
+        return f"the hidden unit tests timed out: {len(report.tests)} of {report.collected or '?'} collected ran"
+    return None
 
 
 def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, Any],

@@ -44,6 +44,9 @@ class BenchRow(BaseModel):
     report: str | None = None
     defects: list[str] = Field(default_factory=list, description="defects of the task itself (a file the reference "
                                "reads that the dataset does not ship): no candidate can pass there either")
+    incomplete: list[str] = Field(default_factory=list, description="why the task's environment here is not its "
+                                  "benchmark's (evaluation.assets): the row is 'environment incomplete', not a "
+                                  "harness or model failure")
 
 
 def row_from_report(report: TestReport, report_path: Path | None, shipped: set[str] | None = None,
@@ -64,10 +67,11 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
     unpassed = [test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
     defects += [line for defect in known if (line := defect.line(unpassed))]
-    if absent and report.status != "passed":  # a file the tests do not need is no defect of theirs (zxcvbn's)
+    incomplete = list(report.environment.incomplete) if report.environment else []
+    if absent and report.status != "passed" and not incomplete:  # the runner's note names them (else an older report)
         defects.insert(0, f"dataset defect: this copy lacks {len(absent)} published file(s) ({', '.join(absent[:3])}"
                           f"{' ...' if len(absent) > 3 else ''})")
-    notes = list(defects)
+    notes = [*incomplete, *defects]
     reason = report.not_run_reason()
     if reason:
         notes.append(reason)
@@ -90,7 +94,7 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     return BenchRow(
         task_id=report.task_id, status=report.status, passed=passed, total=total,
         pass_rate=pass_rate(passed, total), duration=round(report.duration, 1), note="; ".join(notes),
-        report=str(report_path) if report_path else None, defects=defects,
+        report=str(report_path) if report_path else None, defects=defects, incomplete=incomplete,
     )
 
 

@@ -147,6 +147,12 @@ class FinalFigures(BaseModel):
                                              "attempt) / cost of attempt 1 x 100 (LiveCoder Table 5)")
     token_reduction_pct: float | None = Field(default=None, description="the same reduction in tokens: what a "
                                               "replay or an unpriced model shows of Table 5 (they cost nothing)")
+    incomplete: list[str] = Field(default_factory=list, description="tasks whose environment here is not their "
+                                  "benchmark's (each pair names the cause): SUM and AVG_weighted include them, and "
+                                  "the figures' lines say so")
+    complete_passed: int | None = Field(default=None, description="SUM of #Pass over the tasks whose environment "
+                                        "is complete")
+    complete_total: int | None = Field(default=None, description="SUM of #Tests over those tasks")
     mean_attempts_run: float | None = None
     reused: int = 0
     budget_limited: int = 0
@@ -226,7 +232,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         sketchbleu=average_sketchbleu(p.sketchbleu for p in ok),
         sketchbleu_codes=average_sketchbleu(p.sketchbleu_codes for p in ok),
         sketchbleu_codes_files=sorted({p.sketchbleu_codes_files for p in ok
-                                       if p.sketchbleu_codes is not None and p.sketchbleu_codes_files}))
+                                       if p.sketchbleu_codes is not None and p.sketchbleu_codes_files}),
+        incomplete=sorted(p.task_id for p in ok if p.environment_incomplete))
     if ok and measured:
         # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.
         kept = [p for p in pairs if not p.ok and p.unit_denominator == "published"]
@@ -239,6 +246,8 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
             "denominators": sorted({p.unit_denominator for p in [*ok, *kept] if p.unit_denominator}), "mean_pass_rate": dataset.mean_pass_rate,
             "loc_weighted_pass_rate": dataset.loc_weighted_pass_rate,
             "fully_passing": sum(1 for s in task_scores if s.total and s.passed == s.total),
+            "complete_passed": sum(s.passed for s in task_scores if s.task_id not in final.incomplete),
+            "complete_total": sum(s.total for s in task_scores if s.task_id not in final.incomplete),
             "by_difficulty": difficulty_buckets(task_scores, {p.task_id: p.difficulty for p in [*ok, *kept]
                                                               if p.difficulty})})
     return ModelReport(method=method, model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows,
@@ -267,6 +276,8 @@ class SummaryEntry(BaseModel):
     weights: list[str] = Field(description="where the #LOC weights came from")
     denominators: list[str] = Field(default_factory=list, description="what #Tests counts: 'published', "
                                     "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
+    environment_incomplete: list[str] = Field(default_factory=list, description="tasks in pass_sum and tests whose "
+                                              "environment here is not their benchmark's (each pair names the cause)")
 
 
 def difficulty_buckets(scores: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, BucketFigures]:
@@ -308,4 +319,5 @@ class ExperimentResults(BaseModel):
                              pass_sum=r.final.passed, tests=r.final.total, avg_weighted=r.final.avg_weighted,
                              sketchbleu=r.final.sketchbleu, sketchbleu_codes=r.final.sketchbleu_codes,
                              sketchbleu_codes_files=r.final.sketchbleu_codes_files,
-                             weights=r.final.weights, denominators=r.final.denominators) for r in self.models]
+                             weights=r.final.weights, denominators=r.final.denominators,
+                             environment_incomplete=r.final.incomplete) for r in self.models]

@@ -6,7 +6,7 @@ from projectgen.evaluation.sketchbleu import SKETCHBLEU_MODES
 from projectgen.experiments.figures import PairResult
 from projectgen.experiments.livecoder_tables import livecoder_blocks
 from projectgen.experiments.plots import pass_per_task, score_per_attempt
-from projectgen.experiments.results import AttemptRow, ExperimentResults, ModelReport
+from projectgen.experiments.results import AttemptRow, ExperimentResults, FinalFigures, ModelReport
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
                                                    Text, integrity_section, unprotected_warning)
 
@@ -41,6 +41,8 @@ def final_lines(report: ModelReport) -> list[str]:
                      f"#LOC: {'; '.join(f.weights) or 'n/a'})")
     elif f.tasks:
         lines.append("final output: hidden unit tests not run")
+    if f.incomplete:
+        lines.append(incomplete_line(f))
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
                  f"{'n/a' if f.mean_attempts_run is None else f'{f.mean_attempts_run:.2f}'}; reused: {f.reused}; "
                  f"stopped by the budget: {f.budget_limited}")
@@ -58,6 +60,16 @@ def final_lines(report: ModelReport) -> list[str]:
     if report.oracle:
         lines.append(ORACLE_LABEL)
     return lines
+
+
+def incomplete_line(f: FinalFigures) -> str:
+    """The tasks counted 'environment incomplete', and the figures without them: SUM never mixes them silently."""
+    line = (f"environment incomplete: {len(f.incomplete)} task(s) ({', '.join(f.incomplete)}): tests there that no "
+            "output can pass here are in SUM and AVG_weighted, not a model's failure (each row's note names the cause)")
+    if f.complete_passed is not None and f.complete_total is not None:
+        line += (f"; over the {f.tasks - len(f.incomplete)} complete task(s): "
+                 f"#Pass {f.complete_passed}/{f.complete_total}")
+    return line
 
 
 PAPER_TABLE5 = "LiveCoder Table 5, cost attempt 1 -> 4: 41.99% to 53.63%"
@@ -90,16 +102,34 @@ def pass_table(results: ExperimentResults) -> Table | None:
         return None
     by_report = [{p.task_id: p for p in r.pairs} for r in reports]
     tasks = sorted({task for pairs in by_report for task in pairs})
+    incomplete = sorted({task for r in reports for task in r.final.incomplete})
     rows = [[task, cell(first_of(by_report, task, "loc")), cell(first_of(by_report, task, "final_unit_total")),
-             *(cell(pairs[task].final_unit_passed) if task in pairs and pairs[task].ok else "error"
-               for pairs in by_report)] for task in tasks]
+             *(pass_cell(pairs[task]) if task in pairs and pairs[task].ok else "error" for pairs in by_report)]
+            for task in tasks]
     rows.append(["SUM", str(sum(first_of(by_report, task, "loc") or 0 for task in tasks)),
                  str(sum(first_of(by_report, task, "final_unit_total") or 0 for task in tasks)),
                  *(str(r.final.passed) for r in reports)])
     rows.append(["AVG_weighted", "", "", *(f"{r.final.avg_weighted:.2f}" for r in reports)])
     counts = sorted({name for r in reports for name in r.final.denominators})
-    tests = f"#Tests ({', '.join(counts)})" if counts else "#Tests"
-    return ["task", "#LOC", tests, *(r.column for r in reports)], rows
+    header = ["task", "#LOC", f"#Tests ({', '.join(counts)})" if counts else "#Tests", *(r.column for r in reports)]
+    if not incomplete:
+        return header, rows
+    # a column only when a task needs it: which rows count tests no output can pass here, and that SUM has them
+    notes = [*(environment_cell(by_report, task) for task in tasks),
+             f"includes {len(incomplete)} environment-incomplete task(s)", ""]
+    return [*header, "environment"], [[*row, note] for row, note in zip(rows, notes)]
+
+
+def pass_cell(pair: PairResult) -> str:
+    """A pair's #Pass, marked when its unit test run was cut short (the per-task table says why)."""
+    return cell(pair.final_unit_passed) + (" (cut short)" if pair.unit_run_note else "")
+
+
+def environment_cell(by_report: list[dict[str, PairResult]], task: str) -> str:
+    """'incomplete: <cause>' when any pair of the task recorded its environment as incomplete, else ''."""
+    notes = next((pairs[task].environment_incomplete for pairs in by_report
+                  if task in pairs and pairs[task].environment_incomplete), [])
+    return "incomplete: " + "; ".join(note.removeprefix("environment incomplete: ") for note in notes) if notes else ""
 
 
 def sketchbleu_table(results: ExperimentResults) -> Table | None:
@@ -202,7 +232,9 @@ def pair_table(report: ModelReport) -> Table:
         unit = f"{p.final_unit_passed}/{p.final_unit_total}" if p.final_unit_total is not None else ""
         rows.append([p.task_id, p.status, "" if p.loc is None else str(p.loc), unit,
                      str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
-                     p.cost.label() if p.ok else "", (p.error or "")[:200]])
+                     p.cost.label() if p.ok else "",
+                     "; ".join([*p.environment_incomplete,
+                                *(note for note in (p.unit_run_note, p.error) if note)])[:400]])
     return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", "note"], rows
 
 

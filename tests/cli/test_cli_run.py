@@ -264,3 +264,19 @@ def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path) -
                              str(tmp_path / "report")], capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr
     assert f"not running (pid {process.pid} ended" in (tmp_path / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_run_on_a_task_whose_environment_is_incomplete_says_so(shared_datasets: Path, tmp_path: Path,
+                                                                  env_cache: Path, capsys) -> None:
+    """DevBench geotext's copy lacks its cities file: the reference scores 0, and the run says why rather than
+    leaving a bare 0 to be read as the model's."""
+    code = main(["run", str(shared_datasets / "DevBench" / "geotext"), "--model", "reference", "--out",
+                 str(tmp_path / "run"), "--iterations", "1,1,1", "--attempts", "1", "--cache-dir", str(env_cache)])
+    assert code == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("environment incomplete: missing data file: this copy of the task lacks 1 published file(s) "
+            "(geotext/data_file/cities15000.txt") in out
+    assert "the hidden tests' score counts tests no output could pass here" in out
+    report = json.loads((tmp_path / "run" / "unit_report.json").read_text())
+    assert report["environment"]["incomplete"][0].startswith("environment incomplete: missing data file")

@@ -304,26 +304,46 @@ def test_devbench_fetched_from_a_mirror_scores_as_the_paper_by_name(devbench_mir
 GEOTEXT_DATA = "geotext/data_file/cities15000.txt"  # in task geotext: the large file the local copy lacks
 
 
-def test_list_and_verify_name_the_incomplete_tasks_and_verify_fails_on_them(devbench_mirror: Path, cache: Path,
-                                                                             capsys) -> None:
+def test_list_and_verify_name_the_incomplete_tasks_and_verify_fails_only_on_damage(devbench_mirror: Path,
+                                                                                   cache: Path, tmp_path: Path,
+                                                                                   monkeypatch, capsys) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-hub"))  # this machine's models are not the test's
     assert main(["datasets", "fetch", "devbench", "--from", str(devbench_mirror)]) == 0
     capsys.readouterr()
     assert main(["datasets", "list"]) == 0
-    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("devbench ")]
+    out = capsys.readouterr().out
+    listed = [line for line in out.splitlines() if line.startswith("devbench ")]
     assert len(listed) == 1 and f"10 tasks (1 incomplete: geotext lacks {GEOTEXT_DATA})" in listed[0]
-    assert main(["datasets", "verify", "devbench"]) == 1
-    err = capsys.readouterr().err
-    assert f"devbench: incomplete: geotext lacks {GEOTEXT_DATA} (not in the source it was fetched from)" in err
-    assert "1 task(s) incomplete" in err
-    # a published file removed from the installed copy afterwards is named as such
+    # the environment's gaps known without a run: TextCNN's model is in no Hugging Face cache here
+    assert "  TextCNN: environment incomplete: model file not available offline: bert-base-uncased" in out
+    # as fetched, the copy lacks what its source lacked: named, and no damage
+    assert main(["datasets", "verify", "devbench"]) == 0
+    captured = capsys.readouterr()
+    assert (f"devbench: incomplete: geotext lacks {GEOTEXT_DATA} (not in the source it was fetched from)"
+            in captured.err)
+    assert "1 task(s) incomplete" in captured.err
+    assert "TextCNN: environment incomplete: model file not available offline" in captured.out
+    # a published file removed from the installed copy afterwards is damage
     (cache / "devbench" / "DevBench" / "lice" / "ChangeLog").unlink()
     assert main(["datasets", "verify", "devbench"]) == 1
-    assert "devbench: incomplete: lice lacks ChangeLog (removed since the fetch)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "devbench: incomplete: lice lacks ChangeLog (removed since the fetch)" in err
+    assert "1 task(s) lost published files since the fetch (lice)" in err
 
 
 def test_verify_passes_a_complete_copy_and_list_names_nothing_incomplete(devbench_mirror: Path, cache: Path,
-                                                                         monkeypatch, capsys) -> None:
+                                                                         tmp_path: Path, monkeypatch, capsys) -> None:
     from projectgen.datasets import integrity
+
+    # TextCNN's model and data set in the local Hugging Face cache: its environment is complete too
+    from projectgen.datasets.assets import load_assets
+
+    for repository in load_assets()["devbench/TextCNN"].models:
+        snapshot = tmp_path / "hub" / repository.cache_folder / "snapshots" / "0123"
+        for name in repository.files:
+            (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+            (snapshot / name).write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
 
     # published data as the local copy holds it (without the file it lacks): the copy is complete
     complete = {path: digest for path, digest in manifest(published_dataset("devbench")).items()

@@ -98,11 +98,13 @@ def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count
 def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Path, runner, tmp_path: Path) -> None:
     rows = bench_reference(shared_datasets / "DevBench", runner, tmp_path / "bench", tasks=["geotext", "chakin"])
     by_task = {row.task_id: row for row in rows}
-    # the published dataset has the file (its manifest names it); this copy does not
-    assert by_task["geotext"].defects == [
-        "dataset defect: this copy lacks 1 published file(s) (geotext/data_file/cities15000.txt)"]
-    assert by_task["geotext"].note.startswith("dataset defect")
-    assert by_task["chakin"].defects == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
+    # the published dataset has the file (its manifest names it); this copy does not: the environment is incomplete
+    assert by_task["geotext"].incomplete == [
+        "environment incomplete: missing data file: this copy of the task lacks 1 published file(s) "
+        "(geotext/data_file/cities15000.txt; `projectgen datasets fetch` gets a complete copy)"]
+    assert by_task["geotext"].note.startswith("environment incomplete: missing data file")
+    assert by_task["geotext"].defects == []  # named once, as the environment's
+    assert by_task["chakin"].incomplete == [] and by_task["chakin"].passed == by_task["chakin"].total == 1
 
 
 def test_tests_that_import_a_suite_kept_from_them_are_a_defect() -> None:
@@ -151,3 +153,19 @@ def test_every_packaged_known_defect_names_tests_its_task_has(shared_datasets: P
             path, name = test.split("::")
             assert path in task.suite_files(task.scored_suite)
             assert f"def {name}(" in (task.root / path).read_text(encoding="utf-8")
+
+
+def test_a_bench_row_of_an_incomplete_environment_says_so_first_and_names_a_lacking_file_once() -> None:
+    from projectgen.evaluation.report import EnvironmentInfo
+
+    line = ("environment incomplete: missing data file: this copy of the task lacks 1 published file(s) "
+            "(geotext/data_file/cities15000.txt; `projectgen datasets fetch` gets a complete copy)")
+    ran = report(collection=GEOTEXT_ERROR).model_copy(update={"environment": EnvironmentInfo(
+        key="k", python="3.11.2", path="/env", incomplete=[line])})
+    row = row_from_report(ran, None, set(), absent=["geotext/data_file/cities15000.txt"])
+    assert row.incomplete == [line]
+    assert row.note.startswith(line)
+    assert "dataset defect" not in row.note  # the lacking file is named once, as the environment's
+    older = report(collection=GEOTEXT_ERROR)  # a report from before environments were recorded
+    assert row_from_report(older, None, set(), absent=["geotext/data_file/cities15000.txt"]).defects[0].startswith(
+        "dataset defect: this copy lacks 1 published file(s)")

@@ -447,3 +447,31 @@ def test_every_test_of_a_folder_suite_runs_beside_the_canaries_on_pytest_8(tmp_p
     assert report.environment is not None
     assert outcomes(report) == {"test_a": Outcome.PASSED, "test_b": Outcome.FAILED}, report.output_tail
     assert report.collected == 2 and report.tampered is None
+
+
+def test_a_test_that_sets_the_clock_back_still_counts(tmp_path: Path, env_cache: Path) -> None:
+    """A fixture that freezes time in the past (freezegun, as CodeProjectEval cookiecutter's tests do) makes
+    pytest's own duration of the phase negative: that is the test's clock, not a forged report, and its tests
+    count as they ran."""
+    task = make_task(tmp_path / "clock", {
+        "test_clock.py": """
+            import pytest
+            import _pytest.timing as timing
+
+            @pytest.fixture
+            def frozen(monkeypatch):
+                start = timing.perf_counter()
+                monkeypatch.setattr(timing, "perf_counter", lambda: start - 1000.0)
+                yield
+
+            def test_in_the_past(frozen):
+                assert True
+
+            def test_after():
+                assert True
+        """,
+    })
+    report = runner(env_cache).evaluate(task, {}, "unit")
+    assert report.tampered is None
+    assert outcomes(report) == {"test_in_the_past": Outcome.PASSED, "test_after": Outcome.PASSED}
+    assert all(test.duration >= 0 for test in report.tests)

@@ -349,7 +349,8 @@ def recorder(fd, mac, canary):
         return True
 
     def pytest_runtest_logreport(report):
-        duration = getattr(report, "duration", 0.0)
+        # pytest times a phase with the clock the test runs under: one set back (freezegun) makes it negative
+        duration = max(getattr(report, "duration", 0.0), 0.0)
         if report.when == "setup" and report.outcome == "passed":
             setup_seconds[report.nodeid] = duration
             return
