@@ -76,8 +76,8 @@ class ExpectedTests(BaseModel):
     reference_not_passed: dict[str, str] = Field(
         default_factory=dict, description="expected node id -> the reference's outcome (failed, error, not run)")
     reference_collection_errors: tuple[str, ...] = ()
-    complete: bool = Field(default=True, description="the reference run finished (not timed out); "
-                           "an incomplete measurement is not cached")
+    complete: bool = Field(default=True, description="the reference run finished (not timed out, not read as "
+                           "tampered); an incomplete measurement is not cached")
     twins: tuple[Twin, ...] | None = Field(
         default=None, description="copies of expected tests with a wrong expected value, verified to fail on the "
         "reference (`twins`); None: not derived yet (an entry cached before twins), derived when next needed")
@@ -192,7 +192,9 @@ def from_reference_report(report: TestReport, key: ExpectationKey) -> ExpectedTe
         inputs_digest=key.inputs_digest, modules=group_by_file(expected), left_out=left_out,
         reference_not_passed=not_passed,
         reference_collection_errors=tuple(e.nodeid for e in report.collection_errors),
-        complete=not report.timed_out and report.exit_status is not None,
+        # a reference run read as tampered (a harness fault, e.g. a clock the tests froze) is never cached:
+        # every later evaluation would count its "not passed" tests against each candidate
+        complete=not report.timed_out and report.exit_status is not None and not report.tampered,
     )
 
 

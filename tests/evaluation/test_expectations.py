@@ -185,3 +185,16 @@ def test_a_declared_test_the_reference_does_not_collect_is_refused_not_scored_ze
     with pytest.raises(ExpectationError, match=r"names 1 test\(s\) its reference does not collect: "
                                                r"unit_tests/test_calc.py::test_smal$"):
         run.expected_tests(typo)
+
+
+def test_a_reference_run_read_as_tampered_is_never_cached() -> None:
+    """CodeProjectEval cookiecutter froze the clock once and its reference run was read as forged: that
+    measurement, cached, counted every test as one the reference does not pass for every later candidate."""
+    from projectgen.evaluation.expectations import ExpectationKey, from_reference_report
+
+    key = ExpectationKey(task_id="t", suite="unit", env_key="e", inputs_digest="d")
+    tests = [TestResult(nodeid="unit_tests/test_a.py::test_a", outcome=Outcome.PASSED)]
+    clean = TestReport(task_id="t", suite="unit", tests=tests, exit_status=0)
+    assert from_reference_report(clean, key).complete
+    forged = clean.model_copy(update={"tampered": "a negative duration"})
+    assert not from_reference_report(forged, key).complete
