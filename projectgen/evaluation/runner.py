@@ -63,7 +63,8 @@ from projectgen.evaluation.expectations import (
 from projectgen.evaluation.integrity_flags import candidate_flags
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
-from projectgen.evaluation.planted_tests import PlantedTest, Planting, plan, planted_problem, without_planted
+from projectgen.evaluation.planted_tests import (ModuleOutlines, PlantedTest, Planting, plan, planted_problem,
+                                                without_planted)
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
@@ -147,6 +148,7 @@ class SandboxRunner:
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
         self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
+        self._outlines = ModuleOutlines()  # the suites' modules, parsed once for every run's planting
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
@@ -362,7 +364,7 @@ class SandboxRunner:
                 wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
             count = min(wanted or 0, len(verified))
             twins = choose_twins(verified, count)
-        return plan(sources, twins, canaries, collected)
+        return plan(sources, twins, canaries, collected, self._outlines)
 
     def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:
         """Twins of the reference's passing tests that fail on the reference at their call (within TWIN_SECONDS),
