@@ -60,7 +60,7 @@ from projectgen.evaluation.expectations import (
     score_report,
     with_declared_total,
 )
-from projectgen.evaluation.integrity_flags import candidate_flags
+from projectgen.evaluation.integrity_flags import ScannedFiles, candidate_flags
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
 from projectgen.evaluation.planted_tests import (ModuleOutlines, PlantedTest, Planting, plan, planted_problem,
@@ -149,6 +149,7 @@ class SandboxRunner:
         self.recent = RecentRuns()
         self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
         self._outlines = ModuleOutlines()  # the suites' modules, parsed once for every run's planting
+        self._scanned = ScannedFiles()  # the candidates' files, scanned once for their integrity flags
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
@@ -227,7 +228,7 @@ class SandboxRunner:
                 cache=self.environments.root / "languages", workdir=self.settings.workdir,
                 keep_workspace=self.settings.keep_workspace)
             report.duration = time.monotonic() - started
-            report.integrity_flags = candidate_flags(task, candidate)
+            report.integrity_flags = candidate_flags(task, candidate, self._scanned)
             if key is not None and not report.error:
                 self.recent.put(key, report)
             return report
@@ -238,7 +239,7 @@ class SandboxRunner:
                               duration=time.monotonic() - started)
         report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected))
         report.duration = time.monotonic() - started
-        report.integrity_flags = candidate_flags(task, candidate)
+        report.integrity_flags = candidate_flags(task, candidate, self._scanned)
         if key is not None:
             self.recent.put(key, report)
         return report
