@@ -192,10 +192,9 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
         _insert(planting, insertions, after, module, scope, anchor, function, None)
     for module, changes in insertions.items():
         text, inserted = _inserted(sources[module], changes)
-        if not _parses_where_planted(sources[module], text, inserted, after[module]):  # never expected; the
-            # module then runs as the task wrote it
-            planting.tests = [test for test in planting.tests if test.module != module]
-            continue
+        if not _parses_where_planted(sources[module], text, inserted, after[module]):
+            planting.tests = [test for test in planting.tests if test.module != module]  # never expected: the
+            continue  # module then runs as the task wrote it
         planting.modules[module] = text
         planting.inserted[module] = inserted
     return planting
