@@ -81,14 +81,18 @@ PLAIN_PYTEST = ("import sys, time, pytest; code = pytest.main(sys.argv[1:]); "
 
 # --------------------------------------------------------------------------- worker (one per projectgen tree)
 
-def worker(cache_dir: Path) -> int:
-    """Answer one JSON request per stdin line: {"task": folder, "suite": name, "breakdown": bool} -> figures."""
+def worker(cache_dir: Path, tree: Path) -> int:
+    """Answer one JSON request per stdin line: {"task": folder, "suite": name, "breakdown": bool} -> figures,
+    evaluating with the projectgen of `tree`: first on the path, before this checkout (`_fixtures` put that
+    there when imported, and a baseline worker then measured this checkout's code, not the baseline's)."""
+    sys.path.insert(0, str(tree))
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
     runner = SandboxRunner(RunnerSettings(cache_dir=cache_dir))
     runner.containment()
-    print(json.dumps({"ready": True, "isolation": runner.isolation()}), flush=True)
+    imported = Path(sys.modules["projectgen"].__file__ or "").resolve().parents[1]
+    print(json.dumps({"ready": True, "isolation": runner.isolation(), "tree": str(imported)}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
         task = load_task(Path(request["task"]))
@@ -285,9 +289,13 @@ class Side:
     def __init__(self, name: str, tree: Path, cache_dir: Path) -> None:
         self.name = name
         env = dict(os.environ, PYTHONPATH=str(tree))
-        self.process = subprocess.Popen([sys.executable, __file__, "--worker", "--cache-dir", str(cache_dir)],
-                                        env=env, cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.isolation = self._reply()["isolation"]
+        self.process = subprocess.Popen([sys.executable, __file__, "--worker", str(tree), "--cache-dir",
+                                         str(cache_dir)], env=env, cwd=tree, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        ready = self._reply()
+        if Path(ready["tree"]) != tree.resolve():
+            raise SystemExit(f"{name}: the worker imported the projectgen of {ready['tree']}, not of {tree}")
+        self.isolation = ready["isolation"]
 
     def _reply(self) -> dict:
         assert self.process.stdout is not None
@@ -365,7 +373,7 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, default=None, help="environment cache (default: a temporary one)")
     parser.add_argument("--no-breakdown", action="store_true",
                         help="only the whole evaluations (more rounds in the same time)")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", type=Path, default=None, help=argparse.SUPPRESS)  # the tree a worker evaluates with
     add_tiny_option(parser)
     args = parser.parse_args()
     if args.tiny:  # the user's environment cache: building one is not what a tiny run checks
@@ -374,7 +382,7 @@ def main() -> int:
         args.tasks, args.rounds = "python-hl7", 1  # the breakdown too: it rotted once, unrun
         args.cache_dir = args.cache_dir or default_cache_dir()
     if args.worker:
-        return worker(args.cache_dir)
+        return worker(args.cache_dir, args.worker)
 
     sys.path.insert(0, str(ROOT))
     from _fixtures import paired_ratio, ratio_line, table

@@ -19,6 +19,7 @@ level (it would run on import) and `os._exit` anywhere always are.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import posixpath
@@ -54,6 +55,7 @@ MAX_PYTHON_BYTES = 2_000_000   # Python parsed per candidate (the largest refere
 MAX_FLAGS_PER_FILE = 20
 MAX_FLAGS = 200
 EXCERPT_CHARS = 120
+MAX_SCANNED = 20_000  # files whose flags a runner keeps (`ScannedFiles`)
 
 
 class IntegrityFlag(BaseModel):
@@ -90,17 +92,40 @@ def describe_counts(flags: Collection[IntegrityFlag]) -> str:
 # ----------------------------------------------------------------------------- the candidate's files
 
 
+class ScannedFiles:
+    """Each file's flags, kept by path and content for one runner: it meets the same files again (a candidate's
+    suites one after another, a repair that changes a few files, a reference at every run), and parsing them
+    cost 47 ms an evaluation on imapclient's. A file is known by a SHA-256 of its bytes; at most `MAX_SCANNED`
+    (the oldest go first)."""
+
+    def __init__(self) -> None:
+        self._flags: dict[tuple[str, bytes], tuple[IntegrityFlag, ...]] = {}
+
+    def scan(self, rel: str, data: bytes, parse_budget: int) -> list[IntegrityFlag]:
+        """`scan_file`'s flags of `data` at `rel` (copies: a report's flags are its own)."""
+        if len(data) > parse_budget:  # what is left of the candidate's budget decides, not the file: not kept
+            return scan_file(rel, data, parse_budget)
+        key = (rel, hashlib.sha256(data).digest())
+        known = self._flags.get(key)
+        if known is None:
+            known = tuple(scan_file(rel, data, parse_budget))
+            while len(self._flags) >= MAX_SCANNED:
+                self._flags.pop(next(iter(self._flags)))
+            self._flags[key] = known
+        return [flag.model_copy() for flag in known]
+
+
 def scan_candidate(candidate: Path | Mapping[str, str] | Mapping[str, Path],
-                   skip: Collection[str] = ()) -> list[IntegrityFlag]:
+                   skip: Collection[str] = (), scanned: ScannedFiles | None = None) -> list[IntegrityFlag]:
     """Every flag of `candidate` (a folder, or repository path -> text or file on disk, as the runner takes
     it), in path order, the first `MAX_FLAGS`; `skip`: repository paths that are not the candidate's (the
-    task's own files, whose copy the workspace uses)."""
+    task's own files, whose copy the workspace uses); `scanned`: the files scanned before (a runner's)."""
     flags: list[IntegrityFlag] = []
     budget = MAX_PYTHON_BYTES
     for rel, data in _files(candidate):
         if rel in skip or data is None:
             continue
-        flags += scan_file(rel, data, parse_budget=budget)
+        flags += scanned.scan(rel, data, budget) if scanned is not None else scan_file(rel, data, parse_budget=budget)
         if rel.endswith(".py") and len(data) <= min(budget, MAX_FILE_BYTES):
             budget -= len(data)
         if len(flags) >= MAX_FLAGS:
@@ -137,10 +162,12 @@ def _read_capped(path: Path) -> bytes | None:
         return None
 
 
-def candidate_flags(task: Task, candidate: Path | Mapping[str, str] | Mapping[str, Path]) -> list[IntegrityFlag]:
+def candidate_flags(task: Task, candidate: Path | Mapping[str, str] | Mapping[str, Path],
+                    scanned: ScannedFiles | None = None) -> list[IntegrityFlag]:
     """The flags of `candidate` as a run of `task` meets it: the task's own files (its suites' files, whose
-    copy the workspace uses) are not the candidate's and are not scanned."""
-    return scan_candidate(candidate, ProtectedPaths.of(task).task_files)
+    copy the workspace uses) are not the candidate's and are not scanned. `scanned`: a runner's files
+    scanned before."""
+    return scan_candidate(candidate, ProtectedPaths.of(task).task_files, scanned)
 
 
 def is_test_module(rel: str) -> bool:

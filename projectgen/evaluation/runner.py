@@ -62,10 +62,11 @@ from projectgen.evaluation.expectations import (
     score_report,
     with_declared_total,
 )
-from projectgen.evaluation.integrity_flags import candidate_flags
+from projectgen.evaluation.integrity_flags import ScannedFiles, candidate_flags
 from projectgen.evaluation.languages.session import evaluate_in_language
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
-from projectgen.evaluation.planted_tests import PlantedTest, Planting, plan, planted_problem, without_planted
+from projectgen.evaluation.planted_tests import (ModuleOutlines, PlantedTest, Planting, plan, planted_problem,
+                                                without_planted)
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outcome, ResourceUsage, TestReport,
@@ -154,6 +155,8 @@ class SandboxRunner:
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
         self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
+        self._outlines = ModuleOutlines()  # the suites' modules, parsed once for every run's planting
+        self._scanned = ScannedFiles()  # the candidates' files, scanned once for their integrity flags
 
     # -- isolation -----------------------------------------------------------------
     def containment(self) -> Containment:
@@ -247,7 +250,7 @@ class SandboxRunner:
                 cache=self.environments.root / "languages", workdir=self.settings.workdir,
                 keep_workspace=self.settings.keep_workspace)
             report.duration = time.monotonic() - started
-            report.integrity_flags = candidate_flags(task, candidate)
+            report.integrity_flags = candidate_flags(task, candidate, self._scanned)
             if key is not None and not report.error:
                 self.recent.put(key, report)
             return report
@@ -259,7 +262,7 @@ class SandboxRunner:
         report = self._python_run(task, candidate, suite, env, self._planting(task, suite, expected),
                                   self.prepared_assets(task, env))
         report.duration = time.monotonic() - started
-        report.integrity_flags = candidate_flags(task, candidate)
+        report.integrity_flags = candidate_flags(task, candidate, self._scanned)
         if key is not None:
             self.recent.put(key, report)
         return report
@@ -386,7 +389,7 @@ class SandboxRunner:
                 wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
             count = min(wanted or 0, len(verified))
             twins = choose_twins(verified, count)
-        return plan(sources, twins, canaries, collected)
+        return plan(sources, twins, canaries, collected, self._outlines)
 
     def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:
         """Twins of the reference's passing tests that fail on the reference at their call (within TWIN_SECONDS),

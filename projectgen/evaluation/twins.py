@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 
@@ -45,10 +46,11 @@ class Twin(BaseModel):
     source: str  # its definition (decorators included), still named like the original, unindented
     last_statement: bool = False  # the mutated assertion is the test's last statement (leaves what the test leaves)
 
-    @property
+    @functools.cached_property
     def expects_exception(self) -> bool:
         """Whether the change is the exception the test expects, not a compared value: read from the source (the
-        mutated assertion is its last mutable one), so twins cached before this was asked answer too."""
+        mutated assertion is its last mutable one), so twins cached before this was asked answer too. Kept with
+        the twin: every run's choice asks it of each verified twin (`choose_twins`)."""
         try:
             definition = ast.parse(self.source).body[0]
         except (SyntaxError, ValueError, IndexError):

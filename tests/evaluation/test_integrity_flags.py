@@ -10,7 +10,7 @@ import pytest
 
 from projectgen.evaluation import integrity_flags
 from projectgen.evaluation.integrity_flags import (FLAG_KINDS, MAX_FILE_BYTES, MAX_FLAGS, IntegrityFlag,
-                                                   candidate_flags, describe_counts, scan_candidate)
+                                                   ScannedFiles, candidate_flags, describe_counts, scan_candidate)
 from projectgen.evaluation.report import TestReport
 from test_support import make_task
 
@@ -173,6 +173,24 @@ def test_a_candidate_parses_at_most_its_budget_of_python_and_reports_at_most_max
     assert "not scanned" in flags[-1].excerpt
     many = scan_candidate({f"m{i:03}.py": "import sys\n" + "sys._getframe()\n" * 30 for i in range(100)})
     assert len(many) == MAX_FLAGS
+
+
+def test_files_scanned_before_give_the_same_flags_and_a_changed_file_is_scanned_again(monkeypatch) -> None:
+    """A runner keeps each file's flags by its content (`ScannedFiles`): the same candidate again gets the same
+    flags, an edit to one file gets that file's new flags, and a file past the budget is never answered from
+    what was kept of it."""
+    scanned = ScannedFiles()
+    candidate = {"pkg/mem.py": "import ctypes\n", "pkg/exit.py": "import os\nos._exit(0)\n", "pkg/ok.py": "x = 1\n"}
+    first = scan_candidate(candidate, scanned=scanned)
+    assert first == scan_candidate(candidate) and len(first) == 2
+    first[0].excerpt = "changed by whoever holds the report"
+    assert scan_candidate(candidate, scanned=scanned) == scan_candidate(candidate)
+    edited = dict(candidate, **{"pkg/ok.py": "import sys\nsys.settrace(None)\n", "pkg/mem.py": "x = 2\n"})
+    assert [(f.kind, f.path) for f in scan_candidate(edited, scanned=scanned)] == [
+        ("process-exit", "pkg/exit.py"), ("tracing", "pkg/ok.py")]
+    monkeypatch.setattr(integrity_flags, "MAX_PYTHON_BYTES", 20)  # the budget is the candidate's, not the file's
+    assert [f.kind for f in scan_candidate({"a.py": "x = 1  # a line\n", "pkg/mem.py": "import ctypes\n"},
+                                           scanned=scanned)] == ["unscanned"]  # pkg/mem.py's flag was kept
 
 
 def test_a_50_mb_file_is_read_only_up_to_the_cap(tmp_path: Path) -> None:

@@ -195,6 +195,38 @@ def test_canaries_go_first_to_modules_without_a_planted_test() -> None:
         assert {test.module for test in planting.tests} == set(sources)
 
 
+# Modules whose layout a planted test must fit: tabs, a last method without a newline at the end, decorators and
+# comments between tests, a statement on the `def` line, an assertion over several lines.
+LAYOUTS = {
+    "tabs": "import unittest\n\n\nclass TestT(unittest.TestCase):\n\tdef test_a(self):\n\t\tself.assertEqual(1, 1)\n"
+            "\n\t@unittest.skipIf(False, 'no')\n\tdef test_b(self):\n\t\tself.assertEqual(2, 2)\n",
+    "no newline at the end": "class TestL:\n    def test_a(self):\n        assert 1 == 1\n    def test_b(self):\n"
+                             "        assert 2 == 2",
+    "decorators and comments": "import pytest\n\n\n@pytest.mark.fast\n# why\n@pytest.mark.parametrize('x', [1])\n"
+                               "def test_a(x):\n    assert x == 1\n# after a\n\ndef test_b():\n    assert (1 ==\n"
+                               "            1)\n\n\n\nclass TestC:\n    def test_c(self): assert True\n",
+}
+# The assertion's line goes on into the comment below it: whatever is put after the test joins that line.
+BROKEN_AFTER = "def test_a():\n    assert 1 == 1 \\\n        # the line above goes on here\n"
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_planted_modules_parse_whatever_the_layout_of_the_real_tests(layout: str) -> None:
+    """Only the parts of a module where tests were planted are parsed again (`_parses_where_planted`): the whole
+    planted module must parse whenever they do."""
+    source = LAYOUTS[layout]
+    for _ in range(30):
+        planting = plan({"t.py": source}, [], canaries=3)
+        assert len(planting.tests) == 3
+        ast.parse(planting.modules["t.py"])
+
+
+def test_a_module_that_would_not_parse_with_planted_tests_runs_as_the_task_wrote_it() -> None:
+    ast.parse(BROKEN_AFTER)
+    planting = plan({"t.py": BROKEN_AFTER}, [], canaries=2)
+    assert planting.modules == {} and planting.tests == []
+
+
 # -- judging --------------------------------------------------------------------------------------------------
 def _planting(*names: str) -> Planting:
     return Planting(tests=[PlantedTest("t.py", None, name, "twin", "t.py::test_a") for name in names])
