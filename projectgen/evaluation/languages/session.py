@@ -192,8 +192,7 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
     tampered = None
     failed_build = next((s for s in steps[:-2] if s.stop != FINISHED or s.exit_status != 0), None)
     hidden = [*([word] if word else []), *(planted_names(planting) if planting.checked else [])]
-    output = "\n".join(line for s in steps[:-1] for line in s.output.text().strip().splitlines()
-                       if not any(name in line for name in hidden))  # the canary and twins are not for a model
+    output = "\n".join(without_lines_of(s.output.text().strip(), hidden) for s in steps[:-1])
     if failed_build is not None:
         why = "timed out" if failed_build.stop == TIMED_OUT else f"exit status {failed_build.exit_status}"
         message = f"the build failed ({why}):\n{failed_build.output.text().strip()}"
@@ -211,8 +210,7 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
             tampered = tampered or planted_problem(task.language, planting, parsed.tests, parsed.broken, stopped)
             parsed = Parsed([test for test in parsed.tests if not planting.owns(test.nodeid)], parsed.broken)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
-        said = "\n".join(line for line in tested.output.text().strip().splitlines()
-                          if not any(name in line for name in hidden))[-3000:]  # not for a model to see
+        said = without_lines_of(tested.output.text().strip(), hidden)[-3000:]
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
                       for rel in ctx.test_files if rel not in reported and rel not in parsed.broken
                       and _declares_tests(task.language, ctx.test_sources.get(rel))}
@@ -229,6 +227,23 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         collected=len(parsed.tests), collected_ids=[test.nodeid for test in parsed.tests],
         exit_status=ran.exit_status if ran.stop == FINISHED else None, timed_out=ran.stop == TIMED_OUT,
         output_tail=output[-6000:], isolation=isolation)
+
+
+def without_lines_of(text: str, names: list[str]) -> str:
+    """`text` without what it says of the canary and the twins (not for a model to see): each line naming one,
+    and the blank or more indented lines after it (jest's failure block with its code frame, the JUnit
+    launcher's failure details)."""
+    kept, depth = [], None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if depth is not None and (not line.strip() or indent > depth):
+            continue
+        depth = None
+        if any(name in line for name in names):
+            depth = indent
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _declares_tests(language: str, source: str | None) -> bool:

@@ -37,7 +37,7 @@ PURE_WORDS = frozenset({
     "None", "nil", "undefined", "as", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
     "i128", "isize", "f32", "f64", "str", "mut", "byte", "rune", "int8", "int16", "int32", "int64", "uint",
     "uint8", "uint16", "uint32", "uint64", "float32", "float64", "struct", "interface", "any", "true", "false",
-    "valueOf", "asList", "emptyList", "singletonList", "entry", "ofEntries", "copyOf", "unwrap", "unwrap_or",
+    "_", "valueOf", "asList", "emptyList", "singletonList", "entry", "ofEntries", "copyOf", "unwrap", "unwrap_or",
     "sort", "sorted", "join", "split", "trim", "s", "sv", "Infinity", "NaN", "NEGATIVE_INFINITY",
 })
 GO_FAILS = re.compile(r"\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\b")
