@@ -782,7 +782,11 @@ def _language_twin_candidates(task: Task, suite: SuiteName, measured: ExpectedTe
         probe = PlantedTest("", None, name, "twin", "")
         return any(map(probe.owns, passed)) and not any(map(probe.owns, failed))
 
-    return suite_twins(task.language, suite_sources(task, suite, PLANS[task.language]), passing)
+    sources = suite_sources(task, suite, PLANS[task.language])
+    folders = sorted({Path(rel).parent for rel in sources})  # a Go test's table may be in a file of no test
+    package = {(folder / path.name).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+               for folder in folders for path in sorted((task.root / folder).glob("*_test.go"))}
+    return suite_twins(task.language, sources, passing, package)
 
 
 def _fails_at_call(planted: PlantedTest, report: TestReport) -> bool:

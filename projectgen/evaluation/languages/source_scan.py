@@ -17,7 +17,7 @@ OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {value: key for key, value in OPENERS.items()}
 NUMBER = re.compile(r"\d[\d_']*(?:\.(?![.a-zA-Z_])[\d_']*)?(?:[eE][+-]?\d+)?(?P<suffix>[a-zA-Z_][a-zA-Z0-9_]*)?")
 RADIX = re.compile(r"0[xXbBoO][0-9a-fA-F_']+\w*")
-WORD = re.compile(r"[A-Za-z_$][\w$]*")
+WORD = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
 REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {""}  # a `/` after these (or a keyword) starts a JS regular expression
 REGEX_KEYWORDS = frozenset({"return", "typeof", "case", "do", "else", "in", "of", "void", "yield", "await"})
 

@@ -27,6 +27,7 @@ from projectgen.evaluation.languages.toolchains import CPP, GO, JAVA, JAVASCRIPT
 from projectgen.evaluation.twins import LETTERS, Twin
 
 MUTABLE = frozenset({"string", "number", "bool"})
+GO_CASES = 6  # twins of one table-driven Go test at most (each runs one case)
 # words a pure expected value may call or name besides types and literals (constructors, conversions)
 PURE_WORDS = frozenset({
     "vec", "from", "into", "to_string", "to_owned", "to_vec", "new", "of", "asList", "collect", "iter", "into_iter",
@@ -57,30 +58,25 @@ def derive_twins(language: str, module: str, text: str, passing: Callable[[str],
     scanned = scan(text, language)
     twins = []
     for definition in declared_tests(scanned, language):
-        if not passing(definition.name):
-            continue
-        made = twin_source(language, scanned, definition, package or {})
-        if made is not None:
-            source, last = made
-            twins.append(Twin(module=module, original=definition.name, source=source, last_statement=last))
+        if passing(definition.name):
+            twins += [Twin(module=module, original=definition.name, source=source, last_statement=last)
+                      for source, last in twin_sources(language, scanned, definition, package or {})]
     return twins
 
 
-def twin_source(language: str, scanned: Scanned, definition: DeclaredTest,
-                package: Mapping[str, str]) -> tuple[str, bool] | None:
+def twin_sources(language: str, scanned: Scanned, definition: DeclaredTest,
+                 package: Mapping[str, str]) -> list[tuple[str, bool]]:
     """The definition's text (from its line's start, still named like the original) with its last assertion's
-    expected literal changed, and whether that assertion ends the body; None when there is none."""
+    expected literal changed, and whether that assertion ends the body; none when it has no such literal. A
+    table-driven Go test gives one per case (`GO_CASES` at most)."""
     if language == GO:
-        return _go_twin(scanned, definition, package)
+        return _go_twins(scanned, definition, package)
     sites = list(_sites(language, scanned, definition))
-    for expected, assertion_end in reversed(sites):
-        literal = _last_mutable(scanned, expected)
-        if literal is not None:
-            changed = _changed(scanned, [(literal, _other_literal(scanned.text, literal))],
-                               definition.start, definition.end)
-            return changed, _ends_body(scanned, assertion_end, definition)
-        break  # only the last assertion: the twin runs as far as the real test does
-    return None
+    literal = _last_mutable(scanned, sites[-1][0]) if sites else None  # the last assertion only: the twin
+    if literal is None:  # runs as far as the real test does
+        return []
+    changed = _changed(scanned, [(literal, _other_literal(scanned.text, literal))], definition.start, definition.end)
+    return [(changed, _ends_body(scanned, sites[-1][1], definition))]
 
 
 def _changed(scanned: Scanned, edits: list[tuple[Literal, str]], start: int, end: int) -> str:
@@ -255,12 +251,19 @@ def _other_literal(text: str, literal: Literal) -> str:
 # --------------------------------------------------------------------------- Go
 
 
-def _go_twin(scanned: Scanned, definition: DeclaredTest, package: Mapping[str, str]) -> tuple[str, bool] | None:
-    """Go: the last `if a != b { t.Error… }` of the body; a side `tc.field` of a `range` variable makes a
-    one-case twin of the table."""
+def _go_twins(scanned: Scanned, definition: DeclaredTest, package: Mapping[str, str]) -> list[tuple[str, bool]]:
+    """Go: a table-driven test (`for _, tc := range table`) whose body compares a field of `tc` (with `!=`,
+    `==` or `reflect.DeepEqual`) gets one-case twins of the table, the field changed; another test the last
+    `if a != b { t.Error… }` of its body with a literal side changed."""
     mask, text = scanned.mask, scanned.text
+    body = mask[definition.body_start:definition.body_end]
+    for ranged in re.finditer(r"for\s+(?:\w+\s*,\s*)?(\w+)\s*:=\s*range\s+\w+\s*\{", body):
+        for field in _compared_fields(body, ranged.group(1)):
+            made = _go_table_twins(scanned, definition, ranged.group(1), field, package)
+            if made:
+                return [(source, False) for source in made]
     sites = []
-    for match in re.finditer(r"(?<![\w.])if\s", mask[definition.body_start:definition.body_end]):
+    for match in re.finditer(r"(?<![\w.])if\s", body):
         at = definition.body_start + match.end()
         brace = _if_block(mask, at, definition.body_end)
         if brace < 0:
@@ -269,25 +272,31 @@ def _go_twin(scanned: Scanned, definition: DeclaredTest, package: Mapping[str, s
         if not GO_FAILS.search(mask[brace:block_end]):
             continue
         condition = split_top(mask, at, brace, ";")[-1:]
-        for part in (split_top(mask, *condition[0], "||") if condition else []):
-            sides = split_top(mask, *part, "!=")
-            if len(sides) == 2:
-                sites.append((sides, block_end))
+        for either in (split_top(mask, *condition[0], "||") if condition else []):
+            for part in split_top(mask, *either, "&&"):
+                sides = split_top(mask, *part, "!=")
+                if len(sides) == 2:
+                    sites.append((sides, block_end))
     if not sites:
-        return None
+        return []
     sides, block_end = sites[-1]
-    last = _ends_body(scanned, block_end + 1, definition)
-    for side in sides:
-        selector = re.fullmatch(r"\s*(\w+)\.(\w+)\s*", mask[side[0]:side[1]])
-        if selector:
-            made = _go_table_twin(scanned, definition, selector.group(1), selector.group(2), package)
-            if made is not None:
-                return made, last
     side = _expected_side(scanned, definition, sides, prefer=1)
     literal = _last_mutable(scanned, side) if side != (0, 0) else None
     if literal is None:
-        return None
-    return _changed(scanned, [(literal, _other_literal(text, literal))], definition.start, definition.end), last
+        return []
+    return [(_changed(scanned, [(literal, _other_literal(text, literal))], definition.start, definition.end),
+             _ends_body(scanned, block_end + 1, definition))]
+
+
+def _compared_fields(body: str, variable: str) -> list[str]:
+    """The fields of `variable` the body compares, last compared first (error flags last: a case that expects
+    an error usually does not compare the value)."""
+    name = re.escape(variable)
+    patterns = [rf"(?:!=|==)\s*{name}\.(\w+)\b(?!\s*[.(\[])", rf"(?<![\w.]){name}\.(\w+)\s*(?:!=|==)",
+                rf"(?:!\s*[\w.]+|DeepEqual)\([^()]*?(?<![\w.]){name}\.(\w+)\b(?!\s*[.(\[])"]
+    found = sorted((match.start(1), match.group(1)) for pattern in patterns for match in re.finditer(pattern, body))
+    fields = list(dict.fromkeys(field for _, field in reversed(found)))
+    return sorted(fields, key=lambda field: bool(re.search(r"(?i)err", field)))
 
 
 def _if_block(mask: str, at: int, limit: int) -> int:
@@ -305,44 +314,46 @@ def _if_block(mask: str, at: int, limit: int) -> int:
     return -1
 
 
-def _go_table_twin(scanned: Scanned, definition: DeclaredTest, variable: str, field: str,
-                   package: Mapping[str, str]) -> str | None:
-    """The test running one case of its table, the case's `field` changed: the table is redeclared at the
-    body's start (a package-level one, shadowed) or cut down where it is declared (a local one)."""
+def _go_table_twins(scanned: Scanned, definition: DeclaredTest, variable: str, field: str,
+                    package: Mapping[str, str]) -> list[str]:
+    """The test running one case of its table, the case's `field` changed, for a few of its cases: the table is
+    redeclared at the body's start (a package-level one, shadowed) or cut down where it is declared (a local
+    one)."""
     body = scanned.mask[definition.body_start:definition.body_end]
     ranged = re.search(r"for\s+(?:\w+\s*,\s*)?%s\s*:=\s*range\s+(\w+)\s*\{" % re.escape(variable), body)
     if not ranged:
-        return None
+        return []
     table = ranged.group(1)
     local = re.search(r"(?<![\w.])%s\s*(?::=|=)\s*" % re.escape(table), body[:ranged.start()])
     if local:
-        found = _table(scanned, definition.body_start + local.end(), field, {})
+        found = _table(scanned, definition.body_start + local.end(), field, package)
         if found is None:
-            return None
-        list_open, list_close, element, edit, _type = found
-        changed = _changed(scanned, [edit], element[0], element[1])
-        return (scanned.text[definition.start:list_open + 1] + "\n\t\t" + changed + ",\n\t"
-                + scanned.text[list_close:definition.end])
-    for source in package.values():
+            return []
+        list_open, list_close, cases, _type = found
+        return [scanned.text[definition.start:list_open + 1] + "\n\t\t"
+                + _changed(scanned, [edit], element[0], element[1]) + ",\n\t"
+                + scanned.text[list_close:definition.end] for element, edit in cases]
+    for source in [scanned.text, *package.values()]:  # a package-level table: in this file or another
         other = scan(source, GO)
         declared = re.search(r"^var\s+%s\s*=\s*" % re.escape(table), other.mask, re.M)
         if not declared:
             continue
         found = _table(other, declared.end(), field, package)
         if found is None:
-            return None
-        _open, _close, element, edit, type_span = found
-        changed = _changed(other, [edit], element[0], element[1])
-        redeclared = f"\n\t{table} := {other.text[type_span[0]:type_span[1]]}{{\n\t\t{changed},\n\t}}"
-        return (scanned.text[definition.start:definition.body_start] + redeclared
-                + scanned.text[definition.body_start:definition.end])
-    return None
+            return []
+        _open, _close, cases, type_span = found
+        head = scanned.text[definition.start:definition.body_start]
+        rest = scanned.text[definition.body_start:definition.end]
+        kind = other.text[type_span[0]:type_span[1]]
+        return [f"{head}\n\t{table} := {kind}{{\n\t\t{_changed(other, [edit], element[0], element[1])},\n\t}}{rest}"
+                for element, edit in cases]
+    return []
 
 
 def _table(scanned: Scanned, at: int, field: str, package: Mapping[str, str]
-           ) -> tuple[int, int, tuple[int, int], tuple[Literal, str], tuple[int, int]] | None:
-    """The composite literal of a table at `at`: (its `{`, its `}`, the chosen case's span, the edit to its
-    `field`, the type's span); None when no case has a pure literal there."""
+           ) -> tuple[int, int, list[tuple[tuple[int, int], tuple[Literal, str]]], tuple[int, int]] | None:
+    """The composite literal of a table at `at`: (its `{`, its `}`, up to GO_CASES of its cases with a pure
+    literal in `field` (each case's span and the edit to it), the type's span); None when no case has one."""
     mask = scanned.mask
     type_start = at
     struct = re.match(r"\[\]\s*struct\s*\{", mask[at:])
@@ -354,7 +365,7 @@ def _table(scanned: Scanned, at: int, field: str, package: Mapping[str, str]
         named = re.match(r"\[\]\s*(\w+)\s*", mask[at:])
         if not named:
             return None
-        type_end = at + named.end()
+        type_end = at + len(named.group(0).rstrip())
         fields = _named_struct_fields(named.group(1), scanned, package)
     list_open = mask.find("{", type_end)
     if list_open < 0 or mask[type_end:list_open].strip():
@@ -365,8 +376,7 @@ def _table(scanned: Scanned, at: int, field: str, package: Mapping[str, str]
         brace = mask.find("{", element[0], element[1])
         if brace < 0 or not re.fullmatch(r"(?:&?\w+(?:\.\w+)?)?", mask[element[0]:brace].strip()):
             continue
-        inner = (brace + 1, closing(mask, brace))
-        value = _field_value(mask, inner, field, fields)
+        value = _field_value(mask, (brace + 1, closing(mask, brace)), field, fields)
         if value is None or not _pure(scanned, value):
             continue
         literal = _last_mutable(scanned, value)
@@ -374,8 +384,8 @@ def _table(scanned: Scanned, at: int, field: str, package: Mapping[str, str]
             candidates.append((element, (literal, _other_literal(scanned.text, literal))))
     if not candidates:
         return None
-    element, edit = secrets.choice(candidates)
-    return list_open, list_close, element, edit, (type_start, type_end)
+    chosen = secrets.SystemRandom().sample(candidates, min(GO_CASES, len(candidates)))
+    return list_open, list_close, sorted(chosen, key=lambda case: case[0][0]), (type_start, type_end)
 
 
 def _field_value(mask: str, inner: tuple[int, int], field: str, fields: list[str]) -> tuple[int, int] | None:
@@ -408,11 +418,12 @@ def _named_struct_fields(name: str, scanned: Scanned, package: Mapping[str, str]
     return []
 
 
-def suite_twins(language: str, sources: Mapping[str, str], passing: Callable[[str, str], bool]) -> list[Twin]:
+def suite_twins(language: str, sources: Mapping[str, str], passing: Callable[[str, str], bool],
+                package: Mapping[str, str] | None = None) -> list[Twin]:
     """The twins of every test file of a suite (`sources`: file -> text as it runs); `passing(file, name)`: the
-    reference passes that test. Go's files are one package: a test's table may be in another of them."""
+    reference passes that test; `package`: other files compiled with them (a Go test's table may be in one)."""
     twins = []
     for module, text in sources.items():
-        others = {rel: other for rel, other in sources.items() if rel != module} if language == GO else {}
+        others = {rel: other for rel, other in {**sources, **(package or {})}.items() if rel != module}
         twins += derive_twins(language, module, text, lambda name, module=module: passing(module, name), others)
     return twins
