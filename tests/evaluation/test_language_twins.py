@@ -16,6 +16,7 @@ from projectgen.datasets.exercism import exercise_task, load_exercise
 from projectgen.evaluation.expectations import score_report
 from projectgen.evaluation.languages.declared_tests import declared_tests
 from projectgen.evaluation.languages.planting import MISSING_REASON, plan_twins, planted_problem
+from projectgen.evaluation.languages.session import without_lines_of
 from projectgen.evaluation.languages.source_scan import closing, scan
 from projectgen.evaluation.languages.toolchains import probe_toolchain
 from projectgen.evaluation.languages.twins import derive_twins, suite_twins
@@ -265,6 +266,19 @@ def test_a_twin_that_passes_or_never_reports_after_the_run_went_past_it_is_tampe
     assert planted_problem("javascript", planting, passed, {}, False) == MISSING_REASON  # every reported test passed
 
 
+def test_what_the_tools_print_of_a_planted_test_is_not_shown() -> None:
+    jest = ("FAIL ./w.spec.js\n  \u25cf caps \u203a one word\n\n    Expected: \"Hi\"\n\n    > 3 | expect(f()).toBe('Hi')\n"
+            "\n  \u25cf caps \u203a two words fine\n\n    > 9 | expect(g()).toBe('xyzHi')\n\n"
+            "Tests: 2 failed, 2 total")
+    shown = without_lines_of(jest, ["two words fine"])
+    assert "one word" in shown and "Expected: \"Hi\"" in shown and "Tests: 2 failed" in shown
+    assert "xyzHi" not in shown and "two words fine" not in shown
+    junit = ("Failures (2):\n  JUnit Jupiter:CalcTest:adds()\n    => expected: <7> but was: <6>\n"
+             "  JUnit Jupiter:CalcTest:addsNumbers()\n    => expected: <704> but was: <7>\n5 tests found")
+    assert without_lines_of(junit, ["addsNumbers"]) == ("Failures (2):\n  JUnit Jupiter:CalcTest:adds()\n"
+                                                          "    => expected: <7> but was: <6>\n5 tests found")
+
+
 def test_a_twin_whose_original_left_the_file_is_not_planted() -> None:
     stale = Twin(module="w.spec.js", original="gone", source="test('gone', () => { expect(1).toBe(2); });")
     assert plan_twins("javascript", {"w.spec.js": JEST_FILE}, [stale]).tests == []
@@ -407,4 +421,8 @@ def test_a_candidate_turning_failures_into_passes_is_caught_by_twins_and_the_ref
     attack = runner.evaluate(task, {**exercise.candidate(exercise.reference()), **ATTACKS[name]})
     assert attack.tampered is not None and TWIN_REASON in attack.tampered, (attack.tampered, attack.output_tail)
     assert score_report(attack, expected).passed == 0
-    assert {test.nodeid for test in attack.tests} <= set(expected.ids)  # nothing of the twins is shown
+    assert {test.nodeid for test in attack.tests} <= set(expected.ids)
+    changed = {line.strip() for twin in expected.twins for line in twin.source.splitlines()
+               if len(line.strip()) >= 8 and line not in (task.root / twin.module).read_text()}
+    assert changed and not any(line in report.output_tail or any(line in test.message for test in report.tests)
+                               for line in changed for report in (reference, attack))  # what the tools print of them
