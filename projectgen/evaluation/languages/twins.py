@@ -76,6 +76,8 @@ def twin_sources(language: str, scanned: Scanned, definition: DeclaredTest,
     if literal is None:  # runs as far as the real test does
         return []
     changed = _changed(scanned, [(literal, _other_literal(scanned.text, literal))], definition.start, definition.end)
+    if language == JAVA:  # JUnit reports a display name instead of the method's: the twin's must be its own
+        changed = re.sub(r"^[ \t]*@DisplayName\(.*\)[ \t]*\n", "", changed, flags=re.M)
     return [(changed, _ends_body(scanned, sites[-1][1], definition))]
 
 
