@@ -30,7 +30,7 @@ def plan_twins(language: str, sources: Mapping[str, str], twins: Sequence[Twin])
     """Plant `twins` into `sources` (test file -> its text, every test switched on). A twin whose original is no
     longer in its file, or whose renamed text does not read as one test, is left out."""
     declared = {module: declared_tests(scan(text, language), language) for module, text in sources.items()}
-    taken = {name for tests in declared.values() for test in tests for name in [test.name]}
+    taken = {test.name for tests in declared.values() for test in tests}
     insertions: dict[str, list[tuple[int, str]]] = {}
     planting = Planting()
     for twin in twins:
