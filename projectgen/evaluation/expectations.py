@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.toolchains import PYTHON
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.evaluation.twins import Twin
@@ -33,6 +34,7 @@ from projectgen.evaluation.twins import Twin
 # bump when measuring changes so cached expectations are measured again (2: tests an addopts `-m` deselects
 # are no longer collected ones)
 EXPECTATIONS_VERSION = 2
+LANGUAGE_TWINS_VERSION = 1  # bump when deriving another language's twins changes: its expected tests are measured again
 LEFT_OUT = {Outcome.SKIPPED: "skipped", Outcome.XFAIL: "xfail", Outcome.XPASS: "xfail"}
 NOT_RUN = "not run"
 
@@ -296,6 +298,8 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
                         ("pytest_options", task.env.pytest_options)):
         if value:
             settings[name] = value
+    if task.language != PYTHON:  # measured again: entries cached before these languages had twins hold none
+        settings["language_twins"] = LANGUAGE_TWINS_VERSION
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
     digest.update(_files_digest(task.reference_files()))
