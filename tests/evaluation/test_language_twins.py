@@ -87,25 +87,28 @@ var testCases = []struct {
 def test_a_positional_go_table_keeps_one_case_with_its_compared_field_changed() -> None:
     text = '''package p
 
-func TestBalanced(t *testing.T) {
+func TestDepth(t *testing.T) {
 	cases := []struct {
 		name  string
 		input string
-		want  bool
+		want  int
+		ok    bool
 	}{
-		{"empty", "", true},
-		{"crossed", "([)]", false},
+		{"empty", "", 0, true},
+		{"nested", "{[()]}", 3, true},
 	}
 	for _, tc := range cases {
-		if got := Balanced(tc.input); got != tc.want {
+		if got, ok := Depth(tc.input); ok != tc.ok || got != tc.want {
 			t.Fatal(tc.name)
 		}
 	}
 }
 '''
-    twin = _only("go", text)["TestBalanced"]
-    kept = [line.strip() for line in twin.splitlines() if line.strip().startswith('{"')]
-    assert kept in (['{"empty", "", false},'], ['{"crossed", "([)]", true},'])
+    twins = derive_twins("go", "t", text, lambda name: True)
+    kept = sorted(line.strip() for twin in twins for line in twin.source.splitlines() if line.strip().startswith('{"'))
+    assert len(twins) == 2 and [line.split(",")[0] for line in kept] == ['{"empty"', '{"nested"']
+    assert all(line.endswith(", true},") for line in kept)  # a boolean is never changed: wrong code gives it
+    assert '{"empty", "", 0, true},' not in kept and '{"nested", "{[()]}", 3, true},' not in kept
 
 
 def test_rust_twins_follow_the_expected_variable_and_leave_the_call_alone() -> None:

@@ -6,14 +6,15 @@ The assertion's expected side is found on the lexer's mask (`source_scan`): Rust
 `.not`), JUnit's `assertEquals` and AssertJ's `assertThat(…).isEqualTo/containsExactly/…(…)`,
 Catch2's `REQUIRE/CHECK(a == b)`, and Go's `if a != b { t.Error… }`. Of two sides the one that is
 pure data (literals, constructors, types: no call of the code under test) is the expected one; a
-variable is followed to its `let` / `const` / `:=` / declaration in the test. Its last string,
-number or boolean literal is changed as Python's twins are: letters put into a string, a number
-moved by hundreds, a boolean flipped. A table-driven Go test (`for _, tc := range cases { … }`,
-the cases in the test or in a package-level `var`) gets a twin running one case of the table, with
-that case's compared field changed, so the twin has exactly one (failing) result.
+variable is followed to its `let` / `const` / `:=` / declaration in the test. Its last string or
+number literal is changed as Python's twins are: letters put into a string, a number moved by
+hundreds (never a boolean: wrong but honest code gives the other one half the time). A table-driven
+Go test (`for _, tc := range cases { … }`, the cases in the test or in a package-level `var`) gets
+twins each running one case of the table with that case's compared field changed, so a twin has
+exactly one (failing) result.
 
 Whether a twin really fails on the reference is measured by the runner and cached with the expected
-tests, as for Python; planting one into a test file is `language_planting`.
+tests, as for Python; planting one into a test file is `planting`.
 """
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from projectgen.evaluation.languages.source_scan import Literal, Scanned, closin
 from projectgen.evaluation.languages.toolchains import CPP, GO, JAVA, JAVASCRIPT, RUST
 from projectgen.evaluation.twins import LETTERS, Twin
 
-MUTABLE = frozenset({"string", "number", "bool"})
+# Booleans are never changed (as in Python's twins): wrong but honest code gives the other one half the time, and
+# would then pass the twin and be marked tampered.
+MUTABLE = frozenset({"string", "number"})
 GO_CASES = 6  # twins of one table-driven Go test at most (each runs one case)
 # words a pure expected value may call or name besides types and literals (constructors, conversions)
 PURE_WORDS = frozenset({
@@ -233,10 +236,8 @@ def _mutable_number(text: str, literal: Literal) -> bool:
 
 def _other_literal(text: str, literal: Literal) -> str:
     """A literal of the same kind that no honest answer equals: letters put into a string (at its start, clear
-    of escapes), a number moved by 100 to 999 (its suffix kept), a boolean flipped."""
+    of escapes), a number moved by 100 to 999 (its suffix kept)."""
     written = text[literal.start:literal.end]
-    if literal.kind == "bool":
-        return "false" if written == "true" else "true"
     if literal.kind == "string":
         added = "".join(secrets.choice(LETTERS) for _ in range(2 + secrets.randbelow(3)))
         return text[literal.start:literal.inner] + added + text[literal.inner:literal.end]
