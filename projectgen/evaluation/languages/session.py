@@ -195,7 +195,7 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
     output = "\n".join(without_lines_of(s.output.text().strip(), hidden) for s in steps[:-1])
     if failed_build is not None:
         why = "timed out" if failed_build.stop == TIMED_OUT else f"exit status {failed_build.exit_status}"
-        message = f"the build failed ({why}):\n{failed_build.output.text().strip()}"
+        message = f"the build failed ({why}):\n{without_lines_of(failed_build.output.text().strip(), hidden)}"
         parsed = Parsed([], {rel: message for rel in ctx.test_files})
         ran = failed_build
     else:
