@@ -6,7 +6,8 @@ test files, conftest files and test fixtures are dropped, so generated code can 
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
 tests), with this run's twins and canaries planted into copies of the suite's own modules
 (`planted_tests`, `twins`: tests that must fail, known to the runner only; a module of canaries,
-`results_channel.Canary`, where nothing can be planted). In the sandbox the workspace is a copy on the
+`results_channel.Canary`, where nothing can be planted; another language's suite gets its twins in its
+test files, `languages.planting`, and its canary from `languages.session`). In the sandbox the workspace is a copy on the
 session's own capped disk, and the suite is read-only (a folder of tests as a whole, else its Python files:
 `protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
@@ -61,11 +62,11 @@ from projectgen.evaluation.expectations import (
     with_declared_total,
 )
 from projectgen.evaluation.integrity_flags import candidate_flags
-from projectgen.evaluation.languages.planting import plan_twins
 from projectgen.evaluation.languages.plans import PLANS
+from projectgen.evaluation.languages.planting import plan_twins
 from projectgen.evaluation.languages.session import evaluate_in_language, suite_sources
-from projectgen.evaluation.languages.twins import suite_twins
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
+from projectgen.evaluation.languages.twins import suite_twins
 from projectgen.evaluation.planted_tests import PlantedTest, Planting, plan, planted_problem, without_planted
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.recent_runs import RecentRuns

@@ -12,7 +12,9 @@ and the launcher killed everything it left, only when it is a regular file (no l
 never from the host's disk: a report the candidate ships or writes in a known place is never read.
 What the report says is still the code under test's to forge while it runs, in the test framework's
 process (docs/sandbox.md, "What remains"); a canary that passes, or is missing from a report in which
-every test passed, marks the run tampered, and then no test counts as passed.
+every test passed, marks the run tampered, and then no test counts as passed; so does a twin planted in
+the test files (`planting`) that passes or goes missing, and twins are taken out of the report and of
+the output a model is shown.
 
 A build that fails counts every test of every test file as failed, with the compiler's message
 (a `CollectionError` per test file, which `expectations.score_report` counts as the failure of each
@@ -30,9 +32,9 @@ from projectgen.evaluation.languages.dependencies import (
     prepare_go_modules,
     prepare_node_modules,
 )
-from projectgen.evaluation.languages.planting import planted_names, planted_problem
 from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, Parsed, RunContext, report_name,
                                                   report_names)
+from projectgen.evaluation.languages.planting import planted_names, planted_problem
 from projectgen.evaluation.languages.reports import GO_TEST_FUNC
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.planted_tests import Planting
