@@ -123,6 +123,15 @@ fn a_tie() {
 }
 
 #[test]
+fn a_struct() {
+    let expected = Some(Stats {
+        moves: 4,
+        goal: Bucket::One,
+    });
+    assert_eq!(solve(3, 5), expected);
+}
+
+#[test]
 fn sum_of_digits() {
     assert_eq!(digit_sum(1234), 10);
 }
@@ -130,7 +139,8 @@ fn sum_of_digits() {
 fn helper() -> u32 { 1 }
 '''
     twins = _only("rust", text)
-    assert set(twins) == {"a_tie", "sum_of_digits"}
+    assert set(twins) == {"a_tie", "a_struct", "sum_of_digits"}
+    assert "moves: 4," not in twins["a_struct"] and "goal: Bucket::One," in twins["a_struct"]
     assert twins["a_tie"].startswith("#[test]\n#[ignore]\nfn a_tie()")
     assert 'let input = &["4D 5S", "2S 4C"];' in twins["a_tie"] and '["4D 5S"].into_iter()' not in twins["a_tie"]
     assert "digit_sum(1234)" in twins["sum_of_digits"] and ", 10)" not in twins["sum_of_digits"]

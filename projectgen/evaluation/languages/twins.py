@@ -208,6 +208,8 @@ def _pure(scanned: Scanned, side: tuple[int, int]) -> bool:
         before, after = mask[:match.start()].rstrip(), mask[match.end():].lstrip()
         if word[0].isupper() or word in PURE_WORDS or before.endswith("::") or after.startswith("::"):
             continue
+        if after.startswith(":") and before[-1:] in ("{", ","):  # a field's name in a struct or object literal
+            continue
         if before.endswith(".") and word in PURE_WORDS:
             continue
         if re.fullmatch(r"\d\w*", word) or _inside_number(scanned, side[0] + match.start()):
