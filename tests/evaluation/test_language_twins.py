@@ -144,6 +144,8 @@ fn helper() -> u32 { 1 }
     assert twins["a_tie"].startswith("#[test]\n#[ignore]\nfn a_tie()")
     assert 'let input = &["4D 5S", "2S 4C"];' in twins["a_tie"] and '["4D 5S"].into_iter()' not in twins["a_tie"]
     assert "digit_sum(1234)" in twins["sum_of_digits"] and ", 10)" not in twins["sum_of_digits"]
+    changed = int(twins["sum_of_digits"].split("digit_sum(1234), ")[1].split(")")[0])
+    assert 110 <= changed <= 255  # 100 away, still a byte: a twin of a `u8` must build
 
 
 def test_jest_twins_change_the_matchers_argument_but_never_a_negated_one() -> None:

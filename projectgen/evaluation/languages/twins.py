@@ -238,7 +238,7 @@ def _mutable_number(text: str, literal: Literal) -> bool:
 
 def _other_literal(text: str, literal: Literal) -> str:
     """A literal of the same kind that no honest answer equals: letters put into a string (at its start, clear
-    of escapes), a number moved by 100 to 999 (its suffix kept)."""
+    of escapes), a number moved by 100 or more (`_other_integer`; its suffix kept)."""
     written = text[literal.start:literal.end]
     if literal.kind == "string":
         added = "".join(secrets.choice(LETTERS) for _ in range(2 + secrets.randbelow(3)))
@@ -248,9 +248,19 @@ def _other_literal(text: str, literal: Literal) -> str:
     digits, fraction, exponent, suffix = found.groups()
     step = secrets.randbelow(900) + 100
     if fraction is None and exponent is None and suffix.lower() not in ("f", "d", "f32", "f64"):
-        return f"{int(digits.replace('_', '')) + step}{suffix}"
+        return f"{_other_integer(int(digits.replace('_', '')))}{suffix}"
     value = float(written[:len(written) - len(suffix)].replace("_", "")) + step + 0.5
     return f"{value!r}{suffix}"
+
+
+def _other_integer(value: int) -> int:
+    """An integer 100 or more away from `value`, within a byte when `value` is (a `u8` field or argument would not
+    compile with a larger one, and one twin that does not build fails every test of its file)."""
+    if value <= 155:
+        return value + 100 + secrets.randbelow(256 - value - 100)
+    if value <= 255:
+        return value - 100 - secrets.randbelow(value - 100 + 1)
+    return value + 100 + secrets.randbelow(900)
 
 
 # --------------------------------------------------------------------------- Go
