@@ -73,6 +73,8 @@ def fresh_name(language: str, text: str, tests: Sequence[DeclaredTest], anchor: 
     for attempt in range(1000):
         count = 2 + secrets.randbelow(2) + attempt // 100
         chosen = chooser.sample(words, count) if count <= len(words) else chooser.choices(words, k=count)
+        lead = next((word for word in chosen if word[0].isalpha()), "case")  # an identifier starts with a letter
+        chosen = [lead, *(word for word in chosen if word is not lead)] if lead in chosen else [lead, *chosen]
         name = _spelled(language, anchor.name, chosen)
         if name not in taken and name not in text:
             taken.add(name)
