@@ -266,7 +266,7 @@ def _result(nodeid: str, outcome: Outcome) -> TestResult:
 def test_a_planted_name_starts_with_a_letter_where_the_file_s_words_start_with_digits() -> None:
     text = "#[test]\nfn size_3_bucket() {\n    assert_eq!(f(), 3);\n}\n\n#[test]\nfn size_5_two() {\n    assert_eq!(f(), 5);\n}\n"
     twin = derive_twins("rust", "t.rs", text, lambda name: name == "size_3_bucket")[0]
-    for _ in range(30):
+    for _ in range(100):
         name = plan_twins("rust", {"t.rs": text}, [twin]).tests[0].name
         assert name[0].isalpha() and set(name.split("_")) <= {"size", "3", "5", "bucket", "two"}
 

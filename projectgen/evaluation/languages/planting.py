@@ -73,8 +73,11 @@ def fresh_name(language: str, text: str, tests: Sequence[DeclaredTest], anchor: 
     for attempt in range(1000):
         count = 2 + secrets.randbelow(2) + attempt // 100
         chosen = chooser.sample(words, count) if count <= len(words) else chooser.choices(words, k=count)
-        lead = next((word for word in chosen if word[0].isalpha()), "case")  # an identifier starts with a letter
-        chosen = [lead, *(word for word in chosen if word is not lead)] if lead in chosen else [lead, *chosen]
+        lead = next((word for word in chosen if word[0].isalpha()), None)  # an identifier starts with a letter
+        if lead is None:
+            lead = chooser.choice(lettered) if (lettered := [w for w in words if w[0].isalpha()]) else "case"
+            chosen = chosen[1:]
+        chosen = [lead, *(word for word in chosen if word is not lead)]
         name = _spelled(language, anchor.name, chosen)
         if name not in taken and name not in text:
             taken.add(name)
