@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from projectgen.datasets.assets import task_assets
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.toolchains import PYTHON
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
 from projectgen.evaluation.twins import Twin
@@ -34,6 +35,7 @@ from projectgen.evaluation.twins import Twin
 # bump when measuring changes so cached expectations are measured again (2: tests an addopts `-m` deselects
 # are no longer collected ones)
 EXPECTATIONS_VERSION = 2
+LANGUAGE_TWINS_VERSION = 1  # bump when deriving another language's twins changes: its expected tests are measured again
 LEFT_OUT = {Outcome.SKIPPED: "skipped", Outcome.XFAIL: "xfail", Outcome.XPASS: "xfail"}
 NOT_RUN = "not run"
 
@@ -303,6 +305,8 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
     if assets.data or assets.models:
         settings["assets"] = [*(f"{data.path}={data.sha256}" for data in assets.data),
                               *(model.repo for model in assets.models)]
+    if task.language != PYTHON:  # measured again: entries cached before these languages had twins hold none
+        settings["language_twins"] = LANGUAGE_TWINS_VERSION
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
     digest.update(_files_digest(task.reference_files()))

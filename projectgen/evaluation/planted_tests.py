@@ -53,8 +53,13 @@ class PlantedTest:
 
     def owns(self, nodeid: str) -> bool:
         """Whether a collected test is this one: by its name, which no test of the suite's modules has, so a copy
-        collected elsewhere (a subclass in another module, a star import) is taken out too."""
-        return "::" in nodeid and nodeid.rsplit("::", 1)[1].split("[", 1)[0] == self.name
+        collected elsewhere (a subclass in another module, a star import) is taken out too. The other languages'
+        ids name it too: a Go subtest `TestName/case`, a jest test after its `describe` titles ("block name")."""
+        if "::" not in nodeid:
+            return False
+        last = nodeid.rsplit("::", 1)[1]
+        return last.split("[", 1)[0] == self.name or last.startswith(self.name + "/") or \
+            nodeid.split("::", 1)[1].endswith(" " + self.name)
 
 
 @dataclass

@@ -6,7 +6,8 @@ test files, conftest files and test fixtures are dropped, so generated code can 
 or add to the tests; `protected_paths` says which; its other files stay, also beside the
 tests), with this run's twins and canaries planted into copies of the suite's own modules
 (`planted_tests`, `twins`: tests that must fail, known to the runner only; a module of canaries,
-`results_channel.Canary`, where nothing can be planted). In the sandbox the workspace is a copy on the
+`results_channel.Canary`, where nothing can be planted; another language's suite gets its twins in its
+test files, `languages.planting`, and its canary from `languages.session`). In the sandbox the workspace is a copy on the
 session's own capped disk, and the suite is read-only (a folder of tests as a whole, else its Python files:
 `protected_paths.suite_mounts`). pytest starts through `pytest_bootstrap` in the task's cached environment, with our
 recorder in place before any candidate file can be imported, a config file and rootdir chosen
@@ -63,8 +64,11 @@ from projectgen.evaluation.expectations import (
     with_declared_total,
 )
 from projectgen.evaluation.integrity_flags import ScannedFiles, candidate_flags
-from projectgen.evaluation.languages.session import evaluate_in_language
+from projectgen.evaluation.languages.plans import PLANS
+from projectgen.evaluation.languages.planting import plan_twins
+from projectgen.evaluation.languages.session import evaluate_in_language, suite_sources
 from projectgen.evaluation.languages.toolchains import PYTHON, Toolchain, probe_toolchain
+from projectgen.evaluation.languages.twins import suite_twins
 from projectgen.evaluation.planted_tests import (ModuleOutlines, PlantedTest, Planting, plan, planted_problem,
                                                 without_planted)
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
@@ -244,11 +248,7 @@ class SandboxRunner:
         `expected`: the measured expected tests, whose modules get the run's twins and canaries."""
         started = time.monotonic()
         if task.language != PYTHON:
-            report = evaluate_in_language(
-                task, candidate, suite, toolchain=self.toolchain(task.language), containment=self.containment(),
-                limits=self.settings.limits, timeout=self.timeout_for(task, suite),
-                cache=self.environments.root / "languages", workdir=self.settings.workdir,
-                keep_workspace=self.settings.keep_workspace)
+            report = self._language_run(task, candidate, suite, self._planting(task, suite, expected))
             report.duration = time.monotonic() - started
             report.integrity_flags = candidate_flags(task, candidate, self._scanned)
             if key is not None and not report.error:
@@ -279,6 +279,14 @@ class SandboxRunner:
         finally:
             if not self.settings.keep_workspace:
                 folder.remove()
+
+    def _language_run(self, task: Task, candidate: Candidate, suite: SuiteName, planting: Planting) -> TestReport:
+        """One sandboxed run of a suite in another language than Python, with `planting`'s twins in its test files."""
+        return evaluate_in_language(
+            task, candidate, suite, toolchain=self.toolchain(task.language), containment=self.containment(),
+            limits=self.settings.limits, timeout=self.timeout_for(task, suite),
+            cache=self.environments.root / "languages", workdir=self.settings.workdir,
+            keep_workspace=self.settings.keep_workspace, planting=planting)
 
     def expected_tests(self, task: Task, suite: SuiteName | None = None, *, refresh: bool = False) -> ExpectedTests:
         """The tests `suite` is expected to pass: declared by the dataset, else measured by running
@@ -332,7 +340,8 @@ class SandboxRunner:
     def _reference_run(self, task: Task, suite: SuiteName, planting: Planting) -> TestReport:
         """The reference's run with `planting`, in a slot of its own (it is asked for before `evaluate` takes one)."""
         if task.language != PYTHON:
-            return self.evaluate(task, task.reference_files(), suite)
+            with self._slot():
+                return self._language_run(task, task.reference_files(), suite, planting)
         try:
             env = self.environments.ensure(task.env)
         except EnvironmentBuildError as exc:
@@ -345,12 +354,12 @@ class SandboxRunner:
 
     # -- planted tests ---------------------------------------------------------------
     def _planting_expectations(self, task: Task, suite: SuiteName) -> ExpectedTests | None:
-        """The measured expected tests (with their twins) of a Python task with a reference; None otherwise or
-        when the reference does not run (its canaries are then placed by the default test names). Measured
+        """The measured expected tests (with their twins) of a task with a reference; None otherwise or when the
+        reference does not run (a Python suite's canaries are then placed by the default test names). Measured
         here, at the first run, only for the suite a task is scored by: another suite (the check tests, the
         generators' feedback, which no reported figure counts) gets twins once something measured its expected
         tests, and until then its canaries; measuring would cost two runs of the reference per task."""
-        if task.language != PYTHON or not task.has_reference:
+        if not task.has_reference:
             return None
         key = expectation_key(task, suite)
         if key not in self._planting_expected and suite != task.scored_suite:
@@ -370,7 +379,10 @@ class SandboxRunner:
         """This run's planted tests: `twins` when given (verifying them), else a fresh choice of the verified
         ones of `expected`, and canaries; all at places chosen afresh. Planted only into modules known to be
         collected: those of the expected tests, else (no reference) files of pytest's default names when the
-        task does not rename them."""
+        task does not rename them. Another language's suite gets twins only (its canary is the session's)."""
+        if task.language != PYTHON:
+            chosen = twins if twins is not None else self._chosen_twins(suite, expected)
+            return plan_twins(task.language, suite_sources(task, suite, PLANS[task.language]), chosen)
         if expected is not None:
             modules = sorted({file_of(nodeid) for nodeid in expected.ids | expected.left_out.keys()})
             known = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}
@@ -382,22 +394,35 @@ class SandboxRunner:
                        if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
             collected = None
         sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
-        if twins is None:
-            verified = list(expected.twins or ()) if expected is not None else []
-            wanted = 0 if suite in MEASURED_SUITES else self.settings.twins
-            if wanted is None and expected is not None:
-                wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
-            count = min(wanted or 0, len(verified))
-            twins = choose_twins(verified, count)
-        return plan(sources, twins, canaries, collected, self._outlines)
+        return plan(sources, twins if twins is not None else self._chosen_twins(suite, expected), canaries, collected,
+                    self._outlines)
+
+    def _chosen_twins(self, suite: SuiteName, expected: ExpectedTests | None) -> list[Twin]:
+        """A fresh choice of the verified twins of `expected`: the settings' count, else TWINS (fewer for a small
+        suite); none for a suite whose time and resources are scored."""
+        verified = list(expected.twins or ()) if expected is not None else []
+        wanted = 0 if suite in MEASURED_SUITES else self.settings.twins
+        if wanted is None and expected is not None:
+            wanted = min(TWINS, max(1, len(expected.ids) // TESTS_PER_TWIN))
+        return choose_twins(verified, min(wanted or 0, len(verified)))
 
     def _verified_twins(self, task: Task, suite: SuiteName, measured: ExpectedTests) -> tuple[Twin, ...]:
         """Twins of the reference's passing tests that fail on the reference at their call (within TWIN_SECONDS),
         measured once in a run of the reference with all of them planted (`TWIN_CANDIDATES` at most). A run in which a real test
         changes its outcome (a twin left state behind) is tried again with only the twins whose mutated
-        assertion ends their test; if that still changes one, the suite gets no twins."""
+        assertion ends their test; if that still changes one, the suite gets no twins. Another language's twins
+        are tried in halves instead when all of them together change a real test (one that does not build fails
+        its whole file)."""
+        chooser = secrets.SystemRandom()
         if task.language != PYTHON:
-            return ()
+            candidates = _language_twin_candidates(task, suite, measured)
+            candidates = chooser.sample(candidates, min(len(candidates), TWIN_CANDIDATES))
+            together = self._twins_failing(task, suite, measured, candidates) if candidates else ()
+            if together is not None:
+                return together
+            half = len(candidates) // 2
+            return tuple(twin for group in (candidates[:half], candidates[half:]) if group
+                         for twin in self._twins_failing(task, suite, measured, group) or ())
         passing = {_base_id(nodeid) for nodeid in measured.ids if nodeid not in measured.reference_not_passed}
         failing = {_base_id(nodeid) for nodeid in measured.reference_not_passed}
         candidates: list[Twin] = []
@@ -408,24 +433,28 @@ class SandboxRunner:
             candidates += derive_twins(module, text,
                                        lambda cls, name, module=module: _node(module, cls, name) in passing
                                        and _node(module, cls, name) not in failing)
-        chooser = secrets.SystemRandom()
         candidates = chooser.sample(candidates, min(len(candidates), TWIN_CANDIDATES))
         for tried in (candidates, [twin for twin in candidates if twin.last_statement]):
-            if not tried:
-                continue
-            planting = self._planting(task, suite, measured, tried, canaries=0)
-            planting.checked = False  # the twins' own outcomes are what this run measures
-            report = self._reference_run(task, suite, planting)
-            outcomes = {test.nodeid: test.outcome for test in report.tests}
-            disturbed = [nodeid for nodeid in measured.ids if nodeid not in measured.reference_not_passed
-                         and outcomes.get(nodeid) is not Outcome.PASSED]
-            if report.error or report.tampered or disturbed:
-                self.log(f"twins of {task.id} ({suite}): {len(disturbed)} real test(s) changed with "
-                         f"{len(tried)} twin(s) planted; trying fewer")
-                continue
-            return tuple(planted.twin for planted in planting.tests
-                         if planted.twin is not None and _fails_at_call(planted, report))
+            if tried and (verified := self._twins_failing(task, suite, measured, tried)) is not None:
+                return verified
         return ()
+
+    def _twins_failing(self, task: Task, suite: SuiteName, measured: ExpectedTests,
+                       tried: Sequence[Twin]) -> tuple[Twin, ...] | None:
+        """Of `tried`, planted together into a run of the reference, those that fail at their call; None when
+        the run changed a real test's outcome (or erred, or was tampered)."""
+        planting = self._planting(task, suite, measured, tried, canaries=0)
+        planting.checked = False  # the twins' own outcomes are what this run measures
+        report = self._reference_run(task, suite, planting)
+        outcomes = {test.nodeid: test.outcome for test in report.tests}
+        disturbed = [nodeid for nodeid in measured.ids if nodeid not in measured.reference_not_passed
+                     and outcomes.get(nodeid) is not Outcome.PASSED]
+        if report.error or report.tampered or disturbed:
+            self.log(f"twins of {task.id} ({suite}): {len(disturbed)} real test(s) changed with "
+                     f"{len(tried)} twin(s) planted; trying fewer")
+            return None
+        return tuple(planted.twin for planted in planting.tests
+                     if planted.twin is not None and _fails_at_call(planted, report))
 
     def score(self, task: Task, candidate: Candidate, suite: SuiteName | None = None) -> ScoredRun:
         """Run `suite` against `candidate` and score it against the expected tests (#Pass / expected)."""
@@ -774,6 +803,23 @@ def _base_id(nodeid: str) -> str:
 
 def _node(module: str, cls: str | None, name: str) -> str:
     return "::".join(part for part in (module, cls, name) if part)
+
+
+def _language_twin_candidates(task: Task, suite: SuiteName, measured: ExpectedTests) -> list[Twin]:
+    """Twins of the tests of another language's suite that the reference passes (every result of the test, and
+    it has one: a Go test's subtests, a jest test under its `describe` titles)."""
+    passed = [nodeid for nodeid in measured.ids if nodeid not in measured.reference_not_passed]
+    failed = list(measured.reference_not_passed)
+
+    def passing(_module: str, name: str) -> bool:
+        probe = PlantedTest("", None, name, "twin", "")
+        return any(map(probe.owns, passed)) and not any(map(probe.owns, failed))
+
+    sources = suite_sources(task, suite, PLANS[task.language])
+    folders = sorted({Path(rel).parent for rel in sources})  # a Go test's table may be in a file of no test
+    package = {(folder / path.name).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+               for folder in folders for path in sorted((task.root / folder).glob("*_test.go"))}
+    return suite_twins(task.language, sources, passing, package)
 
 
 def _fails_at_call(planted: PlantedTest, report: TestReport) -> bool:

@@ -12,7 +12,9 @@ and the launcher killed everything it left, only when it is a regular file (no l
 never from the host's disk: a report the candidate ships or writes in a known place is never read.
 What the report says is still the code under test's to forge while it runs, in the test framework's
 process (docs/sandbox.md, "What remains"); a canary that passes, or is missing from a report in which
-every test passed, marks the run tampered, and then no test counts as passed.
+every test passed, marks the run tampered, and then no test counts as passed; so does a twin planted in
+the test files (`planting`) that passes or goes missing, and twins are taken out of the report and of
+the output a model is shown.
 
 A build that fails counts every test of every test file as failed, with the compiler's message
 (a `CollectionError` per test file, which `expectations.score_report` counts as the failure of each
@@ -32,8 +34,10 @@ from projectgen.evaluation.languages.dependencies import (
 )
 from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, Parsed, RunContext, report_name,
                                                   report_names)
+from projectgen.evaluation.languages.planting import planted_names, planted_problem
 from projectgen.evaluation.languages.reports import GO_TEST_FUNC
 from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
+from projectgen.evaluation.planted_tests import Planting
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
 from projectgen.evaluation.results_channel import canary_problem
@@ -61,15 +65,17 @@ REPORT_TIMEOUT = 60.0
 
 def evaluate_in_language(task: Task, candidate: Candidate, suite: SuiteName, *, toolchain: Toolchain,
                          containment: Containment, limits: Limits, timeout: float, cache: Path,
-                         workdir: Path | None, keep_workspace: bool) -> TestReport:
-    """Run `suite` of `task` (in `task.language`) against `candidate` in one sandboxed session."""
+                         workdir: Path | None, keep_workspace: bool, planting: Planting | None = None) -> TestReport:
+    """Run `suite` of `task` (in `task.language`) against `candidate` in one sandboxed session, with `planting`'s
+    twins in the test files (`languages.planting.plan_twins`; made from `suite_sources`)."""
     plan = PLANS[task.language]
+    planting = planting or Planting()
     if not toolchain.ready:
         return TestReport(task_id=task.id, suite=suite, error=toolchain.not_ready_reason(),
                           isolation=containment.isolation)
     folder = SessionFolder.create(workdir, task.id)
     try:
-        return _run(plan, task, candidate, suite, folder, toolchain, containment, limits, timeout, cache)
+        return _run(plan, task, candidate, suite, folder, toolchain, containment, limits, timeout, cache, planting)
     finally:
         if not keep_workspace:
             folder.remove()
@@ -82,17 +88,23 @@ def suite_test_files(task: Task, suite: SuiteName, plan: LanguagePlan) -> tuple[
     return tuple(rel for rel in task.suite_files(suite) if rel in named or rel.endswith(plan.test_suffixes))
 
 
+def suite_sources(task: Task, suite: SuiteName, plan: LanguagePlan) -> dict[str, str]:
+    """The text of each test file of `suite` as it runs: every test switched on (`enable_all_tests`)."""
+    return {rel: plan.enable_all_tests((task.root / rel).read_text(encoding="utf-8", errors="replace"))
+            for rel in suite_test_files(task, suite, plan) if (task.root / rel).is_file()}
+
+
 def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName, folder: SessionFolder,
-         toolchain: Toolchain, containment: Containment, limits: Limits, timeout: float, cache: Path) -> TestReport:
+         toolchain: Toolchain, containment: Containment, limits: Limits, timeout: float, cache: Path,
+         planting: Planting) -> TestReport:
     tests = suite_test_files(task, suite, plan)
     isolation = containment.isolation
     project = task.env.source_root or ""
-    sources = {rel: (task.root / rel).read_text(encoding="utf-8", errors="replace")
-               for rel in tests if (task.root / rel).is_file()}
+    sources = {**suite_sources(task, suite, plan), **planting.modules}  # the twins in their files
     word = secrets.token_hex(6)
     made = plan.canary(word, sources, project)
     canary = made[0] if made else ""
-    _fill(folder, task, candidate, suite, plan, tests, (canary, made[1]) if made else None)
+    _fill(folder, task, candidate, suite, plan, sources, (canary, made[1]) if made else None)
     try:
         dependencies = _dependencies(task.language, toolchain, cache, folder.workspace / project)
     except DependencyError as exc:
@@ -120,7 +132,7 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
     if session.setup_error:
         return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                           f"{session.setup_error}", isolation=isolation)
-    report = _report(plan, ctx, task, suite, session, isolation, word if made else "")
+    report = _report(plan, ctx, task, suite, session, isolation, word if made else "", planting)
     report.usage = steps_usage(session.steps[:-1], cpu_limit)  # the build and the tests, not our report step
     return with_suite_problem(report, session.suite_problem)
 
@@ -147,18 +159,15 @@ def _with_report_folder(step: Step, reports: Path) -> Step:
 
 
 def _fill(folder: SessionFolder, task: Task, candidate: Candidate, suite: SuiteName, plan: LanguagePlan,
-          tests: tuple[str, ...], canary: tuple[str, str] | None) -> None:
-    """The candidate, then the task's files; every test switched on; the canary beside them; the test files
-    and the canary protected."""
+          sources: dict[str, str], canary: tuple[str, str] | None) -> None:
+    """The candidate, then the task's files; the test files as they run (every test switched on, the twins in
+    them); the canary beside them; the test files and the canary protected."""
     workspace = folder.workspace
     copy_candidate(workspace, candidate, ProtectedPaths.of(task))
     copy_task_files(task.root, workspace, [*task.required_files, *task.suite_files(suite)])
-    for rel in tests:
-        path = workspace / rel
-        if path.is_file():
-            path.write_text(plan.enable_all_tests(path.read_text(encoding="utf-8", errors="replace")),
-                            encoding="utf-8")
-    protected = list(tests)
+    for rel, text in sources.items():
+        (workspace / rel).write_text(text, encoding="utf-8")
+    protected = list(sources)
     if canary is not None:
         path = workspace / canary[0]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,16 +188,16 @@ def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir:
 
 
 def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, session: SessionResult,
-            isolation: str, word: str) -> TestReport:
+            isolation: str, word: str, planting: Planting) -> TestReport:
     steps = session.steps
     printed, tested = steps[-1], steps[-2]
     tampered = None
     failed_build = next((s for s in steps[:-2] if s.stop != FINISHED or s.exit_status != 0), None)
-    output = "\n".join(line for s in steps[:-1] for line in s.output.text().strip().splitlines()
-                       if not word or word not in line)  # the canary is not for a model to see
+    hidden = [*([word] if word else []), *(planted_names(planting) if planting.checked else [])]
+    output = "\n".join(without_lines_of(s.output.text().strip(), hidden) for s in steps[:-1])
     if failed_build is not None:
         why = "timed out" if failed_build.stop == TIMED_OUT else f"exit status {failed_build.exit_status}"
-        message = f"the build failed ({why}):\n{failed_build.output.text().strip()}"
+        message = f"the build failed ({why}):\n{without_lines_of(failed_build.output.text().strip(), hidden)}"
         parsed = Parsed([], {rel: message for rel in ctx.test_files})
         ran = failed_build
     else:
@@ -198,9 +207,12 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
             text = ""
         parsed = plan.results(ctx, text) if text else Parsed([])
         parsed, tampered = without_canary(parsed, word)
+        if planting.checked and planting.tests:
+            stopped = tested.stop == TIMED_OUT or any(test.outcome == Outcome.ERROR for test in parsed.tests)
+            tampered = tampered or planted_problem(task.language, planting, parsed.tests, parsed.broken, stopped)
+            parsed = Parsed([test for test in parsed.tests if not planting.owns(test.nodeid)], parsed.broken)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
-        said = "\n".join(line for line in tested.output.text().strip().splitlines()
-                          if not word or word not in line)[-3000:]  # the canary is not for a model to see
+        said = without_lines_of(tested.output.text().strip(), hidden)[-3000:]
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
                       for rel in ctx.test_files if rel not in reported and rel not in parsed.broken
                       and _declares_tests(task.language, ctx.test_sources.get(rel))}
@@ -217,6 +229,23 @@ def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, s
         collected=len(parsed.tests), collected_ids=[test.nodeid for test in parsed.tests],
         exit_status=ran.exit_status if ran.stop == FINISHED else None, timed_out=ran.stop == TIMED_OUT,
         output_tail=output[-6000:], isolation=isolation)
+
+
+def without_lines_of(text: str, names: list[str]) -> str:
+    """`text` without what it says of the canary and the twins (not for a model to see): each line naming one,
+    and the blank or more indented lines after it (jest's failure block with its code frame, the JUnit
+    launcher's failure details)."""
+    kept, depth = [], None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if depth is not None and (not line.strip() or indent > depth):
+            continue
+        depth = None
+        if any(name in line for name in names):
+            depth = indent
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _declares_tests(language: str, source: str | None) -> bool:
