@@ -82,3 +82,27 @@ def test_eval_and_bench_reference_score_the_reference_fully_and_the_stub_at_zero
     report = json.loads((tmp_path / "stub.json").read_text())
     assert report["tampered"] is None and report["tests"]
     assert [t for t in report["tests"] if t["outcome"] == "passed"] == []
+
+
+def test_a_build_file_a_suite_names_is_put_in_place_but_is_no_test_target(tmp_path: Path) -> None:
+    """LiveRepoReflection's Rust exercises list Cargo.toml under `files.test`: it was run as `cargo test --lib`,
+    which found no test there, so the reference scored 12/13 where `cargo test` passes 12/12."""
+    import json
+    import shutil
+
+    from projectgen.datasets.examples import example_exercises_dir
+    from projectgen.datasets.exercism import exercise_task, load_exercise
+    from projectgen.evaluation.languages.plans import PLANS
+    from projectgen.evaluation.languages.session import suite_test_files
+
+    folder = tmp_path / "digit_sum"
+    shutil.copytree(example_exercises_dir() / "digit_sum", folder)
+    config_path = folder / ".meta" / "config.json"
+    config = json.loads(config_path.read_text())
+    config["files"]["solution"] = ["src/lib.rs"]
+    config["files"]["test"] = ["Cargo.toml", "tests/digit_sum.rs"]
+    config["files"]["example"] = [".meta/src/lib.rs"]
+    config_path.write_text(json.dumps(config))
+    task = exercise_task(load_exercise(folder))
+    assert any(rel.endswith("Cargo.toml") for rel in task.suite_files("unit"))  # put in place from the task
+    assert [rel.rsplit("/", 1)[-1] for rel in suite_test_files(task, "unit", PLANS["rust"])] == ["digit_sum.rs"]

@@ -82,10 +82,11 @@ def evaluate_in_language(task: Task, candidate: Candidate, suite: SuiteName, *, 
 
 
 def suite_test_files(task: Task, suite: SuiteName, plan: LanguagePlan) -> tuple[str, ...]:
-    """The test files of `suite`: the files it names, and those below the folders it names that end like
-    the language's test files (a Java suite `src/test/java` is its `.java` files)."""
-    named = set(task.suite(suite).paths)
-    return tuple(rel for rel in task.suite_files(suite) if rel in named or rel.endswith(plan.test_suffixes))
+    """The test files of `suite`: its files that end like the language's test files (a Java suite
+    `src/test/java` is its `.java` files). Another file a suite names (a Rust exercise lists its
+    `Cargo.toml` among its test files) is put in place with the suite but is no test target: run as one,
+    `cargo test --lib` found no test in it and the exercise lost a test it passes."""
+    return tuple(rel for rel in task.suite_files(suite) if rel.endswith(plan.test_suffixes))
 
 
 def suite_sources(task: Task, suite: SuiteName, plan: LanguagePlan) -> dict[str, str]:
