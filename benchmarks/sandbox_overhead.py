@@ -208,7 +208,8 @@ def pytest_figures(runner, task, suite: str, env, binds: tuple[str, ...]) -> dic
         if hasattr(runner, "_planting"):  # twins and canaries planted into the suite's modules (issue 35)
             planting = runner._planting(task, suite, runner._planting_expectations(task, suite))
             canary = None if any(test.kind == "canary" for test in planting.tests) else Canary.make()
-            runner._prepare(folder, task, task.reference_files(), suite, planting, canary)
+            assets = (runner.prepared_assets(task, env)[0],) if hasattr(runner, "prepared_assets") else ()
+            runner._prepare(folder, task, task.reference_files(), suite, planting, canary, *assets)
         else:
             canary = Canary.make()
             runner._prepare(folder, task, task.reference_files(), suite, canary)
