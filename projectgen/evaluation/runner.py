@@ -71,7 +71,8 @@ from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outc
 from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
-from projectgen.evaluation.stable_output import StablePaths, message_tail, printed_tail, stable_text
+from projectgen.evaluation.stable_output import (ENVIRONMENT, HARNESS, INTERPRETER, SESSION, WORKSPACE, StablePaths,
+                                                 message_tail, printed_tail, stable_text)
 from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 from projectgen.evaluation.sandbox_session import (
@@ -89,9 +90,10 @@ from projectgen.evaluation.sandbox_session import (
 )
 
 DEFAULT_TIMEOUT = 300.0
-# What the host keeps of the end of the test step's output: more than is shown (OUTPUT_TAIL_CHARS), so the shown
-# end is cut after the paths in it are made stable (`stable_output`), never where their lengths put the cut.
-PRINTED_KEEP = 4 * OUTPUT_TAIL_CHARS
+# What the host keeps of the end of the test step's output, in bytes: ten times what is shown (OUTPUT_TAIL_CHARS),
+# so the shown end is cut after the paths in it are made stable (`stable_output`: a path shrinks to a fifth at
+# most), never where the lengths of the session's paths put the host's cut.
+PRINTED_KEEP = 64 * 1024
 CANARIES = 2  # canary tests planted per run into the suite's modules
 TWINS = 3  # twins planted per run by default
 TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
@@ -549,7 +551,7 @@ class SandboxRunner:
             if cgroup:
                 cgroup.remove()
         isolation = self.isolation()
-        paths = StablePaths.of(folder.workspace, folder.root, env.path)
+        paths = _stable_paths(folder, env)
         if session.setup_error:
             return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                               f"{session.setup_error}", isolation=isolation, environment=environment)
@@ -565,6 +567,14 @@ class SandboxRunner:
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
+
+
+def _stable_paths(folder: SessionFolder, env: Environment) -> StablePaths:
+    """The paths of this run that a model is shown as fixed ones (`stable_output`)."""
+    minor = ".".join(env.python_version.split(".")[:2])
+    return StablePaths.of([(folder.workspace, WORKSPACE), (folder.root, SESSION), (env.path, ENVIRONMENT),
+                           (env.base_prefix() / "lib" / f"python{minor}", f"{INTERPRETER}/lib/python{minor}"),
+                           (sandbox_file("pytest_bootstrap.py").parent, HARNESS)])
 
 
 def _isolated_bootstrap(env: Environment) -> list[str]:

@@ -3,27 +3,31 @@
 A resumed run answers a model call from the call cache only when the prompt is the one the killed run sent
 (`llm.call_cache` keys calls by a hash of the prompt), and the code judge's prompt carries the check tests'
 messages and output. So what a run writes that changes from one run of the same code to the next is taken
-out before anything is shown: the session folder's path (random, with the runner's pid) and the environment
-cache's become fixed ones (`WORKSPACE`, `SESSION`, `ENVIRONMENT`); object addresses (`<... at 0x7f...>`, a
-mock's `id='...'`) become `ADDRESS`; the times of pytest's and unittest's summaries become `TIME`. The line
-numbers of planted modules are given as in the task's own files by `planted_tests.Planting.original_lines`.
-Texts are cut to their length after this, never before: where a cut falls must not depend on a path's length.
-What stays run-dependent is the code's own doing (set order under hash randomisation, clocks, ports).
+out before anything is shown: the session folder's path (random, with the runner's pid), the environment
+cache's and those that differ between installs and machines (a run folder may be resumed elsewhere) become
+fixed ones (`WORKSPACE`, `SESSION`, `ENVIRONMENT`, `INTERPRETER`, `HARNESS`); object addresses
+(`<... at 0x7f...>`, a mock's `id='...'`) become `ADDRESS`; the times of pytest's and unittest's summaries
+become `TIME`. The line numbers of planted modules are given as in the task's own files
+(`planted_tests.Planting.original_lines`). Texts are cut to their length after this, never before: where a
+cut falls must not depend on a path's length. What stays run-dependent is the code's own doing (the order
+of a set under hash randomisation, clocks, ports).
 """
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 WORKSPACE = "/workspace"  # the session's workspace: what the tests run in
 SESSION = "/session"  # the rest of the session folder: its home, tmp (pytest's tmp_path), install prefix
 ENVIRONMENT = "/env"  # the task's cached test environment
+INTERPRETER = "/python"  # the prefix of the interpreter the environment was made from (its standard library)
+HARNESS = "/projectgen"  # the folder of the sandbox's files (the pytest bootstrap, the recorder)
 ADDRESS = "0x..."
 TIME = "N.NN"
-MESSAGE_CHARS = 4000  # the end of a test's message that is shown (the recorder keeps `RECORDED_MESSAGE_CHARS`)
+MESSAGE_CHARS = 4000  # the end of a test's message shown (the recorder sends more: its MESSAGE_CHARS)
 # `<Foo object at 0x7f...>`, `<function f at 0x...>`: a repr's address, of any length; elsewhere a hex number of
 # 9 digits or more (a thread's id in a fault dump, `hex(id(x))`): a 64-bit address, not a constant a test wrote.
 ADDRESSES = re.compile(r"(?<=\bat )0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{9,}\b")
@@ -49,10 +53,8 @@ class StablePaths:
     replacements: tuple[tuple[str, str], ...]
 
     @classmethod
-    def of(cls, workspace: Path, session: Path, environment: Path | None) -> StablePaths:
-        folders = [(workspace, WORKSPACE), (session, SESSION)]
-        if environment is not None:
-            folders.append((environment, ENVIRONMENT))
+    def of(cls, folders: Iterable[tuple[Path, str]]) -> StablePaths:
+        """`folders`: (a folder, its fixed path), each also replaced as spelled with its links resolved."""
         pairs = {(spelled, shown) for folder, shown in folders
                  for spelled in {str(folder), os.path.realpath(folder)} if spelled not in ("", "/")}
         return cls(tuple(sorted(pairs, key=lambda pair: len(pair[0]), reverse=True)))
@@ -78,6 +80,6 @@ def message_tail(text: str, limit: int = MESSAGE_CHARS) -> str:
 
 
 def printed_tail(text: str, truncated: bool) -> str:
-    """What a step printed, from its first whole line when the start of the stream was dropped (`truncated`):
-    the partial first line's length depends on the paths before `stable_text`."""
+    """What a step printed, from its first whole line when the start of the stream was dropped (`truncated`): a
+    partial first line may begin inside a path, too little of it left to be made stable."""
     return text.split("\n", 1)[1] if truncated and "\n" in text else text
