@@ -32,6 +32,8 @@ MESSAGE_CHARS = 4000  # the end of a test's message shown (the recorder sends mo
 # 9 digits or more (a thread's id in a fault dump, `hex(id(x))`): a 64-bit address, not a constant a test wrote.
 ADDRESSES = re.compile(r"(?<=\bat )0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{9,}\b")
 MOCK_IDS = re.compile(r"(<\w*Mock\b[^<>]*?\bid=')\d+(')")
+# Java's Object.toString: `com.example.Foo@1b6d3586` (the identity hash code, new in every JVM)
+IDENTITY_HASHES = re.compile(r"(?<=[\w$]@)[0-9a-f]{5,8}\b")
 # pytest's "1 failed in 0.12s (0:00:00)" (a pytester run in a message), unittest's "Ran 3 tests in 0.001s"
 TIMINGS = re.compile(r"(?<=\bin )\d+\.\d+s( \(\d+:\d\d:\d\d\))?")
 
@@ -39,6 +41,11 @@ TIMINGS = re.compile(r"(?<=\bin )\d+\.\d+s( \(\d+:\d\d:\d\d\))?")
 def without_addresses(text: str) -> str:
     """`text` with object addresses and mock ids replaced by `ADDRESS`: they change with every process."""
     return MOCK_IDS.sub(rf"\g<1>{ADDRESS}\g<2>", ADDRESSES.sub(ADDRESS, text))
+
+
+def without_identity_hashes(text: str) -> str:
+    """`text` with Java's identity hash codes (`Foo@1b6d3586`) replaced by `ADDRESS`."""
+    return IDENTITY_HASHES.sub(ADDRESS, text)
 
 
 def without_timings(text: str) -> str:

@@ -17,7 +17,8 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner, _shown_output, _shown_printed
 from projectgen.evaluation.sandbox_session import OUTPUT_TAIL_CHARS, StepResult, Tail
 from projectgen.evaluation.stable_output import (ADDRESS, ENVIRONMENT, HARNESS, SESSION, WORKSPACE, StablePaths,
-                                                 message_tail, stable_text, without_addresses, without_timings)
+                                                 message_tail, stable_text, without_addresses,
+                                                 without_identity_hashes, without_timings)
 
 
 # --------------------------------------------------------------------------- each normalisation
@@ -33,6 +34,12 @@ def test_object_addresses_and_mock_ids_become_one_token_and_constants_a_test_wro
         f"where <bound method A.f of <A object at {ADDRESS}>> and <MagicMock name='m.x' id='{ADDRESS}'>\n"
         f"Current thread {ADDRESS} (most recent call first):\n"
         "assert flags == 0xff and mask == 0xFFFFFFFF and 0x10 < 17")
+
+
+def test_javas_identity_hash_codes_become_one_token_and_an_address_in_text_stays():
+    text = "expected: com.example.Point@1b6d3586 but was: Point$Inner@7a81197d; mail ops@example.org"
+    assert without_identity_hashes(text) == (f"expected: com.example.Point@{ADDRESS} but was: Point$Inner@{ADDRESS}; "
+                                             "mail ops@example.org")
 
 
 def test_the_times_of_test_run_summaries_are_dropped():
