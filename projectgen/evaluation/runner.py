@@ -722,7 +722,8 @@ def _why_stopped(step: StepResult, limits: Limits, oom_kills: int) -> str:
 def _notes(step: StepResult, limits: Limits, session: SessionResult) -> str:
     notes = []
     if step.stop == OUTPUT_LIMIT:
-        notes.append(f"run stopped: too much output (limit {_mib(limits.output_bytes)})")  # not the bytes read: how many arrive before the stop varies from run to run
+        # the limit, not the bytes read: how many arrive before the stop varies from run to run
+        notes.append(f"run stopped: too much output (limit {_mib(limits.output_bytes)})")
     if session.oom_kills:
         notes.append(f"{session.oom_kills} process(es) killed: the run reached its memory limit "
                      f"({_mib(limits.memory_bytes)})")
