@@ -34,7 +34,8 @@ ADDRESSES = re.compile(r"(?<=\bat )0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{9,}\b")
 MOCK_IDS = re.compile(r"(<\w*Mock\b[^<>]*?\bid=')\d+(')")
 # Java's Object.toString: `com.example.Foo@1b6d3586` (the identity hash code, new in every JVM)
 IDENTITY_HASHES = re.compile(r"(?<=[\w$]@)[0-9a-f]{5,8}\b")
-# pytest's "1 failed in 0.12s (0:00:00)" (a pytester run in a message), unittest's "Ran 3 tests in 0.001s"
+# pytest's "1 failed in 0.12s (0:00:00)" (a pytester run in a message), unittest's "Ran 3 tests in 0.001s"; any
+# other "in 1.25s" too (a message's "retry in 1.5s" loses its figure: the price of catching every summary)
 TIMINGS = re.compile(r"(?<=\bin )\d+\.\d+s( \(\d+:\d\d:\d\d\))?")
 
 
