@@ -7,16 +7,20 @@ writer killed in the middle of its line, so that the new line does not get glued
 line of the file stays a JSON document. Readers still skip a line that does not parse.
 
 `write_atomic` replaces a whole file: the text goes to a uniquely named temp file beside it, is
-fsynced and renamed over the target, so a kill leaves the old file or the new one, never a part.
+fsynced and renamed over the target, so a kill leaves the old file or the new one, never a part; and
+that temp file, which `remove_interrupted_writes` takes away when the folder is next held.
 """
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 
 _BLOCK = 1 << 16
+_TEMP_NAME = re.compile(r".\.tmp-[0-9a-f]{8}$")  # `write_atomic`'s temp files: `NAME.tmp-` and 8 hex digits
 
 
 def append_line(path: Path | str, line: str, *, fsync: bool = False) -> None:
@@ -85,6 +89,27 @@ def write_atomic_bytes(path: Path | str, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
         raise
     fsync_folder(path.parent)
+
+
+def remove_interrupted_writes(folder: Path | str, skipped: Collection[str] = ()) -> list[Path]:
+    """Remove the temp files `write_atomic` left below `folder` when a kill came before its rename (their
+    targets hold the old text or none), but in folders named in `skipped` (generated repositories, whose
+    files are the model's to name); the files removed. Only for a folder no other writer is in: one held
+    under its lock, before anything is written."""
+    removed = []
+    for parent, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if name not in skipped]
+        for name in files:
+            path = Path(parent, name)
+            if is_interrupted_write(path):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return sorted(removed)
+
+
+def is_interrupted_write(path: Path) -> bool:
+    """Whether `path` is a temp file of `write_atomic` (`NAME.tmp-` and 8 hex digits), not a link."""
+    return _TEMP_NAME.search(path.name) is not None and path.is_file() and not path.is_symlink()
 
 
 def fsync_folder(path: Path) -> None:

@@ -18,10 +18,12 @@ from collections.abc import Set as AbstractSet
 from pathlib import PurePosixPath
 
 from projectgen.evaluation.report import TestReport
+from projectgen.evaluation.stable_output import WORKSPACE
 
-# "No such file or directory: '/tmp/projectgen-ws-.../repo/geotext/data_file/cities15000.txt'"
+# "No such file or directory: '/workspace/geotext/data_file/cities15000.txt'"
 MISSING_FILE = re.compile(r"(?:FileNotFoundError|No such file or directory)[^'\"\n]*['\"]([^'\"\n]+)['\"]")
-WORKSPACE_REPO = re.compile(r"/repo/(.+)$")
+# a path in the workspace: shown as WORKSPACE (`stable_output`), by its session folder in older reports
+WORKSPACE_REPO = re.compile(rf"^(?:{re.escape(WORKSPACE)}|.*/repo)/(.+)$")
 # mypy, relative to the repository (the tests' working folder): "E   tests: error: Cannot read file: No such ..."
 MYPY_UNREADABLE = re.compile(r"(?m)^(?:E\s+)?(\S+): error: Cannot read file: No such file or directory")
 NOT_A_MODULE = re.compile(r"No module named '([\w.]+)'")

@@ -75,15 +75,18 @@ class Planting:
         return any(test.owns(nodeid) for test in self.tests)
 
     def original_lines(self, text: str) -> str:
-        """`text` with each `module:LINE` of a planted module's lines given as in the task's own file: the line
-        numbers of a traceback do not move with the planted tests above them."""
-        for module, inserts in self.inserted.items():  # `path:LINE` of tracebacks, `('path', LINE, ...)` of skips
-            if module not in text:  # most messages name no planted module (a test's output: every one of them)
-                continue
-            text = re.sub(re.escape(module) + r"(:|', )(\d+)",
-                          lambda found, inserts=inserts, module=module:
-                          f"{module}{found.group(1)}{_original_line(int(found.group(2)), inserts)}", text)
-        return text
+        """`text` with each line number of a planted module given as in the task's own file, in every form a
+        run writes one (`path:LINE` of pytest's tracebacks and warnings, `('path', LINE, ...)` of skips,
+        `File "path", line LINE` of Python's tracebacks): the line numbers a model is shown neither move with
+        the planted tests above them nor differ from one run to the next. A path counts whole (after a `/`,
+        a quote, a space or at the start): `tests/test_a.py` is not the end of `subtests/test_a.py`."""
+        if not self.inserted or not any(module in text for module in self.inserted):
+            return text  # most messages name no planted module (a test's output: every one of them)
+        modules = sorted(self.inserted, key=len, reverse=True)  # the longest first: one match per place
+        pattern = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, modules)) + r")(:|', |\", line )(\d+)")
+        return pattern.sub(lambda found: f"{found.group(1)}{found.group(2)}"
+                                         f"{_original_line(int(found.group(3)), self.inserted[found.group(1)])}",
+                           text)
 
 
 def _original_line(line: int, inserts: list[tuple[int, int]]) -> int:

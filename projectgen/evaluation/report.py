@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.evaluation.metrics import pass_rate
+from projectgen.evaluation.stable_output import WORKSPACE
 
 
 PYTEST_NO_TESTS = 5
@@ -207,7 +208,8 @@ class TestReport(BaseModel):
             return f"the test process was stopped before any test ran: {said}"
         conftest = re.search(r"while loading conftest '([^']+)'", self.output_tail)
         if conftest:
-            where = re.sub(r"^.*/projectgen-[^/]*/repo/", "", conftest.group(1))  # relative to the workspace
+            # relative to the workspace: shown as WORKSPACE (`stable_output`), by its session path in older reports
+            where = re.sub(rf"^({re.escape(WORKSPACE)}|.*/projectgen-[^/]*/repo)/", "", conftest.group(1))
             return f"{where} does not import (pytest exit status {status}): {said}"
         if status == PYTEST_NO_TESTS:
             return f"pytest collected no tests (exit status {status})"

@@ -78,6 +78,8 @@ from projectgen.evaluation.report import (CollectionError, EnvironmentInfo, Outc
 from projectgen.evaluation.results_channel import Canary, hidden_tests_problem
 from projectgen.evaluation.sandbox import NAMESPACES, Containment, Limits, RunCgroup, compile_recorder, sandbox_file
 from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.evaluation.stable_output import (ENVIRONMENT, HARNESS, INTERPRETER, SESSION, WORKSPACE, StablePaths,
+                                                 message_tail, printed_tail, stable_text)
 from projectgen.evaluation.twins import Twin, choose_twins, derive_twins
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_prepared_files, copy_task_files
 from projectgen.evaluation.sandbox_session import (
@@ -95,6 +97,10 @@ from projectgen.evaluation.sandbox_session import (
 )
 
 DEFAULT_TIMEOUT = 300.0
+# What the host keeps of the end of the test step's output, in bytes: ten times what is shown (OUTPUT_TAIL_CHARS),
+# so the shown end is cut after the paths in it are made stable (`stable_output`: a path shrinks to a fifth at
+# most), never where the lengths of the session's paths put the host's cut.
+PRINTED_KEEP = 64 * 1024
 CANARIES = 2  # canary tests planted per run into the suite's modules
 TWINS = 3  # twins planted per run by default
 TESTS_PER_TWIN = 8  # a small suite gets fewer twins: they cost a run of the tests they copy
@@ -569,7 +575,7 @@ class SandboxRunner:
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
-        return Step("tests", argv, env, timeout, channel=True, cwd=cwd)
+        return Step("tests", argv, env, timeout, channel=True, cwd=cwd, output_keep=PRINTED_KEEP)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
              candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]]) -> TestReport:
@@ -605,6 +611,7 @@ class SandboxRunner:
             if cgroup:
                 cgroup.remove()
         isolation = self.isolation()
+        paths = _stable_paths(folder, env)
         if session.setup_error:
             return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                               f"{session.setup_error}", isolation=isolation, environment=environment)
@@ -614,11 +621,20 @@ class SandboxRunner:
             if failure:
                 return TestReport(task_id=task.id, suite=suite, install_error=failure,
                                   exit_status=installed.exit_status, timed_out=installed.stop == TIMED_OUT,
-                                  output_tail=installed.output.text(), isolation=isolation, environment=environment)
-        report = _tests_report(task, suite, session, planting, canary, limits, isolation, environment)
+                                  output_tail=_shown_printed(installed, paths), isolation=isolation,
+                                  environment=environment)
+        report = _tests_report(task, suite, session, planting, canary, limits, isolation, environment, paths)
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
+
+
+def _stable_paths(folder: SessionFolder, env: Environment) -> StablePaths:
+    """The paths of this run that a model is shown as fixed ones (`stable_output`)."""
+    minor = ".".join(env.python_version.split(".")[:2])
+    return StablePaths.of([(folder.workspace, WORKSPACE), (folder.root, SESSION), (env.path, ENVIRONMENT),
+                           (env.base_prefix() / "lib" / f"python{minor}", f"{INTERPRETER}/lib/python{minor}"),
+                           (sandbox_file("pytest_bootstrap.py").parent, HARNESS)])
 
 
 def _isolated_bootstrap(env: Environment) -> list[str]:
@@ -636,9 +652,10 @@ def _install_failure(installed: StepResult, what: str, limits: Limits, oom_kills
 
 
 def _tests_report(task: Task, suite: SuiteName, session: SessionResult, planting: Planting, canary: Canary | None,
-                  limits: Limits, isolation: str, environment: EnvironmentInfo) -> TestReport:
+                  limits: Limits, isolation: str, environment: EnvironmentInfo, paths: StablePaths) -> TestReport:
     """The test step's report: the recorder's events checked, the planted tests (and a canary module) taken out,
-    tampering applied, and the output a model is shown built from what is left."""
+    tampering applied, and the messages and the output a model is shown built from what is left, the same for
+    every run of the same candidate (`stable_output`)."""
     ran = session.steps[-1]
     channel = session.channel
     combined = _combine(channel.events, _why_stopped(ran, limits, session.oom_kills), _stop_seen(ran, session))
@@ -661,14 +678,15 @@ def _tests_report(task: Task, suite: SuiteName, session: SessionResult, planting
                                                finished=any(e.get("event") == "finish" for e in channel.events))
         planted_failed = any(planting.owns(test.nodeid) and test.outcome is not Outcome.PASSED for test in tests)
         tests, all_ids, collected = without_planted(planting, tests, all_ids, collected)
-        tests = [test.model_copy(update={"message": planting.original_lines(test.message)}) for test in tests]
-        collection_errors = [error.model_copy(update={"message": planting.original_lines(error.message)})
-                             for error in collection_errors]
         if exit_status == 1 and planted_failed and not collection_errors and not any(
                 test.outcome in (Outcome.FAILED, Outcome.ERROR) for test in tests):
             exit_status = 0  # pytest's status without the planted failures
-    output = _shown_output(tests, collection_errors, planting.original_lines(ran.output.text())) + \
-        _notes(ran, limits, session)
+    lines = planting.original_lines if planting.checked else None  # a run measuring twins keeps their lines
+    tests = [test.model_copy(update={"message": message_tail(stable_text(test.message, paths, lines))})
+             for test in tests]
+    collection_errors = [error.model_copy(update={"message": message_tail(stable_text(error.message, paths, lines))})
+                         for error in collection_errors]
+    output = _shown_output(tests, collection_errors, _shown_printed(ran, paths, lines)) + _notes(ran, limits, session)
     if combined.unfinished and not tampered:
         output += f"\n[projectgen] {combined.unfinished}"
     if tampered:
@@ -735,6 +753,11 @@ def _shown_output(tests: Sequence[TestResult], collection_errors: Sequence[Colle
     return text if len(text) <= OUTPUT_TAIL_CHARS else text[-OUTPUT_TAIL_CHARS:]
 
 
+def _shown_printed(step: StepResult, paths: StablePaths, lines: Callable[[str], str] | None = None) -> str:
+    """What `step` printed, as a model is shown it: from a whole line, with stable paths (`stable_output`)."""
+    return stable_text(printed_tail(step.output.text(), step.output.total > step.output.keep), paths, lines)
+
+
 def _usage(step: StepResult) -> ResourceUsage | None:
     """The test step's usage as the launcher measured it (`sandbox_session.StepUsage`), in a report's terms."""
     if step.usage is None:
@@ -759,7 +782,8 @@ def _why_stopped(step: StepResult, limits: Limits, oom_kills: int) -> str:
 def _notes(step: StepResult, limits: Limits, session: SessionResult) -> str:
     notes = []
     if step.stop == OUTPUT_LIMIT:
-        notes.append(f"run stopped after {step.output.total} bytes of output (limit {_mib(limits.output_bytes)})")
+        # the limit, not the bytes read: how many arrive before the stop varies from run to run
+        notes.append(f"run stopped: too much output (limit {_mib(limits.output_bytes)})")
     if session.oom_kills:
         notes.append(f"{session.oom_kills} process(es) killed: the run reached its memory limit "
                      f"({_mib(limits.memory_bytes)})")

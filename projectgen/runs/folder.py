@@ -9,6 +9,7 @@ door's retries and reply cap), the checkpointer and the trace writer.
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from projectgen.durable_files import write_atomic
+from projectgen.durable_files import is_interrupted_write, remove_interrupted_writes, write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
@@ -191,8 +192,10 @@ class RunFolder:
 
     @contextmanager
     def hold(self, what: str = "run") -> Iterator[RunFolder]:
-        """The folder held by this process (a resume): a second process is refused with one line."""
+        """The folder held by this process (a resume): a second process is refused with one line. What a killed
+        process left of its atomic writes goes first: a resumed run ends with the files of an uninterrupted one."""
         with folder_lock(self.root, what):
+            remove_interrupted_writes(self.root, layout.GENERATED)
             yield self
 
     @contextmanager
@@ -241,8 +244,12 @@ class RunFolder:
                 from None
 
     def _remove_outputs(self) -> None:
-        """What `--force` clears: the files a run writes (`layout.RUN_OUTPUTS`), and nothing else."""
+        """What `--force` clears: the files a run writes (`layout.RUN_OUTPUTS`, and what a killed run left of
+        its atomic writes), and nothing else."""
         for name in layout.RUN_OUTPUTS:
+            for leftover in self.root.glob(f"{glob.escape(name)}.tmp-*"):
+                if is_interrupted_write(leftover):
+                    leftover.unlink()
             target = self.root / name
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)

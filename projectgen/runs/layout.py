@@ -33,6 +33,8 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 REVIEW = "review.json"  # the review a paused run waits for (`projectgen review DIR`); the checkpoint holds it too
 LOCK = ".projectgen.lock"  # held by the one process working in a run or experiment folder
+# Folders of generated files (named by a model) and copies of them: nothing of ours is looked for in them.
+GENERATED = (REPOSITORY, BASE, EVOLVED_TASK, TURN_FILES, "snapshots")
 
 # Files that mark a folder as a run (for `trace` and `report`).
 RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)

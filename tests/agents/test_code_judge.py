@@ -12,7 +12,8 @@ from projectgen.agents import CheckStatus, CodeJudge, ModelGateway, Verdict
 from projectgen.agents.code_judge import error_log, mentioned_files
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
-from projectgen.evaluation.runner import SandboxRunner
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.llm import CallCache, UsageRecorder
 from projectgen.oracles.reference_replay import Breakage, break_function
 from agent_fakes import PromptModel, gateway, only_record, run, scripted
 
@@ -143,6 +144,28 @@ def test_code_judge_falls_back_to_files_the_log_mentions(task, broken, sandbox, 
 
 def test_code_judge_runs_the_sandbox_once_per_distinct_repository(sandbox):
     assert sandbox.runs <= 2  # reference + broken, shared by every test above
+
+
+def test_a_resumed_code_judge_sends_the_same_prompt_and_is_answered_from_the_call_cache(task, reference, env_cache,
+                                                                                       tmp_path):
+    """A run killed after the judge's call and before its node's checkpoint judges again on resume, in another
+    process: another sandbox run (other object addresses, another session folder). The prompt must be the same, so
+    the call cache answers it and the model is not called twice (the slow kill-and-resume test saw
+    `<kvstore.store.KVStore object at 0x7f...>` differ). The store's expiry off by one, as in its script."""
+    broken = {**reference, "kvstore/store.py": reference["kvstore/store.py"].replace("now >= expires_at",
+                                                                                     "now > expires_at")}
+    answer = json.dumps({"summary": "s", "files": [{"path": "kvstore/store.py", "suggestion": "fix expiry"}]})
+    models, verdicts = [], []
+    for workdir in ("w", "a-longer-work-folder"):  # the killed run's sessions, then the resumed run's
+        runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, workdir=tmp_path / workdir))
+        door = ModelGateway(recorder=UsageRecorder(tmp_path / "usage.jsonl"), retries=0,
+                            cache=CallCache(tmp_path / "calls.jsonl", scope="run"))
+        models.append(PromptModel(answer=answer))
+        verdicts.append(run(CodeJudge(models[-1]).review(door, task, broken, runner=runner, iteration=1)))
+    assert "KVStore object at 0x" in models[0].prompts[0]  # what used to differ is in the prompt
+    assert models[1].prompts == []  # answered from calls.jsonl
+    assert len(UsageRecorder.load(tmp_path / "usage.jsonl").records) == 1
+    assert verdicts[0].log == verdicts[1].log and verdicts[1].files == {"kvstore/store.py": "fix expiry"}
 
 
 def test_code_judge_falls_back_to_every_python_file_when_the_log_names_none(task):

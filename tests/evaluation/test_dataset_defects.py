@@ -28,6 +28,8 @@ def report(*, collection: str = "", failure: str = "") -> TestReport:
 
 def test_a_missing_file_inside_the_repository_is_a_defect_unless_the_task_ships_it() -> None:
     assert missing_files(report(collection=GEOTEXT_ERROR)) == ["geotext/data_file/cities15000.txt"]
+    shown = GEOTEXT_ERROR.replace("/tmp/projectgen-ws-26093-geotext-ew8g1lqi/repo", "/workspace")  # as reports say it
+    assert missing_files(report(collection=shown)) == ["geotext/data_file/cities15000.txt"]
     assert dataset_defects(report(collection=GEOTEXT_ERROR), {"geotext/geotext.py"}) == [
         "dataset defect: the reference reads geotext/data_file/cities15000.txt, which the dataset does not ship"]
     # Shipped, the file's absence is the harness's (or a candidate's) problem, not the dataset's.

@@ -23,11 +23,54 @@ from projectgen.llm import (
     UsageRecorder,
     call_model,
 )
+from projectgen.runs.folder import RunFolder
 from projectgen.runs.trace import TraceWriter, read_trace
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]  # every line must parse
+
+
+# --------------------------------------------------------------------------- interrupted atomic writes
+KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from projectgen.durable_files import write_atomic
+os.replace = lambda source, target: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the rename
+write_atomic(Path(sys.argv[1]), "new")
+"""
+
+
+def _killed_write(path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(path)], capture_output=True)
+    assert done.returncode == -9
+
+
+def test_what_a_killed_atomic_write_left_is_gone_once_the_run_folder_is_held_again(tmp_path: Path) -> None:
+    """The slow kill-and-resume test once found a `.tmp` file in a resumed run's folder that the uninterrupted
+    run's did not have: a kill between `write_atomic`'s temp file and its rename."""
+    root = tmp_path / "run"
+    (root / "attempts" / "2").mkdir(parents=True)
+    (root / "run.json").write_text("old")
+    generated = root / "repository" / "notes.tmp-0123abcd"  # a model may name a file so: it stays
+    generated.parent.mkdir()
+    generated.write_text("mine")
+    for target in (root / "run.json", root / "attempts" / "2" / "attempt.json"):
+        _killed_write(target)
+    assert len([p for p in root.rglob("*") if ".tmp-" in p.name]) == 3
+    with RunFolder(root).hold():
+        assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".tmp-" in p.name) == [
+            "repository/notes.tmp-0123abcd"]
+    assert (root / "run.json").read_text() == "old" and not (root / "attempts" / "2" / "attempt.json").exists()
+
+
+def test_force_clears_what_a_killed_atomic_write_of_a_run_file_left(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    root.mkdir()
+    _killed_write(root / "run.json")  # killed in its first write: no run.json, so the user starts over
+    (root / "mine.tmp-0123abcd").write_text("not a run's")
+    with RunFolder(root).create(force=True):
+        assert sorted(p.name for p in root.iterdir() if ".tmp-" in p.name) == ["mine.tmp-0123abcd"]
 
 
 # --------------------------------------------------------------------------- torn lines

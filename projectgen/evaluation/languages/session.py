@@ -53,6 +53,8 @@ from projectgen.evaluation.sandbox_session import (
     steps_usage,
     with_suite_problem,
 )
+from projectgen.evaluation.stable_output import (ENVIRONMENT, SESSION, WORKSPACE, StablePaths, stable_text,
+                                                 without_identity_hashes)
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
 REPORT_CAP = 16 * 1024**2
@@ -133,9 +135,24 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
     if session.setup_error:
         return TestReport(task_id=task.id, suite=suite, error=f"the sandbox could not be set up: "
                           f"{session.setup_error}", isolation=isolation)
-    report = _report(plan, ctx, task, suite, session, isolation, word if made else "", planting)
+    report = _stable(_report(plan, ctx, task, suite, session, isolation, word if made else "", planting),
+                     StablePaths.of([(folder.workspace, WORKSPACE), (folder.root, SESSION),
+                                     *([(dependencies, ENVIRONMENT)] if dependencies else [])]))
     report.usage = steps_usage(session.steps[:-1], cpu_limit)  # the build and the tests, not our report step
     return with_suite_problem(report, session.suite_problem)
+
+
+def _stable(report: TestReport, paths: StablePaths) -> TestReport:
+    """`report`'s messages and output as a model is shown them, the same for every run of the same candidate
+    (`stable_output`: fixed paths, no addresses, identity hash codes or summary timings)."""
+    def shown(text: str) -> str:
+        return without_identity_hashes(stable_text(text, paths))
+
+    return report.model_copy(update={
+        "tests": [test.model_copy(update={"message": shown(test.message)}) for test in report.tests],
+        "collection_errors": [error.model_copy(update={"message": shown(error.message)})
+                              for error in report.collection_errors],
+        "output_tail": shown(report.output_tail)})
 
 
 # The report step: the report only when it is a regular file (not a link, FIFO or device), capped.

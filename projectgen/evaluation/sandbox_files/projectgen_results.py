@@ -56,7 +56,12 @@ TRACING_EVENTS = frozenset({
 })
 
 
-def _tail(text, limit=4000):
+# The end of a test's message sent; the runner shows the last 4,000 characters once it has made the paths and
+# addresses in it the same for every run (`stable_output`): cut here, where the cut falls would move with them.
+MESSAGE_CHARS = 16000
+
+
+def _tail(text, limit=MESSAGE_CHARS):
     text = text or ""
     return text if len(text) <= limit else "..." + text[-limit:]
 
