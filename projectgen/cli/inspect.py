@@ -247,25 +247,33 @@ def _print_timeline(console, rows) -> None:
             table.add_row(*(c[name] for name, _ in columns))
         console.print(table)
     else:
-        def line(values: dict[str, Text]) -> Text:
-            out = Text()
-            for name, justify in columns:
-                if name != "detail":
-                    cell = values[name].copy()
-                    cell.pad_left(widths[name] - cell.cell_len) if justify == "right" else \
-                        cell.pad_right(widths[name] - cell.cell_len)
-                    out.append_text(cell)
-                    out.append("  ")
-            out.rstrip()
-            return out
-
-        console.print(line({name: Text(name, style="bold") for name, _ in columns}), highlight=False)
+        console.print(_fixed_line({name: Text(name, style="bold") for name, _ in columns}, columns, widths),
+                      highlight=False)
         for c in cells:
-            console.print(line(c), highlight=False)
+            console.print(_fixed_line(c, columns, widths), highlight=False)
             if c["detail"].plain:
                 console.print(Text("    ").append_text(c["detail"]), highlight=False)
     if any(r.tokens_estimated for r in rows):
         console.print("[dim]~ estimated token counts (no provider usage); * calls matched by time, not by key[/dim]")
+
+
+def _fixed_line(values: dict[str, Any], columns: list[tuple[str, str]], widths: dict[str, int]):
+    """One timeline row without its detail, each cell padded to its column's width."""
+    from rich.text import Text
+
+    out = Text()
+    for name, justify in columns:
+        if name == "detail":
+            continue
+        cell = values[name].copy()
+        if justify == "right":
+            cell.pad_left(widths[name] - cell.cell_len)
+        else:
+            cell.pad_right(widths[name] - cell.cell_len)
+        out.append_text(cell)
+        out.append("  ")
+    out.rstrip()
+    return out
 
 
 def _print_knowledge(console, run, attempt) -> None:

@@ -121,7 +121,9 @@ def runner(env_cache: Path) -> SandboxRunner:
     return SandboxRunner(RunnerSettings(cache_dir=env_cache))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "clamp_range" else n
+# C++'s and Java's builds are slow: the slow suite runs them (Java also runs in the default suite through refine's
+# Java tasks, tests/experiments/test_refinement.py)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("clamp_range", "stack_calc") else n
                                   for n in EXAMPLES])
 def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(runner: SandboxRunner, name: str,
                                                                                  tmp_path: Path) -> None:

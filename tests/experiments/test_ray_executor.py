@@ -110,6 +110,7 @@ def test_an_experiment_on_ray_gives_the_local_rows_and_brings_each_run_folder_ba
     assert again.models[0].pairs[0].how == "ledger"  # the rerun skips the recorded unit
 
 
+@pytest.mark.slow  # the experiment on Ray above is the default suite's; reflect's and refine's units ride the same executor
 def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """LiveRepoReflection's batch on Ray, every unit relocated (as on another machine) and mirrored back:
     the same figures and ledger rows as the local executor, and each unit's folder back on the driver."""
@@ -132,6 +133,7 @@ def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     assert {"summary.json", "calls.jsonl", "usage.jsonl", "checkpoints.sqlite"} <= run_files(unit)
 
 
+@pytest.mark.slow  # the experiment on Ray above is the default suite's; reflect's and refine's units ride the same executor
 def test_refine_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """SR-Eval's batch on Ray, every task run relocated and mirrored back: the local executor's figures,
     each row naming the driver's folder, the folder's turns and calls back on the driver."""

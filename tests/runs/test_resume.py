@@ -72,6 +72,7 @@ def test_sigkill_during_code_filling_then_resume_matches_an_uninterrupted_run(tm
     assert (tmp_path / "killed" / "checkpoints.sqlite").is_file()
 
 
+@pytest.mark.slow  # the SQLite test above is the same resume; this one adds a Postgres server's start
 def test_the_same_with_checkpoints_in_postgres(tmp_path: Path, env_cache: Path, whole: Path, postgres_url: str) -> None:
     _kill_during_filling_then_resume(tmp_path, env_cache, whole, ["--checkpoint-url", postgres_url])
     assert not (tmp_path / "killed" / "checkpoints.sqlite").exists()
