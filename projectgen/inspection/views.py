@@ -180,20 +180,21 @@ class RunView:
         start = next((e for e in self.events if e.get("event") == "run_start"), None)
         return str(start.get("task_id")) if start and start.get("task_id") else self.path.name
 
+    def _recorded(self, key: str) -> str | None:
+        """A field as the summary records it, else run.json (None where neither does)."""
+        for source in (self.summary, self.manifest):
+            if source and source.get(key):
+                return str(source[key])
+        return None
+
     @property
     def run_id(self) -> str | None:
-        for source in (self.summary, self.manifest):
-            if source and source.get("run_id"):
-                return str(source["run_id"])
-        return None
+        return self._recorded("run_id")
 
     @property
     def method(self) -> str | None:
         """The method the run was made with, as recorded (None in an older run or a bare pipeline folder)."""
-        for source in (self.summary, self.manifest):
-            if source and source.get("method"):
-                return str(source["method"])
-        return None
+        return self._recorded("method")
 
     @property
     def kind_label(self) -> str:
