@@ -12,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from test_support import experiment_script, restore_sigint, strict_jsonl
 
 
+@pytest.mark.slow  # a whole experiment interrupted; the exit path itself is the fast test below
 def test_ctrl_c_during_an_experiment_records_no_spurious_error(tmp_path: Path, env_cache: Path) -> None:
     script = experiment_script(load_task(example_task_path("kvstore")))
     script["delay_s"] = 0.3

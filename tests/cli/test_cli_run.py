@@ -163,7 +163,8 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
     assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+# SIGTERM takes the same path as SIGINT (main() maps it to KeyboardInterrupt): the slow suite runs it
+@pytest.mark.parametrize("sig", ["SIGINT", pytest.param("SIGTERM", marks=pytest.mark.slow)])
 def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_path: Path, env_cache: Path,
                                                                          sig: str) -> None:
     """Ctrl-C (or SIGTERM) mid-run: run.json says "interrupted" (not "running"), the CLI prints the

@@ -53,7 +53,9 @@ def test_a_suite_folder_stands_for_the_test_files_below_it() -> None:
 
 
 # Java's runs start JVMs (slow); its runner is also in the default suite through the bundled exercise and refine
-@pytest.mark.parametrize("name", ["wordstat-go", pytest.param("tally-java", marks=pytest.mark.slow)])
+# both start toolchains (go's is ~10 s here); Go's runner is in the default suite through the bundled exercise
+# (tests/evaluation/test_languages.py) and its twins (test_language_twins.py)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) for n in ("wordstat-go", "tally-java")])
 def test_eval_and_bench_reference_score_the_reference_fully_and_the_stub_at_zero(name: str, tmp_path: Path,
                                                                                   capsys) -> None:
     task = load_task(TASKS / name)

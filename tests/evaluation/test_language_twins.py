@@ -453,3 +453,17 @@ def test_a_candidate_turning_failures_into_passes_is_caught_by_twins_and_the_ref
                if len(line.strip()) >= 8 and line not in (task.root / twin.module).read_text()}
     assert changed and not any(line in report.output_tail or any(line in test.message for test in report.tests)
                                for line in changed for report in (reference, attack))  # what the tools print of them
+
+
+def test_a_file_of_one_one_word_test_still_gets_fresh_twin_names() -> None:
+    """jest's `test('doubles', ...)` alone: names of its one word are all taken (a repeated word once dropped
+    every copy of itself and gave back the real test's name, until no free name was found)."""
+    from projectgen.evaluation.languages.declared_tests import declared_tests
+    from projectgen.evaluation.languages.planting import fresh_name
+    from projectgen.evaluation.languages.source_scan import scan
+
+    text = "import { double } from './double';\ntest('doubles', () => { expect(double(2)).toBe(4); });\n"
+    tests = declared_tests(scan(text, "javascript"), "javascript")
+    taken = {"doubles"}
+    names = [fresh_name("javascript", text, tests, tests[0], taken) for _ in range(20)]
+    assert len(set(names)) == 20 and "doubles" not in names and all(" " in name for name in names)

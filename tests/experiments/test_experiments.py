@@ -545,6 +545,7 @@ def test_devbench_reference_replay_reproduces_the_issues_figures(shared_datasets
     assert "| lice | 376 | 25 | 25 | 25 | 25 | 25 |" in table and "| readtime | 284 | 8 | 8 | 8 | 8 | 8 |" in table
 
 
+@pytest.mark.slow  # four arms of a scripted experiment; each switch's behaviour is tests/graphs/test_attempts.py's
 def test_the_ablations_give_livecoders_table_4_shape(setup, tmp_path: Path) -> None:
     """A scripted experiment of LiveCoder and its three ablations: one Table 4 row per switch, at attempt 2,
     beside the Table 3 shape (score per attempt, reuse) of every arm (one task: the shape is per arm; the

@@ -68,7 +68,9 @@ def fresh_name(language: str, text: str, tests: Sequence[DeclaredTest], anchor: 
     """A test name from the words of the file's test names, spelled like `anchor`, found nowhere in the file (so
     no real test's name ends with it either) nor among the names already given."""
     words = sorted({word.lower() for test in tests for word in NAME_WORDS.findall(_unprefixed(language, test.name))}
-                   - {"test"}) or list(FALLBACK_WORDS)
+                   - {"test"})
+    if len(words) < 2:  # one test of one word: every name made of its words alone is taken
+        words = sorted({*words, *FALLBACK_WORDS})
     chooser = secrets.SystemRandom()
     for attempt in range(1000):
         count = 2 + secrets.randbelow(2) + attempt // 100
@@ -77,7 +79,9 @@ def fresh_name(language: str, text: str, tests: Sequence[DeclaredTest], anchor: 
         if lead is None:
             lead = chooser.choice(lettered) if (lettered := [w for w in words if w[0].isalpha()]) else "case"
             chosen = chosen[1:]
-        chosen = [lead, *(word for word in chosen if word is not lead)]
+        else:  # by place: a word chosen twice is one string object, and `is not` dropped every copy
+            chosen = chosen[:chosen.index(lead)] + chosen[chosen.index(lead) + 1:]
+        chosen = [lead, *chosen]
         name = _spelled(language, anchor.name, chosen)
         if name not in taken and name not in text:
             taken.add(name)
