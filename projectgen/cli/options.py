@@ -230,6 +230,12 @@ def add_pipeline_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--edit-format", choices=["whole", "search_replace"],
                        default=SettingDefault("Settings", "edit_format"),
                        help="how the coder answers repair requests (default %(default)s)")
+    group.add_argument("--feedback-suite", choices=["check", "unit"],
+                       default=SettingDefault("Settings", "feedback_suite"),
+                       help="tests whose output the code judge, Self-Reflection and the knowledge agent see: check "
+                            "(visible) or unit (the hidden tests the score comes from, as LiveCoder does on "
+                            "RAL-Bench and NL2Repo-Bench, whose tasks set it; labelled in every report) "
+                            "(default %(default)s)")
     group.add_argument("--max-concurrency", type=positive_int, default=SettingDefault("Settings", "max_concurrency"),
                        help="model calls in flight while filling one dependency layer (default %(default)s)")
     group.add_argument("--max-tokens", type=positive_int, default=None, help="stop the run beyond this many tokens")
@@ -347,7 +353,7 @@ def settings_from_args(args: argparse.Namespace):
     """The pipeline `Settings` the options give; options left out keep the model's defaults."""
     from projectgen.config import Settings
 
-    names = ("profile", "threshold", "threshold_rule", "gamma", "edit_format", "max_concurrency")
+    names = ("profile", "threshold", "threshold_rule", "gamma", "edit_format", "feedback_suite", "max_concurrency")
     values: dict[str, Any] = {name: getattr(args, name) for name in names if given(args, name)}
     if given(args, "iterations"):
         values["architecture_iterations"], values["skeleton_iterations"], values["code_iterations"] = args.iterations

@@ -201,10 +201,11 @@ def test_pipeline_and_attempt_options_left_out_keep_the_settings_defaults() -> N
     assert attempt_settings_from_args(args) == AttemptSettings()
     args = build_parser().parse_args(["run", "kvstore", "--model", "x", "--threshold", "7", "--iterations", "1,2,3",
                                       "--gamma", "0", "--attempts", "2", "--selection", "unit", "--no-best",
-                                      "--threshold-rule", "at_least"])
+                                      "--threshold-rule", "at_least", "--feedback-suite", "unit"])
     settings, attempts = settings_from_args(args), attempt_settings_from_args(args)
     assert (settings.threshold, settings.architecture_iterations, settings.skeleton_iterations,
             settings.code_iterations, settings.gamma, settings.threshold_rule) == (7, 1, 2, 3, 0, "at_least")
+    assert settings.feedback_suite == "unit"
     assert (attempts.attempts, attempts.selection, attempts.historical_best) == (2, "unit", False)
 
 
