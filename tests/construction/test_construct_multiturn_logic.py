@@ -176,6 +176,67 @@ def test_the_reference_and_contamination_filters(tmp_path: Path):
                                                                 "reference"]
 
 
+def probe_reply(code: str) -> list[dict]:
+    return [{"role": "contamination_probe", "content": f"```python\n{code}\n```"}]
+
+
+def test_the_contamination_check_drops_a_seed_any_of_three_scripted_probes_passes():
+    """SR-Eval's union: three probe models (scripted here), each asked and its verdict recorded; one that passes the
+    reference tests is enough to drop the seed, and the reason names it."""
+    probes = {"scripted:a": model(probe_reply("A = 'wrong'")), "scripted:b": model(probe_reply("B = 'leaked'")),
+              "scripted:c": model(probe_reply("C = 'wrong'"))}
+    agents = ConstructionAgents.default(model([]), probes)
+    only_b = FakeRunner(lambda code, tests: "A = " not in code and "C = " not in code)  # the reference passes too
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(probes))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(seed(), agents, ModelGateway(), only_b, settings, record))
+    assert reason.startswith("leaked: code written from the signature and docstring alone by scripted:b passes")
+    assert "(1 of 3 probe model(s))" in reason
+    check = recorded[-1][1]
+    assert check["filter"] == "contamination" and check["kept"] is False and check["rule"].startswith("union")
+    assert [(v["model"], v["leaked"]) for v in check["verdicts"]] == [
+        ("scripted:a", False), ("scripted:b", True), ("scripted:c", False)]
+    assert only_b.runs == 4  # the reference, then every probe (none skipped after the leak)
+
+    none_leak = FakeRunner(lambda code, tests: not any(f"{name} = " in code for name in "ABC"))
+    recorded, record = events()
+    assert asyncio.run(filter_seed(seed(), agents, ModelGateway(), none_leak, settings, record)) == ""
+    assert [v["leaked"] for v in recorded[-1][1]["verdicts"]] == [False, False, False]
+    assert recorded[-1][1]["kept"] is True
+
+
+def test_a_construction_probes_with_each_named_model_and_records_them(tmp_path: Path):
+    """The batch makes a probe of every `contamination_models` spec (scripted files here) and run.json and the
+    seed's events name each one with its verdict."""
+    specs = []
+    for name, code in (("clean", "A = 'wrong'"), ("leaky", "B = 'leaked'")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"label": name, "responses": probe_reply(code)}))
+        specs.append(f"scripted:{path}")
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(specs))
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec="scripted:main", settings=settings, only=("rle",))
+    runner = FakeRunner(lambda code, tests: "A = " not in code)
+    results = run_construction(spec, tmp_path / "out", model=model([]), runner=runner)
+    assert results.outcomes[0].status == "filtered" and f"by {specs[1]} passes" in results.outcomes[0].reason
+    assert results.settings["contamination_models"] == specs
+    run_json = json.loads((tmp_path / "out" / "runs" / "rle" / "run.json").read_text())
+    assert run_json["protocol"]["contamination_models"] == specs
+    lines = [json.loads(line) for line in (tmp_path / "out" / "runs" / "rle" / "events.jsonl").read_text().splitlines()]
+    check = next(line for line in lines if line.get("filter") == "contamination")
+    assert [(v["model"], v["leaked"]) for v in check["verdicts"]] == [(specs[0], False), (specs[1], True)]
+
+
+def test_contamination_models_are_recorded_and_checked():
+    settings = ConstructionSettings(contamination=True, contamination_models=["scripted:a", "scripted:b"])
+    assert settings.contamination_models == ("scripted:a", "scripted:b")
+    assert settings.protocol()["contamination_models"] == ["scripted:a", "scripted:b"]
+    assert ConstructionSettings.from_protocol(settings.protocol()) == settings
+    with pytest.raises(ProjectGenError, match="check is off"):
+        ConstructionSettings(contamination_models=("scripted:a",))
+    with pytest.raises(ProjectGenError, match="named twice: scripted:a"):
+        ConstructionSettings(contamination=True, contamination_models=("scripted:a", "scripted:a"))
+
+
 # --------------------------------------------------------------------------- requirements
 
 def test_the_turn_order_is_a_dag_rooted_at_the_core():

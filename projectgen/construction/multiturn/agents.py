@@ -10,14 +10,15 @@ Roles (what the scripted replay keys its entries by, with the target and the ite
 - ``turn_coder`` (``SEED/turnK``): turn K's code and tests;
 - ``alignment_evaluator`` (``SEED/turnK``): whether those tests check what turn K asks: RETAIN, TEST_REFINE or
   REQUIREMENT_REFINE;
-- ``contamination_probe`` (seed id): the target function from its signature and docstring alone.
+- ``contamination_probe`` (seed id, iteration K for the K-th probe model): the target function from its signature
+  and docstring alone.
 
 A reply that does not parse raises `projectgen.llm.parsing.StructuredOutputError`, whose text is feedback for
 the next iteration (`projectgen.construction.multiturn.requirements`, `.turns`).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -150,8 +151,11 @@ class AlignmentEvaluator(Protocol):
 
 
 class ContaminationProbe(Protocol):
-    async def complete(self, gateway: ModelGateway, seed: Seed) -> str:
-        """The target module written from the function's signature and docstring alone."""
+    name: str  # the probe model as the record names it (its spec)
+
+    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
+        """The target module written from the function's signature and docstring alone (`iteration`: which of
+        the probes asks, so each probe's call has its own key)."""
 
 
 # --------------------------------------------------------------------------- the default agents
@@ -279,28 +283,33 @@ class ModelAlignmentEvaluator:
 @dataclass
 class ModelContaminationProbe:
     model: Any
+    name: str = "the construction model"
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_contamination"))
 
-    async def complete(self, gateway: ModelGateway, seed: Seed) -> str:
+    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
         agent = PromptedAgent(self.model, self.prompt, CONTAMINATION_ROLE)
-        reply = await agent.ask(gateway, target=seed.id, iteration=1, target_file=seed.target,
+        reply = await agent.ask(gateway, target=seed.id, iteration=iteration, target_file=seed.target,
                                 signature=fenced_python(seed.signature()))
         return code_from_reply(reply)
 
 
 @dataclass(frozen=True)
 class ConstructionAgents:
-    """One agent per role; swap any of them (`default` builds each from one model)."""
+    """One agent per role; swap any of them (`default` builds each from one model). `contamination` holds every
+    probe of the contamination check (SR-Eval's three models; a seed any of them passes is dropped)."""
 
     decomposer: Decomposer
     requirement_evaluator: RequirementEvaluator
     analyzer: Analyzer
     coder: TurnCoder
     alignment_evaluator: AlignmentEvaluator
-    contamination: ContaminationProbe
+    contamination: tuple[ContaminationProbe, ...]
 
     @classmethod
-    def default(cls, model: Any) -> ConstructionAgents:
+    def default(cls, model: Any, probes: Mapping[str, Any] | None = None) -> ConstructionAgents:
+        """Every role on `model`; the contamination probes on `probes` (name -> model), else on `model` alone."""
+        contamination = tuple(ModelContaminationProbe(probe, name) for name, probe in probes.items()) if probes \
+            else (ModelContaminationProbe(model),)
         return cls(decomposer=ModelDecomposer(model), requirement_evaluator=ModelRequirementEvaluator(model),
                    analyzer=ModelAnalyzer(model), coder=ModelTurnCoder(model),
-                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=ModelContaminationProbe(model))
+                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=contamination)
