@@ -47,6 +47,9 @@ def add_command(commands) -> None:
                         dest="contamination_models",
                         help="a probe model of the contamination check (repeat it: SR-Eval probes three models and "
                              "drops a seed any of them passes); implies --contamination")
+    parser.add_argument("--no-docstring-instructions", dest="docstring_instructions", action="store_false",
+                        help="repository-level seeds start from requirement.md, not (as SR-Eval) from their target "
+                             "function's signature and docstring converted into an instruction by the model")
     parser.add_argument("--only", type=task_ids, default=None, metavar="ID,ID", help="only these seeds")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and build every seed again")
     parser.add_argument("--workers", type=positive_int, default=1, help="seeds built at once (default 1)")
@@ -90,7 +93,8 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     probes = tuple(model_spec(spec) for spec in args.contamination_models)
     settings = ConstructionSettings(ablation=args.ablation, decomposition_cap=args.decomposition_cap,
                                     turn_cap=args.turn_cap, contamination=args.contamination or bool(probes),
-                                    contamination_models=probes)
+                                    contamination_models=probes,
+                                    docstring_instructions=args.docstring_instructions)
     console = make_console()
 
     def on_row(row) -> None:

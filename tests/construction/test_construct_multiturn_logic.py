@@ -392,11 +392,15 @@ def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():
 
 # --------------------------------------------------------------------------- the batch
 
+WRAP_INSTRUCTION = "Write `wrap_words(text, width)` in `textkit/wrap.py`: the words packed into lines."
+
+
 def script(path: Path, drop_turn: str | None = None) -> Path:
     responses = [{"role": "decomposer", "content": {"core": "c", "evolving": ["e"]}},
                  {"role": "requirement_evaluator", "content": RETAIN_ALL},
                  {"role": "analyzer", "content": {"edges": [[0, 1]]}},
-                 {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]
+                 {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}},
+                 {"role": "instruction_converter", "target": "wrap", "content": WRAP_INSTRUCTION}]
     for name, target in (("grading", "grading.py"), ("inventory", "inventory.py"), ("rle", "rle.py"),
                          ("wrap", "textkit/wrap.py")):
         for turn in (1, 2):
@@ -442,3 +446,32 @@ def test_another_ablation_builds_every_seed_again(tmp_path: Path):
     with pytest.raises(ProjectGenError, match="unknown seed"):
         run_construction(ConstructionSpec(seeds=bundled_seeds_dir(), spec="x", only=("nope",)), tmp_path / "o",
                          model=None, runner=runner)
+
+
+def test_a_repository_seed_starts_from_its_docstring_converted_into_an_instruction(tmp_path: Path):
+    """SR-Eval's seed preparation: the scripted converter is shown the target function's signature and docstring
+    (not the body), and its instruction, not requirement.md, is what the Decomposer and Evaluator are given;
+    construction.json records it. A function-level seed is not converted, and the setting turns it off."""
+    runner = FakeRunner(lambda code, tests: not ("@v1" in code and "@t2" in tests))
+    path = script(tmp_path / "s.json")
+    replay = ScriptedChatModel.from_file(path)
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}", only=("rle", "wrap"))
+    results = run_construction(spec, tmp_path / "out", model=replay, runner=runner)
+    assert {row.seed: row.status for row in results.outcomes} == {"rle": "task", "wrap": "task"}
+    assert [call["target"] for call in replay.calls if call["role"] == "instruction_converter"] == ["wrap"]
+    prompts = [json.loads(line) for line in (tmp_path / "out" / "runs" / "wrap" / "prompts.jsonl").read_text()
+               .splitlines()]
+    converter_prompt = json.dumps(next(p for p in prompts if "signature and docstring into a" in json.dumps(p)))
+    assert "def wrap_words(text: str, width: int)" in converter_prompt and "_pieces(word" not in converter_prompt
+    decomposer_prompt = json.dumps(next(p for p in prompts if "You are the Decomposer" in json.dumps(p)))
+    assert WRAP_INSTRUCTION[:40] in decomposer_prompt and "greedily into lines" not in decomposer_prompt
+    trajectory = json.loads((tmp_path / "out" / "wrap" / "construction.json").read_text())
+    assert trajectory["instruction"] == WRAP_INSTRUCTION and trajectory["settings"]["docstring_instructions"]
+    assert json.loads((tmp_path / "out" / "rle" / "construction.json").read_text())["instruction"] is None
+
+    off = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}", only=("wrap",),
+                           settings=ConstructionSettings(docstring_instructions=False))
+    replay = ScriptedChatModel.from_file(path)
+    run_construction(off, tmp_path / "off", model=replay, runner=runner)
+    assert "instruction_converter" not in {call["role"] for call in replay.calls}
+    assert json.loads((tmp_path / "off" / "wrap" / "construction.json").read_text())["instruction"] is None

@@ -10,6 +10,8 @@ Roles (what the scripted replay keys its entries by, with the target and the ite
 - ``turn_coder`` (``SEED/turnK``): turn K's code and tests;
 - ``alignment_evaluator`` (``SEED/turnK``): whether those tests check what turn K asks: RETAIN, TEST_REFINE or
   REQUIREMENT_REFINE;
+- ``instruction_converter`` (seed id): the target function's signature and docstring as a natural-language
+  instruction (repository level: the requirement the Decomposer starts from);
 - ``contamination_probe`` (seed id, iteration K for the K-th probe model): the target function from its signature
   and docstring alone.
 
@@ -39,6 +41,7 @@ ANALYZER_ROLE = "analyzer"
 TURN_CODER_ROLE = "turn_coder"
 ALIGNMENT_EVALUATOR_ROLE = "alignment_evaluator"
 CONTAMINATION_ROLE = "contamination_probe"
+INSTRUCTION_ROLE = "instruction_converter"
 
 
 def turn_target(seed_id: str, turn: int) -> str:
@@ -148,6 +151,11 @@ class AlignmentEvaluator(Protocol):
     async def judge(self, gateway: ModelGateway, seed: Seed, requirement: str, draft: TurnDraft, *, turn: int,
                     iteration: int) -> Alignment:
         """RETAIN, TEST_REFINE (feedback to the coder) or REQUIREMENT_REFINE (a person must look)."""
+
+
+class InstructionConverter(Protocol):
+    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+        """The target function's signature and docstring as a natural-language programming instruction."""
 
 
 class ContaminationProbe(Protocol):
@@ -280,6 +288,28 @@ class ModelAlignmentEvaluator:
         return parse_model(reply, Alignment)
 
 
+def instruction_from_reply(reply: str) -> str:
+    """The instruction of a converter's reply: its prose, without a fence around it; an empty one is refused."""
+    text = reply.strip()
+    if text.startswith("```") and text.endswith("```"):
+        text = text.split("\n", 1)[1].rsplit("```", 1)[0].strip() if "\n" in text else ""
+    if not text:
+        raise StructuredOutputError("Answer with the instruction as prose; the reply was empty.", kind="schema")
+    return text
+
+
+@dataclass
+class ModelInstructionConverter:
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("construct_instruction"))
+
+    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+        agent = PromptedAgent(self.model, self.prompt, INSTRUCTION_ROLE)
+        reply = await agent.ask(gateway, target=seed.id, iteration=1, target_file=seed.target,
+                                signature=fenced_python(seed.signature()))
+        return instruction_from_reply(reply)
+
+
 @dataclass
 class ModelContaminationProbe:
     model: Any
@@ -304,6 +334,7 @@ class ConstructionAgents:
     coder: TurnCoder
     alignment_evaluator: AlignmentEvaluator
     contamination: tuple[ContaminationProbe, ...]
+    instruction: InstructionConverter
 
     @classmethod
     def default(cls, model: Any, probes: Mapping[str, Any] | None = None) -> ConstructionAgents:
@@ -312,4 +343,5 @@ class ConstructionAgents:
             else (ModelContaminationProbe(model),)
         return cls(decomposer=ModelDecomposer(model), requirement_evaluator=ModelRequirementEvaluator(model),
                    analyzer=ModelAnalyzer(model), coder=ModelTurnCoder(model),
-                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=contamination)
+                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=contamination,
+                   instruction=ModelInstructionConverter(model))

@@ -21,7 +21,9 @@ class ConstructionSettings:
     """What the construction does besides its model: the ablation, the caps, the optional filter.
 
     `contamination_models` are the contamination probe's model specs (SR-Eval probes three and drops a seed any of
-    them passes: the union); empty, the construction model is the one probe."""
+    them passes: the union); empty, the construction model is the one probe. `docstring_instructions`: a
+    repository-level seed's Decomposer starts from its target function's signature and docstring converted into
+    an instruction (SR-Eval's seed preparation), not from requirement.md."""
 
     ablation: str = FULL
     decomposition_cap: int = DECOMPOSITION_CAP
@@ -29,6 +31,7 @@ class ConstructionSettings:
     contamination: bool = False
     contamination_models: tuple[str, ...] = ()
     min_function_lines: int = MIN_FUNCTION_LINES
+    docstring_instructions: bool = True
 
     def __post_init__(self) -> None:
         check_ablation(self.ablation)
@@ -52,4 +55,4 @@ class ConstructionSettings:
                 "decomposition_cap": self.decomposition_cap, "turn_cap": self.turn_cap,
                 "contamination": self.contamination, "contamination_models": list(self.contamination_models),
                 "contamination_rule": CONTAMINATION_RULE, "min_function_lines": self.min_function_lines,
-                "length_measure": LENGTH_MEASURE}
+                "length_measure": LENGTH_MEASURE, "docstring_instructions": self.docstring_instructions}
