@@ -225,6 +225,15 @@ def test_a_construction_probes_with_each_named_model_and_records_them(tmp_path: 
     check = next(line for line in lines if line.get("filter") == "contamination")
     assert [(v["model"], v["leaked"]) for v in check["verdicts"]] == [(specs[0], False), (specs[1], True)]
 
+    clean = ConstructionSettings(contamination=True, contamination_models=(specs[0],))  # a kept seed's task records it
+    script_path = script(tmp_path / "s.json")
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{script_path}", settings=clean, only=("rle",))
+    runner = FakeRunner(lambda code, tests: "A = " not in code and not ("@v1" in code and "@t2" in tests))
+    run_construction(spec, tmp_path / "kept", model=ScriptedChatModel.from_file(script_path), runner=runner)
+    verdicts = json.loads((tmp_path / "kept" / "rle" / "construction.json").read_text())["filter_verdicts"]
+    assert [v["filter"] for v in verdicts] == ["reference", "contamination"]
+    assert [(v["model"], v["leaked"]) for v in verdicts[-1]["verdicts"]] == [(specs[0], False)]
+
 
 def test_contamination_models_are_recorded_and_checked():
     settings = ConstructionSettings(contamination=True, contamination_models=["scripted:a", "scripted:b"])

@@ -47,6 +47,7 @@ class SeedState(TypedDict, total=False):
     """What the checkpoint keeps of a seed's construction (plain JSON)."""
 
     filtered: str  # why a seed filter dropped the seed ("" when kept)
+    filter_verdicts: list[dict[str, Any]]  # every seed filter's verdict (the seed_filter events' fields)
     instruction: str  # repository level: the signature and docstring as an instruction, the Decomposer's start
     decompositions: list[dict[str, Any]]  # every Decomposer draft with the Evaluator's scores and decision
     decomposition_cap: int  # the settings' cap, raised by a person's rejection
@@ -78,9 +79,18 @@ class SeedContext:
 
 
 async def filter_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[str, Any]:
-    """Node "filter": SR-Eval's seed filters (`pipeline.filter_seed`)."""
+    """Node "filter": SR-Eval's seed filters (`filters.filter_seed`); their verdicts (the contamination probes'
+    per model) are kept for the task's construction.json as well as written as events."""
     ctx = runtime.context
-    return {"filtered": await filter_seed(ctx.seed, ctx.agents, ctx.gateway, ctx.runner, ctx.settings, ctx.record)}
+    verdicts: list[dict[str, Any]] = []
+
+    def record(event: str, **fields: Any) -> None:
+        ctx.record(event, **fields)
+        if event == "seed_filter":
+            verdicts.append(fields)
+
+    filtered = await filter_seed(ctx.seed, ctx.agents, ctx.gateway, ctx.runner, ctx.settings, record)
+    return {"filtered": filtered, "filter_verdicts": verdicts}
 
 
 async def instruction_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[str, Any]:
