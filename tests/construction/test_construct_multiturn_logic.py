@@ -13,7 +13,7 @@ import pytest
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, ModelTurnCoder, RequirementReview,
-                                                     TurnDraft, parse_draft)
+                                                     TurnDraft, instruction_from_reply, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
 from projectgen.construction.multiturn.filters import filter_seed
 from projectgen.construction.multiturn.settings import ConstructionSettings
@@ -484,3 +484,6 @@ def test_a_repository_seed_starts_from_its_docstring_converted_into_an_instructi
     run_construction(off, tmp_path / "off", model=replay, runner=runner)
     assert "instruction_converter" not in {call["role"] for call in replay.calls}
     assert json.loads((tmp_path / "off" / "wrap" / "construction.json").read_text())["instruction"] is None
+    assert instruction_from_reply("```text\nWrite `f`.\n```") == "Write `f`." == instruction_from_reply(" Write `f`.\n")
+    with pytest.raises(StructuredOutputError, match="reply was empty"):
+        instruction_from_reply("```\n```")
