@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from projectgen.datasets.task import Task
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted
 from projectgen.evaluation.integrity_flags import IntegrityFlag
+from projectgen.experiments.folder_layout import pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
 from projectgen.errors import ProjectGenError
@@ -176,12 +177,6 @@ class PairResult(BaseModel):
     @property
     def reused_at(self) -> int | None:
         return next((a.attempt for a in self.attempts if a.kind == "reused"), None)
-
-
-def pair_key(model: str, task_id: str, method: str = "livecoder") -> str:
-    """A unit's ledger key and folder path below the experiment folder: ``<model-slug>/<task-id>`` for
-    LiveCoder (as before methods existed), ``<method>/<model-slug>/<task-id>`` for any other method."""
-    return f"{model}/{task_id}" if method == "livecoder" else f"{method}/{model}/{task_id}"
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,

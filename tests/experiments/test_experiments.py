@@ -80,7 +80,7 @@ def usage(run_dir: Path) -> list[dict[str, Any]]:
 
 def usage_counts(out: Path) -> dict[str, int]:
     return {f"{p.parent.parent.name}/{p.parent.name}": len(p.read_text().splitlines())
-            for p in sorted(out.glob("*/*/usage.jsonl"))}
+            for p in sorted(out.glob("livecoder/*/*/usage.jsonl"))}
 
 
 def ledger(out: Path) -> list[dict[str, Any]]:
@@ -148,18 +148,19 @@ def test_a_broken_task_and_a_raising_run_are_error_rows_and_the_experiment_goes_
     assert first["code"] == 1  # some pairs failed
     latest = {entry["key"]: entry for entry in first["ledger"]}
     assert {key: entry["status"] for key, entry in latest.items()} == {
-        "ref/broken": "error", "scripted-buggy/broken": "error", "ref/kvstore": "finished",
-        "ref/wordfreq": "error", "scripted-buggy/kvstore": "finished", "scripted-buggy/wordfreq": "finished"}, \
+        "livecoder/ref/broken": "error", "livecoder/scripted-buggy/broken": "error",
+        "livecoder/ref/kvstore": "finished", "livecoder/ref/wordfreq": "error",
+        "livecoder/scripted-buggy/kvstore": "finished", "livecoder/scripted-buggy/wordfreq": "finished"}, \
         {key: entry.get("error") for key, entry in latest.items()}
-    broken = latest["ref/broken"]["error"]
+    broken = latest["livecoder/ref/broken"]["error"]
     assert broken.startswith("task does not load: ") and "unknown key 'bogus'" in broken and "\n" not in broken
-    raised = latest["ref/wordfreq"]["error"]
+    raised = latest["livecoder/ref/wordfreq"]["error"]
     assert raised.startswith("ScriptExhaustedError: ") and "role='knowledge'" in raised and "\n" not in raised
-    run_dir = setup["out"] / "ref" / "wordfreq"
+    run_dir = setup["out"] / "livecoder" / "ref" / "wordfreq"
     assert (run_dir / "run.json").exists() and not (run_dir / "summary.json").exists()
     ref = next(m for m in first["results"]["models"] if m["model"] == "ref")
     assert (ref["final"]["tasks"], ref["final"]["errors"]) == (1, 2)
-    assert "ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
+    assert "livecoder/ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
 
 
 def test_the_error_count_comes_before_any_figure_and_says_the_figures_cover_the_scored_pairs(first) -> None:
@@ -170,7 +171,7 @@ def test_the_error_count_comes_before_any_figure_and_says_the_figures_cover_the_
 
 
 def test_an_unfinished_pair_resumes_without_repeating_a_model_call(setup, first, second) -> None:
-    run_dir = setup["out"] / "ref" / "wordfreq"
+    run_dir = setup["out"] / "livecoder" / "ref" / "wordfreq"
     calls = usage(run_dir)
     done = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"]) for c in calls if not c["error"]]
     assert len(done) == len(set(done)), "a finished model call was made again"
@@ -189,12 +190,12 @@ def test_finished_pairs_are_skipped_on_a_rerun(setup, first, second) -> None:
         k: v for k, v in before.items() if k != "ref/wordfreq"}
     assert after["ref/wordfreq"] > before["ref/wordfreq"]
     hows = {p.key: p.how for m in second["results"].models for p in m.pairs}
-    assert hows == {"ref/broken": "load", "ref/kvstore": "ledger", "ref/wordfreq": "resumed",
-                    "scripted-buggy/broken": "load", "scripted-buggy/kvstore": "ledger",
-                    "scripted-buggy/wordfreq": "ledger"}
+    assert hows == {"livecoder/ref/broken": "load", "livecoder/ref/kvstore": "ledger",
+                    "livecoder/ref/wordfreq": "resumed", "livecoder/scripted-buggy/broken": "load",
+                    "livecoder/scripted-buggy/kvstore": "ledger", "livecoder/scripted-buggy/wordfreq": "ledger"}
     assert "3 pair(s) already finished" in " ".join(second["output"].split())
     # The broken task's unchanged error is not written again.
-    assert [e["key"] for e in second["ledger"]].count("ref/broken") == 1
+    assert [e["key"] for e in second["ledger"]].count("livecoder/ref/broken") == 1
 
     code, output = run_cli(setup)  # everything done: nothing runs, the same figures
     assert code == 1  # the broken task is still an error
@@ -265,7 +266,8 @@ def test_the_buggy_models_table_by_hand(setup, second) -> None:
     assert final.weights == ["reference LOC (physical lines of its .py files)"]  # no published #LOC for these
     assert final.mean_attempts_run == 2.5 and final.reused == 1
     # Tokens per attempt are the calls tagged with that attempt, summed over the tasks.
-    calls = [c for task in ("kvstore", "wordfreq") for c in usage(setup["out"] / "scripted-buggy" / task)]
+    calls = [c for task in ("kvstore", "wordfreq")
+             for c in usage(setup["out"] / "livecoder" / "scripted-buggy" / task)]
     for row in report.per_attempt:
         tagged = [c for c in calls if c["attempt"] == row.attempt]
         assert row.tokens.calls == len(tagged)
@@ -329,7 +331,7 @@ def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
     assert config["models"] == {"ref": f"scripted:{setup['ref']}", "scripted-buggy": f"scripted:{setup['buggy']}"}
-    manifest = json.loads((setup["out"] / "scripted-buggy" / "kvstore" / "run.json").read_text())
+    manifest = json.loads((setup["out"] / "livecoder" / "scripted-buggy" / "kvstore" / "run.json").read_text())
     assert manifest["models"] == {"default": f"scripted:{setup['buggy'] / 'kvstore.json'}"}  # resumable alone
 
 
