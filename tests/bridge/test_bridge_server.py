@@ -15,6 +15,7 @@ from openai_server import fake_llama_server
 
 from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
 from projectgen.bridge.serving import ServedBridge, serve_bridge
+from projectgen.llm.budgets import TokenBudget
 from projectgen.llm.call_cache import CallCache
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.factory import make_chat_model
@@ -83,6 +84,20 @@ def test_a_failed_call_is_an_openai_error_the_client_does_not_retry(tmp_path: Pa
                 "type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])
     records = UsageRecorder.load(tmp_path / "usage.jsonl").records
     assert len(records) == 1 and records[0].error  # one failed call: the client's two retries did not happen
+
+
+def test_past_the_budget_every_call_is_refused_before_it_reaches_the_model(tmp_path: Path) -> None:
+    model = scripted_chat_model_class().from_responses([{"role": BRIDGE_ROLE, "content": "x" * 400}])
+    settings = door(tmp_path)
+    settings = DoorSettings(recorder=settings.recorder, prompts=settings.prompts, cache=settings.cache,
+                            budget=TokenBudget(50), retries=0)
+    with bridged(model, settings) as served:
+        with pytest.raises(openai.RateLimitError, match="token budget exceeded: 10[0-9] > 50"):
+            client(served).chat.completions.create(model="m", messages=ASK)  # made, recorded, then refused
+        with pytest.raises(openai.RateLimitError, match="token budget spent"):
+            client(served).chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
+    assert len(model.calls) == 1
+    assert len(UsageRecorder.load(tmp_path / "usage.jsonl").records) == 1
 
 
 def test_a_streamed_reply_is_the_same_text_cut_at_the_stop_sequence(tmp_path: Path) -> None:
