@@ -20,6 +20,7 @@ bridge is served.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
@@ -55,6 +56,7 @@ BRIDGE_ROLE = "external"
 """The role of every call an external system makes through the bridge."""
 TARGET_CHARS = 80
 MAX_REQUEST_BYTES = 16 * 1024**2
+MAX_IN_FLIGHT = 16
 NO_RETRY = {"x-should-retry": "false"}  # the OpenAI SDKs retry 429 and 5xx unless told not to
 
 
@@ -64,12 +66,16 @@ class BridgeSettings:
 
     `system`: the external system's name, the stage of its calls' labels. `door`: the run folder's
     recorder, prompt store, call cache and budget (`DoorSettings`), as for the run's own calls.
-    `served_name`: the model name ``/v1/models`` lists and replies carry (default: the model's own)."""
+    `served_name`: the model name ``/v1/models`` lists and replies carry (default: the model's own).
+    `max_in_flight`: calls the system may have at the model at once; the others wait. A budget is checked
+    before each call and counts a call once it is answered, so calls already in flight can take a run
+    past its budget: this bounds by how much, whatever the system fires at once."""
 
     system: str
     door: DoorSettings
     served_name: str | None = None
     max_request_bytes: int = MAX_REQUEST_BYTES
+    max_in_flight: int = MAX_IN_FLIGHT
 
 
 class ModelBridge:
@@ -80,6 +86,7 @@ class ModelBridge:
         self.settings = settings
         self.served_name = settings.served_name or model_name(model)
         self._asked: dict[str, int] = {}  # prompt id -> times asked in this run (the bridge's event loop only)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None  # per serving loop
 
     def labels(self, request: ChatRequest) -> CallLabels:
         """The call's labels: this prompt's asking number in this run (counted here) and what it asks for."""
@@ -88,11 +95,19 @@ class ModelBridge:
         return CallLabels(role=BRIDGE_ROLE, stage=self.settings.system, target=call_target(request),
                           iteration=self._asked[key])
 
+    def in_flight(self) -> asyncio.Semaphore:
+        """The `max_in_flight` slots of the loop serving this bridge (a bridge served again gets new ones)."""
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.settings.max_in_flight))
+        return self._slots[1]
+
     async def complete(self, request: ChatRequest) -> ChatReply:
         """The reply to one request, through the door (raises what the door raises: a budget's refusal,
         `ModelCallError`, a script's end)."""
         labels = self.labels(request)
-        reply = await acall_model(self.model, list(request.messages), labels, self.settings.door)
+        async with self.in_flight():
+            reply = await acall_model(self.model, list(request.messages), labels, self.settings.door)
         text = message_text(reply)
         text, stopped = cut_at_stop(text, request.stop)
         usage = getattr(reply, "usage_metadata", None) or {}

@@ -120,3 +120,36 @@ def test_a_request_over_the_size_cap_is_refused_before_the_model(tmp_path: Path)
     assert answer.status_code == 413 and "limit of 4096 bytes" in answer.json()["error"]["message"]
     assert model.calls == []
     assert [entry["id"] for entry in listed["data"]] == ["scripted:in-memory script"]
+
+
+class CountingModel:
+    """A model that counts its calls in flight (the door calls ``ainvoke``), each answered after a pause."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+
+    async def ainvoke(self, messages: Any, config: Any = None) -> Any:
+        import asyncio
+
+        from langchain_core.messages import AIMessage
+
+        self.now += 1
+        self.most = max(self.most, self.now)
+        await asyncio.sleep(0.05)
+        self.now -= 1
+        return AIMessage(content="ok", usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2})
+
+
+def test_a_system_firing_many_calls_at_once_has_at_most_max_in_flight_at_the_model(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = CountingModel()
+    bridge = ModelBridge(model, BridgeSettings(system="sys", door=door(tmp_path), max_in_flight=3))
+    with serve_bridge(bridge, unix_socket=False, tcp=True) as served:
+        asker = client(served)
+        with ThreadPoolExecutor(12) as pool:
+            list(pool.map(lambda n: asker.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": f"call {n}"}]), range(12)))
+    assert model.most == 3
+    assert len(UsageRecorder.load(tmp_path / "usage.jsonl").records) == 12
