@@ -19,6 +19,8 @@ import pytest
 from projectgen.bridge.sandboxed import SystemCommand, SystemRun, run_system
 from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
 from projectgen.bridge.serving import serve_bridge
+from projectgen.datasets.task import Task
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, Containment
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.llm.budgets import TokenBudget
@@ -27,6 +29,7 @@ from projectgen.llm.door import DoorSettings
 from projectgen.llm.prompt_store import PromptStore, read_prompts
 from projectgen.llm.scripted import scripted_chat_model_class
 from projectgen.llm.usage import UsageRecorder
+from test_support import make_task
 
 HERE = Path(__file__).resolve().parent
 FILES = ("calc/__init__.py", "calc/add.py")
@@ -101,14 +104,39 @@ def host_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def test_the_system_gets_its_files_through_the_bridge_and_every_call_is_recorded(
-        tmp_path: Path, containment: Containment) -> None:
+def scoring_task(root: Path) -> Task:
+    """A task whose unit suite tests the calculator the script's replies make (its reference: those replies)."""
+    task = make_task(root, {"test_calc.py": """
+        from calc import add
+        def test_small(): assert add(1, 2) == 3
+        def test_negative(): assert add(-1, 1) == 0
+    """})
+    for entry in SCRIPT["responses"]:
+        path = root / entry["target"].removeprefix("Write the file ")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(entry["content"], encoding="utf-8")
+    return task.model_copy(update={"reference": FILES})
+
+
+def test_the_system_gets_its_files_through_the_bridge_reaches_nothing_else_and_is_scored(
+        tmp_path: Path, containment: Containment, host_listener: int, env_cache: Path) -> None:
+    addresses = [f"127.0.0.1:{host_listener}"] + ([f"{a}:{host_listener}"] if (a := host_address()) else [])
+    for address in addresses:  # the control: from the host, each one answers
+        host, port = address.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=3):
+            pass
     model = scripted()
     run = tmp_path / "run"
-    done = run_fake(model, door(run), containment, tmp_path)
+    done = run_fake(model, door(run), containment, tmp_path,
+                    *[arg for address in addresses for arg in ("--probe", address)])
     assert done.succeeded, done.output
     assert done.repository["calc/add.py"] == "def add(a, b):\n    return a + b\n"
     assert done.repository["calc/__init__.py"] == "from calc.add import add\n"
+    network = json.loads(done.repository["network.json"])
+    assert network["served"] == ["scripted:fake system's replay"]
+    assert set(network["probes"]) == set(addresses)
+    assert all(result.startswith("blocked") for result in network["probes"].values()), network["probes"]
+
     records = UsageRecorder.load(run / "usage.jsonl").records
     assert [(r.role, r.stage, r.target, r.iteration) for r in records] == [
         (BRIDGE_ROLE, "fake-system", f"Write the file {path}", 1) for path in FILES]
@@ -116,22 +144,10 @@ def test_the_system_gets_its_files_through_the_bridge_and_every_call_is_recorded
     prompts = read_prompts(run / "prompts.jsonl")
     assert [prompts[r.prompt_id or ""][-1]["content"] for r in records] == [f"Write the file {p}" for p in FILES]
     assert len(model.calls) == 2
-    network = json.loads(done.repository["network.json"])
-    assert network["served"] == ["scripted:fake system's replay"]
 
-
-def test_the_system_reaches_the_bridge_and_nothing_else(tmp_path: Path, containment: Containment,
-                                                        host_listener: int) -> None:
-    addresses = [f"127.0.0.1:{host_listener}"] + ([f"{a}:{host_listener}"] if (a := host_address()) else [])
-    for address in addresses:  # the control: from the host, each one answers
-        with socket.create_connection(tuple(address.rsplit(":", 1)), timeout=3):  # type: ignore[arg-type]
-            pass
-    done = run_fake(scripted(), door(tmp_path / "run"), containment, tmp_path,
-                    *[arg for address in addresses for arg in ("--probe", address)])
-    assert done.succeeded, done.output
-    probes = json.loads(done.repository["network.json"])["probes"]
-    assert set(probes) == set(addresses)
-    assert all(result.startswith("blocked") for result in probes.values()), probes
+    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, expectations_dir=tmp_path / "expected", timeout=60))
+    scored = runner.score(scoring_task(tmp_path / "task"), done.repository)
+    assert (scored.score.passed, scored.score.expected) == (2, 2)
 
 
 def test_a_call_over_the_budget_is_refused_with_a_clear_error(tmp_path: Path, containment: Containment) -> None:
