@@ -12,6 +12,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,10 @@ def serve_bridge(bridge: ModelBridge, *, unix_socket: bool = True, tcp: bool = F
     failures: list[BaseException] = []
 
     async def run() -> None:
+        # The door does each call's file bookkeeping (fsynced appends) in the loop's default executor: with
+        # cores + 4 threads, 16 calls at once queue behind each other's fsyncs (benchmarks/bridge_overhead.py).
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(
+            max_workers=2 * bridge.settings.max_in_flight, thread_name_prefix="projectgen-bridge-files"))
         runner = web.AppRunner(bridge.application(), access_log=None, handle_signals=False)
         await runner.setup()
         try:
