@@ -49,6 +49,7 @@ from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.naming import model_name
 from projectgen.llm.prompt_store import prompt_id
 from projectgen.llm.roles import CallLabels
+from projectgen.llm.sampling import sampling_of
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ class ModelBridge:
         self.served_name = settings.served_name or model_name(model)
         self._asked: dict[str, int] = {}  # prompt id -> times asked in this run (the bridge's event loop only)
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None  # per serving loop
+        self._sampling_said = False
 
     def labels(self, request: ChatRequest) -> CallLabels:
         """The call's labels: this prompt's asking number in this run (counted here) and what it asks for."""
@@ -94,6 +96,17 @@ class ModelBridge:
         self._asked[key] = self._asked.get(key, 0) + 1
         return CallLabels(role=BRIDGE_ROLE, stage=self.settings.system, target=call_target(request),
                           iteration=self._asked[key])
+
+    def say_sampling(self, request: ChatRequest) -> None:
+        """Say once that the system's own sampling is not sent, and what is (a paper's run of it may have
+        used its own: the reader should know which one these calls had)."""
+        if not request.asked_sampling or self._sampling_said:
+            return
+        self._sampling_said = True
+        enforced = sampling_of(self.model) or "none (a replay samples nothing)"
+        logger.warning("%s asked for %s; the bridge sends the experiment's model's own sampling instead: %s",
+                       self.settings.system, ", ".join(f"{name}={value}" for name, value in request.asked_sampling),
+                       enforced)
 
     def in_flight(self) -> asyncio.Semaphore:
         """The `max_in_flight` slots of the loop serving this bridge (a bridge served again gets new ones)."""
@@ -106,6 +119,7 @@ class ModelBridge:
         """The reply to one request, through the door (raises what the door raises: a budget's refusal,
         `ModelCallError`, a script's end)."""
         labels = self.labels(request)
+        self.say_sampling(request)
         async with self.in_flight():
             reply = await acall_model(self.model, list(request.messages), labels, self.settings.door)
         text = message_text(reply)

@@ -35,7 +35,7 @@ class ChatRequest:
     `messages` are ``(LangChain type, text)`` pairs, as the door hands them to the model. `stop` cuts the
     reply as the server would. Sampling is not here: the experiment's model was made with the paper's
     settings (`projectgen.llm.sampling`), and a system's own temperature, top_p or output cap is not
-    forwarded (`asked_sampling` keeps what it asked, for the record)."""
+    forwarded (`asked_sampling` keeps what it asked: the bridge says once what it did not send)."""
 
     messages: tuple[tuple[str, str], ...]
     stream: bool = False

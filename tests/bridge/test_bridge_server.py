@@ -43,7 +43,8 @@ def client(served: ServedBridge) -> openai.OpenAI:
     return openai.OpenAI(base_url=served.url, api_key="anything")  # the default: 2 retries
 
 
-def test_the_experiments_sampling_is_sent_whatever_the_system_asks(tmp_path: Path) -> None:
+def test_the_experiments_sampling_is_sent_whatever_the_system_asks(tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
     with fake_llama_server(reply="print('hi')") as server:
         model = make_chat_model("openai:gpt-4o", base_url=server.url, api_key="key")
         with bridged(model, door(tmp_path)) as served:
@@ -56,6 +57,9 @@ def test_the_experiments_sampling_is_sent_whatever_the_system_asks(tmp_path: Pat
     assert (sent["temperature"], sent["top_p"]) == (0.0, 1.0)
     assert sent.get("max_tokens", sent.get("max_completion_tokens")) == 16384  # the paper's cap for GPT-4o
     assert reply.usage is not None and reply.usage.prompt_tokens == server.prompt_tokens(sent)
+    said = [record.getMessage() for record in caplog.records if "sends the experiment's model" in record.getMessage()]
+    assert said == ["sys asked for temperature=0.9, top_p=0.5, max_tokens=10; the bridge sends the experiment's "
+                    "model's own sampling instead: {'temperature': 0.0, 'top_p': 1.0, 'max_tokens': 16384}"]
 
 
 def test_each_asking_of_a_prompt_is_a_call_and_a_resumed_run_replays_them_in_order(tmp_path: Path) -> None:
