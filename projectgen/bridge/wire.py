@@ -15,8 +15,9 @@ from typing import Any
 
 from projectgen.errors import ProjectGenError
 
-# OpenAI's message roles -> LangChain's message types (what the door and the prompt store record).
-ROLES = {"system": "system", "developer": "system", "user": "human", "assistant": "ai", "tool": "tool"}
+# OpenAI's message roles -> LangChain's message types (what the door and the prompt store record). No "tool":
+# tool calls are not carried, so neither are their results.
+ROLES = {"system": "system", "developer": "system", "user": "human", "assistant": "ai"}
 # Fields that would change what is asked or answered and that the bridge does not carry: refused, not dropped.
 UNSUPPORTED = ("tools", "functions", "tool_choice", "function_call", "logprobs", "audio", "modalities")
 # Sampling fields a request may send; the bridge enforces the experiment's own instead (see `ChatRequest`).
@@ -70,6 +71,8 @@ def _message(index: int, message: Any) -> tuple[str, str]:
     if not isinstance(message, Mapping):
         raise BridgeRequestError(f"messages[{index}] must be an object")
     role = message.get("role")
+    if message.get("tool_calls") or message.get("function_call"):
+        raise BridgeRequestError(f"messages[{index}]: tool calls are not supported by the projectgen model bridge")
     if role not in ROLES:
         raise BridgeRequestError(f"messages[{index}].role must be one of {', '.join(ROLES)}, not {role!r}")
     return ROLES[role], _text(index, message.get("content"))

@@ -28,6 +28,8 @@ def test_a_request_becomes_the_doors_messages_and_keeps_what_sampling_it_asked()
     ({"messages": [USER], "n": 2}, "'n' must be 1"),
     ({"messages": []}, "non-empty list"),
     ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role"),
+    ({"messages": [USER, {"role": "tool", "content": "42", "tool_call_id": "c"}]}, "messages[1].role"),
+    ({"messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}]}, "tool calls are not"),
     ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]}, "only text parts"),
     ({"messages": [{"role": "user", "content": 5}]}, "string or a list"),
     ({"messages": [USER], "stop": ["a", "b", "c", "d", "e"]}, "at most 4"),
