@@ -140,7 +140,7 @@ class CountingModel:
 
         self.now += 1
         self.most = max(self.most, self.now)
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # long enough for all twelve to arrive while the first are answered
         self.now -= 1
         return AIMessage(content="ok", usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2})
 
