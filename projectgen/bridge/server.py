@@ -78,6 +78,10 @@ class BridgeSettings:
     max_request_bytes: int = MAX_REQUEST_BYTES
     max_in_flight: int = MAX_IN_FLIGHT
 
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1 or self.max_request_bytes < 1:
+            raise ProjectGenError(f"bridge for {self.system}: max_in_flight and max_request_bytes must be at least 1")
+
 
 class ModelBridge:
     """The bridge of one run: its model, its door and how often each prompt has been asked so far."""
