@@ -333,6 +333,10 @@ class SandboxRunner:
                 return cached
             if cached is None:
                 self.log(f"measuring the expected {suite} tests of {task.id} by running its reference")
+                at_once = self._measured_with_twins(task, suite, key)
+                if at_once is not None:
+                    store.save(at_once)
+                    return at_once
                 measured = from_reference_report(self._reference_run(task, suite, self._planting(task, suite, None)),
                                                  key)
             else:
@@ -342,6 +346,39 @@ class SandboxRunner:
             measured = measured.model_copy(update={"twins": self._verified_twins(task, suite, measured)})
             store.save(measured)
         return measured
+
+    def _measured_with_twins(self, task: Task, suite: SuiteName, key: ExpectationKey) -> ExpectedTests | None:
+        """The expected tests and their verified twins from ONE run of the reference, with every twin candidate
+        (`TWIN_CANDIDATES` at most) planted beside the canaries: the run that measures the tests also tries the
+        twins, instead of a second run. It can tell only when every real test passed there (a twin that left
+        state behind and changed one would otherwise pass for a test the reference fails); otherwise, and for
+        another language or renamed test files, None: the two runs of `_measured` are made."""
+        if task.language != PYTHON:
+            return None
+        candidates: list[Twin] = []
+        for module, text in self._default_test_modules(task, suite).items():
+            candidates += derive_twins(module, text, lambda cls, name: True)
+        chooser = secrets.SystemRandom()
+        planting = self._planting(task, suite, None, chooser.sample(candidates, min(len(candidates), TWIN_CANDIDATES)))
+        if not any(test.kind == "twin" for test in planting.tests):
+            return None
+        planting.checked = False  # the twins may pass on the reference: the canaries are judged below
+        report = self._reference_run(task, suite, planting)
+        canaries = Planting(tests=[test for test in planting.tests if test.kind == "canary"])
+        problem = planted_problem(canaries, report.tests, report.collection_errors,
+                                  report.collected_ids if report.collected is not None else None,
+                                  finished=report.exit_status is not None)
+        tests, ids, collected = without_planted(planting, report.tests, report.collected_ids, report.collected)
+        measured = from_reference_report(report.model_copy(update={
+            "tests": tests, "collected_ids": ids, "collected": collected,
+            "tampered": report.tampered or problem}), key)
+        if not measured.complete or measured.reference_not_passed or not measured.ids:
+            return None
+        passing = {_base_id(nodeid) for nodeid in measured.ids}
+        twins = tuple(planted.twin for planted in planting.tests if planted.twin is not None
+                      and _node(planted.module, planted.cls, planted.twin.original) in passing
+                      and _fails_at_call(planted, report))
+        return measured.model_copy(update={"twins": twins})
 
     def _reference_run(self, task: Task, suite: SuiteName, planting: Planting) -> TestReport:
         """The reference's run with `planting`, in a slot of its own (it is asked for before `evaluate` takes one)."""
@@ -389,19 +426,25 @@ class SandboxRunner:
         if task.language != PYTHON:
             chosen = twins if twins is not None else self._chosen_twins(suite, expected)
             return plan_twins(task.language, suite_sources(task, suite, PLANS[task.language]), chosen)
+        collected: Callable[[str], bool] | None = None
         if expected is not None:
             modules = sorted({file_of(nodeid) for nodeid in expected.ids | expected.left_out.keys()})
-            known = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}
-            collected: Callable[[str], bool] | None = known.__contains__
-        elif any(option in task.env.pytest_options for option in NAMING_OPTIONS):
-            return Planting()
+            collected = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}.__contains__
+            sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
         else:
-            modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
-                       if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
-            collected = None
-        sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
+            sources = self._default_test_modules(task, suite)
         return plan(sources, twins if twins is not None else self._chosen_twins(suite, expected), canaries, collected,
                     self._outlines)
+
+    @staticmethod
+    def _default_test_modules(task: Task, suite: SuiteName) -> dict[str, str]:
+        """The suite's files of pytest's default test-file names, with their text: where tests are planted before
+        the expected tests are known; none when the task renames what pytest collects."""
+        if any(option in task.env.pytest_options for option in NAMING_OPTIONS):
+            return {}
+        modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
+                   if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
+        return {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
 
     def _chosen_twins(self, suite: SuiteName, expected: ExpectedTests | None) -> list[Twin]:
         """A fresh choice of the verified twins of `expected`: the settings' count, else TWINS (fewer for a small

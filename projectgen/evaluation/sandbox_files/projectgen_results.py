@@ -67,8 +67,9 @@ def skip_final_collections(config):
     result can depend on (every result is recorded by then, and the terminal is silenced). Its own knob, the one
     pytester uses, sets them to none."""
     key = getattr(sys.modules.get("_pytest.unraisableexception"), "gc_collect_iterations_key", None)
-    if key is not None:
-        config.stash[key] = 0
+    stash = getattr(config, "stash", None)  # pytest < 7 has none
+    if key is not None and stash is not None:
+        stash[key] = 0
 
 
 def _tail(text, limit=MESSAGE_CHARS):
