@@ -585,3 +585,18 @@ def test_priced_attempts_give_cost_per_attempt_and_the_reduction() -> None:
     assert [row.cost.usd for row in report.per_attempt] == [4.0, 1.0]
     assert [row.reuse_rate for row in report.per_attempt] == [0.0, 0.5]
     assert report.final.cost_reduction_pct == pytest.approx(75.0)
+
+
+def test_the_papers_figures_come_from_the_final_unit_reports(setup, second) -> None:
+    """ProjectGen's Figures 4 and 5 and LiveCoder's Figure 5: #LOC order, #Pass and error types as recorded."""
+    buggy = {p.task_id: p for p in by_model(second["results"], "scripted-buggy").pairs if p.ok}
+    assert (buggy["kvstore"].error_types, buggy["wordfreq"].error_types) == ({}, {"AssertionError": 1})
+    page = (setup["out"] / "results.md").read_text()
+    scale = page.split("(ProjectGen Figure 4)")[1].split("## ")[0]
+    assert scale.index("| wordfreq | 46 |") < scale.index("| kvstore | 496 |")  # smallest project first
+    assert "10/11 (90.9%)" in scale and "29/29 (100.0%)" in scale
+    types = page.split("(ProjectGen Figure 5)")[1].split("## ")[0]
+    assert "| AssertionError | 0 | 1 (100.0%) |" in types and "| failing tests | 0 | 1 |" in types
+    assert "| wrong result | 0 | 1 (100.0%) |" in page.split("(LiveCoder Figure 5)")[1]
+    html = (setup["out"] / "results.html").read_text()
+    assert "Failing unit tests by error type" in html and "by project scale" in html
