@@ -47,15 +47,17 @@ def add_commands(subparsers) -> None:
     stats = commands.add_parser(
         "stats", help="a dataset's statistics as ProjectGen's Table 2: files, #LOC, complexity, tests, PRD tokens",
         description="Per task: the reference's *.py files and their physical lines, radon's mean cyclomatic "
-                    "complexity (`cc -a`), the check and unit tests its reference collects (run in the sandbox, "
-                    "cached with the expected tests) and the PRD's DeepSeek-V3 tokens; then the AVG and MEDIAN "
-                    "rows. Line coverage is not measured (docs/fidelity.md). Exit 1 when a task's tests could "
-                    "not be counted (its row says why).")
+                    "complexity (`cc -a`), the check and unit tests its reference collects and their line coverage "
+                    "of it (run in the sandbox: the counts cached with the expected tests, coverage by "
+                    "coverage.py from the task's environment) and the PRD's DeepSeek-V3 tokens; then the AVG "
+                    "and MEDIAN rows. Exit 1 when a figure asked for could not be had (its row says why).")
     stats.add_argument("dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched "
                                        "benchmark (codeprojecteval, devbench)")
     stats.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID", help="only these task ids")
     stats.add_argument("--static", action="store_true",
-                       help="only what the files tell (no test run): the test columns stay empty")
+                       help="only what the files tell (no test run): the test and coverage columns stay empty")
+    stats.add_argument("--no-coverage", action="store_true",
+                       help="count the tests (cached) but do not run each suite again for its line coverage")
     stats.add_argument("--json", action="store_true", help="print the table as JSON (rows, AVG, MEDIAN, measures)")
     add_runner_options(stats)
     stats.set_defaults(handler=cmd_stats)
@@ -184,8 +186,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    """Exit 0 with every figure asked for; 1 when some task's tests could not be counted (named on its row and
-    left out of AVG and MEDIAN, which say over how many tasks they are); 2 for a dataset or task not found."""
+    """Exit 0 with every figure asked for; 1 when some task's tests or coverage could not be had (named on its
+    row and left out of AVG and MEDIAN, which say over how many tasks they are); 2 for a dataset or task not
+    found."""
     import json
     import sys
 
@@ -194,7 +197,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from projectgen.datasets.examples import example_tasks_dir
     from projectgen.datasets.loaders import load_dataset
     from projectgen.errors import ProjectGenError
-    from projectgen.evaluation.dataset_statistics import collected_tests, table_json, task_statistics
+    from projectgen.evaluation.dataset_statistics import (collected_tests, reference_coverage, table_json,
+                                                          task_statistics)
 
     folder = resolve_dataset(args.dataset, example_tasks_dir())
     tasks = load_dataset(folder)
@@ -203,18 +207,20 @@ def cmd_stats(args: argparse.Namespace) -> int:
         if unknown:
             raise ProjectGenError(f"{folder}: no task {', '.join(unknown)}")
         tasks = [task for task in tasks if task.id in args.tasks]
-    counter = None
+    counter = cover = None
     if not args.static:
         runner = runner_from_args(args, log=lambda message: print(message, file=sys.stderr))
         counter = collected_tests(runner)
-    rows = [task_statistics(task, counter) for task in tasks]
+        cover = None if args.no_coverage else reference_coverage(runner)
+    rows = [task_statistics(task, counter, cover) for task in tasks]
     if args.json:
         print(json.dumps(table_json(rows, str(args.dataset)), indent=2))
     else:
         make_console().print(statistics_table(rows, f"{args.dataset}: dataset statistics (ProjectGen Table 2)"))
     uncounted = [row.task_id for row in rows if row.uncounted]
     if uncounted:
-        print(f"projectgen: {len(uncounted)} task(s) whose tests could not be counted: {', '.join(uncounted)} "
-              f"(left out of AVG and MEDIAN)", file=sys.stderr)
+        print(f"projectgen: {len(uncounted)} task(s) with a test count or coverage that could not be had: "
+              f"{', '.join(uncounted)} (their rows say why; left out of that column's AVG and MEDIAN)",
+              file=sys.stderr)
         return EXIT_TESTS_FAILED
     return EXIT_OK

@@ -78,7 +78,7 @@ def statistics_table(rows, title: str):
 
     from projectgen.evaluation.dataset_statistics import COLUMNS, summary_rows
 
-    table = Table(title=title, caption="coverage: not measured (docs/fidelity.md)", caption_justify="left")
+    table = Table(title=title)
     table.add_column("task")
     for column in COLUMNS:
         table.add_column(column, justify="right")

@@ -4,9 +4,10 @@ its check and unit tests, and the PRD's length in tokens, with the table's AVG a
 Counted as the paper's numbers come out (checked against the printed table, tests/evaluation/
 test_dataset_statistics.py): files and #LOC are the reference's ``*.py`` files and their physical lines, the
 complexity is radon's ``cc -a`` average over its blocks, the tokens DeepSeek-V3's (`prd_tokens`). A suite's test
-count is what its reference collects in the sandbox (the expected tests and those it skips or xfails): the
-reference runs only there (`SandboxRunner.expected_tests`), never on the host. The suites' line coverage is not
-measured (docs/fidelity.md says why); its columns stay empty rather than hold a number nobody measured.
+count is what its reference collects in the sandbox (the expected tests and those it skips or xfails), and its
+line coverage what coverage.py measures there over the reference's top-level folders, as the benchmark's
+`--cov=PACKAGE` does: the reference runs only there (`SandboxRunner.expected_tests`, `reference_coverage`), never
+on the host. A figure that could not be had stays empty, with a note saying why, never a guess.
 """
 from __future__ import annotations
 
@@ -23,15 +24,14 @@ TABLE_SUITES: tuple[SuiteName, ...] = ("check", "unit")
 COLUMNS = ("files", "loc", "complexity", "check_tests", "check_tests_cov_pct", "unit_tests", "unit_tests_cov_pct",
            "prd_tokens")
 """Table 2's columns, named as in the published CSV (shared/paper_tables/projectgen_table2_dataset_stats.csv)."""
-COVERAGE_NOT_MEASURED = ("line coverage is not measured: coverage traces the code under test, which the sandbox's "
-                         "recorder reads as tampering (docs/fidelity.md)")
 MEASURES = {
     "files": "the reference's *.py files",
     "loc": "their physical lines (blank and comment lines too)",
     "complexity": "radon's `cc -a` average over the reference's blocks (functions, methods, classes)",
     "tests": "tests the reference collects in the sandbox (expected + skipped/xfail), per suite",
     "prd_tokens": f"the PRD in {PRD_TOKENIZER} tokens",
-    "coverage": COVERAGE_NOT_MEASURED,
+    "coverage": "line coverage (%) of the reference's top-level folders and modules by the suite, measured in the "
+                "sandbox by coverage.py from the task's environment (none there: not measured)",
 }
 
 
@@ -49,8 +49,9 @@ class TaskStatistics:
     unit_tests_cov_pct: float | None
     prd_tokens: int
     notes: tuple[str, ...] = field(default=())
-    uncounted: tuple[SuiteName, ...] = field(default=(), metadata={"doc": "suites the task has whose tests could "
-                                                                          "not be counted (a note says why)"})
+    uncounted: tuple[SuiteName, ...] = field(default=(), metadata={"doc": "suites the task has whose tests or "
+                                                                          "coverage asked for could not be had "
+                                                                          "(a note says why)"})
 
     def value(self, column: str) -> float | int | None:
         return getattr(self, column)
@@ -58,6 +59,8 @@ class TaskStatistics:
 
 SuiteCounter = Callable[[Task, SuiteName], int]
 """How many tests a suite of a task has (in the sandbox); raises `ProjectGenError` when it cannot be known."""
+SuiteCoverage = Callable[[Task, SuiteName], float]
+"""The line coverage (%) of a task's reference by one of its suites; raises `ProjectGenError` when there is none."""
 
 
 def static_statistics(task: Task) -> TaskStatistics:
@@ -75,27 +78,31 @@ def static_statistics(task: Task) -> TaskStatistics:
         prd_tokens=prd_tokens(task.docs.prd), notes=tuple(notes))
 
 
-def task_statistics(task: Task, count_tests: SuiteCounter | None) -> TaskStatistics:
-    """The task's whole row; without `count_tests` the test columns stay empty (a static run)."""
+def task_statistics(task: Task, count_tests: SuiteCounter | None,
+                    coverage: SuiteCoverage | None = None) -> TaskStatistics:
+    """The task's whole row; without `count_tests` (`coverage`) the test (coverage) columns stay empty."""
     from projectgen.errors import ProjectGenError, one_line
 
     row = static_statistics(task)
-    counts: dict[str, int | None] = {}
+    figures: dict[str, float | None] = {}
     notes = list(row.notes)
     uncounted = []
     for suite in TABLE_SUITES:
-        counts[f"{suite}_tests"] = None
-        if count_tests is None:
-            continue
-        if suite not in task.suites:
+        asked = [(f"{suite}_tests", count_tests, "tests not counted"),
+                 (f"{suite}_tests_cov_pct", coverage, "coverage not measured")]
+        for column, measure, failed in asked:
+            figures[column] = None
+            if measure is None or suite not in task.suites:
+                continue
+            try:
+                figures[column] = measure(task, suite)
+            except ProjectGenError as exc:
+                notes.append(f"{suite} {failed}: {one_line(exc)}")
+                if suite not in uncounted:
+                    uncounted.append(suite)
+        if (count_tests or coverage) and suite not in task.suites:
             notes.append(f"no {suite} tests")
-            continue
-        try:
-            counts[f"{suite}_tests"] = count_tests(task, suite)
-        except ProjectGenError as exc:
-            notes.append(f"{suite} tests not counted: {one_line(exc)}")
-            uncounted.append(suite)
-    return TaskStatistics(**{**asdict(row), **counts, "notes": tuple(notes), "uncounted": tuple(uncounted)})
+    return TaskStatistics(**{**asdict(row), **figures, "notes": tuple(notes), "uncounted": tuple(uncounted)})
 
 
 def collected_tests(runner) -> SuiteCounter:
@@ -115,6 +122,19 @@ def collected_tests(runner) -> SuiteCounter:
         return expected.count + len(expected.left_out)
 
     return count
+
+
+def reference_coverage(runner) -> SuiteCoverage:
+    """A `SuiteCoverage` that runs the reference's suite in the sandbox with coverage (`reference_coverage`)."""
+    from projectgen.errors import ProjectGenError
+
+    def cover(task: Task, suite: SuiteName) -> float:
+        report = runner.reference_coverage(task, suite)
+        if report.line_coverage is None:
+            raise ProjectGenError(report.coverage_problem or report.not_run_reason() or "no coverage was reported")
+        return report.line_coverage
+
+    return cover
 
 
 def summary_rows(rows: Sequence[TaskStatistics]) -> dict[str, dict[str, float | None]]:

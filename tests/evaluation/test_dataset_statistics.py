@@ -10,8 +10,8 @@ import pytest
 from projectgen.cli.main import main
 from projectgen.datasets.loaders import load_dataset
 from projectgen.errors import ProjectGenError
-from projectgen.evaluation.dataset_statistics import (COLUMNS, collected_tests, static_statistics, summary_rows,
-                                                      task_statistics)
+from projectgen.evaluation.dataset_statistics import (COLUMNS, collected_tests, reference_coverage,
+                                                      static_statistics, summary_rows, task_statistics)
 from projectgen.evaluation.prd_tokens import prd_tokens
 
 from test_support import paper_table
@@ -80,6 +80,18 @@ def test_test_counts_are_what_the_reference_collects_in_the_sandbox(task, runner
     assert count(task, "check") == runner.expected_tests(task, "check").count > 0
 
 
+def test_coverage_is_measured_in_the_sandbox_or_its_absence_said(task, runner) -> None:
+    """kvstore's environment has no coverage.py: no number is made up, the row says why and the command would
+    exit 1; the reference's tests still ran and passed."""
+    report = runner.reference_coverage(task, "check")
+    assert report.passed == report.total > 0 and not report.tampered
+    assert (report.line_coverage, report.coverage_problem) == (
+        None, "coverage.py is not installed in the task's environment")
+    row = task_statistics(task, None, reference_coverage(runner))
+    assert (row.check_tests_cov_pct, row.unit_tests_cov_pct, row.uncounted) == (None, None, ("check", "unit"))
+    assert any("check coverage not measured: coverage.py is not installed" in note for note in row.notes)
+
+
 def test_the_command_prints_the_table_as_json(capsys) -> None:
     assert main(["datasets", "stats", "examples", "--static", "--json", "--tasks", "kvstore"]) == 0
     table = json.loads(capsys.readouterr().out)
@@ -87,17 +99,27 @@ def test_the_command_prints_the_table_as_json(capsys) -> None:
     [row] = table["rows"]
     assert row["task_id"] == "kvstore" and row["files"] > 0 and row["prd_tokens"] > 0
     assert row["unit_tests"] is None and row["unit_tests_cov_pct"] is None
-    assert "not measured" in table["measures"]["coverage"]
+    assert "coverage.py" in table["measures"]["coverage"]
     assert main(["datasets", "stats", "examples", "--static", "--tasks", "nosuch"]) == 2
 
 
+COVERAGE_TOLERANCE = 2.0
+"""Points a measured line coverage may be from the printed integer: the paper's environment and coverage.py
+version are not ours (deprecated's check tests: 79.4 here, 80 printed; measured on all 18: docs/fidelity.md)."""
+
+
 @pytest.mark.slow
-def test_counted_tests_are_the_printed_ones(shared_datasets: Path, printed, env_cache: Path) -> None:
+def test_counted_tests_and_their_coverage_are_the_printed_ones(shared_datasets: Path, printed,
+                                                                env_cache: Path) -> None:
     from projectgen.datasets.loaders import load_task
     from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
-    count = collected_tests(SandboxRunner(RunnerSettings(cache_dir=env_cache)))
+    runner = SandboxRunner(RunnerSettings(cache_dir=env_cache))
+    count, cover = collected_tests(runner), reference_coverage(runner)
     for task_id in ("deprecated", "csvs-to-sqlite"):
         task = load_task(shared_datasets / "CodeProjectEval" / task_id)
-        assert (count(task, "check"), count(task, "unit")) == (int(printed[task_id]["check_tests"]),
-                                                              int(printed[task_id]["unit_tests"])), task_id
+        for suite in ("check", "unit"):
+            assert count(task, suite) == int(printed[task_id][f"{suite}_tests"]), (task_id, suite)
+            measured = cover(task, suite)
+            assert abs(measured - int(printed[task_id][f"{suite}_tests_cov_pct"])) <= COVERAGE_TOLERANCE, (
+                task_id, suite, measured)
