@@ -324,7 +324,9 @@ def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
     assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
     markdown = (setup["out"] / "results.md").read_text()
-    assert markdown.count("\n## ") == 4  # the #Pass and SketchBLEU tables, then one section per model
+    # the #Pass and SketchBLEU tables, the papers' Figures 4 and 5 (ProjectGen's two, LiveCoder's), then a
+    # section per model
+    assert markdown.count("\n## ") == 7
     assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
@@ -496,7 +498,8 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert f"token reduction attempt 1 -> 3: {report.final.token_reduction_pct:.2f}% (LiveCoder Table 5" in markdown
     assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
     page = (setup["out"] / "results.html").read_text()
-    assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models
+    # score per attempt, #Pass per task for each of the two models, pass rate by scale, failing tests by error type
+    assert page.count("<svg") == 5
     assert "Functional score of the output after each attempt" in page and "#Pass per task: livecoder / ref" in page
     assert "<td>SUM</td>" in page and "<script" not in page
 
