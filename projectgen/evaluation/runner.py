@@ -661,6 +661,9 @@ def _coverage_figure(events: Sequence[dict], report: TestReport) -> tuple[float 
     if report.tampered:
         return None, f"the run was read as tampered with ({report.tampered})"
     found = [event for event in events if event.get("event") == "coverage"]
+    if not found and report.timed_out:
+        return None, ("the run timed out before coverage was reported (tracing slows the tests down; a longer "
+                      "--timeout gives them the time)")
     if not found:
         return None, "the run ended before pytest finished: no coverage was reported"
     if "percent" in found[-1]:
