@@ -15,10 +15,15 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from projectgen.datasets.task import SuiteName, Task
+from projectgen.errors import ProjectGenError, one_line
 from projectgen.evaluation.metrics import repository_stats
 from projectgen.evaluation.prd_tokens import PRD_TOKENIZER, prd_tokens
+
+if TYPE_CHECKING:
+    from projectgen.evaluation.runner import SandboxRunner
 
 TABLE_SUITES: tuple[SuiteName, ...] = ("check", "unit")
 COLUMNS = ("files", "loc", "complexity", "check_tests", "check_tests_cov_pct", "unit_tests", "unit_tests_cov_pct",
@@ -81,8 +86,6 @@ def static_statistics(task: Task) -> TaskStatistics:
 def task_statistics(task: Task, count_tests: SuiteCounter | None,
                     coverage: SuiteCoverage | None = None) -> TaskStatistics:
     """The task's whole row; without `count_tests` (`coverage`) the test (coverage) columns stay empty."""
-    from projectgen.errors import ProjectGenError, one_line
-
     row = static_statistics(task)
     figures: dict[str, float | None] = {}
     notes = list(row.notes)
@@ -105,12 +108,10 @@ def task_statistics(task: Task, count_tests: SuiteCounter | None,
     return TaskStatistics(**{**asdict(row), **figures, "notes": tuple(notes), "uncounted": tuple(uncounted)})
 
 
-def collected_tests(runner) -> SuiteCounter:
+def collected_tests(runner: SandboxRunner) -> SuiteCounter:
     """A `SuiteCounter` that asks the sandbox runner: the tests the reference collects in the sandbox (expected
     ones and those it skips or xfails; a module it cannot collect adds none and is said). Measured once per task
     and suite and cached with the runner's expected tests."""
-    from projectgen.errors import ProjectGenError
-
     def count(task: Task, suite: SuiteName) -> int:
         expected = runner.expected_tests(task, suite)
         if not expected.complete:
@@ -124,10 +125,8 @@ def collected_tests(runner) -> SuiteCounter:
     return count
 
 
-def reference_coverage(runner) -> SuiteCoverage:
+def reference_coverage(runner: SandboxRunner) -> SuiteCoverage:
     """A `SuiteCoverage` that runs the reference's suite in the sandbox with coverage (`reference_coverage`)."""
-    from projectgen.errors import ProjectGenError
-
     def cover(task: Task, suite: SuiteName) -> float:
         report = runner.reference_coverage(task, suite)
         if report.line_coverage is None:
@@ -151,7 +150,7 @@ def summary_rows(rows: Sequence[TaskStatistics]) -> dict[str, dict[str, float | 
     return {"AVG": avg, "MEDIAN": median, "counted": counted}
 
 
-def table_json(rows: Sequence[TaskStatistics], dataset: str) -> dict:
+def table_json(rows: Sequence[TaskStatistics], dataset: str) -> dict[str, object]:
     """The table as `--json` writes it: the rows, the summary rows, and how each column was measured."""
     return {"dataset": dataset, "columns": list(COLUMNS), "measures": MEASURES,
             "rows": [asdict(row) for row in rows], "summary": summary_rows(rows)}
