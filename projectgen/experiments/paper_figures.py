@@ -72,12 +72,6 @@ def scale_chart(results: ExperimentResults) -> str:
                       markers=["" if loc is None else f"{loc} LOC" for _, loc in order])
 
 
-def arm_error_types(report: ModelReport) -> dict[str, int] | None:
-    """An arm's failing unit tests per error type over its scored pairs; None when no pair recorded them."""
-    recorded = [p.error_types for p in report.pairs if p.ok and p.error_types is not None]
-    return merged(recorded) if recorded else None
-
-
 def arm_collection_errors(report: ModelReport) -> dict[str, int]:
     """An arm's uncollected unit test modules per error type over its scored pairs."""
     return merged(p.collection_error_types for p in report.pairs if p.ok)
@@ -99,7 +93,7 @@ def counts_table(first: str, order: Sequence[str], columns: Sequence[tuple[str, 
 def error_type_tables(results: ExperimentResults) -> tuple[Table, Table] | None:
     """ProjectGen Figure 5 (per exception class, most frequent first) and LiveCoder Figure 5 (per category) over
     each arm's failing unit tests; None when no arm recorded error types."""
-    columns = [(r.column, types) for r in results.models if (types := arm_error_types(r)) is not None]
+    columns = [(r.column, types) for r in results.models if (types := r.error_types) is not None]
     if not columns:
         return None
     everything = merged(counts for _, counts in columns)
@@ -111,7 +105,7 @@ def error_type_tables(results: ExperimentResults) -> tuple[Table, Table] | None:
 
 def error_type_chart(results: ExperimentResults) -> str:
     """Failing unit tests per arm, stacked by error type (the `CHART_TYPES` most frequent by name)."""
-    columns = [(r.column, types) for r in results.models if (types := arm_error_types(r)) is not None]
+    columns = [(r.column, types) for r in results.models if (types := r.error_types) is not None]
     everything = merged(counts for _, counts in columns)
     if not everything:
         return ""

@@ -603,3 +603,7 @@ def test_the_papers_figures_come_from_the_final_unit_reports(setup, second) -> N
     assert "| wrong result | 0 | 1 (100.0%) |" in page.split("(LiveCoder Figure 5)")[1]
     html = (setup["out"] / "results.html").read_text()
     assert "Failing unit tests by error type" in html and "by project scale" in html
+    summary = {entry["model"]: entry for entry in json.loads((setup["out"] / "results.json").read_text())["summary"]}
+    assert (summary["scripted-buggy"]["error_types"], summary["scripted-buggy"]["error_categories"]) == (
+        {"AssertionError": 1}, {"wrong result": 1})
+    assert summary["ref"]["error_types"] == {} and summary["ref"]["error_categories"] == {}
