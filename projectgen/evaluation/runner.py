@@ -274,14 +274,16 @@ class SandboxRunner:
         return report
 
     def _python_run(self, task: Task, candidate: Candidate, suite: SuiteName, env: Environment,
-                    planting: Planting, prepared: tuple[PreparedAssets, list[str]]) -> TestReport:
+                    planting: Planting, prepared: tuple[PreparedAssets, list[str]],
+                    coverage_of: Sequence[str] = ()) -> TestReport:
         """One sandboxed pytest run with `planting`'s tests in the suite's modules and `prepared`'s assets (with
-        the notes of what is missing)."""
+        the notes of what is missing); with `coverage_of` (the candidate's top-level folders and modules), the
+        line coverage of those files too (`TestReport.line_coverage`)."""
         self.containment()
         compile_recorder(env.python_version)
         folder = SessionFolder.create(self.settings.workdir, task.id)
         try:
-            return self._run(folder, task, suite, env, candidate, planting, prepared)
+            return self._run(folder, task, suite, env, candidate, planting, prepared, coverage_of)
         finally:
             if not self.settings.keep_workspace:
                 folder.remove()
@@ -391,6 +393,24 @@ class SandboxRunner:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
         with self._slot():
             return self._python_run(task, task.reference_files(), suite, env, planting, self.prepared_assets(task, env))
+
+    def reference_coverage(self, task: Task, suite: SuiteName) -> TestReport:
+        """The reference's run of `suite` in the sandbox with the line coverage of its source files measured there
+        (coverage.py from the task's environment, started by the bootstrap before any of the reference is
+        imported: `TestReport.line_coverage`, or `coverage_problem` saying why there is none). A statistic of the
+        task (ProjectGen's Table 2), never a score: no twins are planted, only the canaries a reference run gets."""
+        task.suite(suite)
+        if task.language != PYTHON:
+            raise ProjectGenError(f"task {task.id!r}: line coverage is measured for Python suites only")
+        if not task.has_reference:
+            raise ProjectGenError(f"task {task.id!r} has no reference whose coverage could be measured")
+        try:
+            env = self.environments.ensure(task.env)
+        except EnvironmentBuildError as exc:
+            return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
+        with self._slot():
+            return self._python_run(task, task.reference_files(), suite, env, self._planting(task, suite, None),
+                                    self.prepared_assets(task, env), coverage_sources(task))
 
     def _expectation_store(self) -> ExpectationStore:
         return ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
@@ -611,17 +631,20 @@ class SandboxRunner:
         return step, what
 
     def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary | None,
-                    cwd: str) -> Step:
+                    cwd: str, coverage_of: Sequence[str] = ()) -> Step:
         """pytest through the bootstrap, from `cwd` of the workspace: PYTHONPATH reaches only the processes the
-        tests start."""
+        tests start; `coverage_of`: the sources whose line coverage the bootstrap measures (none: not measured)."""
         env = dict(variables, PROJECTGEN_CANARY=canary.module if canary is not None else "")
+        if coverage_of:
+            env["PROJECTGEN_COVERAGE_SOURCES"] = ":".join(coverage_of)
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
         return Step("tests", argv, env, timeout, channel=True, cwd=cwd, output_keep=PRINTED_KEEP)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]]) -> TestReport:
+             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]],
+             coverage_of: Sequence[str] = ()) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
         prepared, incomplete = prepared_notes
         plugins = env.plugin_modules(task.env.pytest_plugins)
@@ -640,8 +663,10 @@ class SandboxRunner:
             install, install_what = self._install_step(folder, task.env, env, variables,
                                                        self.install_timeout_for(task, suite))
             steps.append(install)
+        sources = [str(folder.workspace / source.rstrip("/")) if source.endswith("/") else source
+                   for source in coverage_of]
         steps.append(self._tests_step(self._pytest_argv(folder, task, suite, env, plugins, canary), variables, timeout,
-                                      canary, task.env.workdir or ""))
+                                      canary, task.env.workdir or "", sources))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
         cpu_limit = cgroup.cpu_limit() if cgroup else None
@@ -667,9 +692,35 @@ class SandboxRunner:
                                   output_tail=_shown_printed(installed, paths), isolation=isolation,
                                   environment=environment)
         report = _tests_report(task, suite, session, planting, canary, limits, isolation, environment, paths)
+        if coverage_of:
+            report.line_coverage, report.coverage_problem = _coverage_figure(session.channel.events, report)
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
+
+
+def _coverage_figure(events: Sequence[dict], report: TestReport) -> tuple[float | None, str | None]:
+    """(line coverage %, None) from the recorder's coverage event, or (None, why there is none)."""
+    if report.tampered:
+        return None, f"the run was read as tampered with ({report.tampered})"
+    found = [event for event in events if event.get("event") == "coverage"]
+    if not found and report.timed_out:
+        return None, ("the run timed out before coverage was reported (tracing slows the tests down; a longer "
+                      "--timeout gives them the time)")
+    if not found:
+        return None, "the run ended before pytest finished: no coverage was reported"
+    if "percent" in found[-1]:
+        return float(found[-1]["percent"]), None
+    return None, str(found[-1]["problem"])
+
+
+def coverage_sources(task: Task) -> tuple[str, ...]:
+    """What a coverage run of `task`'s reference measures, as ProjectGen's `--cov=PACKAGE` does: each top-level
+    folder of its Python files (``bplustree/``, a folder of the workspace, so its files the tests never import
+    count as not covered too) and each top-level module by name (``wordfreq``)."""
+    found = {rel.split("/", 1)[0] + "/" if "/" in rel else rel[:-3]
+             for rel in task.reference if rel.endswith(".py")}
+    return tuple(sorted(found))
 
 
 def _stable_paths(folder: SessionFolder, env: Environment) -> StablePaths:

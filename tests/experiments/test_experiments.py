@@ -326,7 +326,9 @@ def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
     assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
     markdown = (setup["out"] / "results.md").read_text()
-    assert markdown.count("\n## ") == 4  # the #Pass and SketchBLEU tables, then one section per model
+    # the #Pass and SketchBLEU tables, the papers' Figures 4 and 5 (ProjectGen's two, LiveCoder's), then a
+    # section per model
+    assert markdown.count("\n## ") == 7
     assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
@@ -498,7 +500,8 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert f"token reduction attempt 1 -> 3: {report.final.token_reduction_pct:.2f}% (LiveCoder Table 5" in markdown
     assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
     page = (setup["out"] / "results.html").read_text()
-    assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models
+    # score per attempt, #Pass per task for each of the two models, pass rate by scale, failing tests by error type
+    assert page.count("<svg") == 5
     assert "Functional score of the output after each attempt" in page and "#Pass per task: livecoder / ref" in page
     assert "<td>SUM</td>" in page and "<script" not in page
 
@@ -587,3 +590,22 @@ def test_priced_attempts_give_cost_per_attempt_and_the_reduction() -> None:
     assert [row.cost.usd for row in report.per_attempt] == [4.0, 1.0]
     assert [row.reuse_rate for row in report.per_attempt] == [0.0, 0.5]
     assert report.final.cost_reduction_pct == pytest.approx(75.0)
+
+
+def test_the_papers_figures_come_from_the_final_unit_reports(setup, second) -> None:
+    """ProjectGen's Figures 4 and 5 and LiveCoder's Figure 5: #LOC order, #Pass and error types as recorded."""
+    buggy = {p.task_id: p for p in by_model(second["results"], "scripted-buggy").pairs if p.ok}
+    assert (buggy["kvstore"].error_types, buggy["wordfreq"].error_types) == ({}, {"AssertionError": 1})
+    page = (setup["out"] / "results.md").read_text()
+    scale = page.split("(ProjectGen Figure 4)")[1].split("## ")[0]
+    assert scale.index("| wordfreq | 46 |") < scale.index("| kvstore | 496 |")  # smallest project first
+    assert "10/11 (90.9%)" in scale and "29/29 (100.0%)" in scale
+    types = page.split("(ProjectGen Figure 5)")[1].split("## ")[0]
+    assert "| AssertionError | 0 | 1 (100.0%) |" in types and "| failing tests | 0 | 1 |" in types
+    assert "| wrong result | 0 | 1 (100.0%) |" in page.split("(LiveCoder Figure 5)")[1]
+    html = (setup["out"] / "results.html").read_text()
+    assert "Failing unit tests by error type" in html and "by project scale" in html
+    summary = {entry["model"]: entry for entry in json.loads((setup["out"] / "results.json").read_text())["summary"]}
+    assert (summary["scripted-buggy"]["error_types"], summary["scripted-buggy"]["error_categories"]) == (
+        {"AssertionError": 1}, {"wrong result": 1})
+    assert summary["ref"]["error_types"] == {} and summary["ref"]["error_categories"] == {}
