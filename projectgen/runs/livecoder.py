@@ -53,7 +53,6 @@ from typing import Any
 from projectgen.agents import Agents
 from projectgen.config import AttemptSettings
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -77,6 +76,7 @@ from projectgen.runs.pending_review import (
     AWAITING_REVIEW, awaiting_reason, pending_review_record, read_pending_review,
 )
 from projectgen.runs.request import RunRequest
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -411,8 +411,10 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     folder.write_repository(state.get("repository") or {})
     if (tree := output_tree(state)) is not None:
         folder.write_json(folder.ssat, tree)  # what `evolve` starts from
-    # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
-    write_atomic(folder.summary, summary.to_json())
+    # summary.json says the run is done (experiments collect a folder that has one): whole or absent; the run
+    # log beside it.
+    write_run_log(folder, "livecoder", summary.model_dump(mode="json"), manifest=run.manifest,
+                  summary=summary.to_json())
     folder.record_status(run.manifest, summary.status, summary.reason)
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
     return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.folder.root,

@@ -20,6 +20,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.unit import Unit, drive_unit
 
 REFINE_METHOD = "refine"  # run.json's method of a refine task run
@@ -50,6 +51,7 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
                                                                                          dict[str, Any]]:
         records = sorted(state.get("turns") or [], key=lambda r: r["turn"])
         write_turns(folder, task, records)
+        write_run_log(folder, "refine", {"turns": records}, manifest=manifest)
         return records, {"turns": len(records)}
 
     return await drive_unit(RunFolder(Path(run_dir)), Unit(

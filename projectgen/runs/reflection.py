@@ -46,6 +46,7 @@ from projectgen.graphs.reflection import build_reflection_graph, initial_reflect
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.unit import Unit, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
@@ -129,7 +130,8 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
             calls=len(made), input_tokens=sum(r.input_tokens for r in made),
             output_tokens=sum(r.output_tokens for r in made))
         folder.write_repository(state.get("repository") or {})
-        write_atomic(folder.summary, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
+        write_run_log(folder, "reflect", result.model_dump(mode="json"), manifest=manifest,
+                      summary=json.dumps(result.model_dump(mode="json"), indent=1) + "\n", isolation=runner.isolation())
         return result, {"passed_at": state.get("passed_at")}
 
     return await drive_unit(folder, Unit(
