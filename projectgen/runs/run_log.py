@@ -116,15 +116,20 @@ class RunLog(BaseModel):
 
 
 def write_run_log(folder: RunFolder, kind: RunKind, record: Mapping[str, Any], *, manifest: RunManifest | None,
-                  summary: str | None = None, isolation: str | None = None) -> RunLog:
+                  summary: str | None = None, isolation: str | None = None,
+                  scores: Mapping[str, Score] | None = None) -> RunLog:
     """How the run in `folder` ended: summary.json's text (`summary`, as its kind writes it) and then log.json,
-    both whole or absent. `isolation` is what its scored tests ran in (default: its unit report's)."""
+    both whole or absent. `isolation` is what its scored tests ran in (default: its unit report's); `scores`
+    are what the caller's scorers gave its output (`projectgen.runs.output_scorers`), kept with its task's."""
     if summary is not None:
         write_atomic(folder.summary, summary)
     log = build_run_log(kind, record, manifest, folder,
                         ended_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     if isolation is not None:
         log = log.model_copy(update={"isolation": isolation})
+    if scores:
+        task_sample = next(sample for sample in log.samples if sample.id == log.task_id)
+        task_sample.scores.update(scores)
     write_atomic(folder.run_log, log.model_dump_json(indent=1) + "\n")
     return log
 

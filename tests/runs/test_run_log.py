@@ -4,16 +4,20 @@ a folder."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from projectgen.construction.check_tests import summary as check_tests_summary
 from projectgen.errors import ProjectGenError
+from projectgen.experiments.figures import pair_from_run
+from projectgen.experiments.models import ExperimentModel
 from projectgen.llm import ModelRoles
 from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import RunManifest, RunRequest, run_livecoder
 from projectgen.runs.evolve import EVOLVE_METHOD
+from projectgen.runs.output_scorers import EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS, SKETCHBLEU
 from projectgen.runs.pipeline import SINGLE_PASS
 from projectgen.runs.refinement import REFINE_METHOD
 from projectgen.runs.reflection import REFLECT_METHOD, ReflectionResult
@@ -41,11 +45,17 @@ def _old_folder(root: Path, *, method: str | None, summary: object | None = None
     return root
 
 
-def test_a_new_run_writes_its_log_and_an_older_folder_of_the_same_run_reads_the_same(task, runner,
-                                                                                      tmp_path: Path) -> None:
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def finished(task, runner, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """A LiveCoder run (the reference replay, method direct) whose output was scored where it ended. Read only."""
+    out = tmp_path_factory.mktemp("run-log") / "run"
     outcome = run_livecoder(RunRequest.for_task(task, models={"default": "reference"}, method="direct"), out,
-                            models=ModelRoles(reference_model(task)), runner=runner)
+                            models=ModelRoles(reference_model(task)), runner=runner, scorers=REFERENCE_SCORERS)
+    return out, outcome
+
+
+def test_a_new_run_writes_its_log_and_an_older_folder_of_the_same_run_reads_the_same(finished, tmp_path) -> None:
+    out, outcome = finished
     written = json.loads((out / "log.json").read_text())
     assert written["log_version"] == RUN_LOG_VERSION and written["kind"] == "livecoder"
     log = read_run_log(out)
@@ -58,11 +68,42 @@ def test_a_new_run_writes_its_log_and_an_older_folder_of_the_same_run_reads_the_
     assert log.isolation == outcome.unit_report.isolation
     assert log.timings.ended_at is not None and log.timings.duration_s == outcome.summary["duration_s"]
     assert log.record == json.loads((out / "summary.json").read_text())
-    # The same folder without log.json (as written before the log existed) maps onto the same log.
-    (out / "log.json").unlink()
-    mapped = read_run_log(out)
-    assert mapped.model_dump(exclude={"timings"}) == log.model_dump(exclude={"timings"})
+    # The same folder without log.json (as written before the log existed) maps onto the same log, less what
+    # only the run could know: when it ended, and its output's scores against the reference.
+    older = tmp_path / "older"
+    shutil.copytree(out, older)
+    (older / "log.json").unlink()
+    mapped = read_run_log(older)
     assert mapped.timings.ended_at is None
+    scored_at_the_end = {EXPECTED_UNIT, SKETCHBLEU, NON_FUNCTIONAL}
+    assert mapped.model_dump(exclude={"timings", "samples"}) == log.model_dump(exclude={"timings", "samples"})
+    assert {name: score for name, score in log.samples[0].scores.items() if name not in scored_at_the_end} == \
+        mapped.samples[0].scores
+
+
+def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_again(finished, task, runner,
+                                                                                      monkeypatch) -> None:
+    out, _ = finished
+    log = read_run_log(out)
+    assert log.score(EXPECTED_UNIT).detail["counts"] == "expected" and log.score(EXPECTED_UNIT).total == 29
+    sketch = log.score(SKETCHBLEU)
+    if sketch is None:
+        pytest.importorskip("codebleu", reason="the 'sketchbleu' extra is not installed")
+    assert sketch is not None
+    assert log.score(NON_FUNCTIONAL) is None  # kvstore is not a RAL-Bench task
+
+    def rescored(*args, **kwargs):
+        raise AssertionError("scored again")
+
+    monkeypatch.setattr("projectgen.runs.output_scorers.sketch_bleu", rescored)
+    monkeypatch.setattr("projectgen.evaluation.sketchbleu.sketch_bleu", rescored)
+    monkeypatch.setattr("projectgen.evaluation.expectations.expected_counts", rescored)
+    row = pair_from_run(out, model=ExperimentModel("reference", "reference"), task=task, runner=runner,
+                        method="direct")
+    assert (row.final_unit_passed, row.final_unit_total, row.unit_denominator) == (29, 29, "expected")
+    assert (row.sketchbleu, row.sketchbleu_codes, row.sketchbleu_codes_files) == (
+        sketch.value, sketch.detail["codes"], sketch.detail["codes_files"])
+    assert row.status == "finished" and row.duration_s == log.timings.duration_s
 
 
 def test_an_old_livecoder_folder(tmp_path: Path) -> None:
