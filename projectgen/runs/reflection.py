@@ -12,6 +12,7 @@ The folder holds::
     usage.jsonl          one line per model call
     repository/          the solution files after the last try
     summary.json         the result (`ReflectionResult`); written last, so its presence means done
+    log.json             the run log (`projectgen.runs.run_log`): the result as the one shape every run has
 
 Run again on a folder without summary.json (killed, or the harness failed), it resumes: the
 checkpointer replays the nodes that finished, and a node that was cut short after its model call
@@ -35,18 +36,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from projectgen.agents.reflection import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
-from projectgen.runs.run_log import write_run_log
+from projectgen.runs.run_log import read_run_log, write_run_log
 from projectgen.runs.unit import Unit, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
@@ -73,10 +75,17 @@ class ReflectionResult(BaseModel):
 
 
 def read_result(folder: RunFolder) -> ReflectionResult | None:
-    """The folder's finished result, or None (not finished, or unreadable: run it again)."""
+    """The folder's finished result, from its run log; None when it has none (not finished, or unreadable: run
+    it again)."""
     try:
-        return ReflectionResult.model_validate_json(folder.summary.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        log = read_run_log(folder)
+    except ProjectGenError:
+        return None
+    if log.kind != "reflect" or log.record is None:
+        return None
+    try:
+        return ReflectionResult.model_validate(log.record)
+    except ValidationError:
         return None
 
 
