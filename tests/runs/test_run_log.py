@@ -202,3 +202,24 @@ def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
 def test_the_protocol_kinds_are_the_protocols_method_names() -> None:
     assert dict(PROTOCOL_KINDS) == {SINGLE_PASS: "single-pass", EVOLVE_METHOD: "evolve", REFLECT_METHOD: "reflect",
                                     REFINE_METHOD: "refine"}
+
+
+def test_only_the_run_log_writes_summary_json_and_log_json() -> None:
+    """One writer: every summary.json and log.json goes through `write_run_log`, so no run ends without its log."""
+    import ast
+
+    import projectgen
+
+    package = Path(projectgen.__file__).parent
+    writers = {"write_atomic", "write_json", "write_text", "write_bytes", "write_atomic_bytes", "write_synced"}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            targets = [*node.args[:1], *([node.func.value] if isinstance(node.func, ast.Attribute) else [])]
+            if name in writers and any(isinstance(t, ast.Attribute) and t.attr in ("summary", "run_log")
+                                       for t in targets):
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found and all(place.startswith("runs/run_log.py:") for place in found), found
