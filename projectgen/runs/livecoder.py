@@ -72,12 +72,12 @@ from projectgen.runs.method_graphs import (
     warm_graph,
 )
 from projectgen.runs.methods import describe_method, method_attempt_settings
+from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.pending_review import (
     AWAITING_REVIEW, awaiting_reason, pending_review_record, read_pending_review,
 )
 from projectgen.runs.request import RunRequest
-from projectgen.runs.output_scorers import Scorer
-from projectgen.runs.run_log import Score, write_run_log
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -420,7 +420,8 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     folder.write_repository(state.get("repository") or {})
     if (tree := output_tree(state)) is not None:
         folder.write_json(folder.ssat, tree)  # what `evolve` starts from
-    scores = await asyncio.to_thread(_score_output, run, unit_report)
+    scores = await asyncio.to_thread(score_output, run.scorers, run.task, folder.repository, run.context.runner,
+                                     unit_report)
     # summary.json says the run is done (experiments collect a folder that has one): whole or absent; the run
     # log beside it.
     write_run_log(folder, "livecoder", summary.model_dump(mode="json"), manifest=run.manifest,
@@ -429,16 +430,6 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
     return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.folder.root,
                             unit_report=unit_report)
-
-
-def _score_output(run: LiveCoderRun, unit_report: TestReport | None) -> dict[str, Score]:
-    """What the caller's scorers give the output repository (blocking: sandbox runs, parsing)."""
-    scores = {}
-    for scorer in run.scorers:
-        score = scorer.score(run.task, run.folder.repository, run.context.runner, unit_report)
-        if score is not None:
-            scores[scorer.name] = score
-    return scores
 
 
 def output_tree(state: Mapping[str, Any]) -> dict[str, Any] | None:

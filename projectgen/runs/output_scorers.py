@@ -8,6 +8,7 @@ missing extra, another benchmark), so the log then holds no score of that name. 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -101,3 +102,15 @@ class NonFunctional:
 
 
 REFERENCE_SCORERS: tuple[Scorer, ...] = (ExpectedUnitTests(), SketchBLEU(), NonFunctional())
+
+
+def score_output(scorers: Sequence[Scorer], task: Task, output: Path, runner: SandboxRunner | None,
+                 unit_report: TestReport | None) -> dict[str, Score]:
+    """Scorer name -> its score of the output folder, for the scorers that apply (blocking: sandbox runs,
+    parsing; a run calls it off its event loop)."""
+    scores = {}
+    for scorer in scorers:
+        score = scorer.score(task, output, runner, unit_report)
+        if score is not None:
+            scores[scorer.name] = score
+    return scores

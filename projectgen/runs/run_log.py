@@ -123,8 +123,8 @@ def write_run_log(folder: RunFolder, kind: RunKind, record: Mapping[str, Any], *
     are what the caller's scorers gave its output (`projectgen.runs.output_scorers`), kept with its task's."""
     if summary is not None:
         write_atomic(folder.summary, summary)
-    log = build_run_log(kind, record, manifest, folder,
-                        ended_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    log = _build_run_log(kind, record, manifest, folder,
+                         ended_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     if isolation is not None:
         log = log.model_copy(update={"isolation": isolation})
     if scores:
@@ -134,8 +134,8 @@ def write_run_log(folder: RunFolder, kind: RunKind, record: Mapping[str, Any], *
     return log
 
 
-def build_run_log(kind: RunKind | None, record: Mapping[str, Any] | None, manifest: RunManifest | None,
-                  folder: RunFolder, *, ended_at: str | None = None) -> RunLog:
+def _build_run_log(kind: RunKind | None, record: Mapping[str, Any] | None, manifest: RunManifest | None,
+                   folder: RunFolder, *, ended_at: str | None = None) -> RunLog:
     """The log of a run of `kind` from its record and run.json; usage from its usage.jsonl, isolation from its
     unit report. The writer and the reader of older folders both build it here, so both give one log."""
     record = dict(record) if record is not None else None
@@ -175,7 +175,7 @@ def _samples(kind: RunKind | None, record: Mapping[str, Any], task_id: str) -> l
     scores: dict[str, Score] = {}
     if kind in ("livecoder", "single-pass", "evolve"):
         if isinstance(record.get("unit_tests"), Mapping):
-            scores[UNIT] = tests_score(record["unit_tests"])
+            scores[UNIT] = _tests_score(record["unit_tests"])
         final = record.get("final")
         if isinstance(final, Mapping):
             scores[SELECTION] = Score(value=final.get("score"), detail={
@@ -194,7 +194,7 @@ def _samples(kind: RunKind | None, record: Mapping[str, Any], task_id: str) -> l
     return [Sample(id=task_id, scores=scores)]
 
 
-def tests_score(summary: Mapping[str, Any]) -> Score:
+def _tests_score(summary: Mapping[str, Any]) -> Score:
     """A test run's score from its report's summary (`TestReport.summary()`): #Pass of the tests it ran."""
     rate = summary.get("pass_rate")
     return Score(value=float(rate) if isinstance(rate, (int, float)) else None,
@@ -243,7 +243,7 @@ def read_run_log(path: Path | str | RunFolder) -> RunLog:
             raise ProjectGenError(f"{folder.turns}: not a readable run record (expected a list of turns)")
         record = {"turns": turns}
     try:
-        return build_run_log(kind, record, manifest, folder)
+        return _build_run_log(kind, record, manifest, folder)
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
         raise ProjectGenError(f"{folder.summary}: not a readable {kind or 'run'} summary "
                               f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
