@@ -7,7 +7,7 @@ price is counted apart and its cost shown as "n/a", never guessed. Scripted repl
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +18,10 @@ from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorS
 from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
-from projectgen.runs.output_scorers import EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU
+from projectgen.runs.output_scorers import (
+    ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
+    repository_maintainability,
+)
 from projectgen.runs.run_log import UNIT, RunLog, Score, read_run_log
 from projectgen.errors import ProjectGenError
 
@@ -223,6 +226,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         return CostFigures(usd=total.usd, priced_calls=total.priced_calls, unpriced_calls=total.unpriced_calls)
 
     attempts = []
+    maintainability = attempt_maintainability(run_dir, log)
     for row in summary.get("attempts") or []:
         number = int(row["attempt"])
         kind = "reused" if row.get("reused") else "budget" if row.get("budget_limited") else "generated"
@@ -232,7 +236,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
             attempt=number, kind=kind, score=row.get("score"),
             unit_passed=unit.get("passed") if unit else None, unit_total=unit.get("total") if unit else None,
             best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls),
-            **(attempt_maintainability(run_dir, number) if kind == "generated" else {})))
+            **(maintainability(number) if kind == "generated" else {})))
     attempt_settings = summary.get("attempt_settings") or {}
     passed, total, counts = final_unit_scores(run_dir, task, runner, log.score(UNIT), denominator,
                                               recorded=log.score(EXPECTED_UNIT))
@@ -333,19 +337,15 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None
     return final.passed, final.total, final.denominator
 
 
-def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
-    """The mean maintainability indices of attempts/N/repository, radon's (`maintainability`) and the
-    Visual Studio formula's (`maintainability_vs`); none when it has no parsable Python."""
-    from projectgen.evaluation.metrics import repository_stats
-
-    folder = RunFolder(run_dir).attempt(attempt).repository
-    if not folder.is_dir():
-        return {}
-    stats = repository_stats(folder)
-    if stats.python_files <= stats.unparsable_files:
-        return {}
-    return {"maintainability": stats.mean_maintainability_index,
-            "maintainability_vs": stats.mean_maintainability_index_vs}
+def attempt_maintainability(run_dir: Path, log: RunLog) -> Callable[[int], dict[str, float]]:
+    """Attempt number -> the mean maintainability indices of attempts/N/repository, radon's (`maintainability`)
+    and the Visual Studio formula's (`maintainability_vs`), none when it has no parsable Python: as the run
+    recorded them (`output_scorers.AttemptMaintainability`), else measured here."""
+    recorded = log.score(ATTEMPT_MAINTAINABILITY)
+    if recorded is not None:
+        by_attempt = recorded.detail["attempts"]
+        return lambda number: dict(by_attempt.get(str(number)) or {})
+    return lambda number: repository_maintainability(RunFolder(run_dir).attempt(number).repository)
 
 
 def final_non_functional(run_dir: Path, task: Task, runner: Any, log: RunLog | None = None) -> dict[str, Any]:
@@ -355,7 +355,7 @@ def final_non_functional(run_dir: Path, task: Task, runner: Any, log: RunLog | N
     none): the run log's score when its run recorded one, else measured here (`output_scorers.NonFunctional`)."""
     score = log.score(NON_FUNCTIONAL) if log is not None else None
     if score is None:
-        score = NonFunctional().score(task, RunFolder(run_dir).repository, runner, None)
+        score = NonFunctional().score(task, RunFolder(run_dir), runner, None)
     if score is None:
         return {}
     return {"non_functional": dict(score.detail["figures"]), "resource_measure": score.detail["resource_measure"],
@@ -375,7 +375,7 @@ def final_sketchbleu(run_dir: Path, task: Task, log: RunLog | None = None) -> di
     (`output_scorers.SketchBLEU`)."""
     score = log.score(SKETCHBLEU) if log is not None else None
     if score is None:
-        score = SketchBLEU().score(task, RunFolder(run_dir).repository, None, None)
+        score = SketchBLEU().score(task, RunFolder(run_dir), None, None)
     if score is None:
         return {}
     return {"sketchbleu": score.value, "sketchbleu_codes": score.detail["codes"],

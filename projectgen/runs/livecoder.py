@@ -420,8 +420,7 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     folder.write_repository(state.get("repository") or {})
     if (tree := output_tree(state)) is not None:
         folder.write_json(folder.ssat, tree)  # what `evolve` starts from
-    scores = await asyncio.to_thread(score_output, run.scorers, run.task, folder.repository, run.context.runner,
-                                     unit_report)
+    scores = await asyncio.to_thread(score_output, run.scorers, run.task, folder, run.context.runner, unit_report)
     # summary.json says the run is done (experiments collect a folder that has one): whole or absent; the run
     # log beside it.
     write_run_log(folder, "livecoder", summary.model_dump(mode="json"), manifest=run.manifest,

@@ -1,9 +1,9 @@
 """Scorers of a run's final output against its task's reference, run where the run ends so the run log keeps
 their scores by name and an experiment reads them instead of scoring the folder again.
 
-A `Scorer` has a name (its key in the log's scores) and scores the output folder of a finished run with the
-run's sandbox runner and its hidden unit-test report; None where it does not apply (no reference, no output, a
-missing extra, another benchmark), so the log then holds no score of that name. The caller chooses them
+A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (its output repository,
+its attempts) with the run's sandbox runner and its hidden unit-test report; None where it does not apply (no
+reference, no output, a missing extra, another benchmark), so the log then holds no score of that name. The caller chooses them
 (`run_livecoder(..., scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
 """
 from __future__ import annotations
@@ -16,26 +16,29 @@ from typing import Protocol
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.expectations import expected_counts
+from projectgen.evaluation.metrics import repository_stats
 from projectgen.evaluation.nonfunctional import MAINTAINABILITY_MEASURE, RESOURCE_MEASURE, score_candidate
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sketchbleu import sketch_bleu
 from projectgen.evaluation.sketchbleu_folders import codes_files
 from projectgen.repository import load_repository
+from projectgen.runs.folder import RunFolder
 from projectgen.runs.run_log import Score
 
 EXPECTED_UNIT = "unit_expected"  # the hidden unit tests counted over the task's expected tests
 SKETCHBLEU = "sketchbleu"
 NON_FUNCTIONAL = "non_functional"
+ATTEMPT_MAINTAINABILITY = "attempt_maintainability"
 
 
 class Scorer(Protocol):
-    """Scores a finished run's output folder; None where it does not apply."""
+    """Scores a finished run's folder; None where it does not apply."""
 
     @property
     def name(self) -> str: ...
 
-    def score(self, task: Task, output: Path, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None: ...
 
 
@@ -47,7 +50,7 @@ class ExpectedUnitTests:
 
     name: str = EXPECTED_UNIT
 
-    def score(self, task: Task, output: Path, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
         if unit_report is None or runner is None:
             return None
@@ -64,8 +67,9 @@ class SketchBLEU:
 
     name: str = SKETCHBLEU
 
-    def score(self, task: Task, output: Path, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
+        output = folder.repository
         if not task.has_reference or not output.is_dir():
             return None
         try:
@@ -89,8 +93,9 @@ class NonFunctional:
 
     name: str = NON_FUNCTIONAL
 
-    def score(self, task: Task, output: Path, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
+        output = folder.repository
         if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
             return None
         scores = score_candidate(task, load_repository(output), runner)
@@ -101,16 +106,45 @@ class NonFunctional:
             "maintainability_measure": MAINTAINABILITY_MEASURE})
 
 
-REFERENCE_SCORERS: tuple[Scorer, ...] = (ExpectedUnitTests(), SketchBLEU(), NonFunctional())
+@dataclass(frozen=True)
+class AttemptMaintainability:
+    """The mean maintainability indices of each attempt's repository (attempts/N/repository), radon's and the
+    Visual Studio formula's LiveCoder cites, in ``detail["attempts"]`` by attempt number (as text, a JSON key);
+    an attempt without parsable Python has none. None for a run without attempts."""
+
+    name: str = ATTEMPT_MAINTAINABILITY
+
+    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+              unit_report: TestReport | None) -> Score | None:
+        if not folder.attempts.is_dir():
+            return None
+        numbers = sorted(int(path.name) for path in folder.attempts.iterdir() if path.name.isdigit())
+        return Score(detail={"attempts": {str(number): repository_maintainability(folder.attempt(number).repository)
+                                          for number in numbers}})
 
 
-def score_output(scorers: Sequence[Scorer], task: Task, output: Path, runner: SandboxRunner | None,
+def repository_maintainability(repository: Path) -> dict[str, float]:
+    """The mean maintainability indices of a repository folder, radon's (`maintainability`) and the Visual Studio
+    formula's (`maintainability_vs`); none when it has no parsable Python."""
+    if not repository.is_dir():
+        return {}
+    stats = repository_stats(repository)
+    if stats.python_files <= stats.unparsable_files:
+        return {}
+    return {"maintainability": stats.mean_maintainability_index,
+            "maintainability_vs": stats.mean_maintainability_index_vs}
+
+
+REFERENCE_SCORERS: tuple[Scorer, ...] = (ExpectedUnitTests(), SketchBLEU(), NonFunctional(), AttemptMaintainability())
+
+
+def score_output(scorers: Sequence[Scorer], task: Task, folder: RunFolder, runner: SandboxRunner | None,
                  unit_report: TestReport | None) -> dict[str, Score]:
-    """Scorer name -> its score of the output folder, for the scorers that apply (blocking: sandbox runs,
+    """Scorer name -> its score of the run in `folder`, for the scorers that apply (blocking: sandbox runs,
     parsing; a run calls it off its event loop)."""
     scores = {}
     for scorer in scorers:
-        score = scorer.score(task, output, runner, unit_report)
+        score = scorer.score(task, folder, runner, unit_report)
         if score is not None:
             scores[scorer.name] = score
     return scores

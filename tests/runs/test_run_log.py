@@ -17,7 +17,8 @@ from projectgen.llm import ModelRoles
 from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import RunManifest, RunRequest, run_livecoder
 from projectgen.runs.evolve import EVOLVE_METHOD
-from projectgen.runs.output_scorers import EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS, SKETCHBLEU
+from projectgen.runs.output_scorers import (ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS,
+                                            SKETCHBLEU)
 from projectgen.runs.pipeline import SINGLE_PASS
 from projectgen.runs.refinement import REFINE_METHOD
 from projectgen.runs.reflection import REFLECT_METHOD, ReflectionResult
@@ -75,7 +76,7 @@ def test_a_new_run_writes_its_log_and_an_older_folder_of_the_same_run_reads_the_
     (older / "log.json").unlink()
     mapped = read_run_log(older)
     assert mapped.timings.ended_at is None
-    scored_at_the_end = {EXPECTED_UNIT, SKETCHBLEU, NON_FUNCTIONAL}
+    scored_at_the_end = {EXPECTED_UNIT, SKETCHBLEU, NON_FUNCTIONAL, ATTEMPT_MAINTAINABILITY}
     assert mapped.model_dump(exclude={"timings", "samples"}) == log.model_dump(exclude={"timings", "samples"})
     assert {name: score for name, score in log.samples[0].scores.items() if name not in scored_at_the_end} == \
         mapped.samples[0].scores
@@ -91,6 +92,8 @@ def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_
         pytest.importorskip("codebleu", reason="the 'sketchbleu' extra is not installed")
     assert sketch is not None
     assert log.score(NON_FUNCTIONAL) is None  # kvstore is not a RAL-Bench task
+    maintainability = log.score(ATTEMPT_MAINTAINABILITY).detail["attempts"]["1"]
+    assert maintainability["maintainability"] > 0
 
     def rescored(*args, **kwargs):
         raise AssertionError("scored again")
@@ -98,11 +101,15 @@ def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_
     monkeypatch.setattr("projectgen.runs.output_scorers.sketch_bleu", rescored)
     monkeypatch.setattr("projectgen.evaluation.sketchbleu.sketch_bleu", rescored)
     monkeypatch.setattr("projectgen.evaluation.expectations.expected_counts", rescored)
+    monkeypatch.setattr("projectgen.evaluation.metrics.repository_stats", rescored)
+    monkeypatch.setattr("projectgen.runs.output_scorers.repository_stats", rescored)
     row = pair_from_run(out, model=ExperimentModel("reference", "reference"), task=task, runner=runner,
                         method="direct")
     assert (row.final_unit_passed, row.final_unit_total, row.unit_denominator) == (29, 29, "expected")
     assert (row.sketchbleu, row.sketchbleu_codes, row.sketchbleu_codes_files) == (
         sketch.value, sketch.detail["codes"], sketch.detail["codes_files"])
+    assert [(a.maintainability, a.maintainability_vs) for a in row.attempts] == [
+        (maintainability["maintainability"], maintainability["maintainability_vs"])]
     assert row.status == "finished" and row.duration_s == log.timings.duration_s
 
 
