@@ -140,7 +140,7 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
             output_tokens=sum(r.output_tokens for r in made))
         folder.write_repository(state.get("repository") or {})
         write_run_log(folder, "reflect", result.model_dump(mode="json"), manifest=manifest,
-                      summary=json.dumps(result.model_dump(mode="json"), indent=1) + "\n", isolation=runner.isolation())
+                      summary=json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
         return result, {"passed_at": state.get("passed_at")}
 
     return await drive_unit(folder, Unit(

@@ -94,9 +94,9 @@ class RunLog(BaseModel):
     usage: UsageTotals = Field(default_factory=UsageTotals, description="every model call of the run, earlier "
                                "invocations included")
     timings: Timings = Field(default_factory=Timings)
-    isolation: str | None = Field(default=None, description='what its scored tests ran in: "namespaces", or '
-                                  '"none" (unprotected: the code under test could have faked its score); None '
-                                  "where no report says")
+    isolation: str | None = Field(default=None, description='what its hidden unit tests ran in, as their report '
+                                  'says: "namespaces", or "none" (unprotected: the code under test could have '
+                                  "faked its score); None without a unit report (reflect and refine keep none)")
     record: dict[str, Any] | None = Field(default=None, description="the protocol's own record (summary.json's "
                                           "content; a refine run's turns); None while the run has not ended")
 
@@ -116,17 +116,14 @@ class RunLog(BaseModel):
 
 
 def write_run_log(folder: RunFolder, kind: RunKind, record: Mapping[str, Any], *, manifest: RunManifest | None,
-                  summary: str | None = None, isolation: str | None = None,
-                  scores: Mapping[str, Score] | None = None) -> RunLog:
+                  summary: str | None = None, scores: Mapping[str, Score] | None = None) -> RunLog:
     """How the run in `folder` ended: summary.json's text (`summary`, as its kind writes it) and then log.json,
-    both whole or absent. `isolation` is what its scored tests ran in (default: its unit report's); `scores`
-    are what the caller's scorers gave its output (`projectgen.runs.output_scorers`), kept with its task's."""
+    both whole or absent. `scores` are what the caller's scorers gave the run (`projectgen.runs.output_scorers`),
+    kept with its task's."""
     if summary is not None:
         write_atomic(folder.summary, summary)
     log = _build_run_log(kind, record, manifest, folder,
                          ended_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    if isolation is not None:
-        log = log.model_copy(update={"isolation": isolation})
     if scores:
         task_sample = next(sample for sample in log.samples if sample.id == log.task_id)
         task_sample.scores.update(scores)
