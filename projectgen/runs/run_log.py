@@ -53,8 +53,9 @@ KEPT = "kept"  # construct check-tests: a draft suite was kept
 class Score(BaseModel):
     """One scorer's result on one sample."""
 
-    value: float | None = Field(default=None, description="the headline figure: a pass rate or a 0/1 outcome "
-                                "(0-1); None when the scorer had nothing to score")
+    value: float | None = Field(default=None, description="the headline figure, in the scorer's unit: a pass "
+                                "rate or a 0/1 outcome (0-1), SketchBLEU and the non-functional figures (0-100); "
+                                "None when the scorer had nothing to score")
     passed: int | None = None
     total: int | None = None
     detail: dict[str, Any] = Field(default_factory=dict, description="what else the scorer recorded")
@@ -242,7 +243,8 @@ def read_run_log(path: Path | str | RunFolder) -> RunLog:
     try:
         return _build_run_log(kind, record, manifest, folder)
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
-        raise ProjectGenError(f"{folder.summary}: not a readable {kind or 'run'} summary "
+        source = folder.turns if kind == "refine" else folder.summary
+        raise ProjectGenError(f"{source}: not a readable {kind or 'run'} record "
                               f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
 
 

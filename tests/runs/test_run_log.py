@@ -186,8 +186,10 @@ def test_a_run_that_has_not_ended_reads_with_its_status_and_no_record(tmp_path: 
     ({"summary.json": "{not json"}, "summary.json: not valid JSON"),
     ({"summary.json": "[1, 2]"}, "summary.json: not a readable run record"),
     ({"summary.json": json.dumps({"score": 1})}, "summary.json: not a run summary this projectgen knows"),
-    ({"summary.json": json.dumps({"edit_format": "diff", "tries": []})}, "summary.json: not a readable reflect summary"),
+    ({"summary.json": json.dumps({"edit_format": "diff", "tries": []})}, "summary.json: not a readable reflect record"),
     ({"log.json": json.dumps({"log_version": RUN_LOG_VERSION + 1})}, "written by a later projectgen"),
+    ({"run.json": RunManifest(task_path="t", task_id="t", method=REFINE_METHOD, run_id="r").model_dump_json(),
+      "turns.json": json.dumps([{"passed": True}])}, "turns.json: not a readable refine record"),
     ({"log.json": json.dumps({"log_version": 1, "kind": "nonsense", "task_id": "t", "status": "finished"})},
      "log.json: not a readable run log \\(kind"),
 ])
