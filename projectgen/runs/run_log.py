@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -39,8 +40,8 @@ RunKind = Literal["livecoder", "single-pass", "evolve", "reflect", "refine", "ch
 # The protocols' own names are their modules' constants (SINGLE_PASS, EVOLVE_METHOD, REFLECT_METHOD,
 # REFINE_METHOD), spelled here because those modules write through this one: tests/runs/test_run_log.py
 # checks that they agree.
-PROTOCOL_KINDS: Mapping[str, RunKind] = {"single-pass": "single-pass", "evolve": "evolve", "reflect": "reflect",
-                                          "refine": "refine"}
+PROTOCOL_KINDS: Mapping[str, RunKind] = MappingProxyType({"single-pass": "single-pass", "evolve": "evolve",
+                                                          "reflect": "reflect", "refine": "refine"})
 
 # Scorer names: what a sample's score measured.
 UNIT = "unit"  # the hidden unit tests of the final output, counted on the tests it ran
