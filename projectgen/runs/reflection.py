@@ -48,8 +48,8 @@ from projectgen.graphs.reflection import build_reflection_graph, initial_reflect
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
-from projectgen.runs.run_log import read_run_log, write_run_log
-from projectgen.runs.unit import Unit, drive_unit
+from projectgen.runs.run_log import read_run_log
+from projectgen.runs.unit import Unit, UnitEnd, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
 REFLECT_METHOD = "reflect"  # run.json's method of a reflect unit
@@ -127,8 +127,7 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
         return done
     edit_format, tries = request.protocol["edit_format"], request.protocol["tries"]
 
-    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> tuple[ReflectionResult,
-                                                                                         dict[str, Any]]:
+    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[ReflectionResult]:
         made = [r for r in folder.usage_records() if r.error is None]
         attempts = [dict(t) for t in state.get("tries") or []]
         result = ReflectionResult(
@@ -139,12 +138,12 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
             calls=len(made), input_tokens=sum(r.input_tokens for r in made),
             output_tokens=sum(r.output_tokens for r in made))
         folder.write_repository(state.get("repository") or {})
-        write_run_log(folder, "reflect", result.model_dump(mode="json"), manifest=manifest,
-                      summary=json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
-        return result, {"passed_at": state.get("passed_at")}
+        record = result.model_dump(mode="json")
+        return UnitEnd(result, trace={"passed_at": state.get("passed_at")}, record=record,
+                       summary=json.dumps(record, indent=1) + "\n")
 
     return await drive_unit(folder, Unit(
-        request=request, graph=build_reflection_graph(ReflectionCoder(model), tries),
+        request=request, kind="reflect", graph=build_reflection_graph(ReflectionCoder(model), tries),
         start=initial_reflection_state(exercise), outputs=outputs,
         context=lambda gateway: ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner,
                                                   gateway=gateway, progress=progress),

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -34,7 +34,9 @@ from projectgen.runs.request import RunRequest
 # does not). A reader refuses a log of a later version rather than misread it.
 RUN_LOG_VERSION = 1
 
-RunKind = Literal["livecoder", "single-pass", "evolve", "reflect", "refine", "check-tests"]
+# Which protocol a run is: "livecoder" (every method of `projectgen.runs.methods`), "single-pass", "evolve",
+# "reflect", "refine", "check-tests", or a new protocol's own name (a text, so adding one changes nothing here).
+RunKind = str
 
 # run.json's method -> the kind of run (the methods of `projectgen.runs.methods` all run the attempts graph).
 # The protocols' own names are their modules' constants (SINGLE_PASS, EVOLVE_METHOD, REFLECT_METHOD,

@@ -190,8 +190,9 @@ def test_a_run_that_has_not_ended_reads_with_its_status_and_no_record(tmp_path: 
     ({"log.json": json.dumps({"log_version": RUN_LOG_VERSION + 1})}, "written by a later projectgen"),
     ({"run.json": RunManifest(task_path="t", task_id="t", method=REFINE_METHOD, run_id="r").model_dump_json(),
       "turns.json": json.dumps([{"passed": True}])}, "turns.json: not a readable refine record"),
-    ({"log.json": json.dumps({"log_version": 1, "kind": "nonsense", "task_id": "t", "status": "finished"})},
-     "log.json: not a readable run log \\(kind"),
+    ({"log.json": json.dumps({"log_version": 1, "kind": "reflect", "task_id": "t", "status": "finished",
+                              "samples": [{"id": "t", "scores": {"tests": {"value": "high"}}}]})},
+     "log.json: not a readable run log \\(samples.0.scores.tests.value"),
 ])
 def test_a_folder_it_cannot_read_is_one_line(tmp_path: Path, files: dict[str, str], says: str) -> None:
     root = tmp_path / "run"
