@@ -330,6 +330,10 @@ add("alignment_evaluator", {"decision": "TEST_REFINE", "feedback": "The requirem
 add("alignment_evaluator", {"decision": "RETAIN", "feedback": ""}, "inventory/turn3", 2)
 
 # ---------------------------------------------------------------- wrap (repository level)
+# SR-Eval's seed preparation: the target function's signature and docstring as an instruction, the Decomposer's start
+add("instruction_converter", "In the module `textkit/wrap.py` of the `textkit` package, write a function "
+    "`wrap_words(text: str, width: int) -> list[str]` that returns the words of `text` packed greedily into lines of "
+    "at most `width` characters; a word longer than `width` is cut.", "wrap")
 add("decomposer", {"core": "Add a module `textkit/wrap.py` to the `textkit` package with a function `wrap_words(text: "
     "str, width: int) -> list[str]` that packs the whitespace-separated words of `text` greedily into lines of at most "
     "`width` characters, the words of a line joined with single spaces: `wrap_words(\"the quick brown fox\", 10)` is "

@@ -41,8 +41,15 @@ def add_command(commands) -> None:
     parser.add_argument("--turn-cap", type=positive_int, default=10,
                         help="Coder drafts per turn before the seed goes to review (paper: M = 10)")
     parser.add_argument("--contamination", action="store_true",
-                        help="also drop seeds whose tests a model passes from the function's signature and docstring "
-                             "alone (leaked)")
+                        help="also drop seeds whose tests a probe model passes from the function's signature and "
+                             "docstring alone (leaked); the probe is --model unless --contamination-model names them")
+    parser.add_argument("--contamination-model", action="append", default=[], metavar="SPEC",
+                        dest="contamination_models",
+                        help="a probe model of the contamination check (repeat it: SR-Eval probes three models and "
+                             "drops a seed any of them passes); implies --contamination")
+    parser.add_argument("--no-docstring-instructions", dest="docstring_instructions", action="store_false",
+                        help="repository-level seeds start from requirement.md, not (as SR-Eval) from their target "
+                             "function's signature and docstring converted into an instruction by the model")
     parser.add_argument("--only", type=task_ids, default=None, metavar="ID,ID", help="only these seeds")
     parser.add_argument("--fresh", action="store_true", help="forget the ledger and build every seed again")
     parser.add_argument("--workers", type=positive_int, default=1, help="seeds built at once (default 1)")
@@ -83,8 +90,11 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     seeds = resolve_dataset(args.seeds, bundled_seeds_dir())
     spec_text = model_spec(args.model)
     model = make_chat_model(spec_text, base_url=args.base_url, **sampling_arguments(sampling_from_args(args)))
+    probes = tuple(model_spec(spec) for spec in args.contamination_models)
     settings = ConstructionSettings(ablation=args.ablation, decomposition_cap=args.decomposition_cap,
-                                    turn_cap=args.turn_cap, contamination=args.contamination)
+                                    turn_cap=args.turn_cap, contamination=args.contamination or bool(probes),
+                                    contamination_models=probes,
+                                    docstring_instructions=args.docstring_instructions)
     console = make_console()
 
     def on_row(row) -> None:

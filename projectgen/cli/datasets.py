@@ -1,10 +1,12 @@
-"""`projectgen datasets list | fetch NAME | verify NAME`: the published benchmarks, fetched by name into the
-user's cache and checked against checksums, so that `--dataset devbench` and `run devbench/lice` work."""
+"""`projectgen datasets list | fetch NAME | verify NAME | stats DATASET`: the published benchmarks, fetched by name
+into the user's cache and checked against checksums, so that `--dataset devbench` and `run devbench/lice` work; and
+any dataset's statistics as ProjectGen's Table 2 prints them."""
 from __future__ import annotations
 
 import argparse
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
+from projectgen.cli.options import add_runner_options, task_ids
 
 
 def add_commands(subparsers) -> None:
@@ -18,7 +20,7 @@ def add_commands(subparsers) -> None:
                     "file by file against the commit's git blob ids. Fetched, a benchmark is named like a folder: "
                     "`--dataset devbench`, `run devbench/lice`.")
     parser.set_defaults(handler=cmd_without_subcommand)
-    commands = parser.add_subparsers(dest="datasets_command", metavar="list|fetch|verify")
+    commands = parser.add_subparsers(dest="datasets_command", metavar="list|fetch|verify|stats")
     listing = commands.add_parser("list", help="the published benchmarks, their pinned commit and what is fetched")
     listing.set_defaults(handler=cmd_list)
     fetch = commands.add_parser(
@@ -42,6 +44,23 @@ def add_commands(subparsers) -> None:
                                                 "the source lacked and incomplete environments are named, exit 0)")
     verify.add_argument("name", metavar="NAME", help="codeprojecteval or devbench")
     verify.set_defaults(handler=cmd_verify)
+    stats = commands.add_parser(
+        "stats", help="a dataset's statistics as ProjectGen's Table 2: files, #LOC, complexity, tests, PRD tokens",
+        description="Per task: the reference's *.py files and their physical lines, radon's mean cyclomatic "
+                    "complexity (`cc -a`), the check and unit tests its reference collects and their line coverage "
+                    "of it (run in the sandbox: the counts cached with the expected tests, coverage by "
+                    "coverage.py from the task's environment) and the PRD's DeepSeek-V3 tokens; then the AVG "
+                    "and MEDIAN rows. Exit 1 when a figure asked for could not be had (its row says why).")
+    stats.add_argument("dataset", help="folder of task folders, `examples` (the bundled tasks) or a fetched "
+                                       "benchmark (codeprojecteval, devbench)")
+    stats.add_argument("--tasks", type=task_ids, default=None, metavar="ID,ID", help="only these task ids")
+    stats.add_argument("--static", action="store_true",
+                       help="only what the files tell (no test run): the test and coverage columns stay empty")
+    stats.add_argument("--no-coverage", action="store_true",
+                       help="count the tests (cached) but do not run each suite again for its line coverage")
+    stats.add_argument("--json", action="store_true", help="print the table as JSON (rows, AVG, MEDIAN, measures)")
+    add_runner_options(stats)
+    stats.set_defaults(handler=cmd_stats)
 
 
 def cmd_without_subcommand(args: argparse.Namespace) -> int:
@@ -163,4 +182,45 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if gaps := environment_gaps(dataset.name):
         print(f"{dataset.name}: {len(gaps)} task(s) with an incomplete environment here (named on their rows):")
         print_gaps(dataset.name)
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Exit 0 with every figure asked for; 1 when some task's tests or coverage could not be had (named on its
+    row and left out of AVG and MEDIAN, which say over how many tasks they are); 2 for a dataset or task not
+    found."""
+    import json
+    import sys
+
+    from projectgen.cli.options import resolve_dataset, runner_from_args
+    from projectgen.cli.tables import make_console, statistics_table
+    from projectgen.datasets.examples import example_tasks_dir
+    from projectgen.datasets.loaders import load_dataset
+    from projectgen.errors import ProjectGenError
+    from projectgen.evaluation.dataset_statistics import (collected_tests, reference_coverage, table_json,
+                                                          task_statistics)
+
+    folder = resolve_dataset(args.dataset, example_tasks_dir())
+    tasks = load_dataset(folder)
+    if args.tasks is not None:
+        unknown = sorted(set(args.tasks) - {task.id for task in tasks})
+        if unknown:
+            raise ProjectGenError(f"{folder}: no task {', '.join(unknown)}")
+        tasks = [task for task in tasks if task.id in args.tasks]
+    counter = cover = None
+    if not args.static:
+        runner = runner_from_args(args, log=lambda message: print(message, file=sys.stderr))
+        counter = collected_tests(runner)
+        cover = None if args.no_coverage else reference_coverage(runner)
+    rows = [task_statistics(task, counter, cover) for task in tasks]
+    if args.json:
+        print(json.dumps(table_json(rows, str(args.dataset)), indent=2))
+    else:
+        make_console().print(statistics_table(rows, f"{args.dataset}: dataset statistics (ProjectGen Table 2)"))
+    uncounted = [row.task_id for row in rows if row.uncounted]
+    if uncounted:
+        print(f"projectgen: {len(uncounted)} task(s) with a test count or coverage that could not be had: "
+              f"{', '.join(uncounted)} (their rows say why; left out of that column's AVG and MEDIAN)",
+              file=sys.stderr)
+        return EXIT_TESTS_FAILED
     return EXIT_OK

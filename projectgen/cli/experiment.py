@@ -40,7 +40,8 @@ def add_commands(subparsers) -> None:
     """Add `experiment` to the CLI's sub-parsers."""
     parser = subparsers.add_parser(
         "experiment", help="run every task x model of a dataset (LiveCoder runs), resumable, with per-attempt tables",
-        description="Each task x model pair is one LiveCoder run in OUT/MODEL/TASK (its attempts in order); pairs "
+        description="Each task x method x model is one run in OUT/METHOD/MODEL/TASK (a LiveCoder run: its attempts "
+                    "in order; a folder begun before that layout keeps LiveCoder's at OUT/MODEL/TASK); pairs "
                     "run in parallel with --workers. A ledger (OUT/ledger.jsonl) records finished pairs: run the "
                     "same command again to continue (finished pairs are skipped, interrupted runs resume). Prints "
                     "one table per model (per attempt: unit-test pass rate, mean and LOC-weighted; reuse rate; "
@@ -163,7 +164,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
-                  f"runs in {out}/MODEL/TASK, other methods in {out}/METHOD/MODEL/TASK (`projectgen trace DIR`)",
+                  f"runs in {out}/METHOD/MODEL/TASK (`projectgen trace DIR`)",
                   highlight=False)
     if shard is not None:
         console.print(f"share {shard} of the pairs; join the shares with `projectgen experiment merge DIR... --out "

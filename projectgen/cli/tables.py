@@ -70,6 +70,34 @@ def print_test_report(console, report) -> None:
         console.print("[yellow]the run hit its timeout; unfinished tests count as errors[/yellow]")
 
 
+def statistics_table(rows, title: str):
+    """ProjectGen's Table 2: a row per task, then AVG and MEDIAN; an empty cell is a figure not had (the
+    task's note says why)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from projectgen.evaluation.dataset_statistics import COLUMNS, summary_rows
+
+    table = Table(title=title)
+    table.add_column("task")
+    for column in COLUMNS:
+        table.add_column(column, justify="right")
+    table.add_column("note", overflow="fold")
+
+    def cell(value) -> str:
+        if value is None:
+            return ""
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    for row in rows:
+        table.add_row(escape(row.task_id), *(cell(row.value(column)) for column in COLUMNS),
+                      escape("; ".join(row.notes)))
+    summary = summary_rows(rows)
+    for name in ("AVG", "MEDIAN"):
+        table.add_row(name, *(cell(summary[name][column]) for column in COLUMNS), "")
+    return table
+
+
 def bench_table(rows, title: str):
     """One row per task: status, passed/total, rate, seconds and a note."""
     from rich.markup import escape

@@ -136,6 +136,12 @@ class TestReport(BaseModel):
         default=None, description="what the pytest step's processes used (None when the sandbox did not see it "
         "end: stopped by the host or the launcher died; for another language's run, whose test step builds "
         "too; in an older report)")
+    line_coverage: float | None = Field(
+        default=None, description="line coverage (%) of the candidate's sources by this run, when the runner "
+        "measured it (`SandboxRunner.reference_coverage`: ProjectGen's Table 2); None otherwise")
+    coverage_problem: str | None = Field(
+        default=None, description="why a run asked to measure line coverage has none (coverage.py missing from "
+        "the task's environment, the run ended before pytest finished)")
     integrity_flags: list[IntegrityFlag] = Field(
         default_factory=list, description="constructs in the candidate that are known gaming moves, found "
         "statically (evaluation.integrity_flags): where a researcher should look; they never change the score "

@@ -37,8 +37,11 @@ EVENT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
                "message": str},
     "finish": {"exitstatus": int},
     "tampered": {"what": str},
+    "coverage": {},
 }
-OPTIONAL_FIELDS = {"report": {"subtest": bool}}
+# A coverage event (asked for by the runner: `SandboxRunner.reference_coverage`) holds the line coverage of the
+# sources it was given, in %, or why it could not be measured: one of the two.
+OPTIONAL_FIELDS = {"report": {"subtest": bool}, "coverage": {"percent": (int, float), "problem": str}}
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,9 @@ def event_problem(event: object) -> str | None:
     if kind == "report" and (event["when"] not in PHASES or event["outcome"] not in OUTCOMES
                              or not math.isfinite(event["duration"]) or event["duration"] < 0):
         return "a report of an unknown phase, outcome or duration"
+    if kind == "coverage" and (("percent" in event) == ("problem" in event) or (
+            "percent" in event and not (math.isfinite(event["percent"]) and 0 <= event["percent"] <= 100))):
+        return "a coverage event without one percentage from 0 to 100 or one problem"
     if kind == "collected" and (event["count"] < 0 or not all(isinstance(n, str) for n in event["nodeids"])):
         return "a collected event whose node ids are not strings"
     return None

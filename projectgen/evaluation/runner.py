@@ -274,14 +274,16 @@ class SandboxRunner:
         return report
 
     def _python_run(self, task: Task, candidate: Candidate, suite: SuiteName, env: Environment,
-                    planting: Planting, prepared: tuple[PreparedAssets, list[str]]) -> TestReport:
+                    planting: Planting, prepared: tuple[PreparedAssets, list[str]],
+                    coverage_of: Sequence[str] = ()) -> TestReport:
         """One sandboxed pytest run with `planting`'s tests in the suite's modules and `prepared`'s assets (with
-        the notes of what is missing)."""
+        the notes of what is missing); with `coverage_of` (the candidate's top-level folders and modules), the
+        line coverage of those files too (`TestReport.line_coverage`)."""
         self.containment()
         compile_recorder(env.python_version)
         folder = SessionFolder.create(self.settings.workdir, task.id)
         try:
-            return self._run(folder, task, suite, env, candidate, planting, prepared)
+            return self._run(folder, task, suite, env, candidate, planting, prepared, coverage_of)
         finally:
             if not self.settings.keep_workspace:
                 folder.remove()
@@ -333,6 +335,10 @@ class SandboxRunner:
                 return cached
             if cached is None:
                 self.log(f"measuring the expected {suite} tests of {task.id} by running its reference")
+                at_once = self._measured_with_twins(task, suite, key)
+                if at_once is not None:
+                    store.save(at_once)
+                    return at_once
                 measured = from_reference_report(self._reference_run(task, suite, self._planting(task, suite, None)),
                                                  key)
             else:
@@ -342,6 +348,39 @@ class SandboxRunner:
             measured = measured.model_copy(update={"twins": self._verified_twins(task, suite, measured)})
             store.save(measured)
         return measured
+
+    def _measured_with_twins(self, task: Task, suite: SuiteName, key: ExpectationKey) -> ExpectedTests | None:
+        """The expected tests and their verified twins from ONE run of the reference, with every twin candidate
+        (`TWIN_CANDIDATES` at most) planted beside the canaries: the run that measures the tests also tries the
+        twins, instead of a second run. It can tell only when every real test passed there (a twin that left
+        state behind and changed one would otherwise pass for a test the reference fails); otherwise, and for
+        another language or renamed test files, None: the two runs of `_measured` are made."""
+        if task.language != PYTHON:
+            return None
+        candidates: list[Twin] = []
+        for module, text in self._default_test_modules(task, suite).items():
+            candidates += derive_twins(module, text, lambda cls, name: True)
+        chooser = secrets.SystemRandom()
+        planting = self._planting(task, suite, None, chooser.sample(candidates, min(len(candidates), TWIN_CANDIDATES)))
+        if not any(test.kind == "twin" for test in planting.tests):
+            return None
+        planting.checked = False  # the twins may pass on the reference: the canaries are judged below
+        report = self._reference_run(task, suite, planting)
+        canaries = Planting(tests=[test for test in planting.tests if test.kind == "canary"])
+        problem = planted_problem(canaries, report.tests, report.collection_errors,
+                                  report.collected_ids if report.collected is not None else None,
+                                  finished=report.exit_status is not None)
+        tests, ids, collected = without_planted(planting, report.tests, report.collected_ids, report.collected)
+        measured = from_reference_report(report.model_copy(update={
+            "tests": tests, "collected_ids": ids, "collected": collected,
+            "tampered": report.tampered or problem}), key)
+        if not measured.complete or measured.reference_not_passed or not measured.ids:
+            return None
+        passing = {_base_id(nodeid) for nodeid in measured.ids}
+        twins = tuple(planted.twin for planted in planting.tests if planted.twin is not None
+                      and _node(planted.module, planted.cls, planted.twin.original) in passing
+                      and _fails_at_call(planted, report))
+        return measured.model_copy(update={"twins": twins})
 
     def _reference_run(self, task: Task, suite: SuiteName, planting: Planting) -> TestReport:
         """The reference's run with `planting`, in a slot of its own (it is asked for before `evaluate` takes one)."""
@@ -354,6 +393,24 @@ class SandboxRunner:
             return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
         with self._slot():
             return self._python_run(task, task.reference_files(), suite, env, planting, self.prepared_assets(task, env))
+
+    def reference_coverage(self, task: Task, suite: SuiteName) -> TestReport:
+        """The reference's run of `suite` in the sandbox with the line coverage of its source files measured there
+        (coverage.py from the task's environment, started by the bootstrap before any of the reference is
+        imported: `TestReport.line_coverage`, or `coverage_problem` saying why there is none). A statistic of the
+        task (ProjectGen's Table 2), never a score: no twins are planted, only the canaries a reference run gets."""
+        task.suite(suite)
+        if task.language != PYTHON:
+            raise ProjectGenError(f"task {task.id!r}: line coverage is measured for Python suites only")
+        if not task.has_reference:
+            raise ProjectGenError(f"task {task.id!r} has no reference whose coverage could be measured")
+        try:
+            env = self.environments.ensure(task.env)
+        except EnvironmentBuildError as exc:
+            return TestReport(task_id=task.id, suite=suite, error=f"the test environment could not be built: {exc}")
+        with self._slot():
+            return self._python_run(task, task.reference_files(), suite, env, self._planting(task, suite, None),
+                                    self.prepared_assets(task, env), coverage_sources(task))
 
     def _expectation_store(self) -> ExpectationStore:
         return ExpectationStore(self.settings.expectations_dir or self.environments.root / "expected-tests")
@@ -389,19 +446,25 @@ class SandboxRunner:
         if task.language != PYTHON:
             chosen = twins if twins is not None else self._chosen_twins(suite, expected)
             return plan_twins(task.language, suite_sources(task, suite, PLANS[task.language]), chosen)
+        collected: Callable[[str], bool] | None = None
         if expected is not None:
             modules = sorted({file_of(nodeid) for nodeid in expected.ids | expected.left_out.keys()})
-            known = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}
-            collected: Callable[[str], bool] | None = known.__contains__
-        elif any(option in task.env.pytest_options for option in NAMING_OPTIONS):
-            return Planting()
+            collected = {_base_id(nodeid) for nodeid in expected.ids | expected.left_out.keys()}.__contains__
+            sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
         else:
-            modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
-                       if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
-            collected = None
-        sources = {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
+            sources = self._default_test_modules(task, suite)
         return plan(sources, twins if twins is not None else self._chosen_twins(suite, expected), canaries, collected,
                     self._outlines)
+
+    @staticmethod
+    def _default_test_modules(task: Task, suite: SuiteName) -> dict[str, str]:
+        """The suite's files of pytest's default test-file names, with their text: where tests are planted before
+        the expected tests are known; none when the task renames what pytest collects."""
+        if any(option in task.env.pytest_options for option in NAMING_OPTIONS):
+            return {}
+        modules = [rel for rel in _python_files(task.root, list(task.suite_files(suite)))
+                   if any(fnmatch.fnmatch(Path(rel).name, pattern) for pattern in DEFAULT_TEST_FILES)]
+        return {module: text for module in modules if (text := _module_text(task.root / module)) is not None}
 
     def _chosen_twins(self, suite: SuiteName, expected: ExpectedTests | None) -> list[Twin]:
         """A fresh choice of the verified twins of `expected`: the settings' count, else TWINS (fewer for a small
@@ -568,17 +631,20 @@ class SandboxRunner:
         return step, what
 
     def _tests_step(self, argv: list[str], variables: dict[str, str], timeout: float, canary: Canary | None,
-                    cwd: str) -> Step:
+                    cwd: str, coverage_of: Sequence[str] = ()) -> Step:
         """pytest through the bootstrap, from `cwd` of the workspace: PYTHONPATH reaches only the processes the
-        tests start."""
+        tests start; `coverage_of`: the sources whose line coverage the bootstrap measures (none: not measured)."""
         env = dict(variables, PROJECTGEN_CANARY=canary.module if canary is not None else "")
+        if coverage_of:
+            env["PROJECTGEN_COVERAGE_SOURCES"] = ":".join(coverage_of)
         child_path = env.pop("PYTHONPATH", "")
         env["PROJECTGEN_CHILD_PYTHONPATH"] = child_path
         env["PROJECTGEN_IMPORT_PATHS"] = child_path
         return Step("tests", argv, env, timeout, channel=True, cwd=cwd, output_keep=PRINTED_KEEP)
 
     def _run(self, folder: SessionFolder, task: Task, suite: SuiteName, env: Environment,
-             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]]) -> TestReport:
+             candidate: Candidate, planting: Planting, prepared_notes: tuple[PreparedAssets, list[str]],
+             coverage_of: Sequence[str] = ()) -> TestReport:
         """One session: the install step (if the task has one), then pytest; read back and checked."""
         prepared, incomplete = prepared_notes
         plugins = env.plugin_modules(task.env.pytest_plugins)
@@ -597,8 +663,10 @@ class SandboxRunner:
             install, install_what = self._install_step(folder, task.env, env, variables,
                                                        self.install_timeout_for(task, suite))
             steps.append(install)
+        sources = [str(folder.workspace / source.rstrip("/")) if source.endswith("/") else source
+                   for source in coverage_of]
         steps.append(self._tests_step(self._pytest_argv(folder, task, suite, env, plugins, canary), variables, timeout,
-                                      canary, task.env.workdir or ""))
+                                      canary, task.env.workdir or "", sources))
         limits = self.settings.limits
         cgroup = RunCgroup.create(limits) if self.containment().cgroups else None
         cpu_limit = cgroup.cpu_limit() if cgroup else None
@@ -624,9 +692,35 @@ class SandboxRunner:
                                   output_tail=_shown_printed(installed, paths), isolation=isolation,
                                   environment=environment)
         report = _tests_report(task, suite, session, planting, canary, limits, isolation, environment, paths)
+        if coverage_of:
+            report.line_coverage, report.coverage_problem = _coverage_figure(session.channel.events, report)
         if report.usage is not None:
             report.usage.cpu_limit_cores = cpu_limit
         return with_suite_problem(report, session.suite_problem)
+
+
+def _coverage_figure(events: Sequence[dict], report: TestReport) -> tuple[float | None, str | None]:
+    """(line coverage %, None) from the recorder's coverage event, or (None, why there is none)."""
+    if report.tampered:
+        return None, f"the run was read as tampered with ({report.tampered})"
+    found = [event for event in events if event.get("event") == "coverage"]
+    if not found and report.timed_out:
+        return None, ("the run timed out before coverage was reported (tracing slows the tests down; a longer "
+                      "--timeout gives them the time)")
+    if not found:
+        return None, "the run ended before pytest finished: no coverage was reported"
+    if "percent" in found[-1]:
+        return float(found[-1]["percent"]), None
+    return None, str(found[-1]["problem"])
+
+
+def coverage_sources(task: Task) -> tuple[str, ...]:
+    """What a coverage run of `task`'s reference measures, as ProjectGen's `--cov=PACKAGE` does: each top-level
+    folder of its Python files (``bplustree/``, a folder of the workspace, so its files the tests never import
+    count as not covered too) and each top-level module by name (``wordfreq``)."""
+    found = {rel.split("/", 1)[0] + "/" if "/" in rel else rel[:-3]
+             for rel in task.reference if rel.endswith(".py")}
+    return tuple(sorted(found))
 
 
 def _stable_paths(folder: SessionFolder, env: Environment) -> StablePaths:

@@ -5,9 +5,10 @@ reports, a tracer that hollows out the test functions of the module importing it
 into a pass too; a correct candidate never does. A twin is the real test's definition with one
 expected value changed: the constant an `assert ... == CONST` or `assertEqual(..., CONST)`
 compares with, an element of a compared collection literal, or the exception type
-`pytest.raises(E)` / `assertRaises(E)` expects, swapped for an unrelated one. The mutated
-assertion is the test's last one that can be mutated: the twin runs as far as the real test
-does before it fails.
+`pytest.raises(E)` / `assertRaises(E)` expects, swapped for an unrelated one; or, for a test
+`@pytest.mark.parametrize`d whose last assertion compares with a parameter, one case with that
+parameter's value changed. The mutated assertion is the test's last one that can be mutated: the
+twin runs as far as the real test does before it fails.
 
 New values are chosen so that wrong but honest code is unlikely to produce them (not an
 off-by-one, not a missing element; strings get letters added, numbers move by hundreds,
@@ -104,14 +105,93 @@ def derive_twins(module: str, source: str, passing: Callable[[str | None, str], 
 
 def mutated(definition: ast.FunctionDef) -> tuple[ast.FunctionDef, bool] | None:
     """A copy of `definition` with its last mutable assertion's expected value changed, and whether that
-    assertion is the body's last statement; None when nothing can be mutated."""
+    assertion is the body's last statement; else, for a parametrized test whose last assertion compares with
+    one of its parameters, the copy run for one case with that parameter's value changed; None when nothing
+    can be mutated."""
     copied = copy.deepcopy(definition)
     sites = list(_sites(copied))
     if not sites:
-        return None
+        return _parametrized(copied)
     statement, change, _ = sites[-1]
     change()
     return ast.fix_missing_locations(copied), statement is copied.body[-1]
+
+
+def _parametrized(copied: ast.FunctionDef) -> tuple[ast.FunctionDef, bool] | None:
+    """`copied` (changed in place) narrowed to one case of its `@pytest.mark.parametrize` whose parameter its last
+    assertion compares with, that parameter given another value (its `ids` dropped: they name every case)."""
+    assertions = [(top, node) for top in copied.body for node in ast.walk(top) if _compared(node) is not None]
+    if not assertions:
+        return None
+    statement, last = assertions[-1]
+    compared = _compared(last) or ()
+    for decorator in copied.decorator_list:
+        if not (isinstance(decorator, ast.Call) and _called_name(decorator) == "parametrize"
+                and len(decorator.args) >= 2 and isinstance(decorator.args[1], (ast.List, ast.Tuple))):
+            continue
+        names = _parameter_names(decorator.args[0])
+        wanted = [names.index(name) for name in compared if name in names]
+        # the parameter only as the expected value: one used as an input too would change what the test runs
+        if len(wanted) != 1 or _uses(copied, names[wanted[0]]) != 1:
+            continue
+        for case in decorator.args[1].elts:
+            values = _case_values(case, len(names))
+            if values is not None and _literal(values[wanted[0]]):
+                values[wanted[0]] = _other_value(values[wanted[0]])
+                decorator.args[1] = ast.List(elts=[_case_with(case, values, len(names))], ctx=ast.Load())
+                decorator.keywords = [keyword for keyword in decorator.keywords if keyword.arg != "ids"]
+                return ast.fix_missing_locations(copied), statement is copied.body[-1]
+    return None
+
+
+def _compared(node: ast.AST) -> tuple[str, ...] | None:
+    """The bare names an equality assertion compares (`assert a == b`, `assertEqual(a, b)`), or None when `node`
+    is no such assertion."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        if len(node.test.ops) != 1 or not isinstance(node.test.ops[0], ast.Eq):
+            return None
+        sides = (node.test.left, node.test.comparators[0])
+    elif isinstance(node, ast.Call) and _called_name(node) in EQUAL_ASSERTIONS and len(node.args) >= 2:
+        sides = (node.args[0], node.args[1])
+    else:
+        return None
+    return tuple(side.id for side in sides if isinstance(side, ast.Name))
+
+
+def _uses(definition: ast.FunctionDef, name: str) -> int:
+    return sum(isinstance(node, ast.Name) and node.id == name for top in definition.body for node in ast.walk(top))
+
+
+def _parameter_names(node: ast.expr) -> list[str]:
+    """`parametrize`'s argument names: "a, b" or ("a", "b")."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [name.strip() for name in node.value.split(",") if name.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                                       for e in node.elts):
+        return [e.value for e in node.elts]  # type: ignore[union-attr]
+    return []
+
+
+def _case_values(case: ast.expr, count: int) -> list[ast.expr] | None:
+    """One case's values (a tuple or list of them, `pytest.param(...)`, or the value itself for one name)."""
+    if isinstance(case, ast.Call) and _called_name(case) == "param":
+        values = list(case.args)
+    elif count == 1:
+        values = [case]
+    elif isinstance(case, (ast.Tuple, ast.List)):
+        values = list(case.elts)
+    else:
+        return None
+    return values if len(values) == count and not any(isinstance(v, ast.Starred) for v in values) else None
+
+
+def _case_with(case: ast.expr, values: list[ast.expr], count: int) -> ast.expr:
+    """`case` holding `values` instead, in its own form (`pytest.param` keeps its marks, not its id)."""
+    if isinstance(case, ast.Call):
+        return ast.Call(func=case.func, args=values, keywords=[k for k in case.keywords if k.arg != "id"])
+    if count == 1:
+        return values[0]
+    return ast.Tuple(elts=values, ctx=ast.Load())
 
 
 def _sites(definition: ast.FunctionDef) -> Iterator[tuple[ast.stmt, Callable[[], None], bool]]:

@@ -2,13 +2,13 @@
 
 `run_experiment(spec, out_dir, ...)` runs each (model, task) pair of an `ExperimentSpec` as one
 LiveCoder run (`projectgen.runs.livecoder.run_livecoder`: the attempts of one task in order,
-inside that run) into ``OUT/<model-slug>/<task-id>/``, on the batch engine
-(`projectgen.experiments.engine`): different pairs run in parallel on the executor's workers
+inside that run) into ``OUT/<method>/<model-slug>/<task-id>/`` (`projectgen.experiments.folder_layout`), on
+the batch engine (`projectgen.experiments.engine`): different pairs run in parallel on the executor's workers
 (`LocalExecutor(workers=N)`). The folder holds::
 
-    experiment.json      what the experiment is (dataset, settings, models); checked on every continue
+    experiment.json      what the experiment is (dataset, settings, models, folder layout); checked on every continue
     ledger.jsonl         one line per pair that finished (its figures) or failed (its one-line reason)
-    <model-slug>/<task-id>/   the LiveCoder run folder (run.json, checkpoints, usage.jsonl, summary.json, ...)
+    <method>/<model-slug>/<task-id>/   the run folder (run.json, checkpoints, usage.jsonl, summary.json, ...)
     results.json         per model: per-attempt figures, final-output figures, one row per task
     results.md           the same as Markdown tables
 
@@ -51,7 +51,8 @@ from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Executor, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
-from projectgen.experiments.figures import PairResult, pair_key
+from projectgen.experiments.figures import PairResult
+from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
@@ -109,18 +110,19 @@ def run_experiment(spec: ExperimentSpec, out_dir: Path | str, *, executor: Execu
     with folder_lock(out_dir, "experiment"):
         claim_batch_folder(out_dir, "experiment")
         config = write_experiment_json(out_dir, spec, fresh=fresh, shard=str(shard) if shard else None)
+        pairs_at = config["layout"]  # a folder begun before keeps LiveCoder's pairs at OUT/MODEL/TASK
         ledger = Ledger(out_dir / layout.LEDGER)
         if fresh:
             ledger.clear()
         keep = None
         if shard is not None:
-            keep = shard.keeps([pair_key(model.slug, task_id, method) for method in spec.methods
+            keep = shard.keeps([pair_key(model.slug, task_id, method, pairs_at) for method in spec.methods
                                 for model in spec.models for task_id in [*(t.id for t in tasks), *load_errors]])
         formats = {task.format for task in tasks} or {spec.dataset.name.lower()}
-        unloaded = record_load_errors(ledger, spec, load_errors, keep, formats=formats)
-        units = [PairUnit.plan(out_dir, model, task, fresh=fresh, method=method)
+        unloaded = record_load_errors(ledger, spec, load_errors, keep, formats=formats, layout=pairs_at)
+        units = [PairUnit.plan(out_dir, model, task, fresh=fresh, method=method, layout=pairs_at)
                  for method in spec.methods for model in spec.models for task in tasks
-                 if keep is None or pair_key(model.slug, task.id, method) in keep]
+                 if keep is None or pair_key(model.slug, task.id, method, pairs_at) in keep]
 
         def on_start(pending: int, already: int) -> None:
             if hooks.on_start:
@@ -155,7 +157,8 @@ def select_tasks(spec: ExperimentSpec) -> tuple[list[Task], dict[str, str]]:
 
 
 def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, str],
-                       keep: set[str] | None = None, *, formats: Iterable[str] = ()) -> list[PairResult]:
+                       keep: set[str] | None = None, *, formats: Iterable[str] = (),
+                       layout: str = PAIR_LAYOUT) -> list[PairResult]:
     """An error unit per method and model for each task that does not load, in the ledger unless its last line
     says so (only the keys in `keep`, when given: a shard's). Under the published denominator a task a paper
     prints (looked up in `formats`, its dataset's) keeps its #Tests in SUM, 0 passed: a dataset defect must
@@ -166,7 +169,7 @@ def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, s
     results = []
     for method, model in ((method, model) for method in spec.methods for model in spec.models):
         for task_id, reason in sorted(errors.items()):
-            key = pair_key(model.slug, task_id, method)
+            key = pair_key(model.slug, task_id, method, layout)
             if keep is not None and key not in keep:
                 continue
             tests = published_tests_of(formats, task_id) if spec.denominator == "published" else None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from projectgen.datasets.task import Task
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted
 from projectgen.evaluation.integrity_flags import IntegrityFlag
+from projectgen.experiments.folder_layout import pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.output_scorers import (
@@ -168,6 +169,13 @@ class PairResult(BaseModel):
         default_factory=list, description="why the task's environment here is not its benchmark's, from the final "
         "unit test report (evaluation.assets): the task is counted 'environment incomplete', its shortfall not a "
         "model's failure; empty in older ledgers")
+    error_types: dict[str, int] | None = Field(
+        default=None, description="exception class -> the final output's failing unit tests that met it, read from "
+        "its unit test report (evaluation.error_types: ProjectGen's and LiveCoder's Figure 5); None without a "
+        "report and in older ledgers")
+    collection_error_types: dict[str, int] | None = Field(
+        default=None, description="exception class -> unit test modules the final output's run could not collect "
+        "(a module counts once: its tests are unknown); None as `error_types`")
 
     @property
     def ok(self) -> bool:
@@ -180,12 +188,6 @@ class PairResult(BaseModel):
     @property
     def reused_at(self) -> int | None:
         return next((a.attempt for a in self.attempts if a.kind == "reused"), None)
-
-
-def pair_key(model: str, task_id: str, method: str = "livecoder") -> str:
-    """A unit's ledger key and folder path below the experiment folder: ``<model-slug>/<task-id>`` for
-    LiveCoder (as before methods existed), ``<method>/<model-slug>/<task-id>`` for any other method."""
-    return f"{model}/{task_id}" if method == "livecoder" else f"{method}/{model}/{task_id}"
 
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
@@ -254,6 +256,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
         environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
+        **final_error_types(run_dir),
         duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how)
 
 
@@ -307,6 +310,19 @@ def final_unit_run_note(run_dir: Path) -> str | None:
     if report.timed_out:
         return f"the hidden unit tests timed out: {len(report.tests)} of {report.collected or '?'} collected ran"
     return None
+
+
+def final_error_types(run_dir: Path) -> dict[str, dict[str, int] | None]:
+    """The exception classes the final output's failing unit tests met and those of the modules its run could
+    not collect, from its unit test report as written (nothing runs again); none without a report."""
+    from projectgen.evaluation.error_types import collection_error_types, failing_error_types
+    from projectgen.evaluation.report import TestReport
+
+    report_path = RunFolder(run_dir).unit_report
+    if not report_path.is_file():
+        return {}
+    report = TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))
+    return {"error_types": failing_error_types(report), "collection_error_types": collection_error_types(report)}
 
 
 def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None,

@@ -23,6 +23,7 @@ from typing import Any
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.figures import FINISHED, PairResult
+from projectgen.experiments.folder_layout import LEGACY_LAYOUT, folder_layout
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results import ExperimentResults
@@ -107,7 +108,13 @@ def merged_config(configs: list[dict[str, Any]], folders: list[Path]) -> dict[st
                 raise ProjectGenError(f"{folder}: model folder {slug!r} holds runs of {spec!r}, elsewhere of "
                                       f"{models[slug]!r}")
     methods = list(dict.fromkeys(m for config in configs for m in config.get("methods") or ["livecoder"]))
-    return {**{name: fixed_field(first, name) for name in FIXED_FIELDS}, "models": models, "methods": methods}
+    layouts = {folder: folder_layout(config) for config, folder in zip(configs, folders)}
+    if len(set(layouts.values())) > 1:
+        legacy = [str(folder) for folder, pairs_at in layouts.items() if pairs_at == LEGACY_LAYOUT]
+        raise ProjectGenError(f"{', '.join(legacy)} keep(s) LiveCoder's pairs at OUT/MODEL/TASK (an experiment begun "
+                              "before OUT/METHOD/MODEL/TASK), the others do not: merge folders of one layout")
+    return {**{name: fixed_field(first, name) for name in FIXED_FIELDS}, "models": models, "methods": methods,
+            "layout": layouts[folders[0]]}
 
 
 def choose_entries(folders: list[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:

@@ -1,5 +1,6 @@
 """One task x method x model unit of the batch engine: a run of that method in its folder
-(``OUT/<model-slug>/<task-id>/`` for LiveCoder, ``OUT/<method>/<model-slug>/<task-id>/`` otherwise).
+(``OUT/<method>/<model-slug>/<task-id>/``; LiveCoder's at ``OUT/<model-slug>/<task-id>/`` in an experiment folder
+begun before that layout, `projectgen.experiments.folder_layout`).
 
 How a pair runs depends on what its folder holds when the experiment is planned (`pair_mode`):
 a ``summary.json`` means it finished (its figures are collected from the folder without running
@@ -29,7 +30,8 @@ from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.engine import Batch
 from projectgen.experiments.executors import print_progress, worker_runner
-from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run, pair_key
+from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run
+from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.call_slots import CallSlots, limit_calls
@@ -59,9 +61,9 @@ class PairUnit:
 
     @classmethod
     def plan(cls, out_dir: Path, model: ExperimentModel, task: Task, *, fresh: bool,
-             method: str = "livecoder") -> PairUnit:
-        """The unit of `method`, `model` and `task` in the experiment folder `out_dir`."""
-        key = pair_key(model.slug, task.id, method)
+             method: str = "livecoder", layout: str = PAIR_LAYOUT) -> PairUnit:
+        """The unit of `method`, `model` and `task` in the experiment folder `out_dir` (of folder `layout`)."""
+        key = pair_key(model.slug, task.id, method, layout)
         run_dir = out_dir / key
         if ".." in (model.slug, task.id, method) or not run_dir.resolve().is_relative_to(out_dir.resolve()):
             raise ProjectGenError(f"unsafe run folder for {key}")
@@ -160,7 +162,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     def run(self, unit: PairUnit, state: Any) -> PairResult:
         """Run (or resume, or collect) the unit's run with `state` as its sandbox runner; the row says how
         protected its tests were."""
-        return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation()})
+        return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation(), "key": unit.key})
 
     def attempt(self, unit: PairUnit, state: Any) -> PairResult:
         from projectgen.runs.livecoder import resume_livecoder, run_livecoder

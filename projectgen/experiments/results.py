@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from projectgen.evaluation.error_types import by_category, merged
 from projectgen.evaluation.sketchbleu import average_sketchbleu
 from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
 from projectgen.experiments.models import ExperimentModel
@@ -188,6 +189,13 @@ class ModelReport(BaseModel):
         """How a table's column names it: ``method / model``, an oracle saying so."""
         return f"{self.method} / {self.model}" + (" (oracle)" if self.oracle else "")
 
+    @property
+    def error_types(self) -> dict[str, int] | None:
+        """Its scored pairs' failing unit tests per exception class (ProjectGen Figure 5); None when no pair
+        recorded them (older ledgers)."""
+        recorded = [p.error_types for p in self.pairs if p.ok and p.error_types is not None]
+        return merged(recorded) if recorded else None
+
 
 def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int,
                     method: str = "livecoder") -> ModelReport:
@@ -278,6 +286,10 @@ class SummaryEntry(BaseModel):
                                     "'expected', 'declared' or 'run' (projectgen.evaluation.denominators)")
     environment_incomplete: list[str] = Field(default_factory=list, description="tasks in pass_sum and tests whose "
                                               "environment here is not their benchmark's (each pair names the cause)")
+    error_types: dict[str, int] | None = Field(default=None, description="failing unit tests of the final outputs per "
+                                               "exception class (ProjectGen Figure 5); None when not recorded")
+    error_categories: dict[str, int] | None = Field(default=None, description="the same per category "
+                                                    "(LiveCoder Figure 5, evaluation.error_types.CATEGORIES)")
 
 
 def difficulty_buckets(scores: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, BucketFigures]:
@@ -320,4 +332,6 @@ class ExperimentResults(BaseModel):
                              sketchbleu=r.final.sketchbleu, sketchbleu_codes=r.final.sketchbleu_codes,
                              sketchbleu_codes_files=r.final.sketchbleu_codes_files,
                              weights=r.final.weights, denominators=r.final.denominators,
-                             environment_incomplete=r.final.incomplete) for r in self.models]
+                             environment_incomplete=r.final.incomplete, error_types=r.error_types,
+                             error_categories=None if r.error_types is None else by_category(r.error_types))
+                for r in self.models]

@@ -16,6 +16,7 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting
+from projectgen.experiments.folder_layout import PAIR_LAYOUT, folder_layout
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.runs import layout
 
@@ -123,9 +124,10 @@ def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
     """Write experiment.json, or check that a continued experiment keeps its settings (models may be added).
 
     `shard` (``i/N``) is recorded for `experiment merge` to say which shares it joined. Returns what
-    was written: a continued experiment's file keeps the models and methods it had."""
+    was written: a continued experiment's file keeps the models and methods it had, and its folder layout (a
+    new one gets ``OUT/<method>/<model>/<task>`` for every method; `projectgen.experiments.folder_layout`)."""
     path = out_dir / layout.EXPERIMENT_CONFIG
-    config = {**spec.stored(), **({"shard": shard} if shard else {})}
+    config = {**spec.stored(), **({"shard": shard} if shard else {}), "layout": PAIR_LAYOUT}
     if path.exists() and not fresh:
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
@@ -140,7 +142,8 @@ def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
                 raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec_text!r}, not "
                                       f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
         config = {**config, "models": {**stored.get("models", {}), **config["models"]},
-                  "methods": list(dict.fromkeys([*stored.get("methods", []), *config["methods"]]))}
+                  "methods": list(dict.fromkeys([*stored.get("methods", []), *config["methods"]])),
+                  "layout": folder_layout(stored)}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(config, indent=1) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from projectgen.evaluation.sketchbleu import SKETCHBLEU_MODES
 from projectgen.experiments.figures import PairResult
 from projectgen.experiments.livecoder_tables import livecoder_blocks
+from projectgen.experiments.paper_figures import paper_figure_blocks, paper_figure_charts
 from projectgen.experiments.plots import pass_per_task, score_per_attempt
 from projectgen.experiments.results import AttemptRow, ExperimentResults, FinalFigures, ModelReport
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
@@ -259,7 +260,8 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
     blocks.append(Charts("Plots", [
         ("Functional score per attempt (mean unit pass rate of the output after each attempt)",
          score_per_attempt(results)),
-        *((f"#Pass per task: {r.column}", pass_per_task(r)) for r in results.models)]))
+        *((f"#Pass per task: {r.column}", pass_per_task(r)) for r in results.models),
+        *paper_figure_charts(results)]))
     if table := pass_table(results):
         blocks += [Heading("#Pass per task (ProjectGen Tables 3 and 5)"),
                    Text("#Pass: hidden unit tests passed by the final output; SUM over the tasks; AVG_weighted = "
@@ -275,6 +277,7 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
                         "the output with the task's tests copied in); AVG over the tasks that have one "
                         f"(docs/evaluation.md). Codes file set: {codes_file_sets(results)}."),
                    TableBlock(sketch)]
+    blocks += paper_figure_blocks(results)
     blocks += livecoder_blocks(results)
     if ablations := ablation_tables(results):
         blocks += [Heading("Ablations at attempt 2 (LiveCoder Table 4)"),

@@ -17,6 +17,8 @@ from projectgen.datasets.examples import example_script_path
     (["--seeds", "nowhere", "--model", "scripted:examples"], "nowhere: dataset folder not found"),
     (["--seeds", "examples", "--model", "scripted:no-such-script"], "unknown example script 'no-such-script'"),
     (["--seeds", "examples", "--model", "scripted:examples", "--only", "nope"], "unknown seed(s) nope"),
+    (["--seeds", "examples", "--model", "scripted:examples", "--contamination-model", "scripted:examples",
+      "--contamination-model", "scripted:examples"], "contamination model is named twice"),
 ])
 def test_user_mistakes_are_one_line_and_exit_2(tmp_path: Path, capsys, argv: list[str], message: str) -> None:
     code = main(["construct", "multiturn", *argv, "--out", str(tmp_path / "out")])

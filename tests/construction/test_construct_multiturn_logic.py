@@ -13,7 +13,7 @@ import pytest
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, ModelTurnCoder, RequirementReview,
-                                                     TurnDraft, parse_draft)
+                                                     TurnDraft, instruction_from_reply, parse_draft)
 from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
 from projectgen.construction.multiturn.filters import filter_seed
 from projectgen.construction.multiturn.settings import ConstructionSettings
@@ -176,6 +176,76 @@ def test_the_reference_and_contamination_filters(tmp_path: Path):
                                                                 "reference"]
 
 
+def probe_reply(code: str) -> list[dict]:
+    return [{"role": "contamination_probe", "content": f"```python\n{code}\n```"}]
+
+
+def test_the_contamination_check_drops_a_seed_any_of_three_scripted_probes_passes():
+    """SR-Eval's union: three probe models (scripted here), each asked and its verdict recorded; one that passes the
+    reference tests is enough to drop the seed, and the reason names it."""
+    probes = {"scripted:a": model(probe_reply("A = 'wrong'")), "scripted:b": model(probe_reply("B = 'leaked'")),
+              "scripted:c": model(probe_reply("C = 'wrong'"))}
+    agents = ConstructionAgents.default(model([]), probes)
+    only_b = FakeRunner(lambda code, tests: "A = " not in code and "C = " not in code)  # the reference passes too
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(probes))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(seed(), agents, ModelGateway(), only_b, settings, record))
+    assert reason.startswith("leaked: code written from the signature and docstring alone by scripted:b passes")
+    assert "(1 of 3 probe model(s))" in reason
+    check = recorded[-1][1]
+    assert check["filter"] == "contamination" and check["kept"] is False and check["rule"].startswith("union")
+    assert [(v["model"], v["leaked"]) for v in check["verdicts"]] == [
+        ("scripted:a", False), ("scripted:b", True), ("scripted:c", False)]
+    assert only_b.runs == 4  # the reference, then every probe (none skipped after the leak)
+
+    none_leak = FakeRunner(lambda code, tests: not any(f"{name} = " in code for name in "ABC"))
+    recorded, record = events()
+    assert asyncio.run(filter_seed(seed(), agents, ModelGateway(), none_leak, settings, record)) == ""
+    assert [v["leaked"] for v in recorded[-1][1]["verdicts"]] == [False, False, False]
+    assert recorded[-1][1]["kept"] is True
+
+
+def test_a_construction_probes_with_each_named_model_and_records_them(tmp_path: Path):
+    """The batch makes a probe of every `contamination_models` spec (scripted files here) and run.json and the
+    seed's events name each one with its verdict."""
+    specs = []
+    for name, code in (("clean", "A = 'wrong'"), ("leaky", "B = 'leaked'")):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"label": name, "responses": probe_reply(code)}))
+        specs.append(f"scripted:{path}")
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(specs))
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec="scripted:main", settings=settings, only=("rle",))
+    runner = FakeRunner(lambda code, tests: "A = " not in code)
+    results = run_construction(spec, tmp_path / "out", model=model([]), runner=runner)
+    assert results.outcomes[0].status == "filtered" and f"by {specs[1]} passes" in results.outcomes[0].reason
+    assert results.settings["contamination_models"] == specs
+    run_json = json.loads((tmp_path / "out" / "runs" / "rle" / "run.json").read_text())
+    assert run_json["protocol"]["contamination_models"] == specs
+    lines = [json.loads(line) for line in (tmp_path / "out" / "runs" / "rle" / "events.jsonl").read_text().splitlines()]
+    check = next(line for line in lines if line.get("filter") == "contamination")
+    assert [(v["model"], v["leaked"]) for v in check["verdicts"]] == [(specs[0], False), (specs[1], True)]
+
+    clean = ConstructionSettings(contamination=True, contamination_models=(specs[0],))  # a kept seed's task records it
+    script_path = script(tmp_path / "s.json")
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{script_path}", settings=clean, only=("rle",))
+    runner = FakeRunner(lambda code, tests: "A = " not in code and not ("@v1" in code and "@t2" in tests))
+    run_construction(spec, tmp_path / "kept", model=ScriptedChatModel.from_file(script_path), runner=runner)
+    verdicts = json.loads((tmp_path / "kept" / "rle" / "construction.json").read_text())["filter_verdicts"]
+    assert [v["filter"] for v in verdicts] == ["reference", "contamination"]
+    assert [(v["model"], v["leaked"]) for v in verdicts[-1]["verdicts"]] == [(specs[0], False)]
+
+
+def test_contamination_models_are_recorded_and_checked():
+    settings = ConstructionSettings(contamination=True, contamination_models=["scripted:a", "scripted:b"])
+    assert settings.contamination_models == ("scripted:a", "scripted:b")
+    assert settings.protocol()["contamination_models"] == ["scripted:a", "scripted:b"]
+    assert ConstructionSettings.from_protocol(settings.protocol()) == settings
+    with pytest.raises(ProjectGenError, match="check is off"):
+        ConstructionSettings(contamination_models=("scripted:a",))
+    with pytest.raises(ProjectGenError, match="named twice: scripted:a"):
+        ConstructionSettings(contamination=True, contamination_models=("scripted:a", "scripted:a"))
+
+
 # --------------------------------------------------------------------------- requirements
 
 def test_the_turn_order_is_a_dag_rooted_at_the_core():
@@ -331,11 +401,15 @@ def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():
 
 # --------------------------------------------------------------------------- the batch
 
+WRAP_INSTRUCTION = "Write `wrap_words(text, width)` in `textkit/wrap.py`: the words packed into lines."
+
+
 def script(path: Path, drop_turn: str | None = None) -> Path:
     responses = [{"role": "decomposer", "content": {"core": "c", "evolving": ["e"]}},
                  {"role": "requirement_evaluator", "content": RETAIN_ALL},
                  {"role": "analyzer", "content": {"edges": [[0, 1]]}},
-                 {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}}]
+                 {"role": "alignment_evaluator", "content": {"decision": "RETAIN"}},
+                 {"role": "instruction_converter", "target": "wrap", "content": WRAP_INSTRUCTION}]
     for name, target in (("grading", "grading.py"), ("inventory", "inventory.py"), ("rle", "rle.py"),
                          ("wrap", "textkit/wrap.py")):
         for turn in (1, 2):
@@ -381,3 +455,35 @@ def test_another_ablation_builds_every_seed_again(tmp_path: Path):
     with pytest.raises(ProjectGenError, match="unknown seed"):
         run_construction(ConstructionSpec(seeds=bundled_seeds_dir(), spec="x", only=("nope",)), tmp_path / "o",
                          model=None, runner=runner)
+
+
+def test_a_repository_seed_starts_from_its_docstring_converted_into_an_instruction(tmp_path: Path):
+    """SR-Eval's seed preparation: the scripted converter is shown the target function's signature and docstring
+    (not the body), and its instruction, not requirement.md, is what the Decomposer and Evaluator are given;
+    construction.json records it. A function-level seed is not converted, and the setting turns it off."""
+    runner = FakeRunner(lambda code, tests: not ("@v1" in code and "@t2" in tests))
+    path = script(tmp_path / "s.json")
+    replay = ScriptedChatModel.from_file(path)
+    spec = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}", only=("rle", "wrap"))
+    results = run_construction(spec, tmp_path / "out", model=replay, runner=runner)
+    assert {row.seed: row.status for row in results.outcomes} == {"rle": "task", "wrap": "task"}
+    assert [call["target"] for call in replay.calls if call["role"] == "instruction_converter"] == ["wrap"]
+    prompts = [json.loads(line) for line in (tmp_path / "out" / "runs" / "wrap" / "prompts.jsonl").read_text()
+               .splitlines()]
+    converter_prompt = json.dumps(next(p for p in prompts if "signature and docstring into a" in json.dumps(p)))
+    assert "def wrap_words(text: str, width: int)" in converter_prompt and "_pieces(word" not in converter_prompt
+    decomposer_prompt = json.dumps(next(p for p in prompts if "You are the Decomposer" in json.dumps(p)))
+    assert WRAP_INSTRUCTION[:40] in decomposer_prompt and "greedily into lines" not in decomposer_prompt
+    trajectory = json.loads((tmp_path / "out" / "wrap" / "construction.json").read_text())
+    assert trajectory["instruction"] == WRAP_INSTRUCTION and trajectory["settings"]["docstring_instructions"]
+    assert json.loads((tmp_path / "out" / "rle" / "construction.json").read_text())["instruction"] is None
+
+    off = ConstructionSpec(seeds=bundled_seeds_dir(), spec=f"scripted:{path}", only=("wrap",),
+                           settings=ConstructionSettings(docstring_instructions=False))
+    replay = ScriptedChatModel.from_file(path)
+    run_construction(off, tmp_path / "off", model=replay, runner=runner)
+    assert "instruction_converter" not in {call["role"] for call in replay.calls}
+    assert json.loads((tmp_path / "off" / "wrap" / "construction.json").read_text())["instruction"] is None
+    assert instruction_from_reply("```text\nWrite `f`.\n```") == "Write `f`." == instruction_from_reply(" Write `f`.\n")
+    with pytest.raises(StructuredOutputError, match="reply was empty"):
+        instruction_from_reply("```\n```")

@@ -18,15 +18,19 @@ TEXT = "def shout(s):\n    return s.upper() + '!'\n"
 
 
 class CountingRunner(SandboxRunner):
-    """A sandbox runner that counts its measurements: runs of the reference, less the run that verifies the
-    twins each measurement makes (a measurement is two runs when the suite has twins to try)."""
+    """A sandbox runner that counts its measurements: runs of the reference, less a run that only verifies twins
+    (a measurement is one run when every real test passes with the twin candidates planted beside them, else
+    two)."""
 
     def __init__(self, settings: RunnerSettings) -> None:
         super().__init__(settings)
         self.runs = 0
+        self.sandbox_runs = 0
 
     def _reference_run(self, task, suite, planting) -> TestReport:
-        self.runs += planting.checked  # the twins' verification run plants them unchecked
+        self.sandbox_runs += 1
+        # a run of twins alone (unchecked, no canary) verifies them; a measuring run plants canaries
+        self.runs += planting.checked or any(test.kind == "canary" for test in planting.tests)
         return super()._reference_run(task, suite, planting)
 
 
@@ -106,6 +110,31 @@ def test_a_test_the_reference_fails_stays_expected(tmp_path: Path, env_cache: Pa
     assert expected.count == 2
     assert expected.reference_not_passed == {"unit_tests/test_calc.py::test_wrong": "failed"}
     assert any("no candidate can reach a full score" in note for note in expected.notes())
+
+
+def test_a_reference_passing_every_test_gives_its_tests_and_twins_in_one_run(tmp_path: Path,
+                                                                            env_cache: Path) -> None:
+    """The run that measures the expected tests tries the twin candidates too: a second run of the reference only
+    to verify them doubled the first evaluation of every task."""
+    task = task_with_reference(tmp_path / "once", TWO_MODULES, {"calc.py": CALC, "text.py": TEXT})
+    counting = runner(env_cache, tmp_path / "expected")
+    expected = counting.expected_tests(task)
+    assert counting.sandbox_runs == 1 and expected.count == 5 and not expected.reference_not_passed
+    assert {twin.original for twin in expected.twins or ()} == {
+        "test_small", "test_zero", "test_negative", "test_shout", "test_empty"}
+    assert counting.score(task, task.reference_files()).score.full_score
+
+
+def test_a_reference_failing_a_test_is_measured_again_without_twins(tmp_path: Path, env_cache: Path) -> None:
+    """With twins planted, a real test that fails might have been changed by one (state it left behind): the
+    reference is measured again alone, and the twins tried in a run of their own, as before."""
+    tests = dict(TWO_MODULES, **{"test_more.py": "from calc import add\ndef test_wrong(): assert add(2, 2) == 5\n"})
+    task = task_with_reference(tmp_path / "fails", tests, {"calc.py": CALC, "text.py": TEXT})
+    counting = runner(env_cache, tmp_path / "expected")
+    expected = counting.expected_tests(task)
+    assert counting.sandbox_runs == 3 and counting.runs == 2
+    assert expected.reference_not_passed == {"unit_tests/test_more.py::test_wrong": "failed"}
+    assert "test_wrong" not in {twin.original for twin in expected.twins or ()} and expected.twins
 
 
 def test_the_measurement_is_cached_and_measured_again_when_a_test_file_changes(tmp_path: Path,

@@ -183,8 +183,13 @@ def test_the_recorder_is_compiled_beside_it_for_an_environment_on_the_runners_py
     b'{"event": "report", "nodeid": "t::a", "when": "call", "outcome": "passed", "seq": 1}',
     b'{"event": "won", "seq": 1}',
     b'{"event": "start", "nodeid": "t::a", "seq": "1"}',
+    b'{"event": "coverage", "percent": 150.0, "seq": 1}',
+    b'{"event": "coverage", "percent": NaN, "seq": 1}',
+    b'{"event": "coverage", "percent": 50.0, "problem": "both", "seq": 1}',
+    b'{"event": "coverage", "seq": 1}',
 ], ids=["100,000 deep", "not UTF-8", "a list", "nodeid not a string", "count a bool", "node ids not strings",
-        "duration NaN", "fields missing", "unknown kind", "seq a string"])
+        "duration NaN", "fields missing", "unknown kind", "seq a string", "coverage over 100", "coverage NaN",
+        "coverage and a problem", "coverage without either"])
 def test_a_signed_line_that_is_not_a_recorder_event_marks_the_run_tampered_and_never_raises(payload: bytes) -> None:
     channel = read_channel(payload + b"\t" + sign(SECRET, payload) + b"\n", SECRET)
     assert channel.tampered and channel.events == []
@@ -319,3 +324,40 @@ def test_the_bootstrap_imports_its_recorder_with_or_without_isolated_mode(tmp_pa
     assert reports[("test_one.py::test_ok", "call")] == "passed"
     assert reports[("test_one.py::test_bad", "call")] == "failed"
     assert channel.events[-1] == {"event": "finish", "exitstatus": 1, "seq": len(channel.events)}
+
+
+class FakeCoverage:
+    """What the recorder asks of coverage.py's `Coverage`: stop, then the total % of `report`."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def report(self, file) -> float:
+        assert self.stopped  # measured up to the end of the tests, not while reporting
+        return 79.38931297709924
+
+
+def test_the_recorder_sends_the_coverage_it_was_given_before_its_finish_event(recorder_module) -> None:
+    def events(coverage) -> list[dict]:
+        read, write = os.pipe()
+        try:
+            recorder = recorder_module.recorder(write, hmac.new(SECRET, digestmod=hashlib.sha256), "test_canary.py",
+                                                coverage)
+            recorder.pytest_sessionfinish(FakeSession(), 0)
+            os.close(write)
+            data = os.read(read, 1 << 16)
+        finally:
+            os.close(read)
+        channel = read_channel(data, SECRET)
+        assert channel.tampered is None
+        return [{key: value for key, value in event.items() if key != "seq"} for event in channel.events]
+
+    assert events(FakeCoverage()) == [{"event": "coverage", "percent": 79.38931297709924},
+                                      {"event": "finish", "exitstatus": 0}]
+    assert events("coverage.py is not installed in the task's environment") == [
+        {"event": "coverage", "problem": "coverage.py is not installed in the task's environment"},
+        {"event": "finish", "exitstatus": 0}]
+    assert events(None) == [{"event": "finish", "exitstatus": 0}]  # not asked: nothing said

@@ -434,6 +434,29 @@ def test_a_run_ends_with_pytest_its_exit_functions_run_and_a_stray_thread_does_n
     assert report.output_tail.rstrip().endswith("exit function ran"), report.output_tail
 
 
+def test_pytest_s_final_garbage_collections_are_turned_off_and_results_unchanged(tmp_path: Path,
+                                                                                   env_cache: Path) -> None:
+    """pytest >= 8.4 ends with full garbage collections that only turn late unraisable exceptions into warnings
+    (tens of ms per evaluation, issue 35's overhead gate): the recorder sets pytest's own knob to none. A test
+    sees the knob at 0, and an object whose finaliser raises, left in a cycle, changes no result."""
+    task = make_task(tmp_path / "gc", {
+        "test_gc.py": """
+            from _pytest.unraisableexception import gc_collect_iterations_key
+            class Cycle:
+                def __del__(self): raise RuntimeError("finaliser")
+            def test_knob_is_off(request):
+                assert request.config.stash.get(gc_collect_iterations_key, None) == 0
+            def test_leaves_a_cycle():
+                cycle = Cycle(); cycle.me = cycle
+            def test_fails(): assert False
+        """,
+    })
+    report = runner(env_cache, timeout=30).evaluate(task, GOOD_MODULE, "unit")
+    assert outcomes(report) == {"test_knob_is_off": Outcome.PASSED, "test_leaves_a_cycle": Outcome.PASSED,
+                                "test_fails": Outcome.FAILED}, report.output_tail
+    assert report.exit_status == 1 and report.tampered is None
+
+
 def test_every_test_of_a_folder_suite_runs_beside_the_canaries_on_pytest_8(tmp_path: Path, env_cache: Path) -> None:
     """pytest 8 given a folder and a file inside it collects only the file: the canaries, put in the suite's
     folder, must not be named again (flask's and parsel's suites once ran nothing but the canaries)."""

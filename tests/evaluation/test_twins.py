@@ -141,6 +141,33 @@ def test_each_kind_of_expected_value_is_mutated_and_nothing_else() -> None:
     assert all(twin.source.startswith(f"def {name}(") for name, twin in twins.items())  # renamed when planted
 
 
+def test_a_parametrized_test_gets_a_twin_of_one_case_with_its_expected_parameter_changed() -> None:
+    """A test comparing with a parameter has no literal to change: its twin runs one case whose expected value is
+    another; a parameter that is an input too (it would change what the test runs) gives no twin."""
+    source = textwrap.dedent('''
+        import pytest
+        @pytest.mark.parametrize("a, b, expected", [(1, 2, 3), (2, 2, 4)], ids=["one", "two"])
+        def test_add(a, b, expected):
+            assert add(a, b) == expected
+        @pytest.mark.parametrize(("word", "count"), [pytest.param("ab", 2, id="ab")])
+        def test_length(word, count):
+            self_check = length(word)
+            assert count == self_check
+        @pytest.mark.parametrize("x", [1, 2])
+        def test_identity(x):
+            assert same(x) == x
+    ''')
+    twins = {twin.original: ast.parse(twin.source).body[0] for twin in derive_twins("test_m.py", source,
+                                                                                    lambda cls, name: True)}
+    assert set(twins) == {"test_add", "test_length"}
+    add = twins["test_add"].decorator_list[0]
+    [case] = ast.literal_eval(add.args[1])
+    assert case[:2] == (1, 2) and abs(case[2] - 3) >= 100 and not add.keywords
+    length = twins["test_length"].decorator_list[0].args[1].elts[0]
+    assert ast.literal_eval(length.args[0]) == "ab" and abs(ast.literal_eval(length.args[1]) - 2) >= 100
+    assert not length.keywords  # its id named the real case
+
+
 # -- planting -------------------------------------------------------------------------------------------------
 def test_planted_tests_sit_after_real_tests_with_fresh_names_and_the_lines_of_real_tests_read_as_before() -> None:
     twins = derive_twins("unit_tests/test_calc.py", TESTS, lambda cls, name: True)
@@ -306,6 +333,33 @@ def test_the_reference_scores_in_full_and_what_a_model_sees_names_no_planted_tes
 def test_a_candidate_equal_to_anything_scores_nothing_with_the_twin_reason(sandbox: SandboxRunner,
                                                                             calc: Task) -> None:
     scored = sandbox.score(calc, {"calc.py": ALWAYS_EQUAL}, "unit")
+    assert scored.score.passed == 0 and TWIN_REASON in (scored.report.tampered or ""), scored.report.output_tail
+
+
+PARAMETRIZED = '''\
+import pytest
+
+from calc import add, name
+
+
+@pytest.mark.parametrize("a, b, expected", [(1, 2, 3), (2, 2, 4), (5, 5, 10)])
+def test_add(a, b, expected):
+    assert add(a, b) == expected
+
+
+@pytest.mark.parametrize("expected", ["calc"])
+def test_name(expected):
+    assert name() == expected
+'''
+
+
+def test_a_suite_of_parametrized_tests_only_catches_a_candidate_equal_to_anything(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    task = calc_task(tmp_path / "parametrized")
+    (task.root / "unit_tests" / "test_calc.py").write_text(PARAMETRIZED, encoding="utf-8")
+    assert sandbox.score(task, task.reference_files(), "unit").score.passed == 4
+    assert sandbox.expected_tests(task, "unit").twins
+    scored = sandbox.score(task, {"calc.py": ALWAYS_EQUAL}, "unit")
     assert scored.score.passed == 0 and TWIN_REASON in (scored.report.tampered or ""), scored.report.output_tail
 
 

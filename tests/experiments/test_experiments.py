@@ -80,7 +80,7 @@ def usage(run_dir: Path) -> list[dict[str, Any]]:
 
 def usage_counts(out: Path) -> dict[str, int]:
     return {f"{p.parent.parent.name}/{p.parent.name}": len(p.read_text().splitlines())
-            for p in sorted(out.glob("*/*/usage.jsonl"))}
+            for p in sorted(out.glob("livecoder/*/*/usage.jsonl"))}
 
 
 def ledger(out: Path) -> list[dict[str, Any]]:
@@ -148,18 +148,19 @@ def test_a_broken_task_and_a_raising_run_are_error_rows_and_the_experiment_goes_
     assert first["code"] == 1  # some pairs failed
     latest = {entry["key"]: entry for entry in first["ledger"]}
     assert {key: entry["status"] for key, entry in latest.items()} == {
-        "ref/broken": "error", "scripted-buggy/broken": "error", "ref/kvstore": "finished",
-        "ref/wordfreq": "error", "scripted-buggy/kvstore": "finished", "scripted-buggy/wordfreq": "finished"}, \
+        "livecoder/ref/broken": "error", "livecoder/scripted-buggy/broken": "error",
+        "livecoder/ref/kvstore": "finished", "livecoder/ref/wordfreq": "error",
+        "livecoder/scripted-buggy/kvstore": "finished", "livecoder/scripted-buggy/wordfreq": "finished"}, \
         {key: entry.get("error") for key, entry in latest.items()}
-    broken = latest["ref/broken"]["error"]
+    broken = latest["livecoder/ref/broken"]["error"]
     assert broken.startswith("task does not load: ") and "unknown key 'bogus'" in broken and "\n" not in broken
-    raised = latest["ref/wordfreq"]["error"]
+    raised = latest["livecoder/ref/wordfreq"]["error"]
     assert raised.startswith("ScriptExhaustedError: ") and "role='knowledge'" in raised and "\n" not in raised
-    run_dir = setup["out"] / "ref" / "wordfreq"
+    run_dir = setup["out"] / "livecoder" / "ref" / "wordfreq"
     assert (run_dir / "run.json").exists() and not (run_dir / "summary.json").exists()
     ref = next(m for m in first["results"]["models"] if m["model"] == "ref")
     assert (ref["final"]["tasks"], ref["final"]["errors"]) == (1, 2)
-    assert "ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
+    assert "livecoder/ref/wordfreq: error ScriptExhaustedError" in " ".join(first["output"].split())
 
 
 def test_the_error_count_comes_before_any_figure_and_says_the_figures_cover_the_scored_pairs(first) -> None:
@@ -170,7 +171,7 @@ def test_the_error_count_comes_before_any_figure_and_says_the_figures_cover_the_
 
 
 def test_an_unfinished_pair_resumes_without_repeating_a_model_call(setup, first, second) -> None:
-    run_dir = setup["out"] / "ref" / "wordfreq"
+    run_dir = setup["out"] / "livecoder" / "ref" / "wordfreq"
     calls = usage(run_dir)
     done = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"]) for c in calls if not c["error"]]
     assert len(done) == len(set(done)), "a finished model call was made again"
@@ -189,12 +190,12 @@ def test_finished_pairs_are_skipped_on_a_rerun(setup, first, second) -> None:
         k: v for k, v in before.items() if k != "ref/wordfreq"}
     assert after["ref/wordfreq"] > before["ref/wordfreq"]
     hows = {p.key: p.how for m in second["results"].models for p in m.pairs}
-    assert hows == {"ref/broken": "load", "ref/kvstore": "ledger", "ref/wordfreq": "resumed",
-                    "scripted-buggy/broken": "load", "scripted-buggy/kvstore": "ledger",
-                    "scripted-buggy/wordfreq": "ledger"}
+    assert hows == {"livecoder/ref/broken": "load", "livecoder/ref/kvstore": "ledger",
+                    "livecoder/ref/wordfreq": "resumed", "livecoder/scripted-buggy/broken": "load",
+                    "livecoder/scripted-buggy/kvstore": "ledger", "livecoder/scripted-buggy/wordfreq": "ledger"}
     assert "3 pair(s) already finished" in " ".join(second["output"].split())
     # The broken task's unchanged error is not written again.
-    assert [e["key"] for e in second["ledger"]].count("ref/broken") == 1
+    assert [e["key"] for e in second["ledger"]].count("livecoder/ref/broken") == 1
 
     code, output = run_cli(setup)  # everything done: nothing runs, the same figures
     assert code == 1  # the broken task is still an error
@@ -265,7 +266,8 @@ def test_the_buggy_models_table_by_hand(setup, second) -> None:
     assert final.weights == ["reference LOC (physical lines of its .py files)"]  # no published #LOC for these
     assert final.mean_attempts_run == 2.5 and final.reused == 1
     # Tokens per attempt are the calls tagged with that attempt, summed over the tasks.
-    calls = [c for task in ("kvstore", "wordfreq") for c in usage(setup["out"] / "scripted-buggy" / task)]
+    calls = [c for task in ("kvstore", "wordfreq")
+             for c in usage(setup["out"] / "livecoder" / "scripted-buggy" / task)]
     for row in report.per_attempt:
         tagged = [c for c in calls if c["attempt"] == row.attempt]
         assert row.tokens.calls == len(tagged)
@@ -324,12 +326,14 @@ def test_two_models_print_two_tables_and_write_results(setup, second) -> None:
     assert "88.6% / 86.6%" in text  # buggy, attempt 1: mean / LOC-weighted
     assert "#Pass 39/40, mean 95.5%, LOC-weighted 99.2%" in text
     markdown = (setup["out"] / "results.md").read_text()
-    assert markdown.count("\n## ") == 4  # the #Pass and SketchBLEU tables, then one section per model
+    # the #Pass and SketchBLEU tables, the papers' Figures 4 and 5 (ProjectGen's two, LiveCoder's), then a
+    # section per model
+    assert markdown.count("\n## ") == 7
     assert "| 2 | 2/2 | 90.9% | 98.5% | 95.5% | 99.2% | 0.0% |" in markdown
     assert "| broken | error |" in markdown
     config = json.loads((setup["out"] / "experiment.json").read_text())
     assert config["models"] == {"ref": f"scripted:{setup['ref']}", "scripted-buggy": f"scripted:{setup['buggy']}"}
-    manifest = json.loads((setup["out"] / "scripted-buggy" / "kvstore" / "run.json").read_text())
+    manifest = json.loads((setup["out"] / "livecoder" / "scripted-buggy" / "kvstore" / "run.json").read_text())
     assert manifest["models"] == {"default": f"scripted:{setup['buggy'] / 'kvstore.json'}"}  # resumable alone
 
 
@@ -496,7 +500,8 @@ def test_the_per_attempt_table_has_livecoders_shape(setup, second) -> None:
     assert f"token reduction attempt 1 -> 3: {report.final.token_reduction_pct:.2f}% (LiveCoder Table 5" in markdown
     assert "| attempt | generated | attempt t: mean |" in markdown and "| MI |" in markdown
     page = (setup["out"] / "results.html").read_text()
-    assert page.count("<svg") == 3  # score per attempt, and #Pass per task for each of the two models
+    # score per attempt, #Pass per task for each of the two models, pass rate by scale, failing tests by error type
+    assert page.count("<svg") == 5
     assert "Functional score of the output after each attempt" in page and "#Pass per task: livecoder / ref" in page
     assert "<td>SUM</td>" in page and "<script" not in page
 
@@ -585,3 +590,22 @@ def test_priced_attempts_give_cost_per_attempt_and_the_reduction() -> None:
     assert [row.cost.usd for row in report.per_attempt] == [4.0, 1.0]
     assert [row.reuse_rate for row in report.per_attempt] == [0.0, 0.5]
     assert report.final.cost_reduction_pct == pytest.approx(75.0)
+
+
+def test_the_papers_figures_come_from_the_final_unit_reports(setup, second) -> None:
+    """ProjectGen's Figures 4 and 5 and LiveCoder's Figure 5: #LOC order, #Pass and error types as recorded."""
+    buggy = {p.task_id: p for p in by_model(second["results"], "scripted-buggy").pairs if p.ok}
+    assert (buggy["kvstore"].error_types, buggy["wordfreq"].error_types) == ({}, {"AssertionError": 1})
+    page = (setup["out"] / "results.md").read_text()
+    scale = page.split("(ProjectGen Figure 4)")[1].split("## ")[0]
+    assert scale.index("| wordfreq | 46 |") < scale.index("| kvstore | 496 |")  # smallest project first
+    assert "10/11 (90.9%)" in scale and "29/29 (100.0%)" in scale
+    types = page.split("(ProjectGen Figure 5)")[1].split("## ")[0]
+    assert "| AssertionError | 0 | 1 (100.0%) |" in types and "| failing tests | 0 | 1 |" in types
+    assert "| wrong result | 0 | 1 (100.0%) |" in page.split("(LiveCoder Figure 5)")[1]
+    html = (setup["out"] / "results.html").read_text()
+    assert "Failing unit tests by error type" in html and "by project scale" in html
+    summary = {entry["model"]: entry for entry in json.loads((setup["out"] / "results.json").read_text())["summary"]}
+    assert (summary["scripted-buggy"]["error_types"], summary["scripted-buggy"]["error_categories"]) == (
+        {"AssertionError": 1}, {"wrong result": 1})
+    assert summary["ref"]["error_types"] == {} and summary["ref"]["error_categories"] == {}

@@ -103,14 +103,14 @@ def check_experiment(out: Path, done: subprocess.CompletedProcess, tasks: list[s
     Returns task id -> run id."""
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     ledger = strict_jsonl(out / "ledger.jsonl")
-    assert sorted(entry["key"] for entry in ledger) == sorted(f"scripted-scripts/{t}" for t in tasks)
+    assert sorted(entry["key"] for entry in ledger) == sorted(f"livecoder/scripted-scripts/{t}" for t in tasks)
     assert {entry["status"] for entry in ledger} == {"finished"}
     results = json.loads((out / "results.json").read_text())
     (model,) = results["models"]
     assert model["final"]["tasks"] == len(tasks) and model["final"]["errors"] == 0
     assert model["final"]["passed"] == model["final"]["total"] > 0
     assert (out / "results.md").read_text().startswith("# Experiment on ")
-    return {task: check_run(out / "scripted-scripts" / task)["run_id"] for task in tasks}
+    return {task: check_run(out / "livecoder" / "scripted-scripts" / task)["run_id"] for task in tasks}
 
 
 @pytest.mark.slow
@@ -128,7 +128,7 @@ def test_an_experiment_with_8_workers_sharing_a_chroma_server_and_the_ledger(dat
         for task, run_id in run_ids.items():
             assert store.count(task, run_id=run_id) == 2
             assert stored_ids(store, task) >= expected_ids(task, run_id)
-            assert not (out / "scripted-scripts" / task / "knowledge").exists()  # the server holds it
+            assert not (out / "livecoder" / "scripted-scripts" / task / "knowledge").exists()  # the server holds it
 
 
 @pytest.mark.slow
@@ -143,7 +143,7 @@ def test_an_experiment_with_8_workers_and_embedded_stores(dataset) -> None:
     print(f"experiment, {RUNS} workers, embedded stores: {time.monotonic() - started:.0f}s")
     run_ids = check_experiment(out, done, tasks)
     for task, run_id in run_ids.items():
-        with KnowledgeStore.persistent(out / "scripted-scripts" / task / "knowledge") as store:
+        with KnowledgeStore.persistent(out / "livecoder" / "scripted-scripts" / task / "knowledge") as store:
             assert store.count() == 2 and stored_ids(store, task) == expected_ids(task, run_id)
 
 

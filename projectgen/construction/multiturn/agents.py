@@ -10,14 +10,17 @@ Roles (what the scripted replay keys its entries by, with the target and the ite
 - ``turn_coder`` (``SEED/turnK``): turn K's code and tests;
 - ``alignment_evaluator`` (``SEED/turnK``): whether those tests check what turn K asks: RETAIN, TEST_REFINE or
   REQUIREMENT_REFINE;
-- ``contamination_probe`` (seed id): the target function from its signature and docstring alone.
+- ``instruction_converter`` (seed id): the target function's signature and docstring as a natural-language
+  instruction (repository level: the requirement the Decomposer starts from);
+- ``contamination_probe`` (seed id, iteration K for the K-th probe model): the target function from its signature
+  and docstring alone.
 
 A reply that does not parse raises `projectgen.llm.parsing.StructuredOutputError`, whose text is feedback for
 the next iteration (`projectgen.construction.multiturn.requirements`, `.turns`).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -38,6 +41,7 @@ ANALYZER_ROLE = "analyzer"
 TURN_CODER_ROLE = "turn_coder"
 ALIGNMENT_EVALUATOR_ROLE = "alignment_evaluator"
 CONTAMINATION_ROLE = "contamination_probe"
+INSTRUCTION_ROLE = "instruction_converter"
 
 
 def turn_target(seed_id: str, turn: int) -> str:
@@ -149,9 +153,17 @@ class AlignmentEvaluator(Protocol):
         """RETAIN, TEST_REFINE (feedback to the coder) or REQUIREMENT_REFINE (a person must look)."""
 
 
+class InstructionConverter(Protocol):
+    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+        """The target function's signature and docstring as a natural-language programming instruction."""
+
+
 class ContaminationProbe(Protocol):
-    async def complete(self, gateway: ModelGateway, seed: Seed) -> str:
-        """The target module written from the function's signature and docstring alone."""
+    name: str  # the probe model as the record names it (its spec)
+
+    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
+        """The target module written from the function's signature and docstring alone (`iteration`: which of
+        the probes asks, so each probe's call has its own key)."""
 
 
 # --------------------------------------------------------------------------- the default agents
@@ -276,31 +288,60 @@ class ModelAlignmentEvaluator:
         return parse_model(reply, Alignment)
 
 
+def instruction_from_reply(reply: str) -> str:
+    """The instruction of a converter's reply: its prose, without a fence around it; an empty one is refused."""
+    text = reply.strip()
+    if text.startswith("```") and text.endswith("```"):
+        text = text.split("\n", 1)[1].rsplit("```", 1)[0].strip() if "\n" in text else ""
+    if not text:
+        raise StructuredOutputError("Answer with the instruction as prose; the reply was empty.", kind="schema")
+    return text
+
+
+@dataclass
+class ModelInstructionConverter:
+    model: Any
+    prompt: Prompt = field(default_factory=lambda: load_prompt("construct_instruction"))
+
+    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+        agent = PromptedAgent(self.model, self.prompt, INSTRUCTION_ROLE)
+        reply = await agent.ask(gateway, target=seed.id, iteration=1, target_file=seed.target,
+                                signature=fenced_python(seed.signature()))
+        return instruction_from_reply(reply)
+
+
 @dataclass
 class ModelContaminationProbe:
     model: Any
+    name: str = "the construction model"
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_contamination"))
 
-    async def complete(self, gateway: ModelGateway, seed: Seed) -> str:
+    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
         agent = PromptedAgent(self.model, self.prompt, CONTAMINATION_ROLE)
-        reply = await agent.ask(gateway, target=seed.id, iteration=1, target_file=seed.target,
+        reply = await agent.ask(gateway, target=seed.id, iteration=iteration, target_file=seed.target,
                                 signature=fenced_python(seed.signature()))
         return code_from_reply(reply)
 
 
 @dataclass(frozen=True)
 class ConstructionAgents:
-    """One agent per role; swap any of them (`default` builds each from one model)."""
+    """One agent per role; swap any of them (`default` builds each from one model). `contamination` holds every
+    probe of the contamination check (SR-Eval's three models; a seed any of them passes is dropped)."""
 
     decomposer: Decomposer
     requirement_evaluator: RequirementEvaluator
     analyzer: Analyzer
     coder: TurnCoder
     alignment_evaluator: AlignmentEvaluator
-    contamination: ContaminationProbe
+    contamination: tuple[ContaminationProbe, ...]
+    instruction: InstructionConverter
 
     @classmethod
-    def default(cls, model: Any) -> ConstructionAgents:
+    def default(cls, model: Any, probes: Mapping[str, Any] | None = None) -> ConstructionAgents:
+        """Every role on `model`; the contamination probes on `probes` (name -> model), else on `model` alone."""
+        contamination = tuple(ModelContaminationProbe(probe, name) for name, probe in probes.items()) if probes \
+            else (ModelContaminationProbe(model),)
         return cls(decomposer=ModelDecomposer(model), requirement_evaluator=ModelRequirementEvaluator(model),
                    analyzer=ModelAnalyzer(model), coder=ModelTurnCoder(model),
-                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=ModelContaminationProbe(model))
+                   alignment_evaluator=ModelAlignmentEvaluator(model), contamination=contamination,
+                   instruction=ModelInstructionConverter(model))

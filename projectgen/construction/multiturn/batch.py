@@ -31,11 +31,12 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.results_writer import Bullets, Heading, ResultsPage, TableBlock, Text, write_results
+from projectgen.llm.factory import make_chat_model
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 KIND = "construct-multiturn"  # the batch folder's marker
 RUNS_DIR = "runs"
@@ -68,6 +69,7 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
     model: Any  # the chat model every role talks to
     runner: Any  # the SandboxRunner every check runs in
     agents: ConstructionAgents | None = None  # the roles' agents (default: each role's on `model`)
+    probes: Mapping[str, Any] | None = None  # the contamination probes' models by spec (default: `model` alone)
 
     def setup(self) -> Any:
         return self.runner
@@ -75,9 +77,9 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
     def run(self, unit: SeedUnit, state: Any) -> SeedOutcome:
         request = seed_request(unit.seed, spec=self.spec.spec, settings=self.spec.settings,
                                max_tokens=self.spec.max_tokens)
-        return asyncio.run(construct_seed(unit.seed, unit.run_dir, unit.task_dir, request,
-                                          agents=self.agents or ConstructionAgents.default(self.model), runner=state,
-                                          settings=self.spec.settings))
+        agents = self.agents or ConstructionAgents.default(self.model, self.probes)
+        return asyncio.run(construct_seed(unit.seed, unit.run_dir, unit.task_dir, request, agents=agents,
+                                          runner=state, settings=self.spec.settings))
 
     def failed(self, unit: SeedUnit, reason: str) -> SeedOutcome:
         return SeedOutcome(seed=unit.seed.id, status="error", reason=reason)
@@ -143,12 +145,21 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
             units.append(unit)
         if fresh:
             ledger.clear()
-        batch = ConstructBatch(spec, model, runner or SandboxRunner(), agents)
+        batch = ConstructBatch(spec, model, runner or SandboxRunner(), agents,
+                               probe_models(spec.settings, model, spec.spec))
         rows = run_batch(batch, units, ledger, executor or LocalExecutor(), on_row=on_row)
         results = ConstructionResults(seeds=str(spec.seeds), model=spec.spec, model_description=description,
                                       settings=spec.settings.protocol(), outcomes=list(rows.values()))
         write_results(out_dir, results, construction_page(results))
         return results
+
+
+def probe_models(settings: ConstructionSettings, model: Any, spec: str) -> dict[str, Any]:
+    """The contamination probes' models by spec: those the settings name (the construction's own model where its
+    spec is named), else the construction model alone. Made before any worker starts (no import in a worker)."""
+    if not settings.contamination_models:
+        return {spec: model}
+    return {name: model if name == spec else make_chat_model(name) for name in settings.contamination_models}
 
 
 def seed_run_dir(out_dir: Path, seed_id: str) -> Path:

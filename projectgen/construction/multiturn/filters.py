@@ -1,17 +1,18 @@
 """SR-Eval's seed filters: the target function's body length, its dependencies on the code around it (repository
 level: intra-file ones only), the reference passing its tests in the sandbox, and (when asked) the contamination
-probe."""
+check: one probe per model, the union of their verdicts deciding."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import execute
-from projectgen.construction.multiturn.agents import ConstructionAgents
+from projectgen.construction.multiturn.agents import ConstructionAgents, ContaminationProbe
 from projectgen.construction.multiturn.requirements import Record
 from projectgen.construction.multiturn.seeds import (Seed, body_lines, dependencies, dependency_reason,
                                                     target_function)
-from projectgen.construction.multiturn.settings import ConstructionSettings
+from projectgen.construction.multiturn.settings import CONTAMINATION_RULE, ConstructionSettings
 from projectgen.construction.multiturn.turns import failing_summary
 from projectgen.datasets.multiturn import TESTS_DIR
 
@@ -24,8 +25,8 @@ async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGate
     """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function's body must have at least
     `min_function_lines` code lines; at repository level the function must use the code around it in its own file
     and nothing of the repository's other files (a self-contained function is function-level material; a cross-file
-    one is dropped as the paper drops it); its reference must pass its tests; and (when asked) a model shown only the
-    function's signature and docstring must not pass them (else the seed is taken as leaked into the model's
+    one is dropped as the paper drops it); its reference must pass its tests; and (when asked) no probe model shown
+    only the function's signature and docstring may pass them (else the seed is taken as leaked into a model's
     training data)."""
     reference = seed.reference()
     if target_function(reference, seed.function) is None:
@@ -52,10 +53,25 @@ async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGate
     if not run.all_passed:
         return f"the reference does not pass its tests ({run.passed}/{run.total}): {failing_summary(run)}"
     if settings.contamination:
-        probe = await agents.contamination.complete(gateway, seed)
-        leaked = execute(runner, seed.task(), seed.candidate(probe), tests)
-        record("seed_filter", seed=seed.id, filter="contamination", kept=not leaked.all_passed, passed=leaked.passed,
-               total=leaked.total)
-        if leaked.all_passed:
-            return "leaked: code written from the signature and docstring alone passes the reference tests"
+        return await contamination_check(seed, agents.contamination, gateway, runner, tests, record)
     return ""
+
+
+async def contamination_check(seed: Seed, probes: Sequence[ContaminationProbe], gateway: ModelGateway,
+                              runner: SandboxRunner, tests: Mapping[str, str], record: Record) -> str:
+    """Why the seed is taken as leaked ("" when not): SR-Eval shows three models only the function's signature and
+    docstring and drops the seed when any of them writes code that passes its tests (the union). Every probe is
+    asked, so each model's verdict is on the record, not only the first leak's."""
+    verdicts = []
+    for iteration, probe in enumerate(probes, start=1):
+        code = await probe.complete(gateway, seed, iteration=iteration)
+        run = execute(runner, seed.task(), seed.candidate(code), tests)
+        verdicts.append({"model": probe.name, "leaked": run.all_passed, "passed": run.passed, "total": run.total,
+                         "anomaly": run.anomaly})
+    leaked = [verdict["model"] for verdict in verdicts if verdict["leaked"]]
+    record("seed_filter", seed=seed.id, filter="contamination", kept=not leaked, rule=CONTAMINATION_RULE,
+           verdicts=verdicts)
+    if not leaked:
+        return ""
+    return (f"leaked: code written from the signature and docstring alone by {', '.join(leaked)} passes the "
+            f"reference tests ({len(leaked)} of {len(verdicts)} probe model(s))")

@@ -1,11 +1,14 @@
 """One seed's construction as a LangGraph graph, checkpointed in its run folder, so a person can stop it and
 decide (`projectgen review OUT/runs/SEED`) and it goes on from there in any process:
 
-    START -> filter -> requirements -> turn -> turn ... -> END
-                          |   ^  (over the cap)   | (REQUIREMENT_REFINE, over the cap)
-                          v   |                    v
-                          review  <-------------  review -> check_edit (a person's edit: stages 1 and 2)
-                          -> analyze (approved)    -> turn (approved, or rejected: one more draft)
+    START -> filter -> instruction -> requirements -> turn -> turn ... -> END
+                                         |   ^  (over the cap)   | (REQUIREMENT_REFINE, over the cap)
+                                         v   |                    v
+                                         review  <-------------  review -> check_edit (a person's edit)
+                                         -> analyze (approved)    -> turn (approved, or rejected: one more draft)
+
+(node "instruction" converts a repository-level seed's signature and docstring into the requirement the
+Decomposer starts from; at function level it passes the seed's requirement.md on)
 
 Node "review" calls ``interrupt(request)`` (`projectgen.construction.multiturn.review` says what it asks and
 what the answers mean); the graph stops, its checkpointer keeping every step before, and goes on when invoked
@@ -44,6 +47,8 @@ class SeedState(TypedDict, total=False):
     """What the checkpoint keeps of a seed's construction (plain JSON)."""
 
     filtered: str  # why a seed filter dropped the seed ("" when kept)
+    filter_verdicts: list[dict[str, Any]]  # every seed filter's verdict (the seed_filter events' fields)
+    instruction: str  # repository level: the signature and docstring as an instruction, the Decomposer's start
     decompositions: list[dict[str, Any]]  # every Decomposer draft with the Evaluator's scores and decision
     decomposition_cap: int  # the settings' cap, raised by a person's rejection
     requirement_feedback: str  # for the Decomposer's next draft
@@ -74,21 +79,49 @@ class SeedContext:
 
 
 async def filter_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[str, Any]:
-    """Node "filter": SR-Eval's seed filters (`pipeline.filter_seed`)."""
+    """Node "filter": SR-Eval's seed filters (`filters.filter_seed`); their verdicts (the contamination probes'
+    per model) are kept for the task's construction.json as well as written as events."""
     ctx = runtime.context
-    return {"filtered": await filter_seed(ctx.seed, ctx.agents, ctx.gateway, ctx.runner, ctx.settings, ctx.record)}
+    verdicts: list[dict[str, Any]] = []
+
+    def record(event: str, **fields: Any) -> None:
+        ctx.record(event, **fields)
+        if event == "seed_filter":
+            verdicts.append(fields)
+
+    filtered = await filter_seed(ctx.seed, ctx.agents, ctx.gateway, ctx.runner, ctx.settings, record)
+    return {"filtered": filtered, "filter_verdicts": verdicts}
+
+
+async def instruction_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[str, Any]:
+    """Node "instruction": SR-Eval converts a repository-level seed's signature and docstring into a
+    natural-language instruction, the complete requirement its Decomposer starts from; a function-level seed (and
+    any seed with the setting off) keeps requirement.md."""
+    ctx = runtime.context
+    if ctx.seed.level != "repository" or not ctx.settings.docstring_instructions:
+        return {"instruction": ""}
+    instruction = await ctx.agents.instruction.convert(ctx.gateway, ctx.seed)
+    ctx.record("instruction", seed=ctx.seed.id, instruction=instruction)
+    return {"instruction": instruction}
+
+
+def working_seed(seed: Seed, state: SeedState) -> Seed:
+    """The seed as the requirement agents see it: its requirement the converted instruction, when there is one."""
+    instruction = state.get("instruction")
+    return seed.model_copy(update={"requirement": instruction}) if instruction else seed
 
 
 async def requirements_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[str, Any]:
     """Node "requirements": Decomposer <-> Evaluator, then the Analyzer; over the cap, a request for a person."""
     ctx = runtime.context
-    outcome = await generate_requirements(ctx.seed, ctx.agents, ctx.gateway, ctx.record,
+    seed = working_seed(ctx.seed, state)
+    outcome = await generate_requirements(seed, ctx.agents, ctx.gateway, ctx.record,
                                           cap=state.get("decomposition_cap") or ctx.settings.decomposition_cap,
                                           iterations=state.get("decompositions") or [],
                                           feedback=state.get("requirement_feedback", ""))
     if outcome.review:
         return {"decompositions": outcome.iterations,
-                "pending": requirements_request(ctx.seed, outcome.iterations, outcome.review)}
+                "pending": requirements_request(seed, outcome.iterations, outcome.review)}
     return {"decompositions": outcome.iterations, **_turns_from(outcome.requirements, outcome.order)}
 
 
@@ -97,8 +130,8 @@ async def analyze_node(state: SeedState, runtime: Runtime[SeedContext]) -> dict[
     ctx = runtime.context
     decompositions = [dict(step) for step in state.get("decompositions") or []]
     requirements = usable_decomposition(decompositions[-1]) or []
-    order, ordered = await order_requirements(ctx.seed, ctx.agents, ctx.gateway, ctx.record, requirements,
-                                              decompositions[-1])
+    order, ordered = await order_requirements(working_seed(ctx.seed, state), ctx.agents, ctx.gateway, ctx.record,
+                                              requirements, decompositions[-1])
     return {"decompositions": decompositions, **_turns_from(ordered, order)}
 
 
@@ -198,7 +231,7 @@ async def check_edit_node(state: SeedState, runtime: Runtime[SeedContext]) -> di
 
 
 def after_filter(state: SeedState) -> str:
-    return END if state.get("filtered") else "requirements"
+    return END if state.get("filtered") else "instruction"
 
 
 def after_requirements(state: SeedState) -> str:
@@ -227,13 +260,15 @@ def build_seed_graph() -> Any:
     """The compiled graph of one seed's construction (no checkpointer: the driver gives it the run folder's)."""
     graph = StateGraph(SeedState, context_schema=SeedContext)
     graph.add_node("filter", filter_node)
+    graph.add_node("instruction", instruction_node)
     graph.add_node("requirements", requirements_node)
     graph.add_node("analyze", analyze_node)
     graph.add_node("turn", turn_node)
     graph.add_node("review", review_node)
     graph.add_node("check_edit", check_edit_node)
     graph.add_edge(START, "filter")
-    graph.add_conditional_edges("filter", after_filter, ["requirements", END])
+    graph.add_conditional_edges("filter", after_filter, ["instruction", END])
+    graph.add_edge("instruction", "requirements")
     graph.add_conditional_edges("requirements", after_requirements, ["review", "turn"])
     graph.add_edge("analyze", "turn")
     graph.add_conditional_edges("turn", after_turn, ["review", "turn", END])

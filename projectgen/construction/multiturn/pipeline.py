@@ -124,10 +124,11 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
 
 def trajectory(seed: Seed, request: RunRequest, settings: ConstructionSettings, state: Mapping[str, Any]
                ) -> dict[str, Any]:
-    """construction.json: the filters, every decomposition draft and the order, every turn's drafts, and every
-    decision a person made."""
+    """construction.json: the filters (and each one's verdict), the converted instruction (repository level), every decomposition draft and
+    the order, every turn's drafts, and every decision a person made."""
     return {"seed": seed.id, "model": request.models["default"], "settings": settings.protocol(),
-            "filters": state.get("filtered") or "kept",
+            "filters": state.get("filtered") or "kept", "filter_verdicts": state.get("filter_verdicts") or [],
+            "instruction": state.get("instruction") or None,
             "requirements": {"iterations": state.get("decompositions") or [], "order": state.get("order") or []},
             "turns": [{"turn": turn["turn"], "requirement": turn["requirement"], "drafts": turn["drafts"]}
                       for turn in state.get("turns") or []],

@@ -61,6 +61,17 @@ TRACING_EVENTS = frozenset({
 MESSAGE_CHARS = 16000
 
 
+def skip_final_collections(config):
+    """pytest >= 8.4 runs full garbage collections at its end (one in its unconfigure, one in a clean-up) to turn
+    late unraisable exceptions into warnings: 40-100 ms on a suite of a few hundred tests, and nothing a test's
+    result can depend on (every result is recorded by then, and the terminal is silenced). Its own knob, the one
+    pytester uses, sets them to none."""
+    key = getattr(sys.modules.get("_pytest.unraisableexception"), "gc_collect_iterations_key", None)
+    stash = getattr(config, "stash", None)  # pytest < 7 has none
+    if key is not None and stash is not None:
+        stash[key] = 0
+
+
 def _tail(text, limit=MESSAGE_CHARS):
     text = text or ""
     return text if len(text) <= limit else "..." + text[-limit:]
@@ -172,10 +183,12 @@ def hook_implementations(manager):
     return found
 
 
-def recorder(fd, mac, canary):
+def recorder(fd, mac, canary, coverage=None):
     """The pytest plugin object: events on `fd`, signed with a copy of `mac` (an HMAC object made from the
-    secret), the canary module (`canary`, a file name) run without being shown. Everything it uses is captured
-    here; the object has no attribute to set and its hooks look nothing up on it."""
+    secret), the canary module (`canary`, a file name) run without being shown. `coverage`: a started
+    `coverage.Coverage` whose total line coverage is sent before the finish event (a string: why there is
+    none), when the runner asked for it. Everything it uses is captured here; the object has no attribute to
+    set and its hooks look nothing up on it."""
     write, monotonic, dumps, getframe = os.write, time.monotonic, json.dumps, sys._getframe
     realpath, basename = os.path.realpath, os.path.basename
     sequence = [0]
@@ -321,6 +334,7 @@ def recorder(fd, mac, canary):
         watched[0] = accepted
         manager[0] = config.pluginmanager
         hooks[0] = {name: (caller, impls) for name, caller, impls in hooks_now()}
+        skip_final_collections(config)
         check(force=True)
 
     def pytest_collectreport(report):
@@ -382,6 +396,15 @@ def recorder(fd, mac, canary):
         if suite_items[0] == 0 and exitstatus == 0:
             session.exitstatus = exitstatus = 5  # only canaries ran: the suite itself has no tests
         check(force=True)
+        if isinstance(coverage, str):
+            emit(event="coverage", problem=coverage)
+        elif coverage is not None:
+            try:
+                coverage.stop()
+                with open(os.devnull, "w") as nowhere:
+                    emit(event="coverage", percent=float(coverage.report(file=nowhere)))
+            except Exception as exc:  # coverage.py's NoDataError (no source file found), and any other
+                emit(event="coverage", problem="coverage.py could not report: %s" % (str(exc)[:300],))
         emit(event="finish", exitstatus=int(exitstatus))
 
     # -- the output a model is shown -----------------------------------------------------------------------

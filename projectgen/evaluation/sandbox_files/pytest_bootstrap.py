@@ -57,9 +57,13 @@ def _recorder(projectgen_results):
     canary = env.pop("PROJECTGEN_CANARY", "")
     imports = [path for path in env.pop("PROJECTGEN_IMPORT_PATHS", "").split(os.pathsep) if path]
     child_path = env.pop("PROJECTGEN_CHILD_PYTHONPATH", "")
+    sources = [path for path in env.pop("PROJECTGEN_COVERAGE_SOURCES", "").split(os.pathsep) if path]
+    coverage = _coverage(sources) if sources else None
     plugin = projectgen_results.recorder(results_fd, hmac.new(_read_all(secret_fd), digestmod=hashlib.sha256),
-                                         canary)
+                                         canary, coverage)
     sys.addaudithook(plugin.audit)
+    if coverage is not None and not isinstance(coverage, str):
+        coverage.start()  # from the environment's coverage.py: tracing the recorder trusts
     os.set_inheritable(results_fd, False)
     del results_fd, secret_fd
     sys.path[0:0] = imports  # from here on a candidate's .pth file may run: this frame holds no secret
@@ -76,6 +80,17 @@ def _recorder(projectgen_results):
     if child_path:
         env["PYTHONPATH"] = child_path
     return plugin
+
+
+def _coverage(sources):
+    """A `coverage.Coverage` of line coverage over `sources` (folders, or module names), not started: no data
+    file, no configuration file of the workspace's (the same figure for every run); or why there is none (the
+    task's environment has no coverage.py)."""
+    try:
+        import coverage
+    except ImportError:
+        return "coverage.py is not installed in the task's environment"
+    return coverage.Coverage(source=sources, data_file=None, config_file=False)
 
 
 def _read_all(fd):
