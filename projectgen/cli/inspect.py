@@ -139,7 +139,7 @@ def _print_header(console, run) -> None:
     parts = [run.task_id]
     if run.run_id:
         parts.append(f"run {run.run_id}")
-    evolve = bool(run.manifest and run.manifest.get("method") == "evolve")
+    evolve = run.log.kind == "evolve"
     parts.append(run.kind_label)
     parts.append(run.status)
     parts.append(fmt_seconds(run.duration_s))

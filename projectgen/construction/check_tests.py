@@ -26,13 +26,13 @@ from projectgen.construction.exercise_agents import FilesDraft
 from projectgen.construction.exercise_package import python_stubs
 from projectgen.construction.execution import WORK, Execution, execute
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.errors import ScriptExhaustedError
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.run_log import write_run_log
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -188,6 +188,7 @@ def construct_check_tests(task: Task, writer: CheckTestWriter, runner: SandboxRu
         kept, drafts = asyncio.run(generate_check_tests(task, writer, gateway, runner, tries=tries, trace=trace))
         written = write_check_suite(task, kept.files, out) if kept is not None else None
         usage = [record for record in folder.usage_records() if record.error is None]
-        write_atomic(folder.summary, summary(task, kept, drafts, usage))
+        text = summary(task, kept, drafts, usage)
+        write_run_log(folder, "check-tests", json.loads(text), manifest=None, summary=text)
         trace.write("check_tests_done", task=task.id, kept=kept is not None, written=str(written) if written else None)
     return written, kept, drafts

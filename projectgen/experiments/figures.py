@@ -1,14 +1,13 @@
 """The figures of one task x model pair: one ledger line, one row of the per-task table.
 
-`pair_from_run` reads them from a finished LiveCoder run folder: the attempts from
-``summary.json``, tokens and cost from ``usage.jsonl``. Cost uses
+`pair_from_run` reads them from a finished LiveCoder run folder: its run log (`read_run_log`: status,
+the attempts, the scores its run recorded), tokens and cost from ``usage.jsonl``. Cost uses
 `projectgen.llm.pricing.PriceTable` (list prices, or a price file); a call whose model has no
 price is counted apart and its cost shown as "n/a", never guessed. Scripted replays cost 0.
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +19,11 @@ from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.experiments.folder_layout import pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.output_scorers import (
+    ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
+    repository_maintainability,
+)
+from projectgen.runs.run_log import UNIT, RunLog, Score, read_run_log
 from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
@@ -189,17 +193,23 @@ class PairResult(BaseModel):
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
                   how: str = "run", runner: Any = None, method: str = "livecoder",
                   denominator: DenominatorSetting = DEFAULT_DENOMINATOR) -> PairResult:
-    """A finished run folder's figures: attempts from summary.json, tokens and cost from usage.jsonl.
+    """A finished run folder's figures: from its run log, tokens and cost from usage.jsonl.
 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
-    resume), not from the summary, whose counts cover only the calls of its last process. With a
-    sandbox `runner`, the final output's unit tests are scored against the task's expected tests
+    resume), not from the summary, whose counts cover only the calls of its last process. The scores
+    against the task's reference (expected unit tests, SketchBLEU, non-functional) are the log's where
+    the run recorded them (`projectgen.runs.output_scorers`); a folder whose run did not (written
+    before, or run without the scorers) is scored here, its unit tests with a sandbox `runner`
     (`final_unit_scores`).
     """
     from projectgen.datasets.published import task_weight
     weight = task_weight(task)
     folder = RunFolder(run_dir)
-    summary = json.loads(folder.summary.read_text(encoding="utf-8"))
+    log = read_run_log(folder)
+    if log.kind != "livecoder" or log.record is None:
+        raise ProjectGenError(f"{run_dir}: not a finished LiveCoder run (its log says {log.kind or 'no kind'}, "
+                              f"{log.status})")
+    summary = log.record
     if prices is None:
         from projectgen.llm.pricing import PriceTable
 
@@ -218,6 +228,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         return CostFigures(usd=total.usd, priced_calls=total.priced_calls, unpriced_calls=total.unpriced_calls)
 
     attempts = []
+    maintainability = attempt_maintainability(run_dir, log)
     for row in summary.get("attempts") or []:
         number = int(row["attempt"])
         kind = "reused" if row.get("reused") else "budget" if row.get("budget_limited") else "generated"
@@ -227,13 +238,13 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
             attempt=number, kind=kind, score=row.get("score"),
             unit_passed=unit.get("passed") if unit else None, unit_total=unit.get("total") if unit else None,
             best_attempt=row.get("best_attempt"), tokens=tokens(calls), cost=cost(calls),
-            **(attempt_maintainability(run_dir, number) if kind == "generated" else {})))
+            **(maintainability(number) if kind == "generated" else {})))
     attempt_settings = summary.get("attempt_settings") or {}
-    unit = summary.get("unit_tests") or {}
-    passed, total, counts = final_unit_scores(run_dir, task, runner, unit, denominator)
+    passed, total, counts = final_unit_scores(run_dir, task, runner, log.score(UNIT), denominator,
+                                              recorded=log.score(EXPECTED_UNIT))
     return PairResult(
         key=pair_key(model.slug, task.id, method), method=method, model=model.slug, spec=model.spec, task_id=task.id,
-        status="budget-limited" if summary.get("budget_limited") else "finished", loc=weight.loc,
+        status="budget-limited" if log.status == "budget-limited" else "finished", loc=weight.loc,
         loc_source=weight.source,
         profile=run_profile(summary),
         attempts_planned=attempt_settings.get("attempts"), selection=attempt_settings.get("selection"),
@@ -241,12 +252,12 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
-        **final_sketchbleu(run_dir, task), **final_non_functional(run_dir, task, runner),
+        **final_sketchbleu(run_dir, task, log), **final_non_functional(run_dir, task, runner, log),
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
         environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
         **final_error_types(run_dir),
-        duration_s=summary.get("duration_s"), run_dir=str(run_dir), how=how)
+        duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how)
 
 
 def run_profile(summary: dict[str, Any]) -> str | None:
@@ -314,64 +325,60 @@ def final_error_types(run_dir: Path) -> dict[str, dict[str, int] | None]:
     return {"error_types": failing_error_types(report), "collection_error_types": collection_error_types(report)}
 
 
-def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: dict[str, Any],
-                      denominator: DenominatorSetting = DEFAULT_DENOMINATOR) -> tuple[int | None, int | None, str | None]:
-    """(#Pass, #Tests, what #Tests counts) of the final output's unit tests.
+def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None,
+                      denominator: DenominatorSetting = DEFAULT_DENOMINATOR, *,
+                      recorded: Score | None = None) -> tuple[int | None, int | None, str | None]:
+    """(#Pass, #Tests, what #Tests counts) of the final output's unit tests (`unit`: the run log's score).
 
     #Pass counts the task's expected tests that passed (`SandboxRunner.expected_tests`: what the
-    reference collects, skips left out), where a test file that does not collect fails all its tests;
-    without a runner, a unit report or a reference, the tests the output ran. #Tests is then the paper's
-    per-task count for a published task under the "published" setting (`evaluation.denominators`), else
-    that measured count.
+    reference collects, skips left out), where a test file that does not collect fails all its tests:
+    the run's own count when it `recorded` one, else counted here; without a runner, a unit report or a
+    reference, the tests the output ran. #Tests is then the paper's per-task count for a published task
+    under the "published" setting (`evaluation.denominators`), else that measured count.
     """
     from projectgen.evaluation.expectations import expected_counts
     from projectgen.evaluation.report import TestReport
 
-    if not unit:
+    if unit is None:
         return None, None, None
     report_path = RunFolder(run_dir).unit_report
-    if runner is not None and report_path.is_file():
+    if recorded is not None and recorded.passed is not None and recorded.total is not None:
+        measured = UnitCounts(recorded.passed, recorded.total, str(recorded.detail["counts"]))
+    elif runner is not None and report_path.is_file():
         measured = UnitCounts(*expected_counts(
             runner, task, TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))))
     else:
-        measured = UnitCounts(int(unit.get("passed") or 0), int(unit.get("total") or 0), "run")
+        measured = UnitCounts(unit.passed or 0, unit.total or 0, "run")
     final = counted(task, measured, denominator)
     return final.passed, final.total, final.denominator
 
 
-def attempt_maintainability(run_dir: Path, attempt: int) -> dict[str, float]:
-    """The mean maintainability indices of attempts/N/repository, radon's (`maintainability`) and the
-    Visual Studio formula's (`maintainability_vs`); none when it has no parsable Python."""
-    from projectgen.evaluation.metrics import repository_stats
-
-    folder = RunFolder(run_dir).attempt(attempt).repository
-    if not folder.is_dir():
-        return {}
-    stats = repository_stats(folder)
-    if stats.python_files <= stats.unparsable_files:
-        return {}
-    return {"maintainability": stats.mean_maintainability_index,
-            "maintainability_vs": stats.mean_maintainability_index_vs}
+def attempt_maintainability(run_dir: Path, log: RunLog) -> Callable[[int], dict[str, float]]:
+    """Attempt number -> the mean maintainability indices of attempts/N/repository, radon's (`maintainability`)
+    and the Visual Studio formula's (`maintainability_vs`), none when it has no parsable Python: as the run
+    recorded them (`output_scorers.AttemptMaintainability`), else measured here."""
+    recorded = log.score(ATTEMPT_MAINTAINABILITY)
+    if recorded is not None:
+        by_attempt = recorded.detail["attempts"]
+        return lambda number: dict(by_attempt.get(str(number)) or {})
+    return lambda number: repository_maintainability(RunFolder(run_dir).attempt(number).repository)
 
 
-def final_non_functional(run_dir: Path, task: Task, runner: Any) -> dict[str, Any]:
+def final_non_functional(run_dir: Path, task: Task, runner: Any, log: RunLog | None = None) -> dict[str, Any]:
     """LiveCoder Table 1's non-functional figures (%) of the run's output against the task's reference, its
     suites run in the sandbox, and how resource was measured, as the PairResult fields ``non_functional``
     ``resource_measure`` and ``maintainability_measure`` (RAL-Bench tasks with a reference and a runner; else
-    none)."""
-    from projectgen.evaluation.nonfunctional import MAINTAINABILITY_MEASURE, RESOURCE_MEASURE, score_candidate
-    from projectgen.repository import load_repository
-
-    output = RunFolder(run_dir).repository
-    if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
+    none): the run log's score when its run recorded one, else measured here (`output_scorers.NonFunctional`)."""
+    score = log.score(NON_FUNCTIONAL) if log is not None else None
+    if score is None:
+        score = NonFunctional().score(task, RunFolder(run_dir), runner, None)
+    if score is None:
         return {}
-    scores = score_candidate(task, load_repository(output), runner)
-    return {"non_functional": scores.as_percent(),
-            "resource_measure": RESOURCE_MEASURE if scores.scores.get("resource") is not None else None,
-            "maintainability_measure": MAINTAINABILITY_MEASURE}
+    return {"non_functional": dict(score.detail["figures"]), "resource_measure": score.detail["resource_measure"],
+            "maintainability_measure": score.detail["maintainability_measure"]}
 
 
-def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | str | None]:
+def final_sketchbleu(run_dir: Path, task: Task, log: RunLog | None = None) -> dict[str, float | str | None]:
     """SketchBLEU of the run's output repository against the task's reference in both modes, as the
     PairResult fields ``sketchbleu`` (repaired), ``sketchbleu_codes`` and ``sketchbleu_codes_files``.
 
@@ -380,22 +387,12 @@ def final_sketchbleu(run_dir: Path, task: Task) -> dict[str, float | str | None]
     (`sketchbleu_folders.codes_files`: on DevBench and CodeProjectEval the whole task folder against the
     output with the task's tests copied in), so it is the figure the paper printed. A figure is None when
     there is no reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is
-    undefined (a side without functions)."""
-    from projectgen.evaluation.sketchbleu import sketch_bleu
-    from projectgen.evaluation.sketchbleu_folders import codes_files
-    from projectgen.repository import load_repository
-
-    output = RunFolder(run_dir).repository
-    if not task.has_reference or not output.is_dir():
+    undefined (a side without functions). The run log's score when its run recorded one, else computed here
+    (`output_scorers.SketchBLEU`)."""
+    score = log.score(SKETCHBLEU) if log is not None else None
+    if score is None:
+        score = SketchBLEU().score(task, RunFolder(run_dir), None, None)
+    if score is None:
         return {}
-    try:
-        repaired = sketch_bleu(load_repository(output), task.reference_repository(), mode="repaired")
-    except ProjectGenError:  # the extra is missing, or the reference has no Python file
-        return {}
-    try:
-        files = codes_files(task, output)
-        codes = sketch_bleu(files.candidate, files.reference, mode="codes")
-    except ProjectGenError:  # a config.json ProjectGen's script could not read: no figure of its file set
-        return {"sketchbleu": repaired.total}
-    return {"sketchbleu": repaired.total, "sketchbleu_codes": codes.total if codes.defined else None,
-            "sketchbleu_codes_files": files.file_set}
+    return {"sketchbleu": score.value, "sketchbleu_codes": score.detail["codes"],
+            "sketchbleu_codes_files": score.detail["codes_files"]}

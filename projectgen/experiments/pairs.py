@@ -37,6 +37,7 @@ from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.output_scorers import REFERENCE_SCORERS
 
 if TYPE_CHECKING:
     from projectgen.llm import ModelRoles
@@ -178,7 +179,9 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                                       attempt_settings=self.spec.attempt_settings,
                                       knowledge_store=self.spec.knowledge_url, embedding=self.spec.embedding,
                                       max_tokens=self.spec.max_tokens, checkpoint_url=self.spec.checkpoint_url)
-        common = dict(models=models, runner=state, sync=unit.sync,
+        # The scores against the task's reference are taken where the run ends and kept in its log, so the
+        # row reads them (`pair_from_run`) rather than scoring the folder again.
+        common = dict(models=models, runner=state, sync=unit.sync, scorers=REFERENCE_SCORERS,
                       progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:

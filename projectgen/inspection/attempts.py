@@ -51,10 +51,10 @@ def attempt_views(view: RunView) -> list[AttemptView]:
 
 
 def _attempt_records(view: RunView) -> dict[int | None, dict[str, Any]]:
-    """Attempt number -> its record: from the summary, else merged from the ``learn`` events."""
+    """Attempt number -> its record: from the run's record, else merged from the ``learn`` events."""
     records: dict[int | None, dict[str, Any]] = {}
-    if view.summary and isinstance(view.summary.get("attempts"), list):
-        for record in view.summary["attempts"]:
+    if view.log.kind == "livecoder" and view.record is not None:
+        for record in view.record.get("attempts") or []:
             if isinstance(record, Mapping):
                 records[record.get("attempt")] = dict(record)
     else:
@@ -67,7 +67,7 @@ def _attempt_records(view: RunView) -> dict[int | None, dict[str, Any]]:
 
 def _pipeline_attempt(view: RunView) -> AttemptView:
     """A plain ProjectGen run as one attempt: unit-test pass rate, stages and last check from its summary."""
-    summary = view.summary or {}
+    summary = view.record or {}
     stages = summary.get("stages") or {}
     unit = summary.get("unit_tests")
     unit = dict(unit) if isinstance(unit, Mapping) else None

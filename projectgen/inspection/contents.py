@@ -18,6 +18,7 @@ from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.pricing import PRICES_AS_OF
 
 from projectgen.runs.methods import DEFAULT_METHOD, describe_method
+from projectgen.runs.run_log import UNIT
 from projectgen.runs.trace import STAGES
 
 ATTEMPT_HEADERS = ["attempt", "score", "check tests", "unit tests (reported)", "stage iterations (judge scores)",
@@ -91,7 +92,7 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
         facts.append(("run id", run.run_id))
     facts.append(("kind", run.kind_label))
     if run.kind == "livecoder":
-        facts.append(("method", method_fact((run.summary or {}).get("method") or DEFAULT_METHOD)))
+        facts.append(("method", method_fact((run.record or {}).get("method") or DEFAULT_METHOD)))
     facts.append(("status", run.status))
     if run.kind == "livecoder":
         selection = run.selection or "check"
@@ -107,10 +108,9 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     if final:
         facts.append(("final choice", f"attempt {final.get('attempt')} ({final.get('source')}), score "
                                       f"{fmt_score(final.get('score'))} ({score_label(run)})"))
-    unit = (run.summary or {}).get("unit_tests")
-    if isinstance(unit, dict) and unit.get("total") is not None:
-        facts.append(("final unit tests", f"{unit.get('passed')}/{unit.get('total')} passed (hidden tests, "
-                                          f"reported only)"))
+    unit = run.log.score(UNIT)
+    if unit is not None and unit.total is not None:
+        facts.append(("final unit tests", f"{unit.passed}/{unit.total} passed (hidden tests, reported only)"))
     if run.stopped:
         facts.append(("stopped", run.stopped))
     if flags := run.integrity_flags():
@@ -180,7 +180,7 @@ def _stage_index(name: str) -> int:
 def _model_table(run: RunView) -> tuple[list[str], list[list[Any]]]:
     """Headers and rows of the models table (the description column only when some model has one)."""
     rows = []
-    descriptions = (run.summary or {}).get("model_descriptions") or {}
+    descriptions = (run.record or {}).get("model_descriptions") or {}
     for name, info in run.models().items():
         price = info["price"]
         kind = "scripted replay (not a model)" if info["scripted"] else "model"

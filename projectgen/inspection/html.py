@@ -263,7 +263,7 @@ def _judge_charts(run: RunView) -> list[tuple[str, str]]:
     if not verdicts:
         return []
     threshold = None
-    settings = (run.summary or {}).get("settings") or (run.manifest or {}).get("settings") or {}
+    settings = (run.record or {}).get("settings") or (run.manifest or {}).get("settings") or {}
     if isinstance(settings.get("threshold"), (int, float)):
         threshold = float(settings["threshold"])
     return [("Judge scores per stage iteration (0-10)",

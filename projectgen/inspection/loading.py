@@ -1,10 +1,10 @@
 """Read a run folder into a `RunView`.
 
-`load_run(DIR)` reads a LiveCoder run folder (``run.json``, ``events.jsonl``,
-``usage.jsonl``, ``summary.json``) or a plain ProjectGen one (``summary.json`` and
-``usage.jsonl``, no trace yet): the trace becomes timeline rows, the model calls are
-attributed to them, and the attempts are summed up (see `projectgen.inspection.views`
-for what the view holds).
+`load_run(DIR)` reads any run folder: how the run ended from its run log (`read_run_log`, which also
+reads folders written before the log), ``run.json``'s current status, the trace (``events.jsonl``,
+none in a plain ProjectGen folder) and ``usage.jsonl``: the trace becomes timeline rows, the model
+calls are attributed to them, and the attempts are summed up (see `projectgen.inspection.views` for
+what the view holds).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from projectgen.inspection.views import RunView
 from projectgen.llm import CallRecord
 from projectgen.llm.pricing import CostTotal, PriceTable
 from projectgen.runs.folder import RUN_MARKERS, RunFolder
-from projectgen.runs.pipeline import SINGLE_PASS
+from projectgen.runs.run_log import read_run_log
 from projectgen.runs.trace import read_trace
 
 
@@ -34,15 +34,13 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     prices = prices if prices is not None else PriceTable.default()
     folder = RunFolder(path)
     manifest = _read_json(folder.manifest)
-    summary = _read_json(folder.summary)
+    log = read_run_log(folder)
     events = read_trace(folder.events, strict=True)
     calls = read_calls(folder.usage)
-    single_pass = manifest is not None and manifest.get("method") == SINGLE_PASS  # run_project: no attempts
-    livecoder = not single_pass and (manifest is not None or bool(events)
-                                     or (summary is not None and "attempts" in summary))
-    view = RunView(path=path, kind="livecoder" if livecoder else "projectgen", manifest=manifest, summary=summary,
+    single_pass = log.kind == "single-pass"  # run_project: one pass, no attempts
+    view = RunView(path=path, kind="projectgen" if single_pass else "livecoder", log=log, manifest=manifest,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
-    if not livecoder:
+    if single_pass:
         view.state_verdicts = _state_verdicts(folder.state)
     view.rows = timeline_rows(events)
     view.knowledge = knowledge_rows(view.rows)

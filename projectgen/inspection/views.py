@@ -27,6 +27,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.methods import describe_method
+from projectgen.runs.run_log import RunLog
 from projectgen.runs.trace import STAGES
 
 
@@ -146,8 +147,10 @@ class RunView:
 
     path: Path
     kind: str  # "livecoder" | "projectgen"
+    log: RunLog
+    """How the run ended (`projectgen.runs.run_log.read_run_log`): its kind, scores, timings; its record."""
     manifest: dict[str, Any] | None
-    summary: dict[str, Any] | None
+    """run.json as it stands now: the status and pid of a run still going, which the log cannot know."""
     events: list[dict[str, Any]]
     calls: list[CallRecord]
     rows: list[TimelineRow]
@@ -173,16 +176,20 @@ class RunView:
         return bool(self.events)
 
     @property
+    def record(self) -> dict[str, Any] | None:
+        """The protocol's own record of the run (summary.json's content), None while it has not ended."""
+        return self.log.record
+
+    @property
     def task_id(self) -> str:
-        for source in (self.summary, self.manifest):
-            if source and source.get("task_id"):
-                return str(source["task_id"])
+        if self.log.request is not None or self.log.ended:
+            return self.log.task_id
         start = next((e for e in self.events if e.get("event") == "run_start"), None)
         return str(start.get("task_id")) if start and start.get("task_id") else self.path.name
 
     def _recorded(self, key: str) -> str | None:
-        """A field as the summary records it, else run.json (None where neither does)."""
-        for source in (self.summary, self.manifest):
+        """A field as the run's record keeps it, else run.json (None where neither does)."""
+        for source in (self.record, self.manifest):
             if source and source.get(key):
                 return str(source[key])
         return None
@@ -200,7 +207,7 @@ class RunView:
     def kind_label(self) -> str:
         """What made the run, in words: a one-pass method is not called "LiveCoder attempts" because the
         attempts graph carried it."""
-        if (self.manifest or {}).get("method") == "evolve":
+        if self.log.kind == "evolve":
             return "evolve (a change to a finished run)"
         if self.kind == "projectgen":
             return "ProjectGen pipeline (one run)"
@@ -213,8 +220,8 @@ class RunView:
 
     @property
     def selection(self) -> str | None:
-        if self.summary and self.summary.get("selection"):
-            return str(self.summary["selection"])
+        if self.record and self.record.get("selection"):
+            return str(self.record["selection"])
         settings = (self.manifest or {}).get("attempt_settings") or {}
         return settings.get("selection")
 
@@ -222,7 +229,7 @@ class RunView:
     def feedback_suite(self) -> str | None:
         """Whose test output the generators were given: 'check', or 'unit' (the hidden tests, LiveCoder's
         protocol without visible tests); 'check' for a run from before the setting, None without settings."""
-        for source in (self.summary, self.manifest):
+        for source in (self.record, self.manifest):
             settings = (source or {}).get("settings")
             if isinstance(settings, Mapping):
                 return str(settings.get("feedback_suite", "check"))
@@ -231,21 +238,21 @@ class RunView:
     @property
     def oracle(self) -> bool:
         """Attempts were chosen with the hidden unit tests (an oracle upper bound, not a fair score)."""
-        if self.summary and "oracle" in self.summary:
-            return bool(self.summary["oracle"])
+        if self.record and "oracle" in self.record:
+            return bool(self.record["oracle"])
         return self.selection == "unit"
 
     @property
     def final(self) -> dict[str, Any] | None:
-        if self.summary and self.summary.get("final"):
-            return dict(self.summary["final"])
+        if self.record and self.record.get("final"):
+            return dict(self.record["final"])
         end = self._run_end()
         return dict(end["final"]) if end and isinstance(end.get("final"), Mapping) else None
 
     @property
     def stopped(self) -> str | None:
-        if self.summary and self.summary.get("stopped"):
-            return str(self.summary["stopped"])
+        if self.record and self.record.get("stopped"):
+            return str(self.record["stopped"])
         end = self._run_end()
         return str(end["stopped"]) if end and end.get("stopped") else None
 
@@ -261,7 +268,7 @@ class RunView:
                 return f"{recorded} (decide with `projectgen review {self.path}`)"
             return self._liveness(recorded) if recorded == "running" else recorded
         if self.kind == "projectgen":
-            return "finished" if self.summary else "unknown"
+            return "finished" if self.log.ended else "unknown"
         return "finished" if any(e.get("event") == "run_end" for e in self.events) else "running or interrupted"
 
     def _liveness(self, recorded: str) -> str:
@@ -283,7 +290,8 @@ class RunView:
         entries: list[Any] = []
         for path in (self.folder.unit_report, self.folder.check_report):
             entries += (_read_json(path) or {}).get("integrity_flags") or []
-        for record in [*((self.summary or {}).get("tries") or []), *(_read_json(self.folder.turns) or [])]:
+        test_runs = {"reflect": "tries", "refine": "turns"}.get(self.log.kind or "")
+        for record in ((self.record or {}).get(test_runs) or []) if test_runs else []:
             if isinstance(record, Mapping):
                 entries += record.get("integrity_flags") or []
         return unique_flags(IntegrityFlag.model_validate(entry) for entry in entries)
@@ -296,8 +304,8 @@ class RunView:
 
     @property
     def duration_s(self) -> float | None:
-        if self.summary and isinstance(self.summary.get("duration_s"), (int, float)):
-            return float(self.summary["duration_s"])
+        if self.log.timings.duration_s is not None:
+            return self.log.timings.duration_s
         offsets = [r.offset_s for r in self.rows if r.offset_s is not None]
         return max(offsets) if offsets else None
 
@@ -342,9 +350,9 @@ class RunView:
         if out or self.kind != "projectgen":
             return out
         out = [_judge_entry(verdict, None, verdict.get("stage")) for verdict in self.state_verdicts]
-        if out or not self.summary:
+        if out or not self.record:
             return out
-        for stage, info in (self.summary.get("stages") or {}).items():  # only the summary: scores and checks
+        for stage, info in (self.record.get("stages") or {}).items():  # only the summary: scores and checks
             checks = info.get("checks") or []
             for i, score in enumerate(info.get("scores") or []):
                 check = checks[i] if i < len(checks) and stage == "code" else None

@@ -4,6 +4,8 @@
 `pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
 runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
+`run_log` the run log (log.json) every run writes where it ends and `read_run_log` reads (`output_scorers`
+the scores of its output it may keep);
 `trace` the events.jsonl trace; `locking` one process per folder; `unit` a batch unit of any protocol
 through the driver (`drive_unit`); `reflection` one exercise under
 LiveRepoReflection's protocol in its own resumable folder; `pending_review` the review.json of a
@@ -41,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "LiveCoderSummary": "projectgen.runs.summary",
     "AttemptRecord": "projectgen.runs.summary",
     "FinalChoice": "projectgen.runs.summary",
+    "RunLog": "projectgen.runs.run_log",
+    "read_run_log": "projectgen.runs.run_log",
     "TraceWriter": "projectgen.runs.trace",
     "read_trace": "projectgen.runs.trace",
     "folder_lock": "projectgen.runs.locking",

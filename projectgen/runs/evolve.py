@@ -36,7 +36,6 @@ from projectgen.agents import Agents
 from projectgen.agents.evolver import TreeReviser
 from projectgen.config import Settings
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -48,6 +47,7 @@ from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_ta
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest, run_budget
 from projectgen.runs.folder import read_manifest
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import describe_agents, summarize_run
 from projectgen.runs.trace import TraceWriter
 from projectgen.ssat import SSAT, ssat_from_repository
@@ -332,7 +332,8 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
         run.folder.write_json(run.folder.ssat, state["ssat"])
     run.folder.write_json(run.folder.state, {k: v for k, v in state.items() if k != "base_ssat"})
     _write_record(run, record)
-    write_atomic(run.folder.summary, summary.model_dump_json(indent=1) + "\n")
+    write_run_log(run.folder, "evolve", summary.model_dump(mode="json"), manifest=run.manifest,
+                  summary=summary.model_dump_json(indent=1) + "\n")
     run.folder.record_status(run.manifest, "finished", state.get("stopped"))
     trace.write("run_end", stopped=state.get("stopped"), status="finished",
                 check=check_report.summary() if check_report is not None else None)

@@ -63,6 +63,11 @@ class RunFolder:
         return self.root / layout.SUMMARY
 
     @property
+    def run_log(self) -> Path:
+        """log.json: how the run ended, in the one shape every protocol's run has (runs/run_log.py)."""
+        return self.root / layout.RUN_LOG
+
+    @property
     def usage(self) -> Path:
         return self.root / layout.USAGE
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 # ------------------------------------------------------------------ a run folder
 MANIFEST = "run.json"  # what was run (task, models, settings) and how it ended; --resume reads it
 SUMMARY = "summary.json"  # the run's figures: per attempt (LiveCoder) or per stage (single pass)
+RUN_LOG = "log.json"  # the run log: how any run ended, in one versioned shape (runs/run_log.py)
 USAGE = "usage.jsonl"  # one line per model call
 CALLS = "calls.jsonl"  # replies of completed model calls, replayed by a resumed node
 PROMPTS = "prompts.jsonl"  # the exact prompt of every call, each distinct one once (keyed by prompt_id)
@@ -37,11 +38,11 @@ LOCK = ".projectgen.lock"  # held by the one process working in a run or experim
 GENERATED = (REPOSITORY, BASE, EVOLVED_TASK, TURN_FILES, "snapshots")
 
 # Files that mark a folder as a run (for `trace` and `report`).
-RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, USAGE)
+RUN_MARKERS: tuple[str, ...] = (MANIFEST, EVENTS, SUMMARY, RUN_LOG, USAGE)
 
 # Everything a run may write: what `--force` clears from an existing output folder.
 RUN_OUTPUTS: tuple[str, ...] = (
-    REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, MANIFEST, EVENTS, CALLS, PROMPTS,
+    REPOSITORY, SSAT, STATE, USAGE, UNIT_REPORT, SUMMARY, RUN_LOG, MANIFEST, EVENTS, CALLS, PROMPTS,
     CHECKPOINTS, f"{CHECKPOINTS}-wal", f"{CHECKPOINTS}-shm", KNOWLEDGE, BEST, ATTEMPTS,
     REPORT_MD, REPORT_HTML, EVOLVE, EVOLVED_TASK, BASE, CHECK_REPORT, REVIEW, THREAD, TURNS, TURN_FILES,
 )

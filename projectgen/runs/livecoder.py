@@ -53,7 +53,6 @@ from typing import Any
 from projectgen.agents import Agents
 from projectgen.config import AttemptSettings
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -73,10 +72,12 @@ from projectgen.runs.method_graphs import (
     warm_graph,
 )
 from projectgen.runs.methods import describe_method, method_attempt_settings
+from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.pending_review import (
     AWAITING_REVIEW, awaiting_reason, pending_review_record, read_pending_review,
 )
 from projectgen.runs.request import RunRequest
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import describe_agents, summarize_attempts
 from projectgen.runs.trace import TraceWriter
 
@@ -111,6 +112,7 @@ class LiveCoderRun:
     custom_warm_graph: Any = None  # warm-started attempts of the caller's stages
     sync: Callable[[], None] | None = None
     decision: Any = None  # a `ReviewDecision` to continue a run paused for review with
+    scorers: Sequence[Scorer] = ()  # what scores the final output into the run log
 
     @property
     def attempt_settings(self) -> AttemptSettings:
@@ -157,6 +159,7 @@ class RunParts:
     budget: Budget | None = None
     progress: Callable[[str], None] | None = None
     sync: Callable[[], None] | None = None
+    scorers: Sequence[Scorer] = ()
 
     @classmethod
     def of(cls, *, models: ModelRoles | None, agents: Agents | None, project_graph: Any,
@@ -177,7 +180,7 @@ async def arun_livecoder(request: RunRequest, out_dir: Path | str, *, models: Mo
                          runner: SandboxRunner | None = None, budget: Budget | None = None,
                          run_id: str | None = None, force: bool = False,
                          progress: Callable[[str], None] | None = None,
-                         sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+                         sync: Callable[[], None] | None = None, scorers: Sequence[Scorer] = ()) -> LiveCoderOutcome:
     """Run `request` (`RunRequest.for_task`: task, method, models' specs, settings, budgets, review ...) in a new
     run folder `out_dir` (`force`: replacing an earlier run's files there); `aresume_livecoder` continues one.
 
@@ -193,10 +196,12 @@ async def arun_livecoder(request: RunRequest, out_dir: Path | str, *, models: Mo
     token and cost budgets. `run_id` names the run (default: a random one): a batch that may start the
     same unit twice (an executor retrying it) tells its own run from an older one in the folder by it.
     `sync()`, when given, is called after each model call is recorded and before each checkpoint is written
-    (an executor copying the folder to another machine sends it then; see `Relocatable`).
+    (an executor copying the folder to another machine sends it then; see `Relocatable`). `scorers` score the
+    final output where the run ends, their scores kept in the run log (`projectgen.runs.output_scorers`).
     """
     parts = RunParts.of(models=models, agents=agents, project_graph=project_graph, stages=stages,
-                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync)
+                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync,
+                        scorers=scorers)
     if parts.custom is not None and request.review:
         raise ProjectGenError("review= applies to the method's graph; build your own stages with review=True "
                               "(architecture_stage(..., review=True))")
@@ -228,13 +233,16 @@ async def aresume_livecoder(out_dir: Path | str, *, models: ModelRoles | None = 
                             project_graph: Any = None, stages: Sequence[Stage] | None = None, embeddings: Any = None,
                             runner: SandboxRunner | None = None, budget: Budget | None = None,
                             decision: Any = None, progress: Callable[[str], None] | None = None,
-                            sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+                            sync: Callable[[], None] | None = None,
+                            scorers: Sequence[Scorer] = ()) -> LiveCoderOutcome:
     """Continue the run in `out_dir` with the request its run.json holds: the checkpointer replays the finished
     nodes and the call cache answers the completed calls. The models and the caller's graph are given again
     (the checkpoints are of that graph); `embeddings` must embed as the run's store did. A run paused for
-    review continues with `decision` (a `ReviewDecision` or its JSON; `review_run` builds it)."""
+    review continues with `decision` (a `ReviewDecision` or its JSON; `review_run` builds it); `scorers` as
+    `arun_livecoder`'s."""
     parts = RunParts.of(models=models, agents=agents, project_graph=project_graph, stages=stages,
-                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync)
+                        embeddings=embeddings, runner=runner, budget=budget, progress=progress, sync=sync,
+                        scorers=scorers)
     folder = RunFolder(Path(out_dir))
     manifest, store_embeddings = _resumed_manifest(folder, parts)
     with ExitStack() as held:
@@ -262,29 +270,30 @@ async def _open_and_run(held: ExitStack, folder: RunFolder, manifest: RunManifes
         parts.models, manifest.settings)
     return await _run(LiveCoderRun(task=task, folder=folder, manifest=manifest, agents=agents,
                                    models=parts.models, context=context, resume=resume, custom_graph=parts.custom,
-                                   custom_warm_graph=parts.custom_warm, sync=parts.sync, decision=decision))
+                                   custom_warm_graph=parts.custom_warm, sync=parts.sync, decision=decision,
+                                   scorers=parts.scorers))
 
 
 def run_livecoder(request: RunRequest, out_dir: Path | str, *, models: ModelRoles | None = None,
                   agents: Agents | None = None, project_graph: Any = None, stages: Sequence[Stage] | None = None,
                   embeddings: Any = None, runner: SandboxRunner | None = None, budget: Budget | None = None,
                   run_id: str | None = None, force: bool = False, progress: Callable[[str], None] | None = None,
-                  sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+                  sync: Callable[[], None] | None = None, scorers: Sequence[Scorer] = ()) -> LiveCoderOutcome:
     """`arun_livecoder` for synchronous callers."""
     return asyncio.run(arun_livecoder(request, out_dir, models=models, agents=agents, project_graph=project_graph,
                                       stages=stages, embeddings=embeddings, runner=runner, budget=budget,
-                                      run_id=run_id, force=force, progress=progress, sync=sync))
+                                      run_id=run_id, force=force, progress=progress, sync=sync, scorers=scorers))
 
 
 def resume_livecoder(out_dir: Path | str, *, models: ModelRoles | None = None, agents: Agents | None = None,
                      project_graph: Any = None, stages: Sequence[Stage] | None = None, embeddings: Any = None,
                      runner: SandboxRunner | None = None, budget: Budget | None = None, decision: Any = None,
                      progress: Callable[[str], None] | None = None,
-                     sync: Callable[[], None] | None = None) -> LiveCoderOutcome:
+                     sync: Callable[[], None] | None = None, scorers: Sequence[Scorer] = ()) -> LiveCoderOutcome:
     """`aresume_livecoder` for synchronous callers."""
     return asyncio.run(aresume_livecoder(out_dir, models=models, agents=agents, project_graph=project_graph,
                                          stages=stages, embeddings=embeddings, runner=runner, budget=budget,
-                                         decision=decision, progress=progress, sync=sync))
+                                         decision=decision, progress=progress, sync=sync, scorers=scorers))
 
 
 def write_attempt(folder: RunFolder, repository: Mapping[str, str], record: Mapping[str, Any]) -> None:
@@ -411,8 +420,11 @@ async def _finish(run: LiveCoderRun, state: dict[str, Any], trace: TraceWriter, 
     folder.write_repository(state.get("repository") or {})
     if (tree := output_tree(state)) is not None:
         folder.write_json(folder.ssat, tree)  # what `evolve` starts from
-    # summary.json says the run is done (experiments collect a folder that has one): whole or absent.
-    write_atomic(folder.summary, summary.to_json())
+    scores = await asyncio.to_thread(score_output, run.scorers, run.task, folder, run.context.runner, unit_report)
+    # summary.json says the run is done (experiments collect a folder that has one): whole or absent; the run
+    # log beside it.
+    write_run_log(folder, "livecoder", summary.model_dump(mode="json"), manifest=run.manifest,
+                  summary=summary.to_json(), scores=scores)
     folder.record_status(run.manifest, summary.status, summary.reason)
     trace.write("run_end", final=state.get("final"), stopped=state.get("stopped"), status=summary.status)
     return LiveCoderOutcome(state=state, summary=summary.model_dump(mode="json"), out_dir=run.folder.root,

@@ -29,7 +29,6 @@ from typing import Any
 from projectgen.agents import Agents
 from projectgen.config import Settings
 from projectgen.datasets.task import Task
-from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -41,6 +40,7 @@ from projectgen.runs.execution import run_hidden_unit_tests
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.method_graphs import custom_inner_graph
+from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import RunSummary, called_models, describe_agents, summarize_run
 
 
@@ -147,4 +147,5 @@ def write_outputs(folder: RunFolder, state: Mapping[str, Any], summary: RunSumma
     folder.write_json(folder.state, dict(state))
     if unit_report is not None:
         unit_report.write_json(folder.unit_report)
-    write_atomic(folder.summary, summary.model_dump_json(indent=1) + "\n")
+    write_run_log(folder, "single-pass", summary.model_dump(mode="json"), manifest=folder.read_manifest(),
+                  summary=summary.model_dump_json(indent=1) + "\n")

@@ -20,7 +20,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
-from projectgen.runs.unit import Unit, drive_unit
+from projectgen.runs.unit import Unit, UnitEnd, drive_unit
 
 REFINE_METHOD = "refine"  # run.json's method of a refine task run
 
@@ -46,14 +46,13 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
 
     strategy, setting = request.protocol["strategy"], request.protocol["context"]
 
-    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> tuple[list[dict[str, Any]],
-                                                                                         dict[str, Any]]:
+    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[list[dict[str, Any]]]:
         records = sorted(state.get("turns") or [], key=lambda r: r["turn"])
         write_turns(folder, task, records)
-        return records, {"turns": len(records)}
+        return UnitEnd(records, trace={"turns": len(records)}, record={"turns": records})
 
     return await drive_unit(RunFolder(Path(run_dir)), Unit(
-        request=request, graph=build_refinement_graph(Refiner(model), strategy, setting),
+        request=request, kind="refine", graph=build_refinement_graph(Refiner(model), strategy, setting),
         start=initial_refinement_state(task, strategy, setting), outputs=outputs,
         context=lambda gateway: RefinementContext(task=task, evaluate=evaluate, gateway=gateway,
                                                   expected=dict(expected), progress=progress),

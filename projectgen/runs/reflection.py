@@ -12,6 +12,7 @@ The folder holds::
     usage.jsonl          one line per model call
     repository/          the solution files after the last try
     summary.json         the result (`ReflectionResult`); written last, so its presence means done
+    log.json             the run log (`projectgen.runs.run_log`): the result as the one shape every run has
 
 Run again on a folder without summary.json (killed, or the harness failed), it resumes: the
 checkpointer replays the nodes that finished, and a node that was cut short after its model call
@@ -35,18 +36,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from projectgen.agents.reflection import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
-from projectgen.runs.unit import Unit, drive_unit
+from projectgen.runs.run_log import read_run_log
+from projectgen.runs.unit import Unit, UnitEnd, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
 REFLECT_METHOD = "reflect"  # run.json's method of a reflect unit
@@ -72,10 +75,17 @@ class ReflectionResult(BaseModel):
 
 
 def read_result(folder: RunFolder) -> ReflectionResult | None:
-    """The folder's finished result, or None (not finished, or unreadable: run it again)."""
+    """The folder's finished result, from its run log; None when it has none (not finished, or unreadable: run
+    it again)."""
     try:
-        return ReflectionResult.model_validate_json(folder.summary.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        log = read_run_log(folder)
+    except ProjectGenError:
+        return None
+    if log.kind != "reflect" or log.record is None:
+        return None
+    try:
+        return ReflectionResult.model_validate(log.record)
+    except ValidationError:
         return None
 
 
@@ -117,8 +127,7 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
         return done
     edit_format, tries = request.protocol["edit_format"], request.protocol["tries"]
 
-    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> tuple[ReflectionResult,
-                                                                                         dict[str, Any]]:
+    def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[ReflectionResult]:
         made = [r for r in folder.usage_records() if r.error is None]
         attempts = [dict(t) for t in state.get("tries") or []]
         result = ReflectionResult(
@@ -129,11 +138,12 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
             calls=len(made), input_tokens=sum(r.input_tokens for r in made),
             output_tokens=sum(r.output_tokens for r in made))
         folder.write_repository(state.get("repository") or {})
-        write_atomic(folder.summary, json.dumps(result.model_dump(mode="json"), indent=1) + "\n")
-        return result, {"passed_at": state.get("passed_at")}
+        record = result.model_dump(mode="json")
+        return UnitEnd(result, trace={"passed_at": state.get("passed_at")}, record=record,
+                       summary=json.dumps(record, indent=1) + "\n")
 
     return await drive_unit(folder, Unit(
-        request=request, graph=build_reflection_graph(ReflectionCoder(model), tries),
+        request=request, kind="reflect", graph=build_reflection_graph(ReflectionCoder(model), tries),
         start=initial_reflection_state(exercise), outputs=outputs,
         context=lambda gateway: ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner,
                                                   gateway=gateway, progress=progress),

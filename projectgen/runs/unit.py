@@ -3,7 +3,8 @@
 Every protocol unit (a `reflect` exercise, a `refine` task run, a new protocol's) takes the same steps:
 the folder opened for its request (`RunFolder.open_unit`: resumed, or started over when it holds another
 request), the model gateway from the folder (usage, call cache, prompts, budgets), the graph driven
-(checkpoints, trace, Ctrl-C, a failing model), the protocol's outputs written, run.json's end status.
+(checkpoints, trace, Ctrl-C, a failing model), the protocol's outputs written, the run log (its record and
+summary.json, `write_run_log`), run.json's end status.
 `drive_unit` takes them; a protocol says only what differs (`Unit`), so adding one needs no module here.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from projectgen.runs.driver import Drive, drive
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
+from projectgen.runs.run_log import RunKind, write_run_log
 
 if TYPE_CHECKING:
     from projectgen.agents.base import ModelGateway
@@ -24,16 +26,28 @@ Result = TypeVar("Result")
 
 
 @dataclass(frozen=True)
+class UnitEnd(Generic[Result]):
+    """What a unit's outputs step gives back: its result, the trace's run_end fields, and what the run log keeps
+    (the protocol's record, and summary.json's text for a protocol that writes one)."""
+
+    result: Result
+    trace: Mapping[str, Any]
+    record: Mapping[str, Any]
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
 class Unit(Generic[Result]):
     """What one protocol unit is: its request (run.json), its graph and input, the context the graph runs
     with (built around the run's gateway), and what it writes when the graph ends."""
 
     request: RunRequest
+    kind: RunKind  # the run log's kind
     graph: Any
     start: Any
     context: Callable[[ModelGateway], Any]
-    outputs: Callable[[RunFolder, RunManifest, dict[str, Any]], tuple[Result, Mapping[str, Any]]]
-    """Writes the unit's outputs from the final state; returns its result and the trace's run_end fields."""
+    outputs: Callable[[RunFolder, RunManifest, dict[str, Any]], UnitEnd[Result]]
+    """Writes the unit's own outputs from the final state; returns its result, trace fields and log record."""
     run_id: str
     scope: str  # keys the call cache
     marker: Mapping[str, Any] = field(default_factory=dict)  # the trace's run_start fields
@@ -43,7 +57,8 @@ class Unit(Generic[Result]):
 
 
 async def drive_unit(folder: RunFolder, unit: Unit[Result]) -> Result:
-    """Run (or resume) `unit` in `folder` to its end: its outputs written and run.json saying "finished"."""
+    """Run (or resume) `unit` in `folder` to its end: its outputs and run log written, run.json saying
+    "finished"."""
     with folder.open_unit(unit.request, run_id=unit.run_id) as (manifest, resume):
         gateway = folder.gateway(manifest.settings, scope=unit.scope, budget=folder.budget(manifest), sync=unit.sync)
         how = Drive(start=unit.start, context=unit.context(gateway), resume=resume, sync=unit.sync,
@@ -51,7 +66,8 @@ async def drive_unit(folder: RunFolder, unit: Unit[Result]) -> Result:
                     thread_id=unit.thread(folder, manifest) if unit.thread is not None else None)
         trace = folder.trace()
         driven = await drive(folder, unit.graph, manifest, how, trace)
-        result, ended = unit.outputs(folder, manifest, driven.state)
+        end = unit.outputs(folder, manifest, driven.state)
+        write_run_log(folder, unit.kind, end.record, manifest=manifest, summary=end.summary)
         folder.record_status(manifest, "finished", None)
-        trace.write("run_end", status="finished", **ended)
-        return result
+        trace.write("run_end", status="finished", **end.trace)
+        return end.result

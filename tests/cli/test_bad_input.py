@@ -490,6 +490,11 @@ def run_folder(root: Path, events: list[str]) -> Path:
                  ("summary.json: not valid JSON",), id="broken-summary"),
     pytest.param(lambda ws: write(ws / "run" / "run.json", "[]").parent, ("run.json: expected a JSON object",),
                  id="manifest-a-list"),
+    pytest.param(lambda ws: write(run_folder(ws / "run", [json.dumps(EVENT)]) / "log.json",
+                                  json.dumps({"log_version": 99})).parent,
+                 ("log.json: a run log of version 99", "upgrade projectgen"), id="log-of-a-later-version"),
+    pytest.param(lambda ws: write(ws / "run" / "summary.json", json.dumps({"score": 1})).parent,
+                 ("summary.json: not a run summary this projectgen knows",), id="summary-of-no-known-kind"),
 ])
 def test_trace_and_report_refuse_what_is_not_a_readable_run(command: str, setup, fragments, ws: Path,
                                                             capsys) -> None:

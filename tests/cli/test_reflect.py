@@ -20,6 +20,7 @@ from projectgen.datasets.examples import example_exercises_dir, example_script_p
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.experiments.reflection import run_reflect
+from projectgen.runs.run_log import read_run_log
 from test_support import strict_jsonl
 
 LAYOUTS = Path(__file__).parents[1] / "datasets" / "exercism_layouts"
@@ -317,3 +318,5 @@ def test_a_served_model_gets_the_output_cap_and_its_calls_the_servers_token_coun
     result = json.loads((out / "smollm2" / "whole" / "word_index" / "summary.json").read_text())
     assert result["status"] == "failed" and not result["well_formed"]  # the cut reply was not applied
     assert "not closed" in result["tries"][0]["edit_feedback"]
+    log = read_run_log(out / "smollm2" / "whole" / "word_index")
+    assert (log.kind, log.score("tests").value, log.score("well_format").value) == ("reflect", 0.0, 0.0)

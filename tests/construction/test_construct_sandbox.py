@@ -10,6 +10,7 @@ from projectgen.cli.main import main
 from projectgen.construction.check_tests import empty_stub
 from projectgen.construction.execution import execute
 from projectgen.datasets.loaders import load_task
+from projectgen.runs.run_log import read_run_log
 
 
 def test_check_tests_for_the_bundled_task_pass_on_the_reference_and_fail_on_a_stub(tmp_path: Path, env_cache: Path,
@@ -27,6 +28,8 @@ def test_check_tests_for_the_bundled_task_pass_on_the_reference_and_fail_on_a_st
     assert on_stub.anomaly is None and on_stub.passed == 0 and on_stub.total == 4
     summary = json.loads((out / ".construct" / "check-tests" / "summary.json").read_text())
     assert summary["kept"] and summary["cost"]["calls"] == 1
+    log = read_run_log(out / ".construct" / "check-tests")
+    assert (log.kind, log.score("kept").value, log.usage.calls) == ("check-tests", 1.0, 1)
     # The task has check tests now: asked again, the command refuses in one line.
     assert main(["construct", "check-tests", str(out), "--model", "scripted:examples"]) == 2
     assert "already has check tests" in capsys.readouterr().err

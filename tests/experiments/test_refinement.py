@@ -14,6 +14,7 @@ from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.refinement import (RefinementHooks, RefinementSpec, resolve_model, run_refinement)
+from projectgen.runs.run_log import read_run_log
 
 from test_support import write_multiturn_task
 
@@ -105,6 +106,8 @@ def test_results_files_hold_a_versioned_summary_and_the_curves(bundled):
     folder = out / "scripted-examples" / "ce-basic" / "kvstore-cli"
     assert (folder / "turns" / "2" / "kvstore" / "cli.py").read_text().count("store.delete(args.key)\n") == 1
     assert len(json.loads((folder / "turns.json").read_text())) == 4
+    log = read_run_log(folder)
+    assert log.kind == "refine" and [s.id for s in log.samples] == [f"kvstore-cli/turn-{k}" for k in (1, 2, 3, 4)]
     assert (folder / "usage.jsonl").is_file() and (folder / "calls.jsonl").is_file()
 
 

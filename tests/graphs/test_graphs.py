@@ -33,6 +33,7 @@ from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository.edits import EditOutcome, FileEdit, make_search_replace_reply
 from projectgen.runs import run_project
 from projectgen.ssat import SSAT, render_stub, ssat_from_repository
+from projectgen.runs.run_log import read_run_log
 from test_support import NoSandbox
 
 # --------------------------------------------------------------------------- a small project
@@ -637,6 +638,8 @@ def test_reference_replay_repairs_the_broken_function_and_writes_the_run(task, t
     written = {p.relative_to(out / "repository").as_posix(): p.read_text(encoding="utf-8")
                for p in (out / "repository").rglob("*") if p.is_file()}
     assert written == state["repository"]
+    log = read_run_log(out)
+    assert (log.kind, log.status, log.score("unit").passed) == ("single-pass", "finished", outcome.unit_report.passed)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["stages"]["code"]["iterations"] == 2 and summary["stages"]["code"]["accepted"]
     assert [c["passed"] for c in summary["stages"]["code"]["checks"]][-1] == 5

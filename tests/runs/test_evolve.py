@@ -28,6 +28,7 @@ from projectgen.repository import load_repository
 from projectgen.runs import run_livecoder
 from projectgen.runs.evolve import read_evolve_record, run_evolve
 from projectgen.ssat import SSAT
+from projectgen.runs.run_log import read_run_log
 
 from test_support import strict_jsonl
 
@@ -134,6 +135,7 @@ def test_an_evolve_run_is_a_run_folder_of_its_own_and_changes_chain(chain):
                                                                                 f"kvstore.change{turn}")
         assert manifest["task_path"] == str((folder / "task").resolve())
         assert (folder / "checkpoints.sqlite").is_file() and (folder / "summary.json").is_file()
+        assert (read_run_log(folder).kind, read_run_log(folder).status) == ("evolve", "finished")
         tree = SSAT.model_validate_json((folder / "ssat.json").read_text())
         assert "kvstore/counter.py" in {f.path for f in tree.files()}
         prd = (folder / "task" / "docs" / "prd.md").read_text()
