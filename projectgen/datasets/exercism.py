@@ -214,10 +214,21 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
             raise TaskFormatError(config, f"{rel} not found in the exercise folder")
     if set(tests) & set(solution):
         raise TaskFormatError(config, "a file is both a test and a solution file")
-    pairs = _pair_examples(config, solution, examples)
+    pairs = _pair_examples(config, solution, tuple(rel for rel in examples if not _copy_of_a_test(rel, tests, solution)))
     if "Cargo.toml" in solution and "Cargo.toml" not in pairs and (folder / RUST_EXAMPLE_MANIFEST).is_file():
         pairs["Cargo.toml"] = RUST_EXAMPLE_MANIFEST  # the crates the example uses: refused in one line offline
     return solution, tests, pairs
+
+
+def _copy_of_a_test(example: str, tests: tuple[str, ...], solution: tuple[str, ...] = ()) -> bool:
+    """Whether an example file is the exercise's own test rather than a reference solution file: a copy of a
+    test file (LiveRepoReflection lists ``.meta/cases_test.go`` beside ``cases_test.go``), or a file named like a
+    test (``.meta/example_test.go``, ``.meta/max_flow_benchmark_test.go``). Exercism's example files stand in for
+    the solution files; a test is no solution file, and the tests that run are ``files.test`` (and, as the
+    native runner runs the folder, the other test files at the top), never ``.meta``'s copies, which may be
+    an older draft."""
+    name = example.removeprefix(".meta/")
+    return name not in solution and (name in tests or _is_test_file(posixpath.basename(name)))
 
 
 def _pair_examples(config: Path, solution: tuple[str, ...], examples: tuple[str, ...]) -> dict[str, str]:
@@ -252,7 +263,8 @@ def _discovered(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[st
     """No config.json: tests are the top-level test files, the reference is ``.meta``'s code files."""
     tests = tuple(sorted(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name)))
     meta = folder / ".meta"
-    examples = sorted(p.name for p in meta.iterdir() if p.is_file() and p.suffix in _SUFFIXES) if meta.is_dir() else []
+    examples = sorted(p.name for p in meta.iterdir() if p.is_file() and p.suffix in _SUFFIXES
+                      and not _copy_of_a_test(p.name, tests)) if meta.is_dir() else []
     if not tests:
         raise TaskFormatError(folder, f"no {CONFIG} and no test file (*_test.py, test_*.py) at the top")
     if not examples:

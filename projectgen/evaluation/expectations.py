@@ -44,6 +44,12 @@ class ExpectationError(ProjectGenError):
     """The expected tests of a task cannot be known (no reference and none declared, or it did not run)."""
 
 
+class ReferenceEnvironmentError(ExpectationError):
+    """The reference itself could not get what its tests need here (its dependencies: Go modules without the Go
+    proxy, crates without crates.io): the task's environment is incomplete, so a candidate's result on it says
+    nothing about the candidate. The message starts 'environment incomplete: '."""
+
+
 @dataclass(frozen=True)
 class ExpectationKey:
     """What a measurement depends on: a change to any part measures again."""
@@ -175,7 +181,10 @@ def covers(error_nodeid: str, nodeid: str) -> bool:
 
 def from_reference_report(report: TestReport, key: ExpectationKey) -> ExpectedTests:
     """The expected tests, read from the reference's own run (see `ExpectedTests`)."""
-    if report.error or report.install_error:
+    if report.install_error:
+        raise ReferenceEnvironmentError(f"environment incomplete: the reference's dependencies cannot be had here: "
+                                        f"{report.install_error}")
+    if report.error:
         raise ExpectationError(f"task {report.task_id!r}: the reference's {report.suite} tests did not run, "
                                f"so the expected tests are unknown: {report.not_run_reason()}")
     outcomes = {t.nodeid: t.outcome for t in report.tests}

@@ -7,13 +7,16 @@ skips, saying what to install."""
 from __future__ import annotations
 
 import json
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from projectgen.datasets.examples import example_exercises_dir
 from projectgen.datasets.exercism import exercise_task, load_exercise
-from projectgen.evaluation.expectations import expectation_key, from_reference_report, score_report
+from projectgen.evaluation.expectations import (ReferenceEnvironmentError, expectation_key, from_reference_report,
+                                                score_report)
 from projectgen.evaluation.languages.reports import go_results, go_test_files, jest_results, junit_results, rust_results
 from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
 from projectgen.evaluation.report import Outcome
@@ -154,6 +157,53 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
                               exercise.candidate(exercise.reference()))
     forged = score_report(runner.evaluate(task, forger), expected)
     assert forged.passed == 0 and forged.expected == count
+
+
+HOP_ROUTER = (Path(__file__).parents[1] / "datasets" / "exercism_layouts" / "liverepo" / "go" / "exercises" / "practice"
+              / "unit_test_7d3e9b21_4a6c_4f08_9b15_c2e8a0f4d6b3" / "hop_router")
+REQUIRING = "module hoprouter\n\ngo 1.18\n\nrequire nothere.invalid/mod v1.0.0\n"  # a module no proxy serves
+
+
+@pytest.mark.slow  # the reference's runs and its twins' (about 20 s under load)
+def test_every_test_file_of_an_exercise_runs_and_counts_as_go_test_does(runner: SandboxRunner, tmp_path: Path) -> None:
+    """An exercise with several test files (LiveRepoReflection's Go ones keep their cases in ``cases_test.go``):
+    each file's tests run and count under that file, as many as `go test -v` passes. A candidate's own go.mod
+    requiring a module (no Go proxy here), beside a reference that runs, is the candidate's failure."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    exercise = load_exercise(HOP_ROUTER)
+    task = exercise_task(exercise)
+    reference = exercise.candidate(exercise.reference())
+    count = own_runner_passed(task, reference, toolchain, runner.environments.root / "languages", tmp_path)
+    report = runner.evaluate(task, reference)
+    assert report.status == "passed" and report.passed == count == 8, report.output_tail
+    per_file = Counter(test.nodeid.split("::", 1)[0] for test in report.tests)
+    assert per_file == {"hop_router/hop_router_test.go": 5, "hop_router/limits_test.go": 3}
+    assert runner.environment_incomplete(task) is None
+    stub = score_report(runner.evaluate(task, exercise.candidate(exercise.stubs())), runner.expected_tests(task))
+    assert stub.passed == 0 and stub.expected == 8
+    requiring = exercise.candidate({**exercise.reference(), "go.mod": REQUIRING})
+    report = runner.evaluate(task, requiring)
+    assert report.install_error and "nothere.invalid/mod" in report.install_error and report.status != "passed"
+    assert runner.environment_incomplete(task) is None
+
+
+def test_a_reference_that_cannot_get_its_modules_is_environment_incomplete(runner: SandboxRunner,
+                                                                           tmp_path: Path) -> None:
+    """No Go proxy here: a reference whose go.mod requires a module is the machine's shortfall, named (a
+    candidate's own require is its failure: the test above)."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    needy = tmp_path / "needy" / "hop_router"
+    shutil.copytree(HOP_ROUTER, needy)
+    (needy / ".meta" / "go.mod").write_text(REQUIRING)
+    task = exercise_task(load_exercise(needy))
+    why = runner.environment_incomplete(task)
+    assert why is not None and why.startswith("environment incomplete: ") and "nothere.invalid/mod" in why
+    with pytest.raises(ReferenceEnvironmentError):
+        runner.expected_tests(task)
 
 
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
