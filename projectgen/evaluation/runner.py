@@ -388,12 +388,18 @@ class SandboxRunner:
     def environment_incomplete(self, task: Task, suite: SuiteName | None = None) -> str | None:
         """Why `suite` of `task` cannot be scored here ('environment incomplete: ...'): its reference itself could not
         get its dependencies (a Go module without the Go proxy, a crate without crates.io), so every candidate would
-        fail for the machine's sake. None when the reference ran, or the task has none: then a candidate's failed
-        install is the candidate's. Measured with the task's first run (the reference's), once per runner."""
+        fail for the machine's sake; or this copy of the task has no test to run (a published exercise whose test
+        files declare none: nothing could pass or fail). None when the reference ran tests, or the task has no
+        reference: then a candidate's failed install is the candidate's. Measured with the task's first run (the
+        reference's), once per runner."""
         suite = suite or task.scored_suite
         if not task.has_reference:
             return None
-        self._planting_expectations(task, suite)
+        expected = self._planting_expectations(task, suite)
+        if expected is not None and expected.complete and not expected.ids and not expected.left_out \
+                and not expected.reference_collection_errors:
+            return (f"environment incomplete: no test to run: the reference's run of {', '.join(task.suite(suite).paths)} "
+                    "found none (this copy of the task lacks its tests)")
         return self._reference_incomplete.get(expectation_key(task, suite))
 
     def _planting(self, task: Task, suite: SuiteName, expected: ExpectedTests | None,

@@ -206,6 +206,25 @@ def test_a_reference_that_cannot_get_its_modules_is_environment_incomplete(runne
         runner.expected_tests(task)
 
 
+def test_an_exercise_whose_test_files_declare_no_test_is_environment_incomplete(runner: SandboxRunner,
+                                                                                tmp_path: Path) -> None:
+    """A published Go exercise whose only test file is its ``cases_test.go`` (the file with the tests is missing
+    from the benchmark's copy): nothing can pass or fail, so it is named, never scored as a 0/0 failure."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    lacking = tmp_path / "lacking" / "hop_router"
+    shutil.copytree(HOP_ROUTER, lacking)
+    config = json.loads((lacking / ".meta" / "config.json").read_text())
+    config["files"]["test"] = ["cases_test.go"]
+    (lacking / ".meta" / "config.json").write_text(json.dumps(config))
+    for name in ("hop_router_test.go", "limits_test.go"):
+        (lacking / name).unlink()
+    why = runner.environment_incomplete(exercise_task(load_exercise(lacking)))
+    assert why == ("environment incomplete: no test to run: the reference's run of hop_router/cases_test.go found "
+                   "none (this copy of the task lacks its tests)")
+
+
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
     from projectgen.cli import main
     from projectgen.evaluation.languages import toolchains
