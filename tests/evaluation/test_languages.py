@@ -17,6 +17,7 @@ from projectgen.datasets.examples import example_exercises_dir
 from projectgen.datasets.exercism import exercise_task, load_exercise
 from projectgen.evaluation.expectations import (ReferenceEnvironmentError, expectation_key, from_reference_report,
                                                 score_report)
+from projectgen.evaluation.languages.dependencies import java_missing_packages
 from projectgen.evaluation.languages.reports import go_results, go_test_files, jest_results, junit_results, rust_results
 from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
 from projectgen.evaluation.report import Outcome
@@ -223,6 +224,31 @@ def test_an_exercise_whose_test_files_declare_no_test_is_environment_incomplete(
     why = runner.environment_incomplete(exercise_task(load_exercise(lacking)))
     assert why == ("environment incomplete: no test to run: the reference's run of hop_router/cases_test.go found "
                    "none (this copy of the task lacks its tests)")
+
+
+def test_java_tests_needing_a_library_from_maven_central_are_environment_incomplete(runner: SandboxRunner,
+                                                                                    tmp_path: Path) -> None:
+    """LiveRepoReflection's Java tests sometimes mock with Mockito, which only Maven Central serves: the
+    exercise is named (before anything compiles), not scored as its reference's build failure."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    folder = tmp_path / "stack_calc"
+    shutil.copytree(example_exercises_dir() / "stack_calc", folder)
+    test_file = folder / "src" / "test" / "java" / "StackCalcTest.java"
+    test_file.write_text("import static org.mockito.Mockito.mock;\n// import com.google.gson.Gson;\n"
+                         + test_file.read_text())
+    why = runner.environment_incomplete(exercise_task(load_exercise(folder)))
+    assert why is not None and why.startswith("environment incomplete: ")
+    assert "Java package(s) org.mockito cannot be had offline" in why and "gson" not in why
+
+
+def test_java_imports_of_the_code_own_packages_and_the_test_libraries_need_nothing() -> None:
+    sources = ["package shop;\nimport java.util.List;\nimport org.junit.jupiter.api.Test;\n"
+               "import static org.assertj.core.api.Assertions.*;\nimport shop.model.Item;\n"
+               "import org.slf4j.Logger;\nclass A { String s = \"import org.nope.X;\"; }\n",
+               "package shop.model;\npublic class Item {}\n"]
+    assert java_missing_packages(sources) == ["org.slf4j"]
 
 
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:
