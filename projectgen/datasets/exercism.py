@@ -60,6 +60,10 @@ UNUSED_FILES = frozenset({".meta", ".docs", ".exercism", "gradle", "gradlew", "g
 """Top-level entries of an exercise folder that never reach a test workspace."""
 _UUID_FOLDER = re.compile(r"^unit_test_(?P<uuid>[0-9a-f]{8})[0-9a-f_]*$", re.I)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NOT_A_FILE_NAME = re.compile(r'[\s*"(),;$<>|`]')
+"""What no file a benchmark means to ship is named with: LiveRepoReflection lists five "solution files" that are
+a line of code or of shell captured as a name (``rm -f *.o distributed_tx test``, ``fmt.Println("Total
+errors:", errorCount)``); no reply could name them and no build reads them."""
 _MAX_DEPTH = 8  # python/exercises/practice/unit_test_<uuid>/<project> is 5 below a benchmark's root
 
 
@@ -107,7 +111,7 @@ class Exercise:
             rel = path.relative_to(self.folder).as_posix()
             top = rel.split("/", 1)[0]
             if not path.is_file() or top in UNUSED_FILES or top in SKIPPED_DIRS or rel in self.solution \
-                    or rel in self.tests:
+                    or rel in self.tests or _NOT_A_FILE_NAME.search(rel):
                 continue
             found.append(rel)
         return tuple(found)
@@ -205,6 +209,9 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
     if not isinstance(files, dict):
         raise TaskFormatError(config, "no 'files' block")
     solution, tests, examples = (_paths(config, files, key) for key in ("solution", "test", "example"))
+    # a line of code captured as a file name is no file to write, and its example no reference
+    solution = tuple(rel for rel in solution if not _NOT_A_FILE_NAME.search(rel))
+    examples = tuple(rel for rel in examples if not _NOT_A_FILE_NAME.search(rel))
     if not solution:
         raise TaskFormatError(config, "files.solution is empty: which files does the model write?")
     if not tests:

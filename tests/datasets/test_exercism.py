@@ -186,6 +186,19 @@ def test_an_exercise_without_config_takes_no_test_of_meta_as_a_solution_file(tmp
     assert load_exercise(folder).solution == ("__init__.py", "hop_count.py")
 
 
+def test_a_line_of_shell_listed_as_a_solution_file_is_no_file_to_write(tmp_path: Path) -> None:
+    """LiveRepoReflection lists a few commands or code lines as "solution files" (``rm -f *.o distributed_tx
+    test``): no reply could name them, so the reference replay could not be written; they are left out."""
+    junk = "rm -f *.o tally_marks test"
+    folder = broken(tmp_path, {"files": {"solution": ["tally_marks.py", junk], "test": ["tally_marks_test.py"],
+                                         "example": [".meta/example.py", f".meta/{junk}"]}})
+    (folder / junk).write_text("")
+    (folder / ".meta" / junk).write_text("rm -f *.o tally_marks test\n")
+    exercise = load_exercise(folder)
+    assert exercise.solution == ("tally_marks.py",) and exercise.examples == {"tally_marks.py": ".meta/example.py"}
+    assert junk not in exercise.support_files()
+
+
 def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(TaskFormatError, match="no instructions.md"):
         load_exercise(broken(tmp_path / "a", None, docs=False))
