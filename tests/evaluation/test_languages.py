@@ -243,6 +243,28 @@ def test_java_tests_needing_a_library_from_maven_central_are_environment_incompl
     assert "Java package(s) org.mockito cannot be had offline" in why and "gson" not in why
 
 
+@pytest.mark.slow  # two javac runs and the JVM
+def test_a_java_test_file_may_declare_a_class_the_code_declares_too(runner: SandboxRunner, tmp_path: Path) -> None:
+    """As Gradle compiles them (the code, then the tests against it), a test file's own stand-in for a class of
+    the code builds, and is the one the tests use; javac over every file at once said "duplicate class"."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    folder = tmp_path / "stack_calc"
+    shutil.copytree(example_exercises_dir() / "stack_calc", folder)
+    reference = folder / ".meta" / "src" / "main" / "java" / "StackCalc.java"
+    reference.write_text(reference.read_text() + "\nclass Token {\n    static String kind() { return \"code\"; }\n}\n")
+    test_file = folder / "src" / "test" / "java" / "StackCalcTest.java"
+    test_file.write_text(test_file.read_text().replace(
+        "public class StackCalcTest {",
+        "class Token {\n    static String kind() { return \"test\"; }\n}\n\npublic class StackCalcTest {\n"
+        "    @Test\n    public void theTestsOwnClassIsUsed() {\n        assertThat(Token.kind()).isEqualTo(\"test\");\n    }\n", 1))
+    exercise = load_exercise(folder)
+    report = runner.evaluate(exercise_task(exercise), exercise.candidate(exercise.reference()))
+    assert report.status == "passed" and not report.collection_errors, report.output_tail
+    assert "StackCalcTest.java::theTestsOwnClassIsUsed" in {test.nodeid.split("/")[-1] for test in report.tests}
+
+
 def test_java_imports_of_the_code_own_packages_and_the_test_libraries_need_nothing() -> None:
     sources = ["package shop;\nimport java.util.List;\nimport org.junit.jupiter.api.Test;\n"
                "import static org.assertj.core.api.Assertions.*;\nimport shop.model.Item;\n"
