@@ -36,6 +36,9 @@ from projectgen.evaluation.twins import Twin
 # are no longer collected ones)
 EXPECTATIONS_VERSION = 2
 LANGUAGE_TWINS_VERSION = 1  # bump when deriving another language's twins changes: its expected tests are measured again
+LANGUAGE_RUNS_VERSION = 2
+"""Bump when running another language's tests changes what a reference's run gives, so its expected tests are measured
+again (2: Java builds the code, then the tests against it; an import no jar provides is an environment shortfall)."""
 LEFT_OUT = {Outcome.SKIPPED: "skipped", Outcome.XFAIL: "xfail", Outcome.XPASS: "xfail"}
 NOT_RUN = "not run"
 
@@ -316,6 +319,7 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
                               *(model.repo for model in assets.models)]
     if task.language != PYTHON:  # measured again: entries cached before these languages had twins hold none
         settings["language_twins"] = LANGUAGE_TWINS_VERSION
+        settings["language_runs"] = LANGUAGE_RUNS_VERSION
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
     digest.update(_files_digest(task.reference_files()))
