@@ -104,6 +104,13 @@ def test_jest_and_libtest_reports() -> None:
     by_file = rust_results(rust)
     assert [(t.nodeid, t.outcome) for t in by_file["c/tests/t.rs"]] == [("c/tests/t.rs::ok_one", Outcome.PASSED),
                                                                         ("c/tests/t.rs::hangs", Outcome.ERROR)]
+    # libtest's notice that a test has run for over 60 s is no outcome: the test's own "ok" follows
+    slow = "\n".join(json.dumps(e) for e in [
+        {"type": "projectgen-file", "file": "c/tests/t.rs"}, {"type": "test", "event": "started", "name": "slow"},
+        {"type": "test", "event": "timeout", "name": "slow"},
+        {"type": "test", "event": "ok", "name": "slow", "exec_time": 65.0}])
+    assert [(t.nodeid, t.outcome) for t in rust_results(slow)["c/tests/t.rs"]] == [("c/tests/t.rs::slow",
+                                                                                      Outcome.PASSED)]
 
 
 def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, monkeypatch) -> None:
