@@ -27,10 +27,12 @@ exercise into a `Task` for the sandbox runner.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import posixpath
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,9 @@ DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in th
 LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "rust": "Rust", "go": "Go",
                              "javascript": "JavaScript"}
 """Language folder name -> the name the LiveRepoReflection tables use."""
+DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow", "cv2": "opencv-python",
+                 "bs4": "beautifulsoup4", "dateutil": "python-dateutil"}
+"""An imported module -> the PyPI distribution that provides it, where the names differ."""
 RUST_EXAMPLE_MANIFEST = ".meta/Cargo-example.toml"  # the Rust track's example manifest, named in no config
 _SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
                              ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
@@ -116,6 +121,27 @@ class Exercise:
             found.append(rel)
         return tuple(found)
 
+    def python_requirements(self) -> tuple[str, ...]:
+        """The PyPI distributions a Python exercise's tests or reference import (``numpy``): the environment the
+        benchmark ran them in had them (Aider's benchmark image installs numpy, networkx, scipy, ...), so the
+        test environment gets them; the standard library and the exercise's own modules need nothing."""
+        own = {self.project, *(Path(rel).parts[0].removesuffix(".py") for rel in (*self.solution, *self.tests))}
+        found = set()
+        for rel in (*self.tests, *self.examples.values()):
+            if not rel.endswith(".py") or not (self.folder / rel).is_file():
+                continue
+            try:
+                tree = ast.parse((self.folder / rel).read_text(encoding="utf-8", errors="replace"))
+            except SyntaxError:
+                continue  # the test run says so
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    found.add(node.module.split(".")[0])
+        return tuple(sorted(DISTRIBUTIONS.get(name, name) for name in found
+                            if name not in sys.stdlib_module_names and name not in own and name != "__future__"))
+
     def workspace_path(self, rel: str) -> str:
         """Where a solution path goes in a test workspace: inside the project folder."""
         return f"{self.project}/{safe_relpath(rel)}"
@@ -141,7 +167,8 @@ def exercise_task(exercise: Exercise) -> Task:
                 language=exercise.language,
                 docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
                 package=exercise.project, reference=tuple(sources), reference_sources=sources,
-                env=EnvSpec(source_root=exercise.project) if other else EnvSpec(),
+                env=EnvSpec(source_root=exercise.project) if other else EnvSpec(
+                    requirements=exercise.python_requirements()),
                 required_files=tuple(exercise.workspace_path(rel) for rel in exercise.support_files()) if other else (),
                 suites={"unit": TestSuite(name="unit", paths=tuple(exercise.workspace_path(t)
                                                                    for t in exercise.tests))})

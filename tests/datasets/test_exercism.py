@@ -199,6 +199,21 @@ def test_a_line_of_shell_listed_as_a_solution_file_is_no_file_to_write(tmp_path:
     assert junk not in exercise.support_files()
 
 
+def test_a_python_exercise_whose_tests_import_numpy_gets_it_in_its_environment(tmp_path: Path) -> None:
+    """LiveRepoReflection's Python tests import numpy, networkx, ... (17 of 819 numpy): the benchmark's image had
+    them, so the exercise's test environment asks PyPI for them; the standard library and its own modules,
+    nothing."""
+    folder = tmp_path / "python" / "exercises" / "practice" / "tally_marks"
+    shutil.copytree(TALLY, folder)
+    test_file = folder / "tally_marks_test.py"
+    test_file.write_text("import numpy as np\nfrom sklearn.metrics import f1_score\nimport os.path\n"
+                         "from tally_marks import tally\nfrom . import helpers\n" + test_file.read_text())
+    (folder / ".meta" / "example.py").write_text("import networkx\n" + (folder / ".meta" / "example.py").read_text())
+    exercise = load_exercise(folder)
+    assert exercise_task(exercise).env.requirements == ("networkx", "numpy", "scikit-learn")
+    assert exercise_task(load_exercise(TALLY)).env.requirements == ()
+
+
 def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(TaskFormatError, match="no instructions.md"):
         load_exercise(broken(tmp_path / "a", None, docs=False))
