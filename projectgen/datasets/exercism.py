@@ -122,9 +122,9 @@ class Exercise:
         return tuple(found)
 
     def python_requirements(self) -> tuple[str, ...]:
-        """The PyPI distributions a Python exercise's tests or reference import (``numpy``): the environment the
-        benchmark ran them in had them (Aider's benchmark image installs numpy, networkx, scipy, ...), so the
-        test environment gets them; the standard library and the exercise's own modules need nothing."""
+        """The PyPI distributions a Python exercise's tests or reference import (``numpy``): the tests cannot run
+        without them and the benchmark's harness ran them with them, so the test environment gets them; the
+        standard library and the exercise's own modules need nothing."""
         own = {self.project, *(Path(rel).parts[0].removesuffix(".py") for rel in (*self.solution, *self.tests))}
         found = set()
         for rel in (*self.tests, *self.examples.values()):
