@@ -87,6 +87,9 @@ class Exercise:
     solution: tuple[str, ...]
     tests: tuple[str, ...]
     examples: dict[str, str] = field(default_factory=dict)  # solution path -> its reference file
+    lacking_reference: tuple[str, ...] = ()
+    """Example files config.json lists that this copy of the exercise lacks: it has no reference then (a part of
+    one is no oracle), but a model's code can still be tested."""
 
     @property
     def project(self) -> str:
@@ -191,12 +194,14 @@ def load_exercise(folder: str | os.PathLike[str], exercise_id: str | None = None
     if not _SAFE_ID.match(exercise_id):
         raise TaskFormatError(folder, f"exercise name {exercise_id!r} is not a safe identifier")
     config_path = folder / CONFIG
+    lacking: tuple[str, ...] = ()
     if config_path.is_file():
-        solution, tests, examples = _from_config(folder, config_path)
+        solution, tests, examples, lacking = _from_config(folder, config_path)
     else:
         solution, tests, examples = _discovered(folder)
     exercise = Exercise(id=exercise_id, language=exercise_language(folder, tests), folder=folder,
-                        instructions=_instructions(folder), solution=solution, tests=tests, examples=examples)
+                        instructions=_instructions(folder), solution=solution, tests=tests,
+                        examples={} if lacking else examples, lacking_reference=lacking)
     exercise_task(exercise)  # refuse now what the runner could not run
     return exercise
 
@@ -227,7 +232,9 @@ def _paths(config: Path, files: dict, key: str) -> tuple[str, ...]:
         raise TaskFormatError(config, f"files.{key}: a path leaves the exercise folder") from None
 
 
-def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str],
+                                                     tuple[str, ...]]:
+    """Solution files, test files, the reference's pairs and the listed example files this copy lacks."""
     try:
         data = json.loads(config.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -244,14 +251,19 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
     if not tests:
         raise TaskFormatError(config, "files.test is empty")
     for rel in (*tests, *examples):
-        if not (folder / rel).is_file() or not (folder / rel).resolve().is_relative_to(folder):
+        if (folder / rel).exists() and not (folder / rel).resolve().is_relative_to(folder):
+            raise TaskFormatError(config, f"{rel} leaves the exercise folder")
+    for rel in tests:
+        if not (folder / rel).is_file():
             raise TaskFormatError(config, f"{rel} not found in the exercise folder")
+    lacking = tuple(rel for rel in examples if not (folder / rel).is_file() and not _copy_of_a_test(rel, tests, solution))
+    examples = tuple(rel for rel in examples if (folder / rel).is_file())
     if set(tests) & set(solution):
         raise TaskFormatError(config, "a file is both a test and a solution file")
     pairs = _pair_examples(config, solution, tuple(rel for rel in examples if not _copy_of_a_test(rel, tests, solution)))
     if "Cargo.toml" in solution and "Cargo.toml" not in pairs and (folder / RUST_EXAMPLE_MANIFEST).is_file():
         pairs["Cargo.toml"] = RUST_EXAMPLE_MANIFEST  # the crates the example uses: refused in one line offline
-    return solution, tests, pairs
+    return solution, tests, pairs, lacking
 
 
 def _copy_of_a_test(example: str, tests: tuple[str, ...], solution: tuple[str, ...] = ()) -> bool:

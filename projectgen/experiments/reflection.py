@@ -108,7 +108,10 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         from projectgen.runs.reflection import reflection_request, run_reflection
 
         incomplete = state.environment_incomplete(exercise_task(unit.exercise))
-        if incomplete:  # asked before any model call: the machine's shortfall, never the model's failure
+        if unit.model.is_reference and unit.exercise.lacking_reference:
+            incomplete = (f"environment incomplete: this copy of the exercise lacks its reference "
+                          f"({', '.join(unit.exercise.lacking_reference)}): there is nothing to replay")
+        if incomplete:  # asked before any model call: the machine's or the data's shortfall, never the model's failure
             return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format,
                               task_id=unit.exercise.id, language=unit.exercise.language_name, status=INCOMPLETE,
                               error=incomplete, sandbox=state.isolation())

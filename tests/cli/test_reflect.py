@@ -207,6 +207,23 @@ def test_an_exercise_whose_reference_cannot_get_its_modules_is_named_environment
     assert not (out / "reference" / "whole" / "hop_router" / "usage.jsonl").exists()  # no model was asked
 
 
+def test_an_exercise_published_without_its_reference_loads_and_its_replay_is_named_not_scored(
+        tmp_path: Path, capsys) -> None:
+    """A LiveRepoReflection JavaScript exercise lists .meta files its folder lacks: its tests can still score a
+    model, so it loads; the reference replay has nothing to replay and says so, never a load error or a 0."""
+    dataset = tmp_path / "data" / "python" / "exercises" / "practice"
+    shutil.copytree(LAYOUTS / "aider/python/exercises/practice/tally_marks", dataset / "tally_marks")
+    (dataset / "tally_marks" / ".meta" / "example.py").unlink()
+    out = tmp_path / "out"
+    code, _, _ = reflect(capsys, "--dataset", str(tmp_path / "data"), "--model", "reference", "--tries", "1",
+                         "--out", str(out))
+    results = json.loads((out / "results.json").read_text())
+    assert code == 0 and results["load_errors"] == {}
+    assert results["environment_incomplete"] == {"tally_marks": "environment incomplete: this copy of the exercise "
+                                                 "lacks its reference (.meta/example.py): there is nothing to replay"}
+    assert results["summary"][0]["tasks"] == 0 and results["summary"][0]["environment_incomplete"] == 1
+
+
 def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, env_cache: Path,
                                                                               monkeypatch) -> None:
     """Killed between a repair's model call and the node's checkpoint: the resumed node is answered from the

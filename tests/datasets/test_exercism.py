@@ -214,6 +214,15 @@ def test_a_python_exercise_whose_tests_import_numpy_gets_it_in_its_environment(t
     assert exercise_task(load_exercise(TALLY)).env.requirements == ()
 
 
+def test_an_exercise_lacking_a_listed_example_file_has_no_reference_but_loads(tmp_path: Path) -> None:
+    folder = broken(tmp_path, {"files": {"solution": ["tally_marks.py"], "test": ["tally_marks_test.py"],
+                                         "example": [".meta/example.py", ".meta/tally_marks_test.py"]}})
+    (folder / ".meta" / "example.py").unlink()  # the test's .meta copy is absent too: no reference either way
+    exercise = load_exercise(folder)
+    assert exercise.lacking_reference == (".meta/example.py",) and exercise.examples == {}
+    assert not exercise_task(exercise).has_reference
+
+
 def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(TaskFormatError, match="no instructions.md"):
         load_exercise(broken(tmp_path / "a", None, docs=False))
