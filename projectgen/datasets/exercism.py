@@ -256,11 +256,13 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
     for rel in tests:
         if not (folder / rel).is_file():
             raise TaskFormatError(config, f"{rel} not found in the exercise folder")
-    lacking = tuple(rel for rel in examples if not (folder / rel).is_file() and not _copy_of_a_test(rel, tests, solution))
+    lacking = tuple(rel for rel in examples
+                    if not (folder / rel).is_file() and not _copy_of_a_test(rel, tests, solution))
     examples = tuple(rel for rel in examples if (folder / rel).is_file())
     if set(tests) & set(solution):
         raise TaskFormatError(config, "a file is both a test and a solution file")
-    pairs = _pair_examples(config, solution, tuple(rel for rel in examples if not _copy_of_a_test(rel, tests, solution)))
+    references = tuple(rel for rel in examples if not _copy_of_a_test(rel, tests, solution))
+    pairs = _pair_examples(config, solution, references)
     if "Cargo.toml" in solution and "Cargo.toml" not in pairs and (folder / RUST_EXAMPLE_MANIFEST).is_file():
         pairs["Cargo.toml"] = RUST_EXAMPLE_MANIFEST  # the crates the example uses: refused in one line offline
     return solution, tests, pairs, lacking

@@ -398,8 +398,9 @@ class SandboxRunner:
         expected = self._planting_expectations(task, suite)
         if expected is not None and expected.complete and not expected.ids and not expected.left_out \
                 and not expected.reference_collection_errors:
-            return (f"environment incomplete: no test to run: the reference's run of {', '.join(task.suite(suite).paths)} "
-                    "found none (this copy of the task lacks its tests)")
+            ran = ", ".join(task.suite(suite).paths)
+            return (f"environment incomplete: no test to run: the reference's run of {ran} found none (this copy of "
+                    "the task lacks its tests)")
         return self._reference_incomplete.get(expectation_key(task, suite))
 
     def _planting(self, task: Task, suite: SuiteName, expected: ExpectedTests | None,

@@ -134,7 +134,8 @@ def _summary_entry(report: ReflectReport, language: str) -> ReflectSummaryEntry:
     incomplete = sum(row.status == INCOMPLETE and language in (ALL, row.language) for row in report.rows)
     return ReflectSummaryEntry(
         model=report.model, model_label=report.model_label, edit_format=report.edit_format, language=language,
-        tasks=f.tasks, errors=errors, environment_incomplete=incomplete, pass_at_1=f.pass_at_1, pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
+        tasks=f.tasks, errors=errors, environment_incomplete=incomplete, pass_at_1=f.pass_at_1,
+        pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
         well_formed=f.well_formed, pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens)
 
 
