@@ -237,8 +237,8 @@ NOTES = ("Pass@k: tasks whose tests all passed by try k (Pass@2 after one repair
 
 def incomplete_lead(count: int) -> str:
     """The line above the environment-incomplete exercises, wherever they are listed."""
-    return (f"Environment incomplete, not scored ({count} exercise(s): their reference itself cannot get its "
-            "dependencies on this machine; not a model's failure):")
+    return (f"Environment incomplete, not scored ({count} exercise(s): what their tests or reference need cannot "
+            "be had here; not a model's failure):")
 
 
 def models_lines(results: ReflectResults) -> list[str]:
