@@ -79,15 +79,15 @@ def model_spec(text: str) -> str:
 
 
 def cmd_reflect(args: argparse.Namespace) -> int:
-    """Exit 0 when every unit finished (whatever its score), 1 when some unit is an error or some exercise does
-    not load, 2 for a usage error."""
+    """Exit 0 when every unit finished (whatever its score; an environment-incomplete exercise, named, is a finished
+    outcome), 1 when some unit is an error or some exercise does not load, 2 for a usage error."""
     from projectgen.experiments.concurrency import Concurrency
     from projectgen.experiments.reflection import (
         ReflectHooks,
         parse_formats,
         run_reflect,
     )
-    from projectgen.experiments.reflection_results import NOTES, models_lines, pct
+    from projectgen.experiments.reflection_results import INCOMPLETE, NOTES, incomplete_lead, models_lines, pct
     from projectgen.runs import layout
     from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
@@ -117,6 +117,9 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         progress.advance(bar)
         if row.status == "error":
             progress.console.print(f"[red]{row.key}: error[/red] {escape(str(row.error))}", highlight=False)
+            return
+        if row.status == INCOMPLETE:
+            progress.console.print(f"[yellow]{row.key}: not scored[/yellow] {escape(str(row.error))}", highlight=False)
             return
         result = row.result or {}
         passed = f"passed at try {result.get('passed_at')}" if row.status == "passed" else "failed"
@@ -154,6 +157,10 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     print_errored_units(console, sum(entry.errors for entry in results.summary),
                         sum(entry.tasks for entry in results.summary), "exercise run(s)")
     print_summary(console, results, pct)
+    if results.environment_incomplete:
+        console.print(f"[yellow]{incomplete_lead(len(results.environment_incomplete))}[/yellow]", highlight=False)
+        for task_id, reason in results.environment_incomplete.items():
+            console.print(f"- {task_id}: {escape(reason)}", highlight=False)
     for line in models_lines(results):
         console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
@@ -168,10 +175,11 @@ def print_summary(console, results, pct) -> None:
     from rich.table import Table
 
     table = Table(title=f"LiveRepoReflection protocol, {results.tries} tries ({results.dataset})")
-    for column in ("model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "pass@k"):
+    for column in ("model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "incomplete", "pass@k"):
         table.add_column(column, justify="left" if column in ("model", "edit format", "pass@k") else "right",
                          overflow="fold")
     for e in results.summary:
         table.add_row(e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
-                      pct(e.well_formed), str(e.errors), " ".join(pct(v) for v in e.pass_at_k))
+                      pct(e.well_formed), str(e.errors), str(e.environment_incomplete),
+                      " ".join(pct(v) for v in e.pass_at_k))
     console.print(table)

@@ -27,10 +27,12 @@ exercise into a `Task` for the sandbox runner.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import posixpath
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,9 @@ DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in th
 LANGUAGES: dict[str, str] = {"python": "Python", "java": "Java", "cpp": "Cpp", "rust": "Rust", "go": "Go",
                              "javascript": "JavaScript"}
 """Language folder name -> the name the LiveRepoReflection tables use."""
+DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "PIL": "pillow", "cv2": "opencv-python",
+                 "bs4": "beautifulsoup4", "dateutil": "python-dateutil"}
+"""An imported module -> the PyPI distribution that provides it, where the names differ."""
 RUST_EXAMPLE_MANIFEST = ".meta/Cargo-example.toml"  # the Rust track's example manifest, named in no config
 _SUFFIXES: dict[str, str] = {".py": "python", ".java": "java", ".cpp": "cpp", ".cc": "cpp", ".h": "cpp",
                              ".hpp": "cpp", ".rs": "rust", ".go": "go", ".js": "javascript", ".mjs": "javascript",
@@ -60,6 +65,10 @@ UNUSED_FILES = frozenset({".meta", ".docs", ".exercism", "gradle", "gradlew", "g
 """Top-level entries of an exercise folder that never reach a test workspace."""
 _UUID_FOLDER = re.compile(r"^unit_test_(?P<uuid>[0-9a-f]{8})[0-9a-f_]*$", re.I)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NOT_A_FILE_NAME = re.compile(r'[\s*"(),;$<>|`]')
+"""What no file a benchmark means to ship is named with: LiveRepoReflection lists five "solution files" that are
+a line of code or of shell captured as a name (``rm -f *.o distributed_tx test``, ``fmt.Println("Total
+errors:", errorCount)``); no reply could name them and no build reads them."""
 _MAX_DEPTH = 8  # python/exercises/practice/unit_test_<uuid>/<project> is 5 below a benchmark's root
 
 
@@ -78,6 +87,9 @@ class Exercise:
     solution: tuple[str, ...]
     tests: tuple[str, ...]
     examples: dict[str, str] = field(default_factory=dict)  # solution path -> its reference file
+    lacking_reference: tuple[str, ...] = ()
+    """Example files config.json lists that this copy of the exercise lacks: it has no reference then (a part of
+    one is no oracle), but a model's code can still be tested."""
 
     @property
     def project(self) -> str:
@@ -107,10 +119,31 @@ class Exercise:
             rel = path.relative_to(self.folder).as_posix()
             top = rel.split("/", 1)[0]
             if not path.is_file() or top in UNUSED_FILES or top in SKIPPED_DIRS or rel in self.solution \
-                    or rel in self.tests:
+                    or rel in self.tests or _NOT_A_FILE_NAME.search(rel):
                 continue
             found.append(rel)
         return tuple(found)
+
+    def python_requirements(self) -> tuple[str, ...]:
+        """The PyPI distributions a Python exercise's tests or reference import (``numpy``): the tests cannot run
+        without them and the benchmark's harness ran them with them, so the test environment gets them; the
+        standard library and the exercise's own modules need nothing."""
+        own = {self.project, *(Path(rel).parts[0].removesuffix(".py") for rel in (*self.solution, *self.tests))}
+        found = set()
+        for rel in (*self.tests, *self.examples.values()):
+            if not rel.endswith(".py") or not (self.folder / rel).is_file():
+                continue
+            try:
+                tree = ast.parse((self.folder / rel).read_text(encoding="utf-8", errors="replace"))
+            except SyntaxError:
+                continue  # the test run says so
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    found.add(node.module.split(".")[0])
+        return tuple(sorted(DISTRIBUTIONS.get(name, name) for name in found
+                            if name not in sys.stdlib_module_names and name not in own and name != "__future__"))
 
     def workspace_path(self, rel: str) -> str:
         """Where a solution path goes in a test workspace: inside the project folder."""
@@ -137,7 +170,8 @@ def exercise_task(exercise: Exercise) -> Task:
                 language=exercise.language,
                 docs=Documents(prd=exercise.instructions, starter=exercise.candidate(exercise.stubs())),
                 package=exercise.project, reference=tuple(sources), reference_sources=sources,
-                env=EnvSpec(source_root=exercise.project) if other else EnvSpec(),
+                env=EnvSpec(source_root=exercise.project) if other else EnvSpec(
+                    requirements=exercise.python_requirements()),
                 required_files=tuple(exercise.workspace_path(rel) for rel in exercise.support_files()) if other else (),
                 suites={"unit": TestSuite(name="unit", paths=tuple(exercise.workspace_path(t)
                                                                    for t in exercise.tests))})
@@ -160,12 +194,14 @@ def load_exercise(folder: str | os.PathLike[str], exercise_id: str | None = None
     if not _SAFE_ID.match(exercise_id):
         raise TaskFormatError(folder, f"exercise name {exercise_id!r} is not a safe identifier")
     config_path = folder / CONFIG
+    lacking: tuple[str, ...] = ()
     if config_path.is_file():
-        solution, tests, examples = _from_config(folder, config_path)
+        solution, tests, examples, lacking = _from_config(folder, config_path)
     else:
         solution, tests, examples = _discovered(folder)
     exercise = Exercise(id=exercise_id, language=exercise_language(folder, tests), folder=folder,
-                        instructions=_instructions(folder), solution=solution, tests=tests, examples=examples)
+                        instructions=_instructions(folder), solution=solution, tests=tests,
+                        examples={} if lacking else examples, lacking_reference=lacking)
     exercise_task(exercise)  # refuse now what the runner could not run
     return exercise
 
@@ -196,7 +232,9 @@ def _paths(config: Path, files: dict, key: str) -> tuple[str, ...]:
         raise TaskFormatError(config, f"files.{key}: a path leaves the exercise folder") from None
 
 
-def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str],
+                                                     tuple[str, ...]]:
+    """Solution files, test files, the reference's pairs and the listed example files this copy lacks."""
     try:
         data = json.loads(config.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -205,19 +243,40 @@ def _from_config(folder: Path, config: Path) -> tuple[tuple[str, ...], tuple[str
     if not isinstance(files, dict):
         raise TaskFormatError(config, "no 'files' block")
     solution, tests, examples = (_paths(config, files, key) for key in ("solution", "test", "example"))
+    # a line of code captured as a file name is no file to write, and its example no reference
+    solution = tuple(rel for rel in solution if not _NOT_A_FILE_NAME.search(rel))
+    examples = tuple(rel for rel in examples if not _NOT_A_FILE_NAME.search(rel))
     if not solution:
         raise TaskFormatError(config, "files.solution is empty: which files does the model write?")
     if not tests:
         raise TaskFormatError(config, "files.test is empty")
     for rel in (*tests, *examples):
-        if not (folder / rel).is_file() or not (folder / rel).resolve().is_relative_to(folder):
+        if (folder / rel).exists() and not (folder / rel).resolve().is_relative_to(folder):
+            raise TaskFormatError(config, f"{rel} leaves the exercise folder")
+    for rel in tests:
+        if not (folder / rel).is_file():
             raise TaskFormatError(config, f"{rel} not found in the exercise folder")
+    lacking = tuple(rel for rel in examples
+                    if not (folder / rel).is_file() and not _copy_of_a_test(rel, tests, solution))
+    examples = tuple(rel for rel in examples if (folder / rel).is_file())
     if set(tests) & set(solution):
         raise TaskFormatError(config, "a file is both a test and a solution file")
-    pairs = _pair_examples(config, solution, examples)
+    references = tuple(rel for rel in examples if not _copy_of_a_test(rel, tests, solution))
+    pairs = _pair_examples(config, solution, references)
     if "Cargo.toml" in solution and "Cargo.toml" not in pairs and (folder / RUST_EXAMPLE_MANIFEST).is_file():
         pairs["Cargo.toml"] = RUST_EXAMPLE_MANIFEST  # the crates the example uses: refused in one line offline
-    return solution, tests, pairs
+    return solution, tests, pairs, lacking
+
+
+def _copy_of_a_test(example: str, tests: tuple[str, ...], solution: tuple[str, ...] = ()) -> bool:
+    """Whether an example file is the exercise's own test rather than a reference solution file: a copy of a
+    test file (LiveRepoReflection lists ``.meta/cases_test.go`` beside ``cases_test.go``), or a file named like a
+    test (``.meta/example_test.go``, ``.meta/max_flow_benchmark_test.go``). Exercism's example files stand in for
+    the solution files; a test is no solution file, and the tests that run are ``files.test`` (and, as the
+    native runner runs the folder, the other test files at the top), never ``.meta``'s copies, which may be
+    an older draft."""
+    name = example.removeprefix(".meta/")
+    return name not in solution and (name in tests or _is_test_file(posixpath.basename(name)))
 
 
 def _pair_examples(config: Path, solution: tuple[str, ...], examples: tuple[str, ...]) -> dict[str, str]:
@@ -252,7 +311,8 @@ def _discovered(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...], dict[st
     """No config.json: tests are the top-level test files, the reference is ``.meta``'s code files."""
     tests = tuple(sorted(p.name for p in folder.iterdir() if p.is_file() and _is_test_file(p.name)))
     meta = folder / ".meta"
-    examples = sorted(p.name for p in meta.iterdir() if p.is_file() and p.suffix in _SUFFIXES) if meta.is_dir() else []
+    examples = sorted(p.name for p in meta.iterdir() if p.is_file() and p.suffix in _SUFFIXES
+                      and not _copy_of_a_test(p.name, tests)) if meta.is_dir() else []
     if not tests:
         raise TaskFormatError(folder, f"no {CONFIG} and no test file (*_test.py, test_*.py) at the top")
     if not examples:

@@ -35,13 +35,24 @@ from projectgen.evaluation.twins import Twin
 # bump when measuring changes so cached expectations are measured again (2: tests an addopts `-m` deselects
 # are no longer collected ones)
 EXPECTATIONS_VERSION = 2
-LANGUAGE_TWINS_VERSION = 1  # bump when deriving another language's twins changes: its expected tests are measured again
+LANGUAGE_TWINS_VERSION = 2
+"""Bump when deriving another language's twins changes: its expected tests are measured again (2: a variable also
+used as an input is not followed to its value)."""
+LANGUAGE_RUNS_VERSION = 2
+"""Bump when running another language's tests changes what a reference's run gives, so its expected tests are measured
+again (2: Java builds the code, then the tests against it; an import no jar provides is an environment shortfall)."""
 LEFT_OUT = {Outcome.SKIPPED: "skipped", Outcome.XFAIL: "xfail", Outcome.XPASS: "xfail"}
 NOT_RUN = "not run"
 
 
 class ExpectationError(ProjectGenError):
     """The expected tests of a task cannot be known (no reference and none declared, or it did not run)."""
+
+
+class ReferenceEnvironmentError(ExpectationError):
+    """The reference itself could not get what its tests need here (its dependencies: Go modules without the Go
+    proxy, crates without crates.io): the task's environment is incomplete, so a candidate's result on it says
+    nothing about the candidate. The message starts 'environment incomplete: '."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +186,10 @@ def covers(error_nodeid: str, nodeid: str) -> bool:
 
 def from_reference_report(report: TestReport, key: ExpectationKey) -> ExpectedTests:
     """The expected tests, read from the reference's own run (see `ExpectedTests`)."""
-    if report.error or report.install_error:
+    if report.install_error:
+        raise ReferenceEnvironmentError(f"environment incomplete: the reference's dependencies cannot be had here: "
+                                        f"{report.install_error}")
+    if report.error:
         raise ExpectationError(f"task {report.task_id!r}: the reference's {report.suite} tests did not run, "
                                f"so the expected tests are unknown: {report.not_run_reason()}")
     outcomes = {t.nodeid: t.outcome for t in report.tests}
@@ -307,6 +321,7 @@ def expectation_key(task: Task, suite: SuiteName) -> ExpectationKey:
                               *(model.repo for model in assets.models)]
     if task.language != PYTHON:  # measured again: entries cached before these languages had twins hold none
         settings["language_twins"] = LANGUAGE_TWINS_VERSION
+        settings["language_runs"] = LANGUAGE_RUNS_VERSION
     digest.update(json.dumps(settings, sort_keys=True).encode())
     digest.update(_files_digest({rel: task.root / rel for rel in task.suite_files(suite)}))
     digest.update(_files_digest(task.reference_files()))

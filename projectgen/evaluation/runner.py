@@ -55,6 +55,7 @@ from projectgen.evaluation.expectations import (
     ExpectationKey,
     ExpectationStore,
     ExpectedTests,
+    ReferenceEnvironmentError,
     ScoredRun,
     declared,
     expectation_key,
@@ -165,6 +166,7 @@ class SandboxRunner:
         self._toolchains: dict[str, Toolchain] = {}
         self.recent = RecentRuns()
         self._planting_expected: dict[ExpectationKey, ExpectedTests | None] = {}  # per key, for this runner's life
+        self._reference_incomplete: dict[ExpectationKey, str] = {}  # why a reference cannot get its dependencies
         self._outlines = ModuleOutlines()  # the suites' modules, parsed once for every run's planting
         self._scanned = ScannedFiles()  # the candidates' files, scanned once for their integrity flags
 
@@ -433,9 +435,30 @@ class SandboxRunner:
         if key not in self._planting_expected:  # a reference that does not run or finish is not tried every run
             try:
                 self._planting_expected[key] = self._measured(task, suite, refresh=False)
+            except ReferenceEnvironmentError as exc:
+                self._planting_expected[key] = None
+                self._reference_incomplete[key] = str(exc)
             except ExpectationError:
                 self._planting_expected[key] = None
         return self._planting_expected[key]
+
+    def environment_incomplete(self, task: Task, suite: SuiteName | None = None) -> str | None:
+        """Why `suite` of `task` cannot be scored here ('environment incomplete: ...'): its reference itself could not
+        get its dependencies (a Go module without the Go proxy, a crate without crates.io), so every candidate would
+        fail for the machine's sake; or this copy of the task has no test to run (a published exercise whose test
+        files declare none: nothing could pass or fail). None when the reference ran tests, or the task has no
+        reference: then a candidate's failed install is the candidate's. Measured with the task's first run (the
+        reference's), once per runner."""
+        suite = suite or task.scored_suite
+        if not task.has_reference:
+            return None
+        expected = self._planting_expectations(task, suite)
+        if expected is not None and expected.complete and not expected.ids and not expected.left_out \
+                and not expected.reference_collection_errors:
+            ran = ", ".join(task.suite(suite).paths)
+            return (f"environment incomplete: no test to run: the reference's run of {ran} found none (this copy of "
+                    "the task lacks its tests)")
+        return self._reference_incomplete.get(expectation_key(task, suite))
 
     def _planting(self, task: Task, suite: SuiteName, expected: ExpectedTests | None,
                   twins: Sequence[Twin] | None = None, canaries: int = CANARIES) -> Planting:

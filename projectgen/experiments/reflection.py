@@ -15,7 +15,10 @@ Continuing: run the same command again. A unit whose ledger line says it finishe
 other resumes in its folder (checkpoints and call cache: no finished model call is made again), or
 is read back from it when it had finished but its ledger line was lost. A unit whose work raised
 (the test harness could not run the tests, the model failed for good) is an error line: never a
-pass or a fail, left out of every figure, counted apart, and retried on the next continue.
+pass or a fail, left out of every figure, counted apart, and retried on the next continue. An exercise whose
+reference itself cannot get its dependencies here (`SandboxRunner.environment_incomplete`: a Go module without
+the Go proxy, a crate without crates.io) is "environment incomplete": no model is asked, it is named with its
+reason and left out of every figure (the machine's shortfall, not the model's), and checked again on a continue.
 
 Checkpoints are in SQLite in each unit's folder, or with `checkpoint_url` in one PostgreSQL
 database, each unit on a thread of its own (`projectgen.runs.reflection`): what a batch whose units
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, load_exercises
+from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, exercise_task, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
@@ -41,7 +44,8 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
-from projectgen.experiments.reflection_results import ReflectResults, ReflectRow, reflect_page, summarize_reflect
+from projectgen.experiments.reflection_results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
+                                                       summarize_reflect)
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.runs import layout
@@ -103,6 +107,14 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         from projectgen.llm.naming import describe_model
         from projectgen.runs.reflection import reflection_request, run_reflection
 
+        incomplete = state.environment_incomplete(exercise_task(unit.exercise))
+        if unit.model.is_reference and unit.exercise.lacking_reference:
+            incomplete = (f"environment incomplete: this copy of the exercise lacks its reference "
+                          f"({', '.join(unit.exercise.lacking_reference)}): there is nothing to replay")
+        if incomplete:  # asked before any model call: the machine's or the data's shortfall, never the model's failure
+            return ReflectRow(key=unit.key, model=unit.model.slug, edit_format=unit.edit_format,
+                              task_id=unit.exercise.id, language=unit.exercise.language_name, status=INCOMPLETE,
+                              error=incomplete, sandbox=state.isolation())
         model = self.model_for(unit)
         progress = self.progress
         request = reflection_request(unit.exercise, spec=unit.model.spec, model_label=describe_model(model),
@@ -136,7 +148,8 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         return row.model_dump(mode="json", exclude={"key"})
 
     def restore(self, entry: dict[str, Any]) -> ReflectRow | None:
-        """A finished unit (passed or failed); an error line is run again."""
+        """A finished unit (passed or failed); an error line is run again, and so is an environment-incomplete one
+        (checked again without a model call: the machine may have what the reference needs by then)."""
         if entry.get("status") not in ("passed", "failed"):
             return None
         return ReflectRow.model_validate(entry)

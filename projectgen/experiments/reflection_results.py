@@ -4,7 +4,8 @@ Per (model, edit format), over the units that did not end in an error: LiveRepoR
 Pass@1, Pass@2, Fix Weight and Well Format per language and All
 (`projectgen.evaluation.reflection_metrics.by_language`), the pass@k curve, tokens, and the
 per-task rows behind them. Error units are counted apart and left out of every figure: a unit whose
-tests the harness could not run is neither a pass nor a fail.
+tests the harness could not run is neither a pass nor a fail. So are "environment incomplete" units (the
+exercise's reference itself cannot get its dependencies here), each named with its reason.
 """
 from __future__ import annotations
 
@@ -20,18 +21,20 @@ from projectgen.experiments.results_writer import (Block, Bullets, Charts, Headi
                                                    Text, integrity_section, series_color, unprotected_warning)
 
 REFLECT_SCHEMA_VERSION = 1
+INCOMPLETE = "environment incomplete"
+"""A unit's status when the exercise's reference cannot get its dependencies here: not scored, never a failure."""
 
 
 class ReflectRow(BaseModel):
     """One unit's ledger line: its result (`projectgen.runs.reflection.ReflectionResult` as a dict), or why
-    its work raised (status "error")."""
+    its work raised (status "error"), or why the exercise cannot be scored here (status `INCOMPLETE`)."""
 
     key: str
     model: str
     edit_format: str
     task_id: str
     language: str
-    status: Literal["passed", "failed", "error"]
+    status: Literal["passed", "failed", "error", "environment incomplete"]
     error: str | None = None
     result: dict[str, Any] | None = None
     sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
@@ -44,8 +47,8 @@ class ReflectRow(BaseModel):
                             for entry in attempt.get("integrity_flags") or [])
 
     def outcome(self) -> TaskOutcome | None:
-        """The figures' view of a finished unit (None for an error)."""
-        if self.status == "error" or self.result is None:
+        """The figures' view of a finished unit (None for an error or an environment-incomplete unit)."""
+        if self.status in ("error", INCOMPLETE) or self.result is None:
             return None
         r = self.result
         attempts = r.get("tries") or []
@@ -63,6 +66,7 @@ class ReflectReport(BaseModel):
     edit_format: str
     tries: int
     errors: int
+    incomplete: int = Field(default=0, description="units not scored: the exercise's environment is incomplete")
     figures: dict[str, ReflectionFigures]
     rows: list[ReflectRow]
 
@@ -75,8 +79,11 @@ class ReflectSummaryEntry(BaseModel):
     edit_format: str
     language: str = Field(default=ALL, description="a language of the run, or All (every language: the test-count "
                           "weighting is the paper's, see evaluation.reflection_metrics)")
-    tasks: int = Field(description="tasks scored (error units left out)")
+    tasks: int = Field(description="tasks scored (error and environment-incomplete units left out)")
     errors: int
+    environment_incomplete: int = Field(default=0, description="tasks not scored because the reference itself "
+                                        "cannot get its dependencies here (named in results.json "
+                                        "`environment_incomplete`)")
     pass_at_1: float
     pass_at_2: float | None
     fix_weight: float | None
@@ -100,6 +107,9 @@ class ReflectResults(BaseModel):
         default_factory=dict, description="language -> how many of its exercises were skipped because this "
         "machine lacks its toolchain, and what to install")
     load_errors: dict[str, str] = Field(default_factory=dict, description="exercise id -> why it does not load")
+    environment_incomplete: dict[str, str] = Field(
+        default_factory=dict, description="exercise id -> why it is not scored here ('environment incomplete: ...': "
+        "its reference cannot get its dependencies on this machine), whatever the model")
     reports: list[ReflectReport]
 
     @computed_field  # type: ignore[prop-decorator]
@@ -121,9 +131,11 @@ def _summary_entry(report: ReflectReport, language: str) -> ReflectSummaryEntry:
     f = report.figures[language]
     errors = report.errors if language == ALL else sum(row.status == "error" and row.language == language
                                                        for row in report.rows)
+    incomplete = sum(row.status == INCOMPLETE and language in (ALL, row.language) for row in report.rows)
     return ReflectSummaryEntry(
         model=report.model, model_label=report.model_label, edit_format=report.edit_format, language=language,
-        tasks=f.tasks, errors=errors, pass_at_1=f.pass_at_1, pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
+        tasks=f.tasks, errors=errors, environment_incomplete=incomplete, pass_at_1=f.pass_at_1,
+        pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
         well_formed=f.well_formed, pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens)
 
 
@@ -151,10 +163,12 @@ def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[E
             outcomes = [o for r in mine if (o := r.outcome()) is not None]
             reports.append(ReflectReport(model=model.slug, spec=model.spec, model_label=model_label(model, mine),
                                          edit_format=fmt, tries=tries, errors=sum(r.status == "error" for r in mine),
+                                         incomplete=sum(r.status == INCOMPLETE for r in mine),
                                          figures=by_language(outcomes, tries), rows=mine))
+    incomplete = {r.task_id: r.error or "" for r in sorted(rows, key=lambda r: r.task_id) if r.status == INCOMPLETE}
     return ReflectResults(dataset=dataset, out_dir=out_dir, tries=tries, skipped_languages=dict(skipped or {}),
                           load_errors=dict(load_errors or {}), missing_toolchains=dict(missing_toolchains or {}),
-                          reports=reports)
+                          environment_incomplete=incomplete, reports=reports)
 
 
 # --------------------------------------------------------------------------- tables
@@ -167,9 +181,11 @@ def pct(value: float | None) -> str:
 
 def summary_table(results: ReflectResults) -> Table:
     """One row per (model, edit format): the All figures, errors and tokens."""
-    header = ["model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "tokens in", "tokens out"]
+    header = ["model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "env. incomplete",
+              "tokens in", "tokens out"]
     rows = [[e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
-             pct(e.well_formed), str(e.errors), f"{e.input_tokens:,}", f"{e.output_tokens:,}"]
+             pct(e.well_formed), str(e.errors), str(e.environment_incomplete), f"{e.input_tokens:,}",
+             f"{e.output_tokens:,}"]
             for e in results.summary]
     return header, rows
 
@@ -206,7 +222,7 @@ def task_table(results: ReflectResults) -> Table:
             last = (res.get("tries") or [{}])[-1]
             tests = f"{last.get('tests_passed')}/{last.get('tests_total')}" if "tests_total" in last else ""
             rows.append([r.model, r.edit_format, row.task_id, row.language, row.status,
-                         str(res.get("passed_at") or "") if row.status != "error" else "",
+                         str(res.get("passed_at") or "") if row.status in ("passed", "failed") else "",
                          str(len(res.get("tries") or [])) if res else "",
                          ("yes" if res.get("well_formed") else "no") if res else "", tests, row.error or ""])
     return header, rows
@@ -216,7 +232,13 @@ NOTES = ("Pass@k: tasks whose tests all passed by try k (Pass@2 after one repair
          "FW = (Pass@2 - Pass@1) / Pass@2 x 100 (0 when Pass@2 is 0); WF: tasks whose every reply parsed and "
          "applied exactly. All: the languages weighted by their number of tasks. Percentages; error units "
          "(the harness could not run the tests, or the model failed for good) are left out and retried on a "
-         "continue.")
+         "continue; environment-incomplete exercises are left out and named.")
+
+
+def incomplete_lead(count: int) -> str:
+    """The line above the environment-incomplete exercises, wherever they are listed."""
+    return (f"Environment incomplete, not scored ({count} exercise(s): what their tests or reference need cannot "
+            "be had here; not a model's failure):")
 
 
 def models_lines(results: ReflectResults) -> list[str]:
@@ -257,6 +279,9 @@ def reflect_page(results: ReflectResults) -> ResultsPage:
     if results.load_errors:
         blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.load_errors.items())],
                               lead="Exercises that do not load:"))
+    if results.environment_incomplete:
+        blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.environment_incomplete.items())],
+                              lead=incomplete_lead(len(results.environment_incomplete))))
     blocks.append(Charts("pass@k curves", [("", pass_at_k_chart(results))]))
     for title, table in (("Summary", summary_table(results)),
                          ("Per language (Tables 1-2's columns)", language_table(results)),

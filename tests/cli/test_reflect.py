@@ -175,6 +175,56 @@ def test_a_harness_failure_is_a_retryable_error_never_a_pass_or_a_fail(tmp_path:
     assert [u["iteration"] for u in usage] == [1, 2]
 
 
+HOP_ROUTER = LAYOUTS / "liverepo/go/exercises/practice/unit_test_7d3e9b21_4a6c_4f08_9b15_c2e8a0f4d6b3/hop_router"
+
+
+def test_an_exercise_whose_reference_cannot_get_its_modules_is_named_environment_incomplete_not_scored(
+        tmp_path: Path, env_cache: Path, capsys) -> None:
+    """No Go proxy on this machine: the reference's go.mod requiring a module makes the exercise 'environment
+    incomplete' (named with the reason in results.json/md and the summary), not a 0/0 failure of the model."""
+    from projectgen.evaluation.languages.toolchains import probe_toolchain
+
+    if not probe_toolchain("go").ready:
+        pytest.skip(probe_toolchain("go").not_ready_reason())
+    dataset = tmp_path / "data" / "go" / "exercises" / "practice"
+    shutil.copytree(HOP_ROUTER, dataset / "hop_router")
+    (dataset / "hop_router" / ".meta" / "go.mod").write_text("module hoprouter\n\ngo 1.18\n\n"
+                                                             "require nothere.invalid/mod v1.0.0\n")
+    out = tmp_path / "out"
+    code, printed, _ = reflect(capsys, "--dataset", str(tmp_path / "data"), "--model", "reference", "--tries", "1",
+                               "--out", str(out), "--cache-dir", str(env_cache))
+    assert code == 0  # a finished outcome, not an error of the harness
+    results = json.loads((out / "results.json").read_text())
+    [why] = results["environment_incomplete"].values()
+    assert list(results["environment_incomplete"]) == ["hop_router"]
+    assert why.startswith("environment incomplete: ") and "nothere.invalid/mod" in why
+    [entry] = results["summary"]
+    assert (entry["tasks"], entry["errors"], entry["environment_incomplete"]) == (0, 0, 1)
+    assert results["summary_by_language"] == []  # no Go figure made of it
+    [row] = strict_jsonl(out / "ledger.jsonl")
+    assert row["status"] == "environment incomplete" and row["result"] is None
+    assert "Environment incomplete, not scored" in (out / "results.md").read_text()
+    assert "hop_router: environment incomplete" in printed
+    assert not (out / "reference" / "whole" / "hop_router" / "usage.jsonl").exists()  # no model was asked
+
+
+def test_an_exercise_published_without_its_reference_loads_and_its_replay_is_named_not_scored(
+        tmp_path: Path, capsys) -> None:
+    """A LiveRepoReflection JavaScript exercise lists .meta files its folder lacks: its tests can still score a
+    model, so it loads; the reference replay has nothing to replay and says so, never a load error or a 0."""
+    dataset = tmp_path / "data" / "python" / "exercises" / "practice"
+    shutil.copytree(LAYOUTS / "aider/python/exercises/practice/tally_marks", dataset / "tally_marks")
+    (dataset / "tally_marks" / ".meta" / "example.py").unlink()
+    out = tmp_path / "out"
+    code, _, _ = reflect(capsys, "--dataset", str(tmp_path / "data"), "--model", "reference", "--tries", "1",
+                         "--out", str(out))
+    results = json.loads((out / "results.json").read_text())
+    assert code == 0 and results["load_errors"] == {}
+    assert results["environment_incomplete"] == {"tally_marks": "environment incomplete: this copy of the exercise "
+                                                 "lacks its reference (.meta/example.py): there is nothing to replay"}
+    assert results["summary"][0]["tasks"] == 0 and results["summary"][0]["environment_incomplete"] == 1
+
+
 def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, env_cache: Path,
                                                                               monkeypatch) -> None:
     """Killed between a repair's model call and the node's checkpoint: the resumed node is answered from the

@@ -16,17 +16,19 @@ LAYOUTS = Path(__file__).parent / "exercism_layouts"
 ROUTE_CACHE = LAYOUTS / "liverepo/python/exercises/practice/unit_test_5b1c0e7a_3f2d_4c1b_9a8e_2d4f6b8c0a1e/route_cache"
 TALLY = LAYOUTS / "aider/python/exercises/practice/tally_marks"
 HOPS = LAYOUTS / "short/unit_test_9c8d7e6f_1a2b_4c3d_8e9f_0a1b2c3d4e5f/hop_count"
+HOP_ROUTER = LAYOUTS / "liverepo/go/exercises/practice/unit_test_7d3e9b21_4a6c_4f08_9b15_c2e8a0f4d6b3/hop_router"
 
 
 def test_every_nesting_is_found_below_one_folder_in_every_language() -> None:
     found = load_exercises(LAYOUTS)
-    assert [e.id for e in found.exercises] == ["hop_count", "ring_buffer", "route_cache", "tally_marks"]
+    assert [e.id for e in found.exercises] == ["hop_count", "hop_router", "ring_buffer", "route_cache", "tally_marks"]
     assert found.errors == {}
     assert found.other_languages == {} and found.skipped_line() == ""
     assert {e.id: e.language_name for e in found.exercises}["ring_buffer"] == "Cpp"
-    assert {e.language_name for e in found.exercises} == {"Python", "Cpp"}
+    assert {e.language_name for e in found.exercises} == {"Python", "Cpp", "Go"}
     # The same exercises from a folder further down, or one exercise folder by itself.
-    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["ring_buffer", "route_cache"]
+    assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["hop_router", "ring_buffer",
+                                                                                "route_cache"]
     assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
 
 
@@ -164,6 +166,61 @@ def test_several_test_files_make_one_suite(tmp_path: Path) -> None:
     (folder / "more_test.py").write_text("def test_x():\n    pass\n")
     task = exercise_task(load_exercise(folder))
     assert task.suite("unit").paths == (f"{folder.name}/tally_marks_test.py", f"{folder.name}/more_test.py")
+
+
+def test_an_example_that_is_a_copy_of_a_test_is_no_reference_and_every_test_file_runs() -> None:
+    """LiveRepoReflection lists ``.meta/`` copies of its test files (sometimes an older draft) among the example
+    files beside the reference: they answer no solution file, and what runs is files.test at the top."""
+    exercise = load_exercise(HOP_ROUTER)
+    assert exercise.examples == {"hop_router.go": ".meta/hop_router.go", "go.mod": ".meta/go.mod"}
+    assert exercise.tests == ("cases_test.go", "hop_router_test.go", "limits_test.go", "README.md")
+    task = exercise_task(exercise)
+    assert task.suite("unit").paths == tuple(f"hop_router/{rel}" for rel in exercise.tests)
+    assert "hop_router/.meta/hop_router_test.go" not in task.reference_sources.values()
+
+
+def test_an_exercise_without_config_takes_no_test_of_meta_as_a_solution_file(tmp_path: Path) -> None:
+    folder = tmp_path / "hop_count"
+    shutil.copytree(HOPS, folder)
+    shutil.copy(folder / "hop_count_test.py", folder / ".meta" / "hop_count_test.py")
+    assert load_exercise(folder).solution == ("__init__.py", "hop_count.py")
+
+
+def test_a_line_of_shell_listed_as_a_solution_file_is_no_file_to_write(tmp_path: Path) -> None:
+    """LiveRepoReflection lists a few commands or code lines as "solution files" (``rm -f *.o distributed_tx
+    test``): no reply could name them, so the reference replay could not be written; they are left out."""
+    junk = "rm -f *.o tally_marks test"
+    folder = broken(tmp_path, {"files": {"solution": ["tally_marks.py", junk], "test": ["tally_marks_test.py"],
+                                         "example": [".meta/example.py", f".meta/{junk}"]}})
+    (folder / junk).write_text("")
+    (folder / ".meta" / junk).write_text("rm -f *.o tally_marks test\n")
+    exercise = load_exercise(folder)
+    assert exercise.solution == ("tally_marks.py",) and exercise.examples == {"tally_marks.py": ".meta/example.py"}
+    assert junk not in exercise.support_files()
+
+
+def test_a_python_exercise_whose_tests_import_numpy_gets_it_in_its_environment(tmp_path: Path) -> None:
+    """LiveRepoReflection's Python tests import numpy, networkx, ... (17 of 819 numpy): the benchmark's image had
+    them, so the exercise's test environment asks PyPI for them; the standard library and its own modules,
+    nothing."""
+    folder = tmp_path / "python" / "exercises" / "practice" / "tally_marks"
+    shutil.copytree(TALLY, folder)
+    test_file = folder / "tally_marks_test.py"
+    test_file.write_text("import numpy as np\nfrom sklearn.metrics import f1_score\nimport os.path\n"
+                         "from tally_marks import tally\nfrom . import helpers\n" + test_file.read_text())
+    (folder / ".meta" / "example.py").write_text("import networkx\n" + (folder / ".meta" / "example.py").read_text())
+    exercise = load_exercise(folder)
+    assert exercise_task(exercise).env.requirements == ("networkx", "numpy", "scikit-learn")
+    assert exercise_task(load_exercise(TALLY)).env.requirements == ()
+
+
+def test_an_exercise_lacking_a_listed_example_file_has_no_reference_but_loads(tmp_path: Path) -> None:
+    folder = broken(tmp_path, {"files": {"solution": ["tally_marks.py"], "test": ["tally_marks_test.py"],
+                                         "example": [".meta/example.py", ".meta/tally_marks_test.py"]}})
+    (folder / ".meta" / "example.py").unlink()  # the test's .meta copy is absent too: no reference either way
+    exercise = load_exercise(folder)
+    assert exercise.lacking_reference == (".meta/example.py",) and exercise.examples == {}
+    assert not exercise_task(exercise).has_reference
 
 
 def test_missing_instructions_and_empty_folders_are_clear_errors(tmp_path: Path) -> None:

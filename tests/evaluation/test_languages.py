@@ -7,13 +7,17 @@ skips, saying what to install."""
 from __future__ import annotations
 
 import json
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from projectgen.datasets.examples import example_exercises_dir
 from projectgen.datasets.exercism import exercise_task, load_exercise
-from projectgen.evaluation.expectations import expectation_key, from_reference_report, score_report
+from projectgen.evaluation.expectations import (ReferenceEnvironmentError, expectation_key, from_reference_report,
+                                                score_report)
+from projectgen.evaluation.languages.dependencies import java_missing_packages
 from projectgen.evaluation.languages.reports import go_results, go_test_files, jest_results, junit_results, rust_results
 from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
 from projectgen.evaluation.report import Outcome
@@ -100,6 +104,13 @@ def test_jest_and_libtest_reports() -> None:
     by_file = rust_results(rust)
     assert [(t.nodeid, t.outcome) for t in by_file["c/tests/t.rs"]] == [("c/tests/t.rs::ok_one", Outcome.PASSED),
                                                                         ("c/tests/t.rs::hangs", Outcome.ERROR)]
+    # libtest's notice that a test has run for over 60 s is no outcome: the test's own "ok" follows
+    slow = "\n".join(json.dumps(e) for e in [
+        {"type": "projectgen-file", "file": "c/tests/t.rs"}, {"type": "test", "event": "started", "name": "slow"},
+        {"type": "test", "event": "timeout", "name": "slow"},
+        {"type": "test", "event": "ok", "name": "slow", "exec_time": 65.0}])
+    assert [(t.nodeid, t.outcome) for t in rust_results(slow)["c/tests/t.rs"]] == [("c/tests/t.rs::slow",
+                                                                                      Outcome.PASSED)]
 
 
 def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, monkeypatch) -> None:
@@ -154,6 +165,119 @@ def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(
                               exercise.candidate(exercise.reference()))
     forged = score_report(runner.evaluate(task, forger), expected)
     assert forged.passed == 0 and forged.expected == count
+
+
+HOP_ROUTER = (Path(__file__).parents[1] / "datasets" / "exercism_layouts" / "liverepo" / "go" / "exercises" / "practice"
+              / "unit_test_7d3e9b21_4a6c_4f08_9b15_c2e8a0f4d6b3" / "hop_router")
+REQUIRING = "module hoprouter\n\ngo 1.18\n\nrequire nothere.invalid/mod v1.0.0\n"  # a module no proxy serves
+
+
+@pytest.mark.slow  # the reference's runs and its twins' (about 20 s under load)
+def test_every_test_file_of_an_exercise_runs_and_counts_as_go_test_does(runner: SandboxRunner, tmp_path: Path) -> None:
+    """An exercise with several test files (LiveRepoReflection's Go ones keep their cases in ``cases_test.go``):
+    each file's tests run and count under that file, as many as `go test -v` passes. A candidate's own go.mod
+    requiring a module (no Go proxy here), beside a reference that runs, is the candidate's failure."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    exercise = load_exercise(HOP_ROUTER)
+    task = exercise_task(exercise)
+    reference = exercise.candidate(exercise.reference())
+    count = own_runner_passed(task, reference, toolchain, runner.environments.root / "languages", tmp_path)
+    report = runner.evaluate(task, reference)
+    assert report.status == "passed" and report.passed == count == 8, report.output_tail
+    per_file = Counter(test.nodeid.split("::", 1)[0] for test in report.tests)
+    assert per_file == {"hop_router/hop_router_test.go": 5, "hop_router/limits_test.go": 3}
+    assert runner.environment_incomplete(task) is None
+    stub = score_report(runner.evaluate(task, exercise.candidate(exercise.stubs())), runner.expected_tests(task))
+    assert stub.passed == 0 and stub.expected == 8
+    requiring = exercise.candidate({**exercise.reference(), "go.mod": REQUIRING})
+    report = runner.evaluate(task, requiring)
+    assert report.install_error and "nothere.invalid/mod" in report.install_error and report.status != "passed"
+    assert runner.environment_incomplete(task) is None
+
+
+def test_a_reference_that_cannot_get_its_modules_is_environment_incomplete(runner: SandboxRunner,
+                                                                           tmp_path: Path) -> None:
+    """No Go proxy here: a reference whose go.mod requires a module is the machine's shortfall, named (a
+    candidate's own require is its failure: the test above)."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    needy = tmp_path / "needy" / "hop_router"
+    shutil.copytree(HOP_ROUTER, needy)
+    (needy / ".meta" / "go.mod").write_text(REQUIRING)
+    task = exercise_task(load_exercise(needy))
+    why = runner.environment_incomplete(task)
+    assert why is not None and why.startswith("environment incomplete: ") and "nothere.invalid/mod" in why
+    with pytest.raises(ReferenceEnvironmentError):
+        runner.expected_tests(task)
+
+
+def test_an_exercise_whose_test_files_declare_no_test_is_environment_incomplete(runner: SandboxRunner,
+                                                                                tmp_path: Path) -> None:
+    """A published Go exercise whose only test file is its ``cases_test.go`` (the file with the tests is missing
+    from the benchmark's copy): nothing can pass or fail, so it is named, never scored as a 0/0 failure."""
+    toolchain = probe_toolchain("go")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    lacking = tmp_path / "lacking" / "hop_router"
+    shutil.copytree(HOP_ROUTER, lacking)
+    config = json.loads((lacking / ".meta" / "config.json").read_text())
+    config["files"]["test"] = ["cases_test.go"]
+    (lacking / ".meta" / "config.json").write_text(json.dumps(config))
+    for name in ("hop_router_test.go", "limits_test.go"):
+        (lacking / name).unlink()
+    why = runner.environment_incomplete(exercise_task(load_exercise(lacking)))
+    assert why == ("environment incomplete: no test to run: the reference's run of hop_router/cases_test.go found "
+                   "none (this copy of the task lacks its tests)")
+
+
+def test_java_tests_needing_a_library_from_maven_central_are_environment_incomplete(runner: SandboxRunner,
+                                                                                    tmp_path: Path) -> None:
+    """LiveRepoReflection's Java tests sometimes mock with Mockito, which only Maven Central serves: the
+    exercise is named (before anything compiles), not scored as its reference's build failure."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    folder = tmp_path / "stack_calc"
+    shutil.copytree(example_exercises_dir() / "stack_calc", folder)
+    test_file = folder / "src" / "test" / "java" / "StackCalcTest.java"
+    test_file.write_text("import static org.mockito.Mockito.mock;\n// import com.google.gson.Gson;\n"
+                         + test_file.read_text())
+    why = runner.environment_incomplete(exercise_task(load_exercise(folder)))
+    assert why is not None and why.startswith("environment incomplete: ")
+    assert "Java package(s) org.mockito cannot be had offline" in why and "gson" not in why
+
+
+@pytest.mark.slow  # two javac runs and the JVM
+def test_a_java_test_file_may_declare_a_class_the_code_declares_too(runner: SandboxRunner, tmp_path: Path) -> None:
+    """As Gradle compiles them (the code, then the tests against it), a test file's own stand-in for a class of
+    the code builds, and is the one the tests use; javac over every file at once said "duplicate class"."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    folder = tmp_path / "stack_calc"
+    shutil.copytree(example_exercises_dir() / "stack_calc", folder)
+    reference = folder / ".meta" / "src" / "main" / "java" / "StackCalc.java"
+    reference.write_text(reference.read_text() + "\nclass Token {\n    static String kind() { return \"code\"; }\n}\n")
+    test_file = folder / "src" / "test" / "java" / "StackCalcTest.java"
+    test_file.write_text(test_file.read_text().replace(
+        "public class StackCalcTest {",
+        "class Token {\n    static String kind() { return \"test\"; }\n}\n\npublic class StackCalcTest {\n"
+        "    @Test\n    public void theTestsOwnClassIsUsed() {\n        assertThat(Token.kind()).isEqualTo(\"test\");\n    }\n", 1))
+    exercise = load_exercise(folder)
+    report = runner.evaluate(exercise_task(exercise), exercise.candidate(exercise.reference()))
+    assert report.status == "passed" and not report.collection_errors, report.output_tail
+    assert "StackCalcTest.java::theTestsOwnClassIsUsed" in {test.nodeid.split("/")[-1] for test in report.tests}
+
+
+def test_java_imports_of_the_code_own_packages_and_the_test_libraries_need_nothing() -> None:
+    sources = ["package shop;\nimport java.util.List;\nimport org.junit.jupiter.api.Test;\n"
+               "import static org.assertj.core.api.Assertions.*;\nimport shop.model.Item;\n"
+               "import org.slf4j.Logger;\nclass A { String s = \"import org.nope.X;\"; }\n",
+               "package shop.model;\npublic class Item {}\n"]
+    assert java_missing_packages(sources) == ["org.slf4j"]
 
 
 def test_doctor_lists_each_language_and_how_to_install_a_missing_one(capsys, monkeypatch) -> None:

@@ -1,6 +1,6 @@
 """What a language's tests need besides its toolchain, prepared outside the sandbox and cached, so that
 inside everything runs offline: jest and what a package.json asks for (from npm), the Go modules a go.mod requires, a crate's
-dependencies. Like the Python environments (`evaluation/environments.py`), each is built once under
+dependencies, the Java packages a test or a solution imports. Like the Python environments (`evaluation/environments.py`), each is built once under
 a lock, in a folder keyed by what it holds, and bound read-only into the sandbox. What cannot be had
 is a `DependencyError` of one line, naming what and why.
 """
@@ -18,11 +18,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.source_scan import scan
 from projectgen.evaluation.languages.toolchains import Toolchain
 
 JEST_VERSION = "29"
 JEST_ENTRY = Path("node_modules", "jest", "bin", "jest.js")
 INSTALL_TIMEOUT = 900.0
+JAVA_IMPORT = re.compile(r"\bimport\s+(?:static\s+)?(?P<name>[A-Za-z_][\w.]*)(?:\s*\.\s*\*)?\s*;")
+JAVA_PACKAGE = re.compile(r"\bpackage\s+(?P<name>[A-Za-z_][\w.]*)\s*;")
+JAVA_PROVIDED = ("java.", "javax.", "jdk.", "com.sun.", "sun.", "org.w3c.", "org.xml.", "org.ietf.", "org.junit.",
+                 "org.opentest4j.", "org.apiguardian.", "org.assertj.")
+"""What the Java tests compile against: the JDK, the JUnit 5 console launcher's jar and AssertJ (`JAVA_JARS`)."""
 GO_REQUIRE = re.compile(r"^\s*require\s+(?:\(\s*(?P<block>[^)]*)\)|(?P<one>\S+\s+\S+))", re.M)
 
 
@@ -159,3 +165,29 @@ def check_crates(crate_dir: Path) -> None:
     if wanted:
         raise DependencyError(f"crate(s) {', '.join(wanted)} cannot be had offline: the tests run without "
                               "crates.io, so only the standard library is available")
+
+
+def java_missing_packages(sources: list[str]) -> list[str]:
+    """The packages `sources` (Java files' texts) import that neither the JDK, JUnit 5, AssertJ nor the sources
+    themselves provide (``org.mockito``), by their first two names, sorted."""
+    masks = [scan(text, "java").mask for text in sources]
+    own = {match["name"] + "." for mask in masks for match in JAVA_PACKAGE.finditer(mask)}
+    missing = set()
+    for mask in masks:
+        for match in JAVA_IMPORT.finditer(mask):
+            name = match["name"] + "."
+            if not name.startswith(JAVA_PROVIDED) and not any(name.startswith(package) for package in own) \
+                    and name.count(".") > 1:  # a class of the default package imports nothing from outside
+                missing.add(".".join(name.split(".")[:2]))
+    return sorted(missing)
+
+
+def check_java_packages(project_dir: Path) -> None:
+    """Maven Central is not reached: Java code importing a library beyond the JDK, JUnit 5 and AssertJ
+    (Mockito, SLF4J) fails in one line naming it, before anything compiles."""
+    sources = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(project_dir.rglob("*.java"))
+               if path.is_file()]
+    missing = java_missing_packages(sources)
+    if missing:
+        raise DependencyError(f"Java package(s) {', '.join(missing)} cannot be had offline: the code compiles "
+                              "against the JDK, JUnit 5 and AssertJ only (Maven Central is not reached)")

@@ -275,19 +275,32 @@ class JavaPlan:
         return console, assertj
 
     def steps(self, ctx: RunContext) -> list[Step]:
+        """Built as Gradle builds it: the code (every .java file but the tests) first, then the tests (the suite's
+        files, the canary and what is under src/test) against its classes, so a test file may declare a class the
+        code declares too (its own stand-in: LiveRepoReflection's tests do) and, first on the class path, wins."""
         tools = ctx.toolchain.tools
         console, assertj = self._jars(ctx)
-        classes = ctx.tmp / "classes"
+        main, tests = ctx.tmp / "classes" / "main", ctx.tmp / "classes" / "test"
         env = ctx.env(path=(str(Path(tools["javac"]).parent),))
         jvm = " ".join(JVM_OPTIONS)
-        build = (f"cd {q(ctx.project_dir)} || exit 125\n"
-                 f"find . -name '*.java' -not -path './build/*' > {q(ctx.tmp / 'sources.txt')}\n"
-                 f"exec {q(tools['javac'])} {' '.join('-J' + o for o in JVM_OPTIONS)} -nowarn -encoding UTF-8 "
-                 f"-d {q(classes)} -cp {q(console + ':' + assertj)} @{q(ctx.tmp / 'sources.txt')}")
+        javac = f"{q(tools['javac'])} {' '.join('-J' + o for o in JVM_OPTIONS)} -nowarn -encoding UTF-8"
+        listed, code = ctx.tmp / "test-sources.txt", ctx.tmp / "sources.txt"
+        project = q(ctx.project_dir)
+        build = (f"cd {project} || exit 125\n"
+                 f"printf '%s\\n' {' '.join(q(ctx.workspace / rel) for rel in ctx.run_files)} > {q(listed)}\n"
+                 f"[ -d src/test ] && find {q(ctx.project_dir / 'src' / 'test')} -name '*.java' >> {q(listed)}\n"
+                 f"sort -u -o {q(listed)} {q(listed)}\n"
+                 f"find {project} -name '*.java' -not -path {q(str(ctx.project_dir / 'build') + '/*')} "
+                 f"| grep -vxF -f {q(listed)} > {q(code)}\n"
+                 f"mkdir -p {q(main)} {q(tests)} || exit 125\n"
+                 f"if [ -s {q(code)} ]; then\n"
+                 f"  {javac} -d {q(main)} -cp {q(console + ':' + assertj)} @{q(code)} || exit $?\n"
+                 f"fi\n"
+                 f"exec {javac} -d {q(tests)} -cp {q(f'{main}:{console}:{assertj}')} @{q(listed)}")
         reports = PurePosixPath(ctx.report).parent
-        run = (f"cd {q(ctx.project_dir)} || exit 125\n"
+        run = (f"cd {project} || exit 125\n"
                f"exec {q(tools['java'])} {jvm} -jar {q(console)} --disable-banner --details=tree "
-               f"--disable-ansi-colors --class-path {q(str(classes) + ':' + assertj)} --scan-class-path "
+               f"--disable-ansi-colors --class-path {q(f'{tests}:{main}:{assertj}')} --scan-class-path "
                f"--reports-dir {q(str(reports))}")
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
 

@@ -29,6 +29,7 @@ from projectgen.datasets.task import SuiteName, Task
 from projectgen.evaluation.languages.dependencies import (
     DependencyError,
     check_crates,
+    check_java_packages,
     prepare_go_modules,
     prepare_node_modules,
 )
@@ -36,7 +37,7 @@ from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguageP
                                                   report_names)
 from projectgen.evaluation.languages.planting import planted_names, planted_problem
 from projectgen.evaluation.languages.reports import GO_TEST_FUNC
-from projectgen.evaluation.languages.toolchains import GO, JAVASCRIPT, RUST, Toolchain
+from projectgen.evaluation.languages.toolchains import GO, JAVA, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.planted_tests import Planting
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
 from projectgen.evaluation.report import CollectionError, Outcome, TestReport, TestResult
@@ -202,6 +203,8 @@ def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir:
         return prepare_go_modules(cache, toolchain, project_dir)
     if language == RUST:
         check_crates(project_dir)
+    if language == JAVA:
+        check_java_packages(project_dir)
     return None
 
 

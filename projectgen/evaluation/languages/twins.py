@@ -165,7 +165,9 @@ def _expected_side(scanned: Scanned, definition: DeclaredTest, parts: list[tuple
 
 
 def _resolved(scanned: Scanned, definition: DeclaredTest, side: tuple[int, int]) -> tuple[int, int]:
-    """`side`, or when it is one variable (`&expected`, `expected`), the value it was last given in the test before."""
+    """`side`, or when it is one variable (`&expected`, `expected`), the value it was last given in the test before;
+    `side` itself when the variable is also used in between (``value`` put into the store, then compared with what
+    comes back): changing its value changes the input too, so the copy would not be a wrong expectation."""
     name = scanned.mask[side[0]:side[1]].strip().lstrip("&*").strip()
     if not IDENTIFIER.fullmatch(name) or name in ("true", "false"):
         return side
@@ -176,7 +178,10 @@ def _resolved(scanned: Scanned, definition: DeclaredTest, side: tuple[int, int])
     if found is None:
         return side
     begin = definition.body_start + found.end()
-    return begin, _expression_end(scanned.mask, begin, definition.body_end)
+    end = _expression_end(scanned.mask, begin, definition.body_end)
+    if re.search(r"(?<![\w$.])%s(?![\w$])" % re.escape(name), scanned.mask[end:side[0]]):
+        return side
+    return begin, end
 
 
 def _expression_end(mask: str, start: int, limit: int) -> int:

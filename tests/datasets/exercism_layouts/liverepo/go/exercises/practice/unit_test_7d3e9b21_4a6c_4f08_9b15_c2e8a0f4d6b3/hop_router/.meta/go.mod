@@ -1,0 +1,3 @@
+module hoprouter
+
+go 1.18
