@@ -142,6 +142,7 @@ def test_bad_option_values_exit_2_without_traceback() -> None:
     assert "must be greater than 0" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # a ledger's resume stays in the default suite through the experiment tests
 def test_bench_reference_resumes_from_its_ledger(tmp_path: Path, env_cache: Path, capsys) -> None:
     dataset = tmp_path / "tasks"
     for name in ("kvstore", "wordfreq"):

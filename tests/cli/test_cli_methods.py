@@ -74,7 +74,7 @@ def test_the_reference_replay_needs_reference_code(tmp_path: Path, capsys) -> No
 
 
 @pytest.mark.datasets
-@pytest.mark.parametrize("name, tests", [("lice", 25), ("readtime", 8)])
+@pytest.mark.parametrize("name, tests", [pytest.param("lice", 25, marks=pytest.mark.slow), ("readtime", 8)])
 def test_devbench_with_the_reference_replay_gets_full_marks_under_every_one_pass_method(
         name: str, tests: int, shared_datasets: Path, tmp_path: Path, env_cache: Path) -> None:
     started = time.monotonic()

@@ -197,6 +197,7 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
 
 
+@pytest.mark.slow  # resume is in the default suite through tests/runs/test_resume.py
 def test_a_replay_run_resumes_from_another_folder(tmp_path: Path, env_cache: Path) -> None:
     """run.json keeps the script and task paths absolute: `--resume` works whatever the current folder."""
     work = tmp_path / "work"

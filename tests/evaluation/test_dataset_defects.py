@@ -4,6 +4,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from projectgen.datasets.catalog import find_published
 from projectgen.datasets.integrity import missing_from_copy
 from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE, known_defects
@@ -97,6 +99,7 @@ def test_the_bench_row_says_why_the_reference_passes_other_than_the_papers_count
     assert row_from_report(ran, None, set()).note == ""
 
 
+@pytest.mark.slow  # missing data files are in the default suite through the asset and denominator tests
 def test_bench_reference_reports_geotexts_missing_data_file(shared_datasets: Path, runner, tmp_path: Path) -> None:
     rows = bench_reference(shared_datasets / "DevBench", runner, tmp_path / "bench", tasks=["geotext", "chakin"])
     by_task = {row.task_id: row for row in rows}

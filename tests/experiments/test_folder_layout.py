@@ -97,6 +97,7 @@ def test_a_layout_that_cannot_be_read_is_one_clear_line(tmp_path: Path) -> None:
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.slow  # merging shards stays in the default suite (test_shards.py)
 def test_folders_of_two_layouts_are_not_merged(tmp_path: Path) -> None:
     old, new = tmp_path / "old", tmp_path / "new"
     for folder in (old, new):

@@ -184,6 +184,7 @@ def test_attempt_two_prompts_carry_the_guidance(two_attempt_run) -> None:
     assert [u["role"] for u in usage].count("knowledge") == 2  # after attempts 1 and 2, not after the last
 
 
+@pytest.mark.slow  # the cost budget's twin test stays in the default suite
 def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
     model = ScriptedChatModel.from_responses(attempt_script(task))
     first = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", models=ModelRoles(model))

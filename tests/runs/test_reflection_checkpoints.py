@@ -42,7 +42,8 @@ class SharedStore:
         assert url == FAKE_URL
 
 
-@pytest.fixture(params=["in-memory", "postgresql"])
+# a real PostgreSQL server starts in the slow suite only; the in-memory saver stands in for it by default
+@pytest.fixture(params=["in-memory", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, SharedStore | None]]:
     """(the URL to give, the fake store or None for a real server)."""
     if request.param == "postgresql":
