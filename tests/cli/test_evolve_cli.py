@@ -33,6 +33,7 @@ def evolve_argv(base: Path, turn: int, out: Path) -> list:
             "--model", f"scripted:{example_script_path(f'kvstore.evolve{turn}')}", "--out", out, "--no-unit-tests"]
 
 
+@pytest.mark.slow  # evolve's run is in the default suite through tests/runs/test_evolve.py
 def test_evolve_the_demo_twice_and_trace_the_tree_diff(demo: Path, tmp_path: Path, capsys):
     code, out, err = run(capsys, *evolve_argv(demo, 1, tmp_path / "one"))
     assert code == EXIT_OK, out + err

@@ -385,6 +385,7 @@ SCRIPTED = {
 }
 
 
+@pytest.mark.slow  # the editable install step stays in the default suite
 def test_the_setup_script_runs_in_the_sandbox_into_the_workspace(tmp_path: Path, env_cache: Path) -> None:
     task = load_task(write_task(tmp_path / "scripted", SCRIPTED))
     runner = make_runner(env_cache)

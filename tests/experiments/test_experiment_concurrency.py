@@ -94,6 +94,7 @@ def test_reflect_units_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to
     assert runs.count >= 3 and runs.peak == 1
 
 
+@pytest.mark.slow  # the same caps for experiment pairs stay in the default suite
 def test_refine_task_runs_overlap_on_the_model_up_to_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              counted: tuple[Overlap, Overlap]) -> None:
     """Three bundled multi-turn tasks under the reference behind the latency fault, one setting: three task runs

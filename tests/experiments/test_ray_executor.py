@@ -61,6 +61,7 @@ class Squares(Batch):
         return None if "error" in entry["row"] else entry["row"]
 
 
+@pytest.mark.slow  # an experiment on Ray stays in the default suite
 def test_each_unit_is_a_ray_task_recorded_once_and_a_lost_unit_is_a_failure(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.jsonl")
     units = [Square(f"u{n}", n) for n in range(7)]
