@@ -129,6 +129,8 @@ def _parametrized(copied: ast.FunctionDef) -> tuple[ast.FunctionDef, bool] | Non
         if not (isinstance(decorator, ast.Call) and _called_name(decorator) == "parametrize"
                 and len(decorator.args) >= 2 and isinstance(decorator.args[1], (ast.List, ast.Tuple))):
             continue
+        if any(keyword.arg == "indirect" for keyword in decorator.keywords):
+            continue  # the value goes to a fixture, which may make an input of it
         names = _parameter_names(decorator.args[0])
         wanted = [names.index(name) for name in compared if name in names]
         # the parameter only as the expected value: one used as an input too would change what the test runs

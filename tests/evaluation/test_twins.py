@@ -143,7 +143,7 @@ def test_each_kind_of_expected_value_is_mutated_and_nothing_else() -> None:
 
 def test_a_parametrized_test_gets_a_twin_of_one_case_with_its_expected_parameter_changed() -> None:
     """A test comparing with a parameter has no literal to change: its twin runs one case whose expected value is
-    another; a parameter that is an input too (it would change what the test runs) gives no twin."""
+    another; a parameter that is an input too, or goes to a fixture (`indirect`), gives no twin."""
     source = textwrap.dedent('''
         import pytest
         @pytest.mark.parametrize("a, b, expected", [(1, 2, 3), (2, 2, 4)], ids=["one", "two"])
@@ -156,6 +156,9 @@ def test_a_parametrized_test_gets_a_twin_of_one_case_with_its_expected_parameter
         @pytest.mark.parametrize("x", [1, 2])
         def test_identity(x):
             assert same(x) == x
+        @pytest.mark.parametrize("expected", [3], indirect=True)
+        def test_through_a_fixture(expected):
+            assert count() == expected
     ''')
     twins = {twin.original: ast.parse(twin.source).body[0] for twin in derive_twins("test_m.py", source,
                                                                                     lambda cls, name: True)}
