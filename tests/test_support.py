@@ -1,7 +1,10 @@
 """Helpers shared by several test modules (imported by name; pytest puts tests/ on the path)."""
 from __future__ import annotations
 
+import argparse
 import ast
+import contextlib
+import io
 import json
 import os
 import textwrap
@@ -245,3 +248,17 @@ def restore_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def experiment_cli(*argv: str) -> tuple[int, str]:
+    """`projectgen experiment ...` through the sub-command the CLI wires in, in this process; returns (exit code,
+    output)."""
+    from projectgen.cli.experiment import add_commands
+
+    parser = argparse.ArgumentParser(prog="projectgen")
+    add_commands(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["experiment", *argv])
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = args.handler(args)
+    return code, buffer.getvalue()

@@ -16,10 +16,7 @@ from the bundled examples' reference code, with bugs put in on chosen attempts:
 """
 from __future__ import annotations
 
-import argparse
-import contextlib
 import dataclasses
-import io
 import json
 import shutil
 import threading
@@ -49,6 +46,7 @@ from projectgen.experiments import (
     summarize_pairs,
 )
 
+from test_support import experiment_cli as cli
 from test_support import experiment_script, paper_table
 
 APOSTROPHES = ("r\"[^\\W_]+(?:'[^\\W_]+)*\"", "r\"[^\\W_]+\"")
@@ -58,19 +56,6 @@ EXPIRY = ("now >= expires_at", "now > expires_at")
 LOC = {"kvstore": 496, "wordfreq": 46}  # Task.size().loc of the references
 ATTEMPTS = 3
 OPTIONS = ["--attempts", str(ATTEMPTS), "--iterations", "3,3,1", "--workers", "2"]
-
-
-def cli(*argv: str) -> tuple[int, str]:
-    """`projectgen experiment ...` through the sub-command the CLI wires in; returns (exit code, output)."""
-    from projectgen.cli.experiment import add_commands
-
-    parser = argparse.ArgumentParser(prog="projectgen")
-    add_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["experiment", *argv])
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = args.handler(args)
-    return code, buffer.getvalue()
 
 
 def usage(run_dir: Path) -> list[dict[str, Any]]:

@@ -4,9 +4,6 @@ layout (LiveCoder's pairs at OUT/MODEL/TASK, experiment.json naming no layout) s
 Offline: the reference replay (`--model reference`) on the bundled kvstore and wordfreq tasks, one attempt."""
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
@@ -17,17 +14,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.experiments.folder_layout import LEGACY_LAYOUT, PAIR_LAYOUT, folder_layout, pair_key
 from projectgen.experiments.merge import merge_experiments
 
-
-def cli(*argv: str) -> tuple[int, str]:
-    from projectgen.cli.experiment import add_commands
-
-    parser = argparse.ArgumentParser(prog="projectgen")
-    add_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["experiment", *argv])
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = args.handler(args)
-    return code, buffer.getvalue()
+from test_support import experiment_cli as cli
 
 
 def experiment(out: Path, tasks: str, method: str = "livecoder") -> tuple[int, str]:
