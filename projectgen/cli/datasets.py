@@ -30,7 +30,7 @@ def add_commands(subparsers) -> None:
                     "when no file differs and none was added. Files the source lacks are named as incomplete "
                     "tasks. Fetching again replaces the copy, unless the installed one has more of the published "
                     f"files (--force). A fetch installs a new version and switches to it in one step: runs that "
-                    "started on the old version keep it (kept {KEEP_REPLACED.days} days after it was "
+                    f"started on the old version keep it (kept {KEEP_REPLACED.days} days after it was "
                     "replaced).")
     fetch.add_argument("name", metavar="NAME", help="codeprojecteval or devbench (`projectgen datasets list`)")
     fetch.add_argument("--from", dest="source", default=None, metavar="DIR",

@@ -25,6 +25,7 @@ from projectgen.evaluation.prd_tokens import PRD_TOKENIZER, prd_tokens
 if TYPE_CHECKING:
     from projectgen.evaluation.runner import SandboxRunner
 
+STATISTICS_FORMAT_VERSION = 1  # of `datasets stats --json`'s document
 TABLE_SUITES: tuple[SuiteName, ...] = ("check", "unit")
 COLUMNS = ("files", "loc", "complexity", "check_tests", "check_tests_cov_pct", "unit_tests", "unit_tests_cov_pct",
            "prd_tokens")
@@ -152,5 +153,6 @@ def summary_rows(rows: Sequence[TaskStatistics]) -> dict[str, dict[str, float | 
 
 def table_json(rows: Sequence[TaskStatistics], dataset: str) -> dict[str, object]:
     """The table as `--json` writes it: the rows, the summary rows, and how each column was measured."""
-    return {"dataset": dataset, "columns": list(COLUMNS), "measures": MEASURES,
+    return {"format_version": STATISTICS_FORMAT_VERSION, "dataset": dataset, "columns": list(COLUMNS),
+            "measures": MEASURES,
             "rows": [asdict(row) for row in rows], "summary": summary_rows(rows)}

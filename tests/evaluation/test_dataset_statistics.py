@@ -95,7 +95,7 @@ def test_coverage_is_measured_in_the_sandbox_or_its_absence_said(task, runner) -
 def test_the_command_prints_the_table_as_json(capsys) -> None:
     assert main(["datasets", "stats", "examples", "--static", "--json", "--tasks", "kvstore"]) == 0
     table = json.loads(capsys.readouterr().out)
-    assert table["columns"] == list(COLUMNS)
+    assert table["format_version"] == 1 and table["columns"] == list(COLUMNS)
     [row] = table["rows"]
     assert row["task_id"] == "kvstore" and row["files"] > 0 and row["prd_tokens"] > 0
     assert row["unit_tests"] is None and row["unit_tests_cov_pct"] is None
