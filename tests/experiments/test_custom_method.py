@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +153,13 @@ def test_a_bad_spec_is_one_line_and_nothing_is_written(option: str, spec: str, s
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("projectgen: error: ") and says in err, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow  # two arms; the default suite runs the same path from the CLI (the tests above)
+def test_the_example_script_runs_both_arms_offline_and_ends_green(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(EXAMPLE), "--out", str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "NOT a real model" in done.stdout
+    assert "wordfreq | 46 | 11 | 11 | 11" in done.stdout  # projectgen and design-then-code: every unit test
+    assert "MEAN | 100.00 | 100.00" in done.stdout  # the docstrings scorer beside both arms
