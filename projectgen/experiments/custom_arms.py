@@ -18,6 +18,9 @@ from projectgen.runs.custom_methods import LoadedMethod, LoadedScorer, load_meth
 from projectgen.runs.methods import METHODS
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
 from projectgen.runs.plugins import is_plugin_spec
+from projectgen.runs.run_log import KEPT, SELECTION, TESTS, UNIT, WELL_FORMAT
+
+LOG_SCORES = (UNIT, SELECTION, TESTS, WELL_FORMAT, KEPT)  # the names the run log gives its own scores
 
 if TYPE_CHECKING:
     from projectgen.config import AttemptSettings
@@ -56,7 +59,7 @@ def resolve_methods(entries: Iterable[str],
 def resolve_scorers(entries: Iterable[str | LoadedScorer]) -> tuple[LoadedScorer, ...]:
     """The custom scorers of factory specs (or ones resolved before), their names distinct from each other's and
     from the built-in scorers'."""
-    taken = {scorer.name for scorer in REFERENCE_SCORERS}
+    taken = {*(scorer.name for scorer in REFERENCE_SCORERS), *LOG_SCORES}
     loaded = []
     for entry in entries:
         scorer = entry if isinstance(entry, LoadedScorer) else load_scorer(entry.strip(), frozenset(taken))

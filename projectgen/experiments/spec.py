@@ -10,7 +10,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from projectgen.config import AttemptSettings, Settings
@@ -82,7 +81,7 @@ class ExperimentSpec:
         object.__setattr__(self, "dataset", Path(self.dataset))
         methods, custom = resolve_methods(self.methods, self.custom_methods)
         object.__setattr__(self, "methods", methods)
-        object.__setattr__(self, "custom_methods", MappingProxyType(custom))
+        object.__setattr__(self, "custom_methods", custom)
         object.__setattr__(self, "scorers", resolve_scorers(self.scorers))
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:

@@ -54,6 +54,11 @@ class LoadedMethod:
     method: CustomMethod
     identity: PluginIdentity
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled as its spec (an executor on other processes loads it there; a function of a file loaded by
+        path would not pickle)."""
+        return load_method, (self.identity.spec,)
+
     def record(self) -> dict[str, str]:
         """What experiment.json and run.json record of it (a continued folder must find the same)."""
         return {**self.identity.record(), "name": self.method.name, "label": self.method.label,
@@ -66,6 +71,10 @@ class LoadedScorer:
 
     scorer: Scorer
     identity: PluginIdentity
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled as its spec, as `LoadedMethod`."""
+        return load_scorer, (self.identity.spec,)
 
     def record(self) -> dict[str, str]:
         return {**self.identity.record(), "name": self.scorer.name}

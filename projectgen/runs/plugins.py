@@ -57,12 +57,18 @@ def split_spec(spec: str) -> tuple[str, str]:
 def load_factory(spec: str) -> tuple[Callable[[], Any], PluginIdentity]:
     """The callable `spec` names and its identity; an unknown module, file or attribute is one line."""
     where, attribute = split_spec(spec)
-    module = load_file_module(Path(where), spec) if where.endswith(".py") else import_module(where, spec)
+    if where.endswith(".py"):
+        file = Path(where).resolve()
+        digest = file_digest(file, spec)  # before it is loaded: its module name carries the hash
+        module = load_file_module(file, digest, spec)
+    else:
+        module = import_module(where, spec)
+        file = Path(module.__file__ or "")
+        digest = file_digest(file, spec)
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise ProjectGenError(f"bad plugin spec {spec!r}: {where} has no callable {attribute!r}")
-    file = Path(module.__file__ or "")
-    return factory, PluginIdentity(spec=spec.strip(), file=str(file), sha256=file_digest(file))
+    return factory, PluginIdentity(spec=spec.strip(), file=str(file), sha256=digest)
 
 
 def import_module(name: str, spec: str) -> ModuleType:
@@ -80,12 +86,11 @@ def import_module(name: str, spec: str) -> ModuleType:
     return module
 
 
-def load_file_module(path: Path, spec: str) -> ModuleType:
-    """The module in the file `path`, loaded once per content (its name carries the file's hash)."""
-    if not path.is_file():
-        raise ProjectGenError(f"bad plugin spec {spec!r}: no file {path}")
-    path = path.resolve()
-    name = f"projectgen_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{file_digest(path)[:16]}"
+def load_file_module(path: Path, digest: str, spec: str) -> ModuleType:
+    """The module in the file `path` (absolute) whose content has the hash `digest`, loaded once per path and
+    content (its name carries both)."""
+    key = hashlib.sha256(f"{path}\0{digest}".encode()).hexdigest()[:16]
+    name = f"projectgen_plugin_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}_{key}"
     if name in sys.modules:
         return sys.modules[name]
     found = importlib.util.spec_from_file_location(name, path)
@@ -101,9 +106,11 @@ def load_file_module(path: Path, spec: str) -> ModuleType:
     return module
 
 
-def file_digest(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
+def file_digest(path: Path, spec: str) -> str:
+    """SHA-256 of a file's bytes; a missing or unreadable file is one line."""
+    if not path.is_file():
+        raise ProjectGenError(f"bad plugin spec {spec!r}: no file {path}")
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
-        raise ProjectGenError(f"cannot read {path} ({exc.strerror or exc})") from None
+        raise ProjectGenError(f"bad plugin spec {spec!r}: cannot read {path} ({exc.strerror or exc})") from None

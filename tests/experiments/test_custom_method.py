@@ -9,6 +9,7 @@ architecture stage) and then resumed; the copy is then edited, and continuing th
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from projectgen.cli.exit_codes import EXIT_USAGE
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.experiments import ExperimentResults
+from projectgen.experiments import ExperimentResults, ExperimentSpec
 from projectgen.experiments.custom_arms import check_run_method
 from projectgen.experiments.tables import custom_scores_table, pair_table, pass_table
 from projectgen.oracles.reference_replay import reference_script
@@ -139,7 +140,7 @@ def test_a_run_begun_by_other_method_code_is_not_resumed_by_this_one(tmp_path: P
 @pytest.mark.parametrize(("option", "spec", "says"), [
     ("--method", "no_such_module_xyz:factory", "no module named 'no_such_module_xyz'"),
     ("--method", "examples.custom_method:no_such_factory", "has no callable 'no_such_factory'"),
-    ("--method", "examples/no_such_file.py:factory", "no file examples/no_such_file.py"),
+    ("--method", "examples/no_such_file.py:factory", f"no file {REPO / 'examples' / 'no_such_file.py'}"),
     ("--method", "examples.custom_method:docstring_coverage", "returned DocstringCoverage, not a CustomMethod"),
     ("--method", "not a module:factory", "neither a module name nor a .py file"),
     ("--method", "examples.custom_method:", "give package.module:factory"),
@@ -163,3 +164,36 @@ def test_the_example_script_runs_both_arms_offline_and_ends_green(tmp_path: Path
     assert "NOT a real model" in done.stdout
     assert "wordfreq | 46 | 11 | 11 | 11" in done.stdout  # projectgen and design-then-code: every unit test
     assert "MEAN | 100.00 | 100.00" in done.stdout  # the docstrings scorer beside both arms
+
+
+def test_a_spec_with_custom_arms_pickles_for_executors_on_other_processes(tmp_path: Path) -> None:
+    """A factory of a file loaded by path has no importable module: the spec pickles as the specs it was given."""
+    copy = tmp_path / "my_method.py"
+    shutil.copy(EXAMPLE, copy)
+    spec = ExperimentSpec(dataset="examples", models=("reference",), methods=(f"{copy}:design_then_code",),
+                          scorers=(f"{copy}:docstring_coverage",))
+    code = ("import pickle, sys; spec = pickle.load(sys.stdin.buffer); "
+            "print(spec.methods, spec.scorers[0].scorer.name, spec.custom_methods['design-then-code'].identity.sha256)")
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(spec), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    sha = spec.custom_methods["design-then-code"].identity.sha256
+    assert done.stdout.decode().split() == ["('design-then-code',)", "docstrings", sha]
+
+
+def test_a_scorer_may_not_take_a_name_the_run_log_gives_its_own_scores(tmp_path: Path) -> None:
+    (tmp_path / "unit_scorer.py").write_text(
+        "class Unit:\n    name = 'unit'\n\n    def score(self, task, folder, runner, unit_report):\n        return None\n")
+    with pytest.raises(ProjectGenError, match="its name 'unit' must be"):
+        ExperimentSpec(dataset="examples", models=("reference",), scorers=(f"{tmp_path / 'unit_scorer.py'}:Unit",))
+
+
+def test_two_copies_of_one_file_each_have_their_own_identity(tmp_path: Path) -> None:
+    """A file loaded by path is its own module: a copy edited after loading does not stand in for another."""
+    first, second = tmp_path / "a" / "my_method.py", tmp_path / "b" / "my_method.py"
+    for copy in (first, second):
+        copy.parent.mkdir()
+        shutil.copy(EXAMPLE, copy)
+    load_method(f"{first}:design_then_code")
+    first.write_text(first.read_text() + "\n# changed\n")
+    loaded = load_method(f"{second}:design_then_code")
+    assert (loaded.identity.file, loaded.identity.sha256) == (str(second), load_method(METHOD).identity.sha256)
