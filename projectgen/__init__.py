@@ -44,7 +44,7 @@ _GROUPS: dict[str, dict[str, str]] = {"compose": {
     "run_evolve": "projectgen.runs.evolve",
     "ExperimentSpec": "projectgen.experiments.spec",
     "run_experiment": "projectgen.experiments.experiment",
-    "run_reflect": "projectgen.experiments.reflection",
+    "run_reflect": "projectgen.protocols.reflection.batch",
     "RefinementSpec": "projectgen.experiments.refinement",
     "run_refinement": "projectgen.experiments.refinement",
 }, "evaluate": {
@@ -52,7 +52,7 @@ _GROUPS: dict[str, dict[str, str]] = {"compose": {
     "RunnerSettings": "projectgen.evaluation.runner",
     "score_report": "projectgen.evaluation.expectations",
     "sketch_bleu": "projectgen.evaluation.sketchbleu",
-    "pass_at": "projectgen.evaluation.reflection_metrics",
+    "pass_at": "projectgen.protocols.reflection.metrics",
     "turn_metrics": "projectgen.evaluation.refinement",
 }, "inspect": {
     "load_run": "projectgen.inspection.loading",

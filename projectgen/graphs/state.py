@@ -96,7 +96,7 @@ class AttemptsState(TypedDict, total=False):
 
 
 class ReflectionState(TypedDict, total=False):
-    """LiveRepoReflection's protocol on one exercise (`projectgen.graphs.reflection`).
+    """LiveRepoReflection's protocol on one exercise (`projectgen.protocols.reflection.graph`).
 
     `repository` holds the solution files by the paths the exercise names them; `tries` one record
     per try (its reply's well-formedness, then its test result); `test_log` and `edit_feedback` are

@@ -116,7 +116,7 @@ def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """LiveRepoReflection's batch on Ray, every unit relocated (as on another machine) and mirrored back:
     the same figures and ledger rows as the local executor, and each unit's folder back on the driver."""
     from projectgen.datasets.examples import example_exercises_dir, example_script_path
-    from projectgen.experiments.reflection import run_reflect
+    from projectgen.protocols.reflection.batch import run_reflect
 
     model = f"scripted:{example_script_path('exercises.reflect')}"
     python = ["ledger_book", "unit_convert", "word_index"]  # the executor is under test, not the compilers
