@@ -179,7 +179,7 @@ def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
 # --------------------------------------------------------------------------- multi-turn refinement
 
 class RefinementState(TypedDict, total=False):
-    """One multi-turn task played under one strategy and context (`projectgen.graphs.refinement`).
+    """One multi-turn task played under one strategy and context (`projectgen.protocols.refinement.graph`).
 
     `turn` is the turn being played (1-based); `turns` holds one record per turn played (``id`` is
     the turn number as text): the reply, the code taken from it, its tokens, and once checked

@@ -36,6 +36,7 @@ class Solver:
     graph: Any  # a compiled LangGraph graph (its type is LangGraph's, generic over the protocol's state)
     start: Mapping[str, Any]
     context: Callable[[ModelGateway], Any]
+    config: Mapping[str, Any] = field(default_factory=dict)  # LangGraph's run config, e.g. a recursion limit
 
 
 SolverFactory = Callable[[SampleT, SettingsT, Any, "SandboxRunner | None"], Solver]
@@ -48,7 +49,8 @@ Scorer = Callable[[SampleT, Mapping[str, Any]], float]
 @dataclass(frozen=True)
 class Hooks:
     """What a caller hears while a batch runs (each optional): `on_loaded(dataset)` once the dataset is read,
-    `on_missing(lines)` what this machine lacks (one line per toolchain), `on_start(pending, already)` once the
+    `on_missing(lines)` what this machine lacks (one line per toolchain), `on_check(check)` each sample whose
+    references a protocol checks before it runs them, `on_start(pending, already)` once the
     plan is known, `on_row(row)` after each unit, `progress(key, message)` the units' progress lines."""
 
     on_start: Callable[[int, int], None] | None = None
@@ -56,6 +58,7 @@ class Hooks:
     progress: ProgressFn | None = None
     on_loaded: Callable[[Any], None] | None = None
     on_missing: Callable[[dict[str, str]], None] | None = None
+    on_check: Callable[[Any], None] | None = None  # each sample's references checked now (refinement's `TaskCheck`)
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ async def arun_sample(protocol: Protocol, settings: BaseModel, unit: SampleUnit,
 
     return await drive_unit(folder, Unit(
         request=request, kind=protocol.name, graph=solver.graph, start=dict(solver.start), context=solver.context,
-        outputs=outputs, run_id=unit.key, scope=unit.key, sync=sync,
+        outputs=outputs, run_id=unit.key, scope=unit.key, sync=sync, config=solver.config,
         marker={"task_id": unit.sample.id, "method": protocol.name}))
 
 

@@ -139,7 +139,7 @@ def test_refine_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """SR-Eval's batch on Ray, every task run relocated and mirrored back: the local executor's figures,
     each row naming the driver's folder, the folder's turns and calls back on the driver."""
     from projectgen.datasets.multiturn import bundled_dataset_dir
-    from projectgen.experiments.refinement import RefinementSpec, run_refinement
+    from projectgen.protocols.refinement.batch import RefinementSpec, run_refinement
 
     spec = RefinementSpec(dataset=bundled_dataset_dir(), models=("reference",), strategies=("ce",),
                           contexts=("basic",), tasks=("roman",))

@@ -44,12 +44,12 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
-from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
-                                                       summarize_reflect)
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
 from projectgen.protocols.evaluate import evaluate
+from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
+                                                       summarize_reflect)
 from projectgen.protocols.reflection.settings import ReflectionSettings
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock

@@ -38,13 +38,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from projectgen.protocols.reflection.coder import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
 from projectgen.protocols.definition import Solver
+from projectgen.protocols.reflection.coder import ReflectionCoder
 from projectgen.protocols.reflection.graph import build_reflection_graph, initial_reflection_state
 from projectgen.protocols.reflection.settings import ReflectionUnitSettings
 from projectgen.runs.folder import RunFolder
