@@ -83,6 +83,9 @@ def exact(question: Question, state: dict) -> float:
 
 PROTOCOL = Protocol(name="toy", summary="asks each question once", settings=ToySettings,
                     load_dataset=load_dataset, solver=solver, scorers={"exact": exact}, sandbox=False)
+NAN_PROTOCOL = Protocol(name="toy-nan", summary="a scorer that gives no number", settings=ToySettings,
+                        load_dataset=load_dataset, solver=solver, scorers={"broken": lambda q, s: float("nan")},
+                        sandbox=False)
 '''
 
 
@@ -162,3 +165,24 @@ def test_bundled_protocols_are_found_by_their_folders_and_unknown_ones_are_one_l
         load_protocol("no_such_pkg.mod")
     with pytest.raises(ProjectGenError, match="is not a projectgen Protocol"):
         load_protocol("projectgen.errors:ProjectGenError")
+
+
+def test_every_bundled_protocol_is_named_after_its_folder_with_typed_settings() -> None:
+    from pydantic import BaseModel
+
+    for name in protocol_names():
+        protocol = load_protocol(name)
+        assert protocol.name == name and issubclass(protocol.settings, BaseModel), name
+        protocol.settings()  # its defaults are valid settings
+
+
+def test_a_score_that_is_not_a_number_is_an_error_row_never_a_figure(toy: dict[str, Path],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["evaluate", "toy_protocols.toy:NAN_PROTOCOL", "--dataset", str(toy["data"]), "--model",
+                 f"scripted:{toy['script']}", "--out", str(toy["out"])])
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    results = json.loads((toy["out"] / "results.json").read_text(encoding="utf-8"))
+    assert results["summary"][0]["means"] == {"broken": None} and results["summary"][0]["errors"] == 2
+    assert all("scorer 'broken' gave nan" in row["error"] for row in results["rows"])
+
