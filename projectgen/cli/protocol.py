@@ -59,6 +59,8 @@ def parse_settings(pairs: list[str]) -> dict[str, object]:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Exit 0 when every unit was scored, 1 when some unit is an error, 2 for a usage error."""
+    from rich.markup import escape
+
     from projectgen.cli.reflect import model_spec
     from projectgen.cli.tables import make_console
     from projectgen.errors import ProjectGenError
@@ -88,10 +90,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     runner_settings=runner_settings_from_args(args),
                                     checkpoint_url=args.checkpoint_url, concurrency=concurrency,
                                     hooks=Hooks(progress=lambda key, message: console.print(
-                                        f"[dim]{key}: {message}[/dim]", highlight=False, markup=False))))
+                                        f"[dim]{escape(key)}: {escape(message)}[/dim]", highlight=False))))
     console.print(f"results: {out / layout.RESULTS_JSON}", highlight=False)
-    if not isinstance(results, EvaluationResults):  # a protocol with its own batch and results page
-        return EXIT_OK
+    if protocol.failures is not None:  # a protocol with its own batch: its results say what failed
+        failed = protocol.failures(results)
+        if failed:
+            console.print(f"{failed} unit(s) ended in an error or did not load: see {out / layout.RESULTS_JSON}",
+                          highlight=False)
+        return EXIT_TESTS_FAILED if failed else EXIT_OK
+    if not isinstance(results, EvaluationResults):
+        raise TypeError(f"protocol {protocol.name}: its results are {type(results).__name__}, not EvaluationResults")
     for entry in results.summary:
         means = ", ".join(f"{name} {value:.3f}" if value is not None else f"{name} -"
                           for name, value in entry.means.items())

@@ -87,6 +87,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     from projectgen.experiments.concurrency import Concurrency
     from projectgen.protocols.definition import Hooks
     from projectgen.protocols.refinement.batch import RefinementSpec, resolve_model, run_refinement
+    from projectgen.protocols.refinement.protocol import failures
     from projectgen.runs import layout
 
     dataset = dataset_path(args.dataset)
@@ -143,7 +144,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     if results.load_errors:
         console.print(f"[red]{len(results.load_errors)} task(s) did not load (above): left out of the figures[/red]",
                       highlight=False)
-    return EXIT_OK if all(row.ok for row in results.rows) and not results.load_errors else EXIT_TESTS_FAILED
+    return EXIT_OK if not failures(results) else EXIT_TESTS_FAILED
 
 
 def print_refinement(console, results) -> None:

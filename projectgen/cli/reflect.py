@@ -86,6 +86,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     from projectgen.protocols.definition import BatchOptions, Hooks
     from projectgen.protocols.evaluate import evaluate
     from projectgen.protocols.reflection.batch import parse_formats
+    from projectgen.protocols.reflection.protocol import failures
     from projectgen.protocols.reflection.settings import ReflectionSettings
     from projectgen.protocols.reflection.results import INCOMPLETE, NOTES, incomplete_lead, models_lines, pct
     from projectgen.runs import layout
@@ -166,8 +167,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/FORMAT/TASK", highlight=False)
-    errors = sum(r.errors for r in results.reports) + len(results.load_errors)
-    return EXIT_OK if not errors else EXIT_TESTS_FAILED
+    return EXIT_OK if not failures(results) else EXIT_TESTS_FAILED
 
 
 def print_summary(console, results, pct) -> None:

@@ -98,10 +98,20 @@ class Protocol(Generic[SampleT, SettingsT]):
     settings: type[SettingsT]
     load_dataset: Callable[[Path], Sequence[SampleT]]
     """The samples of a dataset folder; each has an ``id`` (its folder name in a batch)."""
-    solver: SolverFactory[SampleT, Any]
+    solver: SolverFactory[SampleT, Any] | None = None
     """One unit's solver, given the protocol's settings (or a unit's share of them, when the protocol's own batch
-    splits them: reflection's units each take one edit format)."""
+    splits them: reflection's units each take one edit format); None only for an adapter whose batch runs units
+    that build their own graph (LiveCoder's runs)."""
     scorers: Mapping[str, Scorer[SampleT]] = field(default_factory=dict)
     batch: Callable[[Evaluation[SettingsT]], BaseModel] | None = None
     """The protocol's own batch (None: one unit per model and sample, `projectgen.protocols.samples`)."""
+    failures: Callable[[Any], int] | None = None
+    """How many units of its own batch's results ended in an error or did not load (`projectgen evaluate` exits 1
+    then): a batch of its own must say, so that no failure passes as exit 0."""
     sandbox: bool = True  # whether each worker needs a sandbox runner (a solver that runs no tests does not)
+
+    def __post_init__(self) -> None:
+        if self.batch is None and (self.solver is None or not self.scorers):
+            raise ValueError(f"protocol {self.name}: give a solver and scorers, or a batch of its own")
+        if self.batch is not None and self.failures is None:
+            raise ValueError(f"protocol {self.name}: a batch of its own needs `failures` (its results' error count)")

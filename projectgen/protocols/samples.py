@@ -121,6 +121,8 @@ async def arun_sample(protocol: Protocol, settings: BaseModel, unit: SampleUnit,
         log = None
     if log is not None and log.kind == protocol.name and log.record is not None:
         return dict(log.record["scores"])
+    if protocol.solver is None:
+        raise ProjectGenError(f"protocol {protocol.name} has no solver")  # `Protocol` refuses this; typed for mypy
     solver = protocol.solver(unit.sample, settings, model, runner)
 
     def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[dict[str, float]]:
