@@ -28,6 +28,7 @@ from projectgen.experiments.executors import LocalExecutor, print_progress, work
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.llm.call_slots import CallSlots, limit_calls
+from projectgen.llm.factory import make_chat_model
 from projectgen.protocols.definition import Evaluation, ProgressFn, Protocol
 from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
@@ -121,8 +122,8 @@ async def arun_sample(protocol: Protocol, settings: BaseModel, unit: SampleUnit,
         log = None
     if log is not None and log.kind == protocol.name and log.record is not None:
         return dict(log.record["scores"])
-    if protocol.solver is None:
-        raise ProjectGenError(f"protocol {protocol.name} has no solver")  # `Protocol` refuses this; typed for mypy
+    if protocol.solver is None:  # `Protocol` refuses a protocol without a solver or a batch of its own
+        raise ProjectGenError(f"protocol {protocol.name} has no solver: it runs only through its own batch")
     solver = protocol.solver(unit.sample, settings, model, runner)
 
     def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[dict[str, float]]:
@@ -164,8 +165,6 @@ class SampleBatch(Batch[SampleUnit, Any, SampleRow]):
                        call_slots=None, sandbox_slots=None)
 
     def run(self, unit: SampleUnit, state: Any) -> SampleRow:
-        from projectgen.llm.factory import make_chat_model
-
         spec = unit.model.spec_for(unit.sample.id)
         model = make_chat_model(spec, base_url=self.base_url, **self.sampling)
         model = limit_calls(model, self.call_slots) if self.call_slots is not None else model
