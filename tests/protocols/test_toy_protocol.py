@@ -124,6 +124,8 @@ def test_a_toy_protocol_runs_through_evaluate_scores_in_its_units_and_resumes(to
     unit = toy["out"] / "toy-model" / "add"
     log = json.loads((unit / "log.json").read_text(encoding="utf-8"))
     assert log["kind"] == "toy" and log["record"]["scores"] == {"exact": 1.0}  # scored inside the unit, by the driver
+    assert log["samples"] == [{"id": "add", "scores": {"exact": {"value": 1.0, "passed": None, "total": None,
+                                                                  "detail": {}}}}]
     run = json.loads((unit / "run.json").read_text(encoding="utf-8"))
     assert run["method"] == "toy" and run["protocol"] == {"shout": False}
     assert usage_lines(unit) == 1
