@@ -33,6 +33,7 @@ from projectgen.cli.options import (
 )
 from projectgen.cli.tables import batch_progress, make_console, print_errored_units, print_model_table
 from projectgen.llm.sampling import sampling_arguments
+from projectgen.external.systems import system_names
 from projectgen.runs.methods import METHODS
 
 
@@ -54,8 +55,13 @@ def add_commands(subparsers) -> None:
                              "(each task's reference replayed: an oracle, not a model); LABEL names its folder and "
                              "table (default: from the spec)")
     parser.add_argument("--method", default="livecoder", metavar="M,M",
-                        help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
-                             "each task x method x model is one run")
+                        help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder), "
+                             f"or an external system run in the sandbox behind the model bridge: "
+                             f"{', '.join(system_names())} (docs/external-systems.md); each task x method x model "
+                             "is one run")
+    parser.add_argument("--system-path", action="append", default=[], metavar="[NAME=]DIR",
+                        help="the checkout an external system of source \"checkout\" runs from (repeatable; NAME= "
+                             "may be left out when one such system is among the methods)")
     # evaluation.denominators.DENOMINATOR_SETTINGS, spelt out: importing it would load pydantic at --help
     parser.add_argument("--denominator", choices=("published", "reference"), default="published",
                         help="what #Tests counts on a published benchmark: the paper's per-task count (published, "
@@ -139,7 +145,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
     tasks = list(args.tasks) if args.tasks else None
-    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
+    from projectgen.external.methods import parse_system_paths
+
+    methods = tuple(method.strip() for method in args.method.split(","))
+    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=methods,
+                          system_paths=parse_system_paths(args.system_path, methods),
                           sampling=sampling_arguments(sampling_from_args(args)),
                           settings=settings_from_args(args),
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,

@@ -196,7 +196,7 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
     """Every (method, model)'s figures over its pairs, and the paper settings each task ran with where the
     experiment left them unset. `config` (the folder's experiment.json) adds the methods and models
     earlier commands ran into the folder."""
-    from projectgen.runs.methods import method_attempt_settings
+    from projectgen.external.methods import planned_attempts
 
     models = list(spec.models)
     methods = list(spec.methods)
@@ -205,7 +205,7 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
                    if slug not in {model.slug for model in models}]
         methods += [method for method in config.get("methods") or [] if method not in methods]
     reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug and p.method == method],
-                               method_attempt_settings(method, spec.attempt_settings).attempts, method=method)
+                               planned_attempts(method, spec.attempt_settings), method=method)
                for method in methods for model in models
                if any(p.model == model.slug and p.method == method for p in pairs)
                or (method in spec.methods and model in spec.models)]

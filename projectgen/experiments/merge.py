@@ -155,7 +155,7 @@ def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folder
     from the shares' results.json)."""
     from projectgen.config import AttemptSettings
     from projectgen.experiments.results import summarize_pairs
-    from projectgen.runs.methods import method_attempt_settings
+    from projectgen.external.methods import planned_attempts
 
     pairs = sorted((PairResult.model_validate(entry) for entry in ledger.done().values()), key=lambda p: p.task_id)
     attempt_settings = AttemptSettings.model_validate(config["attempt_settings"])
@@ -170,7 +170,7 @@ def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folder
         if earlier.get("prices") and earlier["prices"] not in prices:
             prices.append(earlier["prices"])
     reports = [summarize_pairs(ExperimentModel(slug, spec), [p for p in pairs if p.model == slug and p.method == method],
-                               method_attempt_settings(method, attempt_settings).attempts, method=method)
+                               planned_attempts(method, attempt_settings), method=method)
                for method in config["methods"] for slug, spec in config["models"].items()]
     return ExperimentResults(dataset=str(config["dataset"]), out_dir=str(out_dir), settings=config["settings"],
                              attempt_settings=config["attempt_settings"], max_tokens=config["max_tokens"],

@@ -49,6 +49,8 @@ class ExperimentSpec:
     (`projectgen.evaluation.denominators`: the paper's per-task count by default). `faults`: an
     `--inject-faults` spec wrapped around every model (`projectgen.llm.faults`; e.g. ``latency=1s`` to
     measure throughput offline), recorded in each run.json so that a resumed run misbehaves the same way.
+    `system_paths`: external system name -> the checkout it runs from (``--system-path``; the systems of
+    source "checkout" in systems.toml, `projectgen.external`); every external method is checked runnable here.
     """
 
     dataset: Path
@@ -65,19 +67,23 @@ class ExperimentSpec:
     checkpoint_url: str | None = None
     denominator: DenominatorSetting = DEFAULT_DENOMINATOR
     faults: str | None = None
+    system_paths: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
-        from projectgen.runs.methods import METHODS
+        from projectgen.external.methods import experiment_methods, system_paths_for
         from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
         methods = tuple(dict.fromkeys(m.strip() for m in self.methods if m.strip()))
-        unknown = [m for m in methods if m not in METHODS]
+        known = experiment_methods()
+        unknown = [m for m in methods if m not in known]
         if unknown or not methods:
             raise ProjectGenError(f"unknown method(s) {', '.join(unknown) or '(none given)'} (methods: "
-                                  f"{', '.join(METHODS)})")
+                                  f"{', '.join(known)})")
         object.__setattr__(self, "methods", methods)
+        object.__setattr__(self, "system_paths", {name: str(path) for name, path in
+                                                  system_paths_for(methods, self.system_paths).items()})
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:
             object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))
@@ -99,10 +105,12 @@ class ExperimentSpec:
         reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
         (a Ray cluster) need none of it."""
         from projectgen.runs.checkpoints import per_machine_checkpoints
+        from projectgen.external.methods import is_external
         from projectgen.runs.methods import method_attempt_settings
 
         state = per_machine_checkpoints(self.checkpoint_url)
-        knowledge = [method_attempt_settings(method, self.attempt_settings) for method in self.methods]
+        knowledge = [method_attempt_settings(method, self.attempt_settings) for method in self.methods
+                     if not is_external(method)]
         if not self.knowledge_url and any(s.attempts > 1 and (s.success_knowledge or s.failure_knowledge)
                                           for s in knowledge):
             state["a knowledge store embedded in each run folder"] = "--knowledge-store http://HOST:PORT"
