@@ -4,11 +4,13 @@ Why a file and not code: adding a system (its pins, its documents, its adapter) 
 path. Each table of systems.toml is one system; `load_systems` reads and checks every entry at once,
 so a typo is one line naming the system and the key, before any environment is built. An entry whose
 `adapter` is empty is known but cannot run yet (`SystemEntry.not_ready` says why): naming it as a
-method is refused before anything runs.
+method is refused before anything runs. ``$PROJECTGEN_SYSTEMS_FILE`` names another systems file (a
+user's own systems, or a test's), whose adapters are relative to its own folder.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -20,7 +22,7 @@ from typing import Any, Literal
 from projectgen.errors import ProjectGenError
 
 SYSTEMS_FILE = Path(__file__).resolve().parent / "systems.toml"
-ADAPTERS_ROOT = Path(__file__).resolve().parent
+SYSTEMS_FILE_VARIABLE = "PROJECTGEN_SYSTEMS_FILE"
 Source = Literal["pypi", "checkout"]
 SOURCES: tuple[str, ...] = ("pypi", "checkout")
 # The documents a system may be given: the file name it gets -> the task's `Documents` field.
@@ -45,7 +47,7 @@ class SystemEntry:
     requirements_file: str
     python: str
     distribution: str
-    adapter: str  # relative to projectgen/external/; "" = no adapter yet
+    adapter: str  # relative to `root`; "" = no adapter yet
     prepare: tuple[tuple[str, ...], ...]
     documents: tuple[str, ...]
     max_iterations: int
@@ -53,10 +55,11 @@ class SystemEntry:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_calls: int = DEFAULT_MAX_CALLS
     not_ready: str = ""  # why the system cannot run yet (with an empty adapter)
+    root: Path = SYSTEMS_FILE.parent  # the systems file's folder (projectgen/external/ for the bundled one)
 
     @property
     def adapter_path(self) -> Path:
-        return ADAPTERS_ROOT / self.adapter
+        return self.root / self.adapter
 
     def adapter_sha256(self) -> str:
         """The adapter file's hash: run.json records it, so a changed adapter shows in the run's record."""
@@ -80,8 +83,15 @@ class SystemEntry:
                                       f"checkout of {self.name} names it)")
 
 
-def load_systems(path: Path = SYSTEMS_FILE) -> dict[str, SystemEntry]:
-    """Every entry of the systems file, checked; a bad one is one line naming it."""
+def systems_file() -> Path:
+    """The systems file in use: ``$PROJECTGEN_SYSTEMS_FILE``, else the bundled one."""
+    named = os.environ.get(SYSTEMS_FILE_VARIABLE)
+    return Path(named).resolve() if named else SYSTEMS_FILE
+
+
+def load_systems(path: Path | None = None) -> dict[str, SystemEntry]:
+    """Every entry of the systems file (default: `systems_file()`), checked; a bad one is one line naming it."""
+    path = path or systems_file()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -138,7 +148,7 @@ def _entry(path: Path, name: str, table: Any) -> SystemEntry:
         raise ProjectGenError(f"{where}: env must be a table of strings")
     adapter = text("adapter")
     if adapter and (Path(adapter).is_absolute() or ".." in Path(adapter).parts or not adapter.endswith(".py")):
-        raise ProjectGenError(f"{where}: adapter must be a .py file below projectgen/external/")
+        raise ProjectGenError(f"{where}: adapter must be a .py file below the systems file's folder")
     not_ready = text("not_ready", "")
     if not adapter and not not_ready:
         raise ProjectGenError(f"{where}: an entry without an adapter says why (not_ready)")
@@ -152,15 +162,15 @@ def _entry(path: Path, name: str, table: Any) -> SystemEntry:
         distribution=text("distribution", ""), adapter=adapter,
         prepare=tuple(tuple(step) for step in prepare), documents=documents,
         max_iterations=number("max_iterations", 0, int), env=MappingProxyType(dict(env)), timeout_s=timeout,
-        max_calls=max_calls, not_ready=not_ready)
+        max_calls=max_calls, not_ready=not_ready, root=path.parent)
 
 
-def system_names(path: Path = SYSTEMS_FILE) -> tuple[str, ...]:
+def system_names(path: Path | None = None) -> tuple[str, ...]:
     """The systems' names: each is an experiment method."""
     return tuple(load_systems(path))
 
 
-def describe_system(name: str, path: Path = SYSTEMS_FILE) -> SystemEntry:
+def describe_system(name: str, path: Path | None = None) -> SystemEntry:
     """The entry called `name`; an unknown one is one line."""
     systems = load_systems(path)
     if name not in systems:
