@@ -63,7 +63,8 @@ def parse_system_paths(values: list[str], methods: tuple[str, ...]) -> dict[str,
 
 
 def planned_attempts(name: str, attempt_settings: AttemptSettings) -> int:
-    """The attempts a run of method `name` plans: an external system's run is one attempt."""
-    if is_external(name):
+    """The attempts a run of method `name` plans: an external system's run is one attempt (also one no longer in
+    the systems file, whose pairs an experiment folder may still hold)."""
+    if name not in METHODS:
         return 1
     return method_attempt_settings(name, attempt_settings).attempts
