@@ -156,20 +156,22 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
                              workdir=runner.settings.workdir)
         status, reason = run_status(ran, calls, spending)
         repository = system_output(ran)
+        trace.write("system_end", system=entry.name, stop=ran.stop, exit_status=ran.exit_status,
+                    files=len(repository))
         folder.write_repository(repository)
         unit_report = hidden_unit_tests(runner, run.task, repository, say)
         if unit_report is not None:
             unit_report.write_json(folder.unit_report)
         scores = score_output(scorers, run.task, folder, runner, unit_report)
         unit = unit_report.summary() if unit_report is not None else None
-        rate = unit.get("pass_rate") if unit else None
         record = {
             "task_id": run.task.id, "method": entry.name, "status": status, "reason": reason,
             "system": manifest.protocol, "stop": ran.stop, "exit_status": ran.exit_status,
             "output": ran.output[-OUTPUT_TAIL:], "not_collected": [list(pair) for pair in ran.skipped],
             "files": len(repository), "calls_refused": calls.refused,
-            "attempts": [{"attempt": 1, "score": rate, "unit": unit}],
-            "final": {"source": entry.name, "attempt": 1, "score": rate},
+            # No selection score: a system chooses its own output (the unit tests are reported, not selected by).
+            "attempts": [{"attempt": 1, "score": None, "unit": unit}],
+            "final": {"source": entry.name, "attempt": 1, "score": None},
             "unit_tests": unit, "attempt_settings": {**ONE_ATTEMPT.model_dump(mode="json"), "selection": None},
             "settings": run.settings.model_dump(mode="json"), "duration_s": time.monotonic() - started}
         write_run_log(folder, EXTERNAL_KIND, record, manifest=manifest, summary=json.dumps(record, indent=1) + "\n",
