@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +48,7 @@ max_calls = {max_calls}
 timeout_s = 120
 [fake.env]
 FAKE_SYSTEM_PROBES = "{probes}"
+FAKE_SYSTEM_PAUSE_S = "{pause}"
 """
 RUN = Path("fake") / "reference" / "wordfreq"
 
@@ -54,12 +60,12 @@ def namespaces() -> None:
             pytest.skip("the namespace sandbox is not available here")
 
 
-def systems_file(folder: Path, *, max_calls: int = 4, probes: str = "") -> Path:
+def systems_file(folder: Path, *, max_calls: int = 4, probes: str = "", pause: float = 0) -> Path:
     """A systems file holding the fake system (its adapter copied beside it, as the file's folder is its root)."""
-    (folder / "adapters").mkdir(parents=True)
+    (folder / "adapters").mkdir(parents=True, exist_ok=True)
     shutil.copy(FAKE_ADAPTER, folder / "adapters" / "fake.py")
     path = folder / "systems.toml"
-    path.write_text(FAKE.format(max_calls=max_calls, probes=probes), encoding="utf-8")
+    path.write_text(FAKE.format(max_calls=max_calls, probes=probes, pause=pause), encoding="utf-8")
     return path
 
 
@@ -195,6 +201,38 @@ def test_a_killed_pair_reruns_replaying_the_calls_it_had_paid_for(
     assert len(UsageRecorder.load(run / "usage.jsonl").records) == 2  # each call once: the rerun's were replayed
     assert (run / "calls.jsonl").read_text(encoding="utf-8") == paid
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["run_id"] == first_id
+
+
+@pytest.mark.slow
+def test_a_pair_killed_while_its_system_runs_reruns_without_paying_a_call_twice(
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The experiment process SIGKILLed between the system's two calls (its sandbox dies with it), then run again."""
+    systems = systems_file(tmp_path / "systems", pause=600)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "projectgen", "experiment", "--dataset", str(example_tasks_dir()), "--tasks",
+            "wordfreq", "--model", "reference", "--method", "fake", "--out", str(out), "--cache-dir", str(env_cache)]
+    usage = out / RUN / "usage.jsonl"
+    process = subprocess.Popen(argv, env={**os.environ, SYSTEMS_FILE_VARIABLE: str(systems)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # a bound on waiting, not a timing assertion
+        while not (usage.exists() and usage.read_text(encoding="utf-8").count("\n") == 1):
+            assert process.poll() is None and time.monotonic() < deadline, "the first call was never recorded"
+            time.sleep(0.2)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert not (out / RUN / "summary.json").exists()
+
+    systems_file(tmp_path / "systems")  # the same system, without the pause
+    monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(systems))
+    code, printed = experiment(out, env_cache)
+    assert code == 0, printed
+    row = pair(out)
+    assert row["how"] == "resumed" and row["final_unit_passed"] == row["final_unit_total"] > 0
+    records = UsageRecorder.load(usage).records
+    assert [r.target for r in records] == ["Plan the repository for these documents.",
+                                           "Write the repository for these documents."]  # the first one once
 
 
 # ------------------------------------------------------------------ refused before anything runs

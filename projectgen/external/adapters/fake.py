@@ -8,9 +8,10 @@ It reads DOCS/PRD.md, makes two calls to OPENAI_BASE_URL with `urllib` (a plan, 
 whole-file blocks: a path line, then a fenced block), writes each file under OUT and exits 0; a call the
 bridge refuses (a spent budget) ends it with exit status 3 after what it wrote so far.
 
-For the tests only, two environment variables (set through a systems file's ``[fake.env]``):
+For the tests only, environment variables set through a systems file's ``[fake.env]``:
 ``FAKE_SYSTEM_PROBES`` (comma-separated ``HOST:PORT`` to open a TCP connection to, and ``dns:NAME`` to look
-up) and the result of each attempt written to OUT/network.json.
+up; what happened written to OUT/network.json) and ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the
+first call: a run to kill in the middle).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import os
 import re
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -84,6 +86,7 @@ def main() -> int:
         (args.out / "network.json").write_text(json.dumps({target: probe(target) for target in probes}))
     try:
         ask("Plan the repository for these documents.", documents)
+        time.sleep(float(os.environ.get("FAKE_SYSTEM_PAUSE_S") or 0))
         files = whole_files(ask("Write the repository for these documents.", documents))
     except urllib.error.HTTPError as exc:
         print(f"model call refused ({exc.code}): {exc.read().decode(errors='replace')}", flush=True)
