@@ -23,7 +23,7 @@ from projectgen.runs.output_scorers import (
     ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
     repository_maintainability,
 )
-from projectgen.runs.run_log import UNIT, RunLog, Score, read_run_log
+from projectgen.runs.run_log import EXTERNAL_KIND, UNIT, RunLog, Score, read_run_log
 from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
@@ -209,7 +209,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     weight = task_weight(task)
     folder = RunFolder(run_dir)
     log = read_run_log(folder)
-    if log.kind not in ("livecoder", "external") or log.record is None:
+    if log.kind not in ("livecoder", EXTERNAL_KIND) or log.record is None:
         raise ProjectGenError(f"{run_dir}: not a finished LiveCoder or external system's run (its log says {log.kind or 'no kind'}, "
                               f"{log.status})")
     summary = log.record
@@ -261,7 +261,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
         **final_error_types(run_dir),
         duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how,
-        run_note=log.reason if log.kind == "external" else None)
+        run_note=log.reason if log.kind == EXTERNAL_KIND else None)
 
 
 def run_profile(summary: dict[str, Any]) -> str | None:

@@ -46,9 +46,8 @@ from projectgen.llm.sampling import sampling_of
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.request import RunRequest
-from projectgen.runs.run_log import write_run_log
+from projectgen.runs.run_log import EXTERNAL_KIND, write_run_log
 
-EXTERNAL_KIND = "external"  # the run log's kind of an external system's run
 DOCS_DIR = ".projectgen-docs"  # in the sandbox's workspace: what the system is given
 OUT_DIR = "out"  # in the sandbox's workspace: what the system writes, collected as its repository
 OUTPUT_TAIL = 4000  # characters of the system's own output kept in summary.json
