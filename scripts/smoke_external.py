@@ -84,7 +84,8 @@ def system_checks(name: str, folder: Path, server_requests: int | None) -> list[
     records = local.usage_records(run_dir)
     sent = sum(int(record.get("attempts") or 1) for record in records)
     results = local.read_json(folder / "results.json") or {}
-    labelled = any(report.get("method") == name and report.get("model") == MODEL for report in results.get("models", []))
+    labelled = any(report.get("method") == name and report.get("model") == MODEL
+                   for report in results.get("models", []))
     markdown = (folder / "results.md").read_text(encoding="utf-8") if (folder / "results.md").exists() else ""
     return [
         Check(f"{name}: its pair is a row, not an error", row.get("status") in ("finished", "budget-limited"),

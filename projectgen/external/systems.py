@@ -123,8 +123,8 @@ def _entry(path: Path, name: str, table: Any) -> SystemEntry:
 
     def number(key: str, default: float, kind: type) -> Any:
         value = table.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)) \
-                or value < 0:
+        wrong_kind = isinstance(value, bool) or not isinstance(value, int if kind is int else (int, float))
+        if wrong_kind or value < 0:
             raise ProjectGenError(f"{where}: {key} must be a non-negative {kind.__name__}")
         return kind(value)
 
