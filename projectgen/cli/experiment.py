@@ -33,8 +33,18 @@ from projectgen.cli.options import (
 )
 from projectgen.cli.tables import batch_progress, make_console, print_errored_units, print_model_table
 from projectgen.llm.sampling import sampling_arguments
+from projectgen.errors import ProjectGenError
 from projectgen.external.systems import system_names
 from projectgen.runs.methods import METHODS
+
+
+def listed_systems() -> str:
+    """The external systems for --method's help; a systems file that does not read says so there (the command
+    itself refuses it in one line when a method needs it)."""
+    try:
+        return ", ".join(system_names())
+    except ProjectGenError as exc:
+        return f"(none: {exc})"
 
 
 def add_commands(subparsers) -> None:
@@ -57,7 +67,7 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--method", default="livecoder", metavar="M,M",
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder), "
                              f"or an external system run in the sandbox behind the model bridge: "
-                             f"{', '.join(system_names())} (docs/external-systems.md); each task x method x model "
+                             f"{listed_systems()} (docs/external-systems.md); each task x method x model "
                              "is one run")
     parser.add_argument("--system-path", action="append", default=[], metavar="[NAME=]DIR",
                         help="the checkout an external system of source \"checkout\" runs from (repeatable; NAME= "
@@ -99,7 +109,6 @@ def add_commands(subparsers) -> None:
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
     from projectgen.datasets.examples import example_tasks_dir
-    from projectgen.errors import ProjectGenError
     from projectgen.experiments import (
         NOTES,
         Concurrency,

@@ -71,16 +71,16 @@ class ExperimentSpec:
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
-        from projectgen.external.methods import experiment_methods, system_paths_for
+        from projectgen.external.methods import experiment_methods, is_external, system_paths_for
+        from projectgen.runs.methods import METHODS
         from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
         methods = tuple(dict.fromkeys(m.strip() for m in self.methods if m.strip()))
-        known = experiment_methods()
-        unknown = [m for m in methods if m not in known]
+        unknown = [m for m in methods if m not in METHODS and not is_external(m)]
         if unknown or not methods:
             raise ProjectGenError(f"unknown method(s) {', '.join(unknown) or '(none given)'} (methods: "
-                                  f"{', '.join(known)})")
+                                  f"{', '.join(experiment_methods())})")
         object.__setattr__(self, "methods", methods)
         object.__setattr__(self, "system_paths", {name: str(path) for name, path in
                                                   system_paths_for(methods, self.system_paths).items()})

@@ -27,7 +27,9 @@ def is_external(name: str) -> bool:
 
 
 def external_entries(methods: tuple[str, ...]) -> dict[str, SystemEntry]:
-    """The systems among `methods`, by name."""
+    """The systems among `methods`, by name (the systems file is read only when some method is not projectgen's)."""
+    if all(name in METHODS for name in methods):
+        return {}
     systems = load_systems()
     return {name: systems[name] for name in methods if name not in METHODS and name in systems}
 

@@ -282,3 +282,13 @@ def test_the_bundled_systems_file_loads_and_its_adapters_exist() -> None:
     assert "fake" in systems
     for entry in systems.values():
         assert entry.not_ready if not entry.adapter else entry.adapter_path.is_file(), entry.name
+
+
+def test_a_broken_systems_file_stops_only_the_external_methods(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "systems.toml"
+    broken.write_text("[fake\n", encoding="utf-8")
+    monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(broken))
+    spec = ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("direct", "projectgen"))
+    assert spec.methods == ("direct", "projectgen")
+    with pytest.raises(ProjectGenError, match="systems.toml: unreadable"):
+        ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("fake",))
