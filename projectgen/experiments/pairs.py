@@ -228,6 +228,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         run_external(describe_system(unit.method), ExternalRun(
             task=unit.task, run_dir=unit.run_dir, model=models.default, model_specs=model_specs, model_label=label,
             settings=settings, max_tokens=self.spec.max_tokens, system_path=Path(system_path) if system_path else None,
+            measure_unit_tests=self.spec.attempt_settings.measure_unit_tests,
             run_id=unit.run_id, progress=(lambda message: progress(unit.key, message)) if progress else None,
             sync=unit.sync), state, REFERENCE_SCORERS)
         return "resumed" if again else "run"

@@ -51,7 +51,7 @@ from projectgen.runs.run_log import EXTERNAL_KIND, write_run_log
 DOCS_DIR = ".projectgen-docs"  # in the sandbox's workspace: what the system is given
 OUT_DIR = "out"  # in the sandbox's workspace: what the system writes, collected as its repository
 OUTPUT_TAIL = 4000  # characters of the system's own output kept in summary.json
-ONE_ATTEMPT = AttemptSettings(attempts=1, success_knowledge=False, failure_knowledge=False, historical_best=False)
+ONE_PASS = {"attempts": 1, "success_knowledge": False, "failure_knowledge": False, "historical_best": False}
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class ExternalRun:
     model_label: str | None = None  # a replay's label (run.json's model_label)
     settings: Settings = field(default_factory=Settings)
     max_tokens: int | None = None
+    measure_unit_tests: bool = True  # False: --no-unit-tests (tokens and cost only)
     system_path: Path | None = None
     run_id: str = ""
     progress: Callable[[str], None] | None = None
@@ -129,10 +130,11 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
     environments = SystemEnvironments(runner.environments.root / "systems", log=say)
     env = environments.ensure(entry, run.system_path)
     documents = system_documents(entry, run.task)
+    attempt_settings = AttemptSettings(**ONE_PASS, measure_unit_tests=run.measure_unit_tests)
     request = RunRequest(task_path=str(run.task.load_path()), task_id=run.task.id, method=entry.name,
                          models=dict(run.model_specs), model_label=run.model_label,
                          sampling={BRIDGE_ROLE: sampling_of(run.model)} if sampling_of(run.model) else {},
-                         settings=run.settings, attempt_settings=ONE_ATTEMPT,
+                         settings=run.settings, attempt_settings=attempt_settings,
                          protocol=system_record(entry, env, run.system_path, documents), max_tokens=run.max_tokens)
     folder = RunFolder(run.run_dir)
     with folder.open_unit(request, run_id=run.run_id or "external") as (manifest, again):
@@ -158,7 +160,7 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
         trace.write("system_end", system=entry.name, stop=ran.stop, exit_status=ran.exit_status,
                     files=len(repository))
         folder.write_repository(repository)
-        unit_report = hidden_unit_tests(runner, run.task, repository, say)
+        unit_report = hidden_unit_tests(runner, run.task, repository, say) if run.measure_unit_tests else None
         if unit_report is not None:
             unit_report.write_json(folder.unit_report)
         scores = score_output(scorers, run.task, folder, runner, unit_report)
@@ -171,7 +173,7 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
             # No selection score: a system chooses its own output (the unit tests are reported, not selected by).
             "attempts": [{"attempt": 1, "score": None, "unit": unit}],
             "final": {"source": entry.name, "attempt": 1, "score": None},
-            "unit_tests": unit, "attempt_settings": {**ONE_ATTEMPT.model_dump(mode="json"), "selection": None},
+            "unit_tests": unit, "attempt_settings": {**attempt_settings.model_dump(mode="json"), "selection": None},
             "settings": run.settings.model_dump(mode="json"), "duration_s": time.monotonic() - started}
         write_run_log(folder, EXTERNAL_KIND, record, manifest=manifest, summary=json.dumps(record, indent=1) + "\n",
                       scores=scores)
