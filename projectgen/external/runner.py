@@ -32,7 +32,7 @@ from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
 from projectgen.bridge.serving import serve_bridge
 from projectgen.config import AttemptSettings, Settings
 from projectgen.datasets.task import Task
-from projectgen.errors import first_line
+from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sandbox_session import FINISHED
@@ -43,7 +43,8 @@ from projectgen.llm import AllBudgets
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.errors import BudgetExceededError
 from projectgen.llm.sampling import sampling_of
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.folder import INTERRUPTED_REASON, RunFolder
+from projectgen.runs.manifest import RunManifest
 from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import EXTERNAL_KIND, write_run_log
@@ -122,72 +123,106 @@ def system_output(ran: SystemRun) -> dict[str, str]:
     return {path[len(prefix):]: text for path, text in ran.repository.items() if path.startswith(prefix)}
 
 
+@dataclass(frozen=True)
+class SystemOutcome:
+    """How the system's run in the sandbox ended: what it left, its status and why, the calls refused."""
+
+    ran: SystemRun
+    status: str
+    reason: str | None
+    calls_refused: int
+    duration_s: float
+
+
 def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
                  scorers: tuple[Scorer, ...] = ()) -> RunFolder:
     """Run `entry` on `run.task` into `run.run_dir` (see the module docstring); the folder, finished."""
     entry.check_runnable(run.system_path)
     say = run.progress or (lambda message: None)
-    environments = SystemEnvironments(runner.environments.root / "systems", log=say)
-    env = environments.ensure(entry, run.system_path)
+    env = SystemEnvironments(runner.environments.root / "systems", log=say).ensure(entry, run.system_path)
     documents = system_documents(entry, run.task)
-    attempt_settings = AttemptSettings(**ONE_PASS, measure_unit_tests=run.measure_unit_tests)
     request = RunRequest(task_path=str(run.task.load_path()), task_id=run.task.id, method=entry.name,
                          models=dict(run.model_specs), model_label=run.model_label,
                          sampling={BRIDGE_ROLE: sampling_of(run.model)} if sampling_of(run.model) else {},
-                         settings=run.settings, attempt_settings=attempt_settings,
+                         settings=run.settings,
+                         attempt_settings=AttemptSettings(**ONE_PASS, measure_unit_tests=run.measure_unit_tests),
                          protocol=system_record(entry, env, run.system_path, documents), max_tokens=run.max_tokens)
     folder = RunFolder(run.run_dir)
     with folder.open_unit(request, run_id=run.run_id or "external") as (manifest, again):
         trace = folder.trace()
         trace.write("run_resumed" if again else "run_start", run_id=manifest.run_id, method=entry.name,
                     system=entry.name)
-        calls = CallBudget(entry.max_calls)
-        spending = folder.budget(manifest)
-        gateway = folder.gateway(run.settings, scope=manifest.run_id, sync=run.sync)
-        door = DoorSettings(recorder=gateway.recorder, cache=gateway.cache, prompts=gateway.prompts,
-                            budget=AllBudgets(*([spending] if spending else []), calls), retries=gateway.retries,
-                            backoff=gateway.backoff, max_backoff=gateway.max_backoff,
-                            max_reply_chars=gateway.max_reply_chars)
-        bridge = ModelBridge(run.model, BridgeSettings(system=entry.name, door=door, attempt=1))
-        started = time.monotonic()
-        say(f"running {entry.name} in the sandbox")
-        with serve_bridge(bridge) as served:
-            ran = run_system(adapter_command(entry, env, bridge, run.system_path), served, runner.containment(),
-                             {f"{DOCS_DIR}/{name}": text for name, text in documents.items()},
-                             workdir=runner.settings.workdir)
-        status, reason = run_status(ran, calls, spending)
-        repository = system_output(ran)
-        trace.write("system_end", system=entry.name, stop=ran.stop, exit_status=ran.exit_status,
-                    files=len(repository))
-        folder.write_repository(repository)
-        unit_report = hidden_unit_tests(runner, run.task, repository, say) if run.measure_unit_tests else None
-        if unit_report is not None:
-            unit_report.write_json(folder.unit_report)
-        scores = score_output(scorers, run.task, folder, runner, unit_report)
-        unit = unit_report.summary() if unit_report is not None else None
-        record = {
-            "task_id": run.task.id, "method": entry.name, "status": status, "reason": reason,
-            "system": manifest.protocol, "stop": ran.stop, "exit_status": ran.exit_status,
-            "output": ran.output[-OUTPUT_TAIL:], "not_collected": [list(pair) for pair in ran.skipped],
-            "files": len(repository), "calls_refused": calls.refused,
-            # No selection score: a system chooses its own output (the unit tests are reported, not selected by).
-            "attempts": [{"attempt": 1, "score": None, "unit": unit}],
-            "final": {"source": entry.name, "attempt": 1, "score": None},
-            "unit_tests": unit, "attempt_settings": {**attempt_settings.model_dump(mode="json"), "selection": None},
-            "settings": run.settings.model_dump(mode="json"), "duration_s": time.monotonic() - started}
-        write_run_log(folder, EXTERNAL_KIND, record, manifest=manifest, summary=json.dumps(record, indent=1) + "\n",
-                      scores=scores)
-        folder.record_status(manifest, status, reason)
-        trace.write("run_end", status=status, **({"stopped": reason} if reason else {}))
+        try:
+            say(f"running {entry.name} in the sandbox")
+            outcome = ask_system(entry, env, run, runner, folder, manifest, documents)
+            trace.write("system_end", system=entry.name, stop=outcome.ran.stop, exit_status=outcome.ran.exit_status)
+            record_outcome(entry, run, runner, scorers, folder, manifest, outcome)
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C or SIGTERM: the next invocation runs it again
+            folder.record_status(manifest, "interrupted", INTERRUPTED_REASON)
+            trace.write("run_end", status="interrupted", stopped=INTERRUPTED_REASON)
+            raise
+        except ProjectGenError as exc:  # the sandbox or the scoring could not run: the pair is an error row
+            folder.record_status(manifest, "failed", first_line(exc))
+            trace.write("run_end", status="failed", stopped=first_line(exc))
+            raise
+        folder.record_status(manifest, outcome.status, outcome.reason)
+        trace.write("run_end", status=outcome.status, **({"stopped": outcome.reason} if outcome.reason else {}))
     return folder
 
 
+def ask_system(entry: SystemEntry, env: SystemEnvironment, run: ExternalRun, runner: SandboxRunner,
+               folder: RunFolder, manifest: RunManifest, documents: Mapping[str, str]) -> SystemOutcome:
+    """The adapter in the sandbox with the bridge, through the run folder's door, as its only way out."""
+    calls = CallBudget(entry.max_calls)
+    spending = folder.budget(manifest)
+    gateway = folder.gateway(run.settings, scope=manifest.run_id, sync=run.sync)
+    door = DoorSettings(recorder=gateway.recorder, cache=gateway.cache, prompts=gateway.prompts,
+                        budget=AllBudgets(*([spending] if spending else []), calls), retries=gateway.retries,
+                        backoff=gateway.backoff, max_backoff=gateway.max_backoff,
+                        max_reply_chars=gateway.max_reply_chars)
+    bridge = ModelBridge(run.model, BridgeSettings(system=entry.name, door=door, attempt=1))
+    started = time.monotonic()
+    with serve_bridge(bridge) as served:
+        ran = run_system(adapter_command(entry, env, bridge, run.system_path), served, runner.containment(),
+                         {f"{DOCS_DIR}/{name}": text for name, text in documents.items()},
+                         workdir=runner.settings.workdir)
+    status, reason = run_status(ran, calls, spending)
+    return SystemOutcome(ran, status, reason, calls.refused, time.monotonic() - started)
+
+
+def record_outcome(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner, scorers: tuple[Scorer, ...],
+                   folder: RunFolder, manifest: RunManifest, outcome: SystemOutcome) -> None:
+    """The system's output as the run's repository, scored, and the run's summary.json and log.json."""
+    repository = system_output(outcome.ran)
+    folder.write_repository(repository)
+    unit_report = hidden_unit_tests(runner, run.task, repository, run.progress) if run.measure_unit_tests else None
+    if unit_report is not None:
+        unit_report.write_json(folder.unit_report)
+    scores = score_output(scorers, run.task, folder, runner, unit_report)
+    unit = unit_report.summary() if unit_report is not None else None
+    ran = outcome.ran
+    record = {
+        "task_id": run.task.id, "method": entry.name, "status": outcome.status, "reason": outcome.reason,
+        "system": manifest.protocol, "stop": ran.stop, "exit_status": ran.exit_status,
+        "output": ran.output[-OUTPUT_TAIL:], "not_collected": [list(pair) for pair in ran.skipped],
+        "files": len(repository), "calls_refused": outcome.calls_refused,
+        # No selection score: a system chooses its own output (the unit tests are reported, not selected by).
+        "attempts": [{"attempt": 1, "score": None, "unit": unit}],
+        "final": {"source": entry.name, "attempt": 1, "score": None},
+        "unit_tests": unit,
+        "attempt_settings": {**manifest.attempt_settings.model_dump(mode="json"), "selection": None},
+        "settings": run.settings.model_dump(mode="json"), "duration_s": outcome.duration_s}
+    write_run_log(folder, EXTERNAL_KIND, record, manifest=manifest, summary=json.dumps(record, indent=1) + "\n",
+                  scores=scores)
+
+
 def hidden_unit_tests(runner: SandboxRunner, task: Task, repository: Mapping[str, str],
-                      say: Callable[[str], None]) -> TestReport | None:
+                      progress: Callable[[str], None] | None) -> TestReport | None:
     """The hidden unit tests of the output (None without a scored suite or without files)."""
     if not task.has_scored_suite() or not repository:
         return None
-    say("running the hidden unit tests")
+    if progress:
+        progress("running the hidden unit tests")
     return runner.evaluate(task, dict(repository), task.scored_suite)
 
 
