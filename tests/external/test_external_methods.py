@@ -190,7 +190,9 @@ def test_a_killed_pair_reruns_replaying_the_calls_it_had_paid_for(
     ledger = out / "ledger.jsonl"
     assert not (run / "summary.json").exists() and not (ledger.exists() and ledger.read_text(encoding="utf-8"))
     paid = (run / "calls.jsonl").read_text(encoding="utf-8")
-    first_id = json.loads((run / "run.json").read_text(encoding="utf-8"))["run_id"]
+    stopped = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    assert stopped["status"] == "interrupted"
+    first_id = stopped["run_id"]
 
     monkeypatch.setattr(external_runner, "hidden_unit_tests", scored)
     code, printed = experiment(out, env_cache)
