@@ -31,6 +31,7 @@ from projectgen.external.methods import parse_system_paths
 from projectgen.external.systems import SYSTEMS_FILE, SYSTEMS_FILE_VARIABLE, load_systems
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.usage import UsageRecorder
+from openai_server import fake_llama_server
 from test_support import experiment_cli
 
 FAKE_ADAPTER = SYSTEMS_FILE.parent / "adapters" / "fake.py"
@@ -235,6 +236,32 @@ def test_a_pair_killed_while_its_system_runs_reruns_without_paying_a_call_twice(
     records = UsageRecorder.load(usage).records
     assert [r.target for r in records] == ["Plan the repository for these documents.",
                                            "Write the repository for these documents."]  # the first one once
+
+
+@pytest.mark.slow
+def test_against_a_served_model_every_request_the_server_saw_is_a_recorded_call(
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke's check offline: a model behind an OpenAI-compatible server (llama-cpp-python's behaviour), the
+    system's calls through the bridge, each sent once with the experiment's sampling (the model's own)."""
+    from projectgen.datasets.examples import example_task_path
+    from projectgen.datasets.loaders import load_task
+    from projectgen.repository.edits import make_whole_file_reply
+
+    files = load_task(example_task_path("wordfreq")).reference_repository()
+    monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(systems_file(tmp_path / "systems")))
+    out = tmp_path / "out"
+    with fake_llama_server(reply=make_whole_file_reply(sorted(files), files), n_ctx=100_000) as server:
+        code, printed = experiment_cli(
+            "--dataset", str(example_tasks_dir()), "--tasks", "wordfreq", "--model", "smollm2", "--base-url",
+            server.url, "--method", "fake", "--out", str(out), "--cache-dir", str(env_cache), "--temperature", "0.5",
+            "--max-output-tokens", "4000")
+    assert code == 0, printed
+    records = UsageRecorder.load(out / "fake" / "smollm2" / "wordfreq" / "usage.jsonl").records
+    assert len(server.requests) == sum(r.attempts for r in records) == 2
+    assert {(body["temperature"], body["max_tokens"]) for body in server.requests} == {(0.5, 4000)}
+    assert not any(r.tokens_estimated for r in records)  # the server's own counts
+    row = pair(out)
+    assert row["final_unit_passed"] == row["final_unit_total"] > 0
 
 
 # ------------------------------------------------------------------ refused before anything runs
