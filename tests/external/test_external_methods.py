@@ -54,8 +54,9 @@ FAKE_SYSTEM_PAUSE_S = "{pause}"
 RUN = Path("fake") / "reference" / "wordfreq"
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def namespaces() -> None:
+    """Skips a test that runs a system when the namespace sandbox is missing (a system runs only in it)."""
     with tempfile.TemporaryDirectory(prefix="projectgen-probe-") as scratch:
         if probe_containment("auto", Path(scratch)).isolation != NAMESPACES:
             pytest.skip("the namespace sandbox is not available here")
@@ -115,7 +116,7 @@ def host_address() -> str | None:
 
 
 def test_the_fake_system_is_a_method_its_calls_recorded_its_output_scored_in_one_table_and_it_reaches_nothing_else(
-        tmp_path: Path, env_cache: Path, host_listener: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, env_cache: Path, host_listener: int, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
     addresses = [f"127.0.0.1:{host_listener}"] + ([f"{a}:{host_listener}"] if (a := host_address()) else [])
     for address in addresses:  # the control: from the host, each one answers
         host, port = address.rsplit(":", 1)
@@ -159,7 +160,7 @@ def test_the_fake_system_is_a_method_its_calls_recorded_its_output_scored_in_one
 
 
 def test_the_call_budget_is_enforced_by_the_bridge_and_the_run_says_so(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
     monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(systems_file(tmp_path / "systems", max_calls=1)))
     out = tmp_path / "out"
     code, printed = experiment(out, env_cache)
@@ -176,7 +177,7 @@ def test_the_call_budget_is_enforced_by_the_bridge_and_the_run_says_so(
 
 
 def test_a_killed_pair_reruns_replaying_the_calls_it_had_paid_for(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
     monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(systems_file(tmp_path / "systems")))
     out = tmp_path / "out"
     scored = external_runner.hidden_unit_tests
@@ -208,7 +209,7 @@ def test_a_killed_pair_reruns_replaying_the_calls_it_had_paid_for(
 
 @pytest.mark.slow
 def test_a_pair_killed_while_its_system_runs_reruns_without_paying_a_call_twice(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
     """The experiment process SIGKILLed between the system's two calls (its sandbox dies with it), then run again."""
     systems = systems_file(tmp_path / "systems", pause=600)
     out = tmp_path / "out"
@@ -240,7 +241,7 @@ def test_a_pair_killed_while_its_system_runs_reruns_without_paying_a_call_twice(
 
 @pytest.mark.slow
 def test_against_a_served_model_every_request_the_server_saw_is_a_recorded_call(
-        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
     """The smoke's check offline: a model behind an OpenAI-compatible server (llama-cpp-python's behaviour), the
     system's calls through the bridge, each sent once with the experiment's sampling (the model's own)."""
     from projectgen.datasets.examples import example_task_path
