@@ -4,7 +4,9 @@ Most defects of a published task are read from its reference's own test run (a f
 dataset does not ship: `projectgen.evaluation.dataset_defects`). A few leave no trace there: flask's dotenv
 tests fail on an assertion because two dotfiles of its test apps are not in the dataset. `known_defects.toml`
 names those, each checked against the upstream project, so `bench-reference` reports them instead of a bare
-failure.
+failure. A published exercise whose reference itself fails its tests (LiveRepoReflection's C++ `cloud_optimize`
+does not compile with GCC 12) is declared the same way, keyed by its folder (`exercise_defect_key`), so `reflect`
+names it beside the row, and reports the declaration as stale once the reference passes those tests.
 """
 from __future__ import annotations
 
@@ -39,10 +41,25 @@ class KnownDefect:
         return f"dataset defect: {self.defect} ({len(failing)} test(s): {', '.join(failing)})"
 
 
+def read_declarations(path: Path = KNOWN_DEFECTS_FILE) -> dict[str, KnownDefect]:
+    """Every declaration in `path`, by key."""
+    entries = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {key: KnownDefect(tests=tuple(entry["tests"]), defect=entry["defect"]) for key, entry in entries.items()}
+
+
+def declared_defects(key: str, path: Path = KNOWN_DEFECTS_FILE) -> list[KnownDefect]:
+    """The defects declared under `key` in `path`; none for most tasks."""
+    declared = read_declarations(path).get(key)
+    return [declared] if declared else []
+
+
 def known_defects(task: Task, path: Path = KNOWN_DEFECTS_FILE) -> list[KnownDefect]:
     """The known defects of `task` (keyed '<format>/<task id>' in `path`); none for most tasks."""
-    entries = tomllib.loads(path.read_text(encoding="utf-8"))
-    entry = entries.get(f"{task.format}/{task.id}")
-    if not entry:
-        return []
-    return [KnownDefect(tests=tuple(entry["tests"]), defect=entry["defect"])]
+    return declared_defects(f"{task.format}/{task.id}", path)
+
+
+def exercise_defect_key(language: str, folder: Path) -> str:
+    """The key of an exercise's declarations: 'exercism/<language>/<folder above>/<folder>'. Not its id, which
+    gets a suffix when another loaded exercise has its name; LiveRepoReflection's folder above is a
+    `unit_test_<uuid>`, one per exercise, wherever the dataset is copied."""
+    return f"exercism/{language.lower()}/{folder.parent.name}/{folder.name}"

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, exercise_task, load_exercises
+from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
@@ -44,6 +45,7 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models, preflight
+from projectgen.experiments.reflection_defects import exercise_declarations
 from projectgen.experiments.reflection_results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
                                                        summarize_reflect)
 from projectgen.experiments.results_writer import write_results
@@ -251,13 +253,15 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
                 sampling: Mapping[str, float | int] | None = None,
                 runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
                 hooks: ReflectHooks | None = None, checkpoint_url: str | None = None,
-                concurrency: Concurrency | None = None) -> ReflectResults:
+                concurrency: Concurrency | None = None,
+                declarations_file: Path = KNOWN_DEFECTS_FILE) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
     `tries` tries each (1 to 10); continue from `out_dir`'s ledger. `sampling` overrides what real models
     are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json.
     `checkpoint_url` keeps every unit's checkpoints in that PostgreSQL database (checked, and its tables
     made, before anything is written). `executor` runs the units (default: `concurrency.workers` at a time,
-    or one); `concurrency` caps the model calls and sandbox runs of this process (None: no caps). Writes
+    or one); `concurrency` caps the model calls and sandbox runs of this process (None: no caps);
+    `declarations_file`: the declared reference defects (`known_defects.toml`), named beside their rows. Writes
     results.json, results.md and results.html and returns the results."""
     if not 1 <= tries <= 10:
         raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
@@ -294,6 +298,7 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         rows = run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors,
-                                    missing_toolchains=missing)
+                                    missing_toolchains=missing,
+                                    declarations=exercise_declarations(chosen, declarations_file))
         write_results(out_dir, results, reflect_page(results))
         return results
