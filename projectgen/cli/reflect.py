@@ -184,14 +184,14 @@ def print_summary(console, results, pct) -> None:
     exercises whose reference is declared defective (beside the raw one), then the pass@k curve."""
     from rich.table import Table
 
+    from projectgen.experiments.reflection_results import summary_rows
+
     table = Table(title=f"LiveRepoReflection protocol, {results.tries} tries ({results.dataset})")
     for column in ("model", "edit format", "language", "tasks", "Pass@1", "Pass@2", "FW", "WF", "declared defective",
                    "Pass@1 without them", "errors", "incomplete", "pass@k"):
         table.add_column(column, justify="left" if column in ("model", "edit format", "language", "pass@k")
                          else "right", overflow="fold")
-    entries = sorted(results.summary_by_language + results.summary,
-                     key=lambda e: (e.model, e.edit_format, e.language == "All", e.language))
-    for e in entries:
+    for e in summary_rows(results):
         table.add_row(e.model, e.edit_format, e.language, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2),
                       pct(e.fix_weight), pct(e.well_formed), str(e.declared_defective),
                       pct(e.pass_at_1_without_declared), str(e.errors), str(e.environment_incomplete),

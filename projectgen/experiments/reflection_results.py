@@ -230,11 +230,16 @@ def language_summary_table(results: ReflectResults) -> Table:
     published reference is declared defective (both shown: the raw figure is never replaced)."""
     header = ["model", "edit format", "language", "tasks", "Pass@1", "declared defective", "Pass@1 without them",
               "errors", "env. incomplete"]
-    entries = sorted(results.summary_by_language + results.summary,
-                     key=lambda e: (e.model, e.edit_format, e.language == ALL, e.language))
     return header, [[e.model, e.edit_format, e.language, str(e.tasks), pct(e.pass_at_1), str(e.declared_defective),
                      pct(e.pass_at_1_without_declared), str(e.errors), str(e.environment_incomplete)]
-                    for e in entries]
+                    for e in summary_rows(results)]
+
+
+def summary_rows(results: ReflectResults) -> list[ReflectSummaryEntry]:
+    """Per (model, edit format) in the batch's order: each language's entry, then All's."""
+    return [entry for r in results.reports
+            for entry in [*(_summary_entry(r, lang) for lang in sorted(r.figures) if lang != ALL),
+                          _summary_entry(r, ALL)]]
 
 
 def language_table(results: ReflectResults) -> Table:

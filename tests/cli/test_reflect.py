@@ -74,7 +74,8 @@ def test_the_bundled_exercises_give_the_scripted_figures_in_both_edit_formats(bu
         assert entry["input_tokens"] > 0 and entry["output_tokens"] > 0
         assert entry["model_label"].startswith("scripted model (")  # a replay is named as one
     out = bundled["stdout"]
-    assert "│ scripted-exercises.reflect │ whole       │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
+    assert "│ scripted-exercises.reflect │ whole       │ Python   │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
+    assert "│ scripted-exercises.reflect │ whole       │ All      │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
     assert "scripted-exercises.reflect/patch/word_index: failed, 2 tr(ies), NOT well formed" in out
 
 
