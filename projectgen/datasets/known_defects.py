@@ -27,10 +27,12 @@ KNOWN_DEFECTS_FILE = Path(__file__).with_name("known_defects.toml")
 
 @dataclass(frozen=True)
 class KnownDefect:
-    """What a task lacks, and the tests (pytest node ids) that cannot pass without it."""
+    """What a task lacks, and the tests (pytest node ids) that cannot pass without it. `intermittent`: the tests
+    fail only sometimes (a race in the published code), so a run that passes them does not make it stale."""
 
     tests: tuple[str, ...]
     defect: str
+    intermittent: bool = False
 
     def line(self, unpassed: Iterable[str]) -> str | None:
         """The bench note when some of its tests did not pass (`unpassed`: node ids), else None."""
@@ -38,13 +40,15 @@ class KnownDefect:
         failing = [test for test in self.tests if test in unpassed]
         if not failing:
             return None
-        return f"dataset defect: {self.defect} ({len(failing)} test(s): {', '.join(failing)})"
+        kind = "intermittent " if self.intermittent else ""
+        return f"dataset defect: {self.defect} ({len(failing)} {kind}test(s): {', '.join(failing)})"
 
 
 def read_declarations(path: Path = KNOWN_DEFECTS_FILE) -> dict[str, KnownDefect]:
     """Every declaration in `path`, by key."""
     entries = tomllib.loads(path.read_text(encoding="utf-8"))
-    return {key: KnownDefect(tests=tuple(entry["tests"]), defect=entry["defect"]) for key, entry in entries.items()}
+    return {key: KnownDefect(tests=tuple(entry["tests"]), defect=entry["defect"],
+                             intermittent=bool(entry.get("intermittent", False))) for key, entry in entries.items()}
 
 
 def declared_defects(key: str, path: Path = KNOWN_DEFECTS_FILE) -> list[KnownDefect]:

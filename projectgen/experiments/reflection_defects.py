@@ -6,7 +6,8 @@ no harness fault: the reference replay cannot reach 100 there. Such an exercise 
 `known_defects.toml` (`projectgen.datasets.known_defects`, keyed by `exercise_defect_key`) with the tests it
 fails, so the rows and the per-language figures can say so while the raw figures stay. A declaration the
 reference replay no longer bears out (its declared tests all pass) is stale: reported, and not applied, so an
-upstream fix cannot leave a wrong excuse behind. Pure functions over rows.
+upstream fix cannot leave a wrong excuse behind; a declaration of an intermittent defect (a race in the published
+code) is never stale, since a run that passes it shows no fix. Pure functions over rows.
 """
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def read_defects(rows: Sequence[RowView], declarations: Mapping[str, KnownDefect
     for row in rows:
         declared = declarations.get(row.task_id)
         unpassed = unpassed_tests(row.result)
-        if declared is None or row.model not in reference_models or unpassed is None:
-            continue
+        if declared is None or declared.intermittent or row.model not in reference_models or unpassed is None:
+            continue  # an intermittent defect's tests pass on some runs: that is no sign of a fix
         if declared.line(unpassed) is None:
             stale[row.task_id] = (f"stale declaration: the reference now passes {', '.join(declared.tests)}, which "
                                   f"known_defects.toml declares it fails ({declared.defect}); correct or remove the "

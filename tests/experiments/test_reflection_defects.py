@@ -48,3 +48,12 @@ def test_without_a_reference_replay_or_its_failing_tests_a_declaration_is_never_
 def test_an_exercise_is_keyed_by_its_language_and_folders_not_its_id() -> None:
     folder = Path("/data/cpp/exercises/practice/unit_test_5b95942d/cloud_optimize")
     assert exercise_defect_key("Cpp", folder) == "exercism/cpp/unit_test_5b95942d/cloud_optimize"
+
+
+def test_an_intermittent_declaration_is_never_stale() -> None:
+    """A race in the published code fails its test only under load: a run that passes it shows no fix."""
+    racy = KnownDefect(tests=("p/p_test.cpp",), defect="a race", intermittent=True)
+    reading = read_defects([row("reference", "p", [], "passed")], {"p": racy}, {"reference"})
+    assert reading.stale == {} and reading.notes == {} and reading.declared == {"p"}
+    failed = read_defects([row("reference", "p", ["p/p_test.cpp"])], {"p": racy}, {"reference"})
+    assert failed.notes == {"reference/whole/p": "dataset defect: a race (1 intermittent test(s): p/p_test.cpp)"}
