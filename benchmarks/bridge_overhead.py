@@ -1,6 +1,8 @@
 """The model bridge's cost: an external system's calls through the bridge against the same calls made directly.
 
-A fake OpenAI-compatible endpoint answers every chat completion after an injected latency (--latency-s).
+A fake OpenAI-compatible endpoint answers every chat completion after an injected latency (--latency-s), from a
+process of its own, as a real endpoint is: in the bridge's process, its threads would take the interpreter's lock
+from the bridge, a cost no real endpoint puts on it (it made the bridged side 3 points slower here).
 A "system" (this script's --load mode: the `openai` client, --in-flight threads, --calls calls, each a
 different prompt) calls it twice per round:
 
@@ -25,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -47,10 +48,13 @@ def main() -> int:
     parser.add_argument("--latency-s", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--load", action="store_true", help=argparse.SUPPRESS)  # the system's side
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the endpoint's side
     add_tiny_option(parser)
     args = parser.parse_args()
     if args.load:
         return load(args.calls, args.in_flight)
+    if args.serve:
+        return serve(args.latency_s)
     if args.tiny:
         args.calls, args.latency_s, args.repeats = 16, 0.05, 1
     return compare(args.calls, args.in_flight, args.latency_s, args.repeats, args.tiny)
@@ -79,7 +83,22 @@ def load(calls: int, in_flight: int) -> int:
 
 @contextmanager
 def slow_endpoint(latency_s: float) -> Iterator[str]:
-    """An OpenAI-compatible endpoint answering every completion with `REPLY` after `latency_s`; its base URL."""
+    """The endpoint (`serve`) in a process of its own until the block ends; its base URL."""
+    server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", "--latency-s", str(latency_s)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip() if server.stdout else ""
+        if not url.startswith("http://"):
+            raise SystemExit(f"the endpoint did not start (exit {server.poll()})")
+        yield url
+    finally:
+        server.kill()
+        server.wait()
+
+
+def serve(latency_s: float) -> int:
+    """An OpenAI-compatible endpoint answering every completion with `REPLY` after `latency_s`: prints its base URL,
+    then serves until killed."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -112,13 +131,9 @@ def slow_endpoint(latency_s: float) -> Iterator[str]:
         request_queue_size = 128  # 16 connections opened at once must not overflow the default backlog of 5
 
     server = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    print(f"http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+    server.serve_forever()
+    return 0
 
 
 def run_load(prefix: list[str], base_url: str, calls: int, in_flight: int) -> float:
