@@ -33,6 +33,7 @@ def entry(results, model: str, strategy: str, context: str):
     return next(e for e in results.summary if (e.model, e.strategy, e.context) == (model, strategy, context))
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_the_reference_oracle_scores_full_marks_in_every_setting(bundled):
     _, results = bundled
     settings = [(e.strategy, e.context) for e in results.summary if e.model == "reference"]
@@ -46,6 +47,7 @@ def test_the_reference_oracle_scores_full_marks_in_every_setting(bundled):
     assert results.skipped_settings == ["ci with the golden context (Cumulative Instruction carries no code)"]
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_every_bundled_task_is_valid_and_its_tests_discriminate(bundled):
     _, results = bundled
     assert [c.task_id for c in results.validation] == ["durations", "grades", "kvstore-cli", "kvstore-counter",
@@ -55,6 +57,7 @@ def test_every_bundled_task_is_valid_and_its_tests_discriminate(bundled):
     assert results.validation_problems == [] and results.load_errors == {}
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_the_replay_loses_turns_where_its_script_says_and_basic_falls_below_golden(bundled):
     _, results = bundled
     fh, ce_basic, ce_golden, ci = (entry(results, "scripted-examples", s, c) for s, c in
@@ -77,6 +80,7 @@ def test_the_replay_loses_turns_where_its_script_says_and_basic_falls_below_gold
     assert any("missing_key" in nodeid for nodeid in failing)
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_code_edit_costs_fewer_tokens_than_full_history_on_the_same_replies(bundled):
     _, results = bundled
     for model in ("reference", "scripted-examples"):
@@ -90,6 +94,7 @@ def test_code_edit_costs_fewer_tokens_than_full_history_on_the_same_replies(bund
     assert fh.turns[0].input_tokens == ce.turns[0].input_tokens  # turn 1's prompts are the same
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_results_files_hold_a_versioned_summary_and_the_curves(bundled):
     out, results = bundled
     data = json.loads((out / "results.json").read_text())
@@ -112,6 +117,7 @@ def test_results_files_hold_a_versioned_summary_and_the_curves(bundled):
     assert (folder / "usage.jsonl").is_file() and (folder / "calls.jsonl").is_file()
 
 
+@pytest.mark.slow  # the bundled matrix (~50 s); tests/cli/test_refine.py runs the same path on one task
 def test_a_second_invocation_runs_nothing_and_gives_the_same_figures(bundled):
     out, results = bundled
 
