@@ -130,7 +130,7 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
-    from projectgen.runs import resume_livecoder, run_livecoder
+    from projectgen.runs import Run, RunParts
     from projectgen.runs.folder import RunFolder
 
     console = make_console()
@@ -141,11 +141,10 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     folder = RunFolder(out)
     runner = runner_from_args(args, log=progress)
     try:
-        if resume:
-            outcome = resume_livecoder(out, models=models, runner=runner, progress=progress, decision=decision)
-        else:
-            outcome = run_livecoder(request, out, models=models, runner=runner, force=getattr(args, "force", False),
-                                    progress=progress)
+        parts = RunParts(models=models, runner=runner, progress=progress)
+        run = (Run.resume(out, parts, decision=decision) if resume
+               else Run.open(request, out, parts, force=getattr(args, "force", False)))
+        outcome = run.run()
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
@@ -245,7 +244,7 @@ def continue_run(args: argparse.Namespace, decision=None) -> int:
     manifest, task = resumable_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
-                              "with projectgen.runs.resume_livecoder(DIR, models=...)")
+                              "with projectgen.runs.Run.resume(DIR, RunParts(models=...)).run()")
     specs = dict(manifest.models)
     if getattr(args, "base_url", None) is not None:
         specs = moved_endpoint(args.resume, manifest, args.base_url)
@@ -265,7 +264,7 @@ def moved_endpoint(out: Path, manifest, base_url: str) -> dict[str, str]:
     check_base_url(base_url)
     specs = {**manifest.models, "base_url": base_url}
     with folder_lock(out):  # not while another process runs it: that one would be refused anyway
-        RunFolder(out).write_manifest(manifest.model_copy(update={"models": specs}))
+        RunFolder(out).lifecycle(manifest).amend(manifest.model_copy(update={"models": specs}))
     return specs
 
 

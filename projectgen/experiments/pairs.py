@@ -165,7 +165,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation(), "key": unit.key})
 
     def attempt(self, unit: PairUnit, state: Any) -> PairResult:
-        from projectgen.runs.livecoder import resume_livecoder, run_livecoder
+        from projectgen.runs.livecoder import Run, RunParts
         from projectgen.runs.request import RunRequest
 
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method,
@@ -181,11 +181,11 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                                       max_tokens=self.spec.max_tokens, checkpoint_url=self.spec.checkpoint_url)
         # The scores against the task's reference are taken where the run ends and kept in its log, so the
         # row reads them (`pair_from_run`) rather than scoring the folder again.
-        common = dict(models=models, runner=state, sync=unit.sync, scorers=REFERENCE_SCORERS,
-                      progress=(lambda message: progress(unit.key, message)) if progress else None)
+        parts = RunParts(models=models, runner=state, sync=unit.sync, scorers=REFERENCE_SCORERS,
+                         progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:
-                resume_livecoder(unit.run_dir, **common)
+                Run.resume(unit.run_dir, parts).run()
                 return pair_from_run(unit.run_dir, how="resumed", **figures)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):
@@ -194,7 +194,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
-        run_livecoder(request, unit.run_dir, run_id=unit.run_id or None, **common)
+        Run.open(request, unit.run_dir, parts, run_id=unit.run_id or None).run()
         return pair_from_run(unit.run_dir, **figures)
 
     def models_for(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:

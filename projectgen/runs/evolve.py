@@ -45,6 +45,7 @@ from projectgen.repository import load_repository, write_repository
 from projectgen.runs.driver import Drive, drive
 from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_task
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.lifecycle import Lifecycle
 from projectgen.runs.manifest import RunManifest, run_budget
 from projectgen.runs.folder import read_manifest
 from projectgen.runs.run_log import write_run_log
@@ -227,7 +228,7 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
                                    settings=settings, max_tokens=max_tokens)
             budget = budget if budget is not None else run_budget(manifest)
             folder.write_json(folder.evolve, record.model_dump(mode="json"))
-            folder.write_manifest(manifest)
+            folder.lifecycle(manifest).start()
         base_ssat = SSAT.model_validate(base_tree)
         agents = Agents.from_models(models, settings).replace(architect=TreeReviser(
             models.for_role("architect"), base=base_ssat, change=record.change))
@@ -301,11 +302,13 @@ async def _run(run: EvolveRun) -> EvolveOutcome:
                         "models": describe_agents(run.agents)},
                 config={"max_concurrency": run.settings.max_concurrency, "recursion_limit": 200},
                 on_update=on_update, on_failure=on_failure)
-    driven = await drive(run.folder, build_evolve_graph(run.agents, run.settings), run.manifest, how, trace)
-    return await _finish(run, driven.state, trace, started)
+    lifecycle = run.folder.lifecycle(run.manifest)
+    driven = await drive(build_evolve_graph(run.agents, run.settings), how, lifecycle, trace, run.folder.checkpoints)
+    return await _finish(run, driven.state, lifecycle, trace, started)
 
 
-async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, started: float) -> EvolveOutcome:
+async def _finish(run: EvolveRun, state: dict[str, Any], lifecycle: Lifecycle, trace: TraceWriter,
+                  started: float) -> EvolveOutcome:
     """Every check test (the earlier and the change's), the hidden unit tests, the checks on kept files, the
     outputs and the end status."""
     repository = dict(state.get("repository") or {})
@@ -334,7 +337,7 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
     _write_record(run, record)
     write_run_log(run.folder, "evolve", summary.model_dump(mode="json"), manifest=run.manifest,
                   summary=summary.model_dump_json(indent=1) + "\n")
-    run.folder.record_status(run.manifest, "finished", state.get("stopped"))
+    lifecycle.record("finished", state.get("stopped"))
     trace.write("run_end", stopped=state.get("stopped"), status="finished",
                 check=check_report.summary() if check_report is not None else None)
     return EvolveOutcome(state=state, record=record, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,

@@ -3,9 +3,9 @@
 Every file of a run folder is an attribute (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`),
 so no other module joins a run-folder path. The folder is opened for a new run (`create`: refusing to
 mix runs, `--force` clearing only a run's files) or for a resume (`hold`), both under the folder's
-lock; it records how the run ended (`record_end`: status, reason and the pid that wrote it); and it
-makes what a run needs from its files: the model gateway (usage, call cache, prompts, budgets, the
-door's retries and reply cap), the checkpointer and the trace writer.
+lock; and it makes what a run needs from its files: the model gateway (usage, call cache, prompts,
+budgets, the door's retries and reply cap), the checkpointer, the trace writer and the `Lifecycle`,
+the one writer of run.json's status (`runs/lifecycle.py`).
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from projectgen.agents.base import ModelGateway
     from projectgen.config import Settings
     from projectgen.llm import Budget, CallRecord
+    from projectgen.runs.lifecycle import Lifecycle
     from projectgen.runs.manifest import RunManifest
     from projectgen.runs.request import RunRequest
     from projectgen.runs.trace import TraceWriter
 
-INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
 RUN_MARKERS = layout.RUN_MARKERS  # the files that mark a folder as a run (any one of them)
 
 
@@ -204,9 +204,9 @@ class RunFolder:
             yield self
 
     @contextmanager
-    def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[RunManifest, bool]]:
-        """A batch unit's folder, held: (its run.json, whether the unit resumes). Made with run.json on the
-        unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
+    def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[Lifecycle, bool]]:
+        """A batch unit's folder, held: (its run.json's `Lifecycle`, whether the unit resumes). Made with run.json
+        on the unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
         before units had a run.json resumes from its checkpoints), unless the folder holds a run of another
         request (another model under the same name): that run's files are cleared first."""
         from projectgen.runs.manifest import RunManifest
@@ -216,12 +216,12 @@ class RunFolder:
             if self.manifest.is_file():
                 recorded = self.read_manifest()
                 if recorded.request().model_dump() == request.model_dump():
-                    yield recorded, True
+                    yield self.lifecycle(recorded), True
                     return
                 self._remove_outputs()
-            manifest = RunManifest(**dict(request), run_id=run_id)
-            self.write_manifest(manifest)
-            yield manifest, self.checkpoints.is_file()
+            lifecycle = self.lifecycle(RunManifest(**dict(request), run_id=run_id))
+            lifecycle.start()
+            yield lifecycle, self.checkpoints.is_file()
 
     def prepare(self, *, force: bool) -> None:
         """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
@@ -268,8 +268,11 @@ class RunFolder:
 
         return parse_manifest(self.manifest, self.root)
 
-    def write_manifest(self, manifest: RunManifest) -> None:
-        write_atomic(self.manifest, manifest.model_dump_json(indent=1) + "\n")
+    def lifecycle(self, manifest: RunManifest) -> Lifecycle:
+        """The one writer of this folder's run.json, starting from `manifest`."""
+        from projectgen.runs.lifecycle import Lifecycle
+
+        return Lifecycle(self.manifest, manifest)
 
     def write_review(self, record: Mapping[str, Any]) -> None:
         """review.json: the review a paused run waits for (`runs.pending_review` says what it holds)."""
@@ -288,13 +291,6 @@ class RunFolder:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProjectGenError(f"{self.review}: unreadable ({exc}); `projectgen run --resume {self.root}` "
                                   "writes it again") from None
-
-    def record_status(self, manifest: RunManifest, status: str, reason: str | None) -> RunManifest:
-        """run.json saying how the run stands (running, finished, failed, interrupted ...), with the pid of
-        the process that says so; the manifest as written."""
-        updated = manifest.model_copy(update={"status": status, "reason": reason, "pid": os.getpid()})
-        self.write_manifest(updated)
-        return updated
 
     # ------------------------------------------------------------------ what a run is made of
     def usage_records(self) -> list[CallRecord]:
@@ -321,15 +317,6 @@ class RunFolder:
         return ModelGateway(recorder=UsageRecorder(self.usage), budget=budget,
                             cache=CallCache(self.calls, scope, after_put=sync), prompts=PromptStore(self.prompts),
                             metadata=dict(metadata or {}), **settings.gateway_options())
-
-    @asynccontextmanager
-    async def checkpointer(self, url: str | None, before_write: Callable[[], None] | None = None
-                           ) -> AsyncIterator[Any]:
-        """LangGraph's checkpointer for this run: SQLite here, or the PostgreSQL database at `url`."""
-        from projectgen.runs.checkpoints import open_checkpointer
-
-        async with open_checkpointer(self.checkpoints, url, before_write=before_write) as saver:
-            yield saver
 
     def trace(self) -> TraceWriter:
         """The writer of events.jsonl."""

@@ -4,7 +4,7 @@ their scores by name and an experiment reads them instead of scoring the folder 
 A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (its output repository,
 its attempts) with the run's sandbox runner and its hidden unit-test report; None where it does not apply (no
 reference, no output, a missing extra, another benchmark), so the log then holds no score of that name. The caller chooses them
-(`run_livecoder(..., scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
+(`RunParts(scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
 """
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
                                sync: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Play `task` in `run_dir` as `request` says (or go on where an earlier invocation stopped); the turns'
     records in order. `evaluate` runs a turn's tests, `expected` is turn -> the tests its reference passes,
-    `scope` keys the call cache; `sync()` as `arun_livecoder`'s."""
+    `scope` keys the call cache; `sync()` as `RunParts.sync`."""
     from projectgen.agents.refiner import Refiner
     from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                               recursion_limit)
