@@ -1,4 +1,5 @@
-"""Only `projectgen.runs` knows where a run folder's files are: everything else asks a `RunFolder`.
+"""Only `projectgen.runs` knows where a run folder's files are: everything else asks a layout (`RunLayout`,
+`EvolveLayout`, ...; a `RunFolder` is one).
 
 A path joined by hand (``out_dir / layout.USAGE``, ``run_dir / "usage.jsonl"``) is where a renamed file
 is missed on one side; and the graphs, which runs/ builds on, do not reach back up into it.
@@ -38,18 +39,20 @@ def run_folder_joins(path: Path) -> list[str]:
             for side in (node.left, node.right):
                 if isinstance(side, ast.Constant) and side.value in RUN_FILES:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: / {side.value!r}")
+                if isinstance(side, ast.Name) and side.id in RUN_NAMES:  # a name imported from layout
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: / {side.id}")
     return found
 
 
 def test_the_check_knows_the_run_folder_names() -> None:
     """A check that knew no names, or that ignored a join, could not fail."""
     assert {"MANIFEST", "USAGE", "PROMPTS", "EVENTS", "CHECKPOINTS", "REPOSITORY", "ATTEMPTS"} <= RUN_NAMES
-    assert run_folder_joins(RUNS / "folder.py"), "RunFolder itself joins the names: the check must see that"
+    assert run_folder_joins(RUNS / "layout.py"), "the layouts themselves join the names: the check must see that"
 
 
 def test_no_module_outside_runs_builds_a_run_folder_path() -> None:
     joins = [join for path in modules_outside_runs() for join in run_folder_joins(path)]
-    assert joins == [], "build run-folder paths with projectgen.runs.folder.RunFolder:\n" + "\n".join(joins)
+    assert joins == [], "build run-folder paths with projectgen.runs.layout.RunLayout:\n" + "\n".join(joins)
 
 
 def test_the_graphs_do_not_import_runs() -> None:

@@ -273,7 +273,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
     from projectgen.llm import ModelRoles, ScriptedChatModel
-    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.layout import RunLayout
     from projectgen.runs.request import RunRequest
 
     console = make_console()
@@ -287,7 +287,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     model = ScriptedChatModel.from_file(script)
     specs = {"default": f"{SCRIPTED_PREFIX}{script}"}
     if args.out.is_dir() and any(args.out.iterdir()):
-        if not RunFolder(args.out).manifest.is_file():
+        if not RunLayout(args.out).manifest.is_file():
             raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                                   "choose another --out")
         if not args.force and not _is_demo_output(args.out, specs):

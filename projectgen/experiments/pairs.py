@@ -36,7 +36,7 @@ from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
 
 if TYPE_CHECKING:
@@ -82,14 +82,14 @@ class PairUnit:
     def current_mode(self) -> RunMode:
         """How to run now: as planned, unless the folder holds a run this plan started (a retry)."""
         if self.mode != "collect" and self.run_id and folder_run_id(self.run_dir) == self.run_id:
-            return "collect" if RunFolder(self.run_dir).is_finished() else "resume"
+            return "collect" if RunLayout(self.run_dir).is_finished() else "resume"
         return self.mode
 
 
 def folder_run_id(run_dir: Path) -> str | None:
     """The run id in a run folder's run.json, or None."""
     try:
-        return json.loads(RunFolder(run_dir).manifest.read_text(encoding="utf-8")).get("run_id")
+        return json.loads(RunLayout(run_dir).manifest.read_text(encoding="utf-8")).get("run_id")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -98,16 +98,16 @@ def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
     """Collect a finished folder, resume an interrupted one, else start anew (see the module docstring)."""
     if fresh:
         return "new"
-    if RunFolder(run_dir).is_finished():
+    if RunLayout(run_dir).is_finished():
         return "collect"
-    if RunFolder(run_dir).manifest.is_file() and checkpointed(run_dir):
+    if RunLayout(run_dir).manifest.is_file() and checkpointed(run_dir):
         return "resume"
     return "new"
 
 
 def checkpointed(run_dir: Path) -> bool:
     """Whether a run folder's checkpoints exist: its SQLite file, or a PostgreSQL URL its run.json names."""
-    folder = RunFolder(run_dir)
+    folder = RunLayout(run_dir)
     if folder.checkpoints.is_file():
         return True
     try:

@@ -1,8 +1,9 @@
 """Runs: one execution path for a run folder (the single ProjectGen pass and LiveCoder's attempts).
 
-`layout` names every file of a run folder; `execution` holds the steps both kinds of run share;
-`pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
-runs through it) (`manifest`: run.json,
+`layout` names every file of a run folder and holds where they are (a `RunLayout` per kind of folder);
+`folder` opens one (`RunFolder`), `lifecycle` is the one writer of its run.json's status; `execution`
+holds the steps both kinds of run share; `pipeline` is the single pass, `livecoder` the durable
+attempts loop, one `Run` opened once (every method of `methods` runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
 `run_log` the run log (log.json) every run writes where it ends and `read_run_log` reads (`output_scorers`
 the scores of its output it may keep);
@@ -34,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "Lifecycle": "projectgen.runs.lifecycle",
     "read_manifest": "projectgen.runs.folder",
     "RunFolder": "projectgen.runs.folder",
+    "RunLayout": "projectgen.runs.layout",
     "RunRequest": "projectgen.runs.request",
     "run_budget": "projectgen.runs.manifest",
     "SCHEMA_VERSION": "projectgen.runs.summary",

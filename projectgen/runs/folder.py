@@ -1,7 +1,8 @@
-"""`RunFolder`: one run's folder, the only place that knows where its files are.
+"""`RunFolder`: one run's folder, opened.
 
-Every file of a run folder is an attribute (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`),
-so no other module joins a run-folder path. The folder is opened for a new run (`create`: refusing to
+Where its files are is its `RunLayout` (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`:
+runs/layout.py), so no other module joins a run-folder path; a reader that only needs a path makes
+the layout, not a `RunFolder`. The folder is opened for a new run (`create`: refusing to
 mix runs, `--force` clearing only a run's files) or for a resume (`hold`), both under the folder's
 lock; and it makes what a run needs from its files: the model gateway (usage, call cache, prompts,
 budgets, the door's retries and reply cap), the checkpointer, the trace writer and the `Lifecycle`,
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from projectgen.durable_files import is_interrupted_write, remove_interrupted_writes, write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.runs import layout
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.locking import folder_lock
 
 if TYPE_CHECKING:
@@ -38,145 +40,8 @@ RUN_MARKERS = layout.RUN_MARKERS  # the files that mark a folder as a run (any o
 
 
 @dataclass(frozen=True)
-class RunFolder:
-    """A run's folder: its files as attributes, how it is opened, how its run ended, what the run is made of."""
-
-    root: Path
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "root", Path(self.root))
-
-    def __fspath__(self) -> str:
-        return os.fspath(self.root)
-
-    def __str__(self) -> str:
-        return str(self.root)
-
-    # ------------------------------------------------------------------ its files
-    @property
-    def manifest(self) -> Path:
-        """run.json: what was run and how it ended."""
-        return self.root / layout.MANIFEST
-
-    @property
-    def summary(self) -> Path:
-        return self.root / layout.SUMMARY
-
-    @property
-    def run_log(self) -> Path:
-        """log.json: how the run ended, in the one shape every protocol's run has (runs/run_log.py)."""
-        return self.root / layout.RUN_LOG
-
-    @property
-    def usage(self) -> Path:
-        return self.root / layout.USAGE
-
-    @property
-    def calls(self) -> Path:
-        return self.root / layout.CALLS
-
-    @property
-    def prompts(self) -> Path:
-        return self.root / layout.PROMPTS
-
-    @property
-    def events(self) -> Path:
-        return self.root / layout.EVENTS
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.root / layout.CHECKPOINTS
-
-    @property
-    def thread(self) -> Path:
-        return self.root / layout.THREAD
-
-    @property
-    def state(self) -> Path:
-        return self.root / layout.STATE
-
-    @property
-    def ssat(self) -> Path:
-        return self.root / layout.SSAT
-
-    @property
-    def unit_report(self) -> Path:
-        return self.root / layout.UNIT_REPORT
-
-    @property
-    def check_report(self) -> Path:
-        return self.root / layout.CHECK_REPORT
-
-    @property
-    def repository(self) -> Path:
-        return self.root / layout.REPOSITORY
-
-    @property
-    def attempts(self) -> Path:
-        return self.root / layout.ATTEMPTS
-
-    def attempt(self, number: int) -> RunFolder:
-        """attempts/N: one attempt's repository and record."""
-        return RunFolder(self.attempts / str(number))
-
-    @property
-    def attempt_record(self) -> Path:
-        """attempt.json, in an attempt's folder."""
-        return self.root / layout.ATTEMPT_RECORD
-
-    @property
-    def knowledge(self) -> Path:
-        return self.root / layout.KNOWLEDGE
-
-    @property
-    def best(self) -> Path:
-        return self.root / layout.BEST
-
-    @property
-    def evolve(self) -> Path:
-        return self.root / layout.EVOLVE
-
-    @property
-    def evolved_task(self) -> Path:
-        return self.root / layout.EVOLVED_TASK
-
-    @property
-    def base(self) -> RunFolder:
-        """An evolve run's copy of its base run (its repository and tree)."""
-        return RunFolder(self.root / layout.BASE)
-
-    @property
-    def turns(self) -> Path:
-        """A refine task run's turn records (turns.json)."""
-        return self.root / layout.TURNS
-
-    def turn_file(self, turn: int, target: str) -> Path:
-        """turns/K/<target>: the file a refine task run's turn K produced."""
-        return self.root / layout.TURN_FILES / str(turn) / target
-
-    @property
-    def report_md(self) -> Path:
-        return self.root / layout.REPORT_MD
-
-    @property
-    def report_html(self) -> Path:
-        return self.root / layout.REPORT_HTML
-
-    @property
-    def review(self) -> Path:
-        return self.root / layout.REVIEW
-
-    def is_run(self) -> bool:
-        """Whether the folder holds a run (`trace` and `report` open it)."""
-        return any((self.root / name).is_file() for name in RUN_MARKERS)
-
-    def is_finished(self) -> bool:
-        """summary.json is written last: its presence means the run is done."""
-        return self.summary.is_file()
-
-    def has_checkpoints(self, checkpoint_url: str | None) -> bool:
-        """Whether the run's checkpoints exist: its SQLite file, or a PostgreSQL database run.json names."""
-        return checkpoint_url is not None or self.checkpoints.is_file()
+class RunFolder(RunLayout):
+    """A run's folder: its files (`RunLayout`), how it is opened, what the run is made of."""
 
     # ------------------------------------------------------------------ opening it
     @contextmanager

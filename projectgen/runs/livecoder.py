@@ -41,6 +41,7 @@ error to the caller; its checkpoint still holds the failed step, so a resume con
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import time
 import uuid
@@ -51,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from projectgen.agents import Agents
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
@@ -64,6 +66,7 @@ from projectgen.runs.checkpoints import check_checkpoint_database
 from projectgen.runs.driver import Drive, drive
 from projectgen.runs.execution import run_hidden_unit_tests
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import AttemptLayout
 from projectgen.runs.lifecycle import Lifecycle
 from projectgen.runs.manifest import RunManifest, run_budget
 from projectgen.runs.method_graphs import (
@@ -259,14 +262,13 @@ class Run:
 
     def _context(self, gateway: ModelGateway, knowledge: Any) -> AttemptsContext:
         """What the attempts graph runs with: the task, the sandbox, the stores, the gateway, the attempt writer."""
-        attempts = self.folder.attempts
+        attempt = self.folder.attempt
         return AttemptsContext(
             task=self.manifest.task(), runner=self.parts.runner or SandboxRunner(log=self.parts.progress),
             knowledge=knowledge, best=BestRepositoryStore(self.folder.best),
             extractor=knowledge_extractor(self.parts.models), gateway=gateway, run_id=self.manifest.run_id,
             progress=self.parts.progress,
-            record_attempt=lambda number, repository, record: write_attempt(attempts / str(number), repository,
-                                                                            record))
+            record_attempt=lambda number, repository, record: write_attempt(attempt(number), repository, record))
 
     def _agents(self) -> Agents | None:
         """The caller's agents, or the default ones, made here where the run's settings (which choose the
@@ -374,18 +376,18 @@ class Run:
         return {"final": final}
 
 
-def write_attempt(where: Path, repository: Mapping[str, str], record: Mapping[str, Any]) -> None:
-    """attempts/N (`where`) with the attempt's repository and record, complete or not at all: written aside,
-    then renamed into place (a run killed while writing it writes it again when it resumes)."""
+def write_attempt(attempt: AttemptLayout, repository: Mapping[str, str], record: Mapping[str, Any]) -> None:
+    """attempts/N with the attempt's repository and record, complete or not at all: written aside, then
+    renamed into place (a run killed while writing it writes it again when it resumes)."""
     from projectgen.repository import write_repository
 
-    tmp = RunFolder(where.with_name(f".tmp-{where.name}"))
+    tmp = AttemptLayout(attempt.root.with_name(f".tmp-{attempt.root.name}"))
     shutil.rmtree(tmp.root, ignore_errors=True)
     write_repository(repository, tmp.repository)
     tmp.root.mkdir(parents=True, exist_ok=True)  # an attempt without a repository still has its record
-    tmp.write_json(tmp.attempt_record, dict(record))
-    shutil.rmtree(where, ignore_errors=True)
-    tmp.root.rename(where)
+    write_atomic(tmp.record, json.dumps(dict(record), indent=1, default=str) + "\n")
+    shutil.rmtree(attempt.root, ignore_errors=True)
+    tmp.root.rename(attempt.root)
 
 
 def _resumed_manifest(folder: RunFolder, custom: _CustomGraph, embeddings: Any) -> tuple[RunManifest, Any]:

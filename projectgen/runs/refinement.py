@@ -18,6 +18,7 @@ from projectgen.datasets.task import Task
 from projectgen.durable_files import write_atomic
 from projectgen.evaluation.report import TestReport
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RefineLayout
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
 from projectgen.runs.unit import Unit, UnitEnd, drive_unit
@@ -72,7 +73,8 @@ def run_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunRequest,
 def write_turns(folder: RunFolder, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
     """Each turn's file under ``turns/K/<target>`` (with a target function, the file its answer makes) and every
     record in ``turns.json``, for a person to read."""
+    paths = RefineLayout(folder.root)
     for record in records:
-        write_atomic(folder.turn_file(record["turn"], task.target), task.target_file(record.get("code") or "",
-                                                                                      record["turn"]))
-    folder.write_json(folder.turns, list(records))
+        write_atomic(paths.turn_file(record["turn"], task.target), task.target_file(record.get("code") or "",
+                                                                                    record["turn"]))
+    folder.write_json(paths.turns, list(records))

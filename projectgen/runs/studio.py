@@ -271,7 +271,7 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
         task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder.knowledge, None, None),
         best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(models),
         gateway=folder.gateway(settings, scope=thread_id), run_id=folder.root.name, progress=_progress,
-        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number).root, repository,
+        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository,
                                                                         record))
     return _StudioRun(graph=graph, context=context, trace=folder.trace())
 
