@@ -54,8 +54,14 @@ def add_commands(subparsers) -> None:
                              "(each task's reference replayed: an oracle, not a model); LABEL names its folder and "
                              "table (default: from the spec)")
     parser.add_argument("--method", default="livecoder", metavar="M,M",
-                        help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder); "
-                             "each task x method x model is one run")
+                        help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder), "
+                             "or your own: package.module:factory or path/to/file.py:factory returning a "
+                             "projectgen.runs.CustomMethod (examples/custom_method.py); each task x method x model "
+                             "is one run")
+    parser.add_argument("--scorer", action="append", default=[], metavar="SPEC",
+                        help="your own scorer of each final output (repeatable): package.module:factory or "
+                             "path/to/file.py:factory returning a Scorer; its scores are in each run's log.json, "
+                             "results.json and the tables by its name")
     # evaluation.denominators.DENOMINATOR_SETTINGS, spelt out: importing it would load pydantic at --help
     parser.add_argument("--denominator", choices=("published", "reference"), default="published",
                         help="what #Tests counts on a published benchmark: the paper's per-task count (published, "
@@ -145,7 +151,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,
                           max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
                           checkpoint_url=args.checkpoint_url, embedding=args.embedding,
-                          denominator=args.denominator, faults=args.inject_faults)
+                          denominator=args.denominator, faults=args.inject_faults, scorers=tuple(args.scorer))
     concurrency = Concurrency(calls=args.max_concurrent_calls)
     executor = executor_from_args(args, per_machine=spec.per_machine_state(), default_workers=concurrency.workers)
     with progress:

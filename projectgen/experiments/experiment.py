@@ -49,6 +49,7 @@ from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
+from projectgen.experiments.custom_arms import arm_attempts, plugin_fields
 from projectgen.experiments.engine import Executor, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult
@@ -196,8 +197,6 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
     """Every (method, model)'s figures over its pairs, and the paper settings each task ran with where the
     experiment left them unset. `config` (the folder's experiment.json) adds the methods and models
     earlier commands ran into the folder."""
-    from projectgen.runs.methods import method_attempt_settings
-
     models = list(spec.models)
     methods = list(spec.methods)
     if config is not None:
@@ -205,14 +204,15 @@ def collect_results(spec: ExperimentSpec, out_dir: Path, pairs: Sequence[PairRes
                    if slug not in {model.slug for model in models}]
         methods += [method for method in config.get("methods") or [] if method not in methods]
     reports = [summarize_pairs(model, [p for p in pairs if p.model == model.slug and p.method == method],
-                               method_attempt_settings(method, spec.attempt_settings).attempts, method=method)
+                               arm_attempts(method, spec.attempt_settings, config or spec.stored()), method=method)
                for method in methods for model in models
                if any(p.model == model.slug and p.method == method for p in pairs)
                or (method in spec.methods and model in spec.models)]
     return ExperimentResults(
         dataset=str(spec.dataset), out_dir=str(out_dir), settings=spec.settings.model_dump(mode="json"),
         attempt_settings=spec.attempt_settings.model_dump(mode="json"), max_tokens=spec.max_tokens,
-        denominator=spec.denominator, prices=prices_source, models=reports, settings_profiles=applied_profiles(spec, tasks))
+        denominator=spec.denominator, prices=prices_source, models=reports, settings_profiles=applied_profiles(spec, tasks),
+        **plugin_fields(config or spec.stored()))
 
 
 def applied_profiles(spec: ExperimentSpec, tasks: Sequence[Task]) -> dict[str, dict[str, Any]]:

@@ -153,6 +153,10 @@ class PairResult(BaseModel):
         "figure took radon's MI")
     difficulty: str | None = Field(default=None, description="the benchmark's difficulty label of the task "
                                    "(NL2Repo-Bench: LiveCoder Table 2's buckets)")
+    scores: dict[str, float | None] = Field(
+        default_factory=dict, description="the experiment's custom scorers' values of the final output, by scorer "
+        "name (`--scorer`; projectgen.runs.custom_methods), as the run's log holds them; None where a scorer "
+        "recorded no value, absent where it did not apply")
     tokens: TokenFigures = Field(default_factory=TokenFigures)
     cost: CostFigures = Field(default_factory=CostFigures)
     duration_s: float | None = None
@@ -193,7 +197,7 @@ class PairResult(BaseModel):
 
 def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: Any = None,
                   how: str = "run", runner: Any = None, method: str = "livecoder",
-                  denominator: DenominatorSetting = DEFAULT_DENOMINATOR) -> PairResult:
+                  denominator: DenominatorSetting = DEFAULT_DENOMINATOR, scorers: Sequence[str] = ()) -> PairResult:
     """A finished run folder's figures: from its run log, tokens and cost from usage.jsonl.
 
     Tokens are counted from usage.jsonl (every call of the run, also those made before a
@@ -201,7 +205,7 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     against the task's reference (expected unit tests, SketchBLEU, non-functional) are the log's where
     the run recorded them (`projectgen.runs.output_scorers`); a folder whose run did not (written
     before, or run without the scorers) is scored here, its unit tests with a sandbox `runner`
-    (`final_unit_scores`).
+    (`final_unit_scores`). `scorers` names the custom scorers whose values the row carries (`scores`).
     """
     from projectgen.datasets.published import task_weight
     weight = task_weight(task)
@@ -257,8 +261,13 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         difficulty=task.difficulty if task.format == "nl2repobench" else None,
         tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
         environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
-        **final_error_types(run_dir),
+        **final_error_types(run_dir), scores=custom_scores(log, scorers),
         duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how)
+
+
+def custom_scores(log: RunLog, scorers: Sequence[str]) -> dict[str, float | None]:
+    """Scorer name -> the value the run's log holds for it, for the named scorers that scored the run."""
+    return {name: score.value for name in scorers if (score := log.score(name)) is not None}
 
 
 def run_profile(summary: dict[str, Any]) -> str | None:

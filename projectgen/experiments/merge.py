@@ -22,6 +22,7 @@ from typing import Any
 
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.custom_arms import arm_attempts, check_plugin_records, plugin_fields
 from projectgen.experiments.figures import FINISHED, PairResult
 from projectgen.experiments.folder_layout import LEGACY_LAYOUT, folder_layout
 from projectgen.experiments.ledger import Ledger
@@ -113,8 +114,11 @@ def merged_config(configs: list[dict[str, Any]], folders: list[Path]) -> dict[st
         legacy = [str(folder) for folder, pairs_at in layouts.items() if pairs_at == LEGACY_LAYOUT]
         raise ProjectGenError(f"{', '.join(legacy)} keep(s) LiveCoder's pairs at OUT/MODEL/TASK (an experiment begun "
                               "before OUT/METHOD/MODEL/TASK), the others do not: merge folders of one layout")
+    plugins: dict[str, Any] = {}  # the user's methods and scorers: one version of each over the shares
+    for config, folder in zip(configs, folders):
+        plugins = check_plugin_records(folder, plugins, config)
     return {**{name: fixed_field(first, name) for name in FIXED_FIELDS}, "models": models, "methods": methods,
-            "layout": layouts[folders[0]]}
+            "layout": layouts[folders[0]], **plugins}
 
 
 def choose_entries(folders: list[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:
@@ -155,8 +159,6 @@ def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folder
     from the shares' results.json)."""
     from projectgen.config import AttemptSettings
     from projectgen.experiments.results import summarize_pairs
-    from projectgen.runs.methods import method_attempt_settings
-
     pairs = sorted((PairResult.model_validate(entry) for entry in ledger.done().values()), key=lambda p: p.task_id)
     attempt_settings = AttemptSettings.model_validate(config["attempt_settings"])
     profiles: dict[str, dict[str, Any]] = {}
@@ -170,13 +172,13 @@ def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folder
         if earlier.get("prices") and earlier["prices"] not in prices:
             prices.append(earlier["prices"])
     reports = [summarize_pairs(ExperimentModel(slug, spec), [p for p in pairs if p.model == slug and p.method == method],
-                               method_attempt_settings(method, attempt_settings).attempts, method=method)
+                               arm_attempts(method, attempt_settings, config), method=method)
                for method in config["methods"] for slug, spec in config["models"].items()]
     return ExperimentResults(dataset=str(config["dataset"]), out_dir=str(out_dir), settings=config["settings"],
                              attempt_settings=config["attempt_settings"], max_tokens=config["max_tokens"],
                              denominator=config["denominator"], prices="; ".join(prices),
                              settings_profiles=dict(sorted(profiles.items())),
-                             models=reports)
+                             models=reports, **plugin_fields(config))
 
 
 def notes(configs: list[dict[str, Any]], chosen: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:

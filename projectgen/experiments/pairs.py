@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
+from projectgen.experiments.custom_arms import check_run_method, custom_run_parts
 from projectgen.experiments.engine import Batch
 from projectgen.experiments.executors import print_progress, worker_runner
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run
@@ -36,6 +37,7 @@ from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
+from projectgen.runs.folder import read_manifest
 from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
 
@@ -168,20 +170,28 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.runs.livecoder import Run, RunParts
         from projectgen.runs.request import RunRequest
 
+        scorers = [loaded.scorer for loaded in self.spec.scorers]
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method,
-                       denominator=self.spec.denominator)
+                       denominator=self.spec.denominator, scorers=tuple(scorer.name for scorer in scorers))
+        custom = self.spec.custom_methods.get(unit.method)
         mode = unit.current_mode()
+        if mode != "new" and RunLayout(unit.run_dir).manifest.is_file():
+            check_run_method(unit.run_dir, read_manifest(unit.run_dir).custom_method, custom)
         if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
         models, model_specs = self.models_for(unit)
         progress = self.progress
-        request = RunRequest.for_task(unit.task, method=unit.method, models=model_specs, settings=self.spec.settings,
-                                      attempt_settings=self.spec.attempt_settings,
+        request = RunRequest.for_task(unit.task, method=self.spec.base_method(unit.method), models=model_specs,
+                                      settings=self.spec.settings, attempt_settings=self.spec.attempt_settings,
                                       knowledge_store=self.spec.knowledge_url, embedding=self.spec.embedding,
                                       max_tokens=self.spec.max_tokens, checkpoint_url=self.spec.checkpoint_url)
+        if custom is not None:
+            request = request.model_copy(update={"custom_method": custom.record()})
         # The scores against the task's reference are taken where the run ends and kept in its log, so the
         # row reads them (`pair_from_run`) rather than scoring the folder again.
-        parts = RunParts(models=models, runner=state, sync=unit.sync, scorers=REFERENCE_SCORERS,
+        agents, graph = custom_run_parts(custom, request, models) if custom is not None else (None, None)
+        parts = RunParts(models=models, agents=agents, project_graph=graph, runner=state, sync=unit.sync,
+                         scorers=(*REFERENCE_SCORERS, *scorers),
                          progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:

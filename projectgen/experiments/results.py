@@ -154,6 +154,8 @@ class FinalFigures(BaseModel):
     complete_passed: int | None = Field(default=None, description="SUM of #Pass over the tasks whose environment "
                                         "is complete")
     complete_total: int | None = Field(default=None, description="SUM of #Tests over those tasks")
+    scores: dict[str, float | None] = Field(default_factory=dict, description="custom scorer name -> the mean of "
+                                            "its values over the tasks that have one (None: no task has one)")
     mean_attempts_run: float | None = None
     reused: int = 0
     budget_limited: int = 0
@@ -241,7 +243,7 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
         sketchbleu_codes=average_sketchbleu(p.sketchbleu_codes for p in ok),
         sketchbleu_codes_files=sorted({p.sketchbleu_codes_files for p in ok
                                        if p.sketchbleu_codes is not None and p.sketchbleu_codes_files}),
-        incomplete=sorted(p.task_id for p in ok if p.environment_incomplete))
+        incomplete=sorted(p.task_id for p in ok if p.environment_incomplete), scores=mean_scores(ok))
     if ok and measured:
         # An error pair on a published task keeps the paper's #Tests (0 passed) in SUM and AVG_weighted.
         kept = [p for p in pairs if not p.ok and p.unit_denominator == "published"]
@@ -261,6 +263,15 @@ def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempt
     return ModelReport(method=method, model=model.slug, spec=model.spec, attempts=attempts, per_attempt=rows,
                        final=final,
                        pairs=sorted(pairs, key=lambda p: p.task_id))
+
+
+def mean_scores(pairs: Sequence[PairResult]) -> dict[str, float | None]:
+    """Custom scorer name -> the mean of its values over the pairs that have one (None when none has)."""
+    means: dict[str, float | None] = {}
+    for name in dict.fromkeys(name for pair in pairs for name in pair.scores):
+        values = [value for pair in pairs if (value := pair.scores.get(name)) is not None]
+        means[name] = math.fsum(values) / len(values) if values else None
+    return means
 
 
 RESULTS_SCHEMA_VERSION = 1
@@ -290,6 +301,8 @@ class SummaryEntry(BaseModel):
                                                "exception class (ProjectGen Figure 5); None when not recorded")
     error_categories: dict[str, int] | None = Field(default=None, description="the same per category "
                                                     "(LiveCoder Figure 5, evaluation.error_types.CATEGORIES)")
+    scores: dict[str, float | None] = Field(default_factory=dict, description="custom scorer name -> its mean over "
+                                            "the tasks that have a value (--scorer)")
 
 
 def difficulty_buckets(scores: Sequence[Any], labels: Mapping[str, str] | None = None) -> dict[str, BucketFigures]:
@@ -321,6 +334,11 @@ class ExperimentResults(BaseModel):
     settings_profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="task id -> settings its benchmark's paper profile gave it over "
         "`settings` (fields the experiment left unset, e.g. the code-stage cap of 10 on CodeProjectEval)")
+    custom_methods: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="name -> the user's method (--method package.module:factory): its label, "
+        "base method, spec and its module file's sha256, as experiment.json records them")
+    scorers: dict[str, dict[str, str]] = Field(default_factory=dict, description="name -> the user's scorer "
+                                               "(--scorer): its spec and its module file's sha256")
     models: list[ModelReport]
 
     @computed_field  # type: ignore[prop-decorator]
@@ -333,5 +351,6 @@ class ExperimentResults(BaseModel):
                              sketchbleu_codes_files=r.final.sketchbleu_codes_files,
                              weights=r.final.weights, denominators=r.final.denominators,
                              environment_incomplete=r.final.incomplete, error_types=r.error_types,
-                             error_categories=None if r.error_types is None else by_category(r.error_types))
+                             error_categories=None if r.error_types is None else by_category(r.error_types),
+                             scores=r.final.scores)
                 for r in self.models]

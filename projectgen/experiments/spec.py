@@ -16,9 +16,11 @@ from projectgen.config import AttemptSettings, Settings
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting
+from projectgen.experiments.custom_arms import check_plugin_records, plugin_records, resolve_methods, resolve_scorers
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, folder_layout
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.runs import layout
+from projectgen.runs.custom_methods import LoadedMethod, LoadedScorer
 
 # The fields of experiment.json that a continued experiment must keep.
 FIXED_FIELDS = ("dataset", "settings", "attempt_settings", "max_tokens", "denominator")
@@ -49,6 +51,10 @@ class ExperimentSpec:
     (`projectgen.evaluation.denominators`: the paper's per-task count by default). `faults`: an
     `--inject-faults` spec wrapped around every model (`projectgen.llm.faults`; e.g. ``latency=1s`` to
     measure throughput offline), recorded in each run.json so that a resumed run misbehaves the same way.
+    A method may also be a user's factory, ``package.module:factory`` or ``path/to/file.py:factory`` returning a
+    `projectgen.runs.custom_methods.CustomMethod` (resolved on construction: `methods` then holds its name and
+    `custom_methods` the loaded method); `scorers` are factories of the user's scorers, the same way, whose scores
+    the runs' logs and the results keep by name (`projectgen.experiments.custom_arms`).
     """
 
     dataset: Path
@@ -65,19 +71,18 @@ class ExperimentSpec:
     checkpoint_url: str | None = None
     denominator: DenominatorSetting = DEFAULT_DENOMINATOR
     faults: str | None = None
+    scorers: tuple[str | LoadedScorer, ...] = ()
+    custom_methods: Mapping[str, LoadedMethod] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
-        from projectgen.runs.methods import METHODS
         from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
-        methods = tuple(dict.fromkeys(m.strip() for m in self.methods if m.strip()))
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown or not methods:
-            raise ProjectGenError(f"unknown method(s) {', '.join(unknown) or '(none given)'} (methods: "
-                                  f"{', '.join(METHODS)})")
+        methods, custom = resolve_methods(self.methods, self.custom_methods)
         object.__setattr__(self, "methods", methods)
+        object.__setattr__(self, "custom_methods", custom)
+        object.__setattr__(self, "scorers", resolve_scorers(self.scorers))
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:
             object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))
@@ -102,11 +107,16 @@ class ExperimentSpec:
         from projectgen.runs.methods import method_attempt_settings
 
         state = per_machine_checkpoints(self.checkpoint_url)
-        knowledge = [method_attempt_settings(method, self.attempt_settings) for method in self.methods]
+        knowledge = [method_attempt_settings(self.base_method(method), self.attempt_settings)
+                     for method in self.methods]
         if not self.knowledge_url and any(s.attempts > 1 and (s.success_knowledge or s.failure_knowledge)
                                           for s in knowledge):
             state["a knowledge store embedded in each run folder"] = "--knowledge-store http://HOST:PORT"
         return state
+
+    def base_method(self, method: str) -> str:
+        """The built-in method whose run path an arm takes: a custom method's base, else the arm itself."""
+        return self.custom_methods[method].method.base if method in self.custom_methods else method
 
     def stored(self) -> dict[str, Any]:
         """What experiment.json records: the dataset (absolute), settings, token cap, models by folder,
@@ -116,7 +126,7 @@ class ExperimentSpec:
                 "attempt_settings": self.attempt_settings.model_dump(mode="json"), "max_tokens": self.max_tokens,
                 "models": {m.slug: m.spec for m in self.models}, "methods": list(self.methods),
                 "tasks": list(self.tasks) if self.tasks is not None else None,
-                "denominator": self.denominator}
+                "denominator": self.denominator, **plugin_records(self.custom_methods, self.scorers)}
 
 
 def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
@@ -141,7 +151,8 @@ def write_experiment_json(out_dir: Path, spec: ExperimentSpec, *, fresh: bool,
             if slug in config["models"] and config["models"][slug] != spec_text:
                 raise ProjectGenError(f"{out_dir}: model folder {slug!r} holds runs of {spec_text!r}, not "
                                       f"{config['models'][slug]!r}; label the model differently (LABEL=SPEC)")
-        config = {**config, "models": {**stored.get("models", {}), **config["models"]},
+        config = {**config, **check_plugin_records(out_dir, stored, config),
+                  "models": {**stored.get("models", {}), **config["models"]},
                   "methods": list(dict.fromkeys([*stored.get("methods", []), *config["methods"]])),
                   "layout": folder_layout(stored)}
     try:

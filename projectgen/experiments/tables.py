@@ -47,6 +47,9 @@ def final_lines(report: ModelReport) -> list[str]:
     lines.append(f"tasks: {f.tasks} scored, {f.errors} error(s); attempts run per task: "
                  f"{'n/a' if f.mean_attempts_run is None else f'{f.mean_attempts_run:.2f}'}; reused: {f.reused}; "
                  f"stopped by the budget: {f.budget_limited}")
+    if f.scores:
+        lines.append("custom scores (mean over the tasks that have one): "
+                     + ", ".join(f"{name} {score(value)}" for name, value in f.scores.items()))
     if f.by_difficulty:
         buckets = [f"{name} {percent(bucket.mean_pass_rate)} ({bucket.tasks} task(s))"
                    for name, bucket in f.by_difficulty.items()]
@@ -150,6 +153,34 @@ def sketchbleu_table(results: ExperimentResults) -> Table | None:
     return ["task", "#LOC", *(f"{r.column} ({mode})" for r in reports for mode in SKETCHBLEU_MODES)], rows
 
 
+def scorer_names(results: ExperimentResults) -> list[str]:
+    """The custom scorers with a value in some pair, in the order the experiment names them."""
+    found = {name for r in results.models for p in r.pairs for name in p.scores}
+    return [name for name in dict.fromkeys([*results.scorers, *sorted(found)]) if name in found]
+
+
+def custom_scores_table(results: ExperimentResults) -> Table | None:
+    """Per task the custom scorers' values per (method, model), then their MEAN over the tasks that have one;
+    None without custom scores."""
+    names = scorer_names(results)
+    if not names:
+        return None
+    by_report = [{p.task_id: p for p in r.pairs} for r in results.models]
+    tasks = sorted({task for pairs in by_report for task in pairs})
+    rows = [[task, *(score(pairs[task].scores.get(name)) if task in pairs else "" for pairs in by_report
+                     for name in names)] for task in tasks]
+    rows.append(["MEAN", *(score(r.final.scores.get(name)) for r in results.models for name in names)])
+    return ["task", *(f"{r.column} ({name})" for r in results.models for name in names)], rows
+
+
+def custom_arm_lines(results: ExperimentResults) -> list[str]:
+    """Where each user's method and scorer came from: its spec and its module file's hash."""
+    return ([f"method {name}: {record.get('label', '')} (base {record.get('base')}; {record.get('spec')}, sha256 "
+             f"{record.get('sha256', '')[:12]})" for name, record in results.custom_methods.items()]
+            + [f"scorer {name}: {record.get('spec')}, sha256 {record.get('sha256', '')[:12]}"
+               for name, record in results.scorers.items()])
+
+
 def codes_file_sets(results: ExperimentResults) -> str:
     """The file sets the codes figures compared ('projectgen-script', 'reference-sources'); results written
     before they were recorded took the source files."""
@@ -158,7 +189,7 @@ def codes_file_sets(results: ExperimentResults) -> str:
 
 
 def score(value: float | None) -> str:
-    """A SketchBLEU cell: two decimals, empty without a value."""
+    """A SketchBLEU or custom score cell: two decimals, empty without a value."""
     return "" if value is None else f"{value:.2f}"
 
 
@@ -227,16 +258,19 @@ ORACLE_LABEL = "oracle: each task's reference replayed, not a model"
 
 
 def pair_table(report: ModelReport) -> Table:
-    """One row per task of a (method, model): status, LOC, final unit tests, attempts, tokens, cost, note."""
+    """One row per task of a (method, model): status, LOC, final unit tests, attempts, tokens, cost, the custom
+    scores (a column per scorer, when there are any), note."""
     rows = []
+    names = list(report.final.scores)
     for p in report.pairs:
         unit = f"{p.final_unit_passed}/{p.final_unit_total}" if p.final_unit_total is not None else ""
         rows.append([p.task_id, p.status, "" if p.loc is None else str(p.loc), unit,
                      str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
-                     p.cost.label() if p.ok else "",
+                     p.cost.label() if p.ok else "", *(score(p.scores.get(name)) for name in names),
                      "; ".join([*p.environment_incomplete,
                                 *(note for note in (p.unit_run_note, p.error) if note)])[:400]])
-    return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", "note"], rows
+    return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", *names,
+            "note"], rows
 
 
 def model_blocks(report: ModelReport) -> list[Block]:
@@ -250,7 +284,8 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
     """results.md and results.html: the settings, the plots, ProjectGen's #Pass and SketchBLEU tables, the
     ablations, then per (method, model) its per-attempt table, final figures and per-task table."""
     blocks: list[Block] = [*unprotected_warning([pair.sandbox for r in results.models for pair in r.pairs]),
-                           Text(settings_line(results)), Bullets(arm_lines(results)), Text(NOTES)]
+                           Text(settings_line(results)), Bullets([*arm_lines(results), *custom_arm_lines(results)]),
+                           Text(NOTES)]
     if results.settings_profiles:
         by_profile: dict[str, list[str]] = {}
         for task_id, values in results.settings_profiles.items():
@@ -277,6 +312,11 @@ def experiment_page(results: ExperimentResults) -> ResultsPage:
                         "the output with the task's tests copied in); AVG over the tasks that have one "
                         f"(docs/evaluation.md). Codes file set: {codes_file_sets(results)}."),
                    TableBlock(sketch)]
+    if custom := custom_scores_table(results):
+        blocks += [Heading("Custom scores per task"),
+                   Text("The user's scorers (--scorer) of each final output, as each run's log recorded them; MEAN "
+                        "over the tasks that have a value. Where each scorer came from is listed at the top."),
+                   TableBlock(custom)]
     blocks += paper_figure_blocks(results)
     blocks += livecoder_blocks(results)
     if ablations := ablation_tables(results):

@@ -6,7 +6,8 @@ holds the steps both kinds of run share; `pipeline` is the single pass, `livecod
 attempts loop, one `Run` opened once (every method of `methods` runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
 `run_log` the run log (log.json) every run writes where it ends and `read_run_log` reads (`output_scorers`
-the scores of its output it may keep);
+the scores of its output it may keep); `custom_methods` a user's own method and scorer, named by a spec
+string (`plugins`: ``package.module:factory`` or ``file.py:factory``, with its file's hash);
 `trace` the events.jsonl trace; `locking` one process per folder; `unit` a batch unit of any protocol
 through the driver (`drive_unit`); `reflection` one exercise under
 LiveRepoReflection's protocol in its own resumable folder; `pending_review` the review.json of a
@@ -31,6 +32,9 @@ _EXPORTS: dict[str, str] = {
     "Method": "projectgen.runs.methods",
     "describe_method": "projectgen.runs.methods",
     "method_attempt_settings": "projectgen.runs.methods",
+    "CustomMethod": "projectgen.runs.custom_methods",
+    "Scorer": "projectgen.runs.output_scorers",
+    "Score": "projectgen.runs.run_log",
     "RunManifest": "projectgen.runs.manifest",
     "Lifecycle": "projectgen.runs.lifecycle",
     "read_manifest": "projectgen.runs.folder",

@@ -33,6 +33,10 @@ class RunRequest(BaseModel):
     custom_graph: list[str] | None = Field(default=None, description="the top-level nodes of the caller's own "
                                            "project graph (RunParts' project_graph or stages), when the "
                                            "attempts ran it instead of the method's; a resume needs the same graph")
+    custom_method: dict[str, str] | None = Field(
+        default=None, description="the user's method the run is an arm of (an experiment's --method "
+        "package.module:factory): its name, base method, spec and its module file's sha256; a resume with other "
+        "code is refused (projectgen.experiments.custom_arms)")
     models: dict[str, str] = Field(default_factory=dict, description="role -> spec string, when known")
     model_label: str | None = Field(default=None, description="what the models are when they are not models: "
                                     "'reference replay (oracle, not a model)' for the spec 'reference'")
