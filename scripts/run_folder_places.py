@@ -79,8 +79,9 @@ def main() -> None:
 
 
 def report(what: str, places: list[str]) -> None:
-    """The places outside `RunFolder`, listed, and the `RunFolder` methods used (the folder itself)."""
-    own = [place for place in places if ":RunFolder." in place]
+    """The places outside `RunFolder`, listed, and the `RunFolder` methods used (the folder itself, its `RunLayout`'s
+    paths included)."""
+    own = [place for place in places if ":RunFolder." in place or ":RunLayout." in place]
     outside = [place for place in places if place not in own]
     print(f"{what}: {len(outside)} places outside RunFolder, in {len({p.split(':')[0] for p in outside})} modules")
     for place in outside:

@@ -131,19 +131,17 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
     from projectgen.runs import Run, RunParts
-    from projectgen.runs.folder import RunFolder
 
     console = make_console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
-    folder = RunFolder(out)
-    runner = runner_from_args(args, log=progress)
+    parts = RunParts(models=models, runner=runner_from_args(args, log=progress), progress=progress)
+    run = (Run.resume(out, parts, decision=decision) if resume
+           else Run.open(request, out, parts, force=getattr(args, "force", False)))
+    folder = run.folder
     try:
-        parts = RunParts(models=models, runner=runner, progress=progress)
-        run = (Run.resume(out, parts, decision=decision) if resume
-               else Run.open(request, out, parts, force=getattr(args, "force", False)))
         outcome = run.run()
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None

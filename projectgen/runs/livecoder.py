@@ -181,8 +181,9 @@ class Run:
     checked before anything is written; `arun` runs it (the async core) and `run` for synchronous callers.
 
     The run owns its folder: it holds the folder's lock while it runs, writes run.json only through its
-    `Lifecycle`, and hands the graph, the driver and the scorers narrow things made from the folder (the
-    gateway, the trace writer, the knowledge and best stores, the checkpoints' path), never the folder."""
+    `Lifecycle`, and hands the graph and the driver narrow things made from the folder (the gateway, the trace
+    writer, the knowledge and best stores, the attempt writer, the checkpoints' path), never the folder; only
+    the output's scorers and the run log read the finished folder."""
 
     def __init__(self, folder: RunFolder, manifest: RunManifest, parts: RunParts, custom: _CustomGraph, *,
                  resume: bool, force: bool = False, decision: Any = None) -> None:
