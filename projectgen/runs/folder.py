@@ -5,8 +5,8 @@ runs/layout.py), so no other module joins a run-folder path; a reader that only 
 the layout, not a `RunFolder`. The folder is opened for a new run (`create`: refusing to
 mix runs, `--force` clearing only a run's files) or for a resume (`hold`), both under the folder's
 lock; and it makes what a run needs from its files: the model gateway (usage, call cache, prompts,
-budgets, the door's retries and reply cap), the checkpointer, the trace writer and the `Lifecycle`,
-the one writer of run.json's status (`runs/lifecycle.py`).
+budgets, the door's retries and reply cap), the trace writer and the `Lifecycle`, the one writer of
+run.json's status (`runs/lifecycle.py`); the driver opens the checkpoints at the path it is given.
 """
 from __future__ import annotations
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from projectgen.runs.manifest import RunManifest
     from projectgen.runs.request import RunRequest
     from projectgen.runs.trace import TraceWriter
-
-RUN_MARKERS = layout.RUN_MARKERS  # the files that mark a folder as a run (any one of them)
 
 
 @dataclass(frozen=True)
