@@ -1,9 +1,10 @@
 """Scorers of a run's final output against its task's reference, run where the run ends so the run log keeps
 their scores by name and an experiment reads them instead of scoring the folder again.
 
-A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (its output repository,
-its attempts) with the run's sandbox runner and its hidden unit-test report; None where it does not apply (no
-reference, no output, a missing extra, another benchmark), so the log then holds no score of that name. The caller chooses them
+A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (a `RunLayout`: its
+output repository, its attempts) with the run's sandbox runner and its hidden unit-test report; None where it
+does not apply (no reference, no output, a missing extra, another benchmark), so the log then holds no score
+of that name. The caller chooses them
 (`RunParts(scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
 """
 from __future__ import annotations
