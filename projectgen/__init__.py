@@ -2,8 +2,8 @@
 
 The public API is the short list below (at most 40 names, `tests/test_public_api.py`), grouped as the
 README's "Public API" table: compose a run (tasks, settings, models, agents, stages, graphs), run it
-(the typed request and the run, experiment and protocol entry points), evaluate (the sandbox and the
-papers' metrics) and inspect (run folders, traces, reports). Everything else is imported from its
+(the typed request, the run and experiment entry points, and `evaluate`, the one entry of every protocol),
+evaluate (the sandbox and the papers' metrics) and inspect (run folders, traces, reports). Everything else is imported from its
 package: ``from projectgen.graphs import build_attempts_graph``, ``from projectgen.llm.faults import
 FaultPlan``, ``from projectgen.datasets import load_dataset``.
 
@@ -42,18 +42,19 @@ _GROUPS: dict[str, dict[str, str]] = {"compose": {
     "RunParts": "projectgen.runs.livecoder",
     "review_run": "projectgen.runs.review",
     "run_evolve": "projectgen.runs.evolve",
+    "evaluate": "projectgen.protocols.evaluate",
     "ExperimentSpec": "projectgen.experiments.spec",
     "run_experiment": "projectgen.experiments.experiment",
-    "run_reflect": "projectgen.experiments.reflection",
-    "RefinementSpec": "projectgen.experiments.refinement",
-    "run_refinement": "projectgen.experiments.refinement",
+    "run_reflect": "projectgen.protocols.reflection.batch",
+    "RefinementSpec": "projectgen.protocols.refinement.batch",
+    "run_refinement": "projectgen.protocols.refinement.batch",
 }, "evaluate": {
     "SandboxRunner": "projectgen.evaluation.runner",
     "RunnerSettings": "projectgen.evaluation.runner",
     "score_report": "projectgen.evaluation.expectations",
     "sketch_bleu": "projectgen.evaluation.sketchbleu",
-    "pass_at": "projectgen.evaluation.reflection_metrics",
-    "turn_metrics": "projectgen.evaluation.refinement",
+    "pass_at": "projectgen.protocols.reflection.metrics",
+    "turn_metrics": "projectgen.protocols.refinement.metrics",
 }, "inspect": {
     "load_run": "projectgen.inspection.loading",
     "read_trace": "projectgen.runs.trace",

@@ -263,8 +263,9 @@ def test_every_public_name_imports() -> None:
 
 
 def test_importing_projectgen_loads_no_heavy_library() -> None:
-    """`projectgen --help` stays fast: the CLI and the package import nothing heavy until a command needs it."""
-    code = ("import sys, projectgen, projectgen.cli; "
+    """`projectgen --help` stays fast: the CLI and the package import nothing heavy until a command needs it, the
+    whole parser built (`evaluate` lists the protocols by their folders, importing none)."""
+    code = ("import sys, projectgen, projectgen.cli; from projectgen.cli.main import build_parser; build_parser(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "{'langchain', 'langchain_core', 'langgraph', 'chromadb', 'pydantic', 'rich', 'ray'}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -276,3 +277,46 @@ def test_python_dash_m_projectgen_runs_the_cli() -> None:
     done = subprocess.run([sys.executable, "-m", "projectgen", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and projectgen.__version__ in done.stdout, done.stdout + done.stderr
+
+
+# The packages that may import a protocol: the CLI (its commands), and construction, whose judges play reflection's
+# protocol on each new exercise. Every other package is shared machinery below the protocols.
+IMPORTS_PROTOCOLS = {"cli", "construction"}
+# the modules of projectgen.protocols that every protocol shares (the rest are the protocols' own folders)
+SHARED_PROTOCOL_MODULES = {"projectgen.protocols", "projectgen.protocols.definition", "projectgen.protocols.names",
+                           "projectgen.protocols.registry", "projectgen.protocols.evaluate",
+                           "projectgen.protocols.samples"}
+
+
+def protocol_of(module: str) -> str | None:
+    """The protocol folder a module belongs to (projectgen.protocols.reflection.unit -> reflection), or None."""
+    parts = module.split(".")
+    if module in SHARED_PROTOCOL_MODULES or len(parts) < 3 or parts[1] != "protocols":
+        return None
+    return parts[2]
+
+
+def test_protocol_of_tells_a_folder_from_the_shared_modules() -> None:
+    assert protocol_of("projectgen.protocols.reflection.unit") == "reflection"
+    assert protocol_of("projectgen.protocols.reflection") == "reflection"
+    assert protocol_of("projectgen.protocols.evaluate") is None and protocol_of("projectgen.runs.unit") is None
+
+
+def test_shared_machinery_imports_no_protocol() -> None:
+    """The sandbox, the model door, the engine, the driver, memory, SSAT and the metrics stay below the protocols:
+    only the CLI and construction import one (at any depth, deferred or for type checking too)."""
+    packages = package_graph(import_graph(top_level_only=False))
+    importers = sorted(package for package, dependencies in packages.items()
+                       if "protocols" in dependencies and package not in IMPORTS_PROTOCOLS)
+    assert not importers, f"packages below the protocols that import one: {importers}"
+
+
+def test_a_protocol_folder_imports_no_other_protocol() -> None:
+    """A protocol is one folder: it reaches another only through the shared modules (a new protocol touches only
+    its own folder, and removing one breaks no other)."""
+    crossings = sorted(f"{module} -> {dependency}"
+                       for module, dependencies in import_graph(top_level_only=False).items()
+                       for dependency in dependencies
+                       if protocol_of(module) and protocol_of(dependency) not in (None, protocol_of(module)))
+    assert not crossings, "\n".join(crossings)
+

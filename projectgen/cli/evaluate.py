@@ -13,7 +13,8 @@ from projectgen.cli.tables import batch_progress, bench_table, make_console, pri
 
 def add_commands(commands) -> None:
     """Add `eval` and `bench-reference` to the CLI's sub-parsers."""
-    evaluate = commands.add_parser("eval", help="run a task's tests against a repository in the sandbox")
+    evaluate = commands.add_parser("eval", help="run one task's tests against a repository you give, in the sandbox (no model; "
+                                                   "to run models on a dataset: evaluate)")
     evaluate.add_argument("--task", required=True,
                           help="task folder (CodeProjectEval, DevBench or task.toml), or a bundled example name")
     evaluate.add_argument("--repo", required=True, type=Path, help="candidate repository folder")

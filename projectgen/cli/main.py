@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 
-from projectgen.cli import construct, datasets, doctor, evaluate, evolve, experiment, inspect, reflect, refine, review, run
+from projectgen.cli import (construct, datasets, doctor, evaluate, evolve, experiment, inspect, protocol, reflect, refine,
+                            review, run)
 from projectgen.cli.exit_codes import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from projectgen.cli.options import Parser
 
@@ -22,6 +23,7 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     evaluate.add_commands(commands)
+    protocol.add_commands(commands)
     run.add_run_command(commands)
     evolve.add_commands(commands)
     review.add_commands(commands)

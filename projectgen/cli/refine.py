@@ -1,4 +1,5 @@
-"""`projectgen refine`: SR-Eval's stepwise requirement refinement over a dataset of multi-turn tasks."""
+"""`projectgen refine`: SR-Eval's stepwise requirement refinement over a dataset of multi-turn tasks: the preset of
+`projectgen evaluate refinement` (through `run_refinement`) with the paper's options and its tables."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,7 @@ from projectgen.cli.options import (
 from projectgen.cli.tables import make_console
 from projectgen.llm.sampling import sampling_arguments
 
-STRATEGIES = ("fh", "ce", "ci")  # as projectgen.agents.refiner has them; kept here so `--help` imports nothing
+STRATEGIES = ("fh", "ce", "ci")  # as projectgen.protocols.refinement.refiner has them; kept here so `--help` imports nothing
 CONTEXTS = ("basic", "golden")
 
 
@@ -84,12 +85,9 @@ def cmd_refine(args: argparse.Namespace) -> int:
     or some run ended in an error, 2 for a usage error."""
     from projectgen.errors import ProjectGenError
     from projectgen.experiments.concurrency import Concurrency
-    from projectgen.experiments.refinement import (
-        RefinementHooks,
-        RefinementSpec,
-        resolve_model,
-        run_refinement,
-    )
+    from projectgen.protocols.definition import Hooks
+    from projectgen.protocols.refinement.batch import RefinementSpec, resolve_model, run_refinement
+    from projectgen.protocols.refinement.protocol import failures
     from projectgen.runs import layout
 
     dataset = dataset_path(args.dataset)
@@ -136,8 +134,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     with progress:  # the default runner's lines come to `log` as "sandbox"
         results = run_refinement(spec, out, runner_settings=runner_settings_from_args(args), executor=executor,
                                  fresh=args.fresh, concurrency=concurrency,
-                                 hooks=RefinementHooks(on_check=on_check, on_start=on_start, on_row=on_row,
-                                                       progress=log))
+                                 hooks=Hooks(on_check=on_check, on_start=on_start, on_row=on_row, progress=log))
     # tasks that do not load first: a table over the others must not read as the dataset's result
     for task, reason in results.load_errors.items():
         console.print(f"[red]{task}: does not load:[/red] {reason}", highlight=False)
@@ -147,7 +144,7 @@ def cmd_refine(args: argparse.Namespace) -> int:
     if results.load_errors:
         console.print(f"[red]{len(results.load_errors)} task(s) did not load (above): left out of the figures[/red]",
                       highlight=False)
-    return EXIT_OK if all(row.ok for row in results.rows) and not results.load_errors else EXIT_TESTS_FAILED
+    return EXIT_OK if not failures(results) else EXIT_TESTS_FAILED
 
 
 def print_refinement(console, results) -> None:
@@ -193,7 +190,8 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     from rich.table import Table
 
     from projectgen.experiments.concurrency import cores
-    from projectgen.experiments.refinement import RefinementHooks, check_dataset
+    from projectgen.protocols.definition import Hooks
+    from projectgen.protocols.refinement.batch import check_dataset
 
     console = make_console()
     runner = runner_from_args(args, log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]",
@@ -201,7 +199,7 @@ def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:
     with console.status(f"validating the multi-turn tasks of {dataset}"):
         checks, load_errors = check_dataset(
             dataset, out, tasks=args.tasks, runner=runner,
-            executor=executor_from_args(args, default_workers=cores()), fresh=args.fresh, hooks=RefinementHooks())
+            executor=executor_from_args(args, default_workers=cores()), fresh=args.fresh, hooks=Hooks())
     table = Table(title="multi-turn tasks: each turn's reference on its own tests, and the previous turn's "
                         "reference on them", box=box.SIMPLE)
     for column in ("task", "turn", "reference", "previous reference", "discriminative"):

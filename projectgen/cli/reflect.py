@@ -1,5 +1,6 @@
 """`projectgen reflect`: LiveRepoReflection's protocol (generate, then repair from test errors) on a folder of
-Exercism-layout exercises, every exercise x model x edit format, resumable, with Pass@k, FW and WF."""
+Exercism-layout exercises, every exercise x model x edit format, resumable, with Pass@k, FW and WF: the preset of
+`projectgen evaluate reflection` with the paper's options and its tables."""
 from __future__ import annotations
 
 import argparse
@@ -82,12 +83,12 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     """Exit 0 when every unit finished (whatever its score; an environment-incomplete exercise, named, is a finished
     outcome), 1 when some unit is an error or some exercise does not load, 2 for a usage error."""
     from projectgen.experiments.concurrency import Concurrency
-    from projectgen.experiments.reflection import (
-        ReflectHooks,
-        parse_formats,
-        run_reflect,
-    )
-    from projectgen.experiments.reflection_results import INCOMPLETE, NOTES, incomplete_lead, models_lines, pct
+    from projectgen.protocols.definition import BatchOptions, Hooks
+    from projectgen.protocols.evaluate import evaluate
+    from projectgen.protocols.reflection.batch import parse_formats
+    from projectgen.protocols.reflection.protocol import failures
+    from projectgen.protocols.reflection.settings import ReflectionSettings
+    from projectgen.protocols.reflection.results import INCOMPLETE, NOTES, incomplete_lead, models_lines, pct
     from projectgen.runs import layout
     from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
@@ -147,13 +148,13 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     executor = executor_from_args(args, per_machine=per_machine_checkpoints(args.checkpoint_url),
                                   default_workers=concurrency.workers)
     with progress:
-        results = run_reflect(
-            dataset, models, out, formats=formats, tries=args.tries,
-            tasks=list(args.tasks) if args.tasks else None,
-            executor=executor, fresh=args.fresh, base_url=args.base_url, sampling=sampling,
-            runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
-            concurrency=concurrency, hooks=ReflectHooks(on_start=on_start, on_row=on_row, progress=log, on_loaded=on_loaded,
-                               on_missing=on_missing))
+        results = evaluate("reflection", dataset, models, ReflectionSettings(edit_formats=formats, tries=args.tries),
+                           out, BatchOptions(
+                               tasks=list(args.tasks) if args.tasks else None, executor=executor, fresh=args.fresh,
+                               base_url=args.base_url, sampling=sampling or {},
+                               runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
+                               concurrency=concurrency, hooks=Hooks(on_start=on_start, on_row=on_row, progress=log,
+                                                                    on_loaded=on_loaded, on_missing=on_missing)))
     print_errored_units(console, sum(entry.errors for entry in results.summary),
                         sum(entry.tasks for entry in results.summary), "exercise run(s)")
     print_summary(console, results, pct)
@@ -166,8 +167,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
     console.print(f"results: {out / layout.RESULTS_MD}, {out / layout.RESULTS_JSON}, {out / layout.RESULTS_HTML}; "
                   f"runs in {out}/MODEL/FORMAT/TASK", highlight=False)
-    errors = sum(r.errors for r in results.reports) + len(results.load_errors)
-    return EXIT_OK if not errors else EXIT_TESTS_FAILED
+    return EXIT_OK if not failures(results) else EXIT_TESTS_FAILED
 
 
 def print_summary(console, results, pct) -> None:

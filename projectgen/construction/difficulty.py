@@ -1,7 +1,7 @@
 """Difficulty selection: keep the exercises several models do not all solve at once.
 
 Each judge model plays LiveRepoReflection's own protocol on the packaged exercise (`projectgen reflect`'s
-unit run: write, test, repair from the test output, test again; `runs/reflection`), and its run is read as
+unit run: write, test, repair from the test output, test again; `protocols/reflection/unit`), and its run is read as
 one of:
 
 - ``success``: the first try passed;

@@ -10,7 +10,7 @@ For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.cons
 4. cross-execution: every suite x solution pair in the sandbox (`execution.execute`), the pair kept by
    `cross_execution.select_pair`; 0%-pass programs, and seeds with no usable pair, go to human review;
 5. packaging: the exercise in the Exercism layout (`exercise_package.write_exercise`), staged in the folder;
-6. judges: each plays `reflect`'s protocol on it (`runs.reflection`, folders ``judges/<n>-<label>/``).
+6. judges: each plays `reflect`'s protocol on it (`protocols.reflection.unit`, folders ``judges/<n>-<label>/``).
 
 The seed ends ``judged`` with its judges' outcomes; the decisions that look across seeds (difficulty, near-
 duplicates among the new exercises, the exercise names in ``OUT``) are `exercise_selection`'s, made after every
@@ -239,7 +239,7 @@ class SeedRun:
     async def judge(self, staged: Path) -> dict[str, str]:
         """Each judge's outcome on the staged exercise (`difficulty.judge_outcome`), its reflect run resumed from
         its folder when the seed was cut short."""
-        from projectgen.runs.reflection import arun_reflection, reflection_request
+        from projectgen.protocols.reflection.unit import arun_reflection, reflection_request
 
         exercise = load_exercise(staged)
         outcomes: dict[str, str] = {}

@@ -24,15 +24,6 @@ _EXPORTS: dict[str, str] = {
     "average_sketchbleu": "projectgen.evaluation.sketchbleu",
     "SketchBLEUScore": "projectgen.evaluation.sketchbleu",
     "SketchBLEUSettings": "projectgen.evaluation.sketchbleu",
-    "fix_weight": "projectgen.evaluation.reflection_metrics",
-    "pass_at": "projectgen.evaluation.reflection_metrics",
-    "pass_at_curve": "projectgen.evaluation.reflection_metrics",
-    "weighted_all": "projectgen.evaluation.reflection_metrics",
-    "accuracy_per_turn": "projectgen.evaluation.refinement",
-    "average_accuracy": "projectgen.evaluation.refinement",
-    "completion_rate": "projectgen.evaluation.refinement",
-    "average_token_cost": "projectgen.evaluation.refinement",
-    "turn_metrics": "projectgen.evaluation.refinement",
 }
 
 __all__ = sorted(_EXPORTS)

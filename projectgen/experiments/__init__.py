@@ -16,10 +16,6 @@
                  results.html from a ResultsPage (headings, text, bullets, tables as data, charts)
     experiment   run_experiment
     reference_bench   bench_reference: every task's reference through the sandbox runner
-    reflection   run_reflect: LiveRepoReflection's protocol, every exercise x model x edit format
-    reflection_results   its figures per (model, edit format) and its results page (reflect_page)
-    refinement   run_refinement: multi-turn tasks x models x strategies x contexts (`projectgen refine`)
-    refinement_results  its results (SR-Eval's Acc(k), Avg Acc, CR, ATC) and its page (refinement_page)
     merge        merge_experiments: shard folders (--shard i/N) joined into one result
     concurrency  Concurrency: pairs, model calls per model or endpoint, and sandbox runs in flight, apart
 
@@ -64,15 +60,6 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "projectgen.experiments.experiment",
     "BenchRow": "projectgen.experiments.reference_bench",
     "bench_reference": "projectgen.experiments.reference_bench",
-    "ReflectHooks": "projectgen.experiments.reflection",
-    "run_reflect": "projectgen.experiments.reflection",
-    "ReflectResults": "projectgen.experiments.reflection_results",
-    "ReflectRow": "projectgen.experiments.reflection_results",
-    "RefinementSpec": "projectgen.experiments.refinement",
-    "RefinementHooks": "projectgen.experiments.refinement",
-    "run_refinement": "projectgen.experiments.refinement",
-    "check_dataset": "projectgen.experiments.refinement",
-    "RefinementResults": "projectgen.experiments.refinement_results",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -23,7 +23,8 @@ import pkgutil
 WORKER_PACKAGES = (
     "projectgen.agents", "projectgen.construction", "projectgen.datasets", "projectgen.evaluation",
     "projectgen.experiments", "projectgen.graphs", "projectgen.inspection", "projectgen.llm", "projectgen.memory",
-    "projectgen.oracles", "projectgen.prompts", "projectgen.repository", "projectgen.runs", "projectgen.ssat",
+    "projectgen.oracles", "projectgen.prompts", "projectgen.protocols", "projectgen.repository", "projectgen.runs",
+    "projectgen.ssat",
 )
 SKIPPED_PACKAGES = ("projectgen.datasets.examples", "projectgen.evaluation.sandbox_files")
 # projectgen's own modules outside those packages, and the examples' package itself (not its contents)

@@ -1,7 +1,6 @@
 """LangGraph graphs: typed state (`state`), runtime contexts (`context`), one subgraph per stage,
 the project graph that chains them, LiveCoder's attempts graph around it, the baselines
-(`baselines`: Direct and Self-Reflection) that it can wrap instead, and LiveRepoReflection's
-generate -> test -> repair protocol on one exercise (`reflection`); `review` pauses a stage for a
+(`baselines`: Direct and Self-Reflection) that it can wrap instead; `review` pauses a stage for a
 person's decision on its output (LangGraph's interrupt()).
 
 Every node is a module-level function (``projectgen.graphs.code.fill_file``, ...) that reads
@@ -23,18 +22,15 @@ from projectgen.graphs.code import code_stage
 from projectgen.graphs.context import AttemptsContext, ReflectionContext, RunContext
 from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph, plan_evolution
 from projectgen.graphs.project import build_project_graph, default_stages
-from projectgen.graphs.reflection import TestHarnessError, build_reflection_graph, initial_reflection_state
-from projectgen.graphs.refinement import RefinementContext, build_refinement_graph, initial_refinement_state
 from projectgen.graphs.review import ReviewDecision
 from projectgen.graphs.skeleton import skeleton_stage
 from projectgen.graphs.state import (AttemptsState, ProjectState, RefinementState, ReflectionState, append_unique,
                                      initial_state, merge_dict)
 
 __all__ = [
-    "AttemptsContext", "AttemptsState", "EvolutionPlan", "EvolveContext", "ProjectState", "RefinementContext",
-    "RefinementState", "ReflectionContext", "ReflectionState", "RunContext", "TestHarnessError", "append_unique",
-    "architecture_stage", "build_attempts_graph", "build_direct_graph", "build_evolve_graph", "build_project_graph",
-    "build_refinement_graph", "build_reflection_graph", "build_self_reflection_graph", "code_stage", "default_stages",
-    "initial_refinement_state", "initial_reflection_state", "initial_state", "merge_dict", "plan_evolution",
+    "AttemptsContext", "AttemptsState", "EvolutionPlan", "EvolveContext", "ProjectState", "RefinementState",
+    "ReflectionContext", "ReflectionState", "RunContext", "append_unique", "architecture_stage", "build_attempts_graph",
+    "build_direct_graph", "build_evolve_graph", "build_project_graph", "build_self_reflection_graph", "code_stage",
+    "default_stages", "initial_state", "merge_dict", "plan_evolution",
     "ReviewDecision", "skeleton_stage",
 ]

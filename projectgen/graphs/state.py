@@ -96,7 +96,7 @@ class AttemptsState(TypedDict, total=False):
 
 
 class ReflectionState(TypedDict, total=False):
-    """LiveRepoReflection's protocol on one exercise (`projectgen.graphs.reflection`).
+    """LiveRepoReflection's protocol on one exercise (`projectgen.protocols.reflection.graph`).
 
     `repository` holds the solution files by the paths the exercise names them; `tries` one record
     per try (its reply's well-formedness, then its test result); `test_log` and `edit_feedback` are
@@ -179,7 +179,7 @@ def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
 # --------------------------------------------------------------------------- multi-turn refinement
 
 class RefinementState(TypedDict, total=False):
-    """One multi-turn task played under one strategy and context (`projectgen.graphs.refinement`).
+    """One multi-turn task played under one strategy and context (`projectgen.protocols.refinement.graph`).
 
     `turn` is the turn being played (1-based); `turns` holds one record per turn played (``id`` is
     the turn number as text): the reply, the code taken from it, its tokens, and once checked

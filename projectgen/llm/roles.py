@@ -22,10 +22,10 @@ MEMORY_ROLE = "memory_summary"
 # carried): a replay answers it apart from the fix by it.
 NOTES_STAGE = "self_reflection_notes"
 ROLES: tuple[str, ...] = (*STAGE_ROLES, KNOWLEDGE_ROLE, DIRECT_ROLE, MEMORY_ROLE)
-# LiveRepoReflection's one agent (`projectgen.agents.reflection`): not a role of the project graph's runs,
+# LiveRepoReflection's one agent (`projectgen.protocols.reflection.coder`): not a role of the project graph's runs,
 # so not in ROLES (those runs give each of ROLES a model); its calls carry it like any other role.
 REFLECTION_ROLE = "reflection"
-# SR-Eval's multi-turn writer (`projectgen.agents.refiner`) and the stage its calls are labelled with: like
+# SR-Eval's multi-turn writer (`projectgen.protocols.refinement.refiner`) and the stage its calls are labelled with: like
 # REFLECTION_ROLE, a role of its own protocol's runs only.
 REFINER_ROLE = "refiner"
 REFINEMENT_STAGE = "refinement"

@@ -9,8 +9,8 @@ attempts loop, one `Run` opened once (every method of `methods` runs through it)
 the scores of its output it may keep); `custom_methods` a user's own method and scorer, named by a spec
 string (`plugins`: ``package.module:factory`` or ``file.py:factory``, with its file's hash);
 `trace` the events.jsonl trace; `locking` one process per folder; `unit` a batch unit of any protocol
-through the driver (`drive_unit`); `reflection` one exercise under
-LiveRepoReflection's protocol in its own resumable folder; `pending_review` the review.json of a
+through the driver (`drive_unit`: each protocol of `projectgen.protocols` runs its units through it);
+`pending_review` the review.json of a
 run paused for a person's review, `review` continuing it with a decision (`review_run`); `resume`
 what continuing a run folder reads from it.
 
@@ -55,9 +55,6 @@ _EXPORTS: dict[str, str] = {
     "folder_lock": "projectgen.runs.locking",
     "review_run": "projectgen.runs.review",
     "read_pending_review": "projectgen.runs.pending_review",
-    "run_reflection": "projectgen.runs.reflection",
-    "arun_reflection": "projectgen.runs.reflection",
-    "ReflectionResult": "projectgen.runs.reflection",
     "run_evolve": "projectgen.runs.evolve",
     "arun_evolve": "projectgen.runs.evolve",
     "EvolveOutcome": "projectgen.runs.evolve",

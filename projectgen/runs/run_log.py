@@ -193,6 +193,8 @@ def _samples(kind: RunKind | None, record: Mapping[str, Any], task_id: str) -> l
             for turn in record["turns"]]
     elif kind == "check-tests":
         scores[KEPT] = Score(value=1.0 if record["kept"] else 0.0, detail={"files": record["files"]})
+    elif isinstance(record.get("scores"), Mapping):  # a protocol's own scorers (`projectgen.protocols.samples`)
+        scores = {str(name): Score(value=float(value)) for name, value in record["scores"].items()}
     return [Sample(id=task_id, scores=scores)]
 
 

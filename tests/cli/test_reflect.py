@@ -19,7 +19,7 @@ from projectgen.cli import main
 from projectgen.datasets.examples import example_exercises_dir, example_script_path
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.experiments.reflection import run_reflect
+from projectgen.protocols.reflection.batch import run_reflect
 from projectgen.runs.run_log import read_run_log
 from test_support import strict_jsonl
 
@@ -229,7 +229,7 @@ def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp
                                                                               monkeypatch) -> None:
     """Killed between a repair's model call and the node's checkpoint: the resumed node is answered from the
     call cache."""
-    import projectgen.graphs.reflection as graph_module
+    import projectgen.protocols.reflection.graph as graph_module
 
     real = graph_module.reply_update
     cut = {"done": False}

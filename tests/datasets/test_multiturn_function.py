@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.agents.refiner import Refiner
+from projectgen.protocols.refinement.refiner import Refiner
 from projectgen.datasets.multiturn import bundled_dataset_dir, check_multiturn_task, load_multiturn_task
 from projectgen.errors import TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
-from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
+from projectgen.protocols.refinement.graph import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                           recursion_limit)
 from projectgen.repository.edits import fenced_python
 from agent_fakes import PromptModel

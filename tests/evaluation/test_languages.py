@@ -22,7 +22,7 @@ from projectgen.evaluation.languages.reports import go_results, go_test_files, j
 from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
 from projectgen.evaluation.report import Outcome
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.experiments.reflection import without_toolchain
+from projectgen.protocols.reflection.batch import without_toolchain
 from forgers import forged_candidate
 from own_runners import own_runner_passed
 

@@ -10,9 +10,9 @@ from decimal import Decimal
 
 import pytest
 
-from projectgen.evaluation.refinement import (accuracy_per_turn, average_accuracy, average_token_cost,
+from projectgen.protocols.refinement.metrics import (accuracy_per_turn, average_accuracy, average_token_cost,
                                               completion_rate, strategy_deltas, turn_metrics)
-from projectgen.experiments.refinement_results import TaskRunRow, TurnRow, fraction, summarize_setting
+from projectgen.protocols.refinement.results import TaskRunRow, TurnRow, fraction, summarize_setting
 
 from test_support import paper_table
 

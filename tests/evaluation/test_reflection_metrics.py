@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from projectgen.evaluation.reflection_metrics import (
+from projectgen.protocols.reflection.metrics import (
     ALL,
     PAPER_TEST_COUNTS,
     TaskOutcome,

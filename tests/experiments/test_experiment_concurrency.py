@@ -77,7 +77,7 @@ def test_reflect_units_overlap_on_the_model_up_to_the_cap_and_sandbox_runs_up_to
     """The three Python exercises under the reference replay behind the latency fault: three units in flight,
     two calls at a time, one sandbox run at a time; every exercise still passes."""
     from projectgen.datasets.examples import example_exercises_dir
-    from projectgen.experiments.reflection import run_reflect
+    from projectgen.protocols.reflection.batch import run_reflect
     from projectgen.llm.faults import inject_faults
     from projectgen.oracles import reference_replay
 

@@ -116,7 +116,7 @@ def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """LiveRepoReflection's batch on Ray, every unit relocated (as on another machine) and mirrored back:
     the same figures and ledger rows as the local executor, and each unit's folder back on the driver."""
     from projectgen.datasets.examples import example_exercises_dir, example_script_path
-    from projectgen.experiments.reflection import run_reflect
+    from projectgen.protocols.reflection.batch import run_reflect
 
     model = f"scripted:{example_script_path('exercises.reflect')}"
     python = ["ledger_book", "unit_convert", "word_index"]  # the executor is under test, not the compilers
@@ -139,7 +139,7 @@ def test_refine_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """SR-Eval's batch on Ray, every task run relocated and mirrored back: the local executor's figures,
     each row naming the driver's folder, the folder's turns and calls back on the driver."""
     from projectgen.datasets.multiturn import bundled_dataset_dir
-    from projectgen.experiments.refinement import RefinementSpec, run_refinement
+    from projectgen.protocols.refinement.batch import RefinementSpec, run_refinement
 
     spec = RefinementSpec(dataset=bundled_dataset_dir(), models=("reference",), strategies=("ce",),
                           contexts=("basic",), tasks=("roman",))

@@ -13,7 +13,8 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
-from projectgen.experiments.refinement import (RefinementHooks, RefinementSpec, resolve_model, run_refinement)
+from projectgen.protocols.definition import Hooks
+from projectgen.protocols.refinement.batch import RefinementSpec, resolve_model, run_refinement
 from projectgen.runs.run_log import read_run_log
 
 from test_support import write_multiturn_task
@@ -121,7 +122,7 @@ def test_a_second_invocation_runs_nothing_and_gives_the_same_figures(bundled):
     plan = []
     spec = RefinementSpec(dataset=bundled_dataset_dir(),
                           models=(resolve_model("reference"), resolve_model("scripted:examples")))
-    again = run_refinement(spec, out, runner=NoRuns(), hooks=RefinementHooks(on_start=lambda p, d: plan.append((p, d))))
+    again = run_refinement(spec, out, runner=NoRuns(), hooks=Hooks(on_start=lambda p, d: plan.append((p, d))))
     assert plan == [(0, 60)]
     assert [e.model_dump() for e in again.summary] == [e.model_dump() for e in results.summary]
     keys = [entry["key"] for entry in Ledger(out / "ledger.jsonl").entries()]
@@ -178,7 +179,7 @@ def test_a_failing_model_is_an_error_row_retried_on_the_next_invocation(tmp_path
         tmp_path / "out" / "results.md").read_text()
     script_file(script)  # the script completed: beta runs again
     plan = []
-    again = run_refinement(spec, tmp_path / "out", runner=runner, hooks=RefinementHooks(
+    again = run_refinement(spec, tmp_path / "out", runner=runner, hooks=Hooks(
         on_start=lambda p, d: plan.append((p, d))))
     assert plan == [(1, 1)]
     assert all(r.ok for r in again.rows) and again.summary[0].completion_rate == 1.0
@@ -205,12 +206,12 @@ def test_another_spec_under_the_same_name_runs_again_and_fresh_forgets(tmp_path:
     second = RefinementSpec(dataset=data, models=(resolve_model(f"m=scripted:{script_file(tmp_path / 's.json')}"),),
                             strategies=("ci",), contexts=("basic",))
     plan = []
-    run_refinement(second, tmp_path / "out", runner=runner, hooks=RefinementHooks(
+    run_refinement(second, tmp_path / "out", runner=runner, hooks=Hooks(
         on_start=lambda p, d: plan.append((p, d))))
     assert plan == [(2, 0)] and runner.runs == runs + 6  # both tasks' three turns again; validation not
     plan.clear()
     run_refinement(second, tmp_path / "out", runner=runner, fresh=True,
-                   hooks=RefinementHooks(on_start=lambda p, d: plan.append((p, d))))
+                   hooks=Hooks(on_start=lambda p, d: plan.append((p, d))))
     assert plan == [(2, 0)] and runner.runs == runs + 6 + 10  # validation again (2 x 5 runs); turns hit its runs
 
 

@@ -50,7 +50,7 @@ def test_write_results_writes_the_data_and_both_renderings(tmp_path: Path) -> No
 
 def test_a_results_page_leads_with_a_warning_when_any_unit_ran_unprotected(tmp_path: Path) -> None:
     from projectgen.experiments.models import ExperimentModel
-    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+    from projectgen.protocols.reflection.results import ReflectRow, reflect_page, summarize_reflect
 
     def page(sandboxes: list[str]) -> str:
         rows = [ReflectRow(key=f"m/whole/t{i}", model="m", edit_format="whole", task_id=f"t{i}", language="python",
@@ -71,7 +71,7 @@ CTYPES_FLAG = {"kind": "ctypes", "path": "mem.py", "line": 1, "excerpt": "import
 
 def test_a_results_page_lists_the_integrity_flags_only_when_there_are_any(tmp_path: Path) -> None:
     from projectgen.experiments.models import ExperimentModel
-    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+    from projectgen.protocols.reflection.results import ReflectRow, reflect_page, summarize_reflect
 
     def write(tries: list[dict]) -> tuple[dict, str]:
         row = ReflectRow(key="m/whole/t", model="m", edit_format="whole", task_id="t", language="python",
@@ -117,7 +117,7 @@ def test_reflect_results_json_has_a_summary_row_per_language(tmp_path: Path) -> 
     """LiveRepoReflection's tables are per language: results.json gives each language a summary row of its own
     (with its own errors), beside the All row, not only nested under reports[].figures."""
     from projectgen.experiments.models import ExperimentModel
-    from projectgen.experiments.reflection_results import ReflectRow, reflect_page, summarize_reflect
+    from projectgen.protocols.reflection.results import ReflectRow, reflect_page, summarize_reflect
 
     def row(task: str, language: str, passed_at: int | None, status: str = "passed") -> ReflectRow:
         result = None if status == "error" else {"passed_at": passed_at, "tries": [{"try": 1}, {"try": 2}],

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
-from projectgen.agents.refiner import Refiner, RefinerReply, localized_context, turn_messages
+from projectgen.protocols.refinement.refiner import Refiner, RefinerReply, localized_context, turn_messages
 from projectgen.datasets.multiturn import bundled_dataset_dir, load_multiturn_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
-from projectgen.graphs.refinement import (RefinementContext, build_refinement_graph, initial_refinement_state,
+from projectgen.protocols.refinement.graph import (RefinementContext, build_refinement_graph, initial_refinement_state,
                                           recursion_limit)
 from projectgen.llm import CallCache, UsageRecorder
 from projectgen.llm.scripted import scripted_chat_model_class

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from projectgen.agents import ReflectionCoder
 from projectgen.agents.protocols import ReflectionGenerator
 from projectgen.datasets.examples import example_exercises_dir
 from projectgen.datasets.exercism import load_exercise
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.graphs import (ReflectionContext, TestHarnessError, build_reflection_graph,
-                               initial_reflection_state)
+from projectgen.graphs import ReflectionContext
 from projectgen.llm import message_text
 from projectgen.llm.scripted import scripted_chat_model_class
+from projectgen.protocols.reflection.coder import ReflectionCoder
+from projectgen.protocols.reflection.graph import TestHarnessError, build_reflection_graph, initial_reflection_state
 from projectgen.repository.edits import make_whole_file_reply
 
 F = "```"

@@ -16,7 +16,8 @@ import pytest
 
 from projectgen.datasets.examples import example_exercises_dir, example_script_path
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
-from projectgen.experiments.reflection import ReflectHooks, run_reflect
+from projectgen.protocols.definition import Hooks
+from projectgen.protocols.reflection.batch import run_reflect
 from test_support import strict_jsonl
 
 MODEL = f"scripted:{example_script_path('exercises.reflect')}"
@@ -90,7 +91,7 @@ def test_a_unit_continued_from_a_copy_of_its_folder_resumes_from_the_shared_data
                                                                                       monkeypatch) -> None:
     """Cut short after its repair's reply came in, the unit's folder copied elsewhere (as Ray's retry on another
     machine gets the driver's copy), continued there: it goes on from the checkpoint, not from try 1."""
-    import projectgen.graphs.reflection as graph_module
+    import projectgen.protocols.reflection.graph as graph_module
 
     url, _ = store
     real = graph_module.reply_update
@@ -107,7 +108,7 @@ def test_a_unit_continued_from_a_copy_of_its_folder_resumes_from_the_shared_data
     messages: list[str] = []
     common = dict(formats=["whole"], tasks=["ledger_book"], checkpoint_url=url,
                   runner_factory=lambda: SandboxRunner(settings),
-                  hooks=ReflectHooks(progress=lambda key, message: messages.append(message)))
+                  hooks=Hooks(progress=lambda key, message: messages.append(message)))
     with pytest.raises(KeyboardInterrupt):
         run_reflect(example_exercises_dir(), [MODEL], tmp_path / "first", **common)
     assert "try 1: asking for the solution (whole)" in messages

@@ -20,8 +20,8 @@ from projectgen.runs.evolve import EVOLVE_METHOD
 from projectgen.runs.output_scorers import (ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS,
                                             SKETCHBLEU)
 from projectgen.runs.pipeline import SINGLE_PASS
-from projectgen.runs.refinement import REFINE_METHOD
-from projectgen.runs.reflection import REFLECT_METHOD, ReflectionResult
+from projectgen.protocols.refinement.unit import REFINE_METHOD
+from projectgen.protocols.reflection.unit import REFLECT_METHOD, ReflectionResult
 from projectgen.runs.run_log import (KEPT, PROTOCOL_KINDS, RUN_LOG_VERSION, SELECTION, TESTS, UNIT, WELL_FORMAT,
                                      read_run_log)
 from projectgen.runs.summary import AttemptRecord, FinalChoice, LiveCoderSummary, RunSummary

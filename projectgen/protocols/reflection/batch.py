@@ -3,7 +3,7 @@
 `run_reflect(dataset, models, out_dir, ...)` loads the exercises (`projectgen.datasets.exercism`),
 plans one unit per (model, edit format, exercise) and runs them on the engine
 (`projectgen.experiments.engine`) with the ledger in ``OUT/ledger.jsonl``. A unit's folder is
-``OUT/<model>/<format>/<exercise>/`` (`projectgen.runs.reflection`). The folder holds::
+``OUT/<model>/<format>/<exercise>/`` (`projectgen.protocols.reflection.unit`). The folder holds::
 
     reflect.json    what the batch is (dataset, tries, models); checked on every continue
     ledger.jsonl    one line per unit that finished (its result) or failed (its one-line reason)
@@ -21,7 +21,7 @@ the Go proxy, a crate without crates.io) is "environment incomplete": no model i
 reason and left out of every figure (the machine's shortfall, not the model's), and checked again on a continue.
 
 Checkpoints are in SQLite in each unit's folder, or with `checkpoint_url` in one PostgreSQL
-database, each unit on a thread of its own (`projectgen.runs.reflection`): what a batch whose units
+database, each unit on a thread of its own (`projectgen.protocols.reflection.unit`): what a batch whose units
 may land on several machines needs, since a unit retried elsewhere resumes from the database.
 """
 from __future__ import annotations
@@ -43,17 +43,19 @@ from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
-from projectgen.experiments.models import ExperimentModel, parse_models, preflight
-from projectgen.experiments.reflection_results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
-                                                       summarize_reflect)
+from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.protocols.evaluate import evaluate
+from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
+                                                       summarize_reflect)
+from projectgen.protocols.reflection.settings import ReflectionSettings
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
 REFLECT_CONFIG = "reflect.json"
 FORMATS = ("whole", "patch")
-ProgressFn = Callable[[str, str], None]  # (unit key, or "sandbox"; message)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
         from projectgen.llm.naming import describe_model
-        from projectgen.runs.reflection import reflection_request, run_reflection
+        from projectgen.protocols.reflection.unit import reflection_request, run_reflection
 
         incomplete = state.environment_incomplete(exercise_task(unit.exercise))
         if unit.model.is_reference and unit.exercise.lacking_reference:
@@ -153,20 +155,6 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
         if entry.get("status") not in ("passed", "failed"):
             return None
         return ReflectRow.model_validate(entry)
-
-
-@dataclass(frozen=True)
-class ReflectHooks:
-    """What a caller hears while the batch runs (each optional): `on_loaded(exercises)` once the dataset is
-    read (what was skipped, what does not load), `on_missing(lines)` the languages whose toolchain this
-    machine lacks (one line each: how many exercises, what to install), `on_start(pending, already)` once
-    the plan is known, `on_row(row)` after each unit, `progress(key, message)` the units' progress lines."""
-
-    on_start: Callable[[int, int], None] | None = None
-    on_row: Callable[[ReflectRow], None] | None = None
-    progress: ProgressFn | None = None
-    on_loaded: Callable[[ExerciseSet], None] | None = None
-    on_missing: Callable[[dict[str, str]], None] | None = None
 
 
 def without_toolchain(exercises: Sequence[Exercise]) -> tuple[list[Exercise], dict[str, str]]:
@@ -250,24 +238,37 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
                 executor: Executor | None = None, fresh: bool = False, base_url: str | None = None,
                 sampling: Mapping[str, float | int] | None = None,
                 runner_factory: Callable[[], Any] | None = None, runner_settings: Any = None,
-                hooks: ReflectHooks | None = None, checkpoint_url: str | None = None,
+                hooks: Hooks | None = None, checkpoint_url: str | None = None,
                 concurrency: Concurrency | None = None) -> ReflectResults:
     """Run LiveRepoReflection's protocol on every exercise of `dataset` under every model and edit format,
-    `tries` tries each (1 to 10); continue from `out_dir`'s ledger. `sampling` overrides what real models
-    are made with (temperature, top_p, max_tokens: `make_chat_model`), recorded in reflect.json.
-    `checkpoint_url` keeps every unit's checkpoints in that PostgreSQL database (checked, and its tables
-    made, before anything is written). `executor` runs the units (default: `concurrency.workers` at a time,
-    or one); `concurrency` caps the model calls and sandbox runs of this process (None: no caps). Writes
+    `tries` tries each (1 to 10); continue from `out_dir`'s ledger: the reflection preset of `evaluate`.
+    `sampling` overrides what real models are made with (temperature, top_p, max_tokens: `make_chat_model`),
+    recorded in reflect.json. `checkpoint_url` keeps every unit's checkpoints in that PostgreSQL database (checked,
+    and its tables made, before anything is written). `executor` runs the units (default: `concurrency.workers` at
+    a time, or one); `concurrency` caps the model calls and sandbox runs of this process (None: no caps). Writes
     results.json, results.md and results.html and returns the results."""
     if not 1 <= tries <= 10:
         raise ProjectGenError(f"--tries must be from 1 to 10, got {tries}")
-    out_dir, hooks = Path(out_dir), hooks or ReflectHooks()
-    formats = parse_formats(formats)
-    parsed = parse_models(models)
+    settings = ReflectionSettings(edit_formats=parse_formats(formats), tries=tries)
+    options = BatchOptions(tasks=tasks, fresh=fresh, executor=executor, concurrency=concurrency, base_url=base_url,
+                           sampling=dict(sampling or {}), runner_settings=runner_settings,
+                           runner_factory=runner_factory, checkpoint_url=checkpoint_url, hooks=hooks or Hooks())
+    results = evaluate("reflection", dataset, models, settings, out_dir, options)
+    if not isinstance(results, ReflectResults):  # the protocol's own batch (`reflect_batch`) makes these
+        raise TypeError(f"the reflection protocol's batch gave {type(results).__name__}, not ReflectResults")
+    return results
+
+
+def reflect_batch(evaluation: Evaluation[ReflectionSettings]) -> ReflectResults:
+    """The protocol's batch: every exercise x model x edit format as one unit on the engine, resumable from the
+    folder's ledger; writes results.json, results.md and results.html."""
+    out_dir, options, hooks = evaluation.out, evaluation.options, evaluation.options.hooks
+    formats, tries, parsed = evaluation.settings.edit_formats, evaluation.settings.tries, evaluation.models
+    sampling, checkpoint_url, concurrency = options.sampling, options.checkpoint_url, options.concurrency
     for model in parsed:
-        preflight(model, base_url)
-    exercises = load_exercises(dataset)
-    chosen, load_errors = select(exercises, tasks)
+        preflight(model, options.base_url)
+    exercises = load_exercises(evaluation.dataset)
+    chosen, load_errors = select(exercises, options.tasks)
     chosen, missing = without_toolchain(chosen)
     if checkpoint_url is not None:
         from projectgen.runs.checkpoints import check_checkpoint_database
@@ -281,16 +282,17 @@ def run_reflect(dataset: Path | str, models: Sequence[ExperimentModel | str], ou
         claim_batch_folder(out_dir, "reflect")
         check_reflect_json(out_dir, {"dataset": str(exercises.root), "tries": tries,
                                      "models": {m.slug: m.spec for m in parsed},
-                                     **({"sampling": dict(sampling)} if sampling else {})}, fresh=fresh)
+                                     **({"sampling": dict(sampling)} if sampling else {})}, fresh=options.fresh)
         ledger = Ledger(out_dir / layout.LEDGER)
-        if fresh:
+        if options.fresh:
             ledger.clear()
-        units = plan_units(out_dir, parsed, formats, chosen, fresh=fresh)
+        units = plan_units(out_dir, parsed, formats, chosen, fresh=options.fresh)
         call_slots, sandbox_slots = concurrency.limits() if concurrency is not None else (None, None)
-        batch = ReflectBatch(tries=tries, base_url=base_url, runner_factory=runner_factory, progress=hooks.progress,
-                             runner_settings=runner_settings, sampling=dict(sampling or {}),
-                             checkpoint_url=checkpoint_url, call_slots=call_slots, sandbox_slots=sandbox_slots)
-        executor = executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
+        batch = ReflectBatch(tries=tries, base_url=options.base_url, runner_factory=options.runner_factory,
+                             progress=hooks.progress, runner_settings=options.runner_settings,
+                             sampling=dict(sampling), checkpoint_url=checkpoint_url, call_slots=call_slots,
+                             sandbox_slots=sandbox_slots)
+        executor = options.executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
         rows = run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors,

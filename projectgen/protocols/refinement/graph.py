@@ -12,8 +12,8 @@ A turn passes when the candidate (at repository level: the snapshot with the tar
 target function, the turn's reference file with that function replaced)
 passes every test of the turn, and at least as many as the turn's reference does. The per-turn
 records in the state hold the reply, the code, the tokens and the verdict; the metrics are
-`projectgen.evaluation.refinement`'s, the batch over tasks, strategies and contexts is
-`projectgen.experiments.refinement`.
+`projectgen.protocols.refinement.metrics`'s, the batch over tasks, strategies and contexts is
+`projectgen.protocols.refinement.batch`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import ModelGateway
-from projectgen.agents.refiner import (
+from projectgen.protocols.refinement.refiner import (
     Refiner, check_setting, local_context_section, localized_context, start_section, turn_messages,
 )
 from projectgen.datasets.multiturn import TURN_SUITE, MultiTurnTask, turn_task

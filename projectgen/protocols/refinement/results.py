@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from projectgen.agents.refiner import STRATEGY_NAMES
+from projectgen.protocols.refinement.refiner import STRATEGY_NAMES
 from projectgen.datasets.multiturn import TaskCheck
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
-from projectgen.evaluation.refinement import TurnMetrics, turn_metrics
+from projectgen.protocols.refinement.metrics import TurnMetrics, turn_metrics
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
                                                    Text, integrity_section, series_color, unprotected_warning)
 from projectgen.inspection.charts import line_chart

@@ -3,13 +3,13 @@
 `run_refinement(spec, out_dir)` first validates every task (`check_multiturn_task`: each turn's
 reference on its own tests, and on the next turn's tests; a task whose references fail is left
 out), then plays each (model, strategy, context, task) through the refinement graph
-(`projectgen.graphs.refinement`) and summarises SR-Eval's figures. Both steps are units of the
+(`projectgen.protocols.refinement.graph`) and summarises SR-Eval's figures. Both steps are units of the
 batch engine (`projectgen.experiments.engine`) sharing one ledger, so a second invocation runs
 only what is missing (an error unit runs again). The folder holds::
 
     ledger.jsonl                 one line per validated task and per finished task run
     <model>/<strategy>-<context>/<task>/
-        a run folder (`projectgen.runs.refinement`): run.json, checkpoints, events.jsonl, usage.jsonl,
+        a run folder (`projectgen.protocols.refinement.unit`): run.json, checkpoints, events.jsonl, usage.jsonl,
         prompts.jsonl, calls.jsonl (a rerun repeats no finished call); turns.json, turns/K/... each turn's
         record and the file it produced
     results.json, results.md, results.html
@@ -29,7 +29,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from projectgen.agents.refiner import CARRIES_CODE, CONTEXTS, STRATEGIES, check_setting
 from projectgen.datasets.multiturn import (TURN_SUITE, MultiTurnTask, TaskCheck, check_multiturn_task,
                                            load_multiturn_dataset)
 from projectgen.datasets.task import Task
@@ -43,11 +42,15 @@ from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
-from projectgen.experiments.refinement_results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
-                                                       summarize_setting)
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import SCRIPTED_PREFIX
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.protocols.evaluate import evaluate
+from projectgen.protocols.refinement.refiner import CARRIES_CODE, CONTEXTS, STRATEGIES, check_setting
+from projectgen.protocols.refinement.results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
+                                                       summarize_setting)
+from projectgen.protocols.refinement.settings import RefinementSettings
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -231,8 +234,6 @@ class TaskRunUnit:
         return replace(self, folder=workspace, sync=sync)
 
 
-ProgressFn = Callable[[str, str], None]
-
 
 @dataclass(frozen=True)
 class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
@@ -260,7 +261,7 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         return row.model_copy(update={"folder": str(unit.folder)})
 
     def run(self, unit: TaskRunUnit, state: TurnTests) -> TaskRunRow:
-        from projectgen.runs.refinement import refinement_request, run_refinement_task
+        from projectgen.protocols.refinement.unit import refinement_request, run_refinement_task
 
         model = build_model(unit.model, unit.task, unit.strategy, unit.context, base_url=self.base_url,
                             sampling=self.sampling)
@@ -298,18 +299,6 @@ class TaskRunBatch(Batch[TaskRunUnit, TurnTests, TaskRunRow]):
         return row
 
 
-@dataclass(frozen=True)
-class RefinementHooks:
-    """What a caller hears while a batch runs (each optional): each task validated now (not those the
-    ledger holds), the plan (task runs to run, already done), each finished task run, and progress
-    lines (key, message)."""
-
-    on_check: Callable[[TaskCheck], None] | None = None
-    on_start: Callable[[int, int], None] | None = None
-    on_row: Callable[[TaskRunRow], None] | None = None
-    progress: ProgressFn | None = None
-
-
 def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[MultiTurnTask], dict[str, str]]:
     """The dataset's tasks that load (only `tasks` when given), and folder -> reason for those that do not;
     unknown task ids are refused."""
@@ -324,7 +313,7 @@ def select_tasks(dataset: Path, tasks: Sequence[str] | None) -> tuple[list[Multi
     return [t for t in loaded if t.id in tasks], {k: v for k, v in errors.items() if k in tasks}
 
 
-def default_runner(hooks: RefinementHooks, settings: Any = None, slots: threading.Semaphore | None = None) -> Any:
+def default_runner(hooks: Hooks, settings: Any = None, slots: threading.Semaphore | None = None) -> Any:
     return worker_runner(settings, hooks.progress, slots)
 
 
@@ -338,11 +327,11 @@ def validate_tasks(tasks: Sequence[MultiTurnTask], tests: TurnTests, ledger: Led
 
 def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[str] | None = None, runner: Any = None,
                   executor: Executor | None = None, fresh: bool = False,
-                  hooks: RefinementHooks | None = None) -> tuple[list[TaskCheck], dict[str, str]]:
+                  hooks: Hooks | None = None) -> tuple[list[TaskCheck], dict[str, str]]:
     """Only the validation of a dataset's tasks (``refine --check-only``): each turn's reference on its own tests
     and on the next turn's; resumable from the ledger in `out_dir`. Returns the checks (by task id) and the
     folders that do not load, with why."""
-    out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
+    out_dir, hooks = Path(out_dir), hooks or Hooks()
     loaded, load_errors = select_tasks(Path(dataset), tasks)
     with folder_lock(out_dir, "refine"):
         claim_batch_folder(out_dir, "refine")
@@ -355,21 +344,41 @@ def check_dataset(dataset: Path | str, out_dir: Path | str, *, tasks: Sequence[s
 
 
 def run_refinement(spec: RefinementSpec, out_dir: Path | str, *, runner: Any = None, runner_settings: Any = None,
-                   executor: Executor | None = None, fresh: bool = False, hooks: RefinementHooks | None = None,
+                   executor: Executor | None = None, fresh: bool = False, hooks: Hooks | None = None,
                    concurrency: Concurrency | None = None) -> RefinementResults:
-    """Validate the tasks, play every (model, strategy, context, task), write results.json/md/html; resumable.
+    """Validate the tasks, play every (model, strategy, context, task), write results.json/md/html; resumable: the
+    refinement preset of `evaluate`.
 
     `runner` runs the tests (default a `SandboxRunner` of `runner_settings`, its runs taking `concurrency`'s
     sandbox slots); `executor` runs the units (default: `concurrency.workers` at a time, or one), their model
     calls taking `concurrency`'s call slots (None: no caps); `fresh` forgets the ledger and the task runs' folders.
     """
-    out_dir, hooks = Path(out_dir), hooks or RefinementHooks()
+    settings = RefinementSettings(strategies=spec.strategies, contexts=spec.contexts, max_tokens=spec.max_tokens)
+    options = BatchOptions(tasks=spec.tasks, fresh=fresh, executor=executor, concurrency=concurrency,
+                           base_url=spec.base_url, sampling=dict(spec.sampling), runner_settings=runner_settings,
+                           runner_factory=(lambda: runner) if runner is not None else None, hooks=hooks or Hooks())
+    results = evaluate("refinement", spec.dataset, spec.models, settings, out_dir, options)
+    if not isinstance(results, RefinementResults):  # the protocol's own batch (`refinement_batch`) makes these
+        raise TypeError(f"the refinement protocol's batch gave {type(results).__name__}, not RefinementResults")
+    return results
+
+
+def refinement_batch(evaluation: Evaluation[RefinementSettings]) -> RefinementResults:
+    """The protocol's batch: validate the tasks, then every (model, strategy, context, task) as one unit on the
+    engine, resumable from the folder's ledger; writes results.json, results.md and results.html."""
+    out_dir, options, hooks, settings = evaluation.out, evaluation.options, evaluation.options.hooks, evaluation.settings
+    spec = RefinementSpec(dataset=evaluation.dataset, models=evaluation.models, strategies=settings.strategies,
+                          contexts=settings.contexts, tasks=tuple(options.tasks) if options.tasks is not None else None,
+                          base_url=options.base_url, sampling=dict(options.sampling), max_tokens=settings.max_tokens)
+    concurrency = options.concurrency
     call_slots, sandbox_slots = concurrency.limits() if concurrency is not None else (None, None)
-    executor = executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
+    executor = options.executor or LocalExecutor(workers=concurrency.workers if concurrency is not None else 1)
     pairs, skipped = spec.settings()
     tasks, load_errors = select_tasks(spec.dataset, spec.tasks)
     descriptions = {model.slug: describe(model, spec.base_url, spec.sampling) for model in spec.models}
-    runner = runner or default_runner(hooks, runner_settings, sandbox_slots)
+    runner = (options.runner_factory() if options.runner_factory is not None
+              else default_runner(hooks, options.runner_settings, sandbox_slots))
+    fresh = options.fresh
     with folder_lock(out_dir, "refine"):
         claim_batch_folder(out_dir, "refine")
         ledger = Ledger(out_dir / layout.LEDGER)

@@ -38,13 +38,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from projectgen.agents.reflection import ReflectionCoder
 from projectgen.datasets.exercism import Exercise
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
-from projectgen.graphs.reflection import build_reflection_graph, initial_reflection_state
+from projectgen.protocols.definition import Solver
+from projectgen.protocols.reflection.coder import ReflectionCoder
+from projectgen.protocols.reflection.graph import build_reflection_graph, initial_reflection_state
+from projectgen.protocols.reflection.settings import ReflectionUnitSettings
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
@@ -110,7 +112,17 @@ def reflection_request(exercise: Exercise, *, spec: str, model_label: str, edit_
     """run.json of one exercise under one model and edit format."""
     return RunRequest(task_path=str(exercise.folder), task_id=exercise.id, method=REFLECT_METHOD,
                       models={"default": spec}, model_label=model_label, checkpoint_url=checkpoint_url,
-                      protocol={"edit_format": edit_format, "tries": tries})
+                      protocol=ReflectionUnitSettings(edit_format=edit_format, tries=tries).model_dump(mode="json"))
+
+
+def reflection_solver(exercise: Exercise, settings: ReflectionUnitSettings, model: Any, runner: SandboxRunner | None,
+                      progress: Callable[[str], None] | None = None) -> Solver:
+    """The protocol's solver on one exercise: the graph (the coder on `model`, `settings.tries` replies), the
+    exercise's stubs to start from, and its context (edit format, sandbox) around the run's gateway."""
+    return Solver(graph=build_reflection_graph(ReflectionCoder(model), settings.tries),
+                  start=initial_reflection_state(exercise),
+                  context=lambda gateway: ReflectionContext(exercise=exercise, edit_format=settings.edit_format,
+                                                            runner=runner, gateway=gateway, progress=progress))
 
 
 async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest, *, model: Any,
@@ -125,7 +137,9 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
     done = read_result(folder)
     if done is not None:
         return done
-    edit_format, tries = request.protocol["edit_format"], request.protocol["tries"]
+    settings = ReflectionUnitSettings.model_validate(request.protocol)
+    edit_format, tries = settings.edit_format, settings.tries
+    solver = reflection_solver(exercise, settings, model, runner, progress)
 
     def outputs(folder: RunFolder, manifest: RunManifest, state: dict[str, Any]) -> UnitEnd[ReflectionResult]:
         made = [r for r in folder.usage_records() if r.error is None]
@@ -143,10 +157,8 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
                        summary=json.dumps(record, indent=1) + "\n")
 
     return await drive_unit(folder, Unit(
-        request=request, kind="reflect", graph=build_reflection_graph(ReflectionCoder(model), tries),
-        start=initial_reflection_state(exercise), outputs=outputs,
-        context=lambda gateway: ReflectionContext(exercise=exercise, edit_format=edit_format, runner=runner,
-                                                  gateway=gateway, progress=progress),
+        request=request, kind="reflect", graph=solver.graph, start=solver.start, outputs=outputs,
+        context=solver.context,
         run_id=scope or folder.root.name, scope=scope or str(run_dir), sync=sync,
         thread=lambda folder, manifest: checkpoint_thread(folder, scope, manifest.checkpoint_url),
         marker={"task_id": exercise.id, "method": REFLECT_METHOD, "edit_format": edit_format}))

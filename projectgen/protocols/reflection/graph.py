@@ -20,7 +20,7 @@ Each try's record says whether its reply was well formed (parsed and applied exa
 whitespace-tolerant re-indented match does not count) and how its test run went. The nodes are
 module-level functions over `ReflectionState` and `ReflectionContext`; `build_reflection_graph`
 binds a coder (any `ReflectionGenerator`) and wires them, and compiles with a checkpointer when
-given one (`projectgen.runs.reflection` does, so a killed run resumes where it stopped).
+given one (`projectgen.protocols.reflection.unit` does, so a killed run resumes where it stopped).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Per (model, edit format), over the units that did not end in an error: LiveRepoReflection's
 Pass@1, Pass@2, Fix Weight and Well Format per language and All
-(`projectgen.evaluation.reflection_metrics.by_language`), the pass@k curve, tokens, and the
+(`projectgen.protocols.reflection.metrics.by_language`), the pass@k curve, tokens, and the
 per-task rows behind them. Error units are counted apart and left out of every figure: a unit whose
 tests the harness could not run is neither a pass nor a fail. So are "environment incomplete" units (the
 exercise's reference itself cannot get its dependencies here), each named with its reason.
@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
-from projectgen.evaluation.reflection_metrics import ALL, ReflectionFigures, TaskOutcome, by_language
+from projectgen.protocols.reflection.metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
                                                    Text, integrity_section, series_color, unprotected_warning)
@@ -26,7 +26,7 @@ INCOMPLETE = "environment incomplete"
 
 
 class ReflectRow(BaseModel):
-    """One unit's ledger line: its result (`projectgen.runs.reflection.ReflectionResult` as a dict), or why
+    """One unit's ledger line: its result (`projectgen.protocols.reflection.unit.ReflectionResult` as a dict), or why
     its work raised (status "error"), or why the exercise cannot be scored here (status `INCOMPLETE`)."""
 
     key: str
@@ -78,7 +78,7 @@ class ReflectSummaryEntry(BaseModel):
     model_label: str
     edit_format: str
     language: str = Field(default=ALL, description="a language of the run, or All (every language: the test-count "
-                          "weighting is the paper's, see evaluation.reflection_metrics)")
+                          "weighting is the paper's, see protocols.reflection.metrics)")
     tasks: int = Field(description="tasks scored (error and environment-incomplete units left out)")
     errors: int
     environment_incomplete: int = Field(default=0, description="tasks not scored because the reference itself "

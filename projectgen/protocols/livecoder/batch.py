@@ -1,0 +1,31 @@
+"""LiveCoder's batch: an `Evaluation` as the `ExperimentSpec` it is, run on the experiment's batch (the same
+folder, ledger and results as `projectgen experiment` with the same options)."""
+from __future__ import annotations
+
+from projectgen.experiments.experiment import ExperimentHooks, run_experiment
+from projectgen.experiments.results import ExperimentResults
+from projectgen.experiments.spec import ExperimentSpec
+from projectgen.protocols.definition import Evaluation
+from projectgen.protocols.livecoder.settings import LiveCoderSettings
+
+
+def experiment_spec(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentSpec:
+    """The experiment an evaluation asks for (checked as `projectgen experiment` checks it)."""
+    settings, options = evaluation.settings, evaluation.options
+    return ExperimentSpec(dataset=evaluation.dataset, models=evaluation.models, settings=settings.settings,
+                          attempt_settings=settings.attempt_settings,
+                          tasks=tuple(options.tasks) if options.tasks is not None else None,
+                          max_tokens=settings.max_tokens, base_url=options.base_url,
+                          knowledge_url=settings.knowledge_url, embedding=settings.embedding,
+                          methods=settings.methods, sampling=dict(options.sampling),
+                          checkpoint_url=options.checkpoint_url, denominator=settings.denominator,
+                          faults=settings.faults)
+
+
+def livecoder_batch(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentResults:
+    """Every task x method x model of the evaluation as one LiveCoder run, resumable from the folder's ledger."""
+    options, hooks = evaluation.options, evaluation.options.hooks
+    return run_experiment(experiment_spec(evaluation), evaluation.out, executor=options.executor, fresh=options.fresh,
+                          runner_factory=options.runner_factory, runner_settings=options.runner_settings,
+                          concurrency=options.concurrency,
+                          hooks=ExperimentHooks(on_start=hooks.on_start, on_pair=hooks.on_row, progress=hooks.progress))
