@@ -27,9 +27,10 @@ FailureHook = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 (the best so far), returns fields for the trace's ``run_end``."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Drive:
-    """How to drive one graph: its input, its context, what the trace says, how a failure is saved."""
+    """How to drive one graph: its input, its context, what the trace says, how a failure is saved; made once
+    (a review's decision goes in with `dataclasses.replace`)."""
 
     start: Any  # the graph's input for a run from the beginning
     context: Any

@@ -305,10 +305,9 @@ class Run:
                 raise ProjectGenError(f"{self.folder.root}: no review is pending (the run is {manifest.status})")
             decision = parse_decision(self.decision, pending["request"])  # a bad edit is refused before anything runs
             lifecycle.running()
-            how.decision = Command(resume={pending["interrupt_id"]: decision.model_dump(mode="json",
-                                                                                        exclude_none=True)})
-            how.marker = {"review": decision.action, "stage": pending.get("stage"),
-                          "iteration": pending.get("iteration")}
+            how = replace(how, decision=Command(resume={pending["interrupt_id"]: decision.model_dump(
+                mode="json", exclude_none=True)}), marker={"review": decision.action, "stage": pending.get("stage"),
+                                                           "iteration": pending.get("iteration")})
         driven = await drive(graph, how, lifecycle, trace, self.folder.checkpoints)
         if driven.finished_before:
             return await self._finish(lifecycle, context, described, driven.state, trace, started)

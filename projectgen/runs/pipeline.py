@@ -95,8 +95,6 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
         context = RunContext(task=task, runner=runner, progress=progress,
                              gateway=folder.gateway(settings, scope=manifest.run_id, budget=budget, metadata=metadata))
         started = time.monotonic()
-        how = Drive(start=initial_state(task), context=context, config={"max_concurrency": settings.max_concurrency},
-                    marker={"task_id": task.id, "method": SINGLE_PASS})
 
         async def save_state(reason: str, reached: dict[str, Any]) -> dict[str, Any]:
             """The state reached before the model failed for good, written as a failed pass."""
@@ -104,7 +102,8 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
             write_outputs(folder, reached, summary.model_copy(update={"status": "failed", "reason": reason}), None)
             return {}
 
-        how.on_failure = save_state
+        how = Drive(start=initial_state(task), context=context, config={"max_concurrency": settings.max_concurrency},
+                    marker={"task_id": task.id, "method": SINGLE_PASS}, on_failure=save_state)
         trace = folder.trace()
         driven = await drive(graph, how, lifecycle, trace, folder.checkpoints)
         unit_report = None

@@ -11,6 +11,7 @@ the task's trajectory (``construction.json``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,9 +85,9 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
             if pending is None:
                 raise ProjectGenError(not_awaiting(run_dir))
             lifecycle.running()
-            how.decision = Command(resume={pending["interrupt_id"]: decision.model_dump(mode="json",
-                                                                                        exclude_none=True)})
-            how.marker = {"seed": seed.id, "review": decision.action, "stage": pending.get("stage")}
+            how = replace(how, decision=Command(resume={pending["interrupt_id"]: decision.model_dump(
+                mode="json", exclude_none=True)}), marker={"seed": seed.id, "review": decision.action,
+                                                           "stage": pending.get("stage")})
         driven = await drive(build_seed_graph(), how, lifecycle, trace, folder.checkpoints)
         state = driven.state
 
