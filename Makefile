@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test test-slow test-all demo bench studio test-studio smoke-local-model clean
+.PHONY: venv test test-slow test-all demo bench studio test-studio smoke-local-model smoke-external clean
 
 venv: $(STAMP)
 	@echo "projectgen is installed in $(VENV): \`source $(BIN)/activate\` puts it on PATH (or run $(BIN)/projectgen)"
@@ -86,6 +86,13 @@ $(LOCAL_MODEL_STAMP): $(STAMP)
 
 smoke-local-model: $(LOCAL_MODEL_STAMP)
 	$(BIN)/python scripts/smoke_local_model.py --venv $(VENV) $(SMOKE_ARGS)
+
+# every PyPI external system of projectgen/external/systems.toml on one bundled task against the same tiny real
+# model, in the sandbox behind the model bridge, checked for structure only (docs/external-systems.md): it ran,
+# every call went through the bridge, its output was scored and labelled. Each system's environment is built
+# from PyPI on first use (the network is needed then). SMOKE_ARGS as above, e.g. SMOKE_ARGS="--systems fake".
+smoke-external: $(LOCAL_MODEL_STAMP)
+	$(BIN)/python scripts/smoke_external.py --venv $(VENV) $(SMOKE_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

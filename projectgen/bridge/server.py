@@ -48,12 +48,12 @@ from projectgen.llm.errors import BudgetExceededError
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.naming import model_name
 from projectgen.llm.prompt_store import prompt_id
-from projectgen.llm.roles import CallLabels
+from projectgen.llm.roles import EXTERNAL_ROLE, CallLabels
 from projectgen.llm.sampling import sampling_of
 
 logger = logging.getLogger(__name__)
 
-BRIDGE_ROLE = "external"
+BRIDGE_ROLE = EXTERNAL_ROLE
 """The role of every call an external system makes through the bridge."""
 TARGET_CHARS = 80
 MAX_REQUEST_BYTES = 16 * 1024**2
@@ -70,13 +70,16 @@ class BridgeSettings:
     `served_name`: the model name ``/v1/models`` lists and replies carry (default: the model's own).
     `max_in_flight`: calls the system may have at the model at once; the others wait. A budget is checked
     before each call and counts a call once it is answered, so calls already in flight can take a run
-    past its budget: this bounds by how much, whatever the system fires at once."""
+    past its budget: this bounds by how much, whatever the system fires at once. `attempt`: the attempt
+    the calls belong to in the run's records (an experiment's external run is its one attempt, 1), so its
+    per-attempt figures count them; None outside an attempt."""
 
     system: str
     door: DoorSettings
     served_name: str | None = None
     max_request_bytes: int = MAX_REQUEST_BYTES
     max_in_flight: int = MAX_IN_FLIGHT
+    attempt: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_in_flight < 1 or self.max_request_bytes < 1:
@@ -99,7 +102,7 @@ class ModelBridge:
         key = prompt_id([{"role": role, "content": text} for role, text in request.messages])
         self._asked[key] = self._asked.get(key, 0) + 1
         return CallLabels(role=BRIDGE_ROLE, stage=self.settings.system, target=call_target(request),
-                          iteration=self._asked[key])
+                          iteration=self._asked[key], attempt=self.settings.attempt)
 
     def say_sampling(self, request: ChatRequest) -> None:
         """Say once that the system's own sampling is not sent, and what is (a paper's run of it may have

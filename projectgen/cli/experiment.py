@@ -33,7 +33,18 @@ from projectgen.cli.options import (
 )
 from projectgen.cli.tables import batch_progress, make_console, print_errored_units, print_model_table
 from projectgen.llm.sampling import sampling_arguments
+from projectgen.errors import ProjectGenError
+from projectgen.external.systems import system_names
 from projectgen.runs.methods import METHODS
+
+
+def listed_systems() -> str:
+    """The external systems for --method's help; a systems file that does not read says so there (the command
+    itself refuses it in one line when a method needs it)."""
+    try:
+        return ", ".join(system_names())
+    except ProjectGenError as exc:
+        return f"(none: {exc})"
 
 
 def add_commands(subparsers) -> None:
@@ -56,12 +67,17 @@ def add_commands(subparsers) -> None:
     parser.add_argument("--method", default="livecoder", metavar="M,M",
                         help=f"the methods (arms) to run, comma-separated: {', '.join(METHODS)} (default livecoder), "
                              "or your own: package.module:factory or path/to/file.py:factory returning a "
-                             "projectgen.runs.CustomMethod (examples/custom_method.py); each task x method x model "
+                             "projectgen.runs.CustomMethod (examples/custom_method.py), "
+                             f"or an external system run in the sandbox behind the model bridge: "
+                             f"{listed_systems()} (docs/external-systems.md); each task x method x model "
                              "is one run")
     parser.add_argument("--scorer", action="append", default=[], metavar="SPEC",
                         help="your own scorer of each final output (repeatable): package.module:factory or "
                              "path/to/file.py:factory returning a Scorer; its scores are in each run's log.json, "
                              "results.json and the tables by its name")
+    parser.add_argument("--system-path", action="append", default=[], metavar="[NAME=]DIR",
+                        help="the checkout an external system of source \"checkout\" runs from (repeatable; NAME= "
+                             "may be left out when one such system is among the methods)")
     # evaluation.denominators.DENOMINATOR_SETTINGS, spelt out: importing it would load pydantic at --help
     parser.add_argument("--denominator", choices=("published", "reference"), default="published",
                         help="what #Tests counts on a published benchmark: the paper's per-task count (published, "
@@ -99,7 +115,6 @@ def add_commands(subparsers) -> None:
 def cmd_experiment(args: argparse.Namespace) -> int:
     """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
     from projectgen.datasets.examples import example_tasks_dir
-    from projectgen.errors import ProjectGenError
     from projectgen.experiments import (
         NOTES,
         Concurrency,
@@ -145,7 +160,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
     tasks = list(args.tasks) if args.tasks else None
-    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=tuple(args.method.split(",")),
+    from projectgen.external.methods import parse_system_paths
+
+    methods = tuple(method.strip() for method in args.method.split(","))
+    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=methods,
+                          system_paths=parse_system_paths(args.system_path, methods),
                           sampling=sampling_arguments(sampling_from_args(args)),
                           settings=settings_from_args(args),
                           attempt_settings=attempt_settings_from_args(args), tasks=tasks,

@@ -88,7 +88,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     from projectgen.protocols.reflection.batch import parse_formats
     from projectgen.protocols.reflection.protocol import failures
     from projectgen.protocols.reflection.settings import ReflectionSettings
-    from projectgen.protocols.reflection.results import INCOMPLETE, NOTES, incomplete_lead, models_lines, pct
+    from projectgen.protocols.reflection.results import (INCOMPLETE, NOTES, declared_lead, incomplete_lead, models_lines,
+                                                         pct, stale_lead)
     from projectgen.runs import layout
     from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
@@ -162,6 +163,14 @@ def cmd_reflect(args: argparse.Namespace) -> int:
         console.print(f"[yellow]{incomplete_lead(len(results.environment_incomplete))}[/yellow]", highlight=False)
         for task_id, reason in results.environment_incomplete.items():
             console.print(f"- {task_id}: {escape(reason)}", highlight=False)
+    if results.declared_defects:
+        console.print(f"[yellow]{declared_lead(len(results.declared_defects))}[/yellow]", highlight=False)
+        for task_id, defect in results.declared_defects.items():
+            console.print(f"- {task_id}: {escape(defect)}", highlight=False)
+    if results.stale_declarations:
+        console.print(f"[red]{stale_lead(len(results.stale_declarations))}[/red]", highlight=False)
+        for task_id, reason in results.stale_declarations.items():
+            console.print(f"- {task_id}: {escape(reason)}", highlight=False)
     for line in models_lines(results):
         console.print(f"- {line}", highlight=False)
     console.print(f"[dim]{NOTES}[/dim]", highlight=False)
@@ -171,15 +180,20 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 
 def print_summary(console, results, pct) -> None:
-    """One row per (model, edit format): the paper's four figures, then the pass@k curve."""
+    """One row per (model, edit format, language), All last: the paper's four figures, Pass@1 without the
+    exercises whose reference is declared defective (beside the raw one), then the pass@k curve."""
     from rich.table import Table
 
+    from projectgen.protocols.reflection.results import summary_rows
+
     table = Table(title=f"LiveRepoReflection protocol, {results.tries} tries ({results.dataset})")
-    for column in ("model", "edit format", "tasks", "Pass@1", "Pass@2", "FW", "WF", "errors", "incomplete", "pass@k"):
-        table.add_column(column, justify="left" if column in ("model", "edit format", "pass@k") else "right",
-                         overflow="fold")
-    for e in results.summary:
-        table.add_row(e.model, e.edit_format, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2), pct(e.fix_weight),
-                      pct(e.well_formed), str(e.errors), str(e.environment_incomplete),
+    for column in ("model", "edit format", "language", "tasks", "Pass@1", "Pass@2", "FW", "WF", "declared defective",
+                   "Pass@1 without them", "errors", "incomplete", "pass@k"):
+        table.add_column(column, justify="left" if column in ("model", "edit format", "language", "pass@k")
+                         else "right", overflow="fold")
+    for e in summary_rows(results):
+        table.add_row(e.model, e.edit_format, e.language, str(e.tasks), pct(e.pass_at_1), pct(e.pass_at_2),
+                      pct(e.fix_weight), pct(e.well_formed), str(e.declared_defective),
+                      pct(e.pass_at_1_without_declared), str(e.errors), str(e.environment_incomplete),
                       " ".join(pct(v) for v in e.pass_at_k))
     console.print(table)

@@ -4,7 +4,9 @@ Each run gets a few twins (`twins.Twin`, verified to fail on the reference) and 
 test that fails whatever the code under test does), written into a copy of real test modules
 in the workspace (the task folder is never changed): each right after a real test definition
 chosen at random (methods inside their class, a twin at or after its original, so every name
-its decorators use exists), named from the module's own test-name words, carrying the
+its decorators use exists; in a unittest.TestCase, which runs its methods by name, a twin's name sorts after
+its original's, so it never runs first and changes the state its original starts from), named from the module's
+own test-name words, carrying the
 anchor's marks (a canary) or its original's decorators (a twin). Nothing but the test source
 says which tests they are: the names, places and choice are new every run (`secrets`), and
 only the runner holds the list (`Planting`).
@@ -187,7 +189,12 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
             continue
         anchor = scope.tests[start + secrets.randbelow(len(scope.tests) - start)]
         function = definition.body[0]
-        function.name = _fresh_name(twin.module, read[twin.module].words, anchor.name, taken)
+        # a unittest.TestCase runs its methods by name, not in source order: a twin named before its original
+        # would run first and could leave it state it does not expect (a key already committed)
+        name = _fresh_name(read[twin.module].words, anchor.name, taken, after=twin.original if scope.unittest else "")
+        if name is None:
+            continue
+        function.name = name
         _insert(planting, insertions, after, twin.module, scope, anchor, function, twin)
     places = [(module, scope) for module, found in scopes.items() for scope in found]
     for _ in range(canaries if places else 0):
@@ -196,7 +203,10 @@ def plan(sources: dict[str, str], twins: Sequence[Twin], canaries: int,
         bare = [place for place in places if not any(test.module == place[0] for test in planting.tests)]
         module, scope = secrets.choice(bare or places)
         anchor = secrets.choice(scope.tests)
-        function = _canary(scope, anchor, _fresh_name(module, read[module].words, anchor.name, taken), taken)
+        name = _fresh_name(read[module].words, anchor.name, taken)
+        if name is None:
+            raise RuntimeError(f"no free test name in {module}")  # 1,000 collisions: a module of its own words only
+        function = _canary(scope, anchor, name, taken)
         _insert(planting, insertions, after, module, scope, anchor, function, None)
     for module, changes in insertions.items():
         text, inserted = _inserted(sources[module], changes)
@@ -272,9 +282,10 @@ def _names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _fresh_name(module: str, words: Sequence[str], anchor: str, taken: set[str]) -> str:
+def _fresh_name(words: Sequence[str], anchor: str, taken: set[str], *, after: str = "") -> str | None:
     """A test name from the words of the module's own test names (`words`), spelled like `anchor` (`test_a_b` or
-    `testAB`), that no name of the module (or an earlier planted test) has."""
+    `testAB`), that no name of the module (or an earlier planted test) has, sorting after `after`; None when
+    1,000 tries find none."""
     words = list(words) or list(FALLBACK_WORDS)
     camel = anchor.startswith("test") and anchor[4:5].isupper()
     chooser = secrets.SystemRandom()
@@ -282,10 +293,10 @@ def _fresh_name(module: str, words: Sequence[str], anchor: str, taken: set[str])
         count = 2 + secrets.randbelow(2) + attempt // 100
         chosen = chooser.sample(words, count) if count <= len(words) else chooser.choices(words, k=count)
         name = "test" + "".join(w.capitalize() for w in chosen) if camel else "test_" + "_".join(chosen)
-        if name not in taken:
+        if name not in taken and name > after:
             taken.add(name)
             return name
-    raise RuntimeError(f"no free test name in {module}")  # 1,000 collisions: a module of its own words only
+    return None
 
 
 def _canary(scope: _Scope, anchor: _Test, name: str, taken: set[str]) -> ast.FunctionDef:

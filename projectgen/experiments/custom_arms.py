@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from projectgen.errors import ProjectGenError
+from projectgen.external.methods import experiment_methods, is_external, planned_attempts
 from projectgen.runs.custom_methods import LoadedMethod, LoadedScorer, load_method, load_scorer
 from projectgen.runs.methods import METHODS
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
@@ -45,7 +46,7 @@ def resolve_methods(entries: Iterable[str],
             custom[name] = loaded
         elif entry in known:
             name, custom[entry] = entry, known[entry]
-        elif entry in METHODS:
+        elif entry in METHODS or is_external(entry):
             name = entry
         else:
             unknown.append(entry)
@@ -53,7 +54,7 @@ def resolve_methods(entries: Iterable[str],
         names.append(name)
     if unknown or not names:
         raise ProjectGenError(f"unknown method(s) {', '.join(unknown) or '(none given)'} (methods: "
-                              f"{', '.join(METHODS)}, or package.module:factory / file.py:factory)")
+                              f"{', '.join(experiment_methods())}, or package.module:factory / file.py:factory)")
     return tuple(dict.fromkeys(names)), custom
 
 
@@ -103,12 +104,11 @@ def plugin_fields(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def arm_attempts(method: str, attempt_settings: AttemptSettings, config: Mapping[str, Any] | None = None) -> int:
-    """The attempts of a run of `method`: a custom one's are its base method's (experiment.json records it)."""
-    from projectgen.runs.methods import method_attempt_settings
-
+    """The attempts of a run of `method`: a custom one's are its base method's (experiment.json records it), an
+    external system's one."""
     records = (config or {}).get("custom_methods") or {}
     base = records[method]["base"] if method in records else method
-    return method_attempt_settings(base, attempt_settings).attempts
+    return planned_attempts(base, attempt_settings)
 
 
 def custom_run_parts(loaded: LoadedMethod, request: RunRequest, models: ModelRoles) -> tuple[Agents, Any]:

@@ -24,7 +24,7 @@ from projectgen.runs.output_scorers import (
     ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
     repository_maintainability,
 )
-from projectgen.runs.run_log import UNIT, RunLog, Score, read_run_log
+from projectgen.runs.run_log import EXTERNAL_KIND, UNIT, RunLog, Score, read_run_log
 from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
@@ -170,6 +170,9 @@ class PairResult(BaseModel):
     unit_run_note: str | None = Field(
         default=None, description="why the final output's unit tests did not all run (timed out, stopped, not "
         "collected), from its unit test report: a #Pass cut short says so on its row; None in older ledgers")
+    run_note: str | None = Field(
+        default=None, description="how an external system's run ended when not cleanly (it failed, ran out of "
+        "time, or the bridge refused a call), from its run log: its output is scored all the same")
     environment_incomplete: list[str] = Field(
         default_factory=list, description="why the task's environment here is not its benchmark's, from the final "
         "unit test report (evaluation.assets): the task is counted 'environment incomplete', its shortfall not a "
@@ -211,8 +214,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     weight = task_weight(task)
     folder = RunFolder(run_dir)
     log = read_run_log(folder)
-    if log.kind != "livecoder" or log.record is None:
-        raise ProjectGenError(f"{run_dir}: not a finished LiveCoder run (its log says {log.kind or 'no kind'}, "
+    if log.kind not in ("livecoder", EXTERNAL_KIND) or log.record is None:
+        raise ProjectGenError(f"{run_dir}: not a finished LiveCoder or external system's run (its log says {log.kind or 'no kind'}, "
                               f"{log.status})")
     summary = log.record
     if prices is None:
@@ -262,7 +265,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         tokens=tokens(records), cost=cost(records), integrity_flags=final_integrity_flags(run_dir),
         environment_incomplete=final_environment_notes(run_dir), unit_run_note=final_unit_run_note(run_dir),
         **final_error_types(run_dir), scores=custom_scores(log, scorers),
-        duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how)
+        duration_s=log.timings.duration_s, run_dir=str(run_dir), how=how,
+        run_note=log.reason if log.kind == EXTERNAL_KIND else None)
 
 
 def custom_scores(log: RunLog, scorers: Sequence[str]) -> dict[str, float | None]:

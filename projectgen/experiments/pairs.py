@@ -35,6 +35,7 @@ from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
+from projectgen.external.methods import is_external
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.runs.folder import read_manifest
@@ -59,6 +60,7 @@ class PairUnit:
     mode: RunMode
     method: str = "livecoder"
     run_id: str = ""  # the run id a new run gets (see the module docstring)
+    fresh: bool = False  # --fresh: an external system's run starts over (it has no checkpoints to tell by)
     sync: Callable[[], None] | None = None  # set on a worker only (`relocated`), never pickled
 
     @classmethod
@@ -69,7 +71,8 @@ class PairUnit:
         run_dir = out_dir / key
         if ".." in (model.slug, task.id, method) or not run_dir.resolve().is_relative_to(out_dir.resolve()):
             raise ProjectGenError(f"unsafe run folder for {key}")
-        return cls(key, model, task, run_dir, pair_mode(run_dir, fresh), method, run_id=uuid.uuid4().hex[:12])
+        return cls(key, model, task, run_dir, pair_mode(run_dir, fresh), method, run_id=uuid.uuid4().hex[:12],
+                   fresh=fresh)
 
     @property
     def workspace(self) -> Path:
@@ -179,6 +182,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
             check_run_method(unit.run_dir, read_manifest(unit.run_dir).custom_method, custom)
         if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
+        if is_external(unit.method):
+            return pair_from_run(unit.run_dir, how=self.run_external(unit, state), **figures)
         models, model_specs = self.models_for(unit)
         progress = self.progress
         request = RunRequest.for_task(unit.task, method=self.spec.base_method(unit.method), models=model_specs,
@@ -206,6 +211,37 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
             shutil.rmtree(unit.run_dir)
         Run.open(request, unit.run_dir, parts, run_id=unit.run_id or None).run()
         return pair_from_run(unit.run_dir, **figures)
+
+    def run_external(self, unit: PairUnit, state: Any) -> str:
+        """Run the unit's external system (`projectgen.external.runner`); how: "resumed" when its folder held a
+        killed run of the same request (its paid calls replayed), else "run"."""
+        from projectgen.config import Settings
+        from projectgen.external.runner import ExternalRun, run_external
+        from projectgen.external.systems import describe_system
+
+        folder = RunFolder(unit.run_dir)
+        if unit.fresh and unit.run_id and folder_run_id(unit.run_dir) != unit.run_id and unit.run_dir.exists():
+            shutil.rmtree(unit.run_dir)  # --fresh: not even the call cache of an earlier run is kept
+        again = folder.manifest.is_file()
+        models, model_specs = self.models_for(unit)
+        settings = Settings.with_profile(unit.task.settings_profile, self.spec.settings)
+        label = None
+        if unit.model.is_reference:  # the oracle's replies are known: the cap fits the longest
+            from projectgen.llm.naming import REFERENCE_LABEL
+            from projectgen.oracles.reference_replay import oracle_reply_cap
+
+            label = REFERENCE_LABEL
+            settings = settings.model_copy(update={"max_reply_chars": oracle_reply_cap(unit.task,
+                                                                                       settings.max_reply_chars)})
+        system_path = self.spec.system_paths.get(unit.method)
+        progress = self.progress
+        run_external(describe_system(unit.method), ExternalRun(
+            task=unit.task, run_dir=unit.run_dir, model=models.default, model_specs=model_specs, model_label=label,
+            settings=settings, max_tokens=self.spec.max_tokens, system_path=Path(system_path) if system_path else None,
+            measure_unit_tests=self.spec.attempt_settings.measure_unit_tests,
+            run_id=unit.run_id, progress=(lambda message: progress(unit.key, message)) if progress else None,
+            sync=unit.sync), state, REFERENCE_SCORERS)
+        return "resumed" if again else "run"
 
     def models_for(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:
         """The unit's models, their calls taking the batch's call slots, and the specs its run.json records."""

@@ -55,6 +55,8 @@ class ExperimentSpec:
     `projectgen.runs.custom_methods.CustomMethod` (resolved on construction: `methods` then holds its name and
     `custom_methods` the loaded method); `scorers` are factories of the user's scorers, the same way, whose scores
     the runs' logs and the results keep by name (`projectgen.experiments.custom_arms`).
+    `system_paths`: external system name -> the checkout it runs from (``--system-path``; the systems of
+    source "checkout" in systems.toml, `projectgen.external`); every external method is checked runnable here.
     """
 
     dataset: Path
@@ -73,9 +75,11 @@ class ExperimentSpec:
     faults: str | None = None
     scorers: tuple[str | LoadedScorer, ...] = ()
     custom_methods: Mapping[str, LoadedMethod] = field(default_factory=dict)
+    system_paths: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
+        from projectgen.external.methods import system_paths_for
         from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
@@ -83,6 +87,8 @@ class ExperimentSpec:
         object.__setattr__(self, "methods", methods)
         object.__setattr__(self, "custom_methods", custom)
         object.__setattr__(self, "scorers", resolve_scorers(self.scorers))
+        object.__setattr__(self, "system_paths", {name: str(path) for name, path in
+                                                  system_paths_for(methods, self.system_paths).items()})
         object.__setattr__(self, "models", parse_models(self.models))
         if self.tasks is not None:
             object.__setattr__(self, "tasks", tuple(t.strip() for t in self.tasks if t.strip()))
@@ -104,11 +110,12 @@ class ExperimentSpec:
         reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
         (a Ray cluster) need none of it."""
         from projectgen.runs.checkpoints import per_machine_checkpoints
+        from projectgen.external.methods import is_external
         from projectgen.runs.methods import method_attempt_settings
 
         state = per_machine_checkpoints(self.checkpoint_url)
         knowledge = [method_attempt_settings(self.base_method(method), self.attempt_settings)
-                     for method in self.methods]
+                     for method in self.methods if not is_external(method)]
         if not self.knowledge_url and any(s.attempts > 1 and (s.success_knowledge or s.failure_knowledge)
                                           for s in knowledge):
             state["a knowledge store embedded in each run folder"] = "--knowledge-store http://HOST:PORT"

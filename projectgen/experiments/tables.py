@@ -268,7 +268,7 @@ def pair_table(report: ModelReport) -> Table:
                      str(p.attempts_run) if p.ok else "", str(p.reused_at or ""), f"{p.tokens.total_tokens:,}",
                      p.cost.label() if p.ok else "", *(score(p.scores.get(name)) for name in names),
                      "; ".join([*p.environment_incomplete,
-                                *(note for note in (p.unit_run_note, p.error) if note)])[:400]])
+                                *(note for note in (p.run_note, p.unit_run_note, p.error) if note)])[:400]])
     return ["task", "status", "LOC", "unit (final)", "attempts run", "reused at", "tokens", "cost", *names,
             "note"], rows
 

@@ -21,12 +21,12 @@ import pkgutil
 # projectgen's packages whose modules units run; not the CLI (the parser stays lazy), not the files run
 # inside the sandbox, not the bundled examples' own sources
 WORKER_PACKAGES = (
-    "projectgen.agents", "projectgen.construction", "projectgen.datasets", "projectgen.evaluation",
-    "projectgen.experiments", "projectgen.graphs", "projectgen.inspection", "projectgen.llm", "projectgen.memory",
-    "projectgen.oracles", "projectgen.prompts", "projectgen.protocols", "projectgen.repository", "projectgen.runs",
-    "projectgen.ssat",
+    "projectgen.agents", "projectgen.bridge", "projectgen.construction", "projectgen.datasets",
+    "projectgen.evaluation", "projectgen.experiments", "projectgen.external", "projectgen.graphs",
+    "projectgen.inspection", "projectgen.llm", "projectgen.memory", "projectgen.oracles", "projectgen.prompts",
+    "projectgen.protocols", "projectgen.repository", "projectgen.runs", "projectgen.ssat",
 )
-SKIPPED_PACKAGES = ("projectgen.datasets.examples", "projectgen.evaluation.sandbox_files")
+SKIPPED_PACKAGES = ("projectgen.datasets.examples", "projectgen.evaluation.sandbox_files", "projectgen.external.adapters")
 # projectgen's own modules outside those packages, and the examples' package itself (not its contents)
 TOP_MODULES = ("projectgen", "projectgen.config", "projectgen.errors", "projectgen.durable_files", "projectgen.lazy",
                "projectgen.datasets.examples")

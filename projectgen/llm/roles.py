@@ -29,6 +29,9 @@ REFLECTION_ROLE = "reflection"
 # REFLECTION_ROLE, a role of its own protocol's runs only.
 REFINER_ROLE = "refiner"
 REFINEMENT_STAGE = "refinement"
+# An external system's calls through the model bridge (`projectgen.bridge`, `projectgen.external`): like
+# REFLECTION_ROLE, not a role of the project graph's runs; the stage is the system's name.
+EXTERNAL_ROLE = "external"
 # Not a model's role: the judge named on a person's rejection in a review (`projectgen.graphs.review`). It goes
 # to the generator like a judge's feedback but has no score, so summaries and the trace keep it apart.
 HUMAN_JUDGE = "human"

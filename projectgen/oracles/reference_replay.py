@@ -10,7 +10,8 @@ self-reflection round) must repair it.
 The result is a `Script` for `ScriptedChatModel`; its label says it replays reference
 code, so no report can mistake it for a model's work. `reference_model(task)` is the
 oracle behind ``--model reference``: every agent answered from the reference, the knowledge
-agent included, labelled "reference replay (oracle, not a model)" everywhere. It checks that
+agent and an external system's calls through the model bridge included, labelled "reference replay (oracle,
+not a model)" everywhere. It checks that
 the harness gives a perfect generator full marks on a dataset (as SWE-bench validates its
 gold patches). `exercise_reference_model(exercise)` is the same oracle for LiveRepoReflection's
 protocol (``projectgen reflect --model reference``): try 1 is answered with the exercise's
@@ -28,7 +29,9 @@ from projectgen.datasets.exercism import Exercise
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.llm.naming import REFERENCE_LABEL
-from projectgen.llm.roles import DIRECT_ROLE, KNOWLEDGE_ROLE, MEMORY_ROLE, NOTES_STAGE, REFLECTION_ROLE
+from projectgen.llm.roles import (
+    DIRECT_ROLE, EXTERNAL_ROLE, KNOWLEDGE_ROLE, MEMORY_ROLE, NOTES_STAGE, REFLECTION_ROLE,
+)
 from projectgen.llm.scripted import Script, load_script, scripted_chat_model_class
 from projectgen.repository.edits import fenced_python, fenced_text, make_search_replace_reply, make_whole_file_reply
 from projectgen.repository.syntax import function_node, parse_python
@@ -159,6 +162,8 @@ def reference_script(task: Task, *, breakage: Breakage | None = None, edit_forma
         responses.append({"role": "coder", "target": path,
                           "content": fenced_python(code) if path.endswith(".py") else fenced_text(code)})
     responses.append({"role": DIRECT_ROLE, "content": make_whole_file_reply(sorted(files), files)})
+    # An external system's every call (`projectgen.external`): the whole reference, as the baselines get it.
+    responses.append({"role": EXTERNAL_ROLE, "content": make_whole_file_reply(sorted(files), files)})
     responses.append({"role": KNOWLEDGE_ROLE, "content": reference_knowledge(task)})
     if breakage is not None:
         if breakage.path not in files:

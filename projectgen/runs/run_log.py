@@ -36,13 +36,14 @@ from projectgen.runs.request import RunRequest
 RUN_LOG_VERSION = 1
 
 # Which protocol a run is: "livecoder" (every method of `projectgen.runs.methods`), "single-pass", "evolve",
-# "reflect", "refine", "check-tests", or a new protocol's own name (a text, so adding one changes nothing here).
+# "reflect", "refine", "check-tests", "external" (a system of `projectgen.external`), or a new protocol's own name (a text, so adding one changes nothing here).
 RunKind = str
 
 # run.json's method -> the kind of run (the methods of `projectgen.runs.methods` all run the attempts graph).
 # The protocols' own names are their modules' constants (SINGLE_PASS, EVOLVE_METHOD, REFLECT_METHOD,
 # REFINE_METHOD), spelled here because those modules write through this one: tests/runs/test_run_log.py
 # checks that they agree.
+EXTERNAL_KIND: RunKind = "external"  # an external system's run (`projectgen.external.runner` writes it)
 PROTOCOL_KINDS: Mapping[str, RunKind] = MappingProxyType({"single-pass": "single-pass", "evolve": "evolve",
                                                           "reflect": "reflect", "refine": "refine"})
 
@@ -165,7 +166,7 @@ def _ended_status(kind: RunKind | None, record: Mapping[str, Any],
                   manifest: RunManifest | None) -> tuple[str, str | None]:
     """(status, reason) of a run that wrote its record: the record's where it keeps one (LiveCoder's, the
     single pass's), else run.json's, else finished."""
-    if kind in ("livecoder", "single-pass") and isinstance(record.get("status"), str):
+    if kind in ("livecoder", "single-pass", EXTERNAL_KIND) and isinstance(record.get("status"), str):
         return str(record["status"]), _text(record.get("reason"))
     if manifest is not None and manifest.status != "running":
         return manifest.status, manifest.reason
@@ -175,7 +176,7 @@ def _ended_status(kind: RunKind | None, record: Mapping[str, Any],
 def _samples(kind: RunKind | None, record: Mapping[str, Any], task_id: str) -> list[Sample]:
     """The scores each kind's record holds, by scorer name."""
     scores: dict[str, Score] = {}
-    if kind in ("livecoder", "single-pass", "evolve"):
+    if kind in ("livecoder", "single-pass", "evolve", EXTERNAL_KIND):
         if isinstance(record.get("unit_tests"), Mapping):
             scores[UNIT] = _tests_score(record["unit_tests"])
         final = record.get("final")

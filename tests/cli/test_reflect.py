@@ -3,6 +3,7 @@ every nesting, results.json/md/html, the ledger, resuming a killed batch without
 harness failures recorded as retryable, never as a pass or a fail."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -73,7 +74,8 @@ def test_the_bundled_exercises_give_the_scripted_figures_in_both_edit_formats(bu
         assert entry["input_tokens"] > 0 and entry["output_tokens"] > 0
         assert entry["model_label"].startswith("scripted model (")  # a replay is named as one
     out = bundled["stdout"]
-    assert "│ scripted-exercises.reflect │ whole       │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
+    assert "│ scripted-exercises.reflect │ whole       │ Python   │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
+    assert "│ scripted-exercises.reflect │ whole       │ All      │     3 │   33.3 │   66.7 │ 50.0 │ 66.7 │" in out
     assert "scripted-exercises.reflect/patch/word_index: failed, 2 tr(ies), NOT well formed" in out
 
 
@@ -223,6 +225,56 @@ def test_an_exercise_published_without_its_reference_loads_and_its_replay_is_nam
     assert results["environment_incomplete"] == {"tally_marks": "environment incomplete: this copy of the exercise "
                                                  "lacks its reference (.meta/example.py): there is nothing to replay"}
     assert results["summary"][0]["tasks"] == 0 and results["summary"][0]["environment_incomplete"] == 1
+
+
+WINDOW_MEDIAN = LAYOUTS / "liverepo/python/exercises/practice/unit_test_3c7a9e15_b2d4_4f6a_8c1e_5d9b0f2a4e68/window_median"
+ROUTE_CACHE = LAYOUTS / "liverepo/python/exercises/practice/unit_test_5b1c0e7a_3f2d_4c1b_9a8e_2d4f6b8c0a1e/route_cache"
+
+
+def test_a_declared_reference_defect_is_named_beside_its_row_and_a_stale_one_is_reported(
+        tmp_path: Path, capsys, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """window_median's test expects what its instructions do not ask (LiveRepoReflection's node_placement kind):
+    its reference fails it. Declared, the row and the summary say so, with Pass@1 on the rest beside the raw
+    figure; a declaration the reference replay passes (route_cache's) is reported stale and not applied."""
+    import projectgen.protocols.reflection.batch as reflection_batch
+
+    dataset = tmp_path / "data" / "python" / "exercises" / "practice"
+    for exercise in (WINDOW_MEDIAN, ROUTE_CACHE):
+        shutil.copytree(exercise, dataset / exercise.parent.name / exercise.name)
+    table = tmp_path / "known_defects.toml"
+    table.write_text(
+        f'["exercism/python/{WINDOW_MEDIAN.parent.name}/window_median"]\n'
+        'tests = ["window_median/test_window_median.py::WindowMedianTest::test_even_window"]\n'
+        'defect = "the test expects the lower middle number of an even window; the instructions ask for the mean"\n'
+        f'["exercism/python/{ROUTE_CACHE.parent.name}/route_cache"]\n'
+        'tests = ["route_cache/test_route_cache.py::RouteCacheTest::test_bad_capacity"]\n'
+        'defect = "a defect that was fixed"\n', encoding="utf-8")
+    monkeypatch.setattr(reflection_batch, "exercise_declarations",
+                        functools.partial(reflection_batch.exercise_declarations, path=table))
+    out = tmp_path / "out"
+    code, printed, _ = reflect(capsys, "--dataset", str(tmp_path / "data"), "--model", "reference", "--tries", "1",
+                               "--out", str(out), "--cache-dir", str(env_cache))
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["declared_defects"] == {"window_median": "the test expects the lower middle number of an even "
+                                                            "window; the instructions ask for the mean"}
+    assert list(results["stale_declarations"]) == ["route_cache"]
+    assert "the reference now passes route_cache/test_route_cache.py::RouteCacheTest::test_bad_capacity" in (
+        results["stale_declarations"]["route_cache"])
+    rows = {row["task_id"]: row for row in results["reports"][0]["rows"]}
+    assert rows["window_median"]["status"] == "failed"  # the raw outcome stays
+    assert rows["window_median"]["defect"] == (
+        "dataset defect: the test expects the lower middle number of an even window; the instructions ask for the "
+        "mean (1 test(s): window_median/test_window_median.py::WindowMedianTest::test_even_window)")
+    assert rows["route_cache"]["defect"] == ""
+    [python] = results["summary_by_language"]
+    assert (python["language"], python["tasks"], python["pass_at_1"], python["declared_defective"],
+            python["pass_at_1_without_declared"]) == ("Python", 2, 50.0, 1, 100.0)
+    page = (out / "results.md").read_text()
+    assert "Declared reference defects (1 exercise(s)" in page and "Stale declarations (1:" in page
+    assert "| reference | whole | Python | 2 | 50.0 | 1 | 100.0 |" in page
+    assert "window_median: the test expects the lower middle number" in printed
+    assert "Stale declarations (1:" in printed and "route_cache: stale declaration" in printed
 
 
 def test_a_unit_cut_short_after_its_model_call_resumes_without_calling_again(tmp_path: Path, env_cache: Path,

@@ -1,6 +1,7 @@
 """A file the reference reads that the dataset does not ship is reported as the dataset's defect, not hidden."""
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from projectgen.datasets.catalog import find_published
 from projectgen.datasets.integrity import missing_from_copy
-from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE, known_defects
+from projectgen.datasets.known_defects import KNOWN_DEFECTS_FILE, declared_defects, exercise_defect_key, known_defects
 from projectgen.datasets.loaders import load_task
 from projectgen.datasets.task import Task
 from projectgen.evaluation.dataset_defects import dataset_defects, missing_files
@@ -150,6 +151,8 @@ def test_a_known_defect_is_named_when_one_of_its_tests_does_not_pass(tmp_path: P
 
 def test_every_packaged_known_defect_names_tests_its_task_has(shared_datasets: Path) -> None:
     for key in tomllib.loads(KNOWN_DEFECTS_FILE.read_text(encoding="utf-8")):
+        if key.startswith("exercism/"):
+            continue  # LiveRepoReflection's exercises are not kept here: the next test checks their shape
         fmt, task_id = key.split("/")
         assert find_published(fmt) is not None
         task = load_task(shared_datasets / find_published(fmt).folder_name / task_id)
@@ -174,3 +177,17 @@ def test_a_bench_row_of_an_incomplete_environment_says_so_first_and_names_a_lack
     older = report(collection=GEOTEXT_ERROR)  # a report from before environments were recorded
     assert row_from_report(older, None, set(), absent=["geotext/data_file/cities15000.txt"]).defects[0].startswith(
         "dataset defect: this copy lacks 1 published file(s)")
+
+
+def test_every_packaged_exercise_declaration_is_keyed_by_its_folders_and_names_tests_inside_it() -> None:
+    """An exercise's key is 'exercism/<language>/unit_test_<uuid>/<exercise>' (what `exercise_defect_key` makes
+    of its folder), and each test it names is a path below the exercise folder, as the try records give them."""
+    keys = [key for key in tomllib.loads(KNOWN_DEFECTS_FILE.read_text(encoding="utf-8")) if key.startswith("exercism/")]
+    assert keys
+    for key in keys:
+        _, language, parent, name = key.split("/")
+        assert language in {"python", "go", "rust", "cpp", "javascript", "java"}
+        assert re.fullmatch(r"unit_test_[0-9a-f]{8}(_[0-9a-f]{4}){3}_[0-9a-f]{12}", parent)
+        assert exercise_defect_key(language.capitalize(), Path("/any") / parent / name) == key
+        [defect] = declared_defects(key)
+        assert defect.tests and all(test.startswith(f"{name}/") for test in defect.tests)

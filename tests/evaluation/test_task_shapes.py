@@ -452,3 +452,31 @@ def test_a_reference_mapped_onto_a_subfolder_of_the_repository_scores_as_plain_p
     at_the_root = {rel.removeprefix("src/"): path for rel, path in task.reference_files().items()}
     moved = outcomes(sandbox.evaluate(task, at_the_root))  # the same code outside the src layout is not the package
     assert moved["tests/test_wordy.py::test_the_package_is_the_src_layouts"] == "failed"
+
+
+# --------------------------------------------------------------------------- issue 37 item 8: a teardown error
+
+def test_a_teardown_error_after_a_passing_call_counts_as_nl2repo_benchs_harness_counts_it(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """NL2Repo-Bench's harness (openhands/post_processor.py, `analyze_pytest_results`) adds up every
+    `(\\d+) passed` of pytest's output and scores that / test_case_count.txt. pytest counts a test whose call
+    passed as passed even when its teardown then errs, and counts the error besides. With the task's
+    filterwarnings = error, plain pytest says "1 failed, 3 passed, 1 skipped, 2 errors": the harness's score is
+    3 / 5 (read off its code, not from ours), and the reference must score 3 / 5 here too."""
+    task = load_task(SHAPES / "teardown")
+    assert task.env.pytest_options["filterwarnings"] == "error"
+    work = tmp_path / "plain"
+    shutil.copytree(task.root, work)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-c",
+                           str(work / "pyproject.toml"), f"--rootdir={work}", "tests"],
+                          cwd=work, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                               "PYTHONPATH": str(work)})
+    assert re.search(r"=+ 1 failed, 3 passed, 1 skipped, 2 errors in ", done.stdout), done.stdout[-2000:]
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error, report.output_tail
+    assert {name.split("::")[1]: outcome for name, outcome in outcomes(report).items()} == {
+        "test_total_passes_then_its_teardown_errs": "passed", "test_mean_fails_then_its_teardown_errs": "failed",
+        "test_mean_passes": "passed", "test_empty_mean_raises": "passed", "test_skipped": "skipped"}
+    scored = sandbox.score(task, task.reference_files()).score
+    assert (scored.passed, scored.expected) == (3, 5)

@@ -194,6 +194,38 @@ def test_planted_tests_sit_after_real_tests_with_fresh_names_and_the_lines_of_re
         str(real_line), str(TESTS.splitlines().index("    def test_name_again(self):") + 1))
 
 
+STORE_TESTS = '''\
+import unittest
+
+from store import begin, commit, get, put
+
+
+class StoreTest(unittest.TestCase):
+    def test_abort_begin(self):
+        self.assertTrue(begin())
+
+    def test_put_commit(self):
+        tx = begin()
+        put(tx, "alpha", 1)
+        self.assertIsNone(get("alpha"))
+        commit(tx)
+        self.assertEqual(get("alpha"), 1)
+
+    def test_zero_value(self):
+        self.assertEqual(get("zero"), None)
+'''
+
+
+def test_a_unittest_twin_is_named_to_run_after_its_original() -> None:
+    """unittest runs a TestCase's methods by name: a twin of test_put_commit named test_abort_... would run
+    first, commit "alpha", and fail the real test on a correct candidate (LiveRepoReflection's dist_tx_store)."""
+    [twin] = [t for t in derive_twins("test_store.py", STORE_TESTS, lambda cls, name: True)
+              if t.original == "test_put_commit"]
+    names = [test.name for _ in range(40)
+             for test in plan({"test_store.py": STORE_TESTS}, [twin], canaries=0).tests]
+    assert names and all(name > "test_put_commit" for name in names)
+
+
 def test_planted_tests_are_chosen_afresh_each_run() -> None:
     twins = derive_twins("unit_tests/test_calc.py", TESTS, lambda cls, name: True)
     first = plan({"unit_tests/test_calc.py": TESTS}, twins[:2], canaries=2)

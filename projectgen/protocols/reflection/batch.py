@@ -48,6 +48,7 @@ from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
 from projectgen.protocols.evaluate import evaluate
+from projectgen.protocols.reflection.defects import exercise_declarations
 from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
                                                        summarize_reflect)
 from projectgen.protocols.reflection.settings import ReflectionSettings
@@ -296,6 +297,7 @@ def reflect_batch(evaluation: Evaluation[ReflectionSettings]) -> ReflectResults:
         rows = run_batch(batch, units, ledger, executor, on_start=hooks.on_start, on_row=hooks.on_row)
         results = summarize_reflect(str(exercises.root), str(out_dir), tries, parsed, formats, list(rows.values()),
                                     skipped=exercises.other_languages, load_errors=load_errors,
-                                    missing_toolchains=missing)
+                                    missing_toolchains=missing,
+                                    declarations=exercise_declarations(chosen))
         write_results(out_dir, results, reflect_page(results))
         return results

@@ -34,6 +34,7 @@ from langgraph.runtime import Runtime
 from projectgen.agents.protocols import ReflectionGenerator
 from projectgen.datasets.exercism import Exercise
 from projectgen.evaluation.feedback import failure_log
+from projectgen.evaluation.report import Outcome
 from projectgen.graphs.context import ReflectionContext
 from projectgen.graphs.loop import bind
 from projectgen.graphs.state import ReflectionState
@@ -82,6 +83,10 @@ async def run_tests(state: ReflectionState, runtime: Runtime[ReflectionContext])
     passed = report.status == "passed"
     current.update(tests_passed=report.passed, tests_total=report.total, status=report.status,
                    timed_out=report.timed_out,
+                   # what did not pass, by id (a test, or a test file that did not build or collect): a declared
+                   # reference defect is matched, or found stale, by them
+                   failed_tests=[test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
+                   + [error.nodeid for error in report.collection_errors],
                    integrity_flags=[flag.model_dump(mode="json") for flag in report.integrity_flags])
     ctx.say(f"try {current.get('try')}: {report.passed}/{report.total} tests pass"
             + ("" if current.get("well_formed") else " (the reply was not well formed)"))

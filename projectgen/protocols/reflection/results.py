@@ -5,16 +5,20 @@ Pass@1, Pass@2, Fix Weight and Well Format per language and All
 (`projectgen.protocols.reflection.metrics.by_language`), the pass@k curve, tokens, and the
 per-task rows behind them. Error units are counted apart and left out of every figure: a unit whose
 tests the harness could not run is neither a pass nor a fail. So are "environment incomplete" units (the
-exercise's reference itself cannot get its dependencies here), each named with its reason.
+exercise's reference itself cannot get its dependencies here), each named with its reason. An exercise whose
+published reference is declared defective (`reflection_defects`) is named beside its rows, and each figure is given
+a second time without those exercises: the raw figure stays beside it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
+from projectgen.datasets.known_defects import KnownDefect
+from projectgen.protocols.reflection.defects import read_defects
 from projectgen.protocols.reflection.metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
@@ -39,6 +43,8 @@ class ReflectRow(BaseModel):
     result: dict[str, Any] | None = None
     sandbox: str = Field(default="", description='the isolation its tests ran with: "namespaces", or "none" '
                          "(unprotected: the code under test could have faked the score); empty in older ledgers")
+    defect: str = Field(default="", description="the exercise's declared reference defect, when one of the tests "
+                        "it names did not pass here (known_defects.toml); set when results are summarized")
 
     def integrity_flags(self) -> list[IntegrityFlag]:
         """The integrity flags of its tries' candidates (each once: a flag every try keeps is listed once);
@@ -68,6 +74,10 @@ class ReflectReport(BaseModel):
     errors: int
     incomplete: int = Field(default=0, description="units not scored: the exercise's environment is incomplete")
     figures: dict[str, ReflectionFigures]
+    declared_defective: list[str] = Field(default_factory=list, description="scored exercises whose reference is "
+                                          "declared defective (results.json `declared_defects`)")
+    figures_without_declared: dict[str, ReflectionFigures] = Field(
+        default_factory=dict, description="the figures over the scored exercises not declared defective")
     rows: list[ReflectRow]
 
 
@@ -85,6 +95,10 @@ class ReflectSummaryEntry(BaseModel):
                                         "cannot get its dependencies here (named in results.json "
                                         "`environment_incomplete`)")
     pass_at_1: float
+    declared_defective: int = Field(default=0, description="scored tasks whose published reference is declared "
+                                    "defective (known_defects.toml): counted in pass_at_1 as they scored")
+    pass_at_1_without_declared: float | None = Field(
+        default=None, description="Pass@1 over the other scored tasks; None when none is left")
     pass_at_2: float | None
     fix_weight: float | None
     well_formed: float
@@ -110,6 +124,12 @@ class ReflectResults(BaseModel):
     environment_incomplete: dict[str, str] = Field(
         default_factory=dict, description="exercise id -> why it is not scored here ('environment incomplete: ...': "
         "its reference cannot get its dependencies on this machine), whatever the model")
+    declared_defects: dict[str, str] = Field(
+        default_factory=dict, description="exercise id -> its published reference's declared defect "
+        "(known_defects.toml), for the scored exercises of the batch whose declaration holds")
+    stale_declarations: dict[str, str] = Field(
+        default_factory=dict, description="exercise id -> why its declaration no longer holds: the reference replay "
+        "passes the tests it names (the declaration is not applied)")
     reports: list[ReflectReport]
 
     @computed_field  # type: ignore[prop-decorator]
@@ -132,9 +152,12 @@ def _summary_entry(report: ReflectReport, language: str) -> ReflectSummaryEntry:
     errors = report.errors if language == ALL else sum(row.status == "error" and row.language == language
                                                        for row in report.rows)
     incomplete = sum(row.status == INCOMPLETE and language in (ALL, row.language) for row in report.rows)
+    rest = report.figures_without_declared.get(language)
+    declared = sum(row.task_id in report.declared_defective and language in (ALL, row.language) for row in report.rows)
     return ReflectSummaryEntry(
         model=report.model, model_label=report.model_label, edit_format=report.edit_format, language=language,
         tasks=f.tasks, errors=errors, environment_incomplete=incomplete, pass_at_1=f.pass_at_1,
+        declared_defective=declared, pass_at_1_without_declared=rest.pass_at_1 if rest and rest.tasks else None,
         pass_at_2=f.pass_at_2, fix_weight=f.fix_weight,
         well_formed=f.well_formed, pass_at_k=f.pass_at_k, input_tokens=f.input_tokens, output_tokens=f.output_tokens)
 
@@ -154,21 +177,33 @@ def model_label(model: ExperimentModel, rows: Sequence[ReflectRow]) -> str:
 def summarize_reflect(dataset: str, out_dir: str, tries: int, models: Sequence[ExperimentModel],
                       formats: Sequence[str], rows: Sequence[ReflectRow], *, skipped: dict[str, int] | None = None,
                       load_errors: dict[str, str] | None = None,
-                      missing_toolchains: dict[str, str] | None = None) -> ReflectResults:
-    """The results of a batch's rows, one report per (model, edit format)."""
+                      missing_toolchains: dict[str, str] | None = None,
+                      declarations: Mapping[str, KnownDefect] | None = None) -> ReflectResults:
+    """The results of a batch's rows, one report per (model, edit format); `declarations`: exercise id -> its
+    reference's declared defect (`reflection_defects.exercise_declarations`)."""
+    declarations = dict(declarations or {})
+    reading = read_defects(rows, declarations, {model.slug for model in models if model.is_reference})
+    rows = [row.model_copy(update={"defect": reading.notes.get(row.key, "")}) for row in rows]
     reports = []
     for model in models:
         for fmt in formats:
             mine = sorted((r for r in rows if r.model == model.slug and r.edit_format == fmt), key=lambda r: r.task_id)
             outcomes = [o for r in mine if (o := r.outcome()) is not None]
+            declared = sorted({o.task_id for o in outcomes} & reading.declared)
+            rest = [o for o in outcomes if o.task_id not in reading.declared]
             reports.append(ReflectReport(model=model.slug, spec=model.spec, model_label=model_label(model, mine),
                                          edit_format=fmt, tries=tries, errors=sum(r.status == "error" for r in mine),
                                          incomplete=sum(r.status == INCOMPLETE for r in mine),
-                                         figures=by_language(outcomes, tries), rows=mine))
+                                         figures=by_language(outcomes, tries), declared_defective=declared,
+                                         figures_without_declared=by_language(rest, tries), rows=mine))
     incomplete = {r.task_id: r.error or "" for r in sorted(rows, key=lambda r: r.task_id) if r.status == INCOMPLETE}
+    scored = {r.task_id for report in reports for r in report.rows if r.outcome() is not None}
     return ReflectResults(dataset=dataset, out_dir=out_dir, tries=tries, skipped_languages=dict(skipped or {}),
                           load_errors=dict(load_errors or {}), missing_toolchains=dict(missing_toolchains or {}),
-                          environment_incomplete=incomplete, reports=reports)
+                          environment_incomplete=incomplete,
+                          declared_defects={task: declarations[task].defect
+                                            for task in sorted(reading.declared & scored)},
+                          stale_declarations=dict(sorted(reading.stale.items())), reports=reports)
 
 
 # --------------------------------------------------------------------------- tables
@@ -188,6 +223,23 @@ def summary_table(results: ReflectResults) -> Table:
              f"{e.output_tokens:,}"]
             for e in results.summary]
     return header, rows
+
+
+def language_summary_table(results: ReflectResults) -> Table:
+    """One row per (model, edit format, language), then All: Pass@1 as scored, and without the exercises whose
+    published reference is declared defective (both shown: the raw figure is never replaced)."""
+    header = ["model", "edit format", "language", "tasks", "Pass@1", "declared defective", "Pass@1 without them",
+              "errors", "env. incomplete"]
+    return header, [[e.model, e.edit_format, e.language, str(e.tasks), pct(e.pass_at_1), str(e.declared_defective),
+                     pct(e.pass_at_1_without_declared), str(e.errors), str(e.environment_incomplete)]
+                    for e in summary_rows(results)]
+
+
+def summary_rows(results: ReflectResults) -> list[ReflectSummaryEntry]:
+    """Per (model, edit format) in the batch's order: each language's entry, then All's."""
+    return [entry for r in results.reports
+            for entry in [*(_summary_entry(r, lang) for lang in sorted(r.figures) if lang != ALL),
+                          _summary_entry(r, ALL)]]
 
 
 def language_table(results: ReflectResults) -> Table:
@@ -224,7 +276,8 @@ def task_table(results: ReflectResults) -> Table:
             rows.append([r.model, r.edit_format, row.task_id, row.language, row.status,
                          str(res.get("passed_at") or "") if row.status in ("passed", "failed") else "",
                          str(len(res.get("tries") or [])) if res else "",
-                         ("yes" if res.get("well_formed") else "no") if res else "", tests, row.error or ""])
+                         ("yes" if res.get("well_formed") else "no") if res else "", tests,
+                         "; ".join(part for part in (row.error, row.defect) if part)])
     return header, rows
 
 
@@ -233,6 +286,18 @@ NOTES = ("Pass@k: tasks whose tests all passed by try k (Pass@2 after one repair
          "applied exactly. All: the languages weighted by their number of tasks. Percentages; error units "
          "(the harness could not run the tests, or the model failed for good) are left out and retried on a "
          "continue; environment-incomplete exercises are left out and named.")
+
+
+def declared_lead(count: int) -> str:
+    """The line above the exercises whose published reference is declared defective."""
+    return (f"Declared reference defects ({count} exercise(s), known_defects.toml: the published reference fails "
+            "the tests named; counted as scored, and left out of 'Pass@1 without them'):")
+
+
+def stale_lead(count: int) -> str:
+    """The line above the declarations the reference replay no longer bears out."""
+    return (f"Stale declarations ({count}: the reference replay passes the tests they name; not applied, correct "
+            "or remove them in known_defects.toml):")
 
 
 def incomplete_lead(count: int) -> str:
@@ -282,8 +347,15 @@ def reflect_page(results: ReflectResults) -> ResultsPage:
     if results.environment_incomplete:
         blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.environment_incomplete.items())],
                               lead=incomplete_lead(len(results.environment_incomplete))))
+    if results.declared_defects:
+        blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.declared_defects.items())],
+                              lead=declared_lead(len(results.declared_defects))))
+    if results.stale_declarations:
+        blocks.append(Bullets([f"{k}: {v}" for k, v in sorted(results.stale_declarations.items())],
+                              lead=stale_lead(len(results.stale_declarations))))
     blocks.append(Charts("pass@k curves", [("", pass_at_k_chart(results))]))
     for title, table in (("Summary", summary_table(results)),
+                         ("Per language summary", language_summary_table(results)),
                          ("Per language (Tables 1-2's columns)", language_table(results)),
                          ("pass@k over tries", curve_table(results)), ("Per task", task_table(results))):
         blocks += [Heading(title), TableBlock(table)]

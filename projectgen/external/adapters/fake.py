@@ -1,0 +1,103 @@
+"""The fake external system: a stand-in for MetaGPT and the others, standard library only.
+
+Run as every adapter is (docs/external-systems.md, "The adapter contract")::
+
+    <env python> fake.py --docs DOCS --out OUT
+
+It reads DOCS/PRD.md, makes two calls to OPENAI_BASE_URL with `urllib` (a plan, then the repository as
+whole-file blocks: a path line, then a fenced block), writes each file under OUT and exits 0; a call the
+bridge refuses (a spent budget) ends it with exit status 3 after what it wrote so far.
+
+For the tests only, environment variables set through a systems file's ``[fake.env]``:
+``FAKE_SYSTEM_PROBES`` (comma-separated ``HOST:PORT`` to open a TCP connection to, and ``dns:NAME`` to look
+up; what happened written to OUT/network.json) and ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the
+first call: a run to kill in the middle).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+FENCE = re.compile(r"^(`{3,})[^`]*$")
+
+
+def ask(prompt: str, documents: str) -> str:
+    """One chat-completions call through the bridge; raises `urllib.error.HTTPError` on a refusal."""
+    body = {"model": os.environ["PROJECTGEN_MODEL"],
+            "messages": [{"role": "system", "content": documents}, {"role": "user", "content": prompt}]}
+    if os.environ.get("PROJECTGEN_TEMPERATURE"):  # empty for a replay, which samples nothing
+        body["temperature"] = float(os.environ["PROJECTGEN_TEMPERATURE"])
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+                                     data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"})
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        return json.load(reply)["choices"][0]["message"]["content"] or ""
+
+
+def whole_files(reply: str) -> dict[str, str]:
+    """Path -> text of each whole-file block: a line naming the path, then a fenced block."""
+    files: dict[str, str] = {}
+    lines = reply.splitlines(keepends=True)
+    index = 0
+    while index + 1 < len(lines):
+        path, opening = lines[index].strip(), FENCE.match(lines[index + 1].rstrip("\n"))
+        if not path or opening is None or path.startswith("`"):
+            index += 1
+            continue
+        fence, body, index = opening.group(1), [], index + 2
+        while index < len(lines) and lines[index].rstrip("\n") != fence:
+            body.append(lines[index])
+            index += 1
+        files[path] = "".join(body)
+        index += 1
+    return files
+
+
+def probe(target: str) -> str:
+    """Try to reach `target` (``HOST:PORT`` or ``dns:NAME``): what happened, in words."""
+    try:
+        if target.startswith("dns:"):
+            return "reached: " + socket.gethostbyname(target[4:])
+        host, port = target.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=3):
+            return "reached"
+    except OSError as exc:
+        return f"blocked: {type(exc).__name__}: {exc}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    documents = (args.docs / "PRD.md").read_text(encoding="utf-8")
+    args.out.mkdir(parents=True, exist_ok=True)
+    probes = [target for target in os.environ.get("FAKE_SYSTEM_PROBES", "").split(",") if target]
+    if probes:
+        (args.out / "network.json").write_text(json.dumps({target: probe(target) for target in probes}))
+    try:
+        ask("Plan the repository for these documents.", documents)
+        time.sleep(float(os.environ.get("FAKE_SYSTEM_PAUSE_S") or 0))
+        files = whole_files(ask("Write the repository for these documents.", documents))
+    except urllib.error.HTTPError as exc:
+        print(f"model call refused ({exc.code}): {exc.read().decode(errors='replace')}", flush=True)
+        return 3
+    for path, text in files.items():
+        target = args.out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        print(f"wrote {path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

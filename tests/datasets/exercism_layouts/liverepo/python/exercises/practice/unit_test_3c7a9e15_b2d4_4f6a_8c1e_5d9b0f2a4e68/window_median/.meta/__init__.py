@@ -1,0 +1,1 @@
+from .window_median import window_medians
