@@ -29,9 +29,14 @@ def modules_outside_runs() -> list[Path]:
 
 
 def run_folder_joins(path: Path) -> list[str]:
-    """Where `path` builds a run-folder path: ``X / layout.NAME`` or ``X / "run.json"``-like literals."""
+    """Where `path` builds a run-folder path: ``X / layout.NAME``, ``X / NAME`` of a name the module is layout
+    (or imported from it), or ``X / "run.json"``-like literals."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module == "projectgen.runs.layout" for alias in node.names}
+    own = RUN_NAMES if path == RUNS / "layout.py" else imported & RUN_NAMES
+    for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "layout" \
                 and node.attr in RUN_NAMES:
             found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: layout.{node.attr}")
@@ -39,7 +44,7 @@ def run_folder_joins(path: Path) -> list[str]:
             for side in (node.left, node.right):
                 if isinstance(side, ast.Constant) and side.value in RUN_FILES:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: / {side.value!r}")
-                if isinstance(side, ast.Name) and side.id in RUN_NAMES:  # a name imported from layout
+                if isinstance(side, ast.Name) and side.id in own:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: / {side.id}")
     return found
 

@@ -219,7 +219,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.external.runner import ExternalRun, run_external
         from projectgen.external.systems import describe_system
 
-        folder = RunFolder(unit.run_dir)
+        folder = RunLayout(unit.run_dir)
         if unit.fresh and unit.run_id and folder_run_id(unit.run_dir) != unit.run_id and unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)  # --fresh: not even the call cache of an earlier run is kept
         again = folder.manifest.is_file()

@@ -15,12 +15,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "projectgen"
 WRITERS = {"write_atomic", "write_atomic_bytes", "write_text", "write_bytes", "write_json", "open"}
 
 
-def _names_run_json(node: ast.AST) -> bool:
-    """Whether an expression names run.json: the folder's `manifest` path, `layout.MANIFEST` or the file name."""
+def _names_run_json(node: ast.AST, from_layout: set[str]) -> bool:
+    """Whether an expression names run.json: the folder's `manifest` path, `layout.MANIFEST` (or `MANIFEST`
+    imported from it: `from_layout`) or the file name."""
     for part in ast.walk(node):
         if isinstance(part, ast.Attribute) and part.attr in ("manifest", "MANIFEST"):
             return True
-        if isinstance(part, ast.Name) and part.id == "MANIFEST":
+        if isinstance(part, ast.Name) and part.id == "MANIFEST" and part.id in from_layout:
             return True
         if isinstance(part, ast.Constant) and part.value == "run.json":
             return True
@@ -30,7 +31,10 @@ def _names_run_json(node: ast.AST) -> bool:
 def _writes_of_run_json(path: Path) -> list[int]:
     """The lines of `path` that write run.json: a write call given its path, or a write on its path."""
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from_layout = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and node.module == "projectgen.runs.layout" for alias in node.names}
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -42,7 +46,8 @@ def _writes_of_run_json(path: Path) -> list[int]:
             continue  # opened for reading
         target = [*node.args[:1], *(kw.value for kw in node.keywords if kw.arg in ("path", "file"))]
         on_path = isinstance(func, ast.Attribute) and name in ("write_text", "write_bytes", "open")
-        if any(_names_run_json(arg) for arg in target) or (on_path and _names_run_json(func.value)):
+        if any(_names_run_json(arg, from_layout) for arg in target) or (on_path and _names_run_json(func.value,
+                                                                                                   from_layout)):
             lines.append(node.lineno)
     return lines
 
@@ -56,9 +61,13 @@ def test_only_the_lifecycle_writes_run_json() -> None:
 def test_the_scan_sees_a_write_of_run_json(tmp_path: Path) -> None:
     """The scan above finds the writes it is there to forbid (else it would pass on anything)."""
     sample = tmp_path / "sample.py"
-    sample.write_text("write_atomic(self.manifest, text)\nfolder.manifest.write_text(text)\n"
-                      "write_atomic(root / layout.MANIFEST, text)\nread(folder.manifest)\n", encoding="utf-8")
-    assert _writes_of_run_json(sample) == [1, 2, 3]
+    sample.write_text("from projectgen.runs.layout import MANIFEST\nwrite_atomic(self.manifest, text)\n"
+                      "folder.manifest.write_text(text)\nwrite_atomic(root / layout.MANIFEST, text)\n"
+                      "read(folder.manifest)\n(root / MANIFEST).write_text(text)\n", encoding="utf-8")
+    assert _writes_of_run_json(sample) == [2, 3, 4, 6]
+    own = tmp_path / "own.py"  # a module's own MANIFEST constant names another file
+    own.write_text('MANIFEST = "system.json"\n(root / MANIFEST).write_text(text)\n', encoding="utf-8")
+    assert _writes_of_run_json(own) == []
 
 
 def test_each_status_is_written_whole_with_the_writers_pid(tmp_path: Path) -> None:
@@ -75,5 +84,6 @@ def test_each_status_is_written_whole_with_the_writers_pid(tmp_path: Path) -> No
     assert (written.status, written.reason, written.pid) == ("failed", "the model kept failing", os.getpid())
     assert lifecycle.manifest == written
     moved = lifecycle.amend(written.model_copy(update={"models": {"default": "openai:gpt-4o"}, "status": "running"}))
-    assert (moved.status, moved.models) == ("failed", {"default": "openai:gpt-4o"})  # a resume's change keeps the status
+    # a resume's change (a moved endpoint) keeps the status
+    assert (moved.status, moved.models) == ("failed", {"default": "openai:gpt-4o"})
     assert RunFolder(tmp_path).read_manifest() == moved
