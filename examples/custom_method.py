@@ -40,7 +40,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.experiments import ExperimentSpec, run_experiment
 from projectgen.experiments.tables import custom_scores_table, pass_table
 from projectgen.graphs import architecture_stage, build_project_graph, code_stage
-from projectgen.runs import CustomMethod, RunFolder, Score
+from projectgen.runs import CustomMethod, RunLayout, Score
 
 
 # --------------------------------------------------------------------------- the method
@@ -84,7 +84,7 @@ class DocstringCoverage:
 
     name = "docstrings"
 
-    def score(self, task: Task, folder: RunFolder, runner: Any, unit_report: Any) -> Score | None:
+    def score(self, task: Task, folder: RunLayout, runner: Any, unit_report: Any) -> Score | None:
         if not folder.repository.is_dir():
             return None
         definitions = [node for path in sorted(folder.repository.rglob("*.py"))

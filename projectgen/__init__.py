@@ -38,8 +38,8 @@ _GROUPS: dict[str, dict[str, str]] = {"compose": {
 }, "run": {
     "RunRequest": "projectgen.runs.request",
     "run_project": "projectgen.runs.pipeline",
-    "run_livecoder": "projectgen.runs.livecoder",
-    "resume_livecoder": "projectgen.runs.livecoder",
+    "Run": "projectgen.runs.livecoder",
+    "RunParts": "projectgen.runs.livecoder",
     "review_run": "projectgen.runs.review",
     "run_evolve": "projectgen.runs.evolve",
     "evaluate": "projectgen.protocols.evaluate",

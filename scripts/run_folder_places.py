@@ -1,8 +1,8 @@
 """Where a run folder is handled: issue 28's measure, counted by running the demo rather than by hand.
 
-Runs `run_livecoder` on the bundled kvstore demo (a replay, offline) under a profiler and lists every
-function that holds the run folder itself (the `RunFolder`, its root as a path or string, or a dataclass
-carrying one) as an argument or local: where it is made, locked, asked for a path, read, written or passed on. A function
+Runs `Run.open(...).run()` on the bundled kvstore demo (a replay, offline) under a profiler and lists every
+function that holds the run folder itself (the `RunFolder`, its root as a path or string, or an object
+carrying one, such as the `Run`) as an argument or local: where it is made, locked, asked for a path, read, written or passed on. A function
 given one file of the folder (``UsageRecorder(folder.usage)``) handles that file, not the folder, and is
 not counted. Then once more for a resume of the finished run, whose extra places are listed apart.
 
@@ -19,9 +19,9 @@ from types import FrameType
 from typing import Any
 
 import projectgen
-from projectgen import ModelRoles, RunRequest, ScriptedChatModel, example_script_path, example_task_path, load_task
+from projectgen import (ModelRoles, Run, RunParts, RunRequest, ScriptedChatModel, example_script_path,
+                        example_task_path, load_task)
 from projectgen.runs.folder import RunFolder
-from projectgen.runs.livecoder import resume_livecoder, run_livecoder
 
 PACKAGE = Path(projectgen.__file__).resolve().parent
 
@@ -39,10 +39,10 @@ def places_while(root: Path, work: Callable[[], Any]) -> list[str]:
         return isinstance(value, str) and value in names
 
     def holds_folder(value: Any, used: tuple[str, ...]) -> bool:
-        """The folder itself, or a dataclass carrying it in a field (a run's `LiveCoderRun`) that the
-        function's code reads (`used`: the names it uses)."""
-        fields = getattr(value, "__dataclass_fields__", None)
-        if is_folder(value) or fields is None or isinstance(value, RunFolder):
+        """The folder itself, or an object carrying it in a field (the `Run`) that the function's code reads
+        (`used`: the names it uses)."""
+        fields = getattr(value, "__dataclass_fields__", None) or getattr(value, "__dict__", None)
+        if is_folder(value) or fields is None or isinstance(value, (RunFolder, type)):
             return is_folder(value)
         return any(is_folder(getattr(value, name, None)) for name in fields if name in used) or (
             "out_dir" in used and is_folder(getattr(value, "out_dir", None)))
@@ -72,15 +72,16 @@ def main() -> None:
     models = ModelRoles(ScriptedChatModel.from_file(example_script_path("kvstore.demo")))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "run"
-        run = places_while(root, lambda: run_livecoder(RunRequest.for_task(task), root, models=models))
-        resume = places_while(root, lambda: resume_livecoder(root, models=models))
-    report("run_livecoder", run)
-    report("resume_livecoder (what the run did not do)", [place for place in resume if place not in run])
+        run = places_while(root, lambda: Run.open(RunRequest.for_task(task), root, RunParts(models=models)).run())
+        resume = places_while(root, lambda: Run.resume(root, RunParts(models=models)).run())
+    report("Run.open", run)
+    report("Run.resume (what the run did not do)", [place for place in resume if place not in run])
 
 
 def report(what: str, places: list[str]) -> None:
-    """The places outside `RunFolder`, listed, and the `RunFolder` methods used (the folder itself)."""
-    own = [place for place in places if ":RunFolder." in place]
+    """The places outside `RunFolder`, listed, and the `RunFolder` methods used (the folder itself, its `RunLayout`'s
+    paths included)."""
+    own = [place for place in places if ":RunFolder." in place or ":RunLayout." in place]
     outside = [place for place in places if place not in own]
     print(f"{what}: {len(outside)} places outside RunFolder, in {len({p.split(':')[0] for p in outside})} modules")
     for place in outside:

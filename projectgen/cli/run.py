@@ -130,22 +130,19 @@ def _execute_run(args: argparse.Namespace, request, *, models, out: Path, resume
     how to review it when it paused for review; `--force` and the sandbox options come from `args`."""
     from projectgen.errors import ProjectGenError
     from projectgen.llm import MODEL_FAILURES, model_failure_reason
-    from projectgen.runs import resume_livecoder, run_livecoder
-    from projectgen.runs.folder import RunFolder
+    from projectgen.runs import Run, RunParts
 
     console = make_console()
 
     def progress(message: str) -> None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
-    folder = RunFolder(out)
-    runner = runner_from_args(args, log=progress)
+    parts = RunParts(models=models, runner=runner_from_args(args, log=progress), progress=progress)
+    run = (Run.resume(out, parts, decision=decision) if resume
+           else Run.open(request, out, parts, force=getattr(args, "force", False)))
+    folder = run.folder
     try:
-        if resume:
-            outcome = resume_livecoder(out, models=models, runner=runner, progress=progress, decision=decision)
-        else:
-            outcome = run_livecoder(request, out, models=models, runner=runner, force=getattr(args, "force", False),
-                                    progress=progress)
+        outcome = run.run()
     except KeyboardInterrupt:  # run.json says "interrupted"; say how to go on (the same command would be refused)
         raise RunInterrupted(out) from None
     except MODEL_FAILURES as exc:  # the run recorded its end; say what happened and where the best so far is
@@ -245,7 +242,7 @@ def continue_run(args: argparse.Namespace, decision=None) -> int:
     manifest, task = resumable_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it "
-                              "with projectgen.runs.resume_livecoder(DIR, models=...)")
+                              "with projectgen.runs.Run.resume(DIR, RunParts(models=...)).run()")
     specs = dict(manifest.models)
     if getattr(args, "base_url", None) is not None:
         specs = moved_endpoint(args.resume, manifest, args.base_url)
@@ -265,7 +262,7 @@ def moved_endpoint(out: Path, manifest, base_url: str) -> dict[str, str]:
     check_base_url(base_url)
     specs = {**manifest.models, "base_url": base_url}
     with folder_lock(out):  # not while another process runs it: that one would be refused anyway
-        RunFolder(out).write_manifest(manifest.model_copy(update={"models": specs}))
+        RunFolder(out).lifecycle(manifest).amend(manifest.model_copy(update={"models": specs}))
     return specs
 
 
@@ -274,7 +271,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from projectgen.datasets.loaders import load_task
     from projectgen.errors import ProjectGenError
     from projectgen.llm import ModelRoles, ScriptedChatModel
-    from projectgen.runs.folder import RunFolder
+    from projectgen.runs.layout import RunLayout
     from projectgen.runs.request import RunRequest
 
     console = make_console()
@@ -288,7 +285,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     model = ScriptedChatModel.from_file(script)
     specs = {"default": f"{SCRIPTED_PREFIX}{script}"}
     if args.out.is_dir() and any(args.out.iterdir()):
-        if not RunFolder(args.out).manifest.is_file():
+        if not RunLayout(args.out).manifest.is_file():
             raise ProjectGenError(f"{args.out} holds files that are not from a run (the demo replaces its outputs); "
                                   "choose another --out")
         if not args.force and not _is_demo_output(args.out, specs):

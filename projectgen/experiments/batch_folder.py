@@ -11,7 +11,7 @@ from pathlib import Path
 
 from projectgen.errors import ProjectGenError
 from projectgen.runs import layout
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RunLayout
 
 # folders written before the marker: the config file only one command writes
 _CONFIG_OF = {layout.EXPERIMENT_CONFIG: "experiment", "reflect.json": "reflect"}
@@ -25,7 +25,7 @@ def folder_kind(folder: Path) -> str | None:
     for name, kind in _CONFIG_OF.items():
         if (folder / name).is_file():
             return kind
-    if RunFolder(folder).manifest.is_file():
+    if RunLayout(folder).manifest.is_file():
         return "run"
     return None
 

@@ -24,6 +24,7 @@ from projectgen.runs.run_log import KEPT, SELECTION, TESTS, UNIT, WELL_FORMAT
 LOG_SCORES = (UNIT, SELECTION, TESTS, WELL_FORMAT, KEPT)  # the names the run log gives its own scores
 
 if TYPE_CHECKING:
+    from projectgen.agents import Agents
     from projectgen.config import AttemptSettings
     from projectgen.llm import ModelRoles
     from projectgen.runs.request import RunRequest
@@ -110,13 +111,13 @@ def arm_attempts(method: str, attempt_settings: AttemptSettings, config: Mapping
     return planned_attempts(base, attempt_settings)
 
 
-def custom_run_parts(loaded: LoadedMethod, request: RunRequest, models: ModelRoles) -> dict[str, Any]:
-    """What `run_livecoder` and `resume_livecoder` take for a unit of the custom method: its agents (made as the
-    run would make them) and the graph its factory builds from them."""
+def custom_run_parts(loaded: LoadedMethod, request: RunRequest, models: ModelRoles) -> tuple[Agents, Any]:
+    """What a unit of the custom method gives its run's `RunParts` (`agents`, `project_graph`): its agents (made
+    as the run would make them) and the graph its factory builds from them."""
     from projectgen.agents import Agents
 
     agents = Agents.from_models(models, request.settings)
-    return {"agents": agents, "project_graph": loaded.method.graph(agents, request.settings, models)}
+    return agents, loaded.method.graph(agents, request.settings, models)
 
 
 def check_run_method(run_dir: Path, recorded: Mapping[str, str] | None, loaded: LoadedMethod | None) -> None:

@@ -1,7 +1,7 @@
 """Experiments: every task x model as one LiveCoder run, in parallel, resumable, summarised per attempt.
 
 `run_experiment(spec, out_dir, ...)` runs each (model, task) pair of an `ExperimentSpec` as one
-LiveCoder run (`projectgen.runs.livecoder.run_livecoder`: the attempts of one task in order,
+LiveCoder run (`projectgen.runs.livecoder.Run`: the attempts of one task in order,
 inside that run) into ``OUT/<method>/<model-slug>/<task-id>/`` (`projectgen.experiments.folder_layout`), on
 the batch engine (`projectgen.experiments.engine`): different pairs run in parallel on the executor's workers
 (`LocalExecutor(workers=N)`). The folder holds::

@@ -19,6 +19,7 @@ from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.experiments.folder_layout import pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import (
     ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
     repository_maintainability,
@@ -291,7 +292,7 @@ def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:
     """The integrity flags of the final output, as its unit test report recorded them (none without one)."""
     from projectgen.evaluation.report import TestReport
 
-    report_path = RunFolder(run_dir).unit_report
+    report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return []
     return TestReport.model_validate_json(report_path.read_text(encoding="utf-8")).integrity_flags
@@ -302,7 +303,7 @@ def final_environment_notes(run_dir: Path) -> list[str]:
     without one)."""
     from projectgen.evaluation.report import TestReport
 
-    report_path = RunFolder(run_dir).unit_report
+    report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return []
     environment = TestReport.model_validate_json(report_path.read_text(encoding="utf-8")).environment
@@ -314,7 +315,7 @@ def final_unit_run_note(run_dir: Path) -> str | None:
     report; None when it ran to the end or there is none."""
     from projectgen.evaluation.report import TestReport
 
-    report_path = RunFolder(run_dir).unit_report
+    report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return None
     report = TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))
@@ -331,7 +332,7 @@ def final_error_types(run_dir: Path) -> dict[str, dict[str, int] | None]:
     from projectgen.evaluation.error_types import collection_error_types, failing_error_types
     from projectgen.evaluation.report import TestReport
 
-    report_path = RunFolder(run_dir).unit_report
+    report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return {}
     report = TestReport.model_validate_json(report_path.read_text(encoding="utf-8"))
@@ -354,7 +355,7 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None
 
     if unit is None:
         return None, None, None
-    report_path = RunFolder(run_dir).unit_report
+    report_path = RunLayout(run_dir).unit_report
     if recorded is not None and recorded.passed is not None and recorded.total is not None:
         measured = UnitCounts(recorded.passed, recorded.total, str(recorded.detail["counts"]))
     elif runner is not None and report_path.is_file():
@@ -374,7 +375,7 @@ def attempt_maintainability(run_dir: Path, log: RunLog) -> Callable[[int], dict[
     if recorded is not None:
         by_attempt = recorded.detail["attempts"]
         return lambda number: dict(by_attempt.get(str(number)) or {})
-    return lambda number: repository_maintainability(RunFolder(run_dir).attempt(number).repository)
+    return lambda number: repository_maintainability(RunLayout(run_dir).attempt(number).repository)
 
 
 def final_non_functional(run_dir: Path, task: Task, runner: Any, log: RunLog | None = None) -> dict[str, Any]:
@@ -384,7 +385,7 @@ def final_non_functional(run_dir: Path, task: Task, runner: Any, log: RunLog | N
     none): the run log's score when its run recorded one, else measured here (`output_scorers.NonFunctional`)."""
     score = log.score(NON_FUNCTIONAL) if log is not None else None
     if score is None:
-        score = NonFunctional().score(task, RunFolder(run_dir), runner, None)
+        score = NonFunctional().score(task, RunLayout(run_dir), runner, None)
     if score is None:
         return {}
     return {"non_functional": dict(score.detail["figures"]), "resource_measure": score.detail["resource_measure"],
@@ -404,7 +405,7 @@ def final_sketchbleu(run_dir: Path, task: Task, log: RunLog | None = None) -> di
     (`output_scorers.SketchBLEU`)."""
     score = log.score(SKETCHBLEU) if log is not None else None
     if score is None:
-        score = SketchBLEU().score(task, RunFolder(run_dir), None, None)
+        score = SketchBLEU().score(task, RunLayout(run_dir), None, None)
     if score is None:
         return {}
     return {"sketchbleu": score.value, "sketchbleu_codes": score.detail["codes"],

@@ -38,7 +38,8 @@ from projectgen.experiments.spec import ExperimentSpec
 from projectgen.external.methods import is_external
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.folder import read_manifest
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
 
 if TYPE_CHECKING:
@@ -86,14 +87,14 @@ class PairUnit:
     def current_mode(self) -> RunMode:
         """How to run now: as planned, unless the folder holds a run this plan started (a retry)."""
         if self.mode != "collect" and self.run_id and folder_run_id(self.run_dir) == self.run_id:
-            return "collect" if RunFolder(self.run_dir).is_finished() else "resume"
+            return "collect" if RunLayout(self.run_dir).is_finished() else "resume"
         return self.mode
 
 
 def folder_run_id(run_dir: Path) -> str | None:
     """The run id in a run folder's run.json, or None."""
     try:
-        return json.loads(RunFolder(run_dir).manifest.read_text(encoding="utf-8")).get("run_id")
+        return json.loads(RunLayout(run_dir).manifest.read_text(encoding="utf-8")).get("run_id")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -102,16 +103,16 @@ def pair_mode(run_dir: Path, fresh: bool) -> RunMode:
     """Collect a finished folder, resume an interrupted one, else start anew (see the module docstring)."""
     if fresh:
         return "new"
-    if RunFolder(run_dir).is_finished():
+    if RunLayout(run_dir).is_finished():
         return "collect"
-    if RunFolder(run_dir).manifest.is_file() and checkpointed(run_dir):
+    if RunLayout(run_dir).manifest.is_file() and checkpointed(run_dir):
         return "resume"
     return "new"
 
 
 def checkpointed(run_dir: Path) -> bool:
     """Whether a run folder's checkpoints exist: its SQLite file, or a PostgreSQL URL its run.json names."""
-    folder = RunFolder(run_dir)
+    folder = RunLayout(run_dir)
     if folder.checkpoints.is_file():
         return True
     try:
@@ -169,7 +170,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         return self.attempt(unit, state).model_copy(update={"sandbox": state.isolation(), "key": unit.key})
 
     def attempt(self, unit: PairUnit, state: Any) -> PairResult:
-        from projectgen.runs.livecoder import resume_livecoder, run_livecoder
+        from projectgen.runs.livecoder import Run, RunParts
         from projectgen.runs.request import RunRequest
 
         scorers = [loaded.scorer for loaded in self.spec.scorers]
@@ -177,8 +178,8 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
                        denominator=self.spec.denominator, scorers=tuple(scorer.name for scorer in scorers))
         custom = self.spec.custom_methods.get(unit.method)
         mode = unit.current_mode()
-        if mode != "new" and RunFolder(unit.run_dir).manifest.is_file():
-            check_run_method(unit.run_dir, RunFolder(unit.run_dir).read_manifest().custom_method, custom)
+        if mode != "new" and RunLayout(unit.run_dir).manifest.is_file():
+            check_run_method(unit.run_dir, read_manifest(unit.run_dir).custom_method, custom)
         if mode == "collect":
             return pair_from_run(unit.run_dir, how="collected", **figures)
         if is_external(unit.method):
@@ -193,12 +194,13 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
             request = request.model_copy(update={"custom_method": custom.record()})
         # The scores against the task's reference are taken where the run ends and kept in its log, so the
         # row reads them (`pair_from_run`) rather than scoring the folder again.
-        common = dict(models=models, runner=state, sync=unit.sync, scorers=(*REFERENCE_SCORERS, *scorers),
-                      progress=(lambda message: progress(unit.key, message)) if progress else None,
-                      **(custom_run_parts(custom, request, models) if custom is not None else {}))
+        agents, graph = custom_run_parts(custom, request, models) if custom is not None else (None, None)
+        parts = RunParts(models=models, agents=agents, project_graph=graph, runner=state, sync=unit.sync,
+                         scorers=(*REFERENCE_SCORERS, *scorers),
+                         progress=(lambda message: progress(unit.key, message)) if progress else None)
         if mode == "resume":
             try:
-                resume_livecoder(unit.run_dir, **common)
+                Run.resume(unit.run_dir, parts).run()
                 return pair_from_run(unit.run_dir, how="resumed", **figures)
             except ProjectGenError as exc:
                 if "no checkpoint to resume from" not in str(exc):
@@ -207,7 +209,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         # per task, not per run, so leftovers of an earlier run in the same folder would leak into it.
         if unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)
-        run_livecoder(request, unit.run_dir, run_id=unit.run_id or None, **common)
+        Run.open(request, unit.run_dir, parts, run_id=unit.run_id or None).run()
         return pair_from_run(unit.run_dir, **figures)
 
     def run_external(self, unit: PairUnit, state: Any) -> str:
@@ -217,7 +219,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
         from projectgen.external.runner import ExternalRun, run_external
         from projectgen.external.systems import describe_system
 
-        folder = RunFolder(unit.run_dir)
+        folder = RunLayout(unit.run_dir)
         if unit.fresh and unit.run_id and folder_run_id(unit.run_dir) != unit.run_id and unit.run_dir.exists():
             shutil.rmtree(unit.run_dir)  # --fresh: not even the call cache of an earlier run is kept
         again = folder.manifest.is_file()

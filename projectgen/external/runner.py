@@ -43,7 +43,8 @@ from projectgen.llm import AllBudgets
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.errors import BudgetExceededError
 from projectgen.llm.sampling import sampling_of
-from projectgen.runs.folder import INTERRUPTED_REASON, RunFolder
+from projectgen.runs.folder import RunFolder
+from projectgen.runs.lifecycle import INTERRUPTED_REASON
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.request import RunRequest
@@ -148,7 +149,8 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
                          attempt_settings=AttemptSettings(**ONE_PASS, measure_unit_tests=run.measure_unit_tests),
                          protocol=system_record(entry, env, run.system_path, documents), max_tokens=run.max_tokens)
     folder = RunFolder(run.run_dir)
-    with folder.open_unit(request, run_id=run.run_id or "external") as (manifest, again):
+    with folder.open_unit(request, run_id=run.run_id or "external") as (lifecycle, again):
+        manifest = lifecycle.manifest
         trace = folder.trace()
         trace.write("run_resumed" if again else "run_start", run_id=manifest.run_id, method=entry.name,
                     system=entry.name)
@@ -158,14 +160,14 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
             trace.write("system_end", system=entry.name, stop=outcome.ran.stop, exit_status=outcome.ran.exit_status)
             record_outcome(entry, run, runner, scorers, folder, manifest, outcome)
         except (KeyboardInterrupt, SystemExit):  # Ctrl-C or SIGTERM: the next invocation runs it again
-            folder.record_status(manifest, "interrupted", INTERRUPTED_REASON)
+            lifecycle.interrupted()
             trace.write("run_end", status="interrupted", stopped=INTERRUPTED_REASON)
             raise
         except ProjectGenError as exc:  # the sandbox or the scoring could not run: the pair is an error row
-            folder.record_status(manifest, "failed", first_line(exc))
+            lifecycle.failed(first_line(exc))
             trace.write("run_end", status="failed", stopped=first_line(exc))
             raise
-        folder.record_status(manifest, outcome.status, outcome.reason)
+        lifecycle.record(outcome.status, outcome.reason)
         trace.write("run_end", status=outcome.status, **({"stopped": outcome.reason} if outcome.reason else {}))
     return folder
 

@@ -23,7 +23,7 @@ from projectgen.inspection.timestamps import as_utc
 from projectgen.inspection.views import RunView
 from projectgen.llm import CallRecord
 from projectgen.llm.pricing import CostTotal, PriceTable
-from projectgen.runs.folder import RUN_MARKERS, RunFolder
+from projectgen.runs.layout import RUN_MARKERS, RunLayout
 from projectgen.runs.run_log import read_run_log
 from projectgen.runs.trace import read_trace
 
@@ -32,7 +32,7 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     """Read a run folder (LiveCoder or plain ProjectGen) into a `RunView`."""
     path = check_run_dir(path)
     prices = prices if prices is not None else PriceTable.default()
-    folder = RunFolder(path)
+    folder = RunLayout(path)
     manifest = _read_json(folder.manifest)
     log = read_run_log(folder)
     events = read_trace(folder.events, strict=True)
@@ -58,7 +58,7 @@ def check_run_dir(path: Path | str) -> Path:
         raise ProjectGenError(f"{path}: run folder not found")
     if not path.is_dir():
         raise ProjectGenError(f"{path}: not a folder (give a run folder, e.g. runs/kvstore-...)")
-    if not RunFolder(path).is_run():
+    if not RunLayout(path).is_run():
         raise ProjectGenError(f"{path}: not a run folder (none of {', '.join(RUN_MARKERS)} in it)")
     return path
 

@@ -15,7 +15,7 @@ from projectgen.inspection.html import render_html
 from projectgen.inspection.loading import load_run
 from projectgen.inspection.markdown import render_markdown
 from projectgen.llm.pricing import PriceTable
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RunLayout
 
 
 def write_report(run_dir: Path | str, out_dir: Path | str | None = None,
@@ -28,7 +28,7 @@ def write_report(run_dir: Path | str, out_dir: Path | str | None = None,
     try:
         out.mkdir(parents=True, exist_ok=True)
         report = report_contents(run)
-        md_path, html_path = RunFolder(out).report_md, RunFolder(out).report_html
+        md_path, html_path = RunLayout(out).report_md, RunLayout(out).report_html
         md_path.write_text(render_markdown(run, report), encoding="utf-8")
         html_path.write_text(render_html(run, report), encoding="utf-8")
     except OSError as exc:

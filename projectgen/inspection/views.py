@@ -25,7 +25,7 @@ from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.llm import CallRecord, UsageTotals
 from projectgen.errors import ProjectGenError
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import EvolveLayout, RunLayout
 from projectgen.runs.methods import describe_method
 from projectgen.runs.run_log import RunLog
 from projectgen.runs.trace import STAGES
@@ -167,9 +167,9 @@ class RunView:
 
 
     @property
-    def folder(self) -> RunFolder:
+    def folder(self) -> RunLayout:
         """The run's folder: where each of its files is."""
-        return RunFolder(self.path)
+        return RunLayout(self.path)
 
     @property
     def has_trace(self) -> bool:
@@ -288,7 +288,7 @@ class RunView:
         """The integrity flags its test runs recorded, each once: the final output's test reports (unit, and an
         evolve run's check tests), a reflect run's tries and a refine run's turns (none in older runs)."""
         entries: list[Any] = []
-        for path in (self.folder.unit_report, self.folder.check_report):
+        for path in (self.folder.unit_report, EvolveLayout(self.path).check_report):
             entries += (_read_json(path) or {}).get("integrity_flags") or []
         test_runs = {"reflect": "tries", "refine": "turns"}.get(self.log.kind or "")
         for record in ((self.record or {}).get(test_runs) or []) if test_runs else []:

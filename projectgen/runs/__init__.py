@@ -1,8 +1,9 @@
 """Runs: one execution path for a run folder (the single ProjectGen pass and LiveCoder's attempts).
 
-`layout` names every file of a run folder; `execution` holds the steps both kinds of run share;
-`pipeline` is the single pass, `livecoder` the durable attempts loop (every method of `methods`
-runs through it) (`manifest`: run.json,
+`layout` names every file of a run folder and holds where they are (a `RunLayout` per kind of folder);
+`folder` opens one (`RunFolder`), `lifecycle` is the one writer of its run.json's status; `execution`
+holds the steps both kinds of run share; `pipeline` is the single pass, `livecoder` the durable
+attempts loop, one `Run` opened once (every method of `methods` runs through it) (`manifest`: run.json,
 `checkpoints`: where LangGraph's checkpoints live); `summary` the typed, versioned summary.json;
 `run_log` the run log (log.json) every run writes where it ends and `read_run_log` reads (`output_scorers`
 the scores of its output it may keep); `custom_methods` a user's own method and scorer, named by a spec
@@ -24,10 +25,8 @@ _EXPORTS: dict[str, str] = {
     "run_project": "projectgen.runs.pipeline",
     "arun_project": "projectgen.runs.pipeline",
     "RunOutcome": "projectgen.runs.pipeline",
-    "run_livecoder": "projectgen.runs.livecoder",
-    "arun_livecoder": "projectgen.runs.livecoder",
-    "resume_livecoder": "projectgen.runs.livecoder",
-    "aresume_livecoder": "projectgen.runs.livecoder",
+    "Run": "projectgen.runs.livecoder",
+    "RunParts": "projectgen.runs.livecoder",
     "LiveCoderOutcome": "projectgen.runs.livecoder",
     "METHODS": "projectgen.runs.methods",
     "Method": "projectgen.runs.methods",
@@ -37,8 +36,10 @@ _EXPORTS: dict[str, str] = {
     "Scorer": "projectgen.runs.output_scorers",
     "Score": "projectgen.runs.run_log",
     "RunManifest": "projectgen.runs.manifest",
+    "Lifecycle": "projectgen.runs.lifecycle",
     "read_manifest": "projectgen.runs.folder",
     "RunFolder": "projectgen.runs.folder",
+    "RunLayout": "projectgen.runs.layout",
     "RunRequest": "projectgen.runs.request",
     "run_budget": "projectgen.runs.manifest",
     "SCHEMA_VERSION": "projectgen.runs.summary",

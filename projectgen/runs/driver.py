@@ -1,24 +1,25 @@
-"""The one driver: a compiled graph run in a `RunFolder`, for every command that runs one.
+"""The one driver: a compiled graph run with a run folder's checkpoints, for every command that runs one.
 
-`drive` is given the folder, the graph, its input and the run's run.json (`RunManifest`); it puts the
-folder's checkpointer on the graph, tells a new run from a resumed one by the checkpoint, streams the
-graph with every node traced to events.jsonl, and records how the run ended in run.json: interrupted
-(Ctrl-C or SIGTERM, then re-raised) or failed (a model that kept failing; its error re-raised after the
-caller's `on_failure` saved what it can). A finished graph comes back as its state (and the interrupts
-it paused at, a review waiting for a person); writing the outputs and the finished status is the
-caller's, which knows what its run produces.
+`drive` is given the graph, its input, the run's `Lifecycle` (run.json), its trace writer and where its
+checkpoints are, not the folder; it puts the checkpointer on the graph, tells a new run from a resumed
+one by the checkpoint, streams the graph with every node traced to events.jsonl, and records how the run
+ended through the lifecycle: interrupted (Ctrl-C or SIGTERM, then re-raised) or failed (a model that kept
+failing; its error re-raised after the caller's `on_failure` saved what it can). A finished graph comes
+back as its state (and the interrupts it paused at, a review waiting for a person); writing the outputs
+and the finished status is the caller's, which knows what its run produces.
 """
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
+from projectgen.runs.checkpoints import open_checkpointer
 from projectgen.runs.execution import stream_graph
-from projectgen.runs.folder import INTERRUPTED_REASON, RunFolder
-from projectgen.runs.manifest import RunManifest
+from projectgen.runs.lifecycle import INTERRUPTED_REASON, Lifecycle
 from projectgen.runs.trace import TraceWriter
 
 FailureHook = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
@@ -26,9 +27,10 @@ FailureHook = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 (the best so far), returns fields for the trace's ``run_end``."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Drive:
-    """How to drive one graph: its input, its context, what the trace says, how a failure is saved."""
+    """How to drive one graph: its input, its context, what the trace says, how a failure is saved; made once
+    (a review's decision goes in with `dataclasses.replace`)."""
 
     start: Any  # the graph's input for a run from the beginning
     context: Any
@@ -41,6 +43,8 @@ class Drive:
     on_update: Callable[[TraceWriter, tuple[str, ...], Any], None] | None = None  # default: traced as it is
     on_failure: FailureHook | None = None
     attempt_key: str | None = None  # the state key of the attempt a resumed trace goes on in
+    started_mark: Path | None = None  # what a started run has written (LiveCoder's attempts/): a resume that
+    # finds it but no checkpoint is refused rather than run from the beginning over it
 
 
 @dataclass(frozen=True)
@@ -52,10 +56,12 @@ class Driven:
     finished_before: bool = False  # a resume of a graph that had already run to its end
 
 
-async def drive(folder: RunFolder, graph: Any, manifest: RunManifest, how: Drive, trace: TraceWriter) -> Driven:
-    """Run (or continue) `graph` in `folder` as `how` says; see the module docstring."""
+async def drive(graph: Any, how: Drive, lifecycle: Lifecycle, trace: TraceWriter, checkpoints: Path) -> Driven:
+    """Run (or continue) `graph` as `how` says, checkpointed in the SQLite file `checkpoints` (or the PostgreSQL
+    database run.json names); see the module docstring."""
+    manifest = lifecycle.manifest
     config = {**how.config, "configurable": {"thread_id": how.thread_id or manifest.run_id}}
-    async with folder.checkpointer(manifest.checkpoint_url, before_write=how.sync) as saver:
+    async with open_checkpointer(checkpoints, manifest.checkpoint_url, before_write=how.sync) as saver:
         graph = graph.copy(update={"checkpointer": saver})
         snapshot = await graph.aget_state(config)
         start: Any
@@ -65,8 +71,8 @@ async def drive(folder: RunFolder, graph: Any, manifest: RunManifest, how: Drive
             start = how.decision
         else:
             from_start = not how.resume or not snapshot.values
-            if how.resume and from_start and folder.attempts.exists():
-                raise ProjectGenError(f"{folder}: no checkpoint to resume from")
+            if how.resume and from_start and how.started_mark is not None and how.started_mark.exists():
+                raise ProjectGenError(f"{how.started_mark.parent}: no checkpoint to resume from")
             # Finished: nothing to run next and no task pending (a run killed right after its input was
             # checkpointed has no next node yet, but the pending start task).
             if how.resume and not from_start and not snapshot.next and not snapshot.tasks:
@@ -86,13 +92,13 @@ async def drive(folder: RunFolder, graph: Any, manifest: RunManifest, how: Drive
         try:
             streamed = await stream_graph(graph, start, context=how.context, config=config, on_update=on_update)
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM through the CLI
-            folder.record_status(manifest, "interrupted", INTERRUPTED_REASON)
+            lifecycle.interrupted()
             trace.write("run_end", stopped=INTERRUPTED_REASON, status="interrupted")
             raise
         if streamed.failure is not None:
             reason = streamed.reason
             saved = dict(await how.on_failure(reason, streamed.state)) if how.on_failure is not None else {}
-            folder.record_status(manifest, "failed", reason)
+            lifecycle.failed(reason)
             trace.write("run_end", **saved, stopped=reason, status="failed")
             raise streamed.failure
         snapshot = await graph.aget_state(config)

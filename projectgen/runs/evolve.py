@@ -45,6 +45,8 @@ from projectgen.repository import load_repository, write_repository
 from projectgen.runs.driver import Drive, drive
 from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_task
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import EvolveLayout, RunLayout
+from projectgen.runs.lifecycle import Lifecycle
 from projectgen.runs.manifest import RunManifest, run_budget
 from projectgen.runs.folder import read_manifest
 from projectgen.runs.run_log import write_run_log
@@ -129,7 +131,7 @@ def read_base_run(folder: Path) -> BaseRun:
     if not Path(manifest.task_path).is_dir():
         raise ProjectGenError(f"{folder}: the run's task folder {manifest.task_path} is gone; put it back to evolve "
                               "the run")
-    run = RunFolder(folder)
+    run = RunLayout(folder)
     repository = load_repository(run.repository) if run.repository.is_dir() else {}
     if not any(path.endswith(".py") for path in repository):
         raise ProjectGenError(f"{folder}: the run's {run.repository.name}/ holds no Python file to evolve")
@@ -181,6 +183,11 @@ class EvolveRun:
     def out_dir(self) -> Path:
         return self.folder.root
 
+    @property
+    def paths(self) -> EvolveLayout:
+        """Where the evolve run's own files are (evolve.json, its task, its base, the check tests' report)."""
+        return EvolveLayout(self.folder.root)
+
 
 async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requirement: str = "",
                       tests: Path | str | None = None, models: ModelRoles | None = None,
@@ -195,6 +202,7 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
     from projectgen.datasets.loaders import load_task
 
     folder = RunFolder(Path(out_dir))
+    paths = EvolveLayout(folder.root)
     if models is None:
         raise ProjectGenError("an evolve run needs models")
     if not resume:
@@ -203,31 +211,31 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
                             tests=Path(tests) if tests else None) as opened:
         if resume:
             manifest, record = opened
-            task = load_task(folder.evolved_task)
+            task = load_task(paths.evolved_task)
             settings = manifest.settings
-            base_repository = load_repository(folder.base.repository)
-            base_tree = json.loads(folder.base.ssat.read_text(encoding="utf-8"))
+            base_repository = load_repository(paths.base.repository)
+            base_tree = json.loads(paths.base.ssat.read_text(encoding="utf-8"))
             if budget is None:
                 budget = folder.budget(manifest)
         else:
             base, evolved = opened
             assert isinstance(base, BaseRun) and isinstance(evolved, EvolvedTask)
             settings = Settings.with_profile(base.task.settings_profile, settings)
-            evolved.write(folder.evolved_task)
-            task = load_task(folder.evolved_task)
-            write_repository(base.repository, folder.base.repository)
+            evolved.write(paths.evolved_task)
+            task = load_task(paths.evolved_task)
+            write_repository(base.repository, paths.base.repository)
             base_tree = base.tree.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-            folder.write_json(folder.base.ssat, base_tree)
+            folder.write_json(paths.base.ssat, base_tree)
             base_repository = base.repository
             record = EvolveRecord(base_run=str(base.folder.resolve()), base_task_id=base.task.id,
                                   base_tree=base.tree_source, number=evolved.number, change=requirement.strip(),
                                   new_tests=evolved.new_tests, regression_tests=evolved.earlier_tests)
-            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(folder.evolved_task.resolve()),
+            manifest = RunManifest(run_id=uuid.uuid4().hex[:12], task_path=str(paths.evolved_task.resolve()),
                                    task_id=task.id, method=EVOLVE_METHOD, models=dict(model_specs or {}),
                                    settings=settings, max_tokens=max_tokens)
             budget = budget if budget is not None else run_budget(manifest)
-            folder.write_json(folder.evolve, record.model_dump(mode="json"))
-            folder.write_manifest(manifest)
+            folder.write_json(paths.evolve, record.model_dump(mode="json"))
+            folder.lifecycle(manifest).start()
         base_ssat = SSAT.model_validate(base_tree)
         agents = Agents.from_models(models, settings).replace(architect=TreeReviser(
             models.for_role("architect"), base=base_ssat, change=record.change))
@@ -301,11 +309,13 @@ async def _run(run: EvolveRun) -> EvolveOutcome:
                         "models": describe_agents(run.agents)},
                 config={"max_concurrency": run.settings.max_concurrency, "recursion_limit": 200},
                 on_update=on_update, on_failure=on_failure)
-    driven = await drive(run.folder, build_evolve_graph(run.agents, run.settings), run.manifest, how, trace)
-    return await _finish(run, driven.state, trace, started)
+    lifecycle = run.folder.lifecycle(run.manifest)
+    driven = await drive(build_evolve_graph(run.agents, run.settings), how, lifecycle, trace, run.folder.checkpoints)
+    return await _finish(run, driven.state, lifecycle, trace, started)
 
 
-async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, started: float) -> EvolveOutcome:
+async def _finish(run: EvolveRun, state: dict[str, Any], lifecycle: Lifecycle, trace: TraceWriter,
+                  started: float) -> EvolveOutcome:
     """Every check test (the earlier and the change's), the hidden unit tests, the checks on kept files, the
     outputs and the end status."""
     repository = dict(state.get("repository") or {})
@@ -315,7 +325,7 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
     if "check" in run.task.suites and repository:
         run.context.say("running every check test (the earlier requirements' and the change's)")
         check_report = await asyncio.to_thread(runner.evaluate, run.task, repository, "check")
-        check_report.write_json(run.folder.check_report)
+        check_report.write_json(run.paths.check_report)
     if run.evaluate_unit and run.task.has_scored_suite() and repository:
         run.context.say("running the base task's hidden unit tests")
         unit_report = await asyncio.to_thread(runner.evaluate, run.task, repository, run.task.scored_suite)
@@ -334,7 +344,7 @@ async def _finish(run: EvolveRun, state: dict[str, Any], trace: TraceWriter, sta
     _write_record(run, record)
     write_run_log(run.folder, "evolve", summary.model_dump(mode="json"), manifest=run.manifest,
                   summary=summary.model_dump_json(indent=1) + "\n")
-    run.folder.record_status(run.manifest, "finished", state.get("stopped"))
+    lifecycle.record("finished", state.get("stopped"))
     trace.write("run_end", stopped=state.get("stopped"), status="finished",
                 check=check_report.summary() if check_report is not None else None)
     return EvolveOutcome(state=state, record=record, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
@@ -371,12 +381,12 @@ def _results(run: EvolveRun, state: Mapping[str, Any], plan: EvolutionPlan | Non
 
 
 def _write_record(run: EvolveRun, record: EvolveRecord) -> None:
-    run.folder.write_json(run.folder.evolve, record.model_dump(mode="json"))
+    run.folder.write_json(run.paths.evolve, record.model_dump(mode="json"))
 
 
 def read_evolve_record(out_dir: Path) -> EvolveRecord:
     """evolve.json of an evolve run folder (a one-line error when it is not one)."""
-    path = RunFolder(out_dir).evolve
+    path = EvolveLayout(out_dir).evolve
     if not path.is_file():
         raise ProjectGenError(f"{out_dir}: not an evolve run (no {path.name})")
     return EvolveRecord.model_validate_json(path.read_text(encoding="utf-8"))

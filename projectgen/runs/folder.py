@@ -1,11 +1,12 @@
-"""`RunFolder`: one run's folder, the only place that knows where its files are.
+"""`RunFolder`: one run's folder, opened.
 
-Every file of a run folder is an attribute (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`),
-so no other module joins a run-folder path. The folder is opened for a new run (`create`: refusing to
+Where its files are is its `RunLayout` (`folder.usage`, `folder.checkpoints`, `folder.attempt(2)`:
+runs/layout.py), so no other module joins a run-folder path; a reader that only needs a path makes
+the layout, not a `RunFolder`. The folder is opened for a new run (`create`: refusing to
 mix runs, `--force` clearing only a run's files) or for a resume (`hold`), both under the folder's
-lock; it records how the run ended (`record_end`: status, reason and the pid that wrote it); and it
-makes what a run needs from its files: the model gateway (usage, call cache, prompts, budgets, the
-door's retries and reply cap), the checkpointer and the trace writer.
+lock; and it makes what a run needs from its files: the model gateway (usage, call cache, prompts,
+budgets, the door's retries and reply cap), the trace writer and the `Lifecycle`, the one writer of
+run.json's status (`runs/lifecycle.py`); the driver opens the checkpoints at the path it is given.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,160 +24,22 @@ from typing import TYPE_CHECKING, Any
 from projectgen.durable_files import is_interrupted_write, remove_interrupted_writes, write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.runs import layout
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.locking import folder_lock
 
 if TYPE_CHECKING:
     from projectgen.agents.base import ModelGateway
     from projectgen.config import Settings
     from projectgen.llm import Budget, CallRecord
+    from projectgen.runs.lifecycle import Lifecycle
     from projectgen.runs.manifest import RunManifest
     from projectgen.runs.request import RunRequest
     from projectgen.runs.trace import TraceWriter
 
-INTERRUPTED_REASON = "interrupted (Ctrl-C or SIGTERM); continue with --resume"
-RUN_MARKERS = layout.RUN_MARKERS  # the files that mark a folder as a run (any one of them)
-
 
 @dataclass(frozen=True)
-class RunFolder:
-    """A run's folder: its files as attributes, how it is opened, how its run ended, what the run is made of."""
-
-    root: Path
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "root", Path(self.root))
-
-    def __fspath__(self) -> str:
-        return os.fspath(self.root)
-
-    def __str__(self) -> str:
-        return str(self.root)
-
-    # ------------------------------------------------------------------ its files
-    @property
-    def manifest(self) -> Path:
-        """run.json: what was run and how it ended."""
-        return self.root / layout.MANIFEST
-
-    @property
-    def summary(self) -> Path:
-        return self.root / layout.SUMMARY
-
-    @property
-    def run_log(self) -> Path:
-        """log.json: how the run ended, in the one shape every protocol's run has (runs/run_log.py)."""
-        return self.root / layout.RUN_LOG
-
-    @property
-    def usage(self) -> Path:
-        return self.root / layout.USAGE
-
-    @property
-    def calls(self) -> Path:
-        return self.root / layout.CALLS
-
-    @property
-    def prompts(self) -> Path:
-        return self.root / layout.PROMPTS
-
-    @property
-    def events(self) -> Path:
-        return self.root / layout.EVENTS
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.root / layout.CHECKPOINTS
-
-    @property
-    def thread(self) -> Path:
-        return self.root / layout.THREAD
-
-    @property
-    def state(self) -> Path:
-        return self.root / layout.STATE
-
-    @property
-    def ssat(self) -> Path:
-        return self.root / layout.SSAT
-
-    @property
-    def unit_report(self) -> Path:
-        return self.root / layout.UNIT_REPORT
-
-    @property
-    def check_report(self) -> Path:
-        return self.root / layout.CHECK_REPORT
-
-    @property
-    def repository(self) -> Path:
-        return self.root / layout.REPOSITORY
-
-    @property
-    def attempts(self) -> Path:
-        return self.root / layout.ATTEMPTS
-
-    def attempt(self, number: int) -> RunFolder:
-        """attempts/N: one attempt's repository and record."""
-        return RunFolder(self.attempts / str(number))
-
-    @property
-    def attempt_record(self) -> Path:
-        """attempt.json, in an attempt's folder."""
-        return self.root / layout.ATTEMPT_RECORD
-
-    @property
-    def knowledge(self) -> Path:
-        return self.root / layout.KNOWLEDGE
-
-    @property
-    def best(self) -> Path:
-        return self.root / layout.BEST
-
-    @property
-    def evolve(self) -> Path:
-        return self.root / layout.EVOLVE
-
-    @property
-    def evolved_task(self) -> Path:
-        return self.root / layout.EVOLVED_TASK
-
-    @property
-    def base(self) -> RunFolder:
-        """An evolve run's copy of its base run (its repository and tree)."""
-        return RunFolder(self.root / layout.BASE)
-
-    @property
-    def turns(self) -> Path:
-        """A refine task run's turn records (turns.json)."""
-        return self.root / layout.TURNS
-
-    def turn_file(self, turn: int, target: str) -> Path:
-        """turns/K/<target>: the file a refine task run's turn K produced."""
-        return self.root / layout.TURN_FILES / str(turn) / target
-
-    @property
-    def report_md(self) -> Path:
-        return self.root / layout.REPORT_MD
-
-    @property
-    def report_html(self) -> Path:
-        return self.root / layout.REPORT_HTML
-
-    @property
-    def review(self) -> Path:
-        return self.root / layout.REVIEW
-
-    def is_run(self) -> bool:
-        """Whether the folder holds a run (`trace` and `report` open it)."""
-        return any((self.root / name).is_file() for name in RUN_MARKERS)
-
-    def is_finished(self) -> bool:
-        """summary.json is written last: its presence means the run is done."""
-        return self.summary.is_file()
-
-    def has_checkpoints(self, checkpoint_url: str | None) -> bool:
-        """Whether the run's checkpoints exist: its SQLite file, or a PostgreSQL database run.json names."""
-        return checkpoint_url is not None or self.checkpoints.is_file()
+class RunFolder(RunLayout):
+    """A run's folder: its files (`RunLayout`), how it is opened, what the run is made of."""
 
     # ------------------------------------------------------------------ opening it
     @contextmanager
@@ -204,9 +67,9 @@ class RunFolder:
             yield self
 
     @contextmanager
-    def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[RunManifest, bool]]:
-        """A batch unit's folder, held: (its run.json, whether the unit resumes). Made with run.json on the
-        unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
+    def open_unit(self, request: RunRequest, run_id: str) -> Iterator[tuple[Lifecycle, bool]]:
+        """A batch unit's folder, held: (its run.json's `Lifecycle`, whether the unit resumes). Made with run.json
+        on the unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
         before units had a run.json resumes from its checkpoints), unless the folder holds a run of another
         request (another model under the same name): that run's files are cleared first."""
         from projectgen.runs.manifest import RunManifest
@@ -216,12 +79,12 @@ class RunFolder:
             if self.manifest.is_file():
                 recorded = self.read_manifest()
                 if recorded.request().model_dump() == request.model_dump():
-                    yield recorded, True
+                    yield self.lifecycle(recorded), True
                     return
                 self._remove_outputs()
-            manifest = RunManifest(**dict(request), run_id=run_id)
-            self.write_manifest(manifest)
-            yield manifest, self.checkpoints.is_file()
+            lifecycle = self.lifecycle(RunManifest(**dict(request), run_id=run_id))
+            lifecycle.start()
+            yield lifecycle, self.checkpoints.is_file()
 
     def prepare(self, *, force: bool) -> None:
         """Refuse to mix a new run into an earlier one's files unless told to, and a folder that cannot be
@@ -268,8 +131,11 @@ class RunFolder:
 
         return parse_manifest(self.manifest, self.root)
 
-    def write_manifest(self, manifest: RunManifest) -> None:
-        write_atomic(self.manifest, manifest.model_dump_json(indent=1) + "\n")
+    def lifecycle(self, manifest: RunManifest) -> Lifecycle:
+        """The one writer of this folder's run.json, starting from `manifest`."""
+        from projectgen.runs.lifecycle import Lifecycle
+
+        return Lifecycle(self.manifest, manifest)
 
     def write_review(self, record: Mapping[str, Any]) -> None:
         """review.json: the review a paused run waits for (`runs.pending_review` says what it holds)."""
@@ -288,13 +154,6 @@ class RunFolder:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProjectGenError(f"{self.review}: unreadable ({exc}); `projectgen run --resume {self.root}` "
                                   "writes it again") from None
-
-    def record_status(self, manifest: RunManifest, status: str, reason: str | None) -> RunManifest:
-        """run.json saying how the run stands (running, finished, failed, interrupted ...), with the pid of
-        the process that says so; the manifest as written."""
-        updated = manifest.model_copy(update={"status": status, "reason": reason, "pid": os.getpid()})
-        self.write_manifest(updated)
-        return updated
 
     # ------------------------------------------------------------------ what a run is made of
     def usage_records(self) -> list[CallRecord]:
@@ -321,15 +180,6 @@ class RunFolder:
         return ModelGateway(recorder=UsageRecorder(self.usage), budget=budget,
                             cache=CallCache(self.calls, scope, after_put=sync), prompts=PromptStore(self.prompts),
                             metadata=dict(metadata or {}), **settings.gateway_options())
-
-    @asynccontextmanager
-    async def checkpointer(self, url: str | None, before_write: Callable[[], None] | None = None
-                           ) -> AsyncIterator[Any]:
-        """LangGraph's checkpointer for this run: SQLite here, or the PostgreSQL database at `url`."""
-        from projectgen.runs.checkpoints import open_checkpointer
-
-        async with open_checkpointer(self.checkpoints, url, before_write=before_write) as saver:
-            yield saver
 
     def trace(self) -> TraceWriter:
         """The writer of events.jsonl."""

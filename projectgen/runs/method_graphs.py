@@ -1,6 +1,6 @@
 """The graph inside the attempts for each method of `projectgen.runs.methods`, or the caller's own.
 
-A caller may bring the graph each attempt runs (`run_livecoder(project_graph=...)` or
+A caller may bring the graph each attempt runs (`RunParts(project_graph=...)` or
 `stages=[...]`): it replaces the ProjectGen graph of a ProjectGen or LiveCoder method, and the run
 keeps everything else (checkpoints, trace, attempts, knowledge, the historical best). run.json
 records its node names (`custom_graph`), so a resume given another graph, or none, is refused.

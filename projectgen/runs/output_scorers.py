@@ -1,10 +1,11 @@
 """Scorers of a run's final output against its task's reference, run where the run ends so the run log keeps
 their scores by name and an experiment reads them instead of scoring the folder again.
 
-A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (its output repository,
-its attempts) with the run's sandbox runner and its hidden unit-test report; None where it does not apply (no
-reference, no output, a missing extra, another benchmark), so the log then holds no score of that name. The caller chooses them
-(`run_livecoder(..., scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
+A `Scorer` has a name (its key in the log's scores) and scores a finished run's folder (a `RunLayout`: its
+output repository, its attempts) with the run's sandbox runner and its hidden unit-test report; None where it
+does not apply (no reference, no output, a missing extra, another benchmark), so the log then holds no score
+of that name. The caller chooses them
+(`RunParts(scorers=...)`); `REFERENCE_SCORERS` are the ones an experiment's result row reports.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sketchbleu import sketch_bleu
 from projectgen.evaluation.sketchbleu_folders import codes_files
 from projectgen.repository import load_repository
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RunLayout
 from projectgen.runs.run_log import Score
 
 EXPECTED_UNIT = "unit_expected"  # the hidden unit tests counted over the task's expected tests
@@ -38,7 +39,7 @@ class Scorer(Protocol):
     @property
     def name(self) -> str: ...
 
-    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunLayout, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None: ...
 
 
@@ -50,7 +51,7 @@ class ExpectedUnitTests:
 
     name: str = EXPECTED_UNIT
 
-    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunLayout, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
         if unit_report is None or runner is None:
             return None
@@ -67,7 +68,7 @@ class SketchBLEU:
 
     name: str = SKETCHBLEU
 
-    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunLayout, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
         output = folder.repository
         if not task.has_reference or not output.is_dir():
@@ -93,7 +94,7 @@ class NonFunctional:
 
     name: str = NON_FUNCTIONAL
 
-    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunLayout, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
         output = folder.repository
         if task.format != "ralbench" or runner is None or not task.has_reference or not output.is_dir():
@@ -114,7 +115,7 @@ class AttemptMaintainability:
 
     name: str = ATTEMPT_MAINTAINABILITY
 
-    def score(self, task: Task, folder: RunFolder, runner: SandboxRunner | None,
+    def score(self, task: Task, folder: RunLayout, runner: SandboxRunner | None,
               unit_report: TestReport | None) -> Score | None:
         if not folder.attempts.is_dir():
             return None
@@ -138,7 +139,7 @@ def repository_maintainability(repository: Path) -> dict[str, float]:
 REFERENCE_SCORERS: tuple[Scorer, ...] = (ExpectedUnitTests(), SketchBLEU(), NonFunctional(), AttemptMaintainability())
 
 
-def score_output(scorers: Sequence[Scorer], task: Task, folder: RunFolder, runner: SandboxRunner | None,
+def score_output(scorers: Sequence[Scorer], task: Task, folder: RunLayout, runner: SandboxRunner | None,
                  unit_report: TestReport | None) -> dict[str, Score]:
     """Scorer name -> its score of the run in `folder`, for the scorers that apply (blocking: sandbox runs,
     parsing; a run calls it off its event loop)."""

@@ -90,12 +90,11 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
     manifest = RunManifest(task_path=str(task.load_path()), task_id=task.id, method=SINGLE_PASS,
                            settings=settings, run_id=uuid.uuid4().hex[:12])
     with folder.create(force=force):
-        folder.write_manifest(manifest)
+        lifecycle = folder.lifecycle(manifest)
+        lifecycle.start()
         context = RunContext(task=task, runner=runner, progress=progress,
                              gateway=folder.gateway(settings, scope=manifest.run_id, budget=budget, metadata=metadata))
         started = time.monotonic()
-        how = Drive(start=initial_state(task), context=context, config={"max_concurrency": settings.max_concurrency},
-                    marker={"task_id": task.id, "method": SINGLE_PASS})
 
         async def save_state(reason: str, reached: dict[str, Any]) -> dict[str, Any]:
             """The state reached before the model failed for good, written as a failed pass."""
@@ -103,16 +102,17 @@ async def arun_project(task: Task, *, out_dir: Path | str, models: ModelRoles | 
             write_outputs(folder, reached, summary.model_copy(update={"status": "failed", "reason": reason}), None)
             return {}
 
-        how.on_failure = save_state
+        how = Drive(start=initial_state(task), context=context, config={"max_concurrency": settings.max_concurrency},
+                    marker={"task_id": task.id, "method": SINGLE_PASS}, on_failure=save_state)
         trace = folder.trace()
-        driven = await drive(folder, graph, manifest, how, trace)
+        driven = await drive(graph, how, lifecycle, trace, folder.checkpoints)
         unit_report = None
         if evaluate_unit:
             unit_report = await run_hidden_unit_tests(runner, task, driven.state.get("repository") or {},
                                                       progress=progress)
         summary = _summary(driven.state, folder, agents, settings, unit_report, time.monotonic() - started)
         write_outputs(folder, driven.state, summary, unit_report)
-        folder.record_status(manifest, summary.status, summary.reason)
+        lifecycle.record(summary.status, summary.reason)
         trace.write("run_end", stopped=driven.state.get("stopped"), status=summary.status)
     return RunOutcome(state=driven.state, summary=summary, unit_report=unit_report, out_dir=folder.root)
 

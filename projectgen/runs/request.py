@@ -31,7 +31,7 @@ class RunRequest(BaseModel):
     method: str = Field(default=DEFAULT_METHOD, description="the method run (projectgen.runs.METHODS), 'evolve', or "
                         "a protocol ('reflect', 'refine'); older run.json files without it ran LiveCoder")
     custom_graph: list[str] | None = Field(default=None, description="the top-level nodes of the caller's own "
-                                           "project graph (run_livecoder's project_graph or stages), when the "
+                                           "project graph (RunParts' project_graph or stages), when the "
                                            "attempts ran it instead of the method's; a resume needs the same graph")
     custom_method: dict[str, str] | None = Field(
         default=None, description="the user's method the run is an arm of (an experiment's --method "

@@ -3,7 +3,7 @@
 When a reviewed stage (`projectgen.graphs.review`) pauses a run, the run writes review.json
 (`projectgen.runs.pending_review`), sets run.json's status to ``awaiting-review`` and ends its process.
 `review_run(DIR, approve=True)` (or ``edit=`` a file or mapping, ``reject="feedback"``) continues the
-run in the same folder, in any process: it resumes the run (`resume_livecoder`) with
+run in the same folder, in any process: it resumes the run (`Run.resume`) with
 ``Command(resume=decision)``, so only what comes after the interrupt runs.
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
     """Continue the run in `out_dir`, paused for review, with one decision; returns its `LiveCoderOutcome`
     (which may be paused again: `outcome.review`). `models` defaults to run.json's model specs (a run
     started from Python with model objects needs them given again)."""
-    from projectgen.runs.livecoder import resume_livecoder
+    from projectgen.runs.livecoder import Run, RunParts
     from projectgen.runs.resume import resumable_run
 
     out_dir = Path(out_dir)
@@ -98,4 +98,4 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
             raise ProjectGenError(f"{out_dir}: the run was started from Python with model objects; pass them: "
                                   "review_run(..., models=...)")
         models = models_from_specs(manifest.models, task)
-    return resume_livecoder(out_dir, models=models, runner=runner, progress=progress, decision=decision)
+    return Run.resume(out_dir, RunParts(models=models, runner=runner, progress=progress), decision=decision).run()

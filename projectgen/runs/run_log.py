@@ -26,6 +26,7 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.llm import UsageTotals
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RefineLayout
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.methods import METHODS
 from projectgen.runs.request import RunRequest
@@ -241,15 +242,16 @@ def read_run_log(path: Path | str | RunFolder) -> RunLog:
     summary = _json_object(folder.summary)
     kind = _kind(folder, manifest, summary)
     record = summary
-    if kind == "refine" and folder.turns.is_file():
-        turns = _json_value(folder.turns)
+    turns_file = RefineLayout(folder.root).turns
+    if kind == "refine" and turns_file.is_file():
+        turns = _json_value(turns_file)
         if not isinstance(turns, list):
-            raise ProjectGenError(f"{folder.turns}: not a readable run record (expected a list of turns)")
+            raise ProjectGenError(f"{turns_file}: not a readable run record (expected a list of turns)")
         record = {"turns": turns}
     try:
         return _build_run_log(kind, record, manifest, folder)
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
-        source = folder.turns if kind == "refine" else folder.summary
+        source = turns_file if kind == "refine" else folder.summary
         raise ProjectGenError(f"{source}: not a readable {kind or 'run'} record "
                               f"({type(exc).__name__}: {exc})".splitlines()[0]) from None
 

@@ -268,10 +268,11 @@ def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str,
                                  warm_graph=warm_graph(DEFAULT_METHOD, agents, settings))
     folder = _thread_folder(thread_id)
     context = AttemptsContext(
-        task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder, None, None),
+        task=task, runner=SandboxRunner(log=_progress), knowledge=open_knowledge_store(folder.knowledge, None, None),
         best=BestRepositoryStore(folder.best), extractor=knowledge_extractor(models),
         gateway=folder.gateway(settings, scope=thread_id), run_id=folder.root.name, progress=_progress,
-        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository, record))
+        record_attempt=lambda number, repository, record: write_attempt(folder.attempt(number), repository,
+                                                                        record))
     return _StudioRun(graph=graph, context=context, trace=folder.trace())
 
 

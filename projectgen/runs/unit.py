@@ -53,21 +53,22 @@ class Unit(Generic[Result]):
     marker: Mapping[str, Any] = field(default_factory=dict)  # the trace's run_start fields
     config: Mapping[str, Any] = field(default_factory=dict)  # e.g. a recursion limit
     thread: Callable[[RunFolder, RunManifest], str] | None = None  # the checkpoint thread (default: run id)
-    sync: Callable[[], None] | None = None  # `arun_livecoder`'s
+    sync: Callable[[], None] | None = None  # `RunParts.sync`
 
 
 async def drive_unit(folder: RunFolder, unit: Unit[Result]) -> Result:
     """Run (or resume) `unit` in `folder` to its end: its outputs and run log written, run.json saying
     "finished"."""
-    with folder.open_unit(unit.request, run_id=unit.run_id) as (manifest, resume):
+    with folder.open_unit(unit.request, run_id=unit.run_id) as (lifecycle, resume):
+        manifest = lifecycle.manifest
         gateway = folder.gateway(manifest.settings, scope=unit.scope, budget=folder.budget(manifest), sync=unit.sync)
         how = Drive(start=unit.start, context=unit.context(gateway), resume=resume, sync=unit.sync,
                     config=unit.config, marker=unit.marker,
                     thread_id=unit.thread(folder, manifest) if unit.thread is not None else None)
         trace = folder.trace()
-        driven = await drive(folder, unit.graph, manifest, how, trace)
+        driven = await drive(unit.graph, how, lifecycle, trace, folder.checkpoints)
         end = unit.outputs(folder, manifest, driven.state)
         write_run_log(folder, unit.kind, end.record, manifest=manifest, summary=end.summary)
-        folder.record_status(manifest, "finished", None)
+        lifecycle.record("finished", None)
         trace.write("run_end", status="finished", **end.trace)
         return end.result

@@ -643,8 +643,8 @@ def test_demo_refuses_to_replace_a_run_that_is_not_a_demo(ws: Path, capsys) -> N
     from projectgen.runs.manifest import RunManifest
 
     paid = ws / "paid"
-    RunFolder(paid).write_manifest(RunManifest(run_id="r1", task_path=str(ws), task_id="kvstore",
-                                     models={"default": "openai:gpt-4o"}))
+    RunFolder(paid).lifecycle(RunManifest(run_id="r1", task_path=str(ws), task_id="kvstore",
+                                     models={"default": "openai:gpt-4o"})).start()
     write(paid / "repository" / "kvstore" / "store.py", "# generated at a price")
     refused(capsys, ws, ["demo", "--out", paid], "paid holds a run that is not an earlier demo's output",
             "--force")

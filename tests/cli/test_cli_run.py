@@ -146,7 +146,7 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
     from projectgen.llm import ModelCallError
     from projectgen.llm.roles import ROLES
     from projectgen.llm.sampling import sampling_by_role
-    from projectgen.runs import read_manifest, run_livecoder
+    from projectgen.runs import read_manifest, Run, RunParts
 
     args = build_parser().parse_args(["run", "kvstore", "--model", "openai:gpt-4o", "--base-url",
                                       "http://localhost:8000/v1", "--temperature", "0.2", "--max-output-tokens",
@@ -159,7 +159,7 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
     task = load_task(example_task_path("kvstore"))
     out = tmp_path / "run"
     with pytest.raises(ModelCallError):
-        run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(measure_unit_tests=False), models=specs, settings=Settings(retries=0)), out, models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task))
+        Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(measure_unit_tests=False), models=specs, settings=Settings(retries=0)), out, RunParts(models=models_from_specs({**specs, "base_url": "http://127.0.0.1:9/v1"}, task))).run()
     assert read_manifest(out).sampling["architect"] == {"temperature": 0.2, "top_p": 1.0, "max_tokens": 1000}
 
 
@@ -224,7 +224,7 @@ def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
     from projectgen.runs.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
     from projectgen.runs.folder import read_manifest
 
-    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path="t", task_id="t"))
+    RunFolder(tmp_path).lifecycle(RunManifest(run_id="r", task_path="t", task_id="t")).start()
     assert json.loads((tmp_path / "run.json").read_text())["schema_version"] == MANIFEST_SCHEMA_VERSION == 1
     (tmp_path / "run.json").write_text(json.dumps({"run_id": "r", "task_path": "t", "task_id": "t"}))
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded

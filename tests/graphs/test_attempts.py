@@ -10,13 +10,13 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.llm import ModelRoles
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.graphs import ProjectState, RunContext
 from projectgen.llm import META_ATTEMPT, ScriptedChatModel
-from projectgen.runs import run_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs.trace import read_trace
 
 from test_support import attempt_script
@@ -140,7 +140,7 @@ def recording_model(script: dict[str, Any]):
 def two_attempt_run(task, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("livecoder") / "run"
     model = recording_model(attempt_script(task))
-    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1)), out, models=ModelRoles(model))
+    outcome = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1)), out, RunParts(models=ModelRoles(model))).run()
     outcome.prompts = model._prompts
     return outcome
 
@@ -187,9 +187,9 @@ def test_attempt_two_prompts_carry_the_guidance(two_attempt_run) -> None:
 @pytest.mark.slow  # the cost budget's twin test stays in the default suite
 def test_a_small_token_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: Path) -> None:
     model = ScriptedChatModel.from_responses(attempt_script(task))
-    first = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", models=ModelRoles(model))
+    first = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", RunParts(models=ModelRoles(model))).run()
     attempt_one = sum(r["tokens"]["total_tokens"] for r in first.summary["attempts"] if r["attempt"] == 1)
-    limited = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_tokens=attempt_one + 500), tmp_path / "limited", models=ModelRoles(ScriptedChatModel.from_responses(attempt_script(task))))
+    limited = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_tokens=attempt_one + 500), tmp_path / "limited", RunParts(models=ModelRoles(ScriptedChatModel.from_responses(attempt_script(task))))).run()
     summary = limited.summary
     assert summary["budget_limited"] and "budget" in summary["stopped"]
     assert summary["final"]["source"] == "best" and summary["final"]["attempt"] == 1
@@ -218,13 +218,13 @@ def test_a_small_cost_budget_stops_cleanly_with_the_best_so_far(task, tmp_path: 
     from projectgen.llm.pricing import PriceTable
 
     table = PriceTable.from_file(prices)
-    run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", models=ModelRoles(priced_model(attempt_script(task))))
+    Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2), settings=Settings(code_iterations=1)), tmp_path / "full", RunParts(models=ModelRoles(priced_model(attempt_script(task))))).run()
     calls = [json.loads(line) for line in (tmp_path / "full" / "usage.jsonl").read_text().splitlines()]
     assert {c["model"] for c in calls} == {"test-priced-double"}
     attempt_one = table.total(c for c in calls if c["attempt"] == 1).value
     assert attempt_one and attempt_one > 0
 
-    limited = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_cost_usd=attempt_one * 1.02, prices_file=prices), tmp_path / "limited", models=ModelRoles(priced_model(attempt_script(task))))
+    limited = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=4), settings=Settings(code_iterations=1), max_cost_usd=attempt_one * 1.02, prices_file=prices), tmp_path / "limited", RunParts(models=ModelRoles(priced_model(attempt_script(task))))).run()
     summary = limited.summary
     assert summary["budget_limited"] and "cost budget" in summary["stopped"]
     assert summary["final"]["attempt"] == 1 and summary["final"]["source"] == "best"
@@ -262,7 +262,7 @@ def test_a_resumed_run_is_charged_with_what_it_spent_before(tmp_path: Path) -> N
 
 def test_warm_start_reuses_the_best_attempts_tree_and_skeleton(task, tmp_path: Path) -> None:
     model = recording_model(attempt_script(task))
-    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, warm_start=True), settings=Settings(code_iterations=1)), tmp_path / "warm", models=ModelRoles(model))
+    outcome = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, warm_start=True), settings=Settings(code_iterations=1)), tmp_path / "warm", RunParts(models=ModelRoles(model))).run()
     roles_by_attempt = {(role, attempt) for role, attempt, _ in model._prompts}
     assert ("architect", 1) in roles_by_attempt and ("skeleton", 1) in roles_by_attempt
     assert ("architect", 2) not in roles_by_attempt and ("skeleton", 2) not in roles_by_attempt
@@ -294,7 +294,7 @@ def test_an_attempt_is_scored_from_the_code_judges_last_check_run(task, tmp_path
     from projectgen.oracles.reference_replay import reference_model
 
     runner, runs = counting_runner()
-    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
+    outcome = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), tmp_path / "run", RunParts(models=ModelRoles(reference_model(task)), runner=runner)).run()
     assert outcome.summary["final"]["score"] == 1.0
     assert runs.count("check") == 2 and runner.recent.hits == 1  # the judge's run, then the score: one sandbox run
 
@@ -303,8 +303,8 @@ def test_resuming_a_finished_run_does_not_run_its_hidden_tests_again(task, tmp_p
     from projectgen.oracles.reference_replay import reference_model
 
     runner, suites = counting_runner()
-    first = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1)), tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
+    first = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1)), tmp_path / "run", RunParts(models=ModelRoles(reference_model(task)), runner=runner)).run()
     assert suites.count("unit") == 2 and first.unit_report.passed == 29  # the attempt's figures, then the final
     suites.clear()
-    again = resume_livecoder(tmp_path / "run", models=ModelRoles(reference_model(task)), runner=runner)
+    again = Run.resume(tmp_path / "run", RunParts(models=ModelRoles(reference_model(task)), runner=runner)).run()
     assert suites == [] and again.unit_report.passed == 29 and again.summary["unit_tests"]["passed"] == 29

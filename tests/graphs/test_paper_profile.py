@@ -430,10 +430,10 @@ def test_the_demo_replay_drives_the_paper_profile_end_to_end(task, tmp_path):
 
     from projectgen.datasets.examples import example_script_path
     from projectgen.llm import ModelRoles, ScriptedChatModel
-    from projectgen.runs import run_livecoder
+    from projectgen.runs import Run, RunParts
 
     model = ScriptedChatModel.from_file(example_script_path("kvstore.demo"))
-    outcome = run_livecoder(RunRequest.for_task(task, settings=PAPER), tmp_path / "run", models=ModelRoles(model))
+    outcome = Run.open(RunRequest.for_task(task, settings=PAPER), tmp_path / "run", RunParts(models=ModelRoles(model))).run()
     summary = outcome.summary
     assert summary["unit_tests"]["passed"] == summary["unit_tests"]["total"] == 29
     usage = [json.loads(line) for line in (tmp_path / "run" / "usage.jsonl").read_text().splitlines()]

@@ -277,11 +277,11 @@ def test_self_reflection_keeps_the_previous_file_and_gives_the_error_back(task):
 # --------------------------------------------------------------------------- a whole run
 
 def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tmp_path):
-    """Through the CLI's path (`run_livecoder`): the prose is refused, the trace and summary say so, the
+    """Through the CLI's path (`Run.open`): the prose is refused, the trace and summary say so, the
     repair request names the file, line and error, and the run ends with the valid file."""
     from projectgen.inspection import load_run
     from projectgen.oracles.reference_replay import reference_script
-    from projectgen.runs import run_livecoder
+    from projectgen.runs import Run, RunParts
 
     path = "kvstore/store.py"
     reference = task.reference_repository()
@@ -293,7 +293,7 @@ def test_a_run_whose_first_code_reply_is_prose_ends_with_the_valid_file(task, tm
         {"role": "coder", "target": path, "iteration": 2, "content": make_whole_file_reply([path], reference)},
         {"role": "code_judge", "iteration": 1, "content": {"summary": "", "files": [{"path": path}]}}]
     out = tmp_path / "run"
-    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), out, models=ModelRoles(ScriptedChatModel.from_responses(script)))
+    outcome = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False)), out, RunParts(models=ModelRoles(ScriptedChatModel.from_responses(script)))).run()
 
     assert (out / "repository" / path).read_text() == reference[path]
     assert outcome.summary["final"]["score"] == 1.0

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
@@ -50,7 +50,7 @@ from projectgen.llm.faults import (
 from projectgen.llm.parsing import StructuredOutputError, find_json
 from projectgen.oracles.reference_replay import Breakage, reference_script
 from projectgen.repository import safe_relpath
-from projectgen.runs import run_livecoder
+from projectgen.runs import Run, RunParts
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 CAPS = {"architecture": 2, "skeleton": 2, "code": 2}
@@ -351,7 +351,7 @@ def run_cell(task, runner: SandboxRunner, sentinels: Sentinels, plan: FaultPlan 
                             plan=FaultPlan.parse(plan) if isinstance(plan, str) else plan)
     outcome, error = None, None
     try:
-        outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=attempts.model_copy(update={"measure_unit_tests": False}), settings=settings, max_tokens=max_tokens), sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels), force=True)
+        outcome = Run.open(RunRequest.for_task(task, attempt_settings=attempts.model_copy(update={"measure_unit_tests": False}), settings=settings, max_tokens=max_tokens), sentinels.out, RunParts(models=ModelRoles(model), runner=cell_runner(runner, sentinels)), force=True).run()
     except ModelCallError as exc:
         error = exc
     if expect_failure is not None:
@@ -442,7 +442,7 @@ def test_a_failure_keeps_the_best_so_far_and_the_run_resumes(task, runner, senti
     assert found["events"][-1]["final"] == {"source": "best", "attempt": 1, "score": pytest.approx(0.8)}
     # the model is back: the run continues from the failed step and finishes
     model = ScriptedChatModel.from_responses(replay(task, off_by_one=True))
-    resumed = resume_livecoder(sentinels.out, models=ModelRoles(model), runner=cell_runner(runner, sentinels))
+    resumed = Run.resume(sentinels.out, RunParts(models=ModelRoles(model), runner=cell_runner(runner, sentinels))).run()
     assert resumed.summary["status"] == "finished"
     assert {c["role"] for c in model.calls} == {"coder"}  # attempt 2's code stage, nothing done before again
     assert resumed.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}

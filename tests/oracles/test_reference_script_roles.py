@@ -8,7 +8,7 @@ from projectgen.config import AttemptSettings
 from projectgen.llm import ModelRoles, ScriptedChatModel
 from projectgen.llm.roles import ROLES
 from projectgen.oracles.reference_replay import Breakage, reference_script
-from projectgen.runs import run_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs.request import RunRequest
 
 
@@ -21,7 +21,7 @@ def test_a_scripted_livecoder_run_reaches_its_second_attempt(task, runner, tmp_p
     script = reference_script(task, breakage=Breakage("kvstore/store.py", "_expired"))
     model = ScriptedChatModel.from_responses(script.model_dump(mode="json", exclude_none=True))
     request = RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2))
-    outcome = run_livecoder(request, tmp_path / "run", models=ModelRoles(model), runner=runner)
+    outcome = Run.open(request, tmp_path / "run", RunParts(models=ModelRoles(model), runner=runner)).run()
     assert outcome.summary["status"] == "finished"
     roles = {json.loads(line)["role"] for line in (tmp_path / "run" / "usage.jsonl").read_text().splitlines()}
     assert "knowledge" in roles

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from projectgen.llm import ModelRoles
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.loaders import load_task
 from projectgen.memory.knowledge_store import KnowledgeStore, knowledge_id
@@ -199,7 +199,8 @@ def test_resuming_a_run_that_is_still_going_is_refused(tmp_path: Path) -> None:
     from projectgen.runs import RunFolder, RunManifest
     from projectgen.runs.locking import folder_lock
 
-    RunFolder(tmp_path).write_manifest(RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"), task_id="kvstore"))
+    RunFolder(tmp_path).lifecycle(RunManifest(run_id="r", task_path=str(example_tasks_dir() / "kvstore"),
+                                              task_id="kvstore")).start()
     with folder_lock(tmp_path):
         with pytest.raises(ProjectGenError, match="in use by another run"):
-            resume_livecoder(tmp_path, models=ModelRoles(object()))
+            Run.resume(tmp_path, RunParts(models=ModelRoles(object()))).run()

@@ -1,4 +1,4 @@
-"""run_livecoder with the caller's own project graph (a stage list or a compiled graph): attempts, checkpoints,
+"""A LiveCoder `Run` with the caller's own project graph (a stage list or a compiled graph): attempts, checkpoints,
 trace and resume as with the built-in one; run.json records the graph, and a resume without it is refused."""
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 from langgraph.graph import START, StateGraph
 
 from projectgen.llm import ModelRoles
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs import RunRequest
 from projectgen.agents import Agents, Verdict
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import ProjectState, architecture_stage, code_stage
 from projectgen.oracles.reference_replay import reference_model
-from projectgen.runs import read_manifest, run_livecoder
+from projectgen.runs import read_manifest, Run, RunParts
 from projectgen.runs.trace import read_trace
 
 
@@ -68,7 +68,7 @@ def test_a_custom_stage_list_gets_attempts_checkpoints_trace_and_resumes_after_d
     request = RunRequest.for_task(task, settings=Settings(code_iterations=1),
                                   attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False))
     with pytest.raises(PowerCut):
-        run_livecoder(request, out, models=ModelRoles(model), runner=runner, stages=stages)
+        Run.open(request, out, RunParts(models=ModelRoles(model), runner=runner, stages=stages)).run()
     assert read_manifest(out).custom_graph == ["architecture", "code", "audit"]
     assert (out / "checkpoints.sqlite").is_file()
     with sqlite3.connect(out / "checkpoints.sqlite") as db:
@@ -77,7 +77,7 @@ def test_a_custom_stage_list_gets_attempts_checkpoints_trace_and_resumes_after_d
     calls_before = [(c["role"], c.get("target")) for c in model.calls]
     assert {"architect", "coder"} <= {role for role, _ in calls_before} and "skeleton_writer" not in dict(calls_before)
 
-    outcome = resume_livecoder(out, models=ModelRoles(model), runner=runner, stages=stages)
+    outcome = Run.resume(out, RunParts(models=ModelRoles(model), runner=runner, stages=stages)).run()
     # The checkpoint holds the finished stages: only the node that died runs again.
     assert len(judge.reviews) == 1 and [(c["role"], c.get("target")) for c in model.calls] == calls_before
     assert len(audit_calls) == 2 and audit_calls[1] == audit_calls[0] > 0
@@ -111,7 +111,7 @@ def reference_graph(task, calls: list[str]):
 
 def test_a_compiled_graph_runs_in_the_attempts_and_a_resume_needs_the_same_graph(task, runner, tmp_path: Path) -> None:
     out, calls = tmp_path / "run", []
-    outcome = run_livecoder(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, measure_unit_tests=False)), out, project_graph=reference_graph(task, calls), runner=runner)
+    outcome = Run.open(RunRequest.for_task(task, attempt_settings=AttemptSettings(attempts=2, measure_unit_tests=False)), out, RunParts(project_graph=reference_graph(task, calls), runner=runner)).run()
     # Attempt 1 scores full marks; attempt 2 reuses it (the historical best), so the graph ran once.
     assert calls == ["kvstore"] and outcome.summary["final"]["score"] == 1.0
     assert [r["reused"] for r in outcome.summary["attempts"]] == [False, True]
@@ -120,11 +120,11 @@ def test_a_compiled_graph_runs_in_the_attempts_and_a_resume_needs_the_same_graph
     assert any(e.get("node") == "write_reference" for e in read_trace(out / "events.jsonl", strict=True))
 
     with pytest.raises(ProjectGenError, match="its own project graph .*write_reference"):
-        resume_livecoder(out, models=ModelRoles(reference_model(task)))  # what `projectgen run --resume` does
+        Run.resume(out, RunParts(models=ModelRoles(reference_model(task)))).run()  # what `projectgen run --resume` does
     other = build_other_graph()
     with pytest.raises(ProjectGenError, match="had the nodes write_reference, not other"):
-        resume_livecoder(out, project_graph=other)
-    again = resume_livecoder(out, project_graph=reference_graph(task, calls), runner=runner)
+        Run.resume(out, RunParts(project_graph=other)).run()
+    again = Run.resume(out, RunParts(project_graph=reference_graph(task, calls), runner=runner)).run()
     assert calls == ["kvstore"] and again.summary["final"]["score"] == 1.0
 
 
@@ -132,7 +132,7 @@ def build_other_graph():
     graph = StateGraph(ProjectState)
     graph.add_node("other", lambda state: {})
     graph.add_edge(START, "other")
-    return graph  # uncompiled: run_livecoder compiles a StateGraph itself
+    return graph  # uncompiled: Run.open compiles a StateGraph itself
 
 
 def test_custom_graph_mistakes_are_one_line_errors_and_write_nothing(task, tmp_path: Path) -> None:
@@ -149,5 +149,5 @@ def test_custom_graph_mistakes_are_one_line_errors_and_write_nothing(task, tmp_p
     for number, (request, graphs, message) in enumerate(cases):
         out = tmp_path / str(number)
         with pytest.raises(ProjectGenError, match=message):
-            run_livecoder(request, out, **graphs)
+            Run.open(request, out, RunParts(**graphs)).run()
         assert not out.exists()

@@ -199,12 +199,12 @@ def test_a_node_cut_short_after_its_model_call_replays_that_call_on_resume(tmp_p
     monkeypatch.setattr(livecoder, "open_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
     first = ScriptedChatModel.from_responses(attempt_script(task))
     with pytest.raises(Interrupted):
-        livecoder.run_livecoder(request, out, models=ModelRoles(first))
+        livecoder.Run.open(request, out, livecoder.RunParts(models=ModelRoles(first))).run()
     assert [c["role"] for c in first.calls].count("knowledge") == 1  # made, but `learn` never returned
 
     monkeypatch.setattr(livecoder, "open_knowledge_store", opened)
     second = ScriptedChatModel.from_responses(attempt_script(task))
-    outcome = livecoder.resume_livecoder(out, models=ModelRoles(second))
+    outcome = livecoder.Run.resume(out, livecoder.RunParts(models=ModelRoles(second))).run()
     assert outcome.summary["final"] == {"source": "best", "attempt": 2, "score": 1.0}
     assert "knowledge" not in [c["role"] for c in second.calls]  # replayed from calls.jsonl
     keys = [(c["role"], c["stage"], c["target"], c["iteration"], c["attempt"]) for c in _lines(out / "usage.jsonl")]

@@ -25,7 +25,7 @@ from projectgen.graphs.evolve import evolve_replay
 from projectgen.llm import ScriptExhaustedError
 from projectgen.llm.scripted import scripted_chat_model_class
 from projectgen.repository import load_repository
-from projectgen.runs import run_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs.evolve import read_evolve_record, run_evolve
 from projectgen.ssat import SSAT
 from projectgen.runs.run_log import read_run_log
@@ -53,7 +53,7 @@ def chain(tmp_path_factory):
     root = tmp_path_factory.mktemp("evolve")
     runner = SandboxRunner()
     demo = example_script_path("kvstore.demo")
-    run_livecoder(RunRequest.for_task(load_task(example_task_path("kvstore")), models={"default": f"scripted:{demo}"}), root / "base", models=replay(demo), runner=runner)
+    Run.open(RunRequest.for_task(load_task(example_task_path("kvstore")), models={"default": f"scripted:{demo}"}), root / "base", RunParts(models=replay(demo), runner=runner)).run()
     outcomes, previous = [], root / "base"
     for turn in (1, 2, 3, 4):
         outcomes.append(change(previous, root / f"change{turn}", turn, runner=runner, evaluate_unit=turn == 1))

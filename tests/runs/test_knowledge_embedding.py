@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph.graph import START, StateGraph
 
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings
 from projectgen.errors import ProjectGenError
@@ -19,7 +19,7 @@ from projectgen.memory import KnowledgeStore
 from projectgen.memory.embedding_models import DEFAULT_EMBEDDING, EMBEDDINGS
 from projectgen.memory.embeddings import HashingEmbeddings
 from projectgen.memory.knowledge_entries import SuccessKnowledge
-from projectgen.runs import read_manifest, run_livecoder
+from projectgen.runs import read_manifest, Run, RunParts
 from test_support import OLD_RECORD_ID, old_knowledge_store
 
 
@@ -49,13 +49,12 @@ def died(task, out: Path, runner, *, embeddings=None, progress=None) -> list[int
     request = RunRequest.for_task(task, embedding=named,
                                   attempt_settings=AttemptSettings(attempts=1, measure_unit_tests=False))
     with pytest.raises(PowerCut):
-        run_livecoder(request, out, project_graph=dying_graph(task, calls), runner=runner, progress=progress,
-                      embeddings=None if named else embeddings)
+        Run.open(request, out, RunParts(project_graph=dying_graph(task, calls), runner=runner, progress=progress, embeddings=None if named else embeddings)).run()
     return calls
 
 
 def resume(task, out: Path, runner, calls: list[int], *, embeddings=None):
-    return resume_livecoder(out, project_graph=dying_graph(task, calls), runner=runner, embeddings=embeddings)
+    return Run.resume(out, RunParts(project_graph=dying_graph(task, calls), runner=runner, embeddings=embeddings)).run()
 
 
 def test_run_json_records_the_embedding_and_a_resume_keeps_it(task, runner, tmp_path: Path) -> None:
@@ -116,7 +115,7 @@ def test_an_embeddings_object_is_recorded_as_custom_and_needed_again_to_resume(t
     calls = died(task, out, runner, embeddings=mine)
     assert read_manifest(out).embedding == "custom"
     with pytest.raises(ProjectGenError, match="built with an embeddings object given from Python; resume it with "
-                       r"resume_livecoder\(\.\.\., embeddings="):
+                       r"Run.resume\(DIR, RunParts\(embeddings="):
         resume(task, out, runner, calls)
     with pytest.raises(ProjectGenError, match="built with embedding hashing .*256 dims.*, not hashing .*1024 dims"):
         resume(task, out, runner, calls, embeddings=HashingEmbeddings())
@@ -125,5 +124,5 @@ def test_an_embeddings_object_is_recorded_as_custom_and_needed_again_to_resume(t
 
 def test_a_bad_embedding_name_is_refused_before_the_run_folder_is_made(task, runner, tmp_path: Path) -> None:
     with pytest.raises(ProjectGenError, match="unknown embedding 'bert'"):
-        run_livecoder(RunRequest.for_task(task, embedding="bert"), tmp_path / "x", project_graph=dying_graph(task, []), runner=runner)
+        Run.open(RunRequest.for_task(task, embedding="bert"), tmp_path / "x", RunParts(project_graph=dying_graph(task, []), runner=runner)).run()
     assert not (tmp_path / "x").exists()

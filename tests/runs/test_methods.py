@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from projectgen.llm import ModelRoles
-from projectgen.runs import resume_livecoder
+from projectgen.runs import Run, RunParts
 from projectgen.runs import RunRequest
 from projectgen.config import AttemptSettings
 from projectgen.errors import ProjectGenError
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.oracles.reference_replay import reference_model, reference_script
-from projectgen.runs import METHODS, RunManifest, describe_method, method_attempt_settings, run_livecoder
+from projectgen.runs import METHODS, RunManifest, describe_method, method_attempt_settings, Run, RunParts
 from projectgen.runs.trace import read_trace
 
 JUDGES = {"architecture_judge", "skeleton_judge", "code_judge"}
@@ -61,7 +61,7 @@ def test_a_baseline_without_a_design_cannot_warm_start() -> None:
 def test_every_method_reaches_full_marks_with_the_reference_replay(name: str, task, runner, tmp_path: Path) -> None:
     model = reference_model(task)
     out = tmp_path / name
-    outcome = run_livecoder(RunRequest.for_task(task, models={"default": "reference"}, method=name), out, models=ModelRoles(model), runner=runner)
+    outcome = Run.open(RunRequest.for_task(task, models={"default": "reference"}, method=name), out, RunParts(models=ModelRoles(model), runner=runner)).run()
     assert (outcome.unit_report.passed, outcome.unit_report.total) == (29, 29)
     manifest = json.loads((out / "run.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
@@ -93,10 +93,10 @@ def test_a_resume_keeps_the_method(task, runner, tmp_path: Path) -> None:
     from projectgen.llm import MODEL_FAILURES
 
     with pytest.raises(MODEL_FAILURES):  # the direct call has no reply: the run fails and can be resumed
-        run_livecoder(RunRequest.for_task(task, method="direct"), out, models=ModelRoles(ScriptedChatModel.from_file(script)), runner=runner)
+        Run.open(RunRequest.for_task(task, method="direct"), out, RunParts(models=ModelRoles(ScriptedChatModel.from_file(script)), runner=runner)).run()
     assert json.loads((out / "run.json").read_text())["status"] == "failed"
     fixed = ScriptedChatModel.from_responses(reference_script(task).model_dump(mode="json", exclude_none=True))
-    outcome = resume_livecoder(out, models=ModelRoles(fixed), runner=runner)
+    outcome = Run.resume(out, RunParts(models=ModelRoles(fixed), runner=runner)).run()
     assert outcome.summary["method"] == "direct" and outcome.summary["attempts_run"] == 1
     assert [c["role"] for c in fixed.calls] == ["direct"]
     assert outcome.unit_report.passed == outcome.unit_report.total == 29

@@ -70,11 +70,11 @@ def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     monkeypatch.setattr(livecoder, "open_knowledge_store", lambda *a: DyingKnowledgeStore(opened(*a)))
     first = Recording.from_responses(attempt_script(task))
     with pytest.raises(Interrupted):
-        livecoder.run_livecoder(request, out, models=ModelRoles(first))
+        livecoder.Run.open(request, out, livecoder.RunParts(models=ModelRoles(first))).run()
     monkeypatch.undo()
     before = rows(out / layout.PROMPTS)
     second = Recording.from_responses(attempt_script(task))
-    outcome = livecoder.resume_livecoder(out, models=ModelRoles(second))
+    outcome = livecoder.Run.resume(out, livecoder.RunParts(models=ModelRoles(second))).run()
     return {"out": out, "before": before, "received": {**first._received, **second._received},
             "second": second, "outcome": outcome}
 

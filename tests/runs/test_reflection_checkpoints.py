@@ -1,8 +1,8 @@
 """`reflect` units with a checkpoint URL: each unit's checkpoints in the shared database, on a thread of its
 own, and a unit continued from a copy of its folder (as Ray retries it on another machine) resumes there.
 
-The shared database is LangGraph's in-memory saver put in place of PostgreSQL (`open_checkpointer` is the
-seam), and a real PostgreSQL server where one can be had (tests/postgres_server.py; skipped otherwise)."""
+The shared database is LangGraph's in-memory saver put in place of PostgreSQL (the driver's `open_checkpointer`
+is the seam), and a real PostgreSQL server where one can be had (tests/postgres_server.py; skipped otherwise)."""
 from __future__ import annotations
 
 import json
@@ -51,9 +51,10 @@ def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> It
         yield request.getfixturevalue("postgres_url"), None
         return
     import projectgen.runs.checkpoints as checkpoints
+    import projectgen.runs.driver as driver
 
     fake = SharedStore()
-    monkeypatch.setattr(checkpoints, "open_checkpointer", fake.open)
+    monkeypatch.setattr(driver, "open_checkpointer", fake.open)
     monkeypatch.setattr(checkpoints, "check_checkpoint_database", fake.check)
     yield FAKE_URL, fake
 

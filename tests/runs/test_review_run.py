@@ -1,4 +1,4 @@
-"""A run paused for review from Python: `run_livecoder(..., review=[...])` stops awaiting review, and
+"""A run paused for review from Python: `Run.open(...)` of a request with review stops awaiting review, and
 `review_run(DIR, ...)` continues it in the same folder, with the models rebuilt from run.json."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from projectgen.datasets.examples import example_script_path
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import architecture_stage
 from projectgen.llm import ScriptedChatModel
-from projectgen.runs import RunFolder, read_pending_review, review_run, run_livecoder
+from projectgen.runs import RunFolder, read_pending_review, review_run, Run, RunParts
 
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
@@ -24,7 +24,7 @@ ONE = AttemptSettings(attempts=1, measure_unit_tests=False)
 def start(task, out: Path, runner, *, review=(), method: str = "livecoder"):
     request = RunRequest.for_task(task, method=method, models={"default": f"scripted:{DEMO_SCRIPT}"},
                                   attempt_settings=ONE, review=review)
-    return run_livecoder(request, out, models=ModelRoles(ScriptedChatModel.from_file(DEMO_SCRIPT)), runner=runner)
+    return Run.open(request, out, RunParts(models=ModelRoles(ScriptedChatModel.from_file(DEMO_SCRIPT)), runner=runner)).run()
 
 
 def test_a_paused_run_is_continued_by_review_run_with_models_from_run_json(task, runner, tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_review_options_that_cannot_work_are_refused(task, runner, tmp_path: Pat
     out = tmp_path / "run"
     model = ScriptedChatModel.from_file(DEMO_SCRIPT)
     with pytest.raises(ProjectGenError, match="build your own stages with review=True"):
-        run_livecoder(RunRequest.for_task(task, review=["architecture"]), out, models=ModelRoles(model), stages=[("architecture", architecture_stage(Architect(model), []))])
+        Run.open(RunRequest.for_task(task, review=["architecture"]), out, RunParts(models=ModelRoles(model), stages=[("architecture", architecture_stage(Architect(model), []))])).run()
     with pytest.raises(ProjectGenError, match="method self-reflection has no architecture or skeleton stage"):
         start(task, out, runner, method="self-reflection", review=["architecture", "skeleton"])
     assert not out.exists()

@@ -15,7 +15,7 @@ from projectgen.experiments.figures import pair_from_run
 from projectgen.experiments.models import ExperimentModel
 from projectgen.llm import ModelRoles
 from projectgen.oracles.reference_replay import reference_model
-from projectgen.runs import RunManifest, RunRequest, run_livecoder
+from projectgen.runs import RunManifest, RunRequest, Run, RunParts
 from projectgen.runs.evolve import EVOLVE_METHOD
 from projectgen.runs.output_scorers import (ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS,
                                             SKETCHBLEU)
@@ -50,8 +50,7 @@ def _old_folder(root: Path, *, method: str | None, summary: object | None = None
 def finished(task, runner, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     """A LiveCoder run (the reference replay, method direct) whose output was scored where it ended. Read only."""
     out = tmp_path_factory.mktemp("run-log") / "run"
-    outcome = run_livecoder(RunRequest.for_task(task, models={"default": "reference"}, method="direct"), out,
-                            models=ModelRoles(reference_model(task)), runner=runner, scorers=REFERENCE_SCORERS)
+    outcome = Run.open(RunRequest.for_task(task, models={"default": "reference"}, method="direct"), out, RunParts(models=ModelRoles(reference_model(task)), runner=runner, scorers=REFERENCE_SCORERS)).run()
     return out, outcome
 
 

@@ -11,6 +11,7 @@ the task's trajectory (``construction.json``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -70,7 +71,8 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
     from projectgen.runs.driver import Drive, drive
 
     folder = RunFolder(run_dir)
-    with folder.open_unit(request, run_id=f"construct-{seed.id}") as (manifest, resumed):
+    with folder.open_unit(request, run_id=f"construct-{seed.id}") as (lifecycle, resumed):
+        manifest = lifecycle.manifest
         gateway = folder.gateway(Settings(), scope=seed.id, budget=folder.budget(manifest))
         trace = folder.trace()
         context = SeedContext(seed=seed, agents=agents, gateway=gateway, runner=runner, settings=settings,
@@ -82,11 +84,11 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
             pending = read_pending_review(folder)
             if pending is None:
                 raise ProjectGenError(not_awaiting(run_dir))
-            folder.record_status(manifest, "running", None)
-            how.decision = Command(resume={pending["interrupt_id"]: decision.model_dump(mode="json",
-                                                                                        exclude_none=True)})
-            how.marker = {"seed": seed.id, "review": decision.action, "stage": pending.get("stage")}
-        driven = await drive(folder, build_seed_graph(), manifest, how, trace)
+            lifecycle.running()
+            how = replace(how, decision=Command(resume={pending["interrupt_id"]: decision.model_dump(
+                mode="json", exclude_none=True)}), marker={"seed": seed.id, "review": decision.action,
+                                                           "stage": pending.get("stage")})
+        driven = await drive(build_seed_graph(), how, lifecycle, trace, folder.checkpoints)
         state = driven.state
 
         def finish(status: Status, reason: str = "", **fields: Any) -> SeedOutcome:
@@ -102,7 +104,7 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
             if status == "review":
                 return outcome
             folder.clear_review()
-            folder.record_status(manifest, "finished", reason or None)
+            lifecycle.record("finished", reason or None)
             trace.write("run_end", status="finished", outcome=outcome.model_dump())
             return outcome
 
@@ -110,7 +112,7 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
             asked = dict(driven.interrupts[0].value)
             record = pending_review_record(attempt=None, interrupt_id=driven.interrupts[0].id, request=asked)
             folder.write_review(record)
-            folder.record_status(manifest, AWAITING_REVIEW, awaiting_reason(run_dir, record))
+            lifecycle.record(AWAITING_REVIEW, awaiting_reason(run_dir, record))
             trace.write("review_requested", seed=seed.id, stage=asked.get("stage"), turn=asked.get("turn"),
                         iteration=asked.get("iteration"), reason=asked.get("reason"), error=asked.get("error"))
             return finish("review", asked.get("reason") or "")

@@ -24,6 +24,7 @@ from projectgen.protocols.refinement.graph import (RefinementContext, build_refi
 from projectgen.protocols.refinement.refiner import Refiner
 from projectgen.protocols.refinement.settings import RefinementUnitSettings
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.layout import RefineLayout
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
 from projectgen.runs.unit import Unit, UnitEnd, drive_unit
@@ -60,7 +61,7 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
                                sync: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Play `task` in `run_dir` as `request` says (or go on where an earlier invocation stopped); the turns'
     records in order. `evaluate` runs a turn's tests, `expected` is turn -> the tests its reference passes,
-    `scope` keys the call cache; `sync()` as `arun_livecoder`'s."""
+    `scope` keys the call cache; `sync()` as `RunParts.sync`."""
     settings = RefinementUnitSettings.model_validate(request.protocol)
     strategy, setting = settings.strategy, settings.context
     solver = refinement_solver(task, settings, model, None, evaluate=evaluate, expected=expected, progress=progress)
@@ -88,7 +89,8 @@ def run_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunRequest,
 def write_turns(folder: RunFolder, task: MultiTurnTask, records: Sequence[Mapping[str, Any]]) -> None:
     """Each turn's file under ``turns/K/<target>`` (with a target function, the file its answer makes) and every
     record in ``turns.json``, for a person to read."""
+    paths = RefineLayout(folder.root)
     for record in records:
-        write_atomic(folder.turn_file(record["turn"], task.target), task.target_file(record.get("code") or "",
-                                                                                      record["turn"]))
-    folder.write_json(folder.turns, list(records))
+        write_atomic(paths.turn_file(record["turn"], task.target), task.target_file(record.get("code") or "",
+                                                                                    record["turn"]))
+    folder.write_json(paths.turns, list(records))
