@@ -70,6 +70,12 @@ def report_contents(run: RunView) -> ReportContents:
                           quality_rows=quality_rows, notes=_notes(run, quality_note))
 
 
+def shows_attempts(run: RunView, report: ReportContents) -> bool:
+    """Whether the report has an attempts section: a run of the attempts graph or a ProjectGen pass has one; a
+    protocol's own unit (reflect, refine, an external system) only when it recorded attempts."""
+    return bool(report.attempts_rows) or run.kind in ("livecoder", "projectgen")
+
+
 def banners(run: RunView) -> list[str]:
     """What a reader must know before any number of the report: set in a banner at the top."""
     out = []
@@ -99,10 +105,12 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
         facts.append(("selection", f"{selection} tests" + (" — ORACLE setting: the hidden unit tests chose the "
                                                              "attempts; scores are an upper bound" if run.oracle
                                                              else " (visible check tests)")))
-    if run.feedback_suite == "unit":
+    # a protocol's own unit (reflect, refine, external) is fed as its protocol says, not by settings.feedback_suite
+    feedback = run.feedback_suite if run.kind in ("livecoder", "projectgen") else None
+    if feedback == "unit":
         facts.append(("execution feedback", "the hidden unit tests' output was given to the generators (LiveCoder's "
                                             "protocol on benchmarks without visible tests; settings.feedback_suite)"))
-    elif run.feedback_suite == "check":
+    elif feedback == "check":
         facts.append(("execution feedback", "the visible check tests' output only (settings.feedback_suite)"))
     final = run.final
     if final:

@@ -21,6 +21,7 @@ from projectgen.inspection.contents import (
     banners,
     report_contents,
     score_label,
+    shows_attempts,
 )
 from projectgen.inspection.formatting import esc
 from projectgen.inspection.queries import diffs
@@ -101,9 +102,11 @@ def render_html(run: RunView, report: ReportContents | None = None) -> str:
 
 def _tables(run: RunView, report: ReportContents) -> list[str]:
     """The attempts, models, stages, judges, knowledge and quality sections."""
-    parts = [f"<h2 id=\"attempts\">Attempts <span class=\"muted\">(score: {esc(score_label(run))})</span></h2>"]
-    parts.append('<div class="scroll">' + _table(report.attempts_headers, report.attempts_rows,
-                                                 numeric=(1, 8, 9, 10)) + "</div>")
+    parts = []
+    if shows_attempts(run, report):
+        parts.append(f"<h2 id=\"attempts\">Attempts <span class=\"muted\">(score: {esc(score_label(run))})</span></h2>")
+        parts.append('<div class="scroll">' + _table(report.attempts_headers, report.attempts_rows,
+                                                     numeric=(1, 8, 9, 10)) + "</div>")
     parts.append("<h2 id='models'>Models</h2>")
     parts.append('<div class="scroll">' + _table(report.models_headers, report.models_rows, numeric=(3, 4, 5, 7),
                                                  wrap=(0, 8), cls="models")

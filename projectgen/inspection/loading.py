@@ -24,7 +24,7 @@ from projectgen.inspection.views import RunView
 from projectgen.llm import CallRecord
 from projectgen.llm.pricing import CostTotal, PriceTable
 from projectgen.runs.layout import RUN_MARKERS, RunLayout
-from projectgen.runs.run_log import read_run_log
+from projectgen.runs.run_log import EXTERNAL_KIND, read_run_log
 from projectgen.runs.trace import read_trace
 
 
@@ -38,7 +38,7 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
     events = read_trace(folder.events, strict=True)
     calls = read_calls(folder.usage)
     single_pass = log.kind == "single-pass"  # run_project: one pass, no attempts
-    view = RunView(path=path, kind="projectgen" if single_pass else "livecoder", log=log, manifest=manifest,
+    view = RunView(path=path, kind=view_kind(log.kind), log=log, manifest=manifest,
                    events=events, calls=calls, rows=[], knowledge=[], unattributed=[], prices=prices)
     if single_pass:
         view.state_verdicts = _state_verdicts(folder.state)
@@ -49,6 +49,17 @@ def load_run(path: Path | str, prices: PriceTable | None = None) -> RunView:
         row.cost = CostTotal.of(row.calls, prices)
     view.attempts = attempt_views(view)
     return view
+
+
+def view_kind(log_kind: str | None) -> str:
+    """How a report shows a run: a plain ProjectGen pass, the attempts graph (a LiveCoder method's run, an evolve
+    run), or a protocol's unit of its own (reflect, refine, an external system), which has no attempts, selection
+    or knowledge to show."""
+    if log_kind == "single-pass":
+        return "projectgen"
+    if log_kind in ("reflect", "refine", EXTERNAL_KIND):
+        return log_kind
+    return "livecoder"
 
 
 def check_run_dir(path: Path | str) -> Path:

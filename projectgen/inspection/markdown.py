@@ -15,6 +15,7 @@ from projectgen.inspection.contents import (
     banners,
     report_contents,
     score_label,
+    shows_attempts,
 )
 from projectgen.inspection.formatting import md
 from projectgen.inspection.queries import diffs
@@ -29,8 +30,10 @@ def render_markdown(run: RunView, report: ReportContents | None = None) -> str:
         label, _, rest = text.partition(": ")
         out += [f"> **{md(label)}:** {md(rest)}", ""]
     out += [f"- **{md(k)}**: {md(v)}" for k, v in report.facts]
-    out += ["", f"## Attempts (score: {md(score_label(run))})", "",
-            _table(report.attempts_headers, report.attempts_rows), ""]
+    out.append("")
+    if shows_attempts(run, report):
+        out += [f"## Attempts (score: {md(score_label(run))})", "", _table(report.attempts_headers,
+                                                                          report.attempts_rows), ""]
     out += ["## Models", "", _table(report.models_headers, report.models_rows) if report.models_rows
             else "No model calls recorded.", ""]
     out += ["## Tokens per stage", "", _table(STAGE_HEADERS, report.stage_rows) if report.stage_rows

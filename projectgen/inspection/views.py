@@ -30,6 +30,11 @@ from projectgen.runs.methods import describe_method
 from projectgen.runs.run_log import RunLog
 from projectgen.runs.trace import STAGES
 
+# The runs a protocol makes as units of its own batch: their own words, no attempts graph behind them.
+OWN_UNIT_LABELS = {"reflect": "LiveRepoReflection unit (write, then repair from the test output)",
+                   "refine": "SR-Eval task run (requirements in turns)",
+                   "external": "external system run behind the model bridge"}
+
 
 @dataclass
 class TimelineRow:
@@ -146,7 +151,7 @@ class RunView:
     """A run folder read back; see the module docstring."""
 
     path: Path
-    kind: str  # "livecoder" | "projectgen"
+    kind: str  # "livecoder" | "projectgen" | "reflect" | "refine" | "external" (`loading.view_kind`)
     log: RunLog
     """How the run ended (`projectgen.runs.run_log.read_run_log`): its kind, scores, timings; its record."""
     manifest: dict[str, Any] | None
@@ -211,6 +216,8 @@ class RunView:
             return "evolve (a change to a finished run)"
         if self.kind == "projectgen":
             return "ProjectGen pipeline (one run)"
+        if self.kind in OWN_UNIT_LABELS:
+            return OWN_UNIT_LABELS[self.kind]
         if self.method and not self.method.startswith("livecoder"):
             try:
                 return describe_method(self.method).label

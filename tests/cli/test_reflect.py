@@ -422,3 +422,15 @@ def test_a_served_model_gets_the_output_cap_and_its_calls_the_servers_token_coun
     assert "not closed" in result["tries"][0]["edit_feedback"]
     log = read_run_log(out / "smollm2" / "whole" / "word_index")
     assert (log.kind, log.score("tests").value, log.score("well_format").value) == ("reflect", 0.0, 0.0)
+
+
+def test_a_units_report_names_it_a_reflection_unit_not_livecoder_attempts(bundled) -> None:
+    """`projectgen report` on a reflect unit: its own kind, and none of LiveCoder's facts (a method, an attempt
+    selection, the settings' feedback suite) or an empty attempts table, which its run never had."""
+    unit = next(path.parent for path in sorted(bundled["out"].glob("*/whole/*/run.json")))
+    assert main(["report", str(unit)]) == 0
+    page = (unit / "report.md").read_text()
+    assert "- **kind**: LiveRepoReflection unit" in page
+    for livecoder_only in ("- **method**", "- **selection**", "- **execution feedback**", "## Attempts"):
+        assert livecoder_only not in page
+    assert "Attempts" not in (unit / "report.html").read_text()
