@@ -398,7 +398,8 @@ def test_gpt_engineer_output_naming_a_file_outside_the_repository_fails_the_run(
 def test_metagpt_reads_the_bridge_from_config2_written_before_it_is_imported(
         docs: Path, tmp_path: Path, contract: dict[str, str], stub_packages) -> None:
     """A STUB of metagpt.software_company whose generate_repo reads $HOME/.metagpt/config2.yaml, as MetaGPT's
-    config does when first imported, and writes a repository with a .git folder."""
+    config does when first imported, and writes a repository with a .git folder and MetaGPT's docs/ (the idea,
+    given back as docs/requirement.txt: not part of the output)."""
     seen: dict[str, object] = {}
 
     def generate_repo(idea: str, **options: object) -> types.SimpleNamespace:
@@ -409,6 +410,8 @@ def test_metagpt_reads_the_bridge_from_config2_written_before_it_is_imported(
         (workdir / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
         (workdir / "generated").mkdir()
         (workdir / "generated" / "main.py").write_text("print('hi')\n")
+        (workdir / "docs").mkdir()
+        (workdir / "docs" / "requirement.txt").write_text(idea)
         return types.SimpleNamespace(workdir=workdir)
 
     stub_packages("metagpt.software_company", generate_repo=generate_repo)
@@ -440,3 +443,20 @@ def test_the_seeding_of_tiktoken_is_valid_python_for_both_entries_that_need_it()
         assert script[0] == "-c" and script[-1] == "{env}"
         compile(script[1], f"{name} prepare", "exec")
         assert entries[name]["env"]["TIKTOKEN_CACHE_DIR"] == "{env}/tiktoken"
+
+
+def test_metagpt_that_wrote_no_code_failed(docs: Path, tmp_path: Path, contract: dict[str, str],
+                                           stub_packages) -> None:
+    """The STUB writes only what MetaGPT writes when its product manager's reply does not parse (seen with
+    a scripted endpoint): its docs and a .gitignore. That is a failed run (status 1), not a finished one."""
+
+    def generate_repo(idea: str, **options: object) -> types.SimpleNamespace:
+        workdir = Path(os.environ["METAGPT_PROJECT_ROOT"]) / "workspace" / "generated"
+        (workdir / "docs").mkdir(parents=True)
+        (workdir / "docs" / "requirement.txt").write_text(idea)
+        (workdir / ".gitignore").write_text("*.pyc\n")
+        return types.SimpleNamespace(workdir=workdir)
+
+    stub_packages("metagpt.software_company", generate_repo=generate_repo)
+    adapter = load_adapter("metagpt_adapter.py")
+    assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 1

@@ -27,6 +27,8 @@ IDEA_PREAMBLE = ("Implement the software project specified by the documents belo
                  "architecture design) as a complete repository: create every source file the design "
                  "names at the paths it gives.\n\n")
 PROJECT_NAME = "generated"
+PROCESS_FOLDERS = ("docs", "resources")  # MetaGPT's ProjectRepo keeps its roles' documents there
+CODE_SUFFIXES = (".py",)
 
 
 @dataclass(frozen=True)
@@ -118,11 +120,14 @@ def prepare_home(settings: Settings, home: Path, work: Path, environ: MutableMap
 
 
 def copy_repository(workdir: Path, out: Path) -> list[str]:
-    """The repository MetaGPT wrote, without its .git, into `out`; the files copied."""
+    """The repository MetaGPT wrote into `out`, without its .git and without the documents of its own process
+    (docs/: the idea as requirement.txt, its PRD, design and task JSON; resources/: their renderings), which
+    would hand the task's documents back as part of the output; the files copied."""
     copied = []
     for path in sorted(workdir.rglob("*")):
         relative = path.relative_to(workdir)
-        if ".git" in relative.parts or not path.is_file() or path.is_symlink():
+        if ".git" in relative.parts or relative.parts[0] in PROCESS_FOLDERS or not path.is_file() \
+                or path.is_symlink():
             continue
         target = out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     copied = copy_repository(workdir, args.out)
     print(json.dumps({"workdir": str(workdir), "files": copied}), file=sys.stderr)
-    return 0 if copied else 1
+    if not any(name.endswith(CODE_SUFFIXES) for name in copied):
+        print("metagpt adapter: MetaGPT wrote no code (its roles stopped before the engineer)", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
