@@ -460,3 +460,46 @@ def test_metagpt_that_wrote_no_code_failed(docs: Path, tmp_path: Path, contract:
     stub_packages("metagpt.software_company", generate_repo=generate_repo)
     adapter = load_adapter("metagpt_adapter.py")
     assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 1
+
+
+@pytest.mark.parametrize(("writes", "status"), [(False, 1), (True, 0)])
+def test_a_mini_swe_agent_run_that_wrote_nothing_failed(
+        docs: Path, tmp_path: Path, contract: dict[str, str], stub_packages, monkeypatch: pytest.MonkeyPatch,
+        writes: bool, status: int) -> None:
+    """mini-swe-agent's agent STUBBED (`run_agent` replaced, its config folder a stub module): an agent that
+    stopped on its own rules (three format errors in a row, as the tiny model's did) without writing a file
+    is a failed run, not a finished one with an empty repository."""
+    (tmp_path / "mini_textbased.yaml").write_text(yaml.safe_dump(
+        {"agent": {"system_template": "s", "instance_template": "{{task}}"}, "model": {}}))
+    stub_packages("minisweagent.config", builtin_config_dir=tmp_path)
+    adapter = load_adapter("mini_swe_agent_adapter.py")
+
+    def run_agent(config: dict, task: str) -> dict:
+        if writes:
+            (Path(config["environment"]["cwd"]) / "main.py").write_text("print('hi')\n")
+        return {"exit_status": "RepeatedFormatError" if not writes else "Submitted"}
+
+    monkeypatch.setattr(adapter, "run_agent", run_agent)
+    assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == status
+
+
+@pytest.mark.parametrize(("writes", "status"), [(False, 1), (True, 0)])
+def test_an_aider_run_that_applied_no_edit_failed(docs: Path, tmp_path: Path, contract: dict[str, str],
+                                                  monkeypatch: pytest.MonkeyPatch, writes: bool, status: int) -> None:
+    """aider itself STUBBED (the `python -m aider` call replaced; litellm's price list a file of the test): aider
+    exits 0 when no edit of its reply applied, as it did with the tiny model; the adapter says so and fails."""
+    adapter = load_adapter("aider_adapter.py")
+    prices = tmp_path / "prices.json"
+    prices.write_text("{}")
+    monkeypatch.setattr(adapter, "bundled_prices", lambda: prices)
+
+    def call(command: list[str], cwd: Path, stdin: int) -> int:
+        assert command[1:3] == ["-m", "aider"]
+        if writes:
+            (Path(cwd) / "main.py").write_text("print('hi')\n")
+        (Path(cwd) / ".aider.tags.cache.v4").mkdir()
+        return 0
+
+    monkeypatch.setattr(adapter.subprocess, "call", call)
+    assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == status
+    assert (tmp_path / "home" / ".aider" / "caches" / "model_prices_and_context_window.json").is_file()

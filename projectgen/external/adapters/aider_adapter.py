@@ -159,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = subprocess.call(command, cwd=args.out, stdin=subprocess.DEVNULL)
     removed = remove_aider_state(args.out)
     print(json.dumps({"aider_exit": status, "removed": removed}), file=sys.stderr)
+    if status == 0 and not any(path.is_file() for path in args.out.rglob("*")):
+        print("aider adapter: aider ended without writing a file (no edit of its reply applied)", file=sys.stderr)
+        return 1
     return status
 
 

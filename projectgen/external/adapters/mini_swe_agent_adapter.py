@@ -399,7 +399,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mini-swe-agent adapter: {error}", file=sys.stderr)
         return 2
     result = run_agent(config, task_text(documents, out))
-    print(json.dumps({"config": config_name, "exit_status": result.get("exit_status", "")}), file=sys.stderr)
+    exit_status = result.get("exit_status", "")
+    print(json.dumps({"config": config_name, "exit_status": exit_status}), file=sys.stderr)
+    if not any(path.is_file() for path in out.rglob("*")):
+        print(f"mini-swe-agent adapter: the agent ended ({exit_status}) without writing a file", file=sys.stderr)
+        return 1
     return 0
 
 
