@@ -220,6 +220,7 @@ def test_openevolve_refuses_zero_iterations(openevolve_adapter: types.ModuleType
         openevolve_adapter.read_settings({**CONTRACT, "PROJECTGEN_TEMPERATURE": ""}), "message", tmp_path)
     assert config["max_iterations"] == 4 and "temperature" not in config["llm"]
     assert config["llm"]["models"] == [{"name": "served-model", "weight": 1.0}]
+    assert config["llm"]["timeout"] >= 600  # OpenEvolve's 60 s made a 62 s call twice (the tiny model's first)
 
 
 def test_the_evaluator_scores_the_share_of_check_tests_that_pass(openevolve_adapter: types.ModuleType,

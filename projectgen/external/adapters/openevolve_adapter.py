@@ -34,6 +34,9 @@ BLOCK_END = "# EVOLVE-BLOCK-END"
 MAX_PACKED_CHARS = 400_000  # OpenEvolve's default (10,000) is one small program, not a repository
 PLACEHOLDER = {"README.md": "Nothing is written yet: write the repository the documents specify.\n"}
 EVALUATION_TIMEOUT_S = 300  # OpenEvolve's default evaluator timeout
+# OpenEvolve gives up on a call after 60 s and asks again: with a slow model behind the bridge (the tiny
+# one's first call took 62 s) the same call is then made, and paid, twice
+LLM_TIMEOUT_S = 600
 
 PACK_FORMAT = """\
 
@@ -246,7 +249,8 @@ def openevolve_config(settings: Settings, message: str, work: Path) -> dict[str,
     """OpenEvolve's config (as its YAML would hold it). Departures from its defaults, each needed here:
     full rewrites (there is no first program to diff against: the first one is a placeholder), a packed
     repository's length, iterations from the contract, one evaluation at a time (the sandbox has one
-    core), the bridge as the only model with the paper's sampling, logs and output outside OUT."""
+    core), the bridge as the only model with the paper's sampling and a call timeout long enough not to
+    ask a slow call twice, logs and output outside OUT."""
     if settings.max_iterations < 1:
         raise AdapterError("PROJECTGEN_MAX_ITERATIONS must be at least 1 for openevolve "
                            "(OpenEvolve reads 0 as its default, 10,000)")
@@ -261,6 +265,7 @@ def openevolve_config(settings: Settings, message: str, work: Path) -> dict[str,
             "api_base": settings.base_url,
             "api_key": settings.api_key,
             "models": [{"name": settings.model, "weight": 1.0}],
+            "timeout": LLM_TIMEOUT_S,
             **{key: value for key, value in (("temperature", settings.temperature), ("top_p", settings.top_p),
                                              ("max_tokens", settings.max_tokens)) if value is not None},
         },
