@@ -38,7 +38,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.external.call_budget import CallBudget
 from projectgen.external.environment import SystemEnvironment, SystemEnvironments
-from projectgen.external.systems import DOCUMENT_FIELDS, SystemEntry
+from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry
 from projectgen.llm import AllBudgets
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.errors import BudgetExceededError
@@ -75,13 +75,31 @@ class ExternalRun:
 
 
 def system_documents(entry: SystemEntry, task: Task) -> dict[str, str]:
-    """The documents the system is given, by file name: those its entry lists that the task has."""
+    """The documents the system is given, by path under DOCS: those its entry lists that the task has; its check
+    tests (`CHECK_TESTS`) under DOCS/check_tests, as in the task's folder (a task without them gives none)."""
     given = {}
     for name in entry.documents:
+        if name == CHECK_TESTS:
+            given.update(check_test_files(task))
+            continue
         text = getattr(task.docs, DOCUMENT_FIELDS[name])
         if text:
             given[name] = text
     return given
+
+
+CHECK_SUITE = "check"
+
+
+def check_test_files(task: Task) -> dict[str, str]:
+    """The task's check suite's files by path under DOCS/check_tests (a leading check_tests/ not doubled)."""
+    if CHECK_SUITE not in task.suites:
+        return {}
+    files = {}
+    for relative in task.suite_files(CHECK_SUITE):
+        inside = relative.removeprefix(f"{CHECK_TESTS}/")
+        files[f"{CHECK_TESTS}/{inside}"] = (task.root / relative).read_text(encoding="utf-8", errors="replace")
+    return files
 
 
 def system_record(entry: SystemEntry, env: SystemEnvironment, system_path: Path | None,

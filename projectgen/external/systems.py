@@ -29,6 +29,9 @@ SOURCES: tuple[str, ...] = ("pypi", "checkout")
 DOCUMENT_FIELDS: Mapping[str, str] = MappingProxyType({
     "PRD.md": "prd", "UML_class.md": "uml_class", "UML_sequence.md": "uml_sequence",
     "architecture_design.md": "architecture_design"})
+# The task's visible check tests, under DOCS/check_tests (OpenEvolve scores its programs on them while it
+# evolves; the unit tests that score the result are never given).
+CHECK_TESTS = "check_tests"
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_MAX_CALLS = 200
 NAME = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -139,10 +142,10 @@ def _entry(path: Path, name: str, table: Any) -> SystemEntry:
             isinstance(arg, str) for arg in step) for step in prepare):
         raise ProjectGenError(f"{where}: prepare must be a list of argument lists (each run with the env's python)")
     documents = texts("documents") or ("PRD.md",)
-    unknown_documents = [name for name in documents if name not in DOCUMENT_FIELDS]
+    unknown_documents = [name for name in documents if name not in DOCUMENT_FIELDS and name != CHECK_TESTS]
     if unknown_documents:
         raise ProjectGenError(f"{where}: unknown document(s) {', '.join(unknown_documents)} (documents: "
-                              f"{', '.join(DOCUMENT_FIELDS)})")
+                              f"{', '.join([*DOCUMENT_FIELDS, CHECK_TESTS])})")
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
         raise ProjectGenError(f"{where}: env must be a table of strings")

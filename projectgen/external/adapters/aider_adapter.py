@@ -1,0 +1,169 @@
+"""Adapter: aider, driven by its own command line with one message, writes a repository from the task's documents.
+
+Run inside the sandbox with the system's own Python as ``python aider_adapter.py --docs DOCS --out OUT``
+(the adapter contract in docs/external-systems.md). It runs ``python -m aider`` in OUT the way aider's docs
+script it (``--message`` sends one instruction, aider applies the edits, lints what it wrote and fixes
+what the linter found, then exits; ``--yes-always`` answers its questions), with the documents added as
+read-only files (``--read``). Everything aider would fetch or send is switched off on its command line
+(update check, analytics, URL scraping, playwright) or answered from the package (`seed_model_prices`),
+and its history files go to TMPDIR, not into the repository. Standalone on purpose: it runs in aider's
+environment, where projectgen is not installed. Its file name is not the package's, or
+``python aider.py`` would import itself as ``aider``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DOCUMENT_ORDER = ("prd", "uml", "architecture")
+MESSAGE = ("Implement the software project specified by the read-only documents ({names}: its PRD, UML and "
+           "architecture design) as a complete repository in the current directory: create every source "
+           "file the design names, at the paths it gives, with its full implementation.")
+PRICES_FILE = "model_prices_and_context_window.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
+    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
+
+    base_url: str
+    api_key: str
+    model: str
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int | None
+    max_iterations: int
+
+
+class AdapterError(Exception):
+    """Bad input to the adapter: one line on stderr and exit code 2."""
+
+
+def read_settings(environ: Mapping[str, str]) -> Settings:
+    """The contract's variables, each checked: a wrong number would silently change the run."""
+
+    def required(name: str) -> str:
+        value = environ.get(name, "").strip()
+        if not value:
+            raise AdapterError(f"{name} is not set")
+        return value
+
+    def number(name: str, kind: type, optional: bool) -> Any:
+        text = environ.get(name, "").strip()
+        if not text and optional:
+            return None
+        try:
+            return kind(required(name))
+        except ValueError:
+            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
+
+    base_url = required("OPENAI_BASE_URL").rstrip("/")
+    if not base_url.endswith("/v1"):
+        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
+    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
+                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
+                    top_p=number("PROJECTGEN_TOP_P", float, True),
+                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
+                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
+
+
+def document_rank(name: str) -> tuple[int, str]:
+    lowered = name.lower()
+    for rank, prefix in enumerate(DOCUMENT_ORDER):
+        if lowered.startswith(prefix):
+            return rank, lowered
+    return len(DOCUMENT_ORDER), lowered
+
+
+def document_paths(docs: Path) -> list[Path]:
+    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
+    if not docs.is_dir():
+        raise AdapterError(f"--docs is not a folder: {docs}")
+    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
+    if not files:
+        raise AdapterError(f"no documents in {docs}")
+    return [path.resolve() for path in files]
+
+
+def aider_arguments(settings: Settings, documents: Sequence[Path], history: Path) -> list[str]:
+    """aider's command line (after ``python -m aider``)."""
+    arguments = [
+        "--model", f"openai/{settings.model}",
+        "--openai-api-base", settings.base_url,
+        "--openai-api-key", settings.api_key,
+        "--message", MESSAGE.format(names=", ".join(path.name for path in documents)),
+        "--yes-always",
+        "--no-git",
+        "--no-check-update", "--no-show-release-notes", "--analytics-disable",
+        "--no-detect-urls", "--disable-playwright",
+        "--no-show-model-warnings",
+        "--no-pretty", "--no-fancy-input",
+        "--encoding", "utf-8",
+        "--input-history-file", str(history / "input.history"),
+        "--chat-history-file", str(history / "chat.history.md"),
+        "--llm-history-file", str(history / "llm.history.txt"),
+    ]
+    for path in documents:
+        arguments += ["--read", str(path)]
+    return arguments
+
+
+def seed_model_prices(home: Path, bundled: Path) -> None:
+    """aider looks a model up in litellm's price list, which it downloads into ~/.aider/caches once a day;
+    the copy litellm ships answers instead (no model of the bridge is in it either way)."""
+    cache = home / ".aider" / "caches"
+    cache.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(bundled, cache / PRICES_FILE)
+
+
+def remove_aider_state(out: Path) -> list[str]:
+    """aider's own files in the repository (its tag cache, its .env lookups): not part of what it wrote."""
+    removed = []
+    for path in sorted(out.glob(".aider*")):
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        removed.append(path.name)
+    return removed
+
+
+def bundled_prices() -> Path:
+    import litellm
+
+    return Path(litellm.__file__).parent / "model_prices_and_context_window_backup.json"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        settings = read_settings(os.environ)
+        documents = document_paths(args.docs)
+    except AdapterError as error:
+        print(f"aider adapter: {error}", file=sys.stderr)
+        return 2
+    history = Path(os.environ.get("TMPDIR", "/tmp")) / "aider"
+    history.mkdir(parents=True, exist_ok=True)
+    seed_model_prices(Path.home(), bundled_prices())
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "aider", *aider_arguments(settings, documents, history)]
+    status = subprocess.call(command, cwd=args.out, stdin=subprocess.DEVNULL)
+    removed = remove_aider_state(args.out)
+    print(json.dumps({"aider_exit": status, "removed": removed}), file=sys.stderr)
+    if status == 0 and not any(path.is_file() for path in args.out.rglob("*")):
+        print("aider adapter: aider ended without writing a file (no edit of its reply applied)", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Adapter: MetaGPT's software company (``generate_repo``) writes a repository from the task's documents.
+
+Run inside the sandbox with the system's own Python as ``python metagpt_adapter.py --docs DOCS --out OUT``
+(the adapter contract in docs/external-systems.md). MetaGPT takes its endpoint only from config2.yaml, read
+when ``metagpt.config2`` is first imported: the adapter writes ``$HOME/.metagpt/config2.yaml`` (the bridge,
+the model, the paper's sampling), points METAGPT_PROJECT_ROOT at TMPDIR (without it an installed MetaGPT
+takes the working folder as its root and writes its workspace and logs there), and only then imports
+MetaGPT. ``generate_repo`` runs with the defaults of MetaGPT's command line (``metagpt IDEA``: five rounds,
+code review on, no QA engineer), the documents as the idea; the repository it made (its git workdir, .git
+left out) is copied into OUT. Standalone on purpose: it runs in MetaGPT's environment, where projectgen is
+not installed. Its file name is not the package's, or ``python metagpt.py`` would import itself.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DOCUMENT_ORDER = ("prd", "uml", "architecture")
+IDEA_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
+                 "architecture design) as a complete repository: create every source file the design "
+                 "names at the paths it gives.\n\n")
+PROJECT_NAME = "generated"
+PROCESS_FOLDERS = ("docs", "resources")  # MetaGPT's ProjectRepo keeps its roles' documents there
+CODE_SUFFIXES = (".py",)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
+    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
+
+    base_url: str
+    api_key: str
+    model: str
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int | None
+    max_iterations: int
+
+
+class AdapterError(Exception):
+    """Bad input to the adapter: one line on stderr and exit code 2."""
+
+
+def read_settings(environ: Mapping[str, str]) -> Settings:
+    """The contract's variables, each checked: a wrong number would silently change the run."""
+
+    def required(name: str) -> str:
+        value = environ.get(name, "").strip()
+        if not value:
+            raise AdapterError(f"{name} is not set")
+        return value
+
+    def number(name: str, kind: type, optional: bool) -> Any:
+        text = environ.get(name, "").strip()
+        if not text and optional:
+            return None
+        try:
+            return kind(required(name))
+        except ValueError:
+            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
+
+    base_url = required("OPENAI_BASE_URL").rstrip("/")
+    if not base_url.endswith("/v1"):
+        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
+    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
+                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
+                    top_p=number("PROJECTGEN_TOP_P", float, True),
+                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
+                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
+
+
+def document_rank(name: str) -> tuple[int, str]:
+    lowered = name.lower()
+    for rank, prefix in enumerate(DOCUMENT_ORDER):
+        if lowered.startswith(prefix):
+            return rank, lowered
+    return len(DOCUMENT_ORDER), lowered
+
+
+def read_documents(docs: Path) -> list[tuple[str, str]]:
+    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
+    if not docs.is_dir():
+        raise AdapterError(f"--docs is not a folder: {docs}")
+    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
+    if not files:
+        raise AdapterError(f"no documents in {docs}")
+    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
+
+
+def idea_text(documents: Sequence[tuple[str, str]]) -> str:
+    return IDEA_PREAMBLE + "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
+
+
+def config2_yaml(settings: Settings) -> str:
+    """MetaGPT's config2.yaml: its one way to name an endpoint. JSON strings are valid YAML scalars, so
+    every value is written with json.dumps (a key or URL with a colon or quote stays one string)."""
+    values = {"api_type": "openai", "base_url": settings.base_url, "api_key": settings.api_key,
+              "model": settings.model, "max_token": settings.max_tokens, "temperature": settings.temperature,
+              "top_p": settings.top_p}
+    return "llm:\n" + "".join(f"  {key}: {json.dumps(value)}\n" for key, value in values.items()
+                              if value is not None)
+
+
+def prepare_home(settings: Settings, home: Path, work: Path, environ: MutableMapping[str, str]) -> Path:
+    """Write config2.yaml where MetaGPT reads it and give MetaGPT a writable root; the config's path."""
+    config = home / ".metagpt" / "config2.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(config2_yaml(settings))
+    work.mkdir(parents=True, exist_ok=True)
+    environ["METAGPT_PROJECT_ROOT"] = str(work)
+    return config
+
+
+def copy_repository(workdir: Path, out: Path) -> list[str]:
+    """The repository MetaGPT wrote into `out`, without its .git and without the documents of its own process
+    (docs/: the idea as requirement.txt, its PRD, design and task JSON; resources/: their renderings), which
+    would hand the task's documents back as part of the output; the files copied."""
+    copied = []
+    for path in sorted(workdir.rglob("*")):
+        relative = path.relative_to(workdir)
+        if ".git" in relative.parts or relative.parts[0] in PROCESS_FOLDERS or not path.is_file() \
+                or path.is_symlink():
+            continue
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        copied.append(relative.as_posix())
+    return copied
+
+
+def generate(idea: str) -> Path:
+    """MetaGPT's `generate_repo` as its command line runs it; the repository's folder. Imported here, after
+    `prepare_home`: MetaGPT reads its config when first imported."""
+    from metagpt.software_company import generate_repo
+
+    repository = generate_repo(idea, investment=3.0, n_round=5, code_review=True, run_tests=False,
+                               implement=True, project_name=PROJECT_NAME)
+    return Path(repository.workdir)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        settings = read_settings(os.environ)
+        documents = read_documents(args.docs)
+    except AdapterError as error:
+        print(f"metagpt adapter: {error}", file=sys.stderr)
+        return 2
+    prepare_home(settings, Path.home(), Path(os.environ.get("TMPDIR", "/tmp")) / "metagpt", os.environ)
+    workdir = generate(idea_text(documents))
+    args.out.mkdir(parents=True, exist_ok=True)
+    copied = copy_repository(workdir, args.out)
+    print(json.dumps({"workdir": str(workdir), "files": copied}), file=sys.stderr)
+    if not any(name.endswith(CODE_SUFFIXES) for name in copied):
+        print("metagpt adapter: MetaGPT wrote no code (its roles stopped before the engineer)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
