@@ -1,8 +1,8 @@
 """task.toml tasks in another language than Python: `language` is read (and checked), and `eval` and
 `bench-reference` run a Go and a Java project (tests/evaluation/language_tasks, written for these tests)
 with the language's own runner in the sandbox: the reference passes every test, as many as `go test` /
-the JUnit console launcher count when run directly on the same files, and the stub none (the Java one
-is slow: the default suite runs Java through the bundled exercise and `refine`'s Java task)."""
+the JUnit console launcher count when run directly on the same files, and the stub none (both are slow: the slow
+suite runs them, with the bundled Java exercise and `refine`'s Java task)."""
 from __future__ import annotations
 
 import json
@@ -52,9 +52,9 @@ def test_a_suite_folder_stands_for_the_test_files_below_it() -> None:
     assert suite_test_files(go, "unit", PLANS["go"]) == ("wordstat_test.go",)
 
 
-# Java's runs start JVMs (slow); its runner is also in the default suite through the bundled exercise and refine
-# both start toolchains (go's is ~10 s here); Go's runner is in the default suite through the bundled exercise
-# (tests/evaluation/test_languages.py) and its twins (test_language_twins.py)
+# Java's runs start JVMs (slow); its runner is in the slow suite also through the bundled exercise and refine
+# both start toolchains (go's is ~10 s here); Go's runner is in the default suite through its twins
+# (test_language_twins.py)
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) for n in ("wordstat-go", "tally-java")])
 def test_eval_and_bench_reference_score_the_reference_fully_and_the_stub_at_zero(name: str, tmp_path: Path,
                                                                                   capsys) -> None:

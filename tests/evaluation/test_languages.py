@@ -132,9 +132,12 @@ def runner(env_cache: Path) -> SandboxRunner:
     return SandboxRunner(RunnerSettings(cache_dir=env_cache))
 
 
-# C++'s and Java's builds are slow: the slow suite runs them (Java also runs in the default suite through refine's
-# Java tasks, tests/experiments/test_refinement.py)
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("clamp_range", "stack_calc") else n
+# C++'s and Java's builds are slow, and Go's toolchain start (~15 s here): the slow suite runs them. Go's runner stays
+# in the default suite through its twins (test_language_twins.py: the reference and an attack on bracket_depth).
+SLOW_EXAMPLES = ("clamp_range", "stack_calc", "bracket_depth")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_EXAMPLES else n
                                   for n in EXAMPLES])
 def test_each_bundled_example_passes_with_its_reference_and_fails_with_its_stub(runner: SandboxRunner, name: str,
                                                                                  tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ class Squares(Batch):
         return None if "error" in entry["row"] else entry["row"]
 
 
-@pytest.mark.slow  # an experiment on Ray stays in the default suite
+@pytest.mark.slow  # the CLI's experiment on Ray stays in the default suite
 def test_each_unit_is_a_ray_task_recorded_once_and_a_lost_unit_is_a_failure(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.jsonl")
     units = [Square(f"u{n}", n) for n in range(7)]
@@ -92,6 +92,7 @@ def run_files(run_dir: Path) -> set[str]:
             if p.is_file() and not p.name.endswith(".lock") and "snapshots" not in p.parts}
 
 
+@pytest.mark.slow  # ~18 s with Ray's start; the CLI's experiment on Ray below is the default suite's
 def test_an_experiment_on_ray_gives_the_local_rows_and_brings_each_run_folder_back(tmp_path: Path) -> None:
     """Relocated ("always"): each unit runs in a temporary folder and its folder comes back through the mirror,
     as on a node that does not share the driver's files."""
@@ -111,7 +112,7 @@ def test_an_experiment_on_ray_gives_the_local_rows_and_brings_each_run_folder_ba
     assert again.models[0].pairs[0].how == "ledger"  # the rerun skips the recorded unit
 
 
-@pytest.mark.slow  # the experiment on Ray above is the default suite's; reflect's and refine's units ride the same executor
+@pytest.mark.slow  # the CLI's experiment on Ray is the default suite's; reflect's and refine's units ride the same executor
 def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """LiveRepoReflection's batch on Ray, every unit relocated (as on another machine) and mirrored back:
     the same figures and ledger rows as the local executor, and each unit's folder back on the driver."""
@@ -134,7 +135,7 @@ def test_reflect_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     assert {"summary.json", "calls.jsonl", "usage.jsonl", "checkpoints.sqlite"} <= run_files(unit)
 
 
-@pytest.mark.slow  # the experiment on Ray above is the default suite's; reflect's and refine's units ride the same executor
+@pytest.mark.slow  # the CLI's experiment on Ray is the default suite's; reflect's and refine's units ride the same executor
 def test_refine_on_ray_relocated_gives_the_local_rows(tmp_path: Path) -> None:
     """SR-Eval's batch on Ray, every task run relocated and mirrored back: the local executor's figures,
     each row naming the driver's folder, the folder's turns and calls back on the driver."""
