@@ -100,7 +100,7 @@ def test_refine_task_runs_overlap_on_the_model_up_to_the_cap(tmp_path: Path, mon
     """Three bundled multi-turn tasks under the reference behind the latency fault, one setting: three task runs
     in flight, two calls at a time, one sandbox run at a time; each still scores every turn."""
     from projectgen.datasets.multiturn import bundled_dataset_dir
-    from projectgen.experiments import refinement
+    from projectgen.protocols.refinement import batch as refinement
     from projectgen.llm.faults import inject_faults
 
     build = refinement.build_model
