@@ -109,8 +109,8 @@ class ExperimentSpec:
         SQLite checkpoints without `checkpoint_url`, and an embedded knowledge store when some method
         reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
         (a Ray cluster) need none of it."""
-        from projectgen.runs.checkpoints import per_machine_checkpoints
         from projectgen.external.methods import is_external
+        from projectgen.runs.checkpoints import per_machine_checkpoints
         from projectgen.runs.methods import method_attempt_settings
 
         state = per_machine_checkpoints(self.checkpoint_url)
