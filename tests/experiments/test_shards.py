@@ -11,8 +11,7 @@ from projectgen.cli.main import main
 from projectgen.errors import ProjectGenError
 from projectgen.experiments import Shard
 
-COMMON = ["experiment", "--dataset", "examples", "--model", "reference", "--method", "direct,projectgen",
-          "--attempts", "1"]
+COMMON = ["experiment", "--dataset", "examples", "--model", "reference", "--method", "direct", "--attempts", "1"]
 
 
 def test_shards_split_any_plan_into_disjoint_even_shares() -> None:
@@ -38,11 +37,12 @@ def summary(out: Path) -> dict:
 
 
 def test_shards_merged_give_the_whole_experiments_results(tmp_path: Path, capsys) -> None:
-    """Two methods x two tasks: four units, two per share; merged, the results of the whole run."""
+    """Two tasks, one per share (direct: one call and one sandbox run each; a share's plan is by unit key, whatever
+    the method); merged, the results of the whole run."""
     assert main([*COMMON, "--out", str(tmp_path / "whole")]) == 0, capsys.readouterr().err
     for i in (1, 2):
         assert main([*COMMON, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]) == 0, capsys.readouterr().err
-        assert len((tmp_path / f"s{i}" / "ledger.jsonl").read_text().splitlines()) == 2
+        assert len((tmp_path / f"s{i}" / "ledger.jsonl").read_text().splitlines()) == 1
         assert json.loads((tmp_path / f"s{i}" / "experiment.json").read_text())["shard"] == f"{i}/2"
     assert "share 2/2 of the pairs" in capsys.readouterr().out
 
@@ -53,8 +53,7 @@ def test_shards_merged_give_the_whole_experiments_results(tmp_path: Path, capsys
     assert summary(tmp_path / "merged") == summary(tmp_path / "whole")
     merged = tmp_path / "merged"
     lines = [json.loads(line) for line in (merged / "ledger.jsonl").read_text().splitlines()]
-    assert {line["key"] for line in lines} == {"direct/reference/kvstore", "direct/reference/wordfreq",
-                                               "projectgen/reference/kvstore", "projectgen/reference/wordfreq"}
+    assert {line["key"] for line in lines} == {"direct/reference/kvstore", "direct/reference/wordfreq"}
     assert all(line["run_dir"] == str(merged / line["key"]) for line in lines)
     assert all((merged / line["key"] / "summary.json").is_file() for line in lines)
     assert (merged / "results.md").read_text() and (merged / "results.html").read_text()
