@@ -73,10 +73,8 @@ async def stream_graph(graph: Any, start: Any, *, context: Any, config: Mapping[
 
 async def run_hidden_unit_tests(runner: SandboxRunner, task: Task, repository: Mapping[str, str], *,
                                 progress: Callable[[str], None] | None, what: str = "") -> TestReport | None:
-    """The task's hidden unit tests on `repository` (None when the task has none). An empty output is run too: every
-    test fails, and its task keeps its #Tests in the figures instead of dropping out of SUM (a method that
-    generated nothing for a task showed #Pass 0/0 there, beside 0/8 for one that generated something wrong)."""
-    if not task.has_scored_suite():
+    """The task's hidden unit tests on `repository` (None when the task has none or nothing was generated)."""
+    if not task.has_scored_suite() or not repository:
         return None
     if progress:
         progress(f"running the hidden unit tests{what}")
