@@ -350,11 +350,15 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None
     reference, the tests the output ran. #Tests is then the paper's per-task count for a published task
     under the "published" setting (`evaluation.denominators`), else that measured count.
     """
+    from projectgen.evaluation.denominators import nothing_produced
     from projectgen.evaluation.expectations import expected_counts
     from projectgen.evaluation.report import TestReport
 
     if unit is None:
-        return None, None, None
+        # No unit run: a run that produced no file counts as an error row does (0 of the published or declared
+        # #Tests, kept in SUM); it showed #Pass 0/0 and left SUM's #Tests, beside 0/8 for a wrong output
+        nothing = nothing_produced(task, denominator) if produced_nothing(run_dir) else None
+        return (None, None, None) if nothing is None else (nothing.passed, nothing.total, nothing.denominator)
     report_path = RunLayout(run_dir).unit_report
     if recorded is not None and recorded.passed is not None and recorded.total is not None:
         measured = UnitCounts(recorded.passed, recorded.total, str(recorded.detail["counts"]))
@@ -365,6 +369,12 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None
         measured = UnitCounts(unit.passed or 0, unit.total or 0, "run")
     final = counted(task, measured, denominator)
     return final.passed, final.total, final.denominator
+
+
+def produced_nothing(run_dir: Path) -> bool:
+    """Whether the run's final repository holds no file (nothing was generated, so no unit tests ran)."""
+    repository = RunLayout(run_dir).repository
+    return not any(path.is_file() for path in repository.rglob("*")) if repository.is_dir() else True
 
 
 def attempt_maintainability(run_dir: Path, log: RunLog) -> Callable[[int], dict[str, float]]:
