@@ -8,6 +8,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pytest
+
 import projectgen
 
 PACKAGE_DIR = Path(projectgen.__file__).parent
@@ -29,10 +31,27 @@ def module_files() -> dict[str, Path]:
     return found
 
 
-def imported_names(module: str, path: Path) -> Iterator[tuple[str, str | None, int]]:
+def parsed_modules() -> dict[str, tuple[Path, ast.Module]]:
+    """Every module of the package by dotted name, with its syntax tree: parsed once for all the rules below
+    (parsing the package's ~400 modules is most of what they cost)."""
+    return {module: (path, ast.parse(path.read_text(encoding="utf-8"))) for module, path in module_files().items()}
+
+
+@pytest.fixture(scope="module")
+def parsed() -> dict[str, tuple[Path, ast.Module]]:
+    return parsed_modules()
+
+
+@pytest.fixture(scope="module")
+def full_graph(parsed: dict[str, tuple[Path, ast.Module]]) -> dict[str, set[str]]:
+    """The import graph through every import, deferred ones included (four rules read it; none changes it)."""
+    return import_graph(parsed, top_level_only=False)
+
+
+def imported_names(module: str, path: Path, tree: ast.Module) -> Iterator[tuple[str, str | None, int]]:
     """(imported module, imported name or None, line) for every import in a module, at any depth."""
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, None, node.lineno
@@ -60,12 +79,11 @@ def with_parents(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(2, len(parts) + 1)]
 
 
-def import_graph(*, top_level_only: bool) -> dict[str, set[str]]:
+def import_graph(parsed: dict[str, tuple[Path, ast.Module]], *, top_level_only: bool) -> dict[str, set[str]]:
     """Module -> the projectgen modules it imports (all imports, or only those run at import time)."""
-    modules = module_files()
+    modules = {module: path for module, (path, _) in parsed.items()}
     graph: dict[str, set[str]] = {name: set() for name in modules}
-    for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for module, (path, tree) in parsed.items():
         allowed = None
         if top_level_only:
             # imports at module level (including inside `if`/`try` there), not inside functions or classes,
@@ -83,7 +101,7 @@ def import_graph(*, top_level_only: bool) -> dict[str, set[str]]:
                                   *getattr(node, "finalbody", [])])
                 elif isinstance(node, ast.ExceptHandler):
                     stack.extend(node.body)
-        for source, name, line in imported_names(module, path):
+        for source, name, line in imported_names(module, path, tree):
             if allowed is not None and line not in allowed:
                 continue
             target = resolve(source, name, modules)
@@ -125,14 +143,14 @@ def test_find_cycle_reports_a_cycle_and_accepts_a_tree() -> None:
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_no_import_cycle_at_import_time() -> None:
-    cycle = find_cycle(import_graph(top_level_only=True))
+def test_no_import_cycle_at_import_time(parsed: dict[str, tuple[Path, ast.Module]]) -> None:
+    cycle = find_cycle(import_graph(parsed, top_level_only=True))
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def test_no_import_cycle_even_through_deferred_imports() -> None:
+def test_no_import_cycle_even_through_deferred_imports(full_graph: dict[str, set[str]]) -> None:
     """Imports inside functions count too: a cycle there is a tangle of responsibilities, only hidden."""
-    cycle = find_cycle(import_graph(top_level_only=False))
+    cycle = find_cycle(full_graph)
     assert cycle is None, "import cycle through a deferred import: " + " -> ".join(cycle)
 
 
@@ -205,20 +223,20 @@ def test_package_graph_joins_modules_by_package() -> None:
     assert package_graph(graph) == {"llm": {"errors"}, "ssat": {"llm"}, "errors": set()}
 
 
-def test_no_import_cycle_between_packages() -> None:
+def test_no_import_cycle_between_packages(full_graph: dict[str, set[str]]) -> None:
     """A package is a layer: two packages that import each other (through any module, at any depth,
     even deferred or for type checking only) are one tangle split in two folders."""
-    found = cycles(package_graph(import_graph(top_level_only=False)))
+    found = cycles(package_graph(full_graph))
     new = sorted(sorted(cycle) for cycle in found - KNOWN_PACKAGE_CYCLES)
     assert not new, f"package import cycles: {new}"
     gone = sorted(sorted(cycle) for cycle in KNOWN_PACKAGE_CYCLES - found)
     assert not gone, f"these cycles are gone: delete them from KNOWN_PACKAGE_CYCLES: {gone}"
 
 
-def private_uses(module: str, source: str, modules: Iterable[str]) -> list[tuple[int, str]]:
-    """(line, what) for each private name of another projectgen module that `source` imports or reaches
-    as ``module._name``."""
-    modules, tree = set(modules), ast.parse(source)
+def private_uses(tree: ast.Module, modules: Iterable[str]) -> list[tuple[int, str]]:
+    """(line, what) for each private name of another projectgen module that the module parsed as `tree` imports
+    or reaches as ``module._name``."""
+    modules = set(modules)
     found, bound = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("projectgen") and not node.level:
@@ -240,15 +258,14 @@ def test_private_uses_finds_both_kinds() -> None:
     modules = {"projectgen.a", "projectgen.b"}
     source = ("from projectgen.a import _hidden, shown\nfrom projectgen import b\nimport projectgen.a as a\n"
               "b._inner()\na._other\nb.public()\n")
-    assert private_uses("projectgen.c", source, modules) == [
+    assert private_uses(ast.parse(source), modules) == [
         (1, "imports projectgen.a._hidden"), (4, "uses b._inner"), (5, "uses a._other")]
 
 
-def test_no_module_imports_a_private_name_of_another() -> None:
-    modules = module_files()
+def test_no_module_imports_a_private_name_of_another(parsed: dict[str, tuple[Path, ast.Module]]) -> None:
     offences = [f"{path.relative_to(PACKAGE_DIR.parent)}:{line} {what}"
-                for module, path in modules.items()
-                for line, what in private_uses(module, path.read_text(encoding="utf-8"), modules)]
+                for path, tree in parsed.values()
+                for line, what in private_uses(tree, parsed)]
     assert not offences, "\n".join(offences)
 
 
@@ -302,20 +319,20 @@ def test_protocol_of_tells_a_folder_from_the_shared_modules() -> None:
     assert protocol_of("projectgen.protocols.evaluate") is None and protocol_of("projectgen.runs.unit") is None
 
 
-def test_shared_machinery_imports_no_protocol() -> None:
+def test_shared_machinery_imports_no_protocol(full_graph: dict[str, set[str]]) -> None:
     """The sandbox, the model door, the engine, the driver, memory, SSAT and the metrics stay below the protocols:
     only the CLI and construction import one (at any depth, deferred or for type checking too)."""
-    packages = package_graph(import_graph(top_level_only=False))
+    packages = package_graph(full_graph)
     importers = sorted(package for package, dependencies in packages.items()
                        if "protocols" in dependencies and package not in IMPORTS_PROTOCOLS)
     assert not importers, f"packages below the protocols that import one: {importers}"
 
 
-def test_a_protocol_folder_imports_no_other_protocol() -> None:
+def test_a_protocol_folder_imports_no_other_protocol(full_graph: dict[str, set[str]]) -> None:
     """A protocol is one folder: it reaches another only through the shared modules (a new protocol touches only
     its own folder, and removing one breaks no other)."""
     crossings = sorted(f"{module} -> {dependency}"
-                       for module, dependencies in import_graph(top_level_only=False).items()
+                       for module, dependencies in full_graph.items()
                        for dependency in dependencies
                        if protocol_of(module) and protocol_of(dependency) not in (None, protocol_of(module)))
     assert not crossings, "\n".join(crossings)
