@@ -19,13 +19,17 @@ from test_support import restore_sigint
 DEMO_SCRIPT = example_script_path("kvstore.demo")
 
 
-def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: Path, env_cache: Path) -> None:
+def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: Path, env_cache: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """In this process (`main`, as `python -m projectgen` calls it): a new interpreter per demo would only import
+    projectgen and LangGraph again."""
     out = tmp_path / "demo"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "PROJECTGEN_MODEL"))}
-    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
-                           "--cache-dir", str(env_cache)], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    text = " ".join(done.stdout.split())
+    for name in [k for k in os.environ if k.startswith(("OPENAI", "PROJECTGEN_MODEL"))]:
+        monkeypatch.delenv(name)
+    code = main(["demo", "--out", str(out), "--cache-dir", str(env_cache)])
+    printed = capsys.readouterr()
+    assert code == 0, printed.out + printed.err
+    text = " ".join(printed.out.split())
     assert "scripted replay" in text and "not a real model" in text
     assert "29" in text and "100.0%" in text and str(out) in text
     summary = json.loads((out / "summary.json").read_text())
@@ -39,10 +43,8 @@ def test_demo_runs_the_whole_pipeline_offline_and_says_it_is_a_replay(tmp_path: 
     assert (out / "events.jsonl").exists() and (out / "checkpoints.sqlite").exists()
     assert (out / "repository" / "kvstore" / "store.py").read_text().count("now >= expires_at") == 1
     # the demo may be run again: it replaces its own outputs
-    again = subprocess.run([sys.executable, "-m", "projectgen.cli", "demo", "--out", str(out),
-                            "--cache-dir", str(env_cache), "--isolation", "auto"], capture_output=True, text=True,
-                           env=env, timeout=600)
-    assert again.returncode == 0, again.stderr
+    again = main(["demo", "--out", str(out), "--cache-dir", str(env_cache), "--isolation", "auto"])
+    assert again == 0, capsys.readouterr().err
 
 
 def test_run_with_caps_of_one_reports_the_unrepaired_failure(tmp_path: Path, env_cache: Path, capsys) -> None:
@@ -103,25 +105,23 @@ def test_bad_iteration_caps_exit_2(value: str) -> None:
     (["--max-cost", "-1"], "--max-cost"),
 ])
 def test_a_bad_budget_or_checkpoint_option_is_one_line_and_writes_nothing(tmp_path: Path, bad: list[str],
-                                                                         message: str) -> None:
+                                                                         message: str, monkeypatch, capsys) -> None:
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
-                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), *bad], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)
-    assert done.returncode == 2
-    assert message in done.stderr and "Traceback" not in done.stderr
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), *bad]) == 2
+    err = capsys.readouterr().err  # an unexpected exception would be a traceback here and exit code 70
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
 
-def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, env_cache: Path) -> None:
+def test_an_unreachable_checkpoint_database_is_one_line(tmp_path: Path, env_cache: Path, capsys) -> None:
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "kvstore", "--model",
-                           f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--cache-dir", str(env_cache),
-                           "--checkpoint-url", f"postgresql://nobody:secret@/x?host={tmp_path}&port=1"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "cannot reach the checkpoint database" in done.stderr and "Traceback" not in done.stderr
-    assert "secret" not in done.stderr  # the password is not echoed
+    code = main(["run", "kvstore", "--model", f"scripted:{DEMO_SCRIPT}", "--out", str(out), "--cache-dir",
+                 str(env_cache), "--checkpoint-url", f"postgresql://nobody:secret@/x?host={tmp_path}&port=1"])
+    printed = capsys.readouterr()
+    assert code == 2, printed.out + printed.err
+    assert "cannot reach the checkpoint database" in printed.err and "Traceback" not in printed.err
+    assert "secret" not in printed.out + printed.err  # the password is not echoed
     assert not out.exists()  # refused before the run folder is made
 
 
