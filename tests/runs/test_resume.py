@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.cli import main
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.oracles.reference_replay import Breakage, reference_script
@@ -57,12 +58,11 @@ def _call_key(row: dict) -> tuple:
 @pytest.fixture(scope="module")
 def whole(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> Path:
     """The uninterrupted run every killed one is compared with (made once: where its checkpoints live does not
-    change its calls or files). Read only: a test that resumes it works on a copy."""
+    change its calls or files), in this process: only the killed run needs one of its own. Read only: a test that
+    resumes it works on a copy."""
     root = tmp_path_factory.mktemp("whole")
-    done = subprocess.run(_cli("kvstore", "--model", f"scripted:{_script(root, 0.0)}", "--out", str(root / "run"),
-                               "--attempts", "1", "--cache-dir", str(env_cache), "--no-unit-tests"),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert main(["run", "kvstore", "--model", f"scripted:{_script(root, 0.0)}", "--out", str(root / "run"),
+                 "--attempts", "1", "--cache-dir", str(env_cache), "--no-unit-tests"]) == 0
     return root / "run"
 
 
@@ -126,7 +126,5 @@ def _kill_during_filling_then_resume(tmp_path: Path, env_cache: Path, whole: Pat
 def test_resuming_a_finished_run_changes_nothing(tmp_path: Path, env_cache: Path, whole: Path) -> None:
     out = shutil.copytree(whole, tmp_path / "run")
     calls = len(_usage(out))
-    again = subprocess.run(_cli("--resume", str(out), "--cache-dir", str(env_cache)), capture_output=True, text=True,
-                           timeout=600)
-    assert again.returncode == 0, again.stderr
+    assert main(["run", "--resume", str(out), "--cache-dir", str(env_cache)]) == 0
     assert len(_usage(out)) == calls
