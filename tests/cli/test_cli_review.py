@@ -19,11 +19,6 @@ DEMO_SCRIPT = example_script_path("kvstore.demo")
 ARCHITECTURE_CALLS = [("architect", 1), ("architecture_judge", 1), ("architect", 2), ("architecture_judge", 2)]
 
 
-def cli(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "projectgen.cli", *argv], capture_output=True, text=True,
-                          timeout=600, cwd=cwd)
-
-
 def flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -83,28 +78,26 @@ def test_run_with_review_stops_awaiting_review_and_says_how_to_decide(paused) ->
     assert not (out / "summary.json").exists() and not (out / "repository").exists()
 
 
-def test_trace_and_report_show_the_run_awaiting_review(paused, tmp_path: Path) -> None:
+def test_trace_and_report_show_the_run_awaiting_review(paused, tmp_path: Path, capsys) -> None:
     out = paused[0]
-    trace = cli("trace", str(out))
-    assert trace.returncode == 0, trace.stderr
-    assert f"awaiting-review (decide with `projectgen review {out}`)" in flat(trace.stdout)
-    assert "awaiting review: architecture iteration 2" in flat(trace.stdout)
-    report = cli("report", str(out), "--out", str(tmp_path / "report"))
-    assert report.returncode == 0, report.stderr
+    assert main(["trace", str(out)]) == EXIT_OK, capsys.readouterr().err
+    shown = flat(capsys.readouterr().out)
+    assert f"awaiting-review (decide with `projectgen review {out}`)" in shown
+    assert "awaiting review: architecture iteration 2" in shown
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == EXIT_OK, capsys.readouterr().err
     assert "awaiting-review" in (tmp_path / "report" / "report.md").read_text()
 
 
-def test_review_shows_the_tree_its_diff_and_the_commands(paused) -> None:
+def test_review_shows_the_tree_its_diff_and_the_commands(paused, capsys) -> None:
     out = paused[0]
-    shown = cli("review", str(out))
-    assert shown.returncode == EXIT_OK, shown.stderr
-    assert "the architecture of attempt 1 (iteration 2, accepted by its judge: score 9) awaits review" in shown.stdout
-    assert "kvstore/store.py: KVStore, the key-value store" in shown.stdout  # the tree, as the prompts show it
-    assert "changes since iteration 1" in shown.stdout and "+ method kvstore/store.py: KVStore.purge_expired" in \
-        shown.stdout
-    assert f"projectgen review {out} --approve" in shown.stdout
-    as_json = cli("review", str(out), "--json")
-    assert json.loads(as_json.stdout) == json.loads((out / "review.json").read_text())["request"]["tree"]
+    assert main(["review", str(out)]) == EXIT_OK, capsys.readouterr().err
+    shown = capsys.readouterr().out
+    assert "the architecture of attempt 1 (iteration 2, accepted by its judge: score 9) awaits review" in shown
+    assert "kvstore/store.py: KVStore, the key-value store" in shown  # the tree, as the prompts show it
+    assert "changes since iteration 1" in shown and "+ method kvstore/store.py: KVStore.purge_expired" in shown
+    assert f"projectgen review {out} --approve" in shown
+    assert main(["review", str(out), "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out) == json.loads((out / "review.json").read_text())["request"]["tree"]
     assert json.loads((out / "run.json").read_text())["status"] == "awaiting-review"  # showing decides nothing
 
 
@@ -163,7 +156,8 @@ def test_reject_sends_the_feedback_to_the_architect_and_counts_as_an_iteration(p
 def test_an_edited_tree_is_what_the_skeleton_stage_receives(paused, tmp_path: Path, env_cache: Path,
                                                            capsys) -> None:
     out = copy_of(paused, tmp_path)
-    tree = json.loads(cli("review", str(out), "--json").stdout)
+    assert main(["review", str(out), "--json"]) == EXIT_OK
+    tree = json.loads(capsys.readouterr().out)
     tree["description"] = "EDITED BY A PERSON: a key-value store whose reviewer wrote this line."
     edited = tmp_path / "tree.json"
     edited.write_text(json.dumps(tree))
