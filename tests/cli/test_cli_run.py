@@ -166,7 +166,7 @@ def test_run_json_records_the_sampling_and_a_resume_keeps_it(tmp_path: Path) -> 
 # SIGTERM takes the same path as SIGINT (main() maps it to KeyboardInterrupt): the slow suite runs it
 @pytest.mark.parametrize("sig", ["SIGINT", pytest.param("SIGTERM", marks=pytest.mark.slow)])
 def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_path: Path, env_cache: Path,
-                                                                         sig: str) -> None:
+                                                                         sig: str, capsys) -> None:
     """Ctrl-C (or SIGTERM) mid-run: run.json says "interrupted" (not "running"), the CLI prints the
     `--resume DIR` command (the same command would now be refused as a non-empty --out), and that
     command finishes the run."""
@@ -191,9 +191,8 @@ def test_an_interrupted_run_says_how_to_resume_and_is_marked_interrupted(tmp_pat
     assert f"continue it with `projectgen run --resume {out}`" in " ".join(err.split())
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["status"] == "interrupted" and "--resume" in manifest["reason"]
-    again = subprocess.run([sys.executable, "-m", "projectgen.cli", "run", "--resume", str(out), "--cache-dir",
-                            str(env_cache)], capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stdout + again.stderr
+    # the command it printed, in this process (the interrupted one is gone)
+    assert main(["run", "--resume", str(out), "--cache-dir", str(env_cache)]) == 0, capsys.readouterr().err
     assert json.loads((out / "run.json").read_text())["status"] == "finished"
 
 
@@ -230,7 +229,7 @@ def test_run_json_names_its_schema_version(tmp_path: Path) -> None:
     assert read_manifest(tmp_path).schema_version == 1  # written before the version was recorded
 
 
-def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path) -> None:
+def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path, capsys) -> None:
     """SIGKILL leaves run.json saying "running" (nothing can run at a SIGKILL): `trace` and `report`
     check that a process still holds the run and show the dead run's pid as not running, with the
     command that continues it; while the run is alive they show it running with its pid."""
@@ -251,20 +250,19 @@ def test_a_killed_run_is_shown_as_not_running(tmp_path: Path, env_cache: Path) -
             break
         time.sleep(0.05)
     assert process.poll() is None, "the run ended before it could be killed"
-    alive = subprocess.run([sys.executable, "-m", "projectgen.cli", "trace", str(out)], capture_output=True,
-                           text=True, timeout=120)
+    # `trace` and `report` read the run folder from this process, not the run's
+    main(["trace", str(out)])
+    alive = capsys.readouterr()
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=60)
-    assert f"running (pid {process.pid})" in alive.stdout, alive.stdout + alive.stderr
+    assert f"running (pid {process.pid})" in alive.out, alive.out + alive.err
     assert json.loads((out / "run.json").read_text())["status"] == "running"
-    trace = subprocess.run([sys.executable, "-m", "projectgen.cli", "trace", str(out)], capture_output=True,
-                           text=True, timeout=120)
-    flat = " ".join(trace.stdout.split())
-    assert f"not running (pid {process.pid} ended without finishing" in flat, trace.stdout + trace.stderr
+    main(["trace", str(out)])
+    trace = capsys.readouterr()
+    flat = " ".join(trace.out.split())
+    assert f"not running (pid {process.pid} ended without finishing" in flat, trace.out + trace.err
     assert f"projectgen run --resume {out}" in flat
-    report = subprocess.run([sys.executable, "-m", "projectgen.cli", "report", str(out), "--out",
-                             str(tmp_path / "report")], capture_output=True, text=True, timeout=120)
-    assert report.returncode == 0, report.stderr
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0, capsys.readouterr().err
     assert f"not running (pid {process.pid} ended" in (tmp_path / "report" / "report.md").read_text()
 
 
