@@ -31,9 +31,14 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 # dependencies only), and where PYTHONDONTWRITEBYTECODE is set (as on our CI machines) every worker, CLI
 # subprocess and Ray worker would otherwise compile the package again at each import
 BYTECODE := $(BIN)/python -m compileall -q -j 0 projectgen
+# the test modules as pytest rewrites their asserts, written once too (tests/rewritten_asserts.py): with
+# PYTHONDONTWRITEBYTECODE set every worker rewrote every module again, 7 of its 12 CPU seconds of collection;
+# `make test-slow` after it reads them as well
+TEST_BYTECODE := $(BIN)/python tests/rewritten_asserts.py
 
 test: venv
 	$(BYTECODE)
+	$(TEST_BYTECODE)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # pytest's exit code 5 (no test collected, e.g. every slow test filtered out by PYTEST_ADDOPTS) is no failure
