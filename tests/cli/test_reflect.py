@@ -3,7 +3,9 @@ every nesting, results.json/md/html, the ledger, resuming a killed batch without
 harness failures recorded as retryable, never as a pass or a fail."""
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
 import shutil
@@ -54,12 +56,15 @@ def bundled_batch(model: str, out: Path, cache_dir: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory: pytest.TempPathFactory, env_cache: Path) -> dict[str, Any]:
-    """The README's example on the bundled Python exercises, the bundled replay, both edit formats."""
+    """The README's example on the bundled Python exercises, the bundled replay, both edit formats: through
+    `main` in this process (a new interpreter would only import projectgen again), printed 160 columns wide."""
     out = tmp_path_factory.mktemp("reflect") / "out"
     argv = ["reflect", *bundled_batch(BUNDLED_SCRIPT, out, env_cache), "--workers", "2"]
-    done = subprocess.run([sys.executable, "-m", "projectgen", *argv], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "COLUMNS": "160"})
-    return {"out": out, "code": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        patch.setenv("COLUMNS", "160")
+        code = main(argv)
+    return {"out": out, "code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
 def test_the_bundled_exercises_give_the_scripted_figures_in_both_edit_formats(bundled) -> None:
