@@ -78,13 +78,13 @@ def check_continued(out: Path, dataset: Path, settings: EvolveSettings, record: 
     changed = []
     if str(dataset.resolve()) != record.base_run:
         changed.append(f"base run ({record.base_run})")
-    if settings.requirement.strip() != record.change:
+    if settings.requirement.strip() not in ("", record.change):
         changed.append("change request")
     if not same_models(manifest.models, specs):
         changed.append(f"models ({', '.join(f'{k}={v}' for k, v in manifest.models.items())})")
     if changed:
-        raise ProjectGenError(f"{out} holds an evolve run with another {', '.join(changed)}; continue it with the same "
-                              "ones, or use --fresh (--force) or another --out")
+        raise ProjectGenError(f"{out} holds an evolve run that differs in its {', '.join(changed)}; continue it with "
+                              "the same ones, or use --fresh (--force) or another --out")
 
 
 def evolve_batch(evaluation: Evaluation[EvolveSettings]) -> EvolveResults:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from projectgen.config import Settings
 
@@ -14,7 +14,8 @@ class EvolveSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    requirement: str = Field(description="the new requirement's text (the change request)")
+    requirement: str = Field(default="", description="the new requirement's text (the change request); a new run "
+                                                     "refuses an empty one, a continued run keeps its own")
     tests: Path | None = Field(default=None, description="the change's check tests (pytest files), run beside the "
                                                           "earlier requirements' as regression tests")
     role_models: dict[str, str] = Field(default_factory=dict, description="ROLE -> SPEC for the roles whose model "
@@ -23,11 +24,3 @@ class EvolveSettings(BaseModel):
                                                                  "from the base task's paper settings")
     max_tokens: int | None = Field(default=None, ge=1, description="stop the run beyond this many tokens")
     unit_tests: bool = Field(default=True, description="run the base task's hidden unit tests at the end")
-
-    @field_validator("requirement")
-    @classmethod
-    def not_empty(cls, value: str) -> str:
-        """An empty change request is refused before anything is written."""
-        if not value.strip():
-            raise ValueError("the change request is empty: give the new requirement's text")
-        return value
