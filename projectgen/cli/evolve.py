@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_pipeline_options, add_runner_options, add_sampling_options,
                                     runner_settings_from_args, settings_from_args)
 from projectgen.cli.tables import make_console
+
+if TYPE_CHECKING:
+    from projectgen.config import Settings
 
 
 class EvolveInterrupted(KeyboardInterrupt):
@@ -74,15 +78,11 @@ def cmd_evolve(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as exc:
         raise ProjectGenError(f"{args.requirement}: not valid UTF-8 (byte {exc.start})") from None
     from projectgen.cli.run import model_specs_from_args
-    from projectgen.llm.specs import REFERENCE_SPEC
     from projectgen.protocols.evolve.dataset import read_base_run
     from projectgen.protocols.evolve.task import change_number
     from projectgen.protocols.evolve.unit import check_change
 
     specs = model_specs_from_args(args)
-    if REFERENCE_SPEC in specs.values():
-        raise ProjectGenError("--model reference has no reference for a new requirement; give a model or a "
-                              "scripted:PATH replay")
     check_change(requirement, args.tests)
     base = read_base_run(args.run)
     out = args.out or args.run.with_name(f"{args.run.name}-evolve{change_number(base.task.docs.prd)}")
@@ -106,7 +106,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace, base: Path, out: Path, *, requirement: str, model_specs: dict[str, str],
-             settings, fresh: bool) -> int:
+             settings: Settings | None, fresh: bool) -> int:
     """`evaluate("evolve", base, [model], settings, out)` with the options given, then the run's report."""
     from rich.markup import escape
 
