@@ -91,12 +91,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     checkpoint_url=args.checkpoint_url, concurrency=concurrency,
                                     hooks=Hooks(progress=lambda key, message: console.print(
                                         f"[dim]{escape(key)}: {escape(message)}[/dim]", highlight=False))))
-    console.print(f"results: {out / layout.RESULTS_JSON}", highlight=False)
+    written = out / layout.RESULTS_JSON
+    where = written if written.is_file() else out  # evolve's batch is one run folder: its evolve.json, no results.json
+    console.print(f"results: {where}", highlight=False)
     if protocol.failures is not None:  # a protocol with its own batch: its results say what failed
         failed = protocol.failures(results)
         if failed:
-            console.print(f"{failed} unit(s) ended in an error or did not load: see {out / layout.RESULTS_JSON}",
-                          highlight=False)
+            console.print(f"{failed} unit(s) ended in an error or did not load: see {where}", highlight=False)
         return EXIT_TESTS_FAILED if failed else EXIT_OK
     if not isinstance(results, EvaluationResults):
         raise TypeError(f"protocol {protocol.name}: its results are {type(results).__name__}, not EvaluationResults")

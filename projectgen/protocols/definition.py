@@ -101,7 +101,8 @@ class Protocol(Generic[SampleT, SettingsT]):
     solver: SolverFactory[SampleT, Any] | None = None
     """One unit's solver, given the protocol's settings (or a unit's share of them, when the protocol's own batch
     splits them: reflection's units each take one edit format); None only for an adapter whose batch runs units
-    that build their own graph (LiveCoder's runs)."""
+    that build their own graph (LiveCoder's runs; evolve's run, whose solver takes a model per role and the base
+    as its folder keeps it: `protocols.evolve.unit.evolve_solver`)."""
     scorers: Mapping[str, Scorer[SampleT]] = field(default_factory=dict)
     batch: Callable[[Evaluation[SettingsT]], BaseModel] | None = None
     """The protocol's own batch (None: one unit per model and sample, `projectgen.protocols.samples`)."""
