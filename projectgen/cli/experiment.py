@@ -1,5 +1,6 @@
-"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable; and
-`projectgen experiment merge DIR...`: shard folders joined into one result.
+"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable (the preset of
+`evaluate("livecoder", ...)`, with the experiment's options and tables); and `projectgen experiment merge DIR...`:
+shard folders joined into one result.
 
 `merge` is a sub-command of `experiment`, which keeps its own options: ``projectgen experiment
 --dataset ...`` runs an experiment as it always did, ``projectgen experiment merge A B --out C``
