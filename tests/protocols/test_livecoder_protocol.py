@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.cli.main import main
 from projectgen.config import AttemptSettings, Settings
 from projectgen.experiments.engine import Shard
 from projectgen.datasets.examples import example_tasks_dir
@@ -45,18 +46,33 @@ def test_a_method_the_experiment_does_not_know_is_one_line_before_anything_is_wr
     assert not (tmp_path / "out").exists()
 
 
-def test_every_option_of_projectgen_experiment_is_a_setting_of_evaluate(tmp_path: Path) -> None:
-    """`projectgen experiment`'s --shard and --prices reach the batch through the protocol's settings: the share of
-    the plan runs, and the costs name the price file (`evaluate("livecoder", ...)` and the command are one way)."""
+def results_without_timings(out: Path) -> dict:
+    """An experiment's results.json without what differs between two folders of one experiment."""
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for model in data["models"]:
+        for pair in model["pairs"]:
+            pair.pop("run_dir"), pair.pop("duration_s")
+    data.pop("out_dir")
+    return data
+
+
+def test_projectgen_experiment_and_evaluate_livecoder_are_one_way_with_every_option(tmp_path: Path, capsys) -> None:
+    """`projectgen experiment`'s --shard and --prices are settings of the protocol: the command (its preset) and
+    `evaluate("livecoder", ...)` run the same share of the plan, price it from the same file, and write the same
+    results."""
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."gpt-4o"]\ninput = 2.5\noutput = 10.0\n', encoding="utf-8")
-    out = tmp_path / "out"
+    command, api = tmp_path / "command", tmp_path / "api"
+    assert main(["experiment", "--dataset", "examples", "--model", "reference", "--method", "direct", "--attempts",
+                 "1", "--shard", "2/2", "--prices", str(prices), "--out", str(command)]) == 0, capsys.readouterr().err
     evaluate("livecoder", example_tasks_dir(), ["reference"],
-             {"methods": "direct", "attempt_settings": {"attempts": 1}, "shard": "2/2", "prices": str(prices)}, out)
-    ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [line["key"] for line in ledger] == ["direct/reference/wordfreq"]  # kvstore is share 1/2
-    assert json.loads((out / "experiment.json").read_text(encoding="utf-8"))["shard"] == "2/2"
-    assert str(prices) in json.loads((out / "results.json").read_text(encoding="utf-8"))["prices"]
+             {"methods": "direct", "attempt_settings": {"attempts": 1}, "shard": "2/2", "prices": str(prices)}, api)
+    for out in (command, api):
+        ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [line["key"] for line in ledger] == ["direct/reference/wordfreq"]  # kvstore is share 1/2
+        assert json.loads((out / "experiment.json").read_text(encoding="utf-8"))["shard"] == "2/2"
+        assert str(prices) in json.loads((out / "results.json").read_text(encoding="utf-8"))["prices"]
+    assert results_without_timings(command) == results_without_timings(api)
     assert LiveCoderSettings(shard="1/4").shard == Shard(1, 4)
 
 
