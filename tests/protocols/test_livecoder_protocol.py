@@ -77,6 +77,8 @@ def test_projectgen_experiment_and_evaluate_livecoder_are_one_way_with_every_opt
 
 
 @pytest.mark.parametrize(("setting", "line"), [({"shard": "3/2"}, "--shard takes i/N"),
+                                               ({"shard": Shard(5, 2)}, "--shard takes i/N"),  # would run nothing
+                                               ({"shard": {"index": 0, "count": 2}}, "--shard takes i/N"),
                                                ({"prices": "no-such-prices.toml"}, "price file not found")])
 def test_a_bad_share_or_price_file_is_one_line_before_anything_is_written(tmp_path: Path, setting: dict,
                                                                            line: str) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from projectgen.config import AttemptSettings, Settings
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting
 from projectgen.experiments.engine import Shard
 from projectgen.llm.pricing import PriceTable
@@ -41,9 +42,14 @@ class LiveCoderSettings(BaseModel):
 
     @field_validator("shard", mode="before")
     @classmethod
-    def parse_shard(cls, value: object) -> object:
-        """``i/N`` as the CLI gives it (a bad one is `Shard.parse`'s line, not pydantic's)."""
-        return Shard.parse(value) if isinstance(value, str) else value
+    def parse_shard(cls, value: object) -> Shard | None:
+        """``i/N`` as the CLI gives it, or a `Shard`, checked by `Shard.parse` (its one line, not pydantic's): a
+        share outside the plan would run nothing and say nothing."""
+        if value is None:
+            return None
+        if isinstance(value, str | Shard):
+            return Shard.parse(str(value))
+        raise ProjectGenError(f"--shard takes i/N with 1 <= i <= N (e.g. 1/4), got {value!r}")
 
     @field_validator("prices")
     @classmethod
