@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.multiturn.seeds import Seed
-from projectgen.construction.multiturn.turns import TurnRecord
+from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.turns import TurnRecord
 from projectgen.datasets.multiturn import (MULTITURN_TOML, REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR,
                                            MultiTurnTask, load_multiturn_task)
 

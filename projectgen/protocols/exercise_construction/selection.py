@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.decontamination import ReferenceIndex
-from projectgen.construction.difficulty import select_by_difficulty
-from projectgen.construction.exercises import DROPPED, JUDGED, KEPT
+from projectgen.protocols.exercise_construction.decontamination import ReferenceIndex
+from projectgen.protocols.exercise_construction.difficulty import select_by_difficulty
+from projectgen.protocols.exercise_construction.seed_run import DROPPED, JUDGED, KEPT
 from projectgen.datasets.exercism import load_exercise
 
 
