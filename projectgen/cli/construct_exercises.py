@@ -91,18 +91,16 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
     from projectgen.protocols.evaluate import evaluate
     from projectgen.protocols.exercise_construction.package import EXAMPLES, example_seeds_dir
     from projectgen.protocols.exercise_construction.seed_run import DROPPED, ERROR, KEPT, REVIEW
-    from projectgen.protocols.exercise_construction.settings import ExerciseConstructionSettings
     from projectgen.runs import layout
 
     check_out_path(args.out, folder=True)
     dataset = example_seeds_dir() if args.seeds == EXAMPLES else Path(args.seeds)
     model = resolve_spec(args.model)
     concurrency = Concurrency(calls=args.max_concurrent_calls)
-    settings = ExerciseConstructionSettings(
-        creative=model_list(args.creative, model), reasoning=model_list(args.reasoning, model, copies=2),
-        judges=model_list(args.judges, model),
-        references=tuple(args.reference or ([example_exercises_dir()] if args.seeds == EXAMPLES else [])),
-        rng_seed=args.rng_seed, judge_tries=args.judge_tries)
+    settings = {"creative": model_list(args.creative, model), "reasoning": model_list(args.reasoning, model, copies=2),
+                "judges": model_list(args.judges, model),
+                "references": args.reference or ([example_exercises_dir()] if args.seeds == EXAMPLES else []),
+                "rng_seed": args.rng_seed, "judge_tries": args.judge_tries}
     console = make_console()
     progress, bar, on_start = batch_progress(console, "seeds", "seed(s)", args.out / layout.LEDGER)
 
@@ -122,7 +120,7 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
 
     options = BatchOptions(executor=executor_from_args(args, default_workers=concurrency.workers),
                            concurrency=concurrency, base_url=args.base_url,
-                           sampling=sampling_arguments(sampling_from_args(args)) or {},
+                           sampling=sampling_arguments(sampling_from_args(args)),
                            runner_settings=runner_settings_from_args(args),
                            hooks=Hooks(on_loaded=on_loaded, on_start=on_start, on_row=on_row, progress=say))
     with progress:

@@ -84,17 +84,14 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     from projectgen.protocols.evaluate import evaluate
     from projectgen.protocols.multiturn_construction.batch import seed_run_dir
     from projectgen.protocols.multiturn_construction.seeds import bundled_seeds_dir
-    from projectgen.protocols.multiturn_construction.settings import MultiturnConstructionSettings
 
     check_out_path(args.out, folder=True)
     seeds = resolve_dataset(args.seeds, bundled_seeds_dir())
     spec_text = model_spec(args.model)
     probes = tuple(model_spec(spec) for spec in args.contamination_models)
-    settings = MultiturnConstructionSettings(ablation=args.ablation, decomposition_cap=args.decomposition_cap,
-                                             turn_cap=args.turn_cap, contamination=args.contamination or bool(probes),
-                                             contamination_models=probes,
-                                             docstring_instructions=args.docstring_instructions,
-                                             max_tokens=args.max_tokens)
+    settings = {"ablation": args.ablation, "decomposition_cap": args.decomposition_cap, "turn_cap": args.turn_cap,
+                "contamination": args.contamination or bool(probes), "contamination_models": probes,
+                "docstring_instructions": args.docstring_instructions, "max_tokens": args.max_tokens}
     console = make_console()
 
     def on_row(row) -> None:

@@ -8,7 +8,7 @@ does, and exits as `run` does (3 when it pauses for review again).
 
 DIR may also be a seed's run folder of `construct multiturn` (OUT/runs/SEED) paused for a person: then it
 shows the requirements or the turn under review (requirement, code, tests, the Evaluator's reason) and a
-decision continues that seed (`construction.multiturn.batch.continue_seed`): exit 0 once its task is written,
+decision continues that seed (`protocols.multiturn_construction.batch.continue_seed`): exit 0 once its task is written,
 3 when it pauses again.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """LiveRepoReflection's exercise construction: what one seed goes through, as a unit of the batch engine.
 
-For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.construct/<seed>/``:
+For each seed (`package.load_seeds`), in its own run folder ``OUT/.construct/<seed>/``:
 
 1. design: a "creative" model drawn at random (a `random.Random` seeded with the run's seed and the seed's
    id, so a resume or another worker draws the same; recorded) turns the seed code into a topic and a definition;
@@ -9,11 +9,11 @@ For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.cons
 3. drafts: every "reasoning" drafter writes a test suite and a solution, each from the definition alone;
 4. cross-execution: every suite x solution pair in the sandbox (`execution.execute`), the pair kept by
    `cross_execution.select_pair`; 0%-pass programs, and seeds with no usable pair, go to human review;
-5. packaging: the exercise in the Exercism layout (`exercise_package.write_exercise`), staged in the folder;
+5. packaging: the exercise in the Exercism layout (`package.write_exercise`), staged in the folder;
 6. judges: each plays `reflect`'s protocol on it (`judges`: reflection's `play`, folders ``judges/<n>-<label>/``).
 
 The seed ends ``judged`` with its judges' outcomes; the decisions that look across seeds (difficulty, near-
-duplicates among the new exercises, the exercise names in ``OUT``) are `exercise_selection`'s, made after every
+duplicates among the new exercises, the exercise names in ``OUT``) are `selection`'s, made after every
 unit in seed-id order. The run folder holds usage.jsonl, calls.jsonl (the call cache: a seed cut short makes no
 finished call again), prompts.jsonl and events.jsonl (one event per decision, with its figures).
 """
