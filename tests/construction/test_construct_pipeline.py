@@ -10,16 +10,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
-from projectgen.protocols.exercise_construction.batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
-from projectgen.protocols.exercise_construction.judges import Judge
-from projectgen.protocols.exercise_construction.seed_run import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction
 from projectgen.construction.execution import WORK
 from projectgen.datasets.exercism import load_exercises
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.usage import UsageRecorder
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
+from projectgen.protocols.exercise_construction.batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
+from projectgen.protocols.exercise_construction.judges import Judge
+from projectgen.protocols.exercise_construction.seed_run import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction
 
 REFERENCE = "Keep a tally of votes per candidate and report the winner; ties go to the name first in order."
 

@@ -119,7 +119,8 @@ def test_evaluate_multiturn_construction_writes_what_the_preset_writes(tmp_path:
 ])
 def test_multiturn_construction_settings_are_checked_in_one_line(tmp_path: Path, settings: dict, said: str) -> None:
     with pytest.raises(ProjectGenError) as raised:
-        evaluate("multiturn_construction", bundled_seeds_dir(), [f"scripted:{example_script_path('construct-multiturn')}"],
-                 settings, tmp_path / "out", BatchOptions(runner_factory=FakeRunner))
+        evaluate("multiturn_construction", bundled_seeds_dir(),
+                 [f"scripted:{example_script_path('construct-multiturn')}"], settings, tmp_path / "out",
+                 BatchOptions(runner_factory=FakeRunner))
     assert said in str(raised.value) and "\n" not in str(raised.value)
     assert not (tmp_path / "out").exists()

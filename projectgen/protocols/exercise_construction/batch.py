@@ -44,8 +44,7 @@ from projectgen.llm.factory import make_chat_model
 from projectgen.llm.naming import describe_model
 from projectgen.llm.pricing import PriceTable
 from projectgen.protocols.definition import Evaluation
-from projectgen.protocols.exercise_construction.agents import (ModelDesigner, ModelSolutionWriter, ModelTestWriter,
-                                                               Seed)
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
 from projectgen.protocols.exercise_construction.dataset import load_dataset
 from projectgen.protocols.exercise_construction.decontamination import NGRAM, ReferenceIndex
 from projectgen.protocols.exercise_construction.judges import Judge, judges_play

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.construction.drafts import python_stubs
-from projectgen.protocols.exercise_construction.agents import ExerciseDefinition, Seed
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.exercism import LANGUAGES, file_language
 from projectgen.errors import ProjectGenError
+from projectgen.protocols.exercise_construction.agents import ExerciseDefinition, Seed
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 EXAMPLES = "examples"

@@ -28,10 +28,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.skeleton import code_from_reply
-from projectgen.protocols.multiturn_construction.seeds import Seed
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.protocols.multiturn_construction.seeds import Seed
 from projectgen.repository.edits import fenced_python, parse_whole_files
 
 STAGE = "construction"  # the stage every construction call is labelled with

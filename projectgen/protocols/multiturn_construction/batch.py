@@ -24,13 +24,8 @@ from pydantic import BaseModel
 
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.experiments.concurrency import cores
-from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
-from projectgen.protocols.multiturn_construction.pipeline import CONSTRUCT_METHOD, SeedOutcome, construct_seed, seed_request
-from projectgen.protocols.multiturn_construction.settings import ConstructionSettings, MultiturnConstructionSettings
-from projectgen.protocols.multiturn_construction.seeds import Seed, load_seeds
-from projectgen.protocols.multiturn_construction.turns import ABLATIONS
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.concurrency import cores
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
@@ -39,6 +34,12 @@ from projectgen.llm.factory import make_chat_model
 from projectgen.llm.naming import describe_model
 from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.protocols.definition import Evaluation
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
+from projectgen.protocols.multiturn_construction.pipeline import (CONSTRUCT_METHOD, SeedOutcome, construct_seed,
+                                                                  seed_request)
+from projectgen.protocols.multiturn_construction.seeds import Seed, load_seeds
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings, MultiturnConstructionSettings
+from projectgen.protocols.multiturn_construction.turns import ABLATIONS
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 

@@ -25,16 +25,16 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import ModelGateway
+from projectgen.graphs.review import ask_person
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, TurnDraft, turn_test_file
 from projectgen.protocols.multiturn_construction.filters import filter_seed
 from projectgen.protocols.multiturn_construction.requirements import (Record, generate_requirements, order_requirements,
-                                                            usable_decomposition)
+                                                                      usable_decomposition)
 from projectgen.protocols.multiturn_construction.review import (REQUIREMENTS_STAGE, edited_requirements, edited_turn,
-                                                      parse_construction_decision, requirements_request,
-                                                      turn_request)
+                                                                parse_construction_decision, requirements_request,
+                                                                turn_request)
 from projectgen.protocols.multiturn_construction.seeds import Seed
 from projectgen.protocols.multiturn_construction.turns import CHECKED, TurnRecord, build_turn, check_draft
-from projectgen.graphs.review import ask_person
 
 if TYPE_CHECKING:
     from projectgen.protocols.multiturn_construction.settings import ConstructionSettings

@@ -20,12 +20,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR
+from projectgen.graphs.review import ReviewDecision, ReviewError, as_decision
 from projectgen.protocols.multiturn_construction.agents import turn_test_file
 from projectgen.protocols.multiturn_construction.requirements import MAX_EVOLVING, MIN_EVOLVING, usable_decomposition
 from projectgen.protocols.multiturn_construction.seeds import Seed
 from projectgen.protocols.multiturn_construction.turns import FAILED_CHECKS
-from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR
-from projectgen.graphs.review import ReviewDecision, ReviewError, as_decision
 from projectgen.repository.syntax import syntax_error
 
 REQUEST_KIND = "projectgen-construction-review"  # marks a construction's review request

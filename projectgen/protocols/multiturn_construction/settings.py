@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from projectgen.errors import ProjectGenError
 from projectgen.protocols.multiturn_construction.requirements import DECOMPOSITION_CAP
 from projectgen.protocols.multiturn_construction.turns import ABLATIONS, FULL, TURN_CAP, check_ablation
-from projectgen.errors import ProjectGenError
 
 MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function's body has at least 10 lines
 CONTAMINATION_RULE = "union: a seed any probe model passes is dropped"  # SR-Eval's three models, any one leaks

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import Execution, execute
+from projectgen.errors import ProjectGenError
+from projectgen.llm.parsing import StructuredOutputError
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, TurnDraft, turn_test_file
 from projectgen.protocols.multiturn_construction.requirements import Record
 from projectgen.protocols.multiturn_construction.seeds import Seed, defines_function, with_function_of
-from projectgen.errors import ProjectGenError
-from projectgen.llm.parsing import StructuredOutputError
 
 if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner
