@@ -24,7 +24,7 @@ def add_commands(commands) -> None:
                     f"same command again to continue. PROTOCOL is a bundled one ({names}) or a module that defines "
                     "PROTOCOL (module or module:NAME). --set KEY=VALUE gives the protocol's settings (checked against "
                     "its own settings model; a VALUE is read as JSON when it parses, else as text). Writes "
-                    "OUT/results.json.")
+                    "OUT/results.json, or the results file its protocol names.")
     parser.add_argument("protocol", metavar="PROTOCOL", help=f"{names}, or module[:NAME] of your own")
     parser.add_argument("--dataset", required=True, type=Path, help="the dataset folder the protocol reads")
     parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
@@ -70,7 +70,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from projectgen.protocols.evaluate import evaluate
     from projectgen.protocols.registry import load_protocol
     from projectgen.protocols.samples import EvaluationResults
-    from projectgen.runs import layout
     from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
     protocol = load_protocol(args.protocol)
@@ -91,13 +90,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     checkpoint_url=args.checkpoint_url, concurrency=concurrency,
                                     hooks=Hooks(progress=lambda key, message: console.print(
                                         f"[dim]{escape(key)}: {escape(message)}[/dim]", highlight=False))))
-    written = out / layout.RESULTS_JSON
-    where = written if written.is_file() else out  # evolve's batch is one run folder: its evolve.json, no results.json
-    console.print(f"results: {where}", highlight=False)
+    console.print(f"results: {out / protocol.results_file}", highlight=False)
     if protocol.failures is not None:  # a protocol with its own batch: its results say what failed
         failed = protocol.failures(results)
         if failed:
-            console.print(f"{failed} unit(s) ended in an error or did not load: see {where}", highlight=False)
+            console.print(f"{failed} unit(s) ended in an error or did not load: see {out / protocol.results_file}",
+                          highlight=False)
         return EXIT_TESTS_FAILED if failed else EXIT_OK
     if not isinstance(results, EvaluationResults):
         raise TypeError(f"protocol {protocol.name}: its results are {type(results).__name__}, not EvaluationResults")

@@ -42,7 +42,7 @@ def test_evaluate_evolve_runs_the_change_and_the_same_call_continues_it(demo: Pa
                  *[f"--set={key}={json.dumps(value)}" for key, value in change().items()]])
     printed = capsys.readouterr().out
     assert code == EXIT_OK, printed
-    assert f"results: {out}" in printed and "results.json" not in printed  # evolve's figures are in evolve.json
+    assert f"results: {out / 'evolve.json'}" in printed and "results.json" not in printed  # evolve's figures
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["method"] == "evolve"
     record = json.loads((out / "evolve.json").read_text(encoding="utf-8"))
     assert record["plan"]["redo"] == ["kvstore/counter.py"] and record["kept_identical"] is True

@@ -7,6 +7,7 @@ from projectgen.protocols.definition import Protocol
 from projectgen.protocols.evolve.batch import EvolveResults, evolve_batch
 from projectgen.protocols.evolve.dataset import BaseRun, load_dataset
 from projectgen.protocols.evolve.settings import EvolveSettings
+from projectgen.runs import layout
 
 
 def failures(results: EvolveResults) -> int:
@@ -20,4 +21,5 @@ def failures(results: EvolveResults) -> int:
 PROTOCOL: Protocol[BaseRun, EvolveSettings] = Protocol(
     name="evolve",
     summary="incremental development: change a finished run for a new requirement, redoing only what it needs",
-    settings=EvolveSettings, load_dataset=load_dataset, batch=evolve_batch, failures=failures)
+    settings=EvolveSettings, load_dataset=load_dataset, batch=evolve_batch, failures=failures,
+    results_file=layout.EVOLVE)
