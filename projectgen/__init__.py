@@ -41,7 +41,7 @@ _GROUPS: dict[str, dict[str, str]] = {"compose": {
     "Run": "projectgen.runs.livecoder",
     "RunParts": "projectgen.runs.livecoder",
     "review_run": "projectgen.runs.review",
-    "run_evolve": "projectgen.runs.evolve",
+    "run_evolve": "projectgen.protocols.evolve.unit",
     "evaluate": "projectgen.protocols.evaluate",
     "ExperimentSpec": "projectgen.experiments.spec",
     "run_experiment": "projectgen.experiments.experiment",

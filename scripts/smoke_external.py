@@ -1,6 +1,7 @@
 """`make smoke-external`: every PyPI external system against a real OpenAI-compatible server, checked for structure.
 
-For each system of source "pypi" in projectgen/external/systems.toml (or those named with --systems), runs
+For each system of source "pypi" in projectgen/external/systems.toml (or those named with --systems), and
+each checkout system given its checkout with ``--system-path NAME=DIR`` (ChatDev 1.0, CodeS), runs
 ``projectgen experiment --method SYSTEM`` on one bundled task (wordfreq) against the tiny real model that
 `make smoke-local-model` serves (llama-cpp-python's server with SmolLM2-135M-Instruct, started and stopped
 here by its pid, `scripts/smoke_local_model.py`), or against a server already running (--url, with its
@@ -17,6 +18,7 @@ answers (a 135M model's answers are wrong):
 It prints the figures and writes OUT/smoke.json; it exits 1 when a check fails.
 
     .venv/bin/python scripts/smoke_external.py [--venv DIR] [--out DIR] [--systems a,b] [--url URL --server-log F]
+        [--system-path NAME=DIR ...]
 """
 from __future__ import annotations
 
@@ -60,10 +62,23 @@ def pypi_systems(path: Path = SYSTEMS_FILE) -> list[str]:
             if entry.get("source") == "pypi"]
 
 
-def experiment_arguments(system: str, url: str, folder: Path, cache_dir: str | None, max_output: int) -> list[str]:
+def experiment_arguments(system: str, url: str, folder: Path, cache_dir: str | None, max_output: int,
+                         system_path: str | None = None) -> list[str]:
     return ["experiment", "--dataset", "examples", "--tasks", TASK, "--model", MODEL, "--base-url", url,
             "--method", system, "--out", str(folder), "--max-output-tokens", str(max_output),
+            *(["--system-path", f"{system}={system_path}"] if system_path else []),
             *(["--cache-dir", cache_dir] if cache_dir else [])]
+
+
+def checkout_paths(values: list[str]) -> dict[str, str]:
+    """``--system-path NAME=DIR`` values by system name (a checkout system runs only when given its checkout)."""
+    paths = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"--system-path {value}: NAME=DIR")
+        paths[name] = path
+    return paths
 
 
 def chat_requests(server_log: Path | None) -> int | None:
@@ -94,7 +109,7 @@ def system_checks(name: str, folder: Path, server_requests: int | None) -> list[
             "finished", "failed", "budget-limited"), f"{manifest.get('status')}: {manifest.get('reason') or ''}"[:300]),
         Check(f"{name}: run.json names the system, its source, version and adapter", system.get("system") == name
               and bool(system.get("source")) and bool(system.get("adapter_sha256"))
-              and (bool(system.get("version")) or not system.get("distribution")),
+              and (bool(system.get("version")) or not (system.get("distribution") or system.get("source") == "checkout")),
               f"{system.get('source')} {system.get('distribution')}=={system.get('version')}"),
         Check(f"{name}: it called the model through the bridge", bool(records), f"{len(records)} call(s) recorded"),
         Check(f"{name}: every call went through the bridge (server requests = recorded requests)",
@@ -111,7 +126,8 @@ def run_system(name: str, python: Path, args: argparse.Namespace, url: str, serv
                env: dict[str, str], out: Path) -> SystemResult:
     folder, log = out / name, out / f"{name}.log"
     argv = [str(python), "-m", "projectgen", *experiment_arguments(name, url, folder, args.cache_dir,
-                                                                  args.max_output_tokens)]
+                                                                  args.max_output_tokens,
+                                                                  checkout_paths(args.system_path).get(name))]
     print(f"[smoke] {name}: {' '.join(argv[1:])}", flush=True)
     before = chat_requests(server_log)
     start = time.monotonic()
@@ -135,6 +151,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         f"{MODEL!r}, instead of starting llama-cpp-python's")
     parser.add_argument("--server-log", default=None, help="with --url: its log, in which each chat request is a "
                         "line like uvicorn's (\"POST /v1/chat/completions HTTP/1.1\" 200)")
+    parser.add_argument("--system-path", action="append", default=[], metavar="NAME=DIR",
+                        help="a checkout system's checkout: that system runs too (repeatable)")
     parser.add_argument("--max-output-tokens", type=int, default=512)
     parser.add_argument("--n-ctx", type=int, default=16384)
     parser.add_argument("--threads", type=int, default=1)
@@ -146,6 +164,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     names = [name.strip() for name in args.systems.split(",") if name.strip()] or pypi_systems()
+    names += [name for name in checkout_paths(args.system_path) if name not in names]
     python = local.venv_python(Path(args.venv))
     out = Path(args.out).resolve()
     if out.exists():

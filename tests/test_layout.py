@@ -296,9 +296,9 @@ def test_python_dash_m_projectgen_runs_the_cli() -> None:
     assert done.returncode == 0 and projectgen.__version__ in done.stdout, done.stdout + done.stderr
 
 
-# The packages that may import a protocol: the CLI (its commands), and construction, whose judges play reflection's
-# protocol on each new exercise. Every other package is shared machinery below the protocols.
-IMPORTS_PROTOCOLS = {"cli", "construction"}
+# The package that may import a protocol: the CLI (its commands). Every other package is shared machinery below the
+# protocols (construction's judges reach reflection through the registry, from their own protocol folder).
+IMPORTS_PROTOCOLS = {"cli"}
 # the modules of projectgen.protocols that every protocol shares (the rest are the protocols' own folders)
 SHARED_PROTOCOL_MODULES = {"projectgen.protocols", "projectgen.protocols.definition", "projectgen.protocols.names",
                            "projectgen.protocols.registry", "projectgen.protocols.evaluate",
@@ -321,7 +321,7 @@ def test_protocol_of_tells_a_folder_from_the_shared_modules() -> None:
 
 def test_shared_machinery_imports_no_protocol(full_graph: dict[str, set[str]]) -> None:
     """The sandbox, the model door, the engine, the driver, memory, SSAT and the metrics stay below the protocols:
-    only the CLI and construction import one (at any depth, deferred or for type checking too)."""
+    only the CLI imports one (at any depth, deferred or for type checking too)."""
     packages = package_graph(full_graph)
     importers = sorted(package for package, dependencies in packages.items()
                        if "protocols" in dependencies and package not in IMPORTS_PROTOCOLS)

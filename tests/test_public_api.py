@@ -37,10 +37,11 @@ def test_each_public_name_comes_from_where_its_table_says() -> None:
 
 
 def test_names_left_out_of_the_api_are_imported_from_their_package() -> None:
-    from projectgen.agents import TreeReviser
     from projectgen.datasets import load_dataset, load_exercise, load_multiturn_task
     from projectgen.evaluation import average_sketchbleu, loc_weighted_average, pass_rate
-    from projectgen.graphs import build_attempts_graph, build_evolve_graph
+    from projectgen.graphs import build_attempts_graph
+    from projectgen.protocols.evolve.graph import build_evolve_graph
+    from projectgen.protocols.evolve.reviser import TreeReviser
     from projectgen.protocols.refinement.graph import build_refinement_graph
     from projectgen.protocols.refinement.refiner import Refiner
     from projectgen.protocols.reflection.unit import run_reflection

@@ -76,3 +76,18 @@ def test_a_call_around_the_bridge_an_error_row_an_unscored_or_unlabelled_output_
 def test_the_smoke_runs_every_pypi_system_and_no_checkout_one(smoke) -> None:
     names = smoke.pypi_systems()
     assert "fake" in names and "chatdev" not in names
+
+
+def test_a_checkout_system_runs_with_its_checkout_and_its_run_must_name_the_checkouts_commit(smoke, tmp_path) -> None:
+    assert smoke.checkout_paths(["codes=/src/CodeS"]) == {"codes": "/src/CodeS"}
+    argv = smoke.experiment_arguments("codes", "http://127.0.0.1:1/v1", tmp_path, None, 256, "/src/CodeS")
+    assert argv[argv.index("--system-path") + 1] == "codes=/src/CodeS"
+    for version, failing in ((None, {"gpt-engineer: run.json names the system, its source, version and adapter"}),
+                             ("0b624ab4ef22b0d9d223f274a986eb27fe090c88", set())):
+        folder = tmp_path / str(version)
+        write_experiment(folder, version=version)
+        run_json = folder / "gpt-engineer" / "smollm2" / "wordfreq" / "run.json"
+        manifest = json.loads(run_json.read_text())
+        manifest["protocol"].update(source="checkout", distribution="")
+        run_json.write_text(json.dumps(manifest))
+        assert failed(smoke, folder) == failing

@@ -17,7 +17,6 @@ from projectgen.agents.base import CheckStatus, IncompleteFileError, ModelGatewa
 from projectgen.agents.code_judge import CodeJudge
 from projectgen.agents.coder import Coder
 from projectgen.agents.direct import DirectGenerator
-from projectgen.agents.evolver import TreeReviser
 from projectgen.agents.skeleton import SkeletonWriter
 from projectgen.agents.skeleton_judge import SkeletonJudge, compile_errors, structure_problems
 from projectgen.config import Settings
@@ -68,7 +67,7 @@ class Agents:
 
 __all__ = [
     "Agents", "Architect", "ArchitectureJudge", "ArchitectureReview", "CheckStatus", "CodeJudge", "Coder",
-    "DirectGenerator", "IncompleteFileError", "Reply", "TreeReviser",
+    "DirectGenerator", "IncompleteFileError", "Reply",
     "ModelGateway", "SkeletonJudge", "SkeletonWriter", "Verdict", "combine_verdicts", "compile_errors",
     "structure_problems",
     "KnowledgeExtractor", "MemorySummarizer", "render_guidance",

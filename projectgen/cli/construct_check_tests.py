@@ -48,11 +48,13 @@ def load(spec: str):
 
 
 def cmd_construct_check_tests(args: argparse.Namespace) -> int:
-    from projectgen.cli.construct_exercises import ChatModels, resolve_spec
-    from projectgen.cli.options import runner_from_args
+    from projectgen.cli.construct_exercises import resolve_spec
+    from projectgen.cli.options import runner_from_args, sampling_from_args
     from projectgen.cli.tables import make_console
     from projectgen.construction.check_tests import ModelCheckTestWriter, check_task, construct_check_tests
     from projectgen.errors import ProjectGenError
+    from projectgen.llm.factory import make_chat_model
+    from projectgen.llm.sampling import sampling_arguments
 
     task, bundled = load(args.task)
     check_task(task)
@@ -61,7 +63,8 @@ def cmd_construct_check_tests(args: argparse.Namespace) -> int:
                               "for a copy with the check tests")
     if args.out is not None:
         check_out_path(args.out, folder=True)
-    model = ChatModels(args)(resolve_spec(args.model, BUNDLED_REPLAY))
+    model = make_chat_model(resolve_spec(args.model, BUNDLED_REPLAY), base_url=args.base_url,
+                            **sampling_arguments(sampling_from_args(args)))
     console = make_console()
     runner = runner_from_args(args, lambda message: console.print(f"[dim]{message}[/dim]", highlight=False))
     written, kept, drafts = construct_check_tests(task, ModelCheckTestWriter(model), runner, out=args.out,

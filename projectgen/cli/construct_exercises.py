@@ -1,17 +1,13 @@
 """`projectgen construct exercises`: LiveRepoReflection's exercise construction from seed code into a folder
-of Exercism-layout exercises that `projectgen reflect --dataset OUT` runs."""
+of Exercism-layout exercises that `projectgen reflect --dataset OUT` runs: the preset of `projectgen evaluate
+exercise_construction` with the paper's roles as flags."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
 from projectgen.cli.options import (add_concurrency_option, add_runner_options, add_sampling_options, check_out_path,
                                     positive_int, sampling_from_args)
-
-if TYPE_CHECKING:
-    from projectgen.llm.call_slots import CallSlots
 
 BUNDLED_REPLAY = "construct-exercises.examples"
 
@@ -63,28 +59,6 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     add_sampling_options(parser)
 
 
-class ChatModels:
-    """The chat model of each spec, made once with the command's --base-url and sampling, its calls taking the
-    run's call slots (at most --max-concurrent-calls in flight per model or endpoint, across the seeds)."""
-
-    def __init__(self, args: argparse.Namespace, call_slots: CallSlots | None = None) -> None:
-        from projectgen.llm.sampling import sampling_arguments
-
-        self.base_url = args.base_url
-        self.sampling = sampling_arguments(sampling_from_args(args))
-        self.call_slots = call_slots
-        self.made: dict[str, object] = {}
-
-    def __call__(self, spec: str):
-        from projectgen.llm.call_slots import limit_calls
-        from projectgen.llm.factory import make_chat_model
-
-        if spec not in self.made:
-            model = make_chat_model(spec, base_url=self.base_url, **self.sampling)
-            self.made[spec] = limit_calls(model, self.call_slots) if self.call_slots is not None else model
-        return self.made[spec]
-
-
 def model_list(text: str | None, default: str, copies: int = 1) -> list[str]:
     """The specs of a comma-separated list (each resolved like --model), or `default` `copies` times."""
     from projectgen.errors import ProjectGenError
@@ -106,49 +80,37 @@ def resolve_spec(text: str, bundled: str = BUNDLED_REPLAY) -> str:
 
 def cmd_construct_exercises(args: argparse.Namespace) -> int:
     """Exit 0 when every seed was built (kept, dropped or sent to human review), 1 when some seed's construction
-    failed (it is built again by the next invocation), 2 for a usage error."""
+    failed (it is built again by the next invocation), 2 for a usage error. The preset of `projectgen evaluate
+    exercise_construction` with the command's flags and its lines."""
     from projectgen.cli.options import executor_from_args, runner_settings_from_args
     from projectgen.cli.tables import batch_progress, make_console
-    from projectgen.construction.exercise_agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter
-    from projectgen.construction.exercise_batch import construct_exercises
-    from projectgen.construction.exercise_package import EXAMPLES, load_seeds
-    from projectgen.construction.exercises import (DROPPED, ERROR, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge,
-                                                   reference_texts)
     from projectgen.datasets.examples import example_exercises_dir
-    from projectgen.evaluation.runner import SandboxRunner
     from projectgen.experiments.concurrency import Concurrency
-    from projectgen.experiments.models import model_slug
-    from projectgen.llm.naming import describe_model
+    from projectgen.llm.sampling import sampling_arguments
+    from projectgen.protocols.definition import BatchOptions, Hooks
+    from projectgen.protocols.evaluate import evaluate
+    from projectgen.protocols.exercise_construction.package import EXAMPLES, example_seeds_dir
+    from projectgen.protocols.exercise_construction.seed_run import DROPPED, ERROR, KEPT, REVIEW
     from projectgen.runs import layout
 
     check_out_path(args.out, folder=True)
-    seeds = load_seeds(args.seeds)
+    dataset = example_seeds_dir() if args.seeds == EXAMPLES else Path(args.seeds)
     model = resolve_spec(args.model)
     concurrency = Concurrency(calls=args.max_concurrent_calls)
-    call_slots, sandbox_slots = concurrency.limits()
-    chat = ChatModels(args, call_slots)
-    creative = model_list(args.creative, model)
-    reasoning = model_list(args.reasoning, model, copies=2)
-    judges = model_list(args.judges, model)
-    references = args.reference or ([example_exercises_dir()] if args.seeds == EXAMPLES else [])
-    texts: dict[str, str] = {}
-    for folder in references:
-        texts.update(reference_texts(folder))
-    construction = ExerciseConstruction(
-        designers=[Drafter(spec, ModelDesigner(chat(spec))) for spec in creative],
-        test_writers=[Drafter(spec, ModelTestWriter(chat(spec))) for spec in reasoning],
-        solution_writers=[Drafter(spec, ModelSolutionWriter(chat(spec))) for spec in reasoning],
-        judges=[Judge(spec, chat(spec), model_slug(spec)) for spec in judges],
-        references=texts, rng_seed=args.rng_seed, judge_tries=args.judge_tries)
+    settings = {"creative": model_list(args.creative, model), "reasoning": model_list(args.reasoning, model, copies=2),
+                "judges": model_list(args.judges, model),
+                "references": args.reference or ([example_exercises_dir()] if args.seeds == EXAMPLES else []),
+                "rng_seed": args.rng_seed, "judge_tries": args.judge_tries}
     console = make_console()
-    described = ", ".join(sorted({describe_model(m) for m in chat.made.values()}))
-    console.print(f"{len(seeds)} seed(s); models: {described}; "
-                  f"decontamination against {len(texts)} reference exercise(s)", highlight=False)
     progress, bar, on_start = batch_progress(console, "seeds", "seed(s)", args.out / layout.LEDGER)
-    # sandbox runs at most one per core, however many seeds are built at once (as reflect and refine)
-    runner = SandboxRunner(runner_settings_from_args(args), slots=sandbox_slots,
-                           log=lambda message: progress.console.print(f"[dim]sandbox: {message}[/dim]",
-                                                                      highlight=False))
+
+    def on_loaded(plan) -> None:
+        console.print(f"{len(plan.seeds)} seed(s); models: {plan.models}; "
+                      f"decontamination against {plan.references} reference exercise(s)", highlight=False)
+
+    def say(key: str, message: str) -> None:  # the sandbox's lines, and each pair's run
+        progress.console.print(f"[dim]sandbox: {message}[/dim]" if key == "sandbox" else f"[dim]{message}[/dim]",
+                               highlight=False)
 
     def on_row(record) -> None:
         progress.advance(bar)
@@ -156,12 +118,13 @@ def cmd_construct_exercises(args: argparse.Namespace) -> int:
         colour = "red" if record["status"] == ERROR else "default"
         progress.console.print(f"{record['seed']}: [{colour}]{record['status']}[/{colour}]{reason}", highlight=False)
 
+    options = BatchOptions(executor=executor_from_args(args, default_workers=concurrency.workers),
+                           concurrency=concurrency, base_url=args.base_url,
+                           sampling=sampling_arguments(sampling_from_args(args)),
+                           runner_settings=runner_settings_from_args(args),
+                           hooks=Hooks(on_loaded=on_loaded, on_start=on_start, on_row=on_row, progress=say))
     with progress:
-        report = construct_exercises(
-            seeds, args.out, construction, runner=runner,
-            executor=executor_from_args(args, default_workers=concurrency.workers),
-            progress=lambda key, message: progress.console.print(f"[dim]{message}[/dim]", highlight=False),
-            on_start=on_start, on_row=on_row)
+        report = evaluate("exercise_construction", dataset, [model], settings, args.out, options)
     for seed, record in report.seeds.items():  # what the across-seed steps decided of each judged seed
         if "judge_outcomes" in record:
             said = (f"kept as {record['exercise']}" if record["status"] == KEPT

@@ -1,8 +1,8 @@
-"""`projectgen construct multiturn`: SR-Eval's multi-turn task construction from seed tasks."""
+"""`projectgen construct multiturn`: SR-Eval's multi-turn task construction from seed tasks, the preset of
+`projectgen evaluate multiturn_construction` with the paper's options as flags."""
 from __future__ import annotations
 
 import argparse
-import threading
 from pathlib import Path
 
 from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW, EXIT_OK, EXIT_TESTS_FAILED
@@ -10,7 +10,7 @@ from projectgen.cli.options import (add_runner_options, add_sampling_options, bu
                                     positive_int, resolve_dataset, runner_settings_from_args, sampling_from_args,
                                     task_ids)
 
-ABLATIONS = ("full", "no-evaluator", "no-dc-evaluator")  # as construction.multiturn.turns has them (light --help)
+ABLATIONS = ("full", "no-evaluator", "no-dc-evaluator")  # as multiturn_construction.turns has them (light --help)
 BUNDLED_SCRIPT = "construct-multiturn"  # scripts/construct-multiturn.json: `--model scripted:examples`
 
 
@@ -75,26 +75,23 @@ def model_spec(text: str) -> str:
 
 def cmd_construct_multiturn(args: argparse.Namespace) -> int:
     """Exit 0 when every seed became a task or was filtered out, 1 when some seed failed, 3 when some seed waits
-    for a person (and none failed), 2 for a usage error."""
-    from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction, seed_run_dir
-    from projectgen.construction.multiturn.settings import ConstructionSettings
-    from projectgen.construction.multiturn.seeds import bundled_seeds_dir
-    from projectgen.evaluation import SandboxRunner
-    from projectgen.experiments.concurrency import cores
-    from projectgen.experiments.executors import LocalExecutor
-    from projectgen.llm import describe_model, make_chat_model
+    for a person (and none failed), 2 for a usage error. The preset of `projectgen evaluate multiturn_construction`
+    with the command's flags and its lines."""
     from projectgen.cli.tables import make_console
+    from projectgen.experiments.executors import LocalExecutor
     from projectgen.llm.sampling import sampling_arguments
+    from projectgen.protocols.definition import BatchOptions, Hooks
+    from projectgen.protocols.evaluate import evaluate
+    from projectgen.protocols.multiturn_construction.batch import seed_run_dir
+    from projectgen.protocols.multiturn_construction.seeds import bundled_seeds_dir
 
     check_out_path(args.out, folder=True)
     seeds = resolve_dataset(args.seeds, bundled_seeds_dir())
     spec_text = model_spec(args.model)
-    model = make_chat_model(spec_text, base_url=args.base_url, **sampling_arguments(sampling_from_args(args)))
     probes = tuple(model_spec(spec) for spec in args.contamination_models)
-    settings = ConstructionSettings(ablation=args.ablation, decomposition_cap=args.decomposition_cap,
-                                    turn_cap=args.turn_cap, contamination=args.contamination or bool(probes),
-                                    contamination_models=probes,
-                                    docstring_instructions=args.docstring_instructions)
+    settings = {"ablation": args.ablation, "decomposition_cap": args.decomposition_cap, "turn_cap": args.turn_cap,
+                "contamination": args.contamination or bool(probes), "contamination_models": probes,
+                "docstring_instructions": args.docstring_instructions, "max_tokens": args.max_tokens}
     console = make_console()
 
     def on_row(row) -> None:
@@ -103,14 +100,13 @@ def cmd_construct_multiturn(args: argparse.Namespace) -> int:
         console.print(f"{row.seed}: [{colour}]{row.status}[/{colour}] ({detail}; "
                       f"{row.input_tokens + row.output_tokens:,} tokens, {row.cost})", highlight=False)
 
-    # sandbox runs at most one per core, however many seeds are built at once (as refine and reflect)
-    runner = SandboxRunner(runner_settings_from_args(args), slots=threading.BoundedSemaphore(cores()),
-                           log=lambda message: console.print(f"[dim]sandbox: {message}[/dim]", highlight=False))
-    results = run_construction(ConstructionSpec(seeds=seeds, spec=spec_text, settings=settings,
-                                                max_tokens=args.max_tokens, only=args.only),
-                               args.out, model=model, runner=runner, fresh=args.fresh,
-                               executor=LocalExecutor(workers=args.workers),
-                               description=describe_model(model), on_row=on_row)
+    def say(key: str, message: str) -> None:  # the sandbox's lines
+        console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
+
+    results = evaluate("multiturn_construction", seeds, [spec_text], settings, args.out, BatchOptions(
+        tasks=args.only, fresh=args.fresh, executor=LocalExecutor(workers=args.workers), base_url=args.base_url,
+        sampling=sampling_arguments(sampling_from_args(args)), runner_settings=runner_settings_from_args(args),
+        hooks=Hooks(on_row=on_row, progress=say)))
     built = [row for row in results.outcomes if row.status == "task"]
     console.print(f"{len(built)} task(s) in {args.out} (projectgen refine --dataset {args.out}); "
                   f"model: {results.model_description}", highlight=False)

@@ -1,13 +1,18 @@
-"""`projectgen evolve`: change a finished run's repository for a new requirement, redoing only what the change needs."""
+"""`projectgen evolve`: change a finished run's repository for a new requirement, redoing only what the change needs:
+the preset of `projectgen evaluate evolve` (the base run is the dataset, the change the settings) with its report."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from projectgen.cli.exit_codes import EXIT_OK, EXIT_TESTS_FAILED
-from projectgen.cli.options import (add_pipeline_options, add_runner_options, add_sampling_options, runner_from_args,
-                                    settings_from_args)
+from projectgen.cli.options import (add_pipeline_options, add_runner_options, add_sampling_options,
+                                    runner_settings_from_args, settings_from_args)
 from projectgen.cli.tables import make_console
+
+if TYPE_CHECKING:
+    from projectgen.config import Settings
 
 
 class EvolveInterrupted(KeyboardInterrupt):
@@ -72,68 +77,66 @@ def cmd_evolve(args: argparse.Namespace) -> int:
         requirement = args.requirement.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ProjectGenError(f"{args.requirement}: not valid UTF-8 (byte {exc.start})") from None
-    from projectgen.cli.run import model_specs_from_args, models_from_specs
-    from projectgen.llm.specs import REFERENCE_SPEC
-    from projectgen.runs.evolve import check_change, read_base_run
+    from projectgen.cli.run import model_specs_from_args
+    from projectgen.protocols.evolve.dataset import read_base_run
+    from projectgen.protocols.evolve.task import change_number
+    from projectgen.protocols.evolve.unit import check_change
 
     specs = model_specs_from_args(args)
-    if REFERENCE_SPEC in specs.values():
-        raise ProjectGenError("--model reference has no reference for a new requirement; give a model or a "
-                              "scripted:PATH replay")
     check_change(requirement, args.tests)
     base = read_base_run(args.run)
-    out = args.out or args.run.with_name(f"{args.run.name}-evolve{_next_number(base.task.docs.prd)}")
-    models = models_from_specs(specs, None)
-    return _execute(args, base.folder, out, requirement=requirement, models=models, model_specs=specs,
-                    settings=settings_from_args(args), resume=False)
-
-
-def _next_number(prd: str) -> int:
-    from projectgen.runs.evolved_task import change_number
-
-    return change_number(prd)
+    out = args.out or args.run.with_name(f"{args.run.name}-evolve{change_number(base.task.docs.prd)}")
+    return _execute(args, base.folder, out, requirement=requirement, model_specs=specs,
+                    settings=settings_from_args(args), fresh=args.force)
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from projectgen.cli.run import models_from_specs
+    """`--resume DIR`: the same `evaluate` call as the run's first, its base, change and models read from DIR."""
     from projectgen.errors import ProjectGenError
-    from projectgen.runs import read_manifest
+    from projectgen.protocols.evolve.batch import read_evolve_run
 
     if not args.resume.is_dir():
         raise ProjectGenError(f"{args.resume}: run folder not found")
-    manifest = read_manifest(args.resume)
+    manifest, record = read_evolve_run(args.resume)
     if not manifest.models.get("default"):
         raise ProjectGenError(f"{args.resume}: the run was started from Python with model objects; resume it with "
-                              "projectgen.runs.evolve.run_evolve(None, DIR, resume=True, models=...)")
-    return _execute(args, None, args.resume, requirement="", models=models_from_specs(manifest.models, None),
-                    model_specs=manifest.models, settings=None, resume=True)
+                              "projectgen.protocols.evolve.unit.run_evolve(None, DIR, resume=True, models=...)")
+    return _execute(args, Path(record.base_run), args.resume, requirement=record.change, model_specs=manifest.models,
+                    settings=None, fresh=False)
 
 
-def _execute(args: argparse.Namespace, base: Path | None, out: Path, *, requirement: str, models, model_specs,
-             settings, resume: bool) -> int:
+def _execute(args: argparse.Namespace, base: Path, out: Path, *, requirement: str, model_specs: dict[str, str],
+             settings: Settings | None, fresh: bool) -> int:
+    """`evaluate("evolve", base, [model], settings, out)` with the options given, then the run's report."""
+    from rich.markup import escape
+
     from projectgen.cli.tables import print_test_report
-    from projectgen.errors import ProjectGenError
-    from projectgen.llm import MODEL_FAILURES, model_failure_reason
-    from projectgen.runs import read_manifest
-    from projectgen.runs.evolve import run_evolve
+    from projectgen.experiments.models import ExperimentModel, model_slug
+    from projectgen.llm.sampling import sampling_arguments
+    from projectgen.protocols.definition import BatchOptions, Hooks
+    from projectgen.protocols.evaluate import evaluate
+    from projectgen.protocols.evolve.batch import EvolveResults
 
     console = make_console()
 
-    def progress(message: str) -> None:
-        console.print(f"[dim]{message}[/dim]", highlight=False)
+    def progress(key: str, message: str) -> None:
+        console.print(f"[dim]{escape(message)}[/dim]", highlight=False)
 
+    sampling = sampling_arguments(model_specs)
+    roles = {role: spec for role, spec in model_specs.items()
+             if role not in ("default", "base_url", "faults") and role not in sampling}
+    model = ExperimentModel(slug=model_slug(model_specs["default"]), spec=model_specs["default"])
+    options = BatchOptions(fresh=fresh, base_url=model_specs.get("base_url"), sampling=sampling,
+                           runner_settings=runner_settings_from_args(args), hooks=Hooks(progress=progress))
+    chosen = {"requirement": requirement, "tests": args.tests, "role_models": roles, "settings": settings,
+              "max_tokens": args.max_tokens, "unit_tests": not args.no_unit_tests}
     try:
-        outcome = run_evolve(base, out, requirement=requirement, tests=args.tests, models=models,
-                             model_specs=model_specs, settings=settings, runner=runner_from_args(args, log=progress),
-                             max_tokens=args.max_tokens, resume=resume, force=args.force, progress=progress,
-                             evaluate_unit=not args.no_unit_tests)
+        results = evaluate("evolve", base, [model], chosen, out, options)
     except KeyboardInterrupt:
         raise EvolveInterrupted(out) from None
-    except MODEL_FAILURES as exc:
-        reason = read_manifest(out).reason or model_failure_reason(exc)
-        raise ProjectGenError(f"the evolve run failed ({reason}); continue with `projectgen evolve --resume {out}`") \
-            from None
-    record = outcome.record
+    if not isinstance(results, EvolveResults):  # the protocol's own batch (`evolve_batch`) makes these
+        raise TypeError(f"the evolve protocol's batch gave {type(results).__name__}, not EvolveResults")
+    record = results.record
     plan = record.plan
     console.print(f"evolve: change request {record.number} on {record.base_run} (base tree: {record.base_tree})",
                   highlight=False)
@@ -154,14 +157,14 @@ def _execute(args: argparse.Namespace, base: Path | None, out: Path, *, requirem
         console.print(f"check tests: the change's {record.check_new.passed}/{record.check_new.total}, the earlier "
                       f"requirements' {record.check_regression.passed}/{record.check_regression.total}",
                       highlight=False)
-    if outcome.unit_report is not None:
+    if results.unit_report is not None:
         console.print("the base task's hidden unit tests (behaviour the change may alter):", highlight=False)
-        print_test_report(console, outcome.unit_report)
+        print_test_report(console, results.unit_report)
     console.print(f"outputs: {out} (repository/, evolve.json, ssat.json, summary.json, events.jsonl; "
                   f"`projectgen trace {out}` shows the tree diff; evolve it again with `projectgen evolve {out} ...`)",
                   highlight=False)
-    if outcome.state.get("stopped"):
-        console.print(f"[yellow]stopped: {outcome.state['stopped']}[/yellow]", highlight=False)
+    if results.stopped:
+        console.print(f"[yellow]stopped: {results.stopped}[/yellow]", highlight=False)
         return EXIT_TESTS_FAILED
-    report = outcome.check_report
+    report = results.check_report
     return EXIT_OK if report is not None and report.status == "passed" else EXIT_TESTS_FAILED

@@ -1,5 +1,6 @@
-"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable; and
-`projectgen experiment merge DIR...`: shard folders joined into one result.
+"""`projectgen experiment`: every task x method x model of a dataset as one run each, resumable (the preset of
+`evaluate("livecoder", ...)`, with the experiment's options and tables); and `projectgen experiment merge DIR...`:
+shard folders joined into one result.
 
 `merge` is a sub-command of `experiment`, which keeps its own options: ``projectgen experiment
 --dataset ...`` runs an experiment as it always did, ``projectgen experiment merge A B --out C``
@@ -25,7 +26,6 @@ from projectgen.cli.options import (
     check_out_path,
     executor_from_args,
     positive_int,
-    prices_from_args,
     resolve_dataset,
     runner_settings_from_args,
     sampling_from_args,
@@ -113,17 +113,21 @@ def add_commands(subparsers) -> None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    """Exit 0 when every pair finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
+    """The preset of `evaluate("livecoder", ...)` with the experiment's options and tables. Exit 0 when every pair
+    finished (whatever its scores), 1 when some pair is an error, 2 for a usage error."""
+    from dataclasses import replace
+
     from projectgen.datasets.examples import example_tasks_dir
-    from projectgen.experiments import (
-        NOTES,
-        Concurrency,
-        ExperimentHooks,
-        ExperimentSpec,
-        Shard,
-        run_experiment,
-    )
+    from projectgen.experiments import NOTES, Concurrency, Shard
+    from projectgen.experiments.models import parse_models
+    from projectgen.experiments.results import ExperimentResults
     from projectgen.experiments.tables import arm_lines
+    from projectgen.external.methods import parse_system_paths
+    from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
+    from projectgen.protocols.evaluate import evaluate
+    from projectgen.protocols.livecoder.batch import experiment_spec
+    from projectgen.protocols.livecoder.protocol import PROTOCOL, failures
+    from projectgen.protocols.livecoder.settings import LiveCoderSettings
     from projectgen.runs import layout
 
     missing = [option for option, value in (("--dataset", args.dataset), ("--model", args.model)) if not value]
@@ -131,8 +135,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise ProjectGenError(f"experiment needs {' and '.join(missing)} (or `experiment merge DIR... --out OUT` "
                               "to join shard folders)")
     shard = Shard.parse(args.shard) if args.shard else None
-    args.dataset = resolve_dataset(args.dataset, example_tasks_dir())
-    out = args.out or Path("runs") / f"experiment-{args.dataset.resolve().name}"
+    dataset = resolve_dataset(args.dataset, example_tasks_dir())
+    out = args.out or Path("runs") / f"experiment-{dataset.resolve().name}"
     check_out_path(out, folder=True)
     if args.base_url is not None:
         from projectgen.llm import check_base_url
@@ -140,7 +144,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if not args.base_url.strip():
             raise ProjectGenError("--base-url is empty: give the endpoint, e.g. http://localhost:8000/v1")
         check_base_url(args.base_url)
-    prices, source = prices_from_args(args.prices)
+    # The methods as given (empty entries too): the experiment's own check says what is wrong with them.
+    methods = tuple(method.strip() for method in args.method.split(","))
+    settings = LiveCoderSettings(
+        methods=methods, settings=settings_from_args(args), attempt_settings=attempt_settings_from_args(args),
+        max_tokens=args.max_tokens, knowledge_url=args.knowledge_store, embedding=args.embedding,
+        denominator=args.denominator, faults=args.inject_faults, scorers=tuple(args.scorer),
+        system_paths=parse_system_paths(args.system_path, methods), prices=args.prices, shard=shard)
     console = make_console()
     progress, bar, on_start = batch_progress(console, "task x model runs", "pair(s)", out / layout.LEDGER)
 
@@ -159,30 +169,25 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     def log(key: str, message: str) -> None:
         progress.console.print(f"[dim]{key}: {message}[/dim]", highlight=False)
 
-    tasks = list(args.tasks) if args.tasks else None
-    from projectgen.external.methods import parse_system_paths
-
-    methods = tuple(method.strip() for method in args.method.split(","))
-    spec = ExperimentSpec(dataset=args.dataset, models=args.model, methods=methods,
-                          system_paths=parse_system_paths(args.system_path, methods),
-                          sampling=sampling_arguments(sampling_from_args(args)),
-                          settings=settings_from_args(args),
-                          attempt_settings=attempt_settings_from_args(args), tasks=tasks,
-                          max_tokens=args.max_tokens, base_url=args.base_url, knowledge_url=args.knowledge_store,
-                          checkpoint_url=args.checkpoint_url, embedding=args.embedding,
-                          denominator=args.denominator, faults=args.inject_faults, scorers=tuple(args.scorer))
     concurrency = Concurrency(calls=args.max_concurrent_calls)
+    models = parse_models(args.model)
+    options = BatchOptions(tasks=list(args.tasks) if args.tasks else None, fresh=args.fresh, base_url=args.base_url,
+                           sampling=sampling_arguments(sampling_from_args(args)),
+                           runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
+                           concurrency=concurrency, hooks=Hooks(on_start=on_start, on_row=on_pair, progress=log))
+    # The experiment checked before an executor connects to a Ray cluster, which must refuse what the runs would
+    # keep on one machine (the batch checks the same spec again: checking is all this one does).
+    spec = experiment_spec(Evaluation(dataset=dataset, models=models, settings=settings, out=out, options=options))
     executor = executor_from_args(args, per_machine=spec.per_machine_state(), default_workers=concurrency.workers)
     with progress:
-        results = run_experiment(
-            spec, out, executor=executor, fresh=args.fresh, runner_settings=runner_settings_from_args(args),
-            prices=prices, prices_source=source, hooks=ExperimentHooks(on_start, on_pair, progress=log), shard=shard,
-            concurrency=concurrency)
+        results = evaluate(PROTOCOL, dataset, models, settings, out, replace(options, executor=executor))
+    if not isinstance(results, ExperimentResults):  # the protocol's own batch (`livecoder_batch`) makes these
+        raise TypeError(f"the livecoder protocol's batch gave {type(results).__name__}, not ExperimentResults")
     if any(pair.selection == "unit" for report in results.models for pair in report.pairs):
         console.print("[yellow]the best attempt was selected by the hidden unit tests (the paper's oracle setting) "
                       "in some runs: see each arm's settings below[/yellow]")
-    print_errored_units(console, sum(report.final.errors for report in results.models),
-                        sum(report.final.tasks for report in results.models), "pair(s)")
+    errors = failures(results)
+    print_errored_units(console, errors, sum(report.final.tasks for report in results.models), "pair(s)")
     for report in results.models:
         print_model_table(console, report)
     for line in arm_lines(results):
@@ -194,7 +199,6 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if shard is not None:
         console.print(f"share {shard} of the pairs; join the shares with `projectgen experiment merge DIR... --out "
                       "OUT`", highlight=False)
-    errors = sum(report.final.errors for report in results.models)
     return EXIT_OK if not errors else EXIT_TESTS_FAILED
 
 

@@ -394,11 +394,9 @@ def runner_from_args(args: argparse.Namespace, log: Callable[[str], None]):
 
 def prices_from_args(path: Path | None):
     """The price table of `--prices FILE` (over the list prices), and a phrase naming where prices came from."""
-    from projectgen.llm.pricing import PRICES_AS_OF, PriceTable
+    from projectgen.llm.pricing import price_table
 
-    if path is None:
-        return PriceTable.default(), f"list prices as of {PRICES_AS_OF}"
-    return PriceTable.from_file(path), f"{path} over list prices as of {PRICES_AS_OF}"
+    return price_table(path)
 
 
 def check_out_path(path: Path, *, folder: bool) -> None:

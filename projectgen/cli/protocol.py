@@ -24,7 +24,7 @@ def add_commands(commands) -> None:
                     f"same command again to continue. PROTOCOL is a bundled one ({names}) or a module that defines "
                     "PROTOCOL (module or module:NAME). --set KEY=VALUE gives the protocol's settings (checked against "
                     "its own settings model; a VALUE is read as JSON when it parses, else as text). Writes "
-                    "OUT/results.json.")
+                    "OUT/results.json, or the results file its protocol names.")
     parser.add_argument("protocol", metavar="PROTOCOL", help=f"{names}, or module[:NAME] of your own")
     parser.add_argument("--dataset", required=True, type=Path, help="the dataset folder the protocol reads")
     parser.add_argument("--model", action="append", required=True, metavar="[LABEL=]SPEC",
@@ -70,7 +70,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from projectgen.protocols.evaluate import evaluate
     from projectgen.protocols.registry import load_protocol
     from projectgen.protocols.samples import EvaluationResults
-    from projectgen.runs import layout
     from projectgen.runs.checkpoints import check_checkpoint_url, per_machine_checkpoints
 
     protocol = load_protocol(args.protocol)
@@ -91,11 +90,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                     checkpoint_url=args.checkpoint_url, concurrency=concurrency,
                                     hooks=Hooks(progress=lambda key, message: console.print(
                                         f"[dim]{escape(key)}: {escape(message)}[/dim]", highlight=False))))
-    console.print(f"results: {out / layout.RESULTS_JSON}", highlight=False)
+    console.print(f"results: {out / protocol.results_file}", highlight=False)
     if protocol.failures is not None:  # a protocol with its own batch: its results say what failed
         failed = protocol.failures(results)
         if failed:
-            console.print(f"{failed} unit(s) ended in an error or did not load: see {out / layout.RESULTS_JSON}",
+            console.print(f"{failed} unit(s) ended in an error or did not load: see {out / protocol.results_file}",
                           highlight=False)
         return EXIT_TESTS_FAILED if failed else EXIT_OK
     if not isinstance(results, EvaluationResults):

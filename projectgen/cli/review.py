@@ -8,7 +8,7 @@ does, and exits as `run` does (3 when it pauses for review again).
 
 DIR may also be a seed's run folder of `construct multiturn` (OUT/runs/SEED) paused for a person: then it
 shows the requirements or the turn under review (requirement, code, tests, the Evaluator's reason) and a
-decision continues that seed (`construction.multiturn.batch.continue_seed`): exit 0 once its task is written,
+decision continues that seed (`protocols.multiturn_construction.batch.continue_seed`): exit 0 once its task is written,
 3 when it pauses again.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
         print(editable_json(record), end="")
         return EXIT_OK
-    from projectgen.construction.multiturn.review import is_construction_request
+    from projectgen.protocols.multiturn_construction.review import is_construction_request
 
     construction = is_construction_request(record["request"])
     if not (args.approve or args.edit is not None or args.reject is not None):
@@ -158,8 +158,8 @@ def continue_construction(args: argparse.Namespace, record, decision) -> int:
     """The seed in ``args.dir`` continued with `decision`: 0 once its task is written, 3 when it pauses again."""
     from projectgen.cli.exit_codes import EXIT_AWAITING_REVIEW
     from projectgen.cli.options import runner_from_args
-    from projectgen.construction.multiturn.batch import continue_seed
-    from projectgen.construction.multiturn.review import parse_construction_decision
+    from projectgen.protocols.multiturn_construction.batch import continue_seed
+    from projectgen.protocols.multiturn_construction.review import parse_construction_decision
     from projectgen.runs.folder import RunFolder
     from projectgen.runs.pending_review import read_pending_review
 

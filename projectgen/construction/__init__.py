@@ -1,4 +1,5 @@
-"""Building benchmarks, not only running them: SR-Eval's multi-turn task construction (decomposition
-agents, discriminative test generation), LiveRepoReflection's exercise construction (cross-execution,
-selection, MinHash decontamination) and check tests for tasks that have none. Every step that runs code
-runs it in the sandbox (`projectgen.evaluation`)."""
+"""What the construction protocols share, below them (`projectgen.protocols.exercise_construction`,
+`projectgen.protocols.multiturn_construction`): running new tests on new code in the sandbox (`execution`) and the
+files a model drafts (`drafts`); and check tests for a task that has none (`check_tests`, `projectgen construct
+check-tests`: one task repaired, not a protocol over a dataset). Every step that runs code runs it in the sandbox
+(`projectgen.evaluation`)."""

@@ -3,7 +3,7 @@
 A model writes a small visible suite from the task's documents alone (`CheckTestWriter`, prompt
 ``check_tests.md``). The suite is kept only when, run in the sandbox (`execution.execute`), every test passes
 on the task's reference and at least one fails on an empty stub of it (the reference's Python files reduced to
-signatures and ``pass`` bodies: `exercise_package.python_stubs`): a suite that the reference fails is wrong,
+signatures and ``pass`` bodies: `drafts.python_stubs`): a suite that the reference fails is wrong,
 one an empty stub passes checks nothing. A refused draft goes back to the writer as feedback, up to `tries`
 drafts. The kept suite is written as ``check_tests/`` of the task folder (or of a copy of it) and named in its
 task.toml as ``[tests].check``. Python task.toml tasks only.
@@ -22,8 +22,7 @@ import tomli_w
 
 from projectgen.agents.base import ModelGateway
 from projectgen.config import Settings
-from projectgen.construction.exercise_agents import FilesDraft
-from projectgen.construction.exercise_package import python_stubs
+from projectgen.construction.drafts import FilesDraft, python_stubs
 from projectgen.construction.execution import WORK, Execution, execute
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError, first_line

@@ -4,6 +4,7 @@ One job per module:
 
 - `systems`: systems.toml and its typed loader (`SystemEntry`, `load_systems`)
 - `environment`: a system's own venv in the environment cache (`SystemEnvironments`)
+- `checkout`: a checkout system's version, the git commit of its checkout (`checkout_version`)
 - `call_budget`: the number of model calls one run may make through the bridge (`CallBudget`)
 - `runner`: one system on one task into its run folder: bridge, sandbox, output, scores (`run_external`)
 - `methods`: which names are experiment methods, and the ``--system-path`` of checkout systems
@@ -17,6 +18,7 @@ from projectgen.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "CallBudget": "projectgen.external.call_budget",
+    "checkout_version": "projectgen.external.checkout",
     "SystemEnvironment": "projectgen.external.environment",
     "SystemEnvironments": "projectgen.external.environment",
     "experiment_methods": "projectgen.external.methods",

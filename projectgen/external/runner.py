@@ -37,6 +37,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.external.call_budget import CallBudget
+from projectgen.external.checkout import checkout_version
 from projectgen.external.environment import SystemEnvironment, SystemEnvironments
 from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry
 from projectgen.llm import AllBudgets
@@ -104,9 +105,11 @@ def check_test_files(task: Task) -> dict[str, str]:
 
 def system_record(entry: SystemEntry, env: SystemEnvironment, system_path: Path | None,
                   documents: Mapping[str, str]) -> dict[str, Any]:
-    """run.json's ``protocol`` of an external run: which system, which version, from where, with which adapter."""
+    """run.json's ``protocol`` of an external run: which system, which version, from where, with which adapter.
+    A checkout system's version is the git commit of its checkout (`checkout_version`)."""
+    version = checkout_version(system_path) if entry.source == "checkout" and system_path else env.version
     return {"system": entry.name, "label": entry.label, "source": entry.source, "distribution": entry.distribution,
-            "version": env.version, "python": env.python_version, "environment": env.key,
+            "version": version, "python": env.python_version, "environment": env.key,
             "adapter": entry.adapter, "adapter_sha256": entry.adapter_sha256(),
             "system_path": str(system_path.resolve()) if system_path else None, "documents": sorted(documents),
             "max_iterations": entry.max_iterations, "max_calls": entry.max_calls, "timeout_s": entry.timeout_s}

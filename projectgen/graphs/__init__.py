@@ -20,7 +20,6 @@ from projectgen.graphs.attempts import build_attempts_graph
 from projectgen.graphs.baselines import build_direct_graph, build_self_reflection_graph
 from projectgen.graphs.code import code_stage
 from projectgen.graphs.context import AttemptsContext, ReflectionContext, RunContext
-from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph, plan_evolution
 from projectgen.graphs.project import build_project_graph, default_stages
 from projectgen.graphs.review import ReviewDecision
 from projectgen.graphs.skeleton import skeleton_stage
@@ -28,9 +27,9 @@ from projectgen.graphs.state import (AttemptsState, ProjectState, RefinementStat
                                      initial_state, merge_dict)
 
 __all__ = [
-    "AttemptsContext", "AttemptsState", "EvolutionPlan", "EvolveContext", "ProjectState", "RefinementState",
+    "AttemptsContext", "AttemptsState", "ProjectState", "RefinementState",
     "ReflectionContext", "ReflectionState", "RunContext", "append_unique", "architecture_stage", "build_attempts_graph",
-    "build_direct_graph", "build_evolve_graph", "build_project_graph", "build_self_reflection_graph", "code_stage",
-    "default_stages", "initial_state", "merge_dict", "plan_evolution",
+    "build_direct_graph", "build_project_graph", "build_self_reflection_graph", "code_stage",
+    "default_stages", "initial_state", "merge_dict",
     "ReviewDecision", "skeleton_stage",
 ]

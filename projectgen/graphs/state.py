@@ -197,13 +197,3 @@ class RefinementState(TypedDict, total=False):
 def turn_record(state: RefinementState, turn: int) -> dict[str, Any] | None:
     """The record of `turn`, if it was played."""
     return next((dict(r) for r in state.get("turns") or [] if r["turn"] == turn), None)
-
-
-# --------------------------------------------------------------------------- incremental development
-
-class EvolveState(ProjectState, total=False):
-    """An evolve run (`projectgen.graphs.evolve`): the project state, starting from a finished run's tree and
-    repository, plus the tree it started from and the plan of what to redo (`plan_evolution`)."""
-
-    base_ssat: dict[str, Any]
-    evolution: dict[str, Any]

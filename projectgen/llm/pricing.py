@@ -221,6 +221,14 @@ class PriceTable:
         return CostTotal.of(records, self)
 
 
+def price_table(path: Path | None) -> tuple[PriceTable, str]:
+    """The prices of a price file over the list prices (None: the list prices), and a phrase naming where they
+    came from (what the results and tables print beside the costs)."""
+    if path is None:
+        return PriceTable.default(), f"list prices as of {PRICES_AS_OF}"
+    return PriceTable.from_file(path), f"{path} over list prices as of {PRICES_AS_OF}"
+
+
 @dataclass
 class CostTotal:
     """USD over a set of calls, with the calls that had no price counted apart (never guessed)."""

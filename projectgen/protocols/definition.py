@@ -7,7 +7,7 @@ engine and the driver.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Executor
 from projectgen.experiments.models import ExperimentModel
+from projectgen.runs import layout
 
 if TYPE_CHECKING:
     from projectgen.agents.base import ModelGateway
@@ -44,6 +45,25 @@ SolverFactory = Callable[[SampleT, SettingsT, Any, "SandboxRunner | None"], Solv
 
 Scorer = Callable[[SampleT, Mapping[str, Any]], float]
 """(sample, the graph's final state) -> a score; a protocol's scorers run inside the unit, never after the run."""
+
+
+@dataclass(frozen=True)
+class Play:
+    """One sample played by a protocol in a folder its caller chose, with one model: how another protocol builds on
+    this one without importing it (exercise construction's difficulty judges play reflection)."""
+
+    sample: Any  # the protocol's own sample type
+    run_dir: Path  # the run's folder: run again, it resumes there, or reads back a finished run
+    spec: str  # the model's spec, as run.json records it
+    label: str  # the model's folder and report name
+    model: Any  # the chat model
+    runner: SandboxRunner | None
+    settings: Mapping[str, Any]  # the protocol's settings for one run (checked by the protocol)
+    scope: str  # keys the run's call cache
+
+
+PlayFn = Callable[[Play], Awaitable[Mapping[str, Any]]]
+"""(the play) -> the run's record, as its run log keeps it."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +121,8 @@ class Protocol(Generic[SampleT, SettingsT]):
     solver: SolverFactory[SampleT, Any] | None = None
     """One unit's solver, given the protocol's settings (or a unit's share of them, when the protocol's own batch
     splits them: reflection's units each take one edit format); None only for an adapter whose batch runs units
-    that build their own graph (LiveCoder's runs)."""
+    that build their own graph (LiveCoder's runs; evolve's run, whose solver takes a model per role and the base
+    as its folder keeps it: `protocols.evolve.unit.evolve_solver`)."""
     scorers: Mapping[str, Scorer[SampleT]] = field(default_factory=dict)
     batch: Callable[[Evaluation[SettingsT]], BaseModel] | None = None
     """The protocol's own batch (None: one unit per model and sample, `projectgen.protocols.samples`)."""
@@ -109,6 +130,9 @@ class Protocol(Generic[SampleT, SettingsT]):
     """How many units of its own batch's results ended in an error or did not load (`projectgen evaluate` exits 1
     then): a batch of its own must say, so that no failure passes as exit 0."""
     sandbox: bool = True  # whether each worker needs a sandbox runner (a solver that runs no tests does not)
+    play: PlayFn | None = None
+    """One sample in a folder of the caller's (`Play`), for a protocol that builds on this one (None: not offered)."""
+    results_file: str = layout.RESULTS_JSON  # the file of the output folder its results are written to
 
     def __post_init__(self) -> None:
         if self.batch is None and (self.solver is None or not self.scorers):

@@ -55,9 +55,6 @@ _EXPORTS: dict[str, str] = {
     "folder_lock": "projectgen.runs.locking",
     "review_run": "projectgen.runs.review",
     "read_pending_review": "projectgen.runs.pending_review",
-    "run_evolve": "projectgen.runs.evolve",
-    "arun_evolve": "projectgen.runs.evolve",
-    "EvolveOutcome": "projectgen.runs.evolve",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -67,7 +67,7 @@ async def drive(graph: Any, how: Drive, lifecycle: Lifecycle, trace: TraceWriter
         start: Any
         if how.decision is not None:
             trace.write("run_resumed", run_id=manifest.run_id, **how.marker)
-            trace.resume_at(_attempt(snapshot.values, how.attempt_key))
+            trace.resume_at(await _committed_attempt(saver, config, how.attempt_key))
             start = how.decision
         else:
             from_start = not how.resume or not snapshot.values
@@ -80,7 +80,7 @@ async def drive(graph: Any, how: Drive, lifecycle: Lifecycle, trace: TraceWriter
                 return Driven(state=dict(snapshot.values), finished_before=True)
             trace.write("run_resumed" if how.resume else "run_start", run_id=manifest.run_id, **how.marker,
                         **({"note": "no checkpoint yet: from the beginning"} if how.resume and from_start else {}))
-            trace.resume_at(None if from_start else _attempt(snapshot.values, how.attempt_key))
+            trace.resume_at(None if from_start else await _committed_attempt(saver, config, how.attempt_key))
             start = how.start if from_start else None
 
         def on_update(namespace: tuple[str, ...], chunk: Any) -> None:
@@ -105,8 +105,14 @@ async def drive(graph: Any, how: Drive, lifecycle: Lifecycle, trace: TraceWriter
         return Driven(state=dict(snapshot.values), interrupts=tuple(snapshot.interrupts))
 
 
-def _attempt(values: Mapping[str, Any], key: str | None) -> Any:
-    return values.get(key) if key else None
+async def _committed_attempt(saver: Any, config: Mapping[str, Any], key: str | None) -> Any:
+    """The attempt in the last committed checkpoint, where a resumed trace goes on. Not the state snapshot's:
+    it folds in the pending writes of nodes that finished before a kill, which LangGraph replays on resume, and
+    the replay of a node that moves the attempt on ("learn") belongs to the attempt it ran in."""
+    if not key:
+        return None
+    saved = await saver.aget_tuple(config)
+    return (saved.checkpoint.get("channel_values") or {}).get(key) if saved is not None else None
 
 
 async def drive_within(graph: Any, start: Any, *, context: Any, config: Mapping[str, Any], trace: TraceWriter,

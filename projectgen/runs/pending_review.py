@@ -3,7 +3,7 @@
 Written by the run when a reviewed stage (`projectgen.graphs.review`) pauses it, beside run.json's status
 ``awaiting-review``: the request (stage, attempt, iteration, the judge's verdict, the tree or skeleton and
 its diff from the previous iteration) and the id of LangGraph's interrupt. A seed of `construct multiturn`
-paused for a person (`projectgen.construction.multiturn.review`) writes the same record; its request says
+paused for a person (`projectgen.protocols.multiturn_construction.review`) writes the same record; its request says
 what it is (``what``) and what ``--edit`` takes (``editable``). The checkpoint holds the same
 request; this file is what `projectgen review DIR`, `trace` and `report` read without loading the graph.
 """
@@ -45,7 +45,7 @@ def read_pending_review(folder: RunFolder) -> dict[str, Any] | None:
 
 def describe_pending(record: Mapping[str, Any]) -> str:
     """'the architecture of attempt 1 (iteration 2, accepted by its judge: score 9)'; a request that says what it is
-    (``what``: a constructed task's, `projectgen.construction.multiturn.review`) in its own words."""
+    (``what``: a constructed task's, `projectgen.protocols.multiturn_construction.review`) in its own words."""
     request = record.get("request") or {}
     if request.get("what"):
         return str(request["what"])

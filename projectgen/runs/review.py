@@ -29,7 +29,7 @@ def make_decision(*, approve: bool = False, edit: Path | str | Mapping[str, Any]
                   reject: str | None = None, stage: str | None = None) -> Any:
     """The `ReviewDecision` of exactly one of `approve`, `edit` (a JSON file, or its content: the whole tree
     for an architecture review, path -> text of the files to replace for any other: a skeleton, or a constructed
-    task's files under review, `projectgen.construction.multiturn.review`) and `reject` (the feedback)."""
+    task's files under review, `projectgen.protocols.multiturn_construction.review`) and `reject` (the feedback)."""
     from projectgen.graphs.review import ReviewDecision, ReviewError
 
     given = [name for name, value in (("approve", approve), ("edit", edit), ("reject", reject))

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from projectgen.construction.exercise_agents import ExerciseDefinition
-from projectgen.construction.exercise_package import write_exercise
 from projectgen.construction.execution import execute
 from projectgen.datasets.exercism import exercise_task, load_exercise
 from projectgen.evaluation.languages.toolchains import probe_toolchain
+from projectgen.protocols.exercise_construction.agents import ExerciseDefinition
+from projectgen.protocols.exercise_construction.package import write_exercise
 
 GO_TEST = """package digits
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from projectgen.cli import main
-from projectgen.construction.multiturn.batch import ConstructionResults, ConstructionSpec, run_construction
-from projectgen.construction.multiturn.settings import ConstructionSettings
-from projectgen.construction.multiturn.seeds import bundled_seeds_dir
 from projectgen.datasets.examples import example_script_path
 from projectgen.datasets.multiturn import (TURN_SUITE, TaskCheck, load_multiturn_dataset, load_multiturn_task,
                                            turn_task)
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.llm import ScriptedChatModel
+from projectgen.protocols.multiturn_construction.batch import ConstructionResults, ConstructionSpec, run_construction
+from projectgen.protocols.multiturn_construction.seeds import bundled_seeds_dir
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
 
 SCRIPT = example_script_path("construct-multiturn")
 

@@ -12,21 +12,22 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import (Alignment, ConstructionAgents, ModelTurnCoder, RequirementReview,
-                                                     TurnDraft, instruction_from_reply, parse_draft)
-from projectgen.construction.multiturn.batch import ConstructionSpec, run_construction
-from projectgen.construction.multiturn.filters import filter_seed
-from projectgen.construction.multiturn.settings import ConstructionSettings
-from projectgen.construction.multiturn.requirements import CycleError, generate_requirements, turn_order
-from projectgen.construction.multiturn.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
-                                                    load_seeds)
-from projectgen.construction.multiturn.output import write_task
-from projectgen.construction.multiturn.turns import TurnRecord, build_turn, check_draft
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.parsing import StructuredOutputError
+from projectgen.protocols.multiturn_construction.agents import (Alignment, ConstructionAgents, ModelTurnCoder,
+                                                                RequirementReview, TurnDraft, instruction_from_reply,
+                                                                parse_draft)
+from projectgen.protocols.multiturn_construction.batch import ConstructionSpec, run_construction
+from projectgen.protocols.multiturn_construction.filters import filter_seed
+from projectgen.protocols.multiturn_construction.output import write_task
+from projectgen.protocols.multiturn_construction.requirements import CycleError, generate_requirements, turn_order
+from projectgen.protocols.multiturn_construction.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
+                                                               load_seeds)
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
+from projectgen.protocols.multiturn_construction.turns import TurnRecord, build_turn, check_draft
 
 
 class FakeRunner:

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from projectgen.cli import main
-from projectgen.construction.multiturn.batch import (ConstructionResults, ConstructionSpec, continue_seed,
-                                                     run_construction)
-from projectgen.construction.multiturn.review import parse_construction_decision
-from projectgen.construction.multiturn.seeds import bundled_seeds_dir
-from projectgen.construction.multiturn.settings import ConstructionSettings
 from projectgen.datasets.examples import example_script_path
 from projectgen.datasets.multiturn import TURN_SUITE, check_multiturn_task, load_multiturn_task
 from projectgen.graphs.review import ReviewDecision, ReviewError
 from projectgen.llm import ScriptedChatModel, UsageRecorder
+from projectgen.protocols.multiturn_construction.batch import (ConstructionResults, ConstructionSpec, continue_seed,
+                                                               run_construction)
+from projectgen.protocols.multiturn_construction.review import parse_construction_decision
+from projectgen.protocols.multiturn_construction.seeds import bundled_seeds_dir
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.pending_review import read_pending_review
 from tests.construction.test_construct_multiturn_logic import RETAIN_ALL, FakeRunner, draft

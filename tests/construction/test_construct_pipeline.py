@@ -10,15 +10,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.exercise_agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
-from projectgen.construction.exercise_batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
-from projectgen.construction.exercises import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction, Judge
 from projectgen.construction.execution import WORK
 from projectgen.datasets.exercism import load_exercises
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.usage import UsageRecorder
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
+from projectgen.protocols.exercise_construction.batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
+from projectgen.protocols.exercise_construction.judges import Judge
+from projectgen.protocols.exercise_construction.seed_run import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction
 
 REFERENCE = "Keep a tally of votes per candidate and report the winner; ties go to the name first in order."
 
@@ -177,7 +178,7 @@ def test_a_seed_cut_short_starts_over_without_asking_its_models_again(tmp_path: 
 
 
 def test_draft_paths_written_from_outside_the_project_folder_are_read_inside_it() -> None:
-    from projectgen.construction.exercises import in_project
+    from projectgen.protocols.exercise_construction.seed_run import in_project
 
     assert in_project({"alpha_tally/core.py": "x", "core_test.py": "y"}, "alpha_tally") == {"core.py": "x",
                                                                                             "core_test.py": "y"}

@@ -5,13 +5,13 @@ import random
 
 import pytest
 
-from projectgen.construction.cross_execution import select_pair
-from projectgen.construction.decontamination import decontaminate, jaccard, shingles
-from projectgen.construction.difficulty import (FAILURE_FAILURE, FAILURE_THEN_SUCCESS, SUCCESS, TIMEOUT,
-                                                judge_outcome, select_by_difficulty)
 from projectgen.construction.execution import Execution
 from projectgen.datasets.examples import example_exercises_dir
 from projectgen.datasets.exercism import load_exercises
+from projectgen.protocols.exercise_construction.cross_execution import select_pair
+from projectgen.protocols.exercise_construction.decontamination import decontaminate, jaccard, shingles
+from projectgen.protocols.exercise_construction.difficulty import (FAILURE_FAILURE, FAILURE_THEN_SUCCESS, SUCCESS,
+                                                                   TIMEOUT, judge_outcome, select_by_difficulty)
 
 
 # --------------------------------------------------------------------------- decontamination

@@ -269,8 +269,8 @@ def test_against_a_served_model_every_request_the_server_saw_is_a_recorded_call(
 
 
 def test_a_system_without_an_adapter_is_refused_as_a_method_in_one_line() -> None:
-    with pytest.raises(ProjectGenError, match="external system chatdev cannot run yet: the ChatDev 1.0 adapter"):
-        ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("chatdev",))
+    with pytest.raises(ProjectGenError, match="external system se-agent cannot run yet: SE-Agent .* no Docker"):
+        ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("se-agent",))
     with pytest.raises(ProjectGenError, match="unknown method"):
         ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("no-such-system",))
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import asyncio
 
 from projectgen.agents.base import ModelGateway, Verdict
-from projectgen.agents.evolver import TreeReviser
+from projectgen.protocols.evolve.reviser import TreeReviser
 from projectgen.datasets.examples import example_task_path
 from projectgen.datasets.loaders import load_task
 from projectgen.graphs.code import repair_jobs
-from projectgen.graphs.evolve import evolve_replay, plan_evolution, revised_tree
+from projectgen.protocols.evolve.graph import evolve_replay, plan_evolution, revised_tree
 from projectgen.graphs.skeleton import fan_out
 from projectgen.graphs.state import ssat_data, verdict_record
 from projectgen.llm.scripted import scripted_chat_model_class

@@ -21,12 +21,12 @@ from projectgen.datasets.loaders import load_task
 from projectgen.datasets.multiturn import bundled_dataset_dir, load_multiturn_task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.graphs.evolve import evolve_replay
+from projectgen.protocols.evolve.graph import evolve_replay
 from projectgen.llm import ScriptExhaustedError
 from projectgen.llm.scripted import scripted_chat_model_class
 from projectgen.repository import load_repository
 from projectgen.runs import Run, RunParts
-from projectgen.runs.evolve import read_evolve_record, run_evolve
+from projectgen.protocols.evolve.unit import read_evolve_record, run_evolve
 from projectgen.ssat import SSAT
 from projectgen.runs.run_log import read_run_log
 
@@ -328,7 +328,7 @@ def every_key_task(folder: Path) -> Path:
 
 
 def suite_contents(task, name: str) -> dict[str, bytes]:
-    from projectgen.runs.evolved_task import suite_test_files
+    from projectgen.protocols.evolve.task import suite_test_files
 
     return {rel: path.read_bytes() for rel, path in suite_test_files(task, name).items()}
 

@@ -13,7 +13,7 @@ import pytest
 
 from projectgen.datasets.loaders import load_task
 from projectgen.errors import ProjectGenError
-from projectgen.runs.evolved_task import write_evolved_task
+from projectgen.protocols.evolve.task import write_evolved_task
 
 DEVBENCH = {
     "PRD.md": "# lice PRD\n",

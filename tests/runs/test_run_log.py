@@ -16,7 +16,7 @@ from projectgen.experiments.models import ExperimentModel
 from projectgen.llm import ModelRoles
 from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import RunManifest, RunRequest, Run, RunParts
-from projectgen.runs.evolve import EVOLVE_METHOD
+from projectgen.protocols.evolve.unit import EVOLVE_METHOD
 from projectgen.runs.output_scorers import (ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS,
                                             SKETCHBLEU)
 from projectgen.runs.pipeline import SINGLE_PASS

@@ -1,16 +1,19 @@
-"""LiveCoder's batch: an `Evaluation` as the `ExperimentSpec` it is, run on the experiment's batch (the same
-folder, ledger and results as `projectgen experiment` with the same options)."""
+"""LiveCoder's batch: an `Evaluation` as the `ExperimentSpec` it is, run on the experiment's batch
+(`run_experiment`: the folder, ledger, results and resume `projectgen experiment` has always had; the command is
+now a preset of `evaluate("livecoder", ...)`, so there is one way in)."""
 from __future__ import annotations
 
 from projectgen.experiments.experiment import ExperimentHooks, run_experiment
 from projectgen.experiments.results import ExperimentResults
 from projectgen.experiments.spec import ExperimentSpec
+from projectgen.llm.pricing import price_table
 from projectgen.protocols.definition import Evaluation
 from projectgen.protocols.livecoder.settings import LiveCoderSettings
 
 
 def experiment_spec(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentSpec:
-    """The experiment an evaluation asks for (checked as `projectgen experiment` checks it)."""
+    """The experiment an evaluation asks for, checked (an unknown method, a bad scorer or system path, a task id
+    given twice, ...: one line before anything is written)."""
     settings, options = evaluation.settings, evaluation.options
     return ExperimentSpec(dataset=evaluation.dataset, models=evaluation.models, settings=settings.settings,
                           attempt_settings=settings.attempt_settings,
@@ -19,13 +22,16 @@ def experiment_spec(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentSpec
                           knowledge_url=settings.knowledge_url, embedding=settings.embedding,
                           methods=settings.methods, sampling=dict(options.sampling),
                           checkpoint_url=options.checkpoint_url, denominator=settings.denominator,
-                          faults=settings.faults)
+                          faults=settings.faults, scorers=settings.scorers, system_paths=settings.system_paths)
 
 
 def livecoder_batch(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentResults:
-    """Every task x method x model of the evaluation as one LiveCoder run, resumable from the folder's ledger."""
-    options, hooks = evaluation.options, evaluation.options.hooks
+    """Every task x method x model of the evaluation (or the settings' share of them) as one LiveCoder run,
+    resumable from the folder's ledger."""
+    options, hooks, settings = evaluation.options, evaluation.options.hooks, evaluation.settings
+    prices, prices_source = price_table(settings.prices)
     return run_experiment(experiment_spec(evaluation), evaluation.out, executor=options.executor, fresh=options.fresh,
                           runner_factory=options.runner_factory, runner_settings=options.runner_settings,
+                          prices=prices, prices_source=prices_source, shard=settings.shard,
                           concurrency=options.concurrency,
                           hooks=ExperimentHooks(on_start=hooks.on_start, on_pair=hooks.on_row, progress=hooks.progress))

@@ -43,7 +43,7 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.graphs.context import ReflectionContext
-from projectgen.protocols.definition import Solver
+from projectgen.protocols.definition import Play, Solver
 from projectgen.protocols.reflection.coder import ReflectionCoder
 from projectgen.protocols.reflection.graph import build_reflection_graph, initial_reflection_state
 from projectgen.protocols.reflection.settings import ReflectionUnitSettings
@@ -162,6 +162,17 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
         run_id=scope or folder.root.name, scope=scope or str(run_dir), sync=sync,
         thread=lambda folder, manifest: checkpoint_thread(folder, scope, manifest.checkpoint_url),
         marker={"task_id": exercise.id, "method": REFLECT_METHOD, "edit_format": edit_format}))
+
+
+async def play_reflection(play: Play) -> dict[str, Any]:
+    """`arun_reflection` as another protocol asks for it (`Play`: exercise construction's difficulty judges), with the
+    request `reflection_request` makes of the play's model and settings; the result as the run log records it."""
+    settings = ReflectionUnitSettings.model_validate(play.settings)
+    request = reflection_request(play.sample, spec=play.spec, model_label=play.label, edit_format=settings.edit_format,
+                                 tries=settings.tries)
+    result = await arun_reflection(play.sample, play.run_dir, request, model=play.model, runner=play.runner,
+                                   model_slug=play.label, scope=play.scope)
+    return result.model_dump(mode="json")
 
 
 def run_reflection(exercise: Exercise, run_dir: Path, request: RunRequest, *, model: Any, runner: SandboxRunner,

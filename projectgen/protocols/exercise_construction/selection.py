@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.decontamination import ReferenceIndex
-from projectgen.construction.difficulty import select_by_difficulty
-from projectgen.construction.exercises import DROPPED, JUDGED, KEPT
 from projectgen.datasets.exercism import load_exercise
+from projectgen.protocols.exercise_construction.decontamination import ReferenceIndex
+from projectgen.protocols.exercise_construction.difficulty import select_by_difficulty
+from projectgen.protocols.exercise_construction.seed_run import DROPPED, JUDGED, KEPT
 
 
 def select_exercises(out: Path, rows: Mapping[str, Mapping[str, Any]], staged: Mapping[str, Path],

@@ -22,28 +22,16 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, field_validator
 
 from projectgen.agents.base import ModelGateway
+from projectgen.construction.drafts import FilesDraft, safe_path, safe_paths
 from projectgen.datasets.exercism import LANGUAGES
-from projectgen.errors import ProjectGenError
 from projectgen.llm.parsing import parse_model
 from projectgen.prompts import Prompt, load_prompt
-from projectgen.repository import safe_relpath
 
 STAGE = "construct_exercises"
 DESIGNER_ROLE = "exercise_designer"
 TEST_WRITER_ROLE = "exercise_test_writer"
 SOLUTION_WRITER_ROLE = "exercise_solution_writer"
 _PROJECT = re.compile(r"^[a-z][a-z0-9_]{1,48}$")
-
-
-def _safe(path: str) -> str:
-    try:
-        return safe_relpath(path)
-    except ProjectGenError as error:  # pydantic reports a ValueError at the field
-        raise ValueError(str(error)) from None
-
-
-def _paths(files: dict[str, str]) -> dict[str, str]:
-    return {_safe(path): text for path, text in files.items()}
 
 
 class Seed(BaseModel):
@@ -85,23 +73,12 @@ class ExerciseDefinition(BaseModel):
     @field_validator("solution_files")
     @classmethod
     def _safe_list(cls, value: list[str]) -> list[str]:
-        return list(dict.fromkeys(_safe(path) for path in value))
+        return list(dict.fromkeys(safe_path(path) for path in value))
 
     @field_validator("stubs", "support_files")
     @classmethod
     def _safe_paths(cls, value: dict[str, str]) -> dict[str, str]:
-        return _paths(value)
-
-
-class FilesDraft(BaseModel):
-    """What a test writer or a solution writer returns: files by path in the project folder."""
-
-    files: dict[str, str] = Field(min_length=1)
-
-    @field_validator("files")
-    @classmethod
-    def _safe_paths(cls, value: dict[str, str]) -> dict[str, str]:
-        return _paths(value)
+        return safe_paths(value)
 
 
 class ExerciseDesigner(Protocol):

@@ -6,7 +6,7 @@ For turn k the Coder writes the turn's code and tests; the draft is kept only wh
 2. distinctiveness (k > 1): the tests fail on turn k-1's code (at repository level: this turn's file with turn
    k-1's target function, as refine's validation runs them);
 3. semantic alignment: the Evaluator answers RETAIN (TEST_REFINE sends feedback back to the Coder;
-   REQUIREMENT_REFINE pauses the seed for a person: `projectgen.construction.multiturn.graph`).
+   REQUIREMENT_REFINE pauses the seed for a person: `projectgen.protocols.multiturn_construction.graph`).
 A failed stage's reason is the Coder's feedback for its next draft, at most `cap` drafts a turn (the paper's M = 10;
 a turn over the cap also goes to a person). The ablations of SR-Eval's Table 7 switch stages off (`ABLATIONS`).
 """
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import Execution, execute
-from projectgen.construction.multiturn.agents import ConstructionAgents, TurnDraft, turn_test_file
-from projectgen.construction.multiturn.requirements import Record
-from projectgen.construction.multiturn.seeds import Seed, defines_function, with_function_of
 from projectgen.errors import ProjectGenError
 from projectgen.llm.parsing import StructuredOutputError
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, TurnDraft, turn_test_file
+from projectgen.protocols.multiturn_construction.requirements import Record
+from projectgen.protocols.multiturn_construction.seeds import Seed, defines_function, with_function_of
 
 if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner

@@ -1,4 +1,5 @@
-"""`projectgen construct exercises` on the batch engine: every seed a unit, the across-seed steps after them.
+"""Exercise construction's batch (`projectgen evaluate exercise_construction`, `projectgen construct exercises`) on
+the batch engine: every seed a unit, the across-seed steps after them.
 
 The output folder is a dataset `projectgen reflect --dataset OUT` reads, and the construction's record::
 
@@ -8,13 +9,14 @@ The output folder is a dataset `projectgen reflect --dataset OUT` reads, and the
     OUT/decontamination.json  what was removed as a near-duplicate and why
     OUT/human-review.json   0%-pass programs and seeds without a usable pair
     OUT/ledger.jsonl        the engine's ledger: one line per finished seed (a second invocation builds the others)
-    OUT/.construct/<seed>/  the seed's run folder (`exercises`: drafts, staged exercise, judges' runs, the calls)
+    OUT/.construct/<seed>/  the seed's run folder (`seed_run`: drafts, staged exercise, judges' runs, the calls)
 
-Each seed is a unit (`exercises.build_seed`) run by the engine's executor, `workers` at once; the engine records
-each finished unit in the ledger. Then `exercise_selection.select_exercises` decides difficulty, near-duplicates
+Each seed is a unit (`seed_run.build_seed`) run by the engine's executor, `workers` at once; the engine records
+each finished unit in the ledger. Then `selection.select_exercises` decides difficulty, near-duplicates
 among the new exercises and the names in OUT in seed-id order, and the reports are written: the same for any
 number of workers. A folder written by the sequential version of this command (its ledger in
-``OUT/.construct/ledger.jsonl``) is refused in one line.
+``OUT/.construct/ledger.jsonl``) is refused in one line. `exercise_construction_batch` is the protocol's batch:
+an `Evaluation` (its one model standing in for every role its settings leave open) made into the construction.
 """
 from __future__ import annotations
 
@@ -22,22 +24,34 @@ import asyncio
 import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.decontamination import NGRAM, ReferenceIndex
-from projectgen.construction.exercise_agents import Seed
-from projectgen.construction.exercise_selection import select_exercises
-from projectgen.construction.exercises import (DROPPED, ERROR, JUDGED, KEPT, REVIEW, STAGED, ExerciseConstruction,
-                                               build_seed)
+from pydantic import BaseModel
+
 from projectgen.construction.execution import WORK
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.models import model_slug
+from projectgen.llm.call_slots import CallSlots, limit_calls
+from projectgen.llm.factory import make_chat_model
+from projectgen.llm.naming import describe_model
+from projectgen.llm.pricing import PriceTable
+from projectgen.protocols.definition import Evaluation
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
+from projectgen.protocols.exercise_construction.dataset import load_dataset
+from projectgen.protocols.exercise_construction.decontamination import NGRAM, ReferenceIndex
+from projectgen.protocols.exercise_construction.judges import Judge, judges_play
+from projectgen.protocols.exercise_construction.seed_run import (DROPPED, ERROR, JUDGED, KEPT, REVIEW, STAGED, Drafter,
+                                                                 ExerciseConstruction, build_seed, reference_texts)
+from projectgen.protocols.exercise_construction.selection import select_exercises
+from projectgen.protocols.exercise_construction.settings import ExerciseConstructionSettings
 from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.locking import folder_lock
@@ -106,8 +120,7 @@ def staged_dir(run_dir: Path, row: Mapping[str, Any]) -> Path:
     return run_dir / STAGED / str(row.get("project"))
 
 
-@dataclass(frozen=True)
-class ConstructionReport:
+class ConstructionReport(BaseModel):
     """The run's outcome: per seed (in id order), what happened to it; and where the report files are."""
 
     out: Path
@@ -120,17 +133,24 @@ class ConstructionReport:
 def construct_exercises(seeds: Sequence[Seed], out: Path, construction: ExerciseConstruction, *, runner: Any,
                         executor: Executor | None = None, progress: ProgressFn | None = None,
                         on_start: Callable[[int, int], None] | None = None,
-                        on_row: Callable[[dict[str, Any]], None] | None = None) -> ConstructionReport:
+                        on_row: Callable[[dict[str, Any]], None] | None = None,
+                        fresh: bool = False) -> ConstructionReport:
     """Build exercises from `seeds` into `out` (see the module docstring), the seeds on `executor` (default one at a
-    time); a rerun on the same `out` builds only the seeds its ledger does not hold as done. `progress(key, message)`
-    hears each pair's run; `on_start(to build, done before)` and `on_row(record)` as `run_batch` calls them."""
+    time); a rerun on the same `out` builds only the seeds its ledger does not hold as done (`fresh`: every seed,
+    the ledger and the seeds' run folders emptied first). `progress(key, message)` hears each pair's run;
+    `on_start(to build, done before)` and `on_row(record)` as `run_batch` calls them."""
     if not construction.designers or not construction.test_writers or not construction.solution_writers:
         raise ProjectGenError("construct exercises needs at least one creative and one reasoning model")
     out = Path(out)
+    if construction.play_judge is None:
+        construction = replace(construction, play_judge=judges_play())
     with folder_lock(out, "construct exercises"):
         refuse_sequential(out)
         claim_batch_folder(out, KIND)
         ledger = Ledger(out / layout.LEDGER)
+        if fresh:
+            ledger.clear()
+            shutil.rmtree(out / WORK, ignore_errors=True)
         units = plan_units(out, seeds, ledger, construction)
         index = ReferenceIndex(construction.references, construction.threshold) if construction.references else None
         batch = ExerciseBatch(out, construction, runner, index, progress)
@@ -204,8 +224,6 @@ def write_reports(out: Path, construction: ExerciseConstruction, records: Mappin
 def _cost(usage: Sequence[Any]) -> dict[str, Any]:
     """Calls, tokens and dollars (list prices; a replay costs 0, a model without a price is n/a) of every call
     the run made, the judges' reflect runs included, in all and per role."""
-    from projectgen.llm.pricing import PriceTable
-
     total = PriceTable.default().total(usage)
     return {"calls": len(usage), "input_tokens": sum(r.input_tokens for r in usage),
             "output_tokens": sum(r.output_tokens for r in usage), "usd": total.value, "usd_label": total.label(),
@@ -220,3 +238,72 @@ def _by_role(usage: Sequence[Any]) -> dict[str, dict[str, int]]:
         row["input_tokens"] += record.input_tokens
         row["output_tokens"] += record.output_tokens
     return roles
+
+
+@dataclass(frozen=True)
+class ConstructionPlan:
+    """What a construction is about to run, for its caller to say before the seeds start (`Hooks.on_loaded`)."""
+
+    seeds: Sequence[Seed]
+    models: str  # every model it made, described
+    references: int  # reference exercises to decontaminate against
+
+
+class ChatModels:
+    """The chat model of each spec, made once with the batch's endpoint and sampling, its calls taking the run's
+    call slots (at most so many in flight per model or endpoint, across the seeds)."""
+
+    def __init__(self, base_url: str | None, sampling: Mapping[str, float | int],
+                 call_slots: CallSlots | None) -> None:
+        self.base_url, self.sampling, self.call_slots = base_url, dict(sampling), call_slots
+        self.made: dict[str, Any] = {}
+
+    def __call__(self, spec: str) -> Any:
+        if spec not in self.made:
+            model = make_chat_model(spec, base_url=self.base_url, **self.sampling)
+            self.made[spec] = limit_calls(model, self.call_slots) if self.call_slots is not None else model
+        return self.made[spec]
+
+
+def construction_of(settings: ExerciseConstructionSettings, model: str, chat: ChatModels) -> ExerciseConstruction:
+    """The roles' agents on their models (`model` for each role the settings leave open) and the reference set."""
+    creative, reasoning, judges = settings.role_specs(model)
+    texts: dict[str, str] = {}
+    for folder in settings.references:
+        texts.update(reference_texts(folder))
+    return ExerciseConstruction(
+        designers=[Drafter(spec, ModelDesigner(chat(spec))) for spec in creative],
+        test_writers=[Drafter(spec, ModelTestWriter(chat(spec))) for spec in reasoning],
+        solution_writers=[Drafter(spec, ModelSolutionWriter(chat(spec))) for spec in reasoning],
+        judges=[Judge(spec, chat(spec), model_slug(spec)) for spec in judges],
+        references=texts, rng_seed=settings.rng_seed, judge_tries=settings.judge_tries)
+
+
+def exercise_construction_batch(evaluation: Evaluation[ExerciseConstructionSettings]) -> ConstructionReport:
+    """`evaluate`'s run of the protocol: the dataset's seeds (or those of `options.tasks`) built with the one model
+    the evaluation names standing in for every role its settings leave open, in the sandbox, into `out`."""
+    options, hooks = evaluation.options, evaluation.options.hooks
+    if len(evaluation.models) != 1:
+        raise ProjectGenError("exercise construction takes one model (each role's others are settings: creative, "
+                              f"reasoning, judges); got {len(evaluation.models)}")
+    model = evaluation.models[0]
+    seeds = load_dataset(evaluation.dataset)
+    if options.tasks is not None:
+        unknown = sorted(set(options.tasks) - {seed.id for seed in seeds})
+        if unknown:
+            raise ProjectGenError(f"unknown seed(s) {', '.join(unknown)} in {evaluation.dataset}")
+        seeds = [seed for seed in seeds if seed.id in options.tasks]
+    call_slots, sandbox_slots = options.concurrency.limits() if options.concurrency is not None else (None, None)
+    chat = ChatModels(options.base_url, options.sampling, call_slots)
+    construction = construction_of(evaluation.settings, model.spec, chat)
+    if hooks.on_loaded:
+        hooks.on_loaded(ConstructionPlan(seeds, ", ".join(sorted({describe_model(m) for m in chat.made.values()})),
+                                         len(construction.references)))
+    progress = hooks.progress
+    runner = options.runner_factory() if options.runner_factory is not None else SandboxRunner(
+        options.runner_settings, slots=sandbox_slots,
+        log=(lambda message: progress("sandbox", message)) if progress else None)
+    workers = options.concurrency.workers if options.concurrency is not None else 1
+    return construct_exercises(seeds, evaluation.out, construction, runner=runner,
+                               executor=options.executor or LocalExecutor(workers=workers), progress=progress,
+                               on_start=hooks.on_start, on_row=hooks.on_row, fresh=options.fresh)

@@ -1,14 +1,17 @@
 """What a construction does besides its model (`ConstructionSettings`): the ablation, the caps, the filters'
-options. run.json and the ledger record them, so a seed built under other settings is built again."""
+options. run.json and the ledger record them, so a seed built under other settings is built again. The protocol's
+settings (`MultiturnConstructionSettings`, what `evaluate --set` checks) are those and each seed's token cap."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from projectgen.construction.multiturn.requirements import DECOMPOSITION_CAP
-from projectgen.construction.multiturn.turns import ABLATIONS, FULL, TURN_CAP, check_ablation
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from projectgen.errors import ProjectGenError
+from projectgen.protocols.multiturn_construction.requirements import DECOMPOSITION_CAP
+from projectgen.protocols.multiturn_construction.turns import ABLATIONS, FULL, TURN_CAP, check_ablation
 
 MIN_FUNCTION_LINES = 10  # SR-Eval keeps seeds whose target function's body has at least 10 lines
 CONTAMINATION_RULE = "union: a seed any probe model passes is dropped"  # SR-Eval's three models, any one leaks
@@ -56,3 +59,32 @@ class ConstructionSettings:
                 "contamination": self.contamination, "contamination_models": list(self.contamination_models),
                 "contamination_rule": CONTAMINATION_RULE, "min_function_lines": self.min_function_lines,
                 "length_measure": LENGTH_MEASURE, "docstring_instructions": self.docstring_instructions}
+
+
+class MultiturnConstructionSettings(BaseModel):
+    """The protocol's settings, typed: `ConstructionSettings`' fields, checked as it checks them (a wrong one is one
+    line), and the token cap of each seed's construction (beyond it the seed is an error)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ablation: str = FULL
+    decomposition_cap: int = Field(default=DECOMPOSITION_CAP, ge=1)
+    turn_cap: int = Field(default=TURN_CAP, ge=1)
+    contamination: bool = False
+    contamination_models: tuple[str, ...] = ()
+    min_function_lines: int = MIN_FUNCTION_LINES
+    docstring_instructions: bool = True
+    max_tokens: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def checked(self) -> MultiturnConstructionSettings:
+        """The checks of `ConstructionSettings` (an unknown ablation, probes named with the check off, ...)."""
+        try:
+            self.construction()
+        except ProjectGenError as error:
+            raise ValueError(str(error)) from None
+        return self
+
+    def construction(self) -> ConstructionSettings:
+        """The settings a seed's run records (everything but the token cap)."""
+        return ConstructionSettings(**self.model_dump(exclude={"max_tokens"}))

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.multiturn.seeds import Seed
-from projectgen.construction.multiturn.turns import TurnRecord
 from projectgen.datasets.multiturn import (MULTITURN_TOML, REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR,
                                            MultiTurnTask, load_multiturn_task)
+from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.turns import TurnRecord
 
 TRAJECTORY_FILE = "construction.json"
 REPOSITORY_DIR = "repository"  # repository level: the snapshot around the target, copied from the seed

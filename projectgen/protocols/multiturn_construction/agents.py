@@ -16,7 +16,7 @@ Roles (what the scripted replay keys its entries by, with the target and the ite
   and docstring alone.
 
 A reply that does not parse raises `projectgen.llm.parsing.StructuredOutputError`, whose text is feedback for
-the next iteration (`projectgen.construction.multiturn.requirements`, `.turns`).
+the next iteration (`projectgen.protocols.multiturn_construction.requirements`, `.turns`).
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.skeleton import code_from_reply
-from projectgen.construction.multiturn.seeds import Seed
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.protocols.multiturn_construction.seeds import Seed
 from projectgen.repository.edits import fenced_python, parse_whole_files
 
 STAGE = "construction"  # the stage every construction call is labelled with

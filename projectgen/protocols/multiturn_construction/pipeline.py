@@ -1,5 +1,5 @@
 """One seed through SR-Eval's construction, in its own run folder: the seed filters, requirement generation,
-Algorithm 1 per turn (the seed's graph, `projectgen.construction.multiturn.graph`), and the task folder written.
+Algorithm 1 per turn (the seed's graph, `graph`), and the task folder written.
 
 The run folder (`projectgen.runs.RunFolder`: run.json, checkpoints.sqlite, usage.jsonl, calls.jsonl,
 prompts.jsonl, events.jsonl) makes a seed resumable: a seed run again after a kill goes on from its last
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from projectgen.construction.multiturn.agents import ConstructionAgents
-from projectgen.construction.multiturn.output import write_task
-from projectgen.construction.multiturn.seeds import Seed
-from projectgen.construction.multiturn.settings import ConstructionSettings
-from projectgen.construction.multiturn.turns import TurnRecord
 from projectgen.errors import ProjectGenError
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
+from projectgen.protocols.multiturn_construction.output import write_task
+from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
+from projectgen.protocols.multiturn_construction.turns import TurnRecord
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.pending_review import (AWAITING_REVIEW, awaiting_reason, not_awaiting, pending_review_record,
                                             read_pending_review)
@@ -67,7 +67,7 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
     from langgraph.types import Command
 
     from projectgen.config import Settings
-    from projectgen.construction.multiturn.graph import SeedContext, build_seed_graph
+    from projectgen.protocols.multiturn_construction.graph import SeedContext, build_seed_graph
     from projectgen.runs.driver import Drive, drive
 
     folder = RunFolder(run_dir)

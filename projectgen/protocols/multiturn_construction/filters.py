@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from projectgen.agents.base import ModelGateway
 from projectgen.construction.execution import execute
-from projectgen.construction.multiturn.agents import ConstructionAgents, ContaminationProbe
-from projectgen.construction.multiturn.requirements import Record
-from projectgen.construction.multiturn.seeds import (Seed, body_lines, dependencies, dependency_reason,
-                                                    target_function)
-from projectgen.construction.multiturn.settings import CONTAMINATION_RULE, ConstructionSettings
-from projectgen.construction.multiturn.turns import failing_summary
 from projectgen.datasets.multiturn import TESTS_DIR
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, ContaminationProbe
+from projectgen.protocols.multiturn_construction.requirements import Record
+from projectgen.protocols.multiturn_construction.seeds import (Seed, body_lines, dependencies, dependency_reason,
+                                                               target_function)
+from projectgen.protocols.multiturn_construction.settings import CONTAMINATION_RULE, ConstructionSettings
+from projectgen.protocols.multiturn_construction.turns import failing_summary
 
 if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner

@@ -28,9 +28,18 @@ from projectgen.config import Settings
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.project import default_stages
 from projectgen.graphs.skeleton import python_files
-from projectgen.graphs.state import EvolveState, ssat_data, ssat_of
+from projectgen.graphs.state import ProjectState, ssat_data, ssat_of
 from projectgen.repository.dependencies import import_graph
+from projectgen.repository.edits import make_whole_file_reply
 from projectgen.ssat import SSAT, diff_ssat, render_diff, render_stub, ssat_from_repository
+
+
+class EvolveState(ProjectState, total=False):
+    """An evolve run: the project state, starting from a finished run's tree and repository, plus the tree it
+    started from and the plan of what to redo (`plan_evolution`)."""
+
+    base_ssat: dict[str, Any]
+    evolution: dict[str, Any]
 
 
 class EvolutionPlan(BaseModel):
@@ -156,8 +165,6 @@ def evolve_replay(base: SSAT, before: Mapping[str, str], after: Mapping[str, str
     coder answer for the files the plan redoes. `first_versions[path]` is a file's first code version (say,
     one that breaks an earlier requirement's test): the code judge then names the file and the coder's
     repair (iteration 2) is `after`'s code."""
-    from projectgen.repository.edits import make_whole_file_reply
-
     revised = revised_tree(base, after, changed)
     plan = plan_evolution(base, revised, before)
     responses: list[dict[str, Any]] = [

@@ -15,23 +15,31 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from projectgen.construction.multiturn.agents import ConstructionAgents
-from projectgen.construction.multiturn.pipeline import CONSTRUCT_METHOD, SeedOutcome, construct_seed, seed_request
-from projectgen.construction.multiturn.settings import ConstructionSettings
-from projectgen.construction.multiturn.seeds import Seed, load_seeds
-from projectgen.construction.multiturn.turns import ABLATIONS
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
+from projectgen.experiments.concurrency import cores
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.results_writer import Bullets, Heading, ResultsPage, TableBlock, Text, write_results
 from projectgen.llm.factory import make_chat_model
+from projectgen.llm.naming import describe_model
+from projectgen.llm.specs import REFERENCE_SPEC
+from projectgen.protocols.definition import Evaluation
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
+from projectgen.protocols.multiturn_construction.pipeline import (CONSTRUCT_METHOD, SeedOutcome, construct_seed,
+                                                                  seed_request)
+from projectgen.protocols.multiturn_construction.seeds import Seed, load_seeds
+from projectgen.protocols.multiturn_construction.settings import ConstructionSettings, MultiturnConstructionSettings
+from projectgen.protocols.multiturn_construction.turns import ABLATIONS
 from projectgen.runs import layout
 from projectgen.runs.locking import folder_lock
 
@@ -122,9 +130,6 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
     """Build every seed of `spec.seeds` into `out_dir` (resumable: finished seeds are not built again); `model` is
     the chat model every role talks to (`agents`, when given, replace the roles' default agents), `runner` the
     sandbox (default `SandboxRunner()`)."""
-    from projectgen.evaluation import SandboxRunner
-    from projectgen.errors import ProjectGenError
-
     out_dir = Path(out_dir)
     seeds = load_seeds(spec.seeds)
     if spec.only is not None:
@@ -154,6 +159,30 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
         return results
 
 
+def multiturn_construction_batch(evaluation: Evaluation[MultiturnConstructionSettings]) -> ConstructionResults:
+    """`evaluate`'s run of the protocol: the dataset's seeds (or those of `options.tasks`) built by its one model into
+    `out`, resumable; the sandbox runs at most one per core (as refine and reflect), however many seeds at once."""
+    options, hooks = evaluation.options, evaluation.options.hooks
+    if len(evaluation.models) != 1:
+        raise ProjectGenError(f"multi-turn construction takes one model (every role's); got {len(evaluation.models)}")
+    spec = evaluation.models[0].spec
+    if spec == REFERENCE_SPEC:
+        raise ProjectGenError("construct multiturn writes new turns, which have no reference to replay: give a model "
+                              "(or scripted:examples)")
+    model = make_chat_model(spec, base_url=options.base_url, **options.sampling)
+    progress = hooks.progress
+    runner = options.runner_factory() if options.runner_factory is not None else SandboxRunner(
+        options.runner_settings, slots=threading.BoundedSemaphore(cores()),
+        log=(lambda message: progress("sandbox", message)) if progress else None)
+    settings = evaluation.settings
+    only = tuple(options.tasks) if options.tasks is not None else None
+    return run_construction(ConstructionSpec(seeds=evaluation.dataset, spec=spec, settings=settings.construction(),
+                                             max_tokens=settings.max_tokens, only=only),
+                            evaluation.out, model=model, runner=runner, fresh=options.fresh,
+                            executor=options.executor or LocalExecutor(), description=describe_model(model),
+                            on_row=hooks.on_row)
+
+
 def probe_models(settings: ConstructionSettings, model: Any, spec: str) -> dict[str, Any]:
     """The contamination probes' models by spec: those the settings name (the construction's own model where its
     spec is named), else the construction model alone. Made before any worker starts (no import in a worker)."""
@@ -173,9 +202,7 @@ def continue_seed(run_dir: Path | str, decision: Any, *, model: Any = None, runn
     checked against its request, `review.parse_construction_decision`) from its checkpoint, with the model,
     settings and seed its run.json names (`model`, when given, replaces the model; `agents`, the roles' agents);
     its task folder written when it ends, the batch's ledger and results updated."""
-    from projectgen.construction.multiturn.seeds import load_seed
-    from projectgen.errors import ProjectGenError
-    from projectgen.evaluation import SandboxRunner
+    from projectgen.protocols.multiturn_construction.seeds import load_seed
     from projectgen.runs.folder import RunFolder
 
     run_dir = Path(run_dir)
@@ -186,8 +213,6 @@ def continue_seed(run_dir: Path | str, decision: Any, *, model: Any = None, runn
     seed = load_seed(manifest.task_path)
     settings = ConstructionSettings.from_protocol(manifest.protocol)
     if model is None and agents is None:
-        from projectgen.llm import make_chat_model
-
         model = make_chat_model(manifest.models["default"])
     with folder_lock(out_dir, "construct multiturn"):  # not while the batch runs: it rewrites the results
         outcome = asyncio.run(construct_seed(seed, run_dir, out_dir / seed.id, manifest.request(),

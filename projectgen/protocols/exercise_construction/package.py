@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from projectgen.construction.exercise_agents import ExerciseDefinition, Seed
+from projectgen.construction.drafts import python_stubs
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.exercism import LANGUAGES, file_language
 from projectgen.errors import ProjectGenError
+from projectgen.protocols.exercise_construction.agents import ExerciseDefinition, Seed
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 EXAMPLES = "examples"
@@ -57,17 +58,6 @@ def load_seeds(spec: str) -> list[Seed]:
     if not seeds:
         raise ProjectGenError(f"{root}: no seed code files ({', '.join(LANGUAGES)})")
     return list(seeds.values())
-
-
-def python_stubs(solution: Mapping[str, str], project: str) -> dict[str, str]:
-    """Stubs of a Python solution's files: signatures, docstrings and `pass` bodies."""
-    from projectgen.ssat import render_stub, ssat_from_repository
-
-    python = {path: text for path, text in solution.items() if path.endswith(".py")}
-    if not python:
-        return {}
-    tree = ssat_from_repository(python, project)
-    return {node.path: render_stub(node) for node in tree.file_nodes}
 
 
 def write_exercise(parent: Path, definition: ExerciseDefinition, tests: Mapping[str, str],

@@ -1,10 +1,11 @@
-"""`projectgen evolve`: a finished run's repository changed for a new requirement, as a new durable run folder.
+"""One evolve run: a finished run's repository changed for a new requirement, as a new durable run folder.
 
 `run_evolve(base_run, out_dir, requirement=..., tests=..., models=...)` takes a finished run folder
-(its ``repository/``, its ``ssat.json``, else a tree derived from the repository's code, and its
-task), writes the evolved task (`projectgen.runs.evolved_task`: the base task with the change request
-added to the PRD and the change's tests to its check tests, every other setting kept but the reference),
-and runs the evolve graph (`projectgen.graphs.evolve`) checkpointed and traced. The new run folder holds::
+(`dataset.read_base_run`: its ``repository/``, its ``ssat.json``, else a tree derived from the repository's code,
+and its task), writes the evolved task (`task`: the base task with the change request added to the PRD and the
+change's tests to its check tests, every other setting kept but the reference), and runs the solver
+(`evolve_solver`: the evolve graph of `graph`) checkpointed and traced; its scorers (`scorers`) run where it ends.
+The new run folder holds::
 
     run.json            method "evolve": task (the evolved task below), models, settings, status
     evolve.json         the base run, the change, the tree diff, what was redone and kept, and the results
@@ -33,34 +34,31 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from projectgen.agents import Agents
-from projectgen.agents.evolver import TreeReviser
 from projectgen.config import Settings
+from projectgen.datasets.loaders import load_task
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
-from projectgen.graphs.evolve import EvolutionPlan, EvolveContext, build_evolve_graph
-from projectgen.llm import Budget, CallRecord, ModelRoles
+from projectgen.llm import Budget, ModelRoles
+from projectgen.protocols.definition import Solver
+from projectgen.protocols.evolve.dataset import BaseRun, read_base_run
+from projectgen.protocols.evolve.graph import EvolutionPlan, EvolveContext, build_evolve_graph
+from projectgen.protocols.evolve.reviser import TreeReviser
+from projectgen.protocols.evolve.scorers import CheckCounts, evolve_scores
+from projectgen.protocols.evolve.task import EvolvedTask, plan_evolved_task
 from projectgen.repository import load_repository, write_repository
 from projectgen.runs.driver import Drive, drive
-from projectgen.runs.evolved_task import CHECK_DIR, EvolvedTask, plan_evolved_task
 from projectgen.runs.folder import RunFolder
-from projectgen.runs.layout import EvolveLayout, RunLayout
+from projectgen.runs.layout import EvolveLayout
 from projectgen.runs.lifecycle import Lifecycle
 from projectgen.runs.manifest import RunManifest, run_budget
-from projectgen.runs.folder import read_manifest
 from projectgen.runs.run_log import write_run_log
 from projectgen.runs.summary import describe_agents, summarize_run
 from projectgen.runs.trace import TraceWriter
-from projectgen.ssat import SSAT, ssat_from_repository
+from projectgen.ssat import SSAT
 
 EVOLVE_METHOD = "evolve"
-GENERATOR_ROLES = ("skeleton", "coder")  # the calls that write one file (judges review a stage as a whole)
-
-
-class CheckCounts(BaseModel):
-    passed: int = 0
-    total: int = 0
 
 
 class EvolveRecord(BaseModel):
@@ -102,50 +100,6 @@ class EvolveOutcome:
         return dict(self.state.get("repository") or {})
 
 
-# ------------------------------------------------------------------ the base run
-
-
-@dataclass(frozen=True)
-class BaseRun:
-    """A finished run folder as an evolve run sees it."""
-
-    folder: Path
-    manifest: RunManifest
-    task: Task
-    repository: dict[str, str]
-    tree: SSAT
-    tree_source: str
-
-
-def read_base_run(folder: Path) -> BaseRun:
-    """The finished run in `folder`: its manifest, task, output repository and architecture tree."""
-    from projectgen.datasets.loaders import load_task
-
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ProjectGenError(f"{folder}: run folder not found")
-    manifest = read_manifest(folder)
-    if manifest.status != "finished":
-        raise ProjectGenError(f"{folder}: the run is {manifest.status}, not finished; evolve starts from a finished "
-                              "run (finish or resume it first)")
-    if not Path(manifest.task_path).is_dir():
-        raise ProjectGenError(f"{folder}: the run's task folder {manifest.task_path} is gone; put it back to evolve "
-                              "the run")
-    run = RunLayout(folder)
-    repository = load_repository(run.repository) if run.repository.is_dir() else {}
-    if not any(path.endswith(".py") for path in repository):
-        raise ProjectGenError(f"{folder}: the run's {run.repository.name}/ holds no Python file to evolve")
-    task = load_task(Path(manifest.task_path))
-    tree_file = run.ssat
-    if tree_file.is_file():
-        tree, source = SSAT.model_validate_json(tree_file.read_text(encoding="utf-8")), f"{tree_file}"
-    else:
-        python = {path: text for path, text in repository.items() if path.endswith(".py")}
-        tree = ssat_from_repository(python, task.id, description=f"Architecture of {task.id}, derived from its code.")
-        source = "derived from the repository's code (the run kept no ssat.json)"
-    return BaseRun(folder=folder, manifest=manifest, task=task, repository=repository, tree=tree, tree_source=source)
-
-
 # ------------------------------------------------------------------ the change
 
 
@@ -162,6 +116,35 @@ def check_change(requirement: str, tests: Path | str | None) -> None:
 
 
 
+# ------------------------------------------------------------------ the solver
+
+
+@dataclass(frozen=True)
+class EvolveStart:
+    """What an evolve run's graph starts from, as its folder holds it (a resumed run reads nothing else): the
+    evolved task, the base's tree (as JSON) and repository, and the change request."""
+
+    task: Task
+    base_tree: dict[str, Any]
+    base_repository: dict[str, str]
+    change: str
+
+
+def evolve_solver(start: EvolveStart, settings: Settings, models: ModelRoles, runner: SandboxRunner,
+                  progress: Callable[[str], None] | None = None) -> Solver:
+    """The protocol's solver on one base: the evolve graph (the usual agents, the architect a `TreeReviser` of the
+    base's tree), the state it starts from, and its context around the run's gateway. Its models are per role,
+    not one chat model (`Protocol.solver`'s shape), so evolve's own batch runs it through `arun_evolve`."""
+    agents = Agents.from_models(models, settings).replace(architect=TreeReviser(
+        models.for_role("architect"), base=SSAT.model_validate(start.base_tree), change=start.change))
+    return Solver(graph=build_evolve_graph(agents, settings),
+                  start={"task_id": start.task.id, "documents": start.task.docs.model_dump(), "guidance": ""},
+                  context=lambda gateway: EvolveContext(task=start.task, runner=runner, gateway=gateway,
+                                                        progress=progress, base_tree=start.base_tree,
+                                                        base_repository=dict(start.base_repository)),
+                  config={"max_concurrency": settings.max_concurrency, "recursion_limit": 200})
+
+
 # ------------------------------------------------------------------ the run
 
 
@@ -175,6 +158,7 @@ class EvolveRun:
     task: Task
     agents: Agents
     settings: Settings
+    solver: Solver
     context: EvolveContext
     resume: bool
     evaluate_unit: bool
@@ -199,8 +183,6 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
     """Evolve the finished run `base_run` for `requirement` (with the change's check tests in `tests`) into
     `out_dir`, or with `resume` continue the evolve run in `out_dir` (`base_run` and the change are then read
     from it). A model that keeps failing ends the run as failed (run.json says why) and raises its error."""
-    from projectgen.datasets.loaders import load_task
-
     folder = RunFolder(Path(out_dir))
     paths = EvolveLayout(folder.root)
     if models is None:
@@ -236,14 +218,14 @@ async def arun_evolve(base_run: Path | str | None, out_dir: Path | str, *, requi
             budget = budget if budget is not None else run_budget(manifest)
             folder.write_json(paths.evolve, record.model_dump(mode="json"))
             folder.lifecycle(manifest).start()
-        base_ssat = SSAT.model_validate(base_tree)
-        agents = Agents.from_models(models, settings).replace(architect=TreeReviser(
-            models.for_role("architect"), base=base_ssat, change=record.change))
-        gateway = folder.gateway(settings, scope=manifest.run_id, budget=budget)
-        context = EvolveContext(task=task, runner=runner or SandboxRunner(log=progress), gateway=gateway,
-                                progress=progress, base_tree=base_tree, base_repository=dict(base_repository))
+        start = EvolveStart(task=task, base_tree=base_tree, base_repository=dict(base_repository),
+                            change=record.change)
+        solver = evolve_solver(start, settings, models, runner or SandboxRunner(log=progress), progress)
+        context = solver.context(folder.gateway(settings, scope=manifest.run_id, budget=budget))
+        agents = Agents.from_models(models, settings)  # the roles' models, as the trace names them
         return await _run(EvolveRun(folder=folder, manifest=manifest, record=record, task=task, agents=agents,
-                                    settings=settings, context=context, resume=resume, evaluate_unit=evaluate_unit))
+                                    settings=settings, solver=solver, context=context, resume=resume,
+                                    evaluate_unit=evaluate_unit))
 
 
 def run_evolve(base_run: Path | str | None, out_dir: Path | str, *, requirement: str = "",
@@ -303,14 +285,12 @@ async def _run(run: EvolveRun) -> EvolveOutcome:
         run.context.say(f"the evolve run failed ({reason}); continue with --resume once the model is back")
         return {}
 
-    how = Drive(start={"task_id": run.task.id, "documents": run.task.docs.model_dump(), "guidance": ""},
-                context=run.context, resume=run.resume,
+    how = Drive(start=dict(run.solver.start), context=run.context, resume=run.resume,
                 marker={"task_id": run.task.id, "method": EVOLVE_METHOD, "base_run": run.record.base_run,
                         "models": describe_agents(run.agents)},
-                config={"max_concurrency": run.settings.max_concurrency, "recursion_limit": 200},
-                on_update=on_update, on_failure=on_failure)
+                config=dict(run.solver.config), on_update=on_update, on_failure=on_failure)
     lifecycle = run.folder.lifecycle(run.manifest)
-    driven = await drive(build_evolve_graph(run.agents, run.settings), how, lifecycle, trace, run.folder.checkpoints)
+    driven = await drive(run.solver.graph, how, lifecycle, trace, run.folder.checkpoints)
     return await _finish(run, driven.state, lifecycle, trace, started)
 
 
@@ -332,7 +312,8 @@ async def _finish(run: EvolveRun, state: dict[str, Any], lifecycle: Lifecycle, t
         unit_report.write_json(run.folder.unit_report)
     records = run.folder.usage_records()
     plan = EvolutionPlan.model_validate(state["evolution"]) if state.get("evolution") else None
-    record = run.record.model_copy(update={"plan": plan, **_results(run, state, plan, check_report, records)})
+    scores = evolve_scores(state, plan, check_report, run.record.new_tests, run.context.base_repository, records)
+    record = run.record.model_copy(update={"plan": plan, **scores})
     summary = summarize_run(state, records, models=describe_agents(run.agents), settings=run.settings.model_dump(),
                             unit_tests=unit_report.summary() if unit_report is not None else None,
                             duration_s=time.monotonic() - started)
@@ -349,35 +330,6 @@ async def _finish(run: EvolveRun, state: dict[str, Any], lifecycle: Lifecycle, t
                 check=check_report.summary() if check_report is not None else None)
     return EvolveOutcome(state=state, record=record, summary=summary.model_dump(mode="json"), out_dir=run.out_dir,
                          check_report=check_report, unit_report=unit_report)
-
-
-def _results(run: EvolveRun, state: Mapping[str, Any], plan: EvolutionPlan | None, check: TestReport | None,
-             records: list[CallRecord]) -> dict[str, Any]:
-    """evolve.json's results: the check tests split into the change's and the earlier ones, the kept files
-    compared with the base, and the generator calls per file."""
-    results: dict[str, Any] = {}
-    if check is not None:
-        new = {f"{CHECK_DIR}/{name}" for name in run.record.new_tests}
-        groups = {"check_new": CheckCounts(), "check_regression": CheckCounts()}
-        for test in check.tests:
-            group = groups["check_new" if test.nodeid.split("::")[0] in new else "check_regression"]
-            group.total += 1
-            group.passed += test.outcome.value == "passed"
-        for error in check.collection_errors:
-            groups["check_new" if error.nodeid.split("::")[0] in new else "check_regression"].total += 1
-        results.update(groups)
-    repository = state.get("repository") or {}
-    base = run.context.base_repository
-    if plan is not None:
-        changed = sorted(path for path in plan.kept if repository.get(path) != base.get(path))
-        results.update(kept_identical=not changed, changed_kept_files=changed)
-    calls: dict[str, int] = {}
-    for call in records:
-        if call.role in GENERATOR_ROLES and call.target and call.error is None:
-            calls[call.target] = calls.get(call.target, 0) + 1
-    results["generator_calls"] = dict(sorted(calls.items()))
-    results["calls_on_kept_files"] = sorted(set(calls) & set(plan.kept if plan else []))
-    return results
 
 
 def _write_record(run: EvolveRun, record: EvolveRecord) -> None:

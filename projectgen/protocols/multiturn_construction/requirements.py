@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import ConstructionAgents, Decomposition, Dependencies
-from projectgen.construction.multiturn.seeds import Seed
 from projectgen.llm.parsing import StructuredOutputError
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, Decomposition, Dependencies
+from projectgen.protocols.multiturn_construction.seeds import Seed
 
 DECOMPOSITION_CAP = 6  # SR-Eval: at most six Decomposer <-> Evaluator iterations
 MIN_EVOLVING, MAX_EVOLVING = 1, 4  # 2 to 5 turns

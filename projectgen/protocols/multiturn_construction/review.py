@@ -1,6 +1,6 @@
 """What a person is asked about a seed of `construct multiturn`, and how their answer is checked.
 
-A seed pauses for a person (LangGraph's `interrupt()`, `projectgen.construction.multiturn.graph`) when its
+A seed pauses for a person (LangGraph's `interrupt()`, `projectgen.protocols.multiturn_construction.graph`) when its
 requirements are not retained within the decomposition cap (stage ``requirements``), or when a turn's Evaluator
 answers REQUIREMENT_REFINE or no draft of the turn is kept within the turn cap (stage ``turn``). The request is
 plain JSON, written to the seed's run folder as review.json (`projectgen.runs.pending_review`) and shown by
@@ -20,12 +20,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from projectgen.construction.multiturn.agents import turn_test_file
-from projectgen.construction.multiturn.requirements import MAX_EVOLVING, MIN_EVOLVING, usable_decomposition
-from projectgen.construction.multiturn.seeds import Seed
-from projectgen.construction.multiturn.turns import FAILED_CHECKS
 from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR
 from projectgen.graphs.review import ReviewDecision, ReviewError, as_decision
+from projectgen.protocols.multiturn_construction.agents import turn_test_file
+from projectgen.protocols.multiturn_construction.requirements import MAX_EVOLVING, MIN_EVOLVING, usable_decomposition
+from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.turns import FAILED_CHECKS
 from projectgen.repository.syntax import syntax_error
 
 REQUEST_KIND = "projectgen-construction-review"  # marks a construction's review request

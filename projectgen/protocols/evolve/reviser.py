@@ -4,7 +4,7 @@ It answers the architecture stage like the `Architect` (role "architect", the sa
 JSON tree), but from its first iteration it is shown the tree the repository was built from and
 the change request, and asked to keep everything the change does not need exactly as it is:
 the files whose tree nodes stay the same are kept byte for byte and cost no model call
-(`projectgen.graphs.evolve`). Later iterations add the judge's feedback, as the architect's do.
+(`projectgen.protocols.evolve.graph`). Later iterations add the judge's feedback, as the architect's do.
 """
 from __future__ import annotations
 

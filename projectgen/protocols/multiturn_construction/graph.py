@@ -10,7 +10,7 @@ decide (`projectgen review OUT/runs/SEED`) and it goes on from there in any proc
 (node "instruction" converts a repository-level seed's signature and docstring into the requirement the
 Decomposer starts from; at function level it passes the seed's requirement.md on)
 
-Node "review" calls ``interrupt(request)`` (`projectgen.construction.multiturn.review` says what it asks and
+Node "review" calls ``interrupt(request)`` (`projectgen.protocols.multiturn_construction.review` says what it asks and
 what the answers mean); the graph stops, its checkpointer keeping every step before, and goes on when invoked
 with ``Command(resume=DECISION)``. LangGraph re-runs the interrupted node from its start: it only reads the
 state before calling interrupt(), so nothing before the pause runs again and no model call is made twice. An
@@ -25,19 +25,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from projectgen.agents.base import ModelGateway
-from projectgen.construction.multiturn.agents import ConstructionAgents, TurnDraft, turn_test_file
-from projectgen.construction.multiturn.filters import filter_seed
-from projectgen.construction.multiturn.requirements import (Record, generate_requirements, order_requirements,
-                                                            usable_decomposition)
-from projectgen.construction.multiturn.review import (REQUIREMENTS_STAGE, edited_requirements, edited_turn,
-                                                      parse_construction_decision, requirements_request,
-                                                      turn_request)
-from projectgen.construction.multiturn.seeds import Seed
-from projectgen.construction.multiturn.turns import CHECKED, TurnRecord, build_turn, check_draft
 from projectgen.graphs.review import ask_person
+from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, TurnDraft, turn_test_file
+from projectgen.protocols.multiturn_construction.filters import filter_seed
+from projectgen.protocols.multiturn_construction.requirements import (Record, generate_requirements, order_requirements,
+                                                                      usable_decomposition)
+from projectgen.protocols.multiturn_construction.review import (REQUIREMENTS_STAGE, edited_requirements, edited_turn,
+                                                                parse_construction_decision, requirements_request,
+                                                                turn_request)
+from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.turns import CHECKED, TurnRecord, build_turn, check_draft
 
 if TYPE_CHECKING:
-    from projectgen.construction.multiturn.settings import ConstructionSettings
+    from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
     from projectgen.evaluation import SandboxRunner
 
 HUMAN_FEEDBACK = "A person reviewed your last draft and asks: "  # how a rejection's feedback reaches the agent

@@ -1,6 +1,6 @@
 """LiveRepoReflection's exercise construction: what one seed goes through, as a unit of the batch engine.
 
-For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.construct/<seed>/``:
+For each seed (`package.load_seeds`), in its own run folder ``OUT/.construct/<seed>/``:
 
 1. design: a "creative" model drawn at random (a `random.Random` seeded with the run's seed and the seed's
    id, so a resume or another worker draws the same; recorded) turns the seed code into a topic and a definition;
@@ -9,11 +9,11 @@ For each seed (`exercise_package.load_seeds`), in its own run folder ``OUT/.cons
 3. drafts: every "reasoning" drafter writes a test suite and a solution, each from the definition alone;
 4. cross-execution: every suite x solution pair in the sandbox (`execution.execute`), the pair kept by
    `cross_execution.select_pair`; 0%-pass programs, and seeds with no usable pair, go to human review;
-5. packaging: the exercise in the Exercism layout (`exercise_package.write_exercise`), staged in the folder;
-6. judges: each plays `reflect`'s protocol on it (`protocols.reflection.unit`, folders ``judges/<n>-<label>/``).
+5. packaging: the exercise in the Exercism layout (`package.write_exercise`), staged in the folder;
+6. judges: each plays `reflect`'s protocol on it (`judges`: reflection's `play`, folders ``judges/<n>-<label>/``).
 
 The seed ends ``judged`` with its judges' outcomes; the decisions that look across seeds (difficulty, near-
-duplicates among the new exercises, the exercise names in ``OUT``) are `exercise_selection`'s, made after every
+duplicates among the new exercises, the exercise names in ``OUT``) are `selection`'s, made after every
 unit in seed-id order. The run folder holds usage.jsonl, calls.jsonl (the call cache: a seed cut short makes no
 finished call again), prompts.jsonl and events.jsonl (one event per decision, with its figures).
 """
@@ -30,12 +30,7 @@ from typing import Any
 
 from projectgen.agents.base import ModelGateway
 from projectgen.config import Settings
-from projectgen.construction.cross_execution import PairSelection, pair_key, select_pair
-from projectgen.construction.decontamination import THRESHOLD, ReferenceIndex
-from projectgen.construction.difficulty import judge_outcome
-from projectgen.construction.exercise_agents import (ExerciseDefinition, ExerciseDesigner, FilesDraft, Seed,
-                                                     SolutionWriter, TestWriter)
-from projectgen.construction.exercise_package import write_exercise
+from projectgen.construction.drafts import FilesDraft
 from projectgen.construction.execution import Execution, execute
 from projectgen.datasets.exercism import exercise_task, load_exercise, load_exercises
 from projectgen.durable_files import write_atomic
@@ -43,6 +38,14 @@ from projectgen.errors import ProjectGenError, first_line
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.errors import ScriptExhaustedError
 from projectgen.llm.parsing import StructuredOutputError
+from projectgen.protocols.definition import Play, PlayFn
+from projectgen.protocols.exercise_construction.agents import (ExerciseDefinition, ExerciseDesigner, Seed,
+                                                               SolutionWriter, TestWriter)
+from projectgen.protocols.exercise_construction.cross_execution import PairSelection, pair_key, select_pair
+from projectgen.protocols.exercise_construction.decontamination import THRESHOLD, ReferenceIndex
+from projectgen.protocols.exercise_construction.difficulty import judge_outcome
+from projectgen.protocols.exercise_construction.judges import EDIT_FORMAT, Judge, judge_run
+from projectgen.protocols.exercise_construction.package import write_exercise
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.trace import TraceWriter
 
@@ -64,15 +67,6 @@ class Drafter:
 
 
 @dataclass(frozen=True)
-class Judge:
-    """A difficulty judge: a chat model that plays `reflect`'s protocol."""
-
-    spec: str
-    model: Any
-    label: str
-
-
-@dataclass(frozen=True)
 class ExerciseConstruction:
     """What a construction run is given: the models of each role, the reference set, and its settings."""
 
@@ -85,6 +79,7 @@ class ExerciseConstruction:
     judge_tries: int = 2
     threshold: float = THRESHOLD
     settings: Settings = field(default_factory=Settings)
+    play_judge: PlayFn | None = None  # how a judge plays reflection (None: `judges.judges_play`, set by the batch)
 
     def built_with(self) -> dict[str, Any]:
         """What a seed's outcome depends on besides the seed: a ledger line made with other settings is built
@@ -239,18 +234,19 @@ class SeedRun:
     async def judge(self, staged: Path) -> dict[str, str]:
         """Each judge's outcome on the staged exercise (`difficulty.judge_outcome`), its reflect run resumed from
         its folder when the seed was cut short."""
-        from projectgen.protocols.reflection.unit import arun_reflection, reflection_request
-
+        play = self.construction.play_judge
+        if play is None:
+            raise ProjectGenError("exercise construction: no judge play given (the batch sets reflection's)")
         exercise = load_exercise(staged)
         outcomes: dict[str, str] = {}
         runs: dict[str, Any] = {}
         for number, judge in enumerate(self.construction.judges, 1):
             name = f"{number}-{judge.label}"
-            request = reflection_request(exercise, spec=judge.spec, model_label=judge.label, edit_format="whole",
-                                         tries=self.construction.judge_tries)
-            result = await arun_reflection(exercise, self.folder.root / "judges" / name, request,
-                                           model=judge.model, runner=self.runner, model_slug=judge.label,
-                                           scope=f"construct-judge/{self.seed.id}/{name}")
+            record = await play(Play(sample=exercise, run_dir=self.folder.root / "judges" / name, spec=judge.spec,
+                                     label=judge.label, model=judge.model, runner=self.runner,
+                                     settings={"edit_format": EDIT_FORMAT, "tries": self.construction.judge_tries},
+                                     scope=f"construct-judge/{self.seed.id}/{name}"))
+            result = judge_run(record, name)
             outcomes[name] = judge_outcome(result.tries, result.passed_at)
             runs[name] = {"spec": judge.spec, "passed_at": result.passed_at, "calls": result.calls,
                           "input_tokens": result.input_tokens, "output_tokens": result.output_tokens}

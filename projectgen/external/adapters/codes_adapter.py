@@ -1,0 +1,177 @@
+"""Adapter: CodeS, from the user's checkout of NL2Code/CodeS, writes a repository from the task's documents.
+
+Run inside the sandbox with the system's own Python as ``python codes_adapter.py --docs DOCS --out OUT``
+(the adapter contract in docs/external-systems.md), the checkout's folder in ``PROJECTGEN_SYSTEM_PATH``
+(bound read-only). CodeS's released pipeline for a chat model is two scripts of its checkout, run here
+unchanged: ``validation/evaluation_scripts/baselines/from_scratch_gpt35_eval.py`` (RepoSketcher, then
+FileSketcher for each Python file of the sketch, then SketchFiller for each function, each one
+chat-completions call to ``OPENAI_API_BASE_URL``) and ``validation/evaluation_scripts/transfer_output_to_repo.py``
+(the filled functions put into the file sketches). CodeS's input is a repository's README.md: it is the
+task's documents, PRD first, then UML, then the architecture design. Both scripts write only below TMPDIR;
+the repository the second one writes is copied to OUT. Standalone on purpose: it runs in CodeS's
+environment, where projectgen is not installed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+DOCUMENT_ORDER = ("prd", "uml", "architecture")
+SCRIPTS = Path("validation") / "evaluation_scripts"
+GENERATE = SCRIPTS / "baselines" / "from_scratch_gpt35_eval.py"
+TRANSFER = SCRIPTS / "transfer_output_to_repo.py"
+PROJECT = "project"  # CodeS's name for the repository it writes (a folder name in its work folders)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
+    model sends none (a replay). CodeS's script sends temperature 0 itself (0.1 when it asks again after a
+    failed call); the bridge sends the experiment's own sampling whatever a request says."""
+
+    base_url: str
+    api_key: str
+    model: str
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int | None
+    max_iterations: int
+
+
+class AdapterError(Exception):
+    """Bad input to the adapter: one line on stderr and exit code 2."""
+
+
+def read_settings(environ: Mapping[str, str]) -> Settings:
+    """The contract's variables, each checked: a wrong number would silently change the run."""
+
+    def required(name: str) -> str:
+        value = environ.get(name, "").strip()
+        if not value:
+            raise AdapterError(f"{name} is not set")
+        return value
+
+    def number(name: str, kind: type, optional: bool) -> Any:
+        text = environ.get(name, "").strip()
+        if not text and optional:
+            return None
+        try:
+            return kind(required(name))
+        except ValueError:
+            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
+
+    base_url = required("OPENAI_BASE_URL").rstrip("/")
+    if not base_url.endswith("/v1"):
+        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
+    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
+                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
+                    top_p=number("PROJECTGEN_TOP_P", float, True),
+                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
+                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
+
+
+def read_checkout(environ: Mapping[str, str]) -> Path:
+    """The checkout of CodeS (PROJECTGEN_SYSTEM_PATH), with the two scripts the run needs."""
+    named = environ.get("PROJECTGEN_SYSTEM_PATH", "").strip()
+    if not named:
+        raise AdapterError("PROJECTGEN_SYSTEM_PATH is not set (CodeS runs from a checkout: --system-path)")
+    checkout = Path(named)
+    missing = [str(script) for script in (GENERATE, TRANSFER) if not (checkout / script).is_file()]
+    if missing:
+        raise AdapterError(f"{checkout} is not a checkout of NL2Code/CodeS: no {', '.join(missing)}")
+    return checkout
+
+
+def document_rank(name: str) -> tuple[int, str]:
+    lowered = name.lower()
+    for rank, prefix in enumerate(DOCUMENT_ORDER):
+        if lowered.startswith(prefix):
+            return rank, lowered
+    return len(DOCUMENT_ORDER), lowered
+
+
+def read_documents(docs: Path) -> list[tuple[str, str]]:
+    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
+    if not docs.is_dir():
+        raise AdapterError(f"--docs is not a folder: {docs}")
+    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
+    if not files:
+        raise AdapterError(f"no documents in {docs}")
+    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
+
+
+def readme_text(documents: Sequence[tuple[str, str]]) -> str:
+    """The README CodeS is given: every document under its own heading."""
+    return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents) + "\n"
+
+
+def script_environment(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """CodeS's script reads its endpoint from OPENAI_API_BASE_URL (not the OpenAI client's variable)."""
+    return {**environ, "OPENAI_API_BASE_URL": settings.base_url, "OPENAI_BASE_URL": settings.base_url,
+            "OPENAI_API_KEY": settings.api_key, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def pipeline_commands(checkout: Path, work: Path, model: str) -> list[list[str]]:
+    """The two scripts, as CodeS's README runs them: generate the sketches and bodies, then fill the files."""
+    return [
+        [sys.executable, str(checkout / GENERATE), "--project", PROJECT, "--repo_dir", str(work / "input"),
+         "--output_dir", str(work / "inference"), "--model", model],
+        [sys.executable, str(checkout / TRANSFER), "--project", PROJECT,
+         "--input_dir", str(work / "inference" / model.split("/")[-1]), "--output_dir", str(work / "repos")],
+    ]
+
+
+def collect(repository: Path, out: Path) -> list[str]:
+    """Copy the repository CodeS wrote to OUT (a path leaving it refused); the paths copied."""
+    written = []
+    for source in sorted(path for path in repository.rglob("*") if path.is_file()):
+        pure = PurePosixPath(source.relative_to(repository).as_posix())
+        if pure.is_absolute() or ".." in pure.parts:
+            raise AdapterError(f"CodeS named a file outside the repository: {pure}")
+        target = out / pure
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+        written.append(pure.as_posix())
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        settings = read_settings(os.environ)
+        checkout = read_checkout(os.environ)
+        documents = read_documents(args.docs)
+    except AdapterError as error:
+        print(f"codes adapter: {error}", file=sys.stderr)
+        return 2
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / "codes"
+    (work / "input" / PROJECT).mkdir(parents=True, exist_ok=True)
+    (work / "input" / PROJECT / "README.md").write_text(readme_text(documents), encoding="utf-8")
+    variables = script_environment(settings, os.environ)
+    for command in pipeline_commands(checkout, work, settings.model):
+        done = subprocess.run(command, cwd=work, env=variables, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            print(f"codes adapter: {Path(command[1]).name} exited with status {done.returncode}", file=sys.stderr)
+            return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        written = collect(work / "repos" / PROJECT, args.out)
+    except AdapterError as error:
+        print(f"codes adapter: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps({"files": written}), file=sys.stderr)
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

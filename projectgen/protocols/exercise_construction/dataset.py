@@ -1,0 +1,12 @@
+"""Exercise construction's dataset: a folder of seed code files (`package.load_seeds`), one seed per file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from projectgen.protocols.exercise_construction.agents import Seed
+from projectgen.protocols.exercise_construction.package import load_seeds
+
+
+def load_dataset(dataset: Path) -> list[Seed]:
+    """Every seed of the folder, in path order; one line when it holds none."""
+    return load_seeds(str(dataset))
