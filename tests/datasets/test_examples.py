@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,12 +35,14 @@ def review(module: ModuleType, repository: dict[str, str]):
     return asyncio.run(module.LintJudge().review(None, None, repository, runner=None, iteration=1))
 
 
-def test_custom_graph_script_runs_offline_and_ends_green(tmp_path: Path):
+def test_custom_graph_script_runs_offline_and_ends_green(custom_graph: ModuleType, tmp_path: Path, capsys):
+    """The script's `main` (what running it calls), in this process: a new interpreter would only import
+    projectgen and LangGraph again."""
     out = tmp_path / "out"
-    result = subprocess.run([sys.executable, str(CUSTOM_GRAPH), "--out", str(out)], capture_output=True,
-                            text=True, timeout=600)
-    output = result.stdout
-    assert result.returncode == 0, output + result.stderr
+    code = custom_graph.main(["--out", str(out)])
+    printed = capsys.readouterr()
+    output = printed.out
+    assert code == 0, output + printed.err
     assert "scripted replay" in output and "NOT a real model" in output
     assert re.search(r"^\s*architecture: 1 iteration\(s\), accepted", output, re.M), output
     # The lint judge rejects round 1 (an unused import in kvstore/cli.py) and the repair is accepted.
