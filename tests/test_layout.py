@@ -273,6 +273,21 @@ def test_importing_projectgen_loads_no_heavy_library() -> None:
     assert done.stdout.strip() == "[]", done.stdout
 
 
+def test_only_packages_the_cli_parser_imports_from_are_lazy() -> None:
+    """A lazy `__init__` (`lazy.py`) hides its edges from the cycle tests and leaves a first import to whichever
+    thread asks first (concurrent first imports on workers once broke a resumed experiment): it is kept only where
+    the CLI's parser imports one of the package's modules, so that an eager one would slow `projectgen --help`."""
+    code = "import sys; from projectgen.cli.main import build_parser; build_parser(); print(' '.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    lazy = [module for module, path in module_files().items()
+            if path.name == "__init__.py" and "lazy_exports(" in path.read_text(encoding="utf-8")]
+    assert "projectgen" in lazy
+    needless = sorted(package for package in lazy if not any(name.startswith(package + ".") for name in loaded))
+    assert not needless, f"lazy packages the CLI's parser never imports from (make their __init__ eager): {needless}"
+
+
 def test_python_dash_m_projectgen_runs_the_cli() -> None:
     done = subprocess.run([sys.executable, "-m", "projectgen", "--version"], capture_output=True, text=True,
                           timeout=60)
