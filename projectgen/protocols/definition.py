@@ -42,7 +42,7 @@ class Solver:
 SolverFactory = Callable[[SampleT, SettingsT, Any, "SandboxRunner | None"], Solver]
 """(sample, settings, chat model, sandbox runner or None) -> the sample's `Solver`."""
 
-Scorer = Callable[[SampleT, Mapping[str, Any]], float]
+SampleScorer = Callable[[SampleT, Mapping[str, Any]], float]
 """(sample, the graph's final state) -> a score; a protocol's scorers run inside the unit, never after the run."""
 
 
@@ -102,7 +102,7 @@ class Protocol(Generic[SampleT, SettingsT]):
     """One unit's solver, given the protocol's settings (or a unit's share of them, when the protocol's own batch
     splits them: reflection's units each take one edit format); None only for an adapter whose batch runs units
     that build their own graph (LiveCoder's runs)."""
-    scorers: Mapping[str, Scorer[SampleT]] = field(default_factory=dict)
+    scorers: Mapping[str, SampleScorer[SampleT]] = field(default_factory=dict)
     batch: Callable[[Evaluation[SettingsT]], BaseModel] | None = None
     """The protocol's own batch (None: one unit per model and sample, `projectgen.protocols.samples`)."""
     failures: Callable[[Any], int] | None = None

@@ -36,7 +36,7 @@ from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import read_run_log
-from projectgen.runs.unit import Unit, UnitEnd, drive_unit
+from projectgen.runs.unit import UnitEnd, UnitRun, drive_unit
 
 CONFIG = "evaluate.json"
 RESULTS_SCHEMA_VERSION = 1
@@ -131,7 +131,7 @@ async def arun_sample(protocol: Protocol, settings: BaseModel, unit: SampleUnit,
         record = {"task_id": unit.sample.id, "model": unit.model.slug, "scores": scores}
         return UnitEnd(scores, trace={"scores": scores}, record=record, summary=json.dumps(record, indent=1) + "\n")
 
-    return await drive_unit(folder, Unit(
+    return await drive_unit(folder, UnitRun(
         request=request, kind=protocol.name, graph=solver.graph, start=dict(solver.start), context=solver.context,
         outputs=outputs, run_id=unit.key, scope=unit.key, sync=sync, config=solver.config,
         marker={"task_id": unit.sample.id, "method": protocol.name}))
