@@ -43,7 +43,9 @@ from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
 
 if TYPE_CHECKING:
+    from projectgen.evaluation.runner import RunnerSettings
     from projectgen.llm import ModelRoles
+    from projectgen.llm.pricing import PriceTable
 
 RunMode = Literal["new", "resume", "collect"]
 ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
@@ -136,15 +138,15 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     """The pairs of one experiment: each worker has its own sandbox runner; a ledger line is a `PairResult`.
 
     `runner_factory` makes a worker's runner (default `SandboxRunner()` logging to `progress`);
-    `prices` is a `projectgen.llm.pricing.PriceTable`; `progress(key, message)` relays the runs'
+    `progress(key, message)` relays the runs'
     progress lines.
     """
 
     spec: ExperimentSpec
-    prices: Any
+    prices: PriceTable
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
-    runner_settings: Any = None  # a RunnerSettings for the default SandboxRunner (picklable, unlike a factory)
+    runner_settings: RunnerSettings | None = None  # for the default SandboxRunner (picklable, unlike a factory)
     call_slots: CallSlots | None = None  # model calls in flight per model or endpoint, shared by the workers
     sandbox_slots: threading.Semaphore | None = None  # sandbox runs at once, shared by the default runners
 

@@ -22,7 +22,7 @@ from projectgen.datasets.published import published_tests
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import Outcome, TestReport
-from projectgen.evaluation.runner import SandboxRunner
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress
@@ -160,7 +160,7 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
     """
 
     runner: SandboxRunner | None
-    runner_settings: Any = None
+    runner_settings: RunnerSettings | None = None
 
     def setup(self) -> SandboxRunner:
         if self.runner is not None:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.bridge.sandboxed import SystemCommand, SystemRun, run_system
 from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
@@ -50,6 +50,9 @@ from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import EXTERNAL_KIND, write_run_log
 
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
 DOCS_DIR = ".projectgen-docs"  # in the sandbox's workspace: what the system is given
 OUT_DIR = "out"  # in the sandbox's workspace: what the system writes, collected as its repository
 OUTPUT_TAIL = 4000  # characters of the system's own output kept in summary.json
@@ -62,7 +65,7 @@ class ExternalRun:
 
     task: Task
     run_dir: Path
-    model: Any  # the experiment's model (a LangChain chat model, a replay)
+    model: BaseChatModel  # the experiment's model (a real one or a replay)
     model_specs: Mapping[str, str]  # run.json's models (role -> spec, and the base URL / sampling entries)
     model_label: str | None = None  # a replay's label (run.json's model_label)
     settings: Settings = field(default_factory=Settings)

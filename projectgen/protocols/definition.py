@@ -19,8 +19,10 @@ from projectgen.experiments.engine import Executor
 from projectgen.experiments.models import ExperimentModel
 
 if TYPE_CHECKING:
+    from langgraph.pregel import Pregel
+
     from projectgen.agents.base import ModelGateway
-    from projectgen.evaluation.runner import SandboxRunner
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
 SampleT = TypeVar("SampleT")
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
@@ -33,7 +35,7 @@ class Solver:
     """One sample's run of a protocol's graph: the compiled graph, the state it starts from, and the context it
     runs with, built around the run's model gateway (the one door: usage, call cache, budgets)."""
 
-    graph: Any  # a compiled LangGraph graph (its type is LangGraph's, generic over the protocol's state)
+    graph: Pregel  # a compiled LangGraph graph
     start: Mapping[str, Any]
     context: Callable[[ModelGateway], Any]
     config: Mapping[str, Any] = field(default_factory=dict)  # LangGraph's run config, e.g. a recursion limit
@@ -71,7 +73,7 @@ class BatchOptions:
     concurrency: Concurrency | None = None  # caps on model calls and sandbox runs (None: none)
     base_url: str | None = None  # an OpenAI-compatible endpoint for served models
     sampling: Mapping[str, float | int] = field(default_factory=dict)  # temperature, top_p, max_tokens overrides
-    runner_settings: Any = None  # `RunnerSettings` the workers' sandbox runners are made from
+    runner_settings: RunnerSettings | None = None  # what the workers' sandbox runners are made from
     runner_factory: Callable[[], Any] | None = None  # or a factory of the runner (tests: a fake sandbox)
     checkpoint_url: str | None = None  # PostgreSQL for every unit's checkpoints (None: SQLite per unit)
     hooks: Hooks = field(default_factory=Hooks)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
@@ -146,7 +147,7 @@ class SampleBatch(Batch[SampleUnit, Any, SampleRow]):
     dataset: Path
     base_url: str | None = None
     sampling: Mapping[str, float | int] = field(default_factory=dict)
-    runner_settings: Any = None
+    runner_settings: RunnerSettings | None = None
     runner_factory: Callable[[], Any] | None = None
     checkpoint_url: str | None = None
     progress: ProgressFn | None = None

@@ -59,7 +59,7 @@ class RunRequest(BaseModel):
     review: list[str] = Field(default_factory=list, description="the stages whose output waits for a person's "
                               "decision (run --review; projectgen.graphs.review)")
 
-    _task: Any = PrivateAttr(default=None)  # the Task it was built for (else loaded from task_path)
+    _task: Task | None = PrivateAttr(default=None)  # the Task it was built for (else loaded from task_path)
 
     @classmethod
     def for_task(cls, task: Task, *, method: str = DEFAULT_METHOD, models: Mapping[str, str] | None = None,

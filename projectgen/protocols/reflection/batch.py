@@ -38,6 +38,7 @@ from typing import Any
 from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, exercise_task, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.engine import Batch, Executor, run_batch
@@ -87,7 +88,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     base_url: str | None = None
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
-    runner_settings: Any = None  # what a worker's runner is made from when there is no factory
+    runner_settings: RunnerSettings | None = None  # what a worker's runner is made from when there is no factory
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     """Overrides of the sampling real models are made with (`make_chat_model`'s temperature, top_p, max_tokens)."""
     checkpoint_url: str | None = None
