@@ -50,13 +50,13 @@ from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.custom_arms import arm_attempts, plugin_fields
-from projectgen.experiments.engine import Executor, Shard, run_batch
+from projectgen.experiments.engine import Executor, ProgressFn, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
-from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
+from projectgen.experiments.pairs import PairBatch, PairUnit
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.results_writer import write_results
 from projectgen.experiments.spec import ExperimentSpec, write_experiment_json

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.custom_arms import check_run_method, custom_run_parts
-from projectgen.experiments.engine import Batch
+from projectgen.experiments.engine import Batch, ProgressFn
 from projectgen.experiments.executors import print_progress, worker_runner
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from projectgen.llm.pricing import PriceTable
 
 RunMode = Literal["new", "resume", "collect"]
-ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
 
 
 @dataclass(frozen=True)

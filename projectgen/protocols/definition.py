@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Executor
+from projectgen.experiments.engine import Executor, ProgressFn
 from projectgen.experiments.models import ExperimentModel
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 SampleT = TypeVar("SampleT")
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
-ProgressFn = Callable[[str, str], None]  # (unit key, or "sandbox"; message)
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,13 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
-from projectgen.experiments.engine import Batch, run_batch
+from projectgen.experiments.engine import Batch, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.factory import make_chat_model
-from projectgen.protocols.definition import Evaluation, ProgressFn, Protocol
+from projectgen.protocols.definition import Evaluation, Protocol
 from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.locking import folder_lock

@@ -38,14 +38,14 @@ from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import TestReport
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.engine import Batch, Executor, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import SCRIPTED_PREFIX
-from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
 from projectgen.protocols.evaluate import evaluate
 from projectgen.protocols.refinement.refiner import CARRIES_CODE, CONTEXTS, STRATEGIES, check_setting
 from projectgen.protocols.refinement.results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,

@@ -41,13 +41,13 @@ from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.engine import Batch, Executor, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
-from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
 from projectgen.protocols.evaluate import evaluate
 from projectgen.protocols.reflection.defects import exercise_declarations
 from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
