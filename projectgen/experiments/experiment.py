@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from projectgen.datasets.published import published_tests_of
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
@@ -164,8 +165,6 @@ def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, s
     says so (only the keys in `keep`, when given: a shard's). Under the published denominator a task a paper
     prints (looked up in `formats`, its dataset's) keeps its #Tests in SUM, 0 passed: a dataset defect must
     not raise the score by shrinking SUM."""
-    from projectgen.datasets.published import published_tests_of
-
     done = ledger.done()
     results = []
     for method, model in ((method, model) for method in spec.methods for model in spec.models):

@@ -20,7 +20,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.runs.checkpoints import open_checkpointer
 from projectgen.runs.execution import stream_graph
 from projectgen.runs.lifecycle import INTERRUPTED_REASON, Lifecycle
-from projectgen.runs.trace import TraceWriter
+from projectgen.runs.trace import TraceWriter, read_trace
 
 if TYPE_CHECKING:
     from langgraph.types import Command, Interrupt
@@ -148,8 +148,6 @@ async def drive_within(graph: Any, start: Any, *, context: Any, config: Mapping[
 
 def _paused_for_review(trace: TraceWriter) -> bool:
     """Whether the trace's last run paused for a review (so this one resumes it) rather than ended."""
-    from projectgen.runs.trace import read_trace
-
     marks = [event["event"] for event in read_trace(trace.path) if event.get("event") in
              ("run_start", "run_resumed", "review_requested", "run_end")]
     return bool(marks) and marks[-1] == "review_requested"

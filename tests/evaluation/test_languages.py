@@ -120,7 +120,7 @@ def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, 
     monkeypatch.setattr(runner, "toolchain", lambda language: missing)
     report = runner.evaluate(exercise_task(exercise), exercise.candidate(exercise.reference()))
     assert report.error == "the Go toolchain is missing (go): install apt-get install golang-go"
-    monkeypatch.setattr("projectgen.evaluation.languages.toolchains.probe_toolchain", lambda language: missing)
+    monkeypatch.setattr("projectgen.protocols.reflection.batch.probe_toolchain", lambda language: missing)
     ready, lines = without_toolchain([exercise])
     assert ready == [] and lines == {"Go": f"1 exercise(s) skipped: {missing.not_ready_reason()}"}
 

@@ -38,6 +38,7 @@ from typing import Any
 from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, exercise_task, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.toolchains import probe_toolchain
 from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
@@ -47,6 +48,7 @@ from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
+from projectgen.llm.naming import describe_model
 from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
 from projectgen.protocols.evaluate import evaluate
 from projectgen.protocols.reflection.defects import exercise_declarations
@@ -108,7 +110,6 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
                        call_slots=None, sandbox_slots=None)
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
-        from projectgen.llm.naming import describe_model
         from projectgen.protocols.reflection.unit import reflection_request, run_reflection
 
         incomplete = state.environment_incomplete(exercise_task(unit.exercise))
@@ -162,8 +163,6 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 def without_toolchain(exercises: Sequence[Exercise]) -> tuple[list[Exercise], dict[str, str]]:
     """The exercises whose language this machine can test, and for each language it cannot, one line:
     how many exercises are skipped and what to install (toolchains probed, never assumed)."""
-    from projectgen.evaluation.languages.toolchains import probe_toolchain
-
     toolchains = {language: probe_toolchain(language) for language in {e.language for e in exercises}}
     ready = [e for e in exercises if toolchains[e.language].ready]
     missing = {}
