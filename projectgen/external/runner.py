@@ -38,7 +38,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.external.call_budget import CallBudget
 from projectgen.external.environment import SystemEnvironment, SystemEnvironments
-from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry
+from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry, describe_system
 from projectgen.llm import AllBudgets
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.errors import BudgetExceededError
@@ -267,8 +267,6 @@ def run_status(ran: SystemRun, calls: CallBudget, spending: Any) -> tuple[str, s
 
 def check_system_method(name: str, system_path: Path | None) -> SystemEntry:
     """The entry of an external method, checked runnable (before an experiment writes anything)."""
-    from projectgen.external.systems import describe_system
-
     entry = describe_system(name)
     entry.check_runnable(system_path)
     return entry
