@@ -7,25 +7,17 @@ One job per module:
 - `serving`: `serve_bridge`, the bridge on a unix socket and/or loopback TCP from a thread of its own
 - `sandboxed`: `run_system`, an external system in the sandbox with the bridge as its only way out
 
-Needs aiohttp (the ``bridge`` extra). Names are re-exported lazily: importing this package imports nothing.
+Needs aiohttp (the ``bridge`` extra): every module here but `wire` imports it, and only external systems' runs
+import this package.
 """
 from __future__ import annotations
 
-from projectgen.lazy import lazy_exports
+from projectgen.bridge.sandboxed import SystemCommand, SystemRun, run_system
+from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
+from projectgen.bridge.serving import ServedBridge, serve_bridge
+from projectgen.bridge.wire import BridgeRequestError, ChatRequest, parse_chat_request
 
-_EXPORTS: dict[str, str] = {
-    "BRIDGE_ROLE": "projectgen.bridge.server",
-    "BridgeSettings": "projectgen.bridge.server",
-    "ModelBridge": "projectgen.bridge.server",
-    "ServedBridge": "projectgen.bridge.serving",
-    "serve_bridge": "projectgen.bridge.serving",
-    "SystemCommand": "projectgen.bridge.sandboxed",
-    "SystemRun": "projectgen.bridge.sandboxed",
-    "run_system": "projectgen.bridge.sandboxed",
-    "BridgeRequestError": "projectgen.bridge.wire",
-    "ChatRequest": "projectgen.bridge.wire",
-    "parse_chat_request": "projectgen.bridge.wire",
-}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "BRIDGE_ROLE", "BridgeRequestError", "BridgeSettings", "ChatRequest", "ModelBridge", "ServedBridge",
+    "SystemCommand", "SystemRun", "parse_chat_request", "run_system", "serve_bridge",
+]

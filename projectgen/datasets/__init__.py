@@ -2,7 +2,8 @@
 exercises (LiveRepoReflection, Aider's polyglot benchmark: `exercism`) and multi-turn tasks (SR-Eval:
 `multiturn`).
 
-Names are re-exported lazily: the task model needs pydantic, and `projectgen --help` must stay fast.
+Names are re-exported lazily: the CLI's parser imports `installing` (what `datasets fetch --help` shows), and
+an eager import here would load the task model's pydantic into `projectgen --help`.
 """
 from __future__ import annotations
 

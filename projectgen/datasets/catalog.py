@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from projectgen.config import cache_root
 from projectgen.errors import ProjectGenError
 
 if sys.version_info >= (3, 11):
@@ -72,8 +73,6 @@ def published_dataset(name: str) -> PublishedDataset:
 def datasets_cache_dir() -> Path:
     """Where fetched benchmarks live: `datasets/` of the cache root (`$PROJECTGEN_CACHE_DIR`, else the XDG
     cache folder)."""
-    from projectgen.config import cache_root
-
     return cache_root() / "datasets"
 
 

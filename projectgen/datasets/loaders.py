@@ -23,7 +23,14 @@ from pydantic import ValidationError
 
 from projectgen.config import Settings
 from projectgen.datasets.assets import with_asset_packages
+from projectgen.datasets.catalog import published_task_folder
 from projectgen.datasets.compat import apply_compat
+from projectgen.datasets.examples import example_task_names, example_task_path
+from projectgen.datasets.exercism import LANGUAGES, exercise_task, is_exercise, load_exercise
+from projectgen.datasets.nl2repobench import (difficulties, is_nl2repo_task, load_nl2repo, load_nl2repo_task,
+                                              nl2repo_tasks_folder)
+from projectgen.datasets.pytest_config import pytest_options
+from projectgen.datasets.ralbench import is_ralbench, load_ralbench, load_ralbench_task, ralbench_root_of
 from projectgen.datasets.task import (INSTALL_STEPS, PAPER_SETTINGS, STANDARD_SUITES, SUITE_NAME, Documents,
                                       EnvSpec, SuiteName, Task, TestSuite, package_install)
 from projectgen.errors import ProjectGenError, TaskFormatError
@@ -96,9 +103,6 @@ def load_task(path: str | os.PathLike[str]) -> Task:
             "cannot tell the task format: expected CodeProjectEval keys (source_code, UML) "
             "or DevBench keys (UML_class, code_file_DAG, acceptance_tests)",
         )
-    from projectgen.datasets.exercism import exercise_task, is_exercise, load_exercise
-    from projectgen.datasets.nl2repobench import difficulties, is_nl2repo_task, load_nl2repo_task
-    from projectgen.datasets.ralbench import load_ralbench_task, ralbench_root_of
 
     if (bench := ralbench_root_of(root)) is not None:  # RAL-Bench: tasks/<Name>/<name>.yaml
         return load_ralbench_task(bench, sorted(root.glob("*.yaml"))[0])
@@ -112,9 +116,6 @@ def load_task(path: str | os.PathLike[str]) -> Task:
 def load_task_or_example(spec: str | os.PathLike[str]) -> Task:
     """A task folder, the name of a bundled example, or NAME/TASK of a fetched benchmark (devbench/lice) (`run`,
     `eval`, Studio's ``{"task": ...}`` take all three)."""
-    from projectgen.datasets.catalog import published_task_folder
-    from projectgen.datasets.examples import example_task_names, example_task_path
-
     path, text = Path(spec), str(spec)
     published = published_task_folder(text)
     if published is not None:
@@ -181,8 +182,6 @@ def _load_all(root: Path, *, stop_at_first_error: bool) -> tuple[list[Task], lis
         raise ProjectGenError(f"{root}: dataset folder not found")
     if not root.is_dir():
         raise ProjectGenError(f"{root}: not a folder (expected a dataset folder of task subfolders)")
-    from projectgen.datasets.nl2repobench import load_nl2repo, nl2repo_tasks_folder
-    from projectgen.datasets.ralbench import is_ralbench, load_ralbench
 
     if is_ralbench(root):  # one repository of tasks/, tests/ and repositories/
         tasks, errors = load_ralbench(root)
@@ -615,8 +614,6 @@ def _suite_timeouts(ctx: _Ctx, table: dict[str, Any], suites: dict[SuiteName, Te
 
 def _pytest_options(ctx: _Ctx, value: object) -> dict[str, str]:
     """`[env] pytest_config`: the ini options of the benchmark's pytest.ini, tox.ini, setup.cfg or pyproject.toml."""
-    from projectgen.datasets.pytest_config import pytest_options
-
     if value is None:
         return {}
     text = ctx.read("[env].pytest_config", value, required=True) or ""
@@ -866,8 +863,6 @@ def _toml_language(ctx: _Ctx, value: object, env_table: dict[str, Any]) -> str:
     """`language`: python (the default, pytest) or another language the runner tests with its own tool
     (go test, cargo test, CMake and the Catch2 binary, jest, the JUnit console launcher); a task in another
     language refuses the [env] keys of Python's environments rather than ignoring them."""
-    from projectgen.datasets.exercism import LANGUAGES
-
     if value is None:
         return "python"
     if not isinstance(value, str) or value not in LANGUAGES:

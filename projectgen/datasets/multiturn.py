@@ -36,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.task import Documents, EnvSpec, Task, TestSuite
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
@@ -226,8 +227,6 @@ def load_multiturn_dataset(path: str | os.PathLike[str]) -> tuple[list[MultiTurn
 
 def bundled_dataset_dir() -> Path:
     """The multi-turn tasks bundled with projectgen (`--dataset examples`)."""
-    from projectgen.datasets.examples import example_tasks_dir
-
     return example_tasks_dir() / "multiturn"
 
 

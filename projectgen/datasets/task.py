@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from projectgen.errors import ProjectGenError
 from projectgen.repository import SKIPPED_DIRS
 from projectgen.repository.lines import count_loc
 
@@ -266,8 +267,6 @@ class Task(BaseModel):
 
     def suite(self, name: SuiteName) -> TestSuite:
         """The suite of that name, or a clear error naming the task."""
-        from projectgen.errors import ProjectGenError
-
         if name not in self.suites:
             have = ", ".join(self.suites) or "none"
             raise ProjectGenError(f"task {self.id!r} has no {name} tests (it has: {have})")

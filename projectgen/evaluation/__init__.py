@@ -1,30 +1,18 @@
 """Sandboxed test runs, their typed reports, and the papers' metrics.
 
-Names are re-exported lazily: the runner and the metrics need pydantic (SketchBLEU its extra), and
-`projectgen --help` must stay fast.
+The names are imported here, eagerly: the CLI's parser imports nothing of this package, so `projectgen --help` does
+not pay for it (SketchBLEU's extra is imported only when it scores).
 """
 from __future__ import annotations
 
-from projectgen.lazy import lazy_exports
+from projectgen.evaluation.expectations import ExpectedTests, ScoredRun, TestScore, score_report
+from projectgen.evaluation.metrics import loc_weighted_average, pass_rate, repository_stats
+from projectgen.evaluation.report import Outcome, TestReport, TestResult
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
+from projectgen.evaluation.sketchbleu import SketchBLEUScore, SketchBLEUSettings, average_sketchbleu, sketch_bleu
 
-_EXPORTS: dict[str, str] = {
-    "SandboxRunner": "projectgen.evaluation.runner",
-    "RunnerSettings": "projectgen.evaluation.runner",
-    "TestReport": "projectgen.evaluation.report",
-    "TestResult": "projectgen.evaluation.report",
-    "Outcome": "projectgen.evaluation.report",
-    "ExpectedTests": "projectgen.evaluation.expectations",
-    "TestScore": "projectgen.evaluation.expectations",
-    "ScoredRun": "projectgen.evaluation.expectations",
-    "score_report": "projectgen.evaluation.expectations",
-    "pass_rate": "projectgen.evaluation.metrics",
-    "loc_weighted_average": "projectgen.evaluation.metrics",
-    "repository_stats": "projectgen.evaluation.metrics",
-    "sketch_bleu": "projectgen.evaluation.sketchbleu",
-    "average_sketchbleu": "projectgen.evaluation.sketchbleu",
-    "SketchBLEUScore": "projectgen.evaluation.sketchbleu",
-    "SketchBLEUSettings": "projectgen.evaluation.sketchbleu",
-}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "ExpectedTests", "Outcome", "RunnerSettings", "SandboxRunner", "ScoredRun", "SketchBLEUScore",
+    "SketchBLEUSettings", "TestReport", "TestResult", "TestScore", "average_sketchbleu", "loc_weighted_average",
+    "pass_rate", "repository_stats", "score_report", "sketch_bleu",
+]

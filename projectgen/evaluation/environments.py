@@ -31,6 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from projectgen.config import cache_root
 from projectgen.datasets.task import EnvSpec
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.interpreters import find_python, matches
@@ -120,8 +121,6 @@ def _mentions_pytest(requirements: tuple[str, ...]) -> bool:
 
 def default_cache_dir() -> Path:
     """`envs/` of the cache root (`$PROJECTGEN_CACHE_DIR`, else the XDG cache folder)."""
-    from projectgen.config import cache_root
-
     return cache_root() / "envs"
 
 

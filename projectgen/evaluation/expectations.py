@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from projectgen.datasets.assets import task_assets
 from projectgen.datasets.task import SuiteName, Task
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.languages.toolchains import PYTHON
 from projectgen.evaluation.metrics import pass_rate
@@ -359,8 +360,6 @@ class ExpectationStore:
             else None
 
     def save(self, expected: ExpectedTests) -> Path:
-        from projectgen.durable_files import write_atomic
-
         key = ExpectationKey(expected.task_id, expected.suite, expected.env_key, expected.inputs_digest)
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from projectgen.repository import load_repository
 from projectgen.repository.lines import UNREADABLE_SOURCE_ERRORS, count_loc
 from projectgen.repository.syntax import parse_python
 
@@ -148,8 +149,6 @@ class RepoStats(BaseModel):
 
 def read_python_files(root: Path) -> dict[str, str]:
     """The ``*.py`` files below a folder as a path -> text mapping (caches and VCS skipped)."""
-    from projectgen.repository import load_repository
-
     return load_repository(Path(root), suffixes=(".py",))
 
 

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from projectgen.evaluation.metrics import maintainability_indices
+
 if TYPE_CHECKING:
     from projectgen.datasets.task import Task
     from projectgen.evaluation.runner import SandboxRunner
@@ -132,8 +134,6 @@ def lowest_maintainability(repository: Mapping[str, str], package: str | None = 
     a file that does not parse scores 0, as RAL-Bench treats it. The MI is the Visual Studio formula
     LiveCoder cites (`projectgen.evaluation.metrics.maintainability_indices`, its second figure: no comment
     term), on the reference and the candidate alike, so the ratio the score takes compares like with like."""
-    from projectgen.evaluation.metrics import maintainability_indices
-
     indices = []
     for text in _package_sources(repository, package).values():
         if not any(line.strip() and not line.strip().startswith("#") for line in text.splitlines()):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from projectgen.durable_files import write_atomic
 from projectgen.evaluation.integrity_flags import IntegrityFlag
 from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.stable_output import WORKSPACE
@@ -232,6 +233,5 @@ class TestReport(BaseModel):
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = self.model_dump(mode="json")
         payload["summary"] = self.summary()
-        from projectgen.durable_files import write_atomic
 
         write_atomic(path, json.dumps(payload, indent=2) + "\n")

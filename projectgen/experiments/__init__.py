@@ -19,48 +19,30 @@
     merge        merge_experiments: shard folders (--shard i/N) joined into one result
     concurrency  Concurrency: pairs, model calls per model or endpoint, and sandbox runs in flight, apart
 
-Names are re-exported lazily: an experiment imports the LiveCoder runs (LangGraph), and
-`projectgen --help` must stay fast.
+The names are imported here, eagerly: the CLI's parser imports nothing of this package, so `projectgen --help` does
+not pay for it (an experiment imports the LiveCoder runs, and Ray, only when it runs them).
 """
 from __future__ import annotations
 
-from projectgen.lazy import lazy_exports
+from projectgen.experiments.concurrency import Concurrency
+from projectgen.experiments.engine import Batch, Executor, Shard, run_batch
+from projectgen.experiments.executors import LocalExecutor
+from projectgen.experiments.experiment import ExperimentHooks, run_experiment
+from projectgen.experiments.figures import AttemptFigures, CostFigures, PairResult, TokenFigures, pair_from_run
+from projectgen.experiments.ledger import Ledger
+from projectgen.experiments.merge import merge_experiments
+from projectgen.experiments.models import ExperimentModel, model_slug, parse_models
+from projectgen.experiments.ray_executor import RayExecutor
+from projectgen.experiments.reference_bench import BenchRow, bench_reference
+from projectgen.experiments.results import ExperimentResults, ModelReport, attempt_scores, summarize_pairs
+from projectgen.experiments.results_writer import ResultsPage, Table, write_results
+from projectgen.experiments.spec import ExperimentSpec
+from projectgen.experiments.tables import NOTES, attempt_cells, experiment_page, final_lines
 
-_EXPORTS: dict[str, str] = {
-    "ExperimentModel": "projectgen.experiments.models",
-    "model_slug": "projectgen.experiments.models",
-    "parse_models": "projectgen.experiments.models",
-    "ExperimentSpec": "projectgen.experiments.spec",
-    "Executor": "projectgen.experiments.engine",
-    "Batch": "projectgen.experiments.engine",
-    "run_batch": "projectgen.experiments.engine",
-    "LocalExecutor": "projectgen.experiments.executors",
-    "RayExecutor": "projectgen.experiments.ray_executor",
-    "Shard": "projectgen.experiments.engine",
-    "Concurrency": "projectgen.experiments.concurrency",
-    "merge_experiments": "projectgen.experiments.merge",
-    "Ledger": "projectgen.experiments.ledger",
-    "PairResult": "projectgen.experiments.figures",
-    "AttemptFigures": "projectgen.experiments.figures",
-    "CostFigures": "projectgen.experiments.figures",
-    "TokenFigures": "projectgen.experiments.figures",
-    "pair_from_run": "projectgen.experiments.figures",
-    "attempt_scores": "projectgen.experiments.results",
-    "summarize_pairs": "projectgen.experiments.results",
-    "ModelReport": "projectgen.experiments.results",
-    "ExperimentResults": "projectgen.experiments.results",
-    "NOTES": "projectgen.experiments.tables",
-    "attempt_cells": "projectgen.experiments.tables",
-    "final_lines": "projectgen.experiments.tables",
-    "experiment_page": "projectgen.experiments.tables",
-    "ResultsPage": "projectgen.experiments.results_writer",
-    "Table": "projectgen.experiments.results_writer",
-    "write_results": "projectgen.experiments.results_writer",
-    "ExperimentHooks": "projectgen.experiments.experiment",
-    "run_experiment": "projectgen.experiments.experiment",
-    "BenchRow": "projectgen.experiments.reference_bench",
-    "bench_reference": "projectgen.experiments.reference_bench",
-}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = [
+    "AttemptFigures", "Batch", "BenchRow", "Concurrency", "CostFigures", "Executor", "ExperimentHooks",
+    "ExperimentModel", "ExperimentResults", "ExperimentSpec", "Ledger", "LocalExecutor", "ModelReport", "NOTES",
+    "PairResult", "RayExecutor", "ResultsPage", "Shard", "Table", "TokenFigures", "attempt_cells", "attempt_scores",
+    "bench_reference", "experiment_page", "final_lines", "merge_experiments", "model_slug", "pair_from_run",
+    "parse_models", "run_batch", "run_experiment", "summarize_pairs", "write_results",
+]

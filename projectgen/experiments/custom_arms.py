@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projectgen.agents import Agents
 from projectgen.errors import ProjectGenError
 from projectgen.external.methods import experiment_methods, is_external, planned_attempts
 from projectgen.runs.custom_methods import LoadedMethod, LoadedScorer, load_method, load_scorer
@@ -24,7 +25,6 @@ from projectgen.runs.run_log import KEPT, SELECTION, TESTS, UNIT, WELL_FORMAT
 LOG_SCORES = (UNIT, SELECTION, TESTS, WELL_FORMAT, KEPT)  # the names the run log gives its own scores
 
 if TYPE_CHECKING:
-    from projectgen.agents import Agents
     from projectgen.config import AttemptSettings
     from projectgen.llm import ModelRoles
     from projectgen.runs.request import RunRequest
@@ -114,8 +114,6 @@ def arm_attempts(method: str, attempt_settings: AttemptSettings, config: Mapping
 def custom_run_parts(loaded: LoadedMethod, request: RunRequest, models: ModelRoles) -> tuple[Agents, Any]:
     """What a unit of the custom method gives its run's `RunParts` (`agents`, `project_graph`): its agents (made
     as the run would make them) and the graph its factory builds from them."""
-    from projectgen.agents import Agents
-
     agents = Agents.from_models(models, request.settings)
     return agents, loaded.method.graph(agents, request.settings, models)
 

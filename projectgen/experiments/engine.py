@@ -61,6 +61,9 @@ class Relocatable(Protocol):
         checkpoint), so a worker that dies loses nothing its retry would need."""
 
 
+ProgressFn = Callable[[str, str], None]
+"""(a unit's key, or "sandbox"; a progress line): what a batch reports as its units go."""
+
 U = TypeVar("U", bound=Unit)  # a unit
 S = TypeVar("S")  # a worker's state, made once per worker by `setup` (e.g. a sandbox runner)
 R = TypeVar("R")  # a unit's row

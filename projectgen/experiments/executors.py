@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import SandboxRunner
 
 U = TypeVar("U")
 S = TypeVar("S")
@@ -109,7 +110,5 @@ def worker_runner(settings: Any = None, progress: Callable[[str, str], None] | N
     """A batch worker's sandbox runner made from `settings` (`RunnerSettings`, picklable), its log lines
     relayed to `progress("sandbox", message)`, its runs taking one of `slots` (shared by the batch's
     workers in this process): what a batch's `setup` makes on each worker."""
-    from projectgen.evaluation.runner import SandboxRunner
-
     return SandboxRunner(settings, log=(lambda message: progress("sandbox", message)) if progress else None,
                          slots=slots)

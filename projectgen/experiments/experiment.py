@@ -45,18 +45,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from projectgen.datasets.published import published_tests_of
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
 from projectgen.experiments.custom_arms import arm_attempts, plugin_fields
-from projectgen.experiments.engine import Executor, Shard, run_batch
+from projectgen.experiments.engine import Executor, ProgressFn, Shard, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.figures import PairResult
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
-from projectgen.experiments.pairs import PairBatch, PairUnit, ProgressFn
+from projectgen.experiments.pairs import PairBatch, PairUnit
 from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.results_writer import write_results
 from projectgen.experiments.spec import ExperimentSpec, write_experiment_json
@@ -164,8 +165,6 @@ def record_load_errors(ledger: Ledger, spec: ExperimentSpec, errors: dict[str, s
     says so (only the keys in `keep`, when given: a shard's). Under the published denominator a task a paper
     prints (looked up in `formats`, its dataset's) keeps its #Tests in SUM, 0 passed: a dataset defect must
     not raise the score by shrinking SUM."""
-    from projectgen.datasets.published import published_tests_of
-
     done = ledger.done()
     results = []
     for method, model in ((method, model) for method in spec.methods for model in spec.models):

@@ -13,11 +13,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from projectgen.datasets.published import task_weight
 from projectgen.datasets.task import Task
-from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted
+from projectgen.errors import ProjectGenError
+from projectgen.evaluation.denominators import (DEFAULT_DENOMINATOR, DenominatorSetting, UnitCounts, counted,
+                                                nothing_produced)
+from projectgen.evaluation.error_types import collection_error_types, failing_error_types
+from projectgen.evaluation.expectations import expected_counts
 from projectgen.evaluation.integrity_flags import IntegrityFlag
+from projectgen.evaluation.report import TestReport
 from projectgen.experiments.folder_layout import pair_key
 from projectgen.experiments.models import ExperimentModel
+from projectgen.llm.pricing import format_usd
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import (
@@ -25,7 +32,6 @@ from projectgen.runs.output_scorers import (
     repository_maintainability,
 )
 from projectgen.runs.run_log import EXTERNAL_KIND, UNIT, RunLog, Score, read_run_log
-from projectgen.errors import ProjectGenError
 
 PairStatus = Literal["finished", "budget-limited", "error"]
 FINISHED: tuple[str, ...] = ("finished", "budget-limited")
@@ -48,8 +54,6 @@ class CostFigures(BaseModel):
                            unpriced_calls=self.unpriced_calls + other.unpriced_calls)
 
     def label(self) -> str:
-        from projectgen.llm.pricing import format_usd
-
         if self.priced_calls == 0 and self.unpriced_calls == 0:
             return "-"
         if self.priced_calls == 0:
@@ -210,7 +214,6 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
     before, or run without the scorers) is scored here, its unit tests with a sandbox `runner`
     (`final_unit_scores`). `scorers` names the custom scorers whose values the row carries (`scores`).
     """
-    from projectgen.datasets.published import task_weight
     weight = task_weight(task)
     folder = RunFolder(run_dir)
     log = read_run_log(folder)
@@ -290,8 +293,6 @@ def run_feedback_suite(summary: dict[str, Any]) -> str | None:
 
 def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:
     """The integrity flags of the final output, as its unit test report recorded them (none without one)."""
-    from projectgen.evaluation.report import TestReport
-
     report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return []
@@ -301,8 +302,6 @@ def final_integrity_flags(run_dir: Path) -> list[IntegrityFlag]:
 def final_environment_notes(run_dir: Path) -> list[str]:
     """Why the task's environment was not its benchmark's, as the final unit test report recorded it (none
     without one)."""
-    from projectgen.evaluation.report import TestReport
-
     report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return []
@@ -313,8 +312,6 @@ def final_environment_notes(run_dir: Path) -> list[str]:
 def final_unit_run_note(run_dir: Path) -> str | None:
     """Why the final unit test run was cut short (a timeout, a stop, modules that did not collect), from its
     report; None when it ran to the end or there is none."""
-    from projectgen.evaluation.report import TestReport
-
     report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return None
@@ -329,9 +326,6 @@ def final_unit_run_note(run_dir: Path) -> str | None:
 def final_error_types(run_dir: Path) -> dict[str, dict[str, int] | None]:
     """The exception classes the final output's failing unit tests met and those of the modules its run could
     not collect, from its unit test report as written (nothing runs again); none without a report."""
-    from projectgen.evaluation.error_types import collection_error_types, failing_error_types
-    from projectgen.evaluation.report import TestReport
-
     report_path = RunLayout(run_dir).unit_report
     if not report_path.is_file():
         return {}
@@ -350,10 +344,6 @@ def final_unit_scores(run_dir: Path, task: Task, runner: Any, unit: Score | None
     reference, the tests the output ran. #Tests is then the paper's per-task count for a published task
     under the "published" setting (`evaluation.denominators`), else that measured count.
     """
-    from projectgen.evaluation.denominators import nothing_produced
-    from projectgen.evaluation.expectations import expected_counts
-    from projectgen.evaluation.report import TestReport
-
     if unit is None:
         # No unit run: a run that produced no file counts as an error row does (0 of the published or declared
         # #Tests, kept in SUM); it showed #Pass 0/0 and left SUM's #Tests, beside 0/8 for a wrong output

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from projectgen.config import AttemptSettings
+from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.custom_arms import arm_attempts, check_plugin_records, plugin_fields
@@ -27,7 +29,7 @@ from projectgen.experiments.figures import FINISHED, PairResult
 from projectgen.experiments.folder_layout import LEGACY_LAYOUT, folder_layout
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel
-from projectgen.experiments.results import ExperimentResults
+from projectgen.experiments.results import ExperimentResults, summarize_pairs
 from projectgen.experiments.results_writer import write_results
 from projectgen.experiments.spec import FIXED_FIELDS, fixed_field
 from projectgen.experiments.tables import experiment_page
@@ -149,16 +151,12 @@ def copy_run_folder(source: Path, target: Path) -> None:
 
 
 def write_config(out_dir: Path, config: dict[str, Any]) -> None:
-    from projectgen.durable_files import write_atomic
-
     write_atomic(out_dir / layout.EXPERIMENT_CONFIG, json.dumps(config, indent=1) + "\n")
 
 
 def merged_results(config: dict[str, Any], out_dir: Path, ledger: Ledger, folders: list[Path]) -> ExperimentResults:
     """The results of the merged ledger, as `run_experiment` writes them (settings profiles and price source
     from the shares' results.json)."""
-    from projectgen.config import AttemptSettings
-    from projectgen.experiments.results import summarize_pairs
     pairs = sorted((PairResult.model_validate(entry) for entry in ledger.done().values()), key=lambda p: p.task_id)
     attempt_settings = AttemptSettings.model_validate(config["attempt_settings"])
     profiles: dict[str, dict[str, Any]] = {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from projectgen.errors import ProjectGenError
+from projectgen.llm import ModelRoles
 from projectgen.llm.specs import REFERENCE_SPEC, SCRIPTED_PREFIX, absolute_script
 
 
@@ -99,8 +100,6 @@ def parse_models(models: Iterable[ExperimentModel | str]) -> tuple[ExperimentMod
 
 def preflight(model: ExperimentModel, base_url: str | None) -> None:
     """Fail before any run on a spec that cannot make a model (unknown provider, missing key, bad script)."""
-    from projectgen.llm import ModelRoles
-
     if model.is_reference:
         return
     if model.script_dir is not None:

@@ -26,27 +26,33 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from projectgen.config import Settings
+from projectgen.datasets.published import task_weight
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.denominators import nothing_produced
 from projectgen.experiments.custom_arms import check_run_method, custom_run_parts
-from projectgen.experiments.engine import Batch
+from projectgen.experiments.engine import Batch, ProgressFn
 from projectgen.experiments.executors import print_progress, worker_runner
 from projectgen.experiments.figures import FINISHED, PairResult, pair_from_run
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, pair_key
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.external.methods import is_external
+from projectgen.external.systems import describe_system
+from projectgen.llm import ModelRoles
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.specs import REFERENCE_SPEC
 from projectgen.runs.folder import read_manifest
 from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import REFERENCE_SCORERS
+from projectgen.runs.request import RunRequest
 
 if TYPE_CHECKING:
-    from projectgen.llm import ModelRoles
+    from projectgen.evaluation.runner import RunnerSettings
+    from projectgen.llm.pricing import PriceTable
 
 RunMode = Literal["new", "resume", "collect"]
-ProgressFn = Callable[[str, str], None]  # (pair key, or "sandbox"; message)
 
 
 @dataclass(frozen=True)
@@ -123,8 +129,6 @@ def checkpointed(run_dir: Path) -> bool:
 
 def task_loc(task: Task) -> int | None:
     """The task's #LOC weight (published, else its reference's), or None when its reference cannot be read."""
-    from projectgen.datasets.published import task_weight
-
     try:
         return task_weight(task).loc
     except OSError:
@@ -136,15 +140,15 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     """The pairs of one experiment: each worker has its own sandbox runner; a ledger line is a `PairResult`.
 
     `runner_factory` makes a worker's runner (default `SandboxRunner()` logging to `progress`);
-    `prices` is a `projectgen.llm.pricing.PriceTable`; `progress(key, message)` relays the runs'
+    `progress(key, message)` relays the runs'
     progress lines.
     """
 
     spec: ExperimentSpec
-    prices: Any
+    prices: PriceTable
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
-    runner_settings: Any = None  # a RunnerSettings for the default SandboxRunner (picklable, unlike a factory)
+    runner_settings: RunnerSettings | None = None  # for the default SandboxRunner (picklable, unlike a factory)
     call_slots: CallSlots | None = None  # model calls in flight per model or endpoint, shared by the workers
     sandbox_slots: threading.Semaphore | None = None  # sandbox runs at once, shared by the default runners
 
@@ -171,7 +175,6 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
 
     def attempt(self, unit: PairUnit, state: Any) -> PairResult:
         from projectgen.runs.livecoder import Run, RunParts
-        from projectgen.runs.request import RunRequest
 
         scorers = [loaded.scorer for loaded in self.spec.scorers]
         figures = dict(model=unit.model, task=unit.task, prices=self.prices, runner=state, method=unit.method,
@@ -215,9 +218,7 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
     def run_external(self, unit: PairUnit, state: Any) -> str:
         """Run the unit's external system (`projectgen.external.runner`); how: "resumed" when its folder held a
         killed run of the same request (its paid calls replayed), else "run"."""
-        from projectgen.config import Settings
         from projectgen.external.runner import ExternalRun, run_external
-        from projectgen.external.systems import describe_system
 
         folder = RunLayout(unit.run_dir)
         if unit.fresh and unit.run_id and folder_run_id(unit.run_dir) != unit.run_id and unit.run_dir.exists():
@@ -254,8 +255,6 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
 
     def unlimited_models(self, unit: PairUnit) -> tuple[ModelRoles, dict[str, str]]:
         """The unit's models and the specs its run.json records (the reference replay is built per task)."""
-        from projectgen.llm import ModelRoles
-
         if unit.model.is_reference:
             from projectgen.oracles.reference_replay import reference_model
 
@@ -267,8 +266,6 @@ class PairBatch(Batch[PairUnit, Any, PairResult]):
 
     def failed(self, unit: PairUnit, reason: str) -> PairResult:
         """An error row; on a published task it keeps the paper's #Tests, with no test passed."""
-        from projectgen.evaluation.denominators import nothing_produced
-
         counts = nothing_produced(unit.task, self.spec.denominator)
         return PairResult(key=unit.key, method=unit.method, model=unit.model.slug, spec=unit.model.spec,
                           task_id=unit.task.id,

@@ -17,12 +17,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from projectgen.datasets.catalog import find_published
+from projectgen.datasets.integrity import manifest, missing_from_copy
 from projectgen.datasets.known_defects import KnownDefect, known_defects
 from projectgen.datasets.published import published_tests
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.dataset_defects import dataset_defects
+from projectgen.evaluation.expectations import declared_counts
+from projectgen.evaluation.metrics import pass_rate
 from projectgen.evaluation.report import Outcome, TestReport
-from projectgen.evaluation.runner import SandboxRunner
+from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.engine import Batch, Executor, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress
@@ -59,10 +64,6 @@ def row_from_report(report: TestReport, report_path: Path | None, shipped: set[s
     `known`: the task's defects no output shows, named when one of their tests did not pass). With the
     benchmark's frozen total (`[expected_total]`) the row counts out of it, as the benchmark's harness does;
     with the paper's #Tests (`published`) the note says why the reference passes fewer (`published_gap`)."""
-    from projectgen.evaluation.dataset_defects import dataset_defects
-    from projectgen.evaluation.expectations import declared_counts
-    from projectgen.evaluation.metrics import pass_rate
-
     # a file this copy lacks is named once, as the copy's (the published dataset has it)
     defects = dataset_defects(report, shipped | set(absent), hidden) if shipped is not None else []
     unpassed = [test.nodeid for test in report.tests if test.outcome is not Outcome.PASSED]
@@ -115,9 +116,6 @@ def published_gap(report: TestReport, published: int) -> str:
 def copy_defects(task: Task) -> list[str]:
     """Files the published benchmark has for `task` that its folder lacks ([] for a task of no published
     benchmark)."""
-    from projectgen.datasets.catalog import find_published
-    from projectgen.datasets.integrity import manifest, missing_from_copy
-
     dataset = find_published(task.format)
     return missing_from_copy(Path(task.root), manifest(dataset), task.id) if dataset is not None and task.root else []
 
@@ -160,7 +158,7 @@ class ReferenceBatch(Batch[ReferenceUnit, SandboxRunner, BenchRow]):
     """
 
     runner: SandboxRunner | None
-    runner_settings: Any = None
+    runner_settings: RunnerSettings | None = None
 
     def setup(self) -> SandboxRunner:
         if self.runner is not None:

@@ -26,14 +26,13 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from projectgen.evaluation.error_types import by_category, merged
+from projectgen.evaluation.metrics import TaskScore, loc_weighted_average, pass_rate, summarize
 from projectgen.evaluation.sketchbleu import average_sketchbleu
 from projectgen.experiments.figures import CostFigures, PairResult, TokenFigures
 from projectgen.experiments.models import ExperimentModel
 from projectgen.llm.specs import REFERENCE_SPEC
 
 def _rate(passed: int | None, total: int | None) -> float:
-    from projectgen.evaluation.metrics import pass_rate
-
     return pass_rate(passed or 0, total or 0)
 
 
@@ -202,8 +201,6 @@ class ModelReport(BaseModel):
 def summarize_pairs(model: ExperimentModel, pairs: Sequence[PairResult], attempts: int,
                     method: str = "livecoder") -> ModelReport:
     """A model's figures per attempt and for the final outputs (see the module docstring)."""
-    from projectgen.evaluation.metrics import TaskScore, loc_weighted_average, summarize
-
     ok = [p for p in pairs if p.ok]
     measured = bool(ok) and all(p.unit_measured for p in ok)
     scores = [attempt_scores(p, attempts) for p in ok]

@@ -19,8 +19,12 @@ from projectgen.evaluation.denominators import DEFAULT_DENOMINATOR, DenominatorS
 from projectgen.experiments.custom_arms import check_plugin_records, plugin_records, resolve_methods, resolve_scorers
 from projectgen.experiments.folder_layout import PAIR_LAYOUT, folder_layout
 from projectgen.experiments.models import ExperimentModel, parse_models
+from projectgen.external.methods import is_external, system_paths_for
 from projectgen.runs import layout
+from projectgen.runs.checkpoints import per_machine_checkpoints
 from projectgen.runs.custom_methods import LoadedMethod, LoadedScorer
+from projectgen.runs.methods import method_attempt_settings
+from projectgen.runs.request import check_options
 
 # The fields of experiment.json that a continued experiment must keep.
 FIXED_FIELDS = ("dataset", "settings", "attempt_settings", "max_tokens", "denominator")
@@ -79,8 +83,6 @@ class ExperimentSpec:
 
     def __post_init__(self) -> None:
         # frozen: normalise the given values once, here
-        from projectgen.external.methods import system_paths_for
-        from projectgen.runs.request import check_options
 
         object.__setattr__(self, "dataset", Path(self.dataset))
         methods, custom = resolve_methods(self.methods, self.custom_methods)
@@ -109,10 +111,6 @@ class ExperimentSpec:
         SQLite checkpoints without `checkpoint_url`, and an embedded knowledge store when some method
         reads knowledge across attempts without `knowledge_url`. Units that may land on other machines
         (a Ray cluster) need none of it."""
-        from projectgen.external.methods import is_external
-        from projectgen.runs.checkpoints import per_machine_checkpoints
-        from projectgen.runs.methods import method_attempt_settings
-
         state = per_machine_checkpoints(self.checkpoint_url)
         knowledge = [method_attempt_settings(self.base_method(method), self.attempt_settings)
                      for method in self.methods if not is_external(method)]

@@ -10,24 +10,6 @@ One job per module:
 - `methods`: which names are experiment methods, and the ``--system-path`` of checkout systems
 - `adapters/`: one standalone script per system, run inside the sandbox (docs/external-systems.md)
 
-Names are re-exported lazily: importing this package imports nothing.
+Nothing is imported here: import a name from its module (`experiments` imports `methods` on every run, and
+`runner` needs the ``bridge`` extra).
 """
-from __future__ import annotations
-
-from projectgen.lazy import lazy_exports
-
-_EXPORTS: dict[str, str] = {
-    "CallBudget": "projectgen.external.call_budget",
-    "checkout_version": "projectgen.external.checkout",
-    "SystemEnvironment": "projectgen.external.environment",
-    "SystemEnvironments": "projectgen.external.environment",
-    "experiment_methods": "projectgen.external.methods",
-    "is_external": "projectgen.external.methods",
-    "ExternalRun": "projectgen.external.runner",
-    "run_external": "projectgen.external.runner",
-    "SystemEntry": "projectgen.external.systems",
-    "load_systems": "projectgen.external.systems",
-}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.bridge.sandboxed import SystemCommand, SystemRun, run_system
 from projectgen.bridge.server import BRIDGE_ROLE, BridgeSettings, ModelBridge
@@ -39,7 +39,7 @@ from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.external.call_budget import CallBudget
 from projectgen.external.checkout import checkout_version
 from projectgen.external.environment import SystemEnvironment, SystemEnvironments
-from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry
+from projectgen.external.systems import CHECK_TESTS, DOCUMENT_FIELDS, SystemEntry, describe_system
 from projectgen.llm import AllBudgets
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.errors import BudgetExceededError
@@ -50,6 +50,9 @@ from projectgen.runs.manifest import RunManifest
 from projectgen.runs.output_scorers import Scorer, score_output
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import EXTERNAL_KIND, write_run_log
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 DOCS_DIR = ".projectgen-docs"  # in the sandbox's workspace: what the system is given
 OUT_DIR = "out"  # in the sandbox's workspace: what the system writes, collected as its repository
@@ -63,7 +66,7 @@ class ExternalRun:
 
     task: Task
     run_dir: Path
-    model: Any  # the experiment's model (a LangChain chat model, a replay)
+    model: BaseChatModel  # the experiment's model (a real one or a replay)
     model_specs: Mapping[str, str]  # run.json's models (role -> spec, and the base URL / sampling entries)
     model_label: str | None = None  # a replay's label (run.json's model_label)
     settings: Settings = field(default_factory=Settings)
@@ -267,8 +270,6 @@ def run_status(ran: SystemRun, calls: CallBudget, spending: Any) -> tuple[str, s
 
 def check_system_method(name: str, system_path: Path | None) -> SystemEntry:
     """The entry of an external method, checked runnable (before an experiment writes anything)."""
-    from projectgen.external.systems import describe_system
-
     entry = describe_system(name)
     entry.check_runnable(system_path)
     return entry

@@ -27,14 +27,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from projectgen.agents.knowledge import render_guidance
+from projectgen.agents.observations import execution_feedback, observe_repository
 from projectgen.config import AttemptSettings, FeedbackSuite
+from projectgen.evaluation.expectations import expected_counts
 from projectgen.evaluation.report import TestReport
 from projectgen.graphs.context import AttemptsContext
 from projectgen.graphs.loop import bind
+from projectgen.graphs.stage_records import stage_summaries
 from projectgen.graphs.state import AttemptsState, ProjectState, initial_state, last_verdict
 from projectgen.llm import BudgetExceededError
 from projectgen.memory.knowledge_entries import ExtractedKnowledge, FailureKnowledge, SuccessKnowledge
-from projectgen.graphs.stage_records import stage_summaries
 
 ATTEMPT_RECORD = "attempt:{}"
 
@@ -43,8 +46,6 @@ def attempt_score(runner: Any, task: Any, report: TestReport) -> float:
     """The pass rate of `report` over the task's expected tests of its suite (what the reference collects,
     skips left out; a module that does not collect fails all its tests), so a perfect output scores 1.0
     and reaches the reuse trigger (`expected_counts`)."""
-    from projectgen.evaluation.expectations import expected_counts
-
     passed, total, _ = expected_counts(runner, task, report)
     return passed / total if total else 0.0
 
@@ -90,8 +91,6 @@ def after_plan(state: AttemptsState, *, attempts: int) -> str:
 async def retrieve_knowledge(state: AttemptsState, runtime: Runtime[AttemptsContext], *,
                              settings: AttemptSettings) -> dict[str, Any]:
     """Node "retrieve_knowledge": success and failure knowledge relevant to the requirement, as guidance."""
-    from projectgen.agents.knowledge import render_guidance
-
     ctx = runtime.context
     query = ctx.task.docs.prd
     used: dict[str, list[dict[str, Any]]] = {"success": [], "failure": []}
@@ -167,8 +166,6 @@ async def score_attempt(state: AttemptsState, runtime: Runtime[AttemptsContext],
 async def extract_knowledge(ctx: AttemptsContext, settings: AttemptSettings, attempt: int,
                             current: dict[str, Any], feedback_suite: FeedbackSuite) -> ExtractedKnowledge:
     """The extractor's knowledge of the scored attempt `current` (one model call)."""
-    from projectgen.agents.observations import execution_feedback, observe_repository
-
     report = TestReport.model_validate(current["feedback_report"]) if current["feedback_report"] else None
     return await ctx.extractor.extract(
         ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,

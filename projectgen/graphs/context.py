@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from projectgen.agents.base import ModelGateway
 from projectgen.agents.protocols import LessonExtractor
@@ -19,9 +19,24 @@ from projectgen.datasets.exercism import Exercise, exercise_task
 from projectgen.datasets.task import Task
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import META_ATTEMPT
+from projectgen.memory.best_repo import BestRepositoryStore
+
+if TYPE_CHECKING:
+    from projectgen.memory.knowledge_entries import KnowledgeEntry, KnowledgeKind
+    from projectgen.memory.knowledge_store import RetrievedKnowledge
 
 AttemptRecorder = Callable[[int, Mapping[str, str], Mapping[str, Any]], None]
 """(attempt number, its repository, its record) -> None: where a run keeps each attempt (`attempts/N`)."""
+
+
+class Knowledge(Protocol):
+    """What the attempts graph asks of LiveCoder's knowledge: `KnowledgeStore` (Chroma) in a run, a stand-in that
+    keeps nothing in tests and ablations."""
+
+    def add(self, task_id: str, entry: KnowledgeEntry, run_id: str | None = None) -> object: ...
+
+    def retrieve(self, task_id: str, query: str, kind: KnowledgeKind, k: int = 3,
+                 run_id: str | None = None) -> list[RetrievedKnowledge]: ...
 
 
 @dataclass
@@ -57,8 +72,8 @@ class AttemptsContext:
 
     task: Task
     runner: SandboxRunner
-    knowledge: Any  # KnowledgeStore: add(task_id, entry, run_id) / retrieve(task_id, query, kind, k)
-    best: Any  # BestRepositoryStore: offer(...) / best(task_id)
+    knowledge: Knowledge
+    best: BestRepositoryStore
     extractor: LessonExtractor | None = None  # KnowledgeExtractor by default; None skips extraction
     gateway: ModelGateway = field(default_factory=ModelGateway)
     run_id: str = "run"

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from projectgen.agents.base import Verdict
 from projectgen.datasets.task import Documents, Task
-from projectgen.memory import MemoryEntry, Stage, StageMemory
+from projectgen.memory import MemoryEntry, StageMemory, StageName
 from projectgen.ssat import SSAT
 
 
@@ -170,7 +170,7 @@ def reviews_of(state: ProjectState, stage: str) -> list[dict[str, Any]]:
     return [r for r in state.get("reviews") or [] if r["stage"] == stage]
 
 
-def stage_memory(state: ProjectState, stage: Stage) -> StageMemory:
+def stage_memory(state: ProjectState, stage: StageName) -> StageMemory:
     entries = [MemoryEntry.model_validate({k: v for k, v in r.items() if k != "id"})
                for r in state.get("memory") or [] if r["stage"] == stage]
     return StageMemory(entries=entries)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.integrity_flags import describe_counts
 from projectgen.inspection.formatting import fmt_score, fmt_seconds
 from projectgen.inspection.views import RunView
 from projectgen.llm.naming import REFERENCE_LABEL
 from projectgen.llm.pricing import PRICES_AS_OF
-
 from projectgen.runs.methods import DEFAULT_METHOD, describe_method
 from projectgen.runs.run_log import UNIT
 from projectgen.runs.trace import STAGES
@@ -152,8 +152,6 @@ def _model_fact(name: str, info: dict[str, Any]) -> str:
 
 def method_fact(name: str) -> str:
     """The method's name and label (the name alone for a method this version does not know)."""
-    from projectgen.errors import ProjectGenError
-
     try:
         return f"{name}: {describe_method(name).label}"
     except ProjectGenError:

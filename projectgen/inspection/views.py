@@ -21,11 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from projectgen.errors import ProjectGenError
 from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.llm import CallRecord, UsageTotals
-from projectgen.errors import ProjectGenError
 from projectgen.llm.pricing import CostTotal, PriceTable, is_scripted
 from projectgen.runs.layout import EvolveLayout, RunLayout
+from projectgen.runs.locking import last_holder, lock_holder
 from projectgen.runs.methods import describe_method
 from projectgen.runs.run_log import RunLog
 from projectgen.runs.trace import STAGES
@@ -281,8 +282,6 @@ class RunView:
     def _liveness(self, recorded: str) -> str:
         """run.json says "running": check that a process still holds the run (a SIGKILL or a crash
         leaves the word behind), and say so when none does."""
-        from projectgen.runs.locking import last_holder, lock_holder
-
         holder = lock_holder(self.path)
         if holder is not None:
             return f"{recorded} (pid {holder})" if holder > 0 else recorded

@@ -20,8 +20,9 @@ One job per module:
 The replay oracles (a task's reference replayed as a model) are `projectgen.oracles`: they read tasks and
 the architecture tree, which build on this package.
 
-Names are re-exported lazily: importing this package (or one of its modules) imports nothing
-else; `ScriptedChatModel` subclasses LangChain's chat model and is built on first use.
+Names are re-exported lazily: the CLI's parser imports `roles`, `specs`, `sampling`, `naming` and `call_slots`,
+and an eager import here would load pydantic into `projectgen --help`; `ScriptedChatModel` subclasses
+LangChain's chat model and is built on first use.
 """
 from __future__ import annotations
 

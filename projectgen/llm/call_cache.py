@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projectgen.durable_files import append_line
 from projectgen.llm.messages import input_text
 from projectgen.llm.roles import CallLabels
 from projectgen.llm.usage import CallRecord
@@ -57,8 +58,6 @@ class CallCache:
             return self._load().get(key)
 
     def put(self, key: str, reply: Any, record: CallRecord) -> None:
-        from projectgen.durable_files import append_line
-
         entry = {"key": key, "content": reply.content, "usage": getattr(reply, "usage_metadata", None),
                  "response_metadata": getattr(reply, "response_metadata", None) or {},
                  "record": record.model_dump(mode="json")}

@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from projectgen.errors import ProjectGenError
 from projectgen.llm.call_slots import wrapped_config
+from projectgen.llm.factory import ModelRoles
 from projectgen.llm.messages import estimate_tokens, input_text, message_text
 from projectgen.llm.naming import describe_model, model_name
 from projectgen.llm.roles import META_ATTEMPT, META_ITERATION, META_ROLE, META_STAGE, META_TARGET, ROLES
@@ -344,8 +345,6 @@ def inject_faults(models: Any, plan: FaultPlan | str) -> Any:
 
     Models shared between roles stay shared (one wrapper each), so their fault counts are too.
     """
-    from projectgen.llm.factory import ModelRoles
-
     plan = FaultPlan.parse(plan) if isinstance(plan, str) else plan
     cls = _faulty_chat_model_class()
     wrapped: dict[int, Any] = {}

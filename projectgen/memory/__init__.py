@@ -11,9 +11,9 @@ Nothing here is global.
 """
 from __future__ import annotations
 
-from projectgen.memory.stage_memory import STOPWORDS, MemoryEntry, Stage, StageMemory, render, tokenize
+from projectgen.memory.stage_memory import STOPWORDS, MemoryEntry, StageMemory, StageName, render, tokenize
 
-__all__ = ["STOPWORDS", "MemoryEntry", "Stage", "StageMemory", "render", "tokenize"]
+__all__ = ["STOPWORDS", "MemoryEntry", "StageMemory", "StageName", "render", "tokenize"]
 
 # Knowledge store (Chroma, imported lazily), offline embeddings and the best-repository store.
 from projectgen.memory.best_repo import BestRepository, BestRepositoryInfo, BestRepositoryStore  # noqa: E402

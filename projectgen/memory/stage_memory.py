@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Stage = Literal["architecture", "skeleton", "code"]
+StageName = Literal["architecture", "skeleton", "code"]
 
 # Words that appear in almost every feedback text or diff and so only add noise to BM25.
 STOPWORDS = frozenset(
@@ -69,7 +69,7 @@ class MemoryEntry(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    stage: Stage
+    stage: StageName
     iteration: int = Field(ge=1, description="1-based revision number within the stage")
     target: str | None = Field(default=None, description="file path (code stage) or None")
     feedback: str = ""

@@ -15,18 +15,19 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Executor
+from projectgen.experiments.engine import Executor, ProgressFn
 from projectgen.experiments.models import ExperimentModel
 from projectgen.runs import layout
 
 if TYPE_CHECKING:
+    from langgraph.pregel import Pregel
+
     from projectgen.agents.base import ModelGateway
-    from projectgen.evaluation.runner import SandboxRunner
+    from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 
 SampleT = TypeVar("SampleT")
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
-ProgressFn = Callable[[str, str], None]  # (unit key, or "sandbox"; message)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Solver:
     """One sample's run of a protocol's graph: the compiled graph, the state it starts from, and the context it
     runs with, built around the run's model gateway (the one door: usage, call cache, budgets)."""
 
-    graph: Any  # a compiled LangGraph graph (its type is LangGraph's, generic over the protocol's state)
+    graph: Pregel  # a compiled LangGraph graph
     start: Mapping[str, Any]
     context: Callable[[ModelGateway], Any]
     config: Mapping[str, Any] = field(default_factory=dict)  # LangGraph's run config, e.g. a recursion limit
@@ -43,7 +44,7 @@ class Solver:
 SolverFactory = Callable[[SampleT, SettingsT, Any, "SandboxRunner | None"], Solver]
 """(sample, settings, chat model, sandbox runner or None) -> the sample's `Solver`."""
 
-Scorer = Callable[[SampleT, Mapping[str, Any]], float]
+SampleScorer = Callable[[SampleT, Mapping[str, Any]], float]
 """(sample, the graph's final state) -> a score; a protocol's scorers run inside the unit, never after the run."""
 
 
@@ -91,7 +92,7 @@ class BatchOptions:
     concurrency: Concurrency | None = None  # caps on model calls and sandbox runs (None: none)
     base_url: str | None = None  # an OpenAI-compatible endpoint for served models
     sampling: Mapping[str, float | int] = field(default_factory=dict)  # temperature, top_p, max_tokens overrides
-    runner_settings: Any = None  # `RunnerSettings` the workers' sandbox runners are made from
+    runner_settings: RunnerSettings | None = None  # what the workers' sandbox runners are made from
     runner_factory: Callable[[], Any] | None = None  # or a factory of the runner (tests: a fake sandbox)
     checkpoint_url: str | None = None  # PostgreSQL for every unit's checkpoints (None: SQLite per unit)
     hooks: Hooks = field(default_factory=Hooks)
@@ -123,7 +124,7 @@ class Protocol(Generic[SampleT, SettingsT]):
     splits them: reflection's units each take one edit format); None only for an adapter whose batch runs units
     that build their own graph (LiveCoder's runs; evolve's run, whose solver takes a model per role and the base
     as its folder keeps it: `protocols.evolve.unit.evolve_solver`)."""
-    scorers: Mapping[str, Scorer[SampleT]] = field(default_factory=dict)
+    scorers: Mapping[str, SampleScorer[SampleT]] = field(default_factory=dict)
     batch: Callable[[Evaluation[SettingsT]], BaseModel] | None = None
     """The protocol's own batch (None: one unit per model and sample, `projectgen.protocols.samples`)."""
     failures: Callable[[Any], int] | None = None

@@ -22,21 +22,22 @@ from pydantic import BaseModel, Field
 
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
-from projectgen.experiments.engine import Batch, run_batch
+from projectgen.experiments.engine import Batch, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.llm.call_slots import CallSlots, limit_calls
 from projectgen.llm.factory import make_chat_model
-from projectgen.protocols.definition import Evaluation, ProgressFn, Protocol
+from projectgen.protocols.definition import Evaluation, Protocol
 from projectgen.runs import layout
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.locking import folder_lock
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import read_run_log
-from projectgen.runs.unit import Unit, UnitEnd, drive_unit
+from projectgen.runs.unit import UnitEnd, UnitRun, drive_unit
 
 CONFIG = "evaluate.json"
 RESULTS_SCHEMA_VERSION = 1
@@ -131,7 +132,7 @@ async def arun_sample(protocol: Protocol, settings: BaseModel, unit: SampleUnit,
         record = {"task_id": unit.sample.id, "model": unit.model.slug, "scores": scores}
         return UnitEnd(scores, trace={"scores": scores}, record=record, summary=json.dumps(record, indent=1) + "\n")
 
-    return await drive_unit(folder, Unit(
+    return await drive_unit(folder, UnitRun(
         request=request, kind=protocol.name, graph=solver.graph, start=dict(solver.start), context=solver.context,
         outputs=outputs, run_id=unit.key, scope=unit.key, sync=sync, config=solver.config,
         marker={"task_id": unit.sample.id, "method": protocol.name}))
@@ -146,7 +147,7 @@ class SampleBatch(Batch[SampleUnit, Any, SampleRow]):
     dataset: Path
     base_url: str | None = None
     sampling: Mapping[str, float | int] = field(default_factory=dict)
-    runner_settings: Any = None
+    runner_settings: RunnerSettings | None = None
     runner_factory: Callable[[], Any] | None = None
     checkpoint_url: str | None = None
     progress: ProgressFn | None = None

@@ -44,10 +44,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from projectgen.config import EditFormat
 from projectgen.errors import ProjectGenError
 from projectgen.repository import safe_relpath
-
-EditFormat = Literal["whole", "search_replace"]
 
 
 class FileEdit(BaseModel):

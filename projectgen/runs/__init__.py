@@ -14,8 +14,8 @@ through the driver (`drive_unit`: each protocol of `projectgen.protocols` runs i
 run paused for a person's review, `review` continuing it with a decision (`review_run`); `resume`
 what continuing a run folder reads from it.
 
-Names are re-exported lazily: `projectgen.graphs.attempts` imports `projectgen.runs.summary`, and
-an eager import of `livecoder` (which imports the graphs) here would close an import cycle.
+Names are re-exported lazily: the CLI's parser imports `methods` (the method names its `--help` lists), and an
+eager import of `livecoder` here would load LangGraph into `projectgen --help`.
 """
 from __future__ import annotations
 

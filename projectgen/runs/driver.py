@@ -14,13 +14,16 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.errors import ProjectGenError
 from projectgen.runs.checkpoints import open_checkpointer
 from projectgen.runs.execution import stream_graph
 from projectgen.runs.lifecycle import INTERRUPTED_REASON, Lifecycle
-from projectgen.runs.trace import TraceWriter
+from projectgen.runs.trace import TraceWriter, read_trace
+
+if TYPE_CHECKING:
+    from langgraph.types import Command, Interrupt
 
 FailureHook = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 """Called with a failed run's reason and the state it reached, before run.json says so: saves what it can
@@ -35,7 +38,7 @@ class Drive:
     start: Any  # the graph's input for a run from the beginning
     context: Any
     resume: bool = False  # continue from the checkpoint (when there is one)
-    decision: Any = None  # a LangGraph ``Command(resume=...)`` continuing a graph paused at an interrupt
+    decision: Command | None = None  # ``Command(resume=...)``: continues a graph paused at an interrupt
     marker: Mapping[str, Any] = field(default_factory=dict)  # fields of the trace's run_start / run_resumed
     config: Mapping[str, Any] = field(default_factory=dict)  # besides the thread (recursion limit, concurrency)
     thread_id: str | None = None  # default: run.json's run id
@@ -52,7 +55,7 @@ class Driven:
     """How a drive ended: the graph's state, the interrupts it paused at, whether it had ended before."""
 
     state: dict[str, Any]
-    interrupts: tuple[Any, ...] = ()
+    interrupts: tuple[Interrupt, ...] = ()
     finished_before: bool = False  # a resume of a graph that had already run to its end
 
 
@@ -151,8 +154,6 @@ async def drive_within(graph: Any, start: Any, *, context: Any, config: Mapping[
 
 def _paused_for_review(trace: TraceWriter) -> bool:
     """Whether the trace's last run paused for a review (so this one resumes it) rather than ended."""
-    from projectgen.runs.trace import read_trace
-
     marks = [event["event"] for event in read_trace(trace.path) if event.get("event") in
              ("run_start", "run_resumed", "review_requested", "run_end")]
     return bool(marks) and marks[-1] == "review_requested"

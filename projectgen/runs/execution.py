@@ -7,12 +7,15 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from projectgen.datasets.task import Task
 from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm import MODEL_FAILURES, model_failure_reason
+
+if TYPE_CHECKING:
+    from langgraph.types import Interrupt
 
 INTERRUPT = "__interrupt__"  # LangGraph's key for the interrupts a paused graph streams
 NAMESPACE_SEPARATOR = "|"  # between the parts of LangGraph's ``checkpoint_ns`` (a graph run inside a node)
@@ -26,7 +29,7 @@ class GraphRun:
 
     state: dict[str, Any]
     failure: BaseException | None = None
-    interrupts: tuple[Any, ...] = ()  # LangGraph `Interrupt`s the graph paused at (a review waiting for a person)
+    interrupts: tuple[Interrupt, ...] = ()  # where the graph paused (a review waiting for a person)
 
     @property
     def reason(self) -> str | None:
@@ -47,7 +50,7 @@ async def stream_graph(graph: Any, start: Any, *, context: Any, config: Mapping[
     (`interrupt()`: a review) ends the stream with its interrupts in `GraphRun.interrupts`.
     """
     state = dict(start) if isinstance(start, Mapping) else {}
-    interrupts: tuple[Any, ...] = ()
+    interrupts: tuple[Interrupt, ...] = ()
     # Inside a caller's node (Studio's), the stream names every namespace from the caller's root: drop its part.
     caller = tuple(part for part in str((config.get("configurable") or {}).get("checkpoint_ns") or "").split(
         NAMESPACE_SEPARATOR) if part)

@@ -21,20 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from projectgen.agents.base import ModelGateway
 from projectgen.durable_files import is_interrupted_write, remove_interrupted_writes, write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.llm import CallCache, PromptStore, UsageRecorder
+from projectgen.repository import write_repository
 from projectgen.runs import layout
 from projectgen.runs.layout import RunLayout
+from projectgen.runs.lifecycle import Lifecycle
 from projectgen.runs.locking import folder_lock
+from projectgen.runs.manifest import RunManifest, parse_manifest, run_budget
+from projectgen.runs.trace import TraceWriter
 
 if TYPE_CHECKING:
-    from projectgen.agents.base import ModelGateway
     from projectgen.config import Settings
     from projectgen.llm import Budget, CallRecord
-    from projectgen.runs.lifecycle import Lifecycle
-    from projectgen.runs.manifest import RunManifest
     from projectgen.runs.request import RunRequest
-    from projectgen.runs.trace import TraceWriter
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,6 @@ class RunFolder(RunLayout):
         on the unit's first start; a batch runs a unit again in the same folder, which then resumes (a folder written
         before units had a run.json resumes from its checkpoints), unless the folder holds a run of another
         request (another model under the same name): that run's files are cleared first."""
-        from projectgen.runs.manifest import RunManifest
-
         self.root.mkdir(parents=True, exist_ok=True)
         with self.hold():
             if self.manifest.is_file():
@@ -127,14 +127,10 @@ class RunFolder(RunLayout):
     # ------------------------------------------------------------------ run.json
     def read_manifest(self) -> RunManifest:
         """run.json; a missing or unreadable one is one line for the user."""
-        from projectgen.runs.manifest import parse_manifest
-
         return parse_manifest(self.manifest, self.root)
 
     def lifecycle(self, manifest: RunManifest) -> Lifecycle:
         """The one writer of this folder's run.json, starting from `manifest`."""
-        from projectgen.runs.lifecycle import Lifecycle
-
         return Lifecycle(self.manifest, manifest)
 
     def write_review(self, record: Mapping[str, Any]) -> None:
@@ -158,15 +154,10 @@ class RunFolder(RunLayout):
     # ------------------------------------------------------------------ what a run is made of
     def usage_records(self) -> list[CallRecord]:
         """Every model call the run recorded, those of earlier invocations included."""
-        from projectgen.llm import UsageRecorder
-
         return UsageRecorder.load(self.usage).records
 
     def budget(self, manifest: RunManifest) -> Budget | None:
         """The token and cost budgets run.json asks for, charged with the calls already recorded here."""
-        from projectgen.llm import UsageRecorder
-        from projectgen.runs.manifest import run_budget
-
         return run_budget(manifest, UsageRecorder.load(self.usage))
 
     def gateway(self, settings: Settings, *, scope: str, budget: Budget | None = None,
@@ -174,17 +165,12 @@ class RunFolder(RunLayout):
         """The one door to the models for this run: every call recorded in usage.jsonl, its prompt kept in
         prompts.jsonl, answered from calls.jsonl when a killed run had completed it (`scope` keys that
         cache), charged to `budget`, retried and capped as `settings` say; `sync()` after each call."""
-        from projectgen.agents.base import ModelGateway
-        from projectgen.llm import CallCache, PromptStore, UsageRecorder
-
         return ModelGateway(recorder=UsageRecorder(self.usage), budget=budget,
                             cache=CallCache(self.calls, scope, after_put=sync), prompts=PromptStore(self.prompts),
                             metadata=dict(metadata or {}), **settings.gateway_options())
 
     def trace(self) -> TraceWriter:
         """The writer of events.jsonl."""
-        from projectgen.runs.trace import TraceWriter
-
         return TraceWriter(self.events)
 
     # ------------------------------------------------------------------ outputs
@@ -194,8 +180,6 @@ class RunFolder(RunLayout):
 
     def write_repository(self, repository: Mapping[str, str]) -> None:
         """The run's output repository, replacing what an earlier (failed or resumed) invocation left there."""
-        from projectgen.repository import write_repository
-
         if self.repository.is_dir():
             shutil.rmtree(self.repository)
         write_repository(repository, self.repository)

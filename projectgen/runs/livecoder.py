@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from projectgen.agents import Agents
+from projectgen.agents.knowledge import KnowledgeExtractor
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.report import TestReport
@@ -61,7 +62,9 @@ from projectgen.graphs.project import Stage
 from projectgen.graphs.review import parse_decision
 from projectgen.llm import Budget, ModelRoles, describe_model
 from projectgen.memory.best_repo import BestRepositoryStore
-from projectgen.memory.embedding_models import embedding_name, resolve_embeddings
+from projectgen.memory.embedding_models import embedding_name, make_embeddings, resolve_embeddings
+from projectgen.memory.knowledge_store import KnowledgeStore
+from projectgen.repository import write_repository
 from projectgen.runs.checkpoints import check_checkpoint_database
 from projectgen.runs.driver import Drive, drive
 from projectgen.runs.execution import run_hidden_unit_tests
@@ -105,8 +108,6 @@ class LiveCoderOutcome:
 def open_knowledge_store(embedded: Path, url: str | None, embeddings: Any) -> Any:
     """The run's knowledge store: a Chroma server when `url` is given, else embedded at `embedded` (the run
     folder's knowledge/). `embeddings`: a name, an object, or None for the default (`KnowledgeStore`)."""
-    from projectgen.memory.knowledge_store import KnowledgeStore
-
     if url:
         return KnowledgeStore.server(url, embeddings=embeddings)
     return KnowledgeStore.persistent(embedded, embeddings=embeddings)
@@ -120,8 +121,6 @@ def _warn(message: str) -> None:
 
 def knowledge_extractor(models: ModelRoles | None) -> Any:
     """The knowledge agent on the "knowledge" role's model (None without models: no extraction)."""
-    from projectgen.agents.knowledge import KnowledgeExtractor
-
     if models is None:
         return None
     model = models.for_role("knowledge")
@@ -379,8 +378,6 @@ class Run:
 def write_attempt(attempt: AttemptLayout, repository: Mapping[str, str], record: Mapping[str, Any]) -> None:
     """attempts/N with the attempt's repository and record, complete or not at all: written aside, then
     renamed into place (a run killed while writing it writes it again when it resumes)."""
-    from projectgen.repository import write_repository
-
     tmp = AttemptLayout(attempt.root.with_name(f".tmp-{attempt.root.name}"))
     shutil.rmtree(tmp.root, ignore_errors=True)
     write_repository(repository, tmp.repository)
@@ -397,8 +394,6 @@ def _resumed_manifest(folder: RunFolder, custom: _CustomGraph, embeddings: Any) 
     Refused with one line: no checkpoint though attempts were made; an embedding other than the one the
     store was built with (run.json's; none recorded: hashing), or a custom one not given again; a graph
     other than the run's (its checkpoints hold that graph's nodes)."""
-    from projectgen.memory.embedding_models import make_embeddings
-
     manifest = folder.read_manifest()
     if not folder.has_checkpoints(manifest.checkpoint_url) and folder.attempts.exists():
         raise ProjectGenError(f"{folder}: no checkpoint to resume from (no {folder.checkpoints.name}, though "

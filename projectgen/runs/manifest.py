@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from projectgen.errors import ProjectGenError
-from projectgen.llm import Budget, UsageRecorder
+from projectgen.llm import AllBudgets, Budget, CostBudget, TokenBudget, UsageRecorder
 from projectgen.runs.request import RunRequest
 
 
@@ -53,8 +53,6 @@ def parse_manifest(path: Path, out_dir: Path) -> RunManifest:
 
 def run_budget(manifest: RunManifest, earlier: UsageRecorder | None = None) -> Budget | None:
     """The token and cost budgets run.json asks for, already charged with the calls in `earlier`."""
-    from projectgen.llm import AllBudgets, CostBudget, TokenBudget
-
     calls = earlier.records if earlier is not None else []
     budgets: list[Budget] = []
     if manifest.max_tokens:

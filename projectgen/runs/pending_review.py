@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
-from projectgen.runs.folder import RunFolder
+from projectgen.runs.folder import RunFolder, read_manifest
+from projectgen.runs.methods import METHODS
 
 AWAITING_REVIEW = "awaiting-review"
 
@@ -88,9 +89,6 @@ def editable_json(record: Mapping[str, Any]) -> str:
 
 def not_awaiting(out_dir: Path) -> str:
     """Why `review` has nothing to decide about, in one line."""
-    from projectgen.runs.folder import read_manifest
-    from projectgen.runs.methods import METHODS
-
     manifest = read_manifest(out_dir)
     if not manifest.review and manifest.method in METHODS:  # a `run` without --review (a construction pauses unasked)
         return f"{out_dir}: the run reviews no stage (start one with `projectgen run ... --review architecture`)"

@@ -16,7 +16,10 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
-from projectgen.runs.methods import DEFAULT_METHOD
+from projectgen.llm.naming import REFERENCE_LABEL
+from projectgen.llm.specs import REFERENCE_SPEC
+from projectgen.runs.checkpoints import check_checkpoint_url
+from projectgen.runs.methods import DEFAULT_METHOD, check_review, method_attempt_settings
 
 if TYPE_CHECKING:
     from projectgen.datasets.task import Task
@@ -59,7 +62,7 @@ class RunRequest(BaseModel):
     review: list[str] = Field(default_factory=list, description="the stages whose output waits for a person's "
                               "decision (run --review; projectgen.graphs.review)")
 
-    _task: Any = PrivateAttr(default=None)  # the Task it was built for (else loaded from task_path)
+    _task: Task | None = PrivateAttr(default=None)  # the Task it was built for (else loaded from task_path)
 
     @classmethod
     def for_task(cls, task: Task, *, method: str = DEFAULT_METHOD, models: Mapping[str, str] | None = None,
@@ -70,9 +73,6 @@ class RunRequest(BaseModel):
         """The request to run `method` on `task`: its settings over the task's profile, the method's attempt
         settings under the ones given, the label of a reference replay; checked (`check`)."""
         from projectgen.graphs.review import check_review_stages
-        from projectgen.llm.naming import REFERENCE_LABEL
-        from projectgen.llm.specs import REFERENCE_SPEC
-        from projectgen.runs.methods import method_attempt_settings
 
         specs = dict(models or {})
         settings = Settings.with_profile(task.settings_profile, settings)
@@ -106,8 +106,6 @@ class RunRequest(BaseModel):
         """Everything a run of this request needs that can be checked before its folder is made: the method
         and its review stages, the suite that scores attempts, the knowledge-store and checkpoint URLs, the
         price file, the embedding's package."""
-        from projectgen.runs.methods import check_review
-
         check_review(self.method, tuple(self.review))
         selection = self.attempt_settings.selection
         if task.role_suite(selection) not in task.suites:  # "unit" is the task's scored suite (RAL-Bench: functional)
@@ -121,8 +119,6 @@ def check_options(*, knowledge_store: str | None = None, checkpoint_url: str | N
                   prices_file: str | Path | None = None, embedding: str | None = None) -> None:
     """The options a batch or a run is given that name something outside it, refused before anything is
     written: a Chroma server URL, a PostgreSQL URL, a price file, an embedding name (and its package)."""
-    from projectgen.runs.checkpoints import check_checkpoint_url
-
     check_checkpoint_url(checkpoint_url)
     if knowledge_store:
         from projectgen.memory.knowledge_store import parse_server_url

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.errors import ProjectGenError
+from projectgen.runs.folder import read_manifest
 
 
 def resumable_run(out_dir: Path) -> tuple[Any, Any]:
     """(run.json's `RunManifest`, the `Task`) of the run in `out_dir`."""
-    from projectgen.runs.folder import read_manifest
-
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         raise ProjectGenError(f"{out_dir}: run folder not found" if not out_dir.exists()

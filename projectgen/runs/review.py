@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from projectgen.errors import ProjectGenError
-
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.pending_review import not_awaiting, read_pending_review
+from projectgen.runs.resume import resumable_run
 
 if TYPE_CHECKING:
     from projectgen.llm import ModelRoles
@@ -82,7 +82,6 @@ def review_run(out_dir: Path | str, *, approve: bool = False, edit: Path | str |
     (which may be paused again: `outcome.review`). `models` defaults to run.json's model specs (a run
     started from Python with model objects needs them given again)."""
     from projectgen.runs.livecoder import Run, RunParts
-    from projectgen.runs.resume import resumable_run
 
     out_dir = Path(out_dir)
     record = read_pending_review(RunFolder(out_dir))

@@ -51,13 +51,23 @@ from langgraph.runtime import Runtime
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from projectgen.config import cache_root
+from projectgen.agents import Agents
+from projectgen.config import AttemptSettings, Settings, cache_root
+from projectgen.datasets.loaders import load_task, load_task_or_example
 from projectgen.errors import ProjectGenError, one_line
+from projectgen.evaluation.runner import SandboxRunner
+from projectgen.graphs.attempts import build_attempts_graph
 from projectgen.graphs.context import AttemptsContext, RunContext
+from projectgen.graphs.project import build_project_graph
+from projectgen.graphs.review import check_review_stages
 from projectgen.graphs.state import AttemptsState, ProjectState, initial_state
 from projectgen.llm import ROLES, ModelRoles
+from projectgen.memory.best_repo import BestRepositoryStore
 from projectgen.runs.driver import drive_within
 from projectgen.runs.folder import RunFolder
+from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store, write_attempt
+from projectgen.runs.method_graphs import inner_graph, warm_graph
+from projectgen.runs.methods import DEFAULT_METHOD, method_attempt_settings
 from projectgen.runs.trace import TraceWriter
 
 STUDIO_DIR_ENV = "PROJECTGEN_STUDIO_DIR"
@@ -143,16 +153,12 @@ def _progress(message: str) -> None:
 
 def review_stages(runtime: Runtime[Any]) -> list[str]:
     """The context's `review` stages, checked (an unknown stage fails the run with one line)."""
-    from projectgen.graphs.review import check_review_stages
-
     return list(check_review_stages((runtime.context or {}).get("review") or ()))
 
 
 async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> dict[str, Any]:
     """Node "load_task": the task named by the input (read in a thread), its id and documents into the state,
     and the stages to review (kept in the state: a resume from Studio builds the graph it paused in)."""
-    from projectgen.datasets.loaders import load_task_or_example
-
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
         return {"task": str(task.load_path()), "review_stages": review_stages(runtime), **initial_state(task)}
@@ -160,8 +166,6 @@ async def read_task(state: dict[str, Any], runtime: Runtime[StudioContext]) -> d
 
 async def read_attempts_task(state: dict[str, Any], runtime: Runtime[StudioAttemptsContext]) -> dict[str, Any]:
     """Node "load_task" of the attempts graph: the task's folder and id, the first attempt, the stages to review."""
-    from projectgen.datasets.loaders import load_task_or_example
-
     with user_errors_shown():
         task = await asyncio.to_thread(load_task_or_example, state["task"])
         return {"task": str(task.load_path()), "task_id": task.id, "attempt": 1,
@@ -182,11 +186,6 @@ class _StudioRun:
 def _project_run(task_path: str, studio: StudioContext, thread_id: str, review: list[str]) -> _StudioRun:
     """The project graph and its `RunContext`, built from plain values, the model calls and the trace kept in
     the thread's folder (blocking: run it in a thread)."""
-    from projectgen.config import Settings
-    from projectgen.datasets.loaders import load_task
-    from projectgen.evaluation.runner import SandboxRunner
-    from projectgen.graphs.project import build_project_graph
-
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     graph = build_project_graph(models_from_env(studio.get("model")), settings=settings, review=review)
@@ -247,16 +246,6 @@ def project_graph() -> Any:
 def _attempts_run(task_path: str, studio: StudioAttemptsContext, thread_id: str, review: list[str]) -> _StudioRun:
     """LiveCoder's attempts graph and its `AttemptsContext` from plain values, its stores, attempts and trace in
     the thread's folder (blocking: run it in a thread)."""
-    from projectgen.agents import Agents
-    from projectgen.config import AttemptSettings, Settings
-    from projectgen.datasets.loaders import load_task
-    from projectgen.evaluation.runner import SandboxRunner
-    from projectgen.graphs.attempts import build_attempts_graph
-    from projectgen.memory.best_repo import BestRepositoryStore
-    from projectgen.runs.livecoder import knowledge_extractor, open_knowledge_store, write_attempt
-    from projectgen.runs.method_graphs import inner_graph, warm_graph
-    from projectgen.runs.methods import DEFAULT_METHOD, method_attempt_settings
-
     task = load_task(task_path)
     settings = Settings.with_profile(task.settings_profile, None)
     models = models_from_env(studio.get("model"))

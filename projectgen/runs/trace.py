@@ -38,7 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from projectgen.durable_files import append_line
+from projectgen.errors import ProjectGenError
 from projectgen.llm.roles import HUMAN_JUDGE
+from projectgen.ssat import SSAT, diff_ssat, render_diff
 
 STAGES = ("architecture", "skeleton", "code")
 _TEXT_LIMIT = 600
@@ -187,8 +189,6 @@ class TraceWriter:
         return changes
 
     def _ssat_change(self, ssat: Mapping[str, Any]) -> dict[str, Any]:
-        from projectgen.ssat import SSAT, diff_ssat, render_diff
-
         change: dict[str, Any] = {"files": len(ssat.get("files") or [])}
         try:
             if self._ssat is not None:
@@ -204,8 +204,6 @@ def read_trace(path: Path | str, *, strict: bool = False) -> list[dict[str, Any]
     """Events of a trace file. A line torn by a kill (the last line, or the line before a resumed run's
     ``run_resumed`` marker) is skipped. Any other line that is not a JSON object is skipped too, or with
     `strict` raises a one-line `ProjectGenError` naming it: the file was damaged, not torn."""
-    from projectgen.errors import ProjectGenError
-
     try:
         lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:

@@ -5,7 +5,7 @@ the folder opened for its request (`RunFolder.open_unit`: resumed, or started ov
 request), the model gateway from the folder (usage, call cache, prompts, budgets), the graph driven
 (checkpoints, trace, Ctrl-C, a failing model), the protocol's outputs written, the run log (its record and
 summary.json, `write_run_log`), run.json's end status.
-`drive_unit` takes them; a protocol says only what differs (`Unit`), so adding one needs no module here.
+`drive_unit` takes them; a protocol says only what differs (`UnitRun`), so adding one needs no module here.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class UnitEnd(Generic[Result]):
 
 
 @dataclass(frozen=True)
-class Unit(Generic[Result]):
+class UnitRun(Generic[Result]):
     """What one protocol unit is: its request (run.json), its graph and input, the context the graph runs
     with (built around the run's gateway), and what it writes when the graph ends."""
 
@@ -56,7 +56,7 @@ class Unit(Generic[Result]):
     sync: Callable[[], None] | None = None  # `RunParts.sync`
 
 
-async def drive_unit(folder: RunFolder, unit: Unit[Result]) -> Result:
+async def drive_unit(folder: RunFolder, unit: UnitRun[Result]) -> Result:
     """Run (or resume) `unit` in `folder` to its end: its outputs and run log written, run.json saying
     "finished"."""
     with folder.open_unit(unit.request, run_id=unit.run_id) as (lifecycle, resume):

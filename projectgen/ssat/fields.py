@@ -152,7 +152,7 @@ def _normalize_kind(value: Any) -> Any:
 
 Identifier = Annotated[str, AfterValidator(_identifier)]
 OptExpr = Annotated[str | None, BeforeValidator(_blank_to_none), AfterValidator(lambda v: v and _expression(v))]
-Text = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]
+LenientText = Annotated[str, BeforeValidator(lambda v: "" if v is None else v)]  # a model's null reads as ""
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
 RepoPaths = Annotated[tuple[RepoPath, ...], BeforeValidator(_listify)]
 ImportLines = Annotated[tuple[Annotated[str, AfterValidator(_import_line)], ...], BeforeValidator(_listify)]

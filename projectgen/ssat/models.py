@@ -31,11 +31,11 @@ from projectgen.ssat.fields import (
     GlobalKind,
     Identifier,
     ImportLines,
+    LenientText,
     OptExpr,
     ParameterKind,
     RepoPath,
     RepoPaths,
-    Text,
 )
 from projectgen.ssat.syntax import parameter_from_text
 
@@ -74,7 +74,7 @@ class Parameter(_Node):
     type: OptExpr = Field(None, description="annotation source, e.g. 'dict[str, int] | None'")
     default: OptExpr = Field(None, description="default value source, e.g. 'None' or \"'utf-8'\"")
     kind: ParameterKind = "positional"
-    description: Text = Field("", description="what the argument is for (the paper's parameter description)")
+    description: LenientText = Field("", description="what the argument is for (the paper's parameter description)")
 
     @model_validator(mode="before")
     @classmethod
@@ -96,7 +96,7 @@ class GlobalCode(_Node):
 
     name: Identifier
     kind: GlobalKind = "variable"
-    description: Text = ""
+    description: LenientText = ""
     type: OptExpr = Field(None, description="annotation source, e.g. 'int'")
     value: OptExpr = Field(None, description="value source, e.g. '30' or \"'data.json'\"")
 
@@ -107,14 +107,14 @@ class Attribute(_Node):
     name: Identifier
     type: OptExpr = None
     value: OptExpr = Field(None, validation_alias=AliasChoices("value", "default"))
-    description: Text = ""
+    description: LenientText = ""
 
 
 class FunctionNode(_Node):
     """A function or method signature plus what it is for; bodies come later."""
 
     name: Identifier
-    description: Text = ""
+    description: LenientText = ""
     parameters: tuple[Parameter, ...] = Field((), validation_alias=AliasChoices("parameters", "params"))
     returns: OptExpr = Field(None, validation_alias=AliasChoices("returns", "return_type", "return"))
     is_async: bool = False
@@ -205,7 +205,7 @@ class ClassNode(_Node):
     bases: ClassBases = Field(
         (), description="base classes or class keywords, e.g. ['Exception'] or ['metaclass=ABCMeta']"
     )
-    description: Text = ""
+    description: LenientText = ""
     decorators: Decorators = Field((), description="e.g. ['dataclass']")
     attributes: tuple[Attribute, ...] = ()
     methods: tuple[FunctionNode, ...] = Field((), description="methods; 'self'/'cls' may be omitted, the stub adds it",
@@ -234,7 +234,7 @@ class FileNode(_Node):
     """One repository file; only `.py` files declare code items and get stubs."""
 
     path: RepoPath = Field(description="relative POSIX path, e.g. 'kvstore/store.py'")
-    description: Text = ""
+    description: LenientText = ""
     dependencies: RepoPaths = Field((), description="paths of other repo files this file uses")
     imports: ImportLines = Field((), description="extra absolute import statements, e.g. 'import json'")
     globals: tuple[GlobalCode, ...] = Field((), validation_alias=AliasChoices("globals", "global_code"))
@@ -284,9 +284,9 @@ class ModuleNode(_Node):
     """A module and what it is for: a package folder (`path`, its files those below it), or a logical
     unit with a `name` and the `files` it holds (the paper's modules), or both."""
 
-    name: Text = Field("", description="the module's name; a folder module defaults to the folder's own name")
+    name: LenientText = Field("", description="the module's name; a folder module defaults to the folder's own name")
     path: RepoPath | None = Field(None, description="folder path, e.g. 'kvstore' or 'kvstore/backends'")
-    description: Text = ""
+    description: LenientText = ""
     files: RepoPaths = Field((), description="paths of the SSAT files this module holds")
 
     @model_validator(mode="before")
@@ -320,7 +320,7 @@ class SSAT(_Node):
     model_config = ConfigDict(serialize_by_alias=True)
 
     project_name: Annotated[str, Field(min_length=1)]
-    description: Text = ""
+    description: LenientText = ""
     modules: tuple[ModuleNode, ...] = Field((), description="optional modules: package folders or logical units")
     file_nodes: tuple[FileNode, ...] = Field(alias="files")
 

@@ -16,7 +16,7 @@ from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
 from projectgen.llm import ScriptedChatModel
 from projectgen.llm.usage import UsageRecorder
-from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, ExerciseSeed
 from projectgen.protocols.exercise_construction.batch import DECONTAMINATION, HUMAN_REVIEW, REPORT, construct_exercises
 from projectgen.protocols.exercise_construction.judges import Judge
 from projectgen.protocols.exercise_construction.seed_run import DROPPED, KEPT, REVIEW, Drafter, ExerciseConstruction
@@ -87,8 +87,8 @@ def construction(model: Any) -> ExerciseConstruction:
         judges=[Judge("scripted-a", model, "judge")], references={"vote_tally": REFERENCE}, rng_seed=3)
 
 
-def seeds(*names: str) -> list[Seed]:
-    return [Seed(id=name, language="python", path=f"{name}.py", code=f"# seed {name}\n") for name in names]
+def seeds(*names: str) -> list[ExerciseSeed]:
+    return [ExerciseSeed(id=name, language="python", path=f"{name}.py", code=f"# seed {name}\n") for name in names]
 
 
 def calls(out: Path, seed: str) -> list[Any]:

@@ -61,13 +61,13 @@ def test_junit_xml_gives_each_case_and_a_mangled_report_gives_none() -> None:
 def test_junit_4_tests_are_read_from_the_vintage_engines_report_beside_jupiters(tmp_path: Path) -> None:
     """The JUnit launcher writes one report per engine; a JUnit 4 class's tests are in Vintage's, which the report
     step prints after Jupiter's (a LiveRepoReflection exercise's tests read as never run without it)."""
-    from projectgen.evaluation.languages.plans import NEXT_REPORT, PLANS, RunContext, report_names
+    from projectgen.evaluation.languages.plans import NEXT_REPORT, PLANS, LanguageRun, report_names
 
     assert report_names("java") == ("TEST-junit-jupiter.xml", "TEST-junit-vintage.xml")
     jupiter = '<testsuite><testcase classname="CalcTest" name="adds()"/></testsuite>'
     vintage = ('<testsuite><testcase classname="RoutingTest" name="testAddLink"/>'
                '<testcase classname="RoutingTest" name="testCost"><failure message="2 != 3"/></testcase></testsuite>')
-    ctx = RunContext(workspace=tmp_path, project="", test_files=("src/test/java/CalcTest.java",
+    ctx = LanguageRun(workspace=tmp_path, project="", test_files=("src/test/java/CalcTest.java",
                                                                  "src/test/java/RoutingTest.java"),
                      toolchain=Toolchain("java"), home=tmp_path, tmp=tmp_path, report="", timeout=10)
     parsed = PLANS["java"].results(ctx, f"{jupiter}\n{NEXT_REPORT}\n{vintage}")
@@ -120,7 +120,7 @@ def test_a_missing_toolchain_is_one_line_naming_what_to_install(tmp_path: Path, 
     monkeypatch.setattr(runner, "toolchain", lambda language: missing)
     report = runner.evaluate(exercise_task(exercise), exercise.candidate(exercise.reference()))
     assert report.error == "the Go toolchain is missing (go): install apt-get install golang-go"
-    monkeypatch.setattr("projectgen.evaluation.languages.toolchains.probe_toolchain", lambda language: missing)
+    monkeypatch.setattr("projectgen.protocols.reflection.batch.probe_toolchain", lambda language: missing)
     ready, lines = without_toolchain([exercise])
     assert ready == [] and lines == {"Go": f"1 exercise(s) skipped: {missing.not_ready_reason()}"}
 

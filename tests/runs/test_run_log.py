@@ -100,6 +100,7 @@ def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_
     monkeypatch.setattr("projectgen.runs.output_scorers.sketch_bleu", rescored)
     monkeypatch.setattr("projectgen.evaluation.sketchbleu.sketch_bleu", rescored)
     monkeypatch.setattr("projectgen.evaluation.expectations.expected_counts", rescored)
+    monkeypatch.setattr("projectgen.experiments.figures.expected_counts", rescored)
     monkeypatch.setattr("projectgen.evaluation.metrics.repository_stats", rescored)
     monkeypatch.setattr("projectgen.runs.output_scorers.repository_stats", rescored)
     row = pair_from_run(out, model=ExperimentModel("reference", "reference"), task=task, runner=runner,

@@ -1,9 +1,9 @@
 """How each language builds and runs an exercise's tests in the sandbox, and reads their outcomes.
 
-A `LanguagePlan` turns a `RunContext` (the workspace, the exercise's folder in it, its test files,
+A `LanguagePlan` turns a `LanguageRun` (the workspace, the exercise's folder in it, its test files,
 the toolchain, where the report goes) into sandbox steps: an optional build step that ends the
 session when it fails (C++, Java), then one test step that writes the tool's structured report to
-`RunContext.report` (never trusted: `session` reads it back after the step ended). `results` parses
+`LanguageRun.report` (never trusted: `session` reads it back after the step ended). `results` parses
 that report into per-test outcomes and the test files that did not build or load (with the
 message). `enable_all_tests` turns on what the exercises switch off for learners, as Aider's
 benchmark does: jest's `xtest`, JUnit's `@Disabled`, C++'s EXERCISM_RUN_ALL_TESTS (a CMake
@@ -40,7 +40,7 @@ JVM_OPTIONS = ("-Xmx1g", "-Xss8m", "-XX:ReservedCodeCacheSize=128m", "-XX:Compre
 
 
 @dataclass(frozen=True)
-class RunContext:
+class LanguageRun:
     """One test run of one exercise: paths are the same on the host and in the sandbox."""
 
     workspace: Path
@@ -92,9 +92,9 @@ class LanguagePlan(Protocol):
         `project` is the folder the tests run in), or None where the language cannot add one cheaply."""
         ...
 
-    def steps(self, ctx: RunContext) -> list[Step]: ...
+    def steps(self, ctx: LanguageRun) -> list[Step]: ...
 
-    def results(self, ctx: RunContext, report: str) -> Parsed: ...
+    def results(self, ctx: LanguageRun, report: str) -> Parsed: ...
 
 
 def shell_step(name: str, script: str, env: dict[str, str], timeout: float, *, build: bool = False) -> Step:
@@ -124,7 +124,7 @@ class GoPlan:
         return (posixpath.join(project, f"z{word}_test.go"), f'package {found[1]}\n\nimport "testing"\n\n'
                 f'func TestZ{word}(t *testing.T) {{\n\tt.Fatal("{word}")\n}}\n')
 
-    def steps(self, ctx: RunContext) -> list[Step]:
+    def steps(self, ctx: LanguageRun) -> list[Step]:
         go = ctx.toolchain.tool("go")
         env = ctx.env(path=(str(Path(go).parent),), extra={
             "GOPATH": str(ctx.home / "go"), "GOCACHE": str(ctx.home / ".cache" / "go-build"),
@@ -134,7 +134,7 @@ class GoPlan:
         script = f"cd {q(ctx.project_dir)} || exit 125\nexec {q(go)} test -json -count=1 . > {q(ctx.report)}"
         return [shell_step("tests", script, env, ctx.timeout)]
 
-    def results(self, ctx: RunContext, report: str) -> Parsed:
+    def results(self, ctx: LanguageRun, report: str) -> Parsed:
         tests, build_failed = go_results(report, go_test_files(ctx.test_sources))
         return Parsed(tests, {rel: "the package did not build" for rel in ctx.test_files} if build_failed else {})
 
@@ -159,7 +159,7 @@ class RustPlan:
         rel = secrets.choice(integration)
         return rel, f"{test_sources[rel].rstrip()}\n\n{test}"
 
-    def steps(self, ctx: RunContext) -> list[Step]:
+    def steps(self, ctx: LanguageRun) -> list[Step]:
         cargo, rustc = ctx.toolchain.tool("cargo"), ctx.toolchain.tool("rustc")
         env = ctx.env(path=(str(Path(cargo).parent),), extra={
             "CARGO_HOME": str(ctx.home / ".cargo"), "RUSTC": rustc, "CARGO_NET_OFFLINE": "true",
@@ -175,7 +175,7 @@ class RustPlan:
         lines.append("exit $status")
         return [shell_step("tests", "\n".join(lines), env, ctx.timeout)]
 
-    def results(self, ctx: RunContext, report: str) -> Parsed:
+    def results(self, ctx: LanguageRun, report: str) -> Parsed:
         by_file = rust_results(report)
         tests = [test for rel in ctx.run_files for test in by_file.get(rel, [])]
         broken = {rel: "the crate or its test target did not build" for rel in ctx.test_files if not by_file.get(rel)}
@@ -199,10 +199,10 @@ class CppPlan:
         rel, text = next(iter(test_sources.items()))
         return rel, f'{text.rstrip()}\n\nTEST_CASE("z{word}") {{\n    FAIL("{word}");\n}}\n'
 
-    def _binary(self, ctx: RunContext) -> Path:
+    def _binary(self, ctx: LanguageRun) -> Path:
         return ctx.project_dir / "build" / ctx.project_dir.name
 
-    def steps(self, ctx: RunContext) -> list[Step]:
+    def steps(self, ctx: LanguageRun) -> list[Step]:
         tools = ctx.toolchain.tools
         env = ctx.env(extra={"CXX": tools["g++"]})
         build = (f"cd {q(ctx.project_dir)} || exit 125\n"
@@ -212,7 +212,7 @@ class CppPlan:
         run = f"cd {q(ctx.project_dir)} || exit 125\nexec {q(self._binary(ctx))} -r junit -o {q(ctx.report)}"
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
 
-    def results(self, ctx: RunContext, report: str) -> Parsed:
+    def results(self, ctx: LanguageRun, report: str) -> Parsed:
         first = ctx.test_files[0] if ctx.test_files else ""
         return Parsed(junit_results(report, lambda _classname, _name: first))
 
@@ -231,7 +231,7 @@ class JavaScriptPlan:
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"\bxtest\(", "test(", re.sub(r"\bxit\(", "it(", text))
 
-    def steps(self, ctx: RunContext) -> list[Step]:
+    def steps(self, ctx: LanguageRun) -> list[Step]:
         assert ctx.dependencies is not None, "jest is prepared before the run"
         node = ctx.toolchain.tool("node")
         jest = ctx.dependencies / JEST_ENTRY
@@ -248,7 +248,7 @@ class JavaScriptPlan:
                   f"--rootDir={q(ctx.project_dir)} --config={q(config)} --runTestsByPath {files}")
         return [shell_step("tests", script, env, ctx.timeout)]
 
-    def results(self, ctx: RunContext, report: str) -> Parsed:
+    def results(self, ctx: LanguageRun, report: str) -> Parsed:
         tests, broken = jest_results(report, str(ctx.workspace))
         return Parsed(tests, broken)
 
@@ -268,13 +268,13 @@ class JavaPlan:
     def enable_all_tests(self, text: str) -> str:
         return re.sub(r"^\s*@Disabled(\([^)]*\))?\s*$", "", text, flags=re.M)
 
-    def _jars(self, ctx: RunContext) -> tuple[str, str]:
+    def _jars(self, ctx: LanguageRun) -> tuple[str, str]:
         tools = ctx.toolchain.tools
         console = next(path for name, path in tools.items() if name.startswith("junit-platform-console-standalone"))
         assertj = next(path for name, path in tools.items() if name.startswith("assertj-core"))
         return console, assertj
 
-    def steps(self, ctx: RunContext) -> list[Step]:
+    def steps(self, ctx: LanguageRun) -> list[Step]:
         """Built as Gradle builds it: the code (every .java file but the tests) first, then the tests (the suite's
         files, the canary and what is under src/test) against its classes, so a test file may declare a class the
         code declares too (its own stand-in: LiveRepoReflection's tests do) and, first on the class path, wins."""
@@ -304,7 +304,7 @@ class JavaPlan:
                f"--reports-dir {q(str(reports))}")
         return [shell_step("build", build, env, ctx.timeout, build=True), shell_step("tests", run, env, ctx.timeout)]
 
-    def results(self, ctx: RunContext, report: str) -> Parsed:
+    def results(self, ctx: LanguageRun, report: str) -> Parsed:
         file_of = java_test_file(ctx.run_files)
         return Parsed([test for engine in report.split(NEXT_REPORT) for test in junit_results(engine.strip(), file_of)])
 

@@ -33,7 +33,7 @@ from projectgen.evaluation.languages.dependencies import (
     prepare_go_modules,
     prepare_node_modules,
 )
-from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, Parsed, RunContext, report_name,
+from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, LanguageRun, Parsed, report_name,
                                                   report_names)
 from projectgen.evaluation.languages.planting import planted_names, planted_problem
 from projectgen.evaluation.languages.reports import GO_TEST_FUNC
@@ -115,7 +115,7 @@ def _run(plan: LanguagePlan, task: Task, candidate: Candidate, suite: SuiteName,
         return TestReport(task_id=task.id, suite=suite, install_error=str(exc), output_tail=str(exc),
                           isolation=isolation)
     report = folder.tmp / f"r{secrets.token_hex(12)}" / report_name(task.language)
-    ctx = RunContext(workspace=folder.workspace, project=project, test_files=tests, toolchain=toolchain,
+    ctx = LanguageRun(workspace=folder.workspace, project=project, test_files=tests, toolchain=toolchain,
                      home=folder.home, tmp=folder.tmp, report=str(report), timeout=timeout,
                      test_sources={**sources, **({canary: made[1]} if made else {})},
                      dependencies=dependencies, canary=canary)
@@ -208,7 +208,7 @@ def _dependencies(language: str, toolchain: Toolchain, cache: Path, project_dir:
     return None
 
 
-def _report(plan: LanguagePlan, ctx: RunContext, task: Task, suite: SuiteName, session: SessionResult,
+def _report(plan: LanguagePlan, ctx: LanguageRun, task: Task, suite: SuiteName, session: SessionResult,
             isolation: str, word: str, planting: Planting) -> TestReport:
     steps = session.steps
     printed, tested = steps[-1], steps[-2]

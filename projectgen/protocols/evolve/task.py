@@ -36,11 +36,12 @@ from typing import Any
 
 import tomli_w
 
-from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.loaders import TASK_TOML
+from projectgen.datasets.pytest_config import pytest_ini_text
 from projectgen.datasets.task import SuiteName, Task
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.repository import SKIPPED_DIRS
 
 CHANGE_HEADING = "## Change request"
 CHECK_DIR, DOCS_DIR, SETUP_SCRIPT = "check_tests", "docs", "setup_script.sh"
@@ -60,8 +61,6 @@ def suite_dir(name: SuiteName) -> str:
 
 def test_files(folder: Path) -> dict[str, Path]:
     """Every file of a test folder by its path below it (caches left out)."""
-    from projectgen.repository import SKIPPED_DIRS
-
     return {path.relative_to(folder).as_posix(): path for path in sorted(folder.rglob("*"))
             if path.is_file() and not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts)}
 

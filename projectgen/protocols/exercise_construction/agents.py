@@ -34,7 +34,7 @@ SOLUTION_WRITER_ROLE = "exercise_solution_writer"
 _PROJECT = re.compile(r"^[a-z][a-z0-9_]{1,48}$")
 
 
-class Seed(BaseModel):
+class ExerciseSeed(BaseModel):
     """Seed code an exercise is made from: a file of some language."""
 
     id: str
@@ -84,7 +84,7 @@ class ExerciseDefinition(BaseModel):
 class ExerciseDesigner(Protocol):
     """Turns seed code into an exercise definition."""
 
-    async def design(self, seed: Seed, gateway: ModelGateway, *, target: str) -> ExerciseDefinition: ...
+    async def design(self, seed: ExerciseSeed, gateway: ModelGateway, *, target: str) -> ExerciseDefinition: ...
 
 
 class TestWriter(Protocol):
@@ -112,7 +112,7 @@ class ModelDesigner:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("exercise_designer"))
 
-    async def design(self, seed: Seed, gateway: ModelGateway, *, target: str) -> ExerciseDefinition:
+    async def design(self, seed: ExerciseSeed, gateway: ModelGateway, *, target: str) -> ExerciseDefinition:
         messages = self.prompt.messages(language=LANGUAGES.get(seed.language, seed.language), seed_path=seed.path,
                                         seed_code=seed.code, languages=", ".join(LANGUAGES))
         reply = await gateway.ask(self.model, messages, role=DESIGNER_ROLE, stage=STAGE, target=target, iteration=1)

@@ -35,7 +35,7 @@ from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.experiments.batch_folder import claim_batch_folder
-from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.engine import Batch, Executor, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import model_slug
@@ -44,7 +44,7 @@ from projectgen.llm.factory import make_chat_model
 from projectgen.llm.naming import describe_model
 from projectgen.llm.pricing import PriceTable
 from projectgen.protocols.definition import Evaluation
-from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, Seed
+from projectgen.protocols.exercise_construction.agents import ModelDesigner, ModelSolutionWriter, ModelTestWriter, ExerciseSeed
 from projectgen.protocols.exercise_construction.dataset import load_dataset
 from projectgen.protocols.exercise_construction.decontamination import NGRAM, ReferenceIndex
 from projectgen.protocols.exercise_construction.judges import Judge, judges_play
@@ -60,20 +60,19 @@ KIND = "construct-exercises"  # the batch folder's marker
 REPORT = "construction.json"
 DECONTAMINATION = "decontamination.json"
 HUMAN_REVIEW = "human-review.json"
-ProgressFn = Callable[[str, str], None]  # (unit key; message)
 
 
 @dataclass(frozen=True)
-class SeedUnit:
+class ExerciseSeedUnit:
     """One seed, built in its run folder ``OUT/.construct/<seed>``."""
 
     key: str
-    seed: Seed
+    seed: ExerciseSeed
     run_dir: Path
 
 
 @dataclass(frozen=True)
-class ExerciseBatch(Batch[SeedUnit, Any, dict[str, Any]]):
+class ExerciseBatch(Batch[ExerciseSeedUnit, Any, dict[str, Any]]):
     """The seeds of one construction; a ledger line holds the seed's record under ``row`` and what it was built
     with (`ExerciseConstruction.built_with`): a line of other settings, or an error, is built again."""
 
@@ -86,13 +85,13 @@ class ExerciseBatch(Batch[SeedUnit, Any, dict[str, Any]]):
     def setup(self) -> Any:
         return self.runner
 
-    def run(self, unit: SeedUnit, state: Any) -> dict[str, Any]:
+    def run(self, unit: ExerciseSeedUnit, state: Any) -> dict[str, Any]:
         progress = self.progress
         say = (lambda message: progress(unit.key, message)) if progress else (lambda message: None)
         return asyncio.run(build_seed(unit.seed, unit.run_dir, self.construction, runner=state, index=self.index,
                                       say=say))
 
-    def failed(self, unit: SeedUnit, reason: str) -> dict[str, Any]:
+    def failed(self, unit: ExerciseSeedUnit, reason: str) -> dict[str, Any]:
         return {"seed": unit.seed.id, "seed_path": unit.seed.path, "status": ERROR, "stage": "error",
                 "reason": reason}
 
@@ -130,7 +129,7 @@ class ConstructionReport(BaseModel):
         return [seed for seed, record in self.seeds.items() if record.get("status") == status]
 
 
-def construct_exercises(seeds: Sequence[Seed], out: Path, construction: ExerciseConstruction, *, runner: Any,
+def construct_exercises(seeds: Sequence[ExerciseSeed], out: Path, construction: ExerciseConstruction, *, runner: Any,
                         executor: Executor | None = None, progress: ProgressFn | None = None,
                         on_start: Callable[[int, int], None] | None = None,
                         on_row: Callable[[dict[str, Any]], None] | None = None,
@@ -170,13 +169,13 @@ def refuse_sequential(out: Path) -> None:
                               f"{WORK}/), which this version does not continue; choose another --out")
 
 
-def plan_units(out: Path, seeds: Sequence[Seed], ledger: Ledger, construction: ExerciseConstruction) -> list[SeedUnit]:
+def plan_units(out: Path, seeds: Sequence[ExerciseSeed], ledger: Ledger, construction: ExerciseConstruction) -> list[ExerciseSeedUnit]:
     """One unit per seed, in seed order; a seed whose ledger line was built with other settings gets an empty run
     folder (its drafts, staged exercise and judges' runs belong to those settings)."""
     done = ledger.done()
     units = []
     for seed in seeds:
-        unit = SeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=seed_dir(out, seed.id))
+        unit = ExerciseSeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=seed_dir(out, seed.id))
         entry = done.get(unit.key)
         if entry is not None and entry.get("built_with") != construction.built_with():
             shutil.rmtree(unit.run_dir, ignore_errors=True)
@@ -244,7 +243,7 @@ def _by_role(usage: Sequence[Any]) -> dict[str, dict[str, int]]:
 class ConstructionPlan:
     """What a construction is about to run, for its caller to say before the seeds start (`Hooks.on_loaded`)."""
 
-    seeds: Sequence[Seed]
+    seeds: Sequence[ExerciseSeed]
     models: str  # every model it made, described
     references: int  # reference exercises to decontaminate against
 

@@ -24,7 +24,7 @@ from projectgen.construction.drafts import python_stubs
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.datasets.exercism import LANGUAGES, file_language
 from projectgen.errors import ProjectGenError
-from projectgen.protocols.exercise_construction.agents import ExerciseDefinition, Seed
+from projectgen.protocols.exercise_construction.agents import ExerciseDefinition, ExerciseSeed
 from projectgen.repository import SKIPPED_DIRS, safe_relpath
 
 EXAMPLES = "examples"
@@ -37,12 +37,12 @@ def example_seeds_dir() -> Path:
     return example_tasks_dir() / "exercise_seeds"
 
 
-def load_seeds(spec: str) -> list[Seed]:
+def load_seeds(spec: str) -> list[ExerciseSeed]:
     """Every code file of a seed folder (or the bundled set), in path order; ProjectGenError when none."""
     root = example_seeds_dir() if spec == EXAMPLES else Path(spec)
     if not root.is_dir():
         raise ProjectGenError(f"{spec}: seed folder not found (a folder of code files, or 'examples')")
-    seeds: dict[str, Seed] = {}
+    seeds: dict[str, ExerciseSeed] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if not path.is_file() or any(part.startswith(".") or part in SKIPPED_DIRS for part in rel.parts):
@@ -53,7 +53,7 @@ def load_seeds(spec: str) -> list[Seed]:
         seed_id = _UNSAFE.sub("_", "-".join((*rel.parts[:-1], path.stem))).strip("._-") or "seed"
         if seed_id in seeds:
             raise ProjectGenError(f"{path}: two seeds are named {seed_id!r}; rename one")
-        seeds[seed_id] = Seed(id=seed_id, language=language, path=rel.as_posix(),
+        seeds[seed_id] = ExerciseSeed(id=seed_id, language=language, path=rel.as_posix(),
                               code=path.read_text(encoding="utf-8", errors="replace"))
     if not seeds:
         raise ProjectGenError(f"{root}: no seed code files ({', '.join(LANGUAGES)})")

@@ -3,7 +3,7 @@ drafted, cross-executed, packaged and judged; then difficulty, near-duplicates a
 from __future__ import annotations
 
 from projectgen.protocols.definition import Protocol
-from projectgen.protocols.exercise_construction.agents import Seed
+from projectgen.protocols.exercise_construction.agents import ExerciseSeed
 from projectgen.protocols.exercise_construction.batch import REPORT, ConstructionReport, exercise_construction_batch
 from projectgen.protocols.exercise_construction.dataset import load_dataset
 from projectgen.protocols.exercise_construction.seed_run import ERROR
@@ -15,7 +15,7 @@ def failures(report: ConstructionReport) -> int:
     return len(report.ids(ERROR))
 
 
-PROTOCOL: Protocol[Seed, ExerciseConstructionSettings] = Protocol(
+PROTOCOL: Protocol[ExerciseSeed, ExerciseConstructionSettings] = Protocol(
     name="exercise_construction",
     summary="LiveRepoReflection: seed code -> new exercises, cross-executed, judged, decontaminated",
     settings=ExerciseConstructionSettings, load_dataset=load_dataset, batch=exercise_construction_batch,

@@ -39,7 +39,7 @@ from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.errors import ScriptExhaustedError
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.protocols.definition import Play, PlayFn
-from projectgen.protocols.exercise_construction.agents import (ExerciseDefinition, ExerciseDesigner, Seed,
+from projectgen.protocols.exercise_construction.agents import (ExerciseDefinition, ExerciseDesigner, ExerciseSeed,
                                                                SolutionWriter, TestWriter)
 from projectgen.protocols.exercise_construction.cross_execution import PairSelection, pair_key, select_pair
 from projectgen.protocols.exercise_construction.decontamination import THRESHOLD, ReferenceIndex
@@ -91,7 +91,7 @@ class ExerciseConstruction:
                 "threshold": self.threshold, "references": digest}
 
 
-async def build_seed(seed: Seed, run_dir: Path, construction: ExerciseConstruction, *, runner: SandboxRunner,
+async def build_seed(seed: ExerciseSeed, run_dir: Path, construction: ExerciseConstruction, *, runner: SandboxRunner,
                      index: ReferenceIndex | None, say: Callable[[str], None]) -> dict[str, Any]:
     """One seed through the steps (see the module docstring) in `run_dir`; its record, as the ledger keeps it."""
     folder = RunFolder(run_dir)
@@ -108,7 +108,7 @@ async def build_seed(seed: Seed, run_dir: Path, construction: ExerciseConstructi
 class SeedRun:
     """One seed through the steps; `record` (what the ledger keeps of it) grows as it goes."""
 
-    seed: Seed
+    seed: ExerciseSeed
     folder: RunFolder
     construction: ExerciseConstruction
     runner: SandboxRunner

@@ -31,7 +31,7 @@ from projectgen.agents.skeleton import code_from_reply
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.repository.edits import fenced_python, parse_whole_files
 
 STAGE = "construction"  # the stage every construction call is labelled with
@@ -126,42 +126,42 @@ class TurnDraft:
 # --------------------------------------------------------------------------- the roles
 
 class Decomposer(Protocol):
-    async def decompose(self, gateway: ModelGateway, seed: Seed, *, feedback: str, iteration: int) -> Decomposition:
+    async def decompose(self, gateway: ModelGateway, seed: TaskSeed, *, feedback: str, iteration: int) -> Decomposition:
         """A core requirement plus 1-4 evolving ones for `seed`; `feedback` is the Evaluator's on the last draft."""
 
 
 class RequirementEvaluator(Protocol):
-    async def review(self, gateway: ModelGateway, seed: Seed, decomposition: Decomposition, *,
+    async def review(self, gateway: ModelGateway, seed: TaskSeed, decomposition: Decomposition, *,
                      iteration: int) -> RequirementReview:
         """Each requirement scored on the four criteria, retained or sent back with feedback."""
 
 
 class Analyzer(Protocol):
-    async def analyze(self, gateway: ModelGateway, seed: Seed, decomposition: Decomposition) -> Dependencies:
+    async def analyze(self, gateway: ModelGateway, seed: TaskSeed, decomposition: Decomposition) -> Dependencies:
         """Which requirement builds on which."""
 
 
 class TurnCoder(Protocol):
-    async def write(self, gateway: ModelGateway, seed: Seed, requirements: Sequence[str], *, turn: int,
+    async def write(self, gateway: ModelGateway, seed: TaskSeed, requirements: Sequence[str], *, turn: int,
                     previous_code: str, feedback: str, iteration: int) -> TurnDraft:
         """Turn `turn`'s code and tests (`requirements[turn - 1]` is the turn's; earlier ones came before)."""
 
 
 class AlignmentEvaluator(Protocol):
-    async def judge(self, gateway: ModelGateway, seed: Seed, requirement: str, draft: TurnDraft, *, turn: int,
+    async def judge(self, gateway: ModelGateway, seed: TaskSeed, requirement: str, draft: TurnDraft, *, turn: int,
                     iteration: int) -> Alignment:
         """RETAIN, TEST_REFINE (feedback to the coder) or REQUIREMENT_REFINE (a person must look)."""
 
 
 class InstructionConverter(Protocol):
-    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+    async def convert(self, gateway: ModelGateway, seed: TaskSeed) -> str:
         """The target function's signature and docstring as a natural-language programming instruction."""
 
 
 class ContaminationProbe(Protocol):
     name: str  # the probe model as the record names it (its spec)
 
-    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
+    async def complete(self, gateway: ModelGateway, seed: TaskSeed, *, iteration: int) -> str:
         """The target module written from the function's signature and docstring alone (`iteration`: which of
         the probes asks, so each probe's call has its own key)."""
 
@@ -191,7 +191,7 @@ class ModelDecomposer:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_decomposer"))
 
-    async def decompose(self, gateway: ModelGateway, seed: Seed, *, feedback: str, iteration: int) -> Decomposition:
+    async def decompose(self, gateway: ModelGateway, seed: TaskSeed, *, feedback: str, iteration: int) -> Decomposition:
         agent = PromptedAgent(self.model, self.prompt, DECOMPOSER_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=iteration, target_file=seed.target,
                                 requirement=seed.requirement, feedback=feedback or "(first draft)")
@@ -203,7 +203,7 @@ class ModelRequirementEvaluator:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_requirement_evaluator"))
 
-    async def review(self, gateway: ModelGateway, seed: Seed, decomposition: Decomposition, *,
+    async def review(self, gateway: ModelGateway, seed: TaskSeed, decomposition: Decomposition, *,
                      iteration: int) -> RequirementReview:
         agent = PromptedAgent(self.model, self.prompt, REQUIREMENT_EVALUATOR_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=iteration, requirement=seed.requirement,
@@ -216,19 +216,19 @@ class ModelAnalyzer:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_analyzer"))
 
-    async def analyze(self, gateway: ModelGateway, seed: Seed, decomposition: Decomposition) -> Dependencies:
+    async def analyze(self, gateway: ModelGateway, seed: TaskSeed, decomposition: Decomposition) -> Dependencies:
         agent = PromptedAgent(self.model, self.prompt, ANALYZER_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=1,
                                 requirements=numbered(decomposition.requirements()))
         return parse_model(reply, Dependencies)
 
 
-def turn_test_file(seed: Seed, turn: int) -> str:
+def turn_test_file(seed: TaskSeed, turn: int) -> str:
     """Where turn `turn`'s tests go: ``test_<module>_turn<K>.py``."""
     return f"test_{seed.target.rsplit('/', 1)[-1][:-3]}_turn{turn}.py"
 
 
-def repository_context(seed: Seed) -> str:
+def repository_context(seed: TaskSeed) -> str:
     """The Coder's prompt section at repository level ("" at function level): SR-Eval's Algorithm 1 (line 8) gives
     the repository-level Coder the seed's reference code and tests, here with the repository's other files named.
     Each turn's answer is the target function, so the Coder is told to keep the code around it."""
@@ -244,7 +244,7 @@ def repository_context(seed: Seed) -> str:
             f"{fenced_python(seed.reference())}\n# The reference tests\n{tests}\n")
 
 
-def parse_draft(reply: str, seed: Seed) -> TurnDraft:
+def parse_draft(reply: str, seed: TaskSeed) -> TurnDraft:
     """The target file and one test file from a whole-file reply; what is missing is said as feedback."""
     files = {edit.path: edit.content for edit in parse_whole_files(reply)}
     code = files.get(seed.target)
@@ -261,7 +261,7 @@ class ModelTurnCoder:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_coder"))
 
-    async def write(self, gateway: ModelGateway, seed: Seed, requirements: Sequence[str], *, turn: int,
+    async def write(self, gateway: ModelGateway, seed: TaskSeed, requirements: Sequence[str], *, turn: int,
                     previous_code: str, feedback: str, iteration: int) -> TurnDraft:
         agent = PromptedAgent(self.model, self.prompt, TURN_CODER_ROLE)
         earlier = numbered(requirements[:turn - 1]) or "(none: this is the first turn)"
@@ -279,7 +279,7 @@ class ModelAlignmentEvaluator:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_alignment_evaluator"))
 
-    async def judge(self, gateway: ModelGateway, seed: Seed, requirement: str, draft: TurnDraft, *, turn: int,
+    async def judge(self, gateway: ModelGateway, seed: TaskSeed, requirement: str, draft: TurnDraft, *, turn: int,
                     iteration: int) -> Alignment:
         agent = PromptedAgent(self.model, self.prompt, ALIGNMENT_EVALUATOR_ROLE)
         reply = await agent.ask(gateway, target=turn_target(seed.id, turn), iteration=iteration,
@@ -303,7 +303,7 @@ class ModelInstructionConverter:
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_instruction"))
 
-    async def convert(self, gateway: ModelGateway, seed: Seed) -> str:
+    async def convert(self, gateway: ModelGateway, seed: TaskSeed) -> str:
         agent = PromptedAgent(self.model, self.prompt, INSTRUCTION_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=1, target_file=seed.target,
                                 signature=fenced_python(seed.signature()))
@@ -316,7 +316,7 @@ class ModelContaminationProbe:
     name: str = "the construction model"
     prompt: Prompt = field(default_factory=lambda: load_prompt("construct_contamination"))
 
-    async def complete(self, gateway: ModelGateway, seed: Seed, *, iteration: int) -> str:
+    async def complete(self, gateway: ModelGateway, seed: TaskSeed, *, iteration: int) -> str:
         agent = PromptedAgent(self.model, self.prompt, CONTAMINATION_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=iteration, target_file=seed.target,
                                 signature=fenced_python(seed.signature()))

@@ -37,7 +37,7 @@ from projectgen.protocols.definition import Evaluation
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
 from projectgen.protocols.multiturn_construction.pipeline import (CONSTRUCT_METHOD, SeedOutcome, construct_seed,
                                                                   seed_request)
-from projectgen.protocols.multiturn_construction.seeds import Seed, load_seeds
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed, load_seeds
 from projectgen.protocols.multiturn_construction.settings import ConstructionSettings, MultiturnConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import ABLATIONS
 from projectgen.runs import layout
@@ -62,15 +62,15 @@ class ConstructionSpec:
 
 
 @dataclass(frozen=True)
-class SeedUnit:
+class TaskSeedUnit:
     key: str
-    seed: Seed
+    seed: TaskSeed
     run_dir: Path
     task_dir: Path
 
 
 @dataclass(frozen=True)
-class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
+class ConstructBatch(Batch[TaskSeedUnit, Any, SeedOutcome]):
     """One seed per unit; a ledger line holds its outcome under ``row`` and what it was built with."""
 
     spec: ConstructionSpec
@@ -82,14 +82,14 @@ class ConstructBatch(Batch[SeedUnit, Any, SeedOutcome]):
     def setup(self) -> Any:
         return self.runner
 
-    def run(self, unit: SeedUnit, state: Any) -> SeedOutcome:
+    def run(self, unit: TaskSeedUnit, state: Any) -> SeedOutcome:
         request = seed_request(unit.seed, spec=self.spec.spec, settings=self.spec.settings,
                                max_tokens=self.spec.max_tokens)
         agents = self.agents or ConstructionAgents.default(self.model, self.probes)
         return asyncio.run(construct_seed(unit.seed, unit.run_dir, unit.task_dir, request, agents=agents,
                                           runner=state, settings=self.spec.settings))
 
-    def failed(self, unit: SeedUnit, reason: str) -> SeedOutcome:
+    def failed(self, unit: TaskSeedUnit, reason: str) -> SeedOutcome:
         return SeedOutcome(seed=unit.seed.id, status="error", reason=reason)
 
     def record(self, row: SeedOutcome) -> dict[str, Any]:
@@ -142,7 +142,7 @@ def run_construction(spec: ConstructionSpec, out_dir: Path | str, *, model: Any,
         ledger = Ledger(out_dir / layout.LEDGER)
         units = []
         for seed in seeds:
-            unit = SeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=seed_run_dir(out_dir, seed.id),
+            unit = TaskSeedUnit(key=f"seed/{seed.id}", seed=seed, run_dir=seed_run_dir(out_dir, seed.id),
                             task_dir=out_dir / seed.id)
             if fresh:
                 shutil.rmtree(unit.run_dir, ignore_errors=True)

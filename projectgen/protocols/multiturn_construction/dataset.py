@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from projectgen.protocols.multiturn_construction.seeds import Seed, load_seeds
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed, load_seeds
 
 
-def load_dataset(dataset: Path) -> list[Seed]:
+def load_dataset(dataset: Path) -> list[TaskSeed]:
     """Every seed of the folder, sorted by id; one line when it holds none."""
     return load_seeds(dataset)

@@ -11,7 +11,7 @@ from projectgen.construction.execution import execute
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, ContaminationProbe
 from projectgen.protocols.multiturn_construction.requirements import Record
-from projectgen.protocols.multiturn_construction.seeds import (Seed, body_lines, dependencies, dependency_reason,
+from projectgen.protocols.multiturn_construction.seeds import (TaskSeed, body_lines, dependencies, dependency_reason,
                                                                target_function)
 from projectgen.protocols.multiturn_construction.settings import CONTAMINATION_RULE, ConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import failing_summary
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner
 
 
-async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
+async def filter_seed(seed: TaskSeed, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
                       settings: ConstructionSettings, record: Record) -> str:
     """Why SR-Eval's seed filters drop `seed` ("" when it is kept): its target function's body must have at least
     `min_function_lines` code lines; at repository level the function must use the code around it in its own file
@@ -57,7 +57,7 @@ async def filter_seed(seed: Seed, agents: ConstructionAgents, gateway: ModelGate
     return ""
 
 
-async def contamination_check(seed: Seed, probes: Sequence[ContaminationProbe], gateway: ModelGateway,
+async def contamination_check(seed: TaskSeed, probes: Sequence[ContaminationProbe], gateway: ModelGateway,
                               runner: SandboxRunner, tests: Mapping[str, str], record: Record) -> str:
     """Why the seed is taken as leaked ("" when not): SR-Eval shows three models only the function's signature and
     docstring and drops the seed when any of them writes code that passes its tests (the union). Every probe is

@@ -33,7 +33,7 @@ from projectgen.protocols.multiturn_construction.requirements import (Record, ge
 from projectgen.protocols.multiturn_construction.review import (REQUIREMENTS_STAGE, edited_requirements, edited_turn,
                                                                 parse_construction_decision, requirements_request,
                                                                 turn_request)
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.turns import CHECKED, TurnRecord, build_turn, check_draft
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class SeedState(TypedDict, total=False):
 class SeedContext:
     """What a seed's nodes work with besides the state (not checkpointed)."""
 
-    seed: Seed
+    seed: TaskSeed
     agents: ConstructionAgents
     gateway: ModelGateway
     runner: SandboxRunner
@@ -105,7 +105,7 @@ async def instruction_node(state: SeedState, runtime: Runtime[SeedContext]) -> d
     return {"instruction": instruction}
 
 
-def working_seed(seed: Seed, state: SeedState) -> Seed:
+def working_seed(seed: TaskSeed, state: SeedState) -> TaskSeed:
     """The seed as the requirement agents see it: its requirement the converted instruction, when there is one."""
     instruction = state.get("instruction")
     return seed.model_copy(update={"requirement": instruction}) if instruction else seed
@@ -199,7 +199,7 @@ def _one_more(raised: int | None, cap: int, drafts: int) -> int:
     return max(raised or cap, drafts + 1)
 
 
-def _turn_record(seed: Seed, state: SeedState, turn: int, requirements: list[str],
+def _turn_record(seed: TaskSeed, state: SeedState, turn: int, requirements: list[str],
                  drafts: list[dict[str, Any]]) -> TurnRecord:
     last = state.get("last") or {}
     return TurnRecord(turn=turn, requirement=requirements[turn - 1], code=last.get("code", ""),

@@ -13,14 +13,14 @@ from typing import Any
 
 from projectgen.datasets.multiturn import (MULTITURN_TOML, REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR,
                                            MultiTurnTask, load_multiturn_task)
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.turns import TurnRecord
 
 TRAJECTORY_FILE = "construction.json"
 REPOSITORY_DIR = "repository"  # repository level: the snapshot around the target, copied from the seed
 
 
-def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory: Mapping[str, Any]) -> MultiTurnTask:
+def write_task(seed: TaskSeed, turns: Sequence[TurnRecord], folder: Path, trajectory: Mapping[str, Any]) -> MultiTurnTask:
     """`folder` replaced, in one step, by the task built from `seed`; the task as `refine` loads it."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -53,11 +53,11 @@ def write_task(seed: Seed, turns: Sequence[TurnRecord], folder: Path, trajectory
     return load_multiturn_task(folder)
 
 
-def _function_key(seed: Seed) -> str:
+def _function_key(seed: TaskSeed) -> str:
     """multiturn.toml's `function` at repository level: each turn's answer is the seed's target function."""
     return f"function = {json.dumps(seed.function)}\n" if seed.level == "repository" else ""
 
 
-def _repository_table(seed: Seed) -> str:
+def _repository_table(seed: TaskSeed) -> str:
     """multiturn.toml's [repository] at repository level: the snapshot copied beside the turns."""
     return f"\n[repository]\nroot = {json.dumps(REPOSITORY_DIR)}\n" if seed.level == "repository" else ""

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from projectgen.errors import ProjectGenError
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents
 from projectgen.protocols.multiturn_construction.output import write_task
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import TurnRecord
 from projectgen.runs.folder import RunFolder
@@ -53,13 +53,13 @@ class SeedOutcome(BaseModel):
     task_folder: str | None = None
 
 
-def seed_request(seed: Seed, *, spec: str, settings: ConstructionSettings, max_tokens: int | None) -> RunRequest:
+def seed_request(seed: TaskSeed, *, spec: str, settings: ConstructionSettings, max_tokens: int | None) -> RunRequest:
     """run.json of one seed's construction."""
     return RunRequest(task_path=str(seed.root), task_id=seed.id, method=CONSTRUCT_METHOD, models={"default": spec},
                       max_tokens=max_tokens, protocol=settings.protocol())
 
 
-async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: RunRequest, *,
+async def construct_seed(seed: TaskSeed, run_dir: Path, task_dir: Path, request: RunRequest, *,
                          agents: ConstructionAgents, runner: SandboxRunner, settings: ConstructionSettings,
                          decision: ReviewDecision | None = None) -> SeedOutcome:
     """`seed` built into the task folder `task_dir` (or filtered out, or paused for a person), recorded in
@@ -124,7 +124,7 @@ async def construct_seed(seed: Seed, run_dir: Path, task_dir: Path, request: Run
         return finish("task", task_folder=str(task.root))
 
 
-def trajectory(seed: Seed, request: RunRequest, settings: ConstructionSettings, state: Mapping[str, Any]
+def trajectory(seed: TaskSeed, request: RunRequest, settings: ConstructionSettings, state: Mapping[str, Any]
                ) -> dict[str, Any]:
     """construction.json: the filters (and each one's verdict), the converted instruction (repository level), every decomposition draft and
     the order, every turn's drafts, and every decision a person made."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from projectgen.protocols.definition import Protocol
 from projectgen.protocols.multiturn_construction.batch import ConstructionResults, multiturn_construction_batch
 from projectgen.protocols.multiturn_construction.dataset import load_dataset
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.settings import MultiturnConstructionSettings
 
 
@@ -16,7 +16,7 @@ def failures(results: ConstructionResults) -> int:
     return len(results.errors())
 
 
-PROTOCOL: Protocol[Seed, MultiturnConstructionSettings] = Protocol(
+PROTOCOL: Protocol[TaskSeed, MultiturnConstructionSettings] = Protocol(
     name="multiturn_construction",
     summary="SR-Eval: multi-turn tasks from seed tasks (decompose, evaluate, discriminative tests)",
     settings=MultiturnConstructionSettings, load_dataset=load_dataset, batch=multiturn_construction_batch,

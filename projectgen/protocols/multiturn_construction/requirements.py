@@ -11,7 +11,7 @@ from typing import Any
 from projectgen.agents.base import ModelGateway
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, Decomposition, Dependencies
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 
 DECOMPOSITION_CAP = 6  # SR-Eval: at most six Decomposer <-> Evaluator iterations
 MIN_EVOLVING, MAX_EVOLVING = 1, 4  # 2 to 5 turns
@@ -61,7 +61,7 @@ class RequirementsOutcome:
     order: list[int] = field(default_factory=list)
 
 
-async def generate_requirements(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, record: Record, *,
+async def generate_requirements(seed: TaskSeed, agents: ConstructionAgents, gateway: ModelGateway, record: Record, *,
                                 cap: int = DECOMPOSITION_CAP, iterations: Sequence[dict[str, Any]] = (),
                                 feedback: str = "") -> RequirementsOutcome:
     """Decomposer -> Evaluator until every requirement is retained (at most `cap` drafts), then the Analyzer.
@@ -110,7 +110,7 @@ def usable_decomposition(step: dict[str, Any]) -> list[str] | None:
     return list(requirements) if requirements and MIN_EVOLVING + 1 <= len(requirements) <= MAX_EVOLVING + 1 else None
 
 
-async def order_requirements(seed: Seed, agents: ConstructionAgents, gateway: ModelGateway, record: Record,
+async def order_requirements(seed: TaskSeed, agents: ConstructionAgents, gateway: ModelGateway, record: Record,
                              requirements: Sequence[str], step: dict[str, Any]) -> tuple[list[int], list[str]]:
     """The Analyzer's DAG over retained `requirements`: (the order, the requirements in it); `step` (the draft's
     record) gets the pairs and, when the Analyzer's answer was not a DAG, why the Decomposer's order was kept."""

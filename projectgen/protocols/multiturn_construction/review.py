@@ -24,7 +24,7 @@ from projectgen.datasets.multiturn import REFERENCE_FILE, REQUIREMENT_FILE, TEST
 from projectgen.graphs.review import ReviewDecision, ReviewError, as_decision
 from projectgen.protocols.multiturn_construction.agents import turn_test_file
 from projectgen.protocols.multiturn_construction.requirements import MAX_EVOLVING, MIN_EVOLVING, usable_decomposition
-from projectgen.protocols.multiturn_construction.seeds import Seed
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.turns import FAILED_CHECKS
 from projectgen.repository.syntax import syntax_error
 
@@ -43,7 +43,7 @@ def requirement_path(turn: int) -> str:
     return f"{TURNS_DIR}/{turn}/{REQUIREMENT_FILE}"
 
 
-def turn_paths(seed: Seed, turn: int) -> tuple[str, str, str]:
+def turn_paths(seed: TaskSeed, turn: int) -> tuple[str, str, str]:
     """(requirement, reference, tests) of turn `turn` as the task folder holds them."""
     base = f"{TURNS_DIR}/{turn}"
     return requirement_path(turn), f"{base}/{REFERENCE_FILE}", f"{base}/{TESTS_DIR}/{turn_test_file(seed, turn)}"
@@ -52,7 +52,7 @@ def turn_paths(seed: Seed, turn: int) -> tuple[str, str, str]:
 # --------------------------------------------------------------------------- the requests
 
 
-def requirements_request(seed: Seed, decompositions: Sequence[dict[str, Any]], reason: str,
+def requirements_request(seed: TaskSeed, decompositions: Sequence[dict[str, Any]], reason: str,
                          error: str = "") -> dict[str, Any]:
     """The decomposition a person is asked about: the last draft's requirements and the feedback it got."""
     last = decompositions[-1] if decompositions else {}
@@ -72,7 +72,7 @@ def requirements_request(seed: Seed, decompositions: Sequence[dict[str, Any]], r
     return _with_error(request, error)
 
 
-def turn_request(seed: Seed, requirements: Sequence[str], turn: int, drafts: Sequence[dict[str, Any]],
+def turn_request(seed: TaskSeed, requirements: Sequence[str], turn: int, drafts: Sequence[dict[str, Any]],
                  last: Mapping[str, str] | None, reason: str, error: str = "") -> dict[str, Any]:
     """A turn a person is asked about: its requirement, the last draft's code and tests, the Evaluator's reason."""
     last = last or {"code": "", "tests": ""}

@@ -40,7 +40,7 @@ DEFAULT_REPOSITORY = "repository"
 INTRA_FILE, CROSS_FILE, SELF_CONTAINED = "intra-file", "cross-file", "self-contained"  # dependency kinds
 
 
-class Seed(BaseModel):
+class TaskSeed(BaseModel):
     """One seed task (see the module docstring); paths are read from `root`."""
 
     model_config = ConfigDict(frozen=True)
@@ -124,7 +124,7 @@ def body_lines(code: str, name: str) -> int:
     return sum(1 for line in lines if first <= line <= last)
 
 
-def dependencies(seed: Seed) -> list[str]:
+def dependencies(seed: TaskSeed) -> list[str]:
     """What the target function uses of the code around it, one line each: ``intra-file: ...`` for each other
     top-level name of the target file it reads, ``cross-file: ...`` for each of the repository's own modules the
     target file imports (and each relative import)."""
@@ -149,7 +149,7 @@ def dependencies(seed: Seed) -> list[str]:
     return found
 
 
-def dependency_reason(seed: Seed, found: list[str]) -> str:
+def dependency_reason(seed: TaskSeed, found: list[str]) -> str:
     """Why SR-Eval's dependency filter drops a repository-level seed ("" when kept), from its `dependencies`: it
     keeps a target function with intra-file dependencies only. A cross-file one drops it, and so does none at all
     (a self-contained function is function-level material, not a repository-level task)."""
@@ -184,7 +184,7 @@ def with_function_of(code: str, previous: str, name: str) -> str:
     return "".join(lines[:start]) + function + ("" if function.endswith("\n") else "\n") + "".join(lines[end:])
 
 
-def load_seed(path: str | os.PathLike[str]) -> Seed:
+def load_seed(path: str | os.PathLike[str]) -> TaskSeed:
     """One seed folder; every problem is one `TaskFormatError` line."""
     root = Path(path).resolve()
     config_path, config = read_config(root, SEED_TOML)
@@ -222,13 +222,13 @@ def load_seed(path: str | os.PathLike[str]) -> Seed:
     if not _SEED_ID.match(seed_id):
         raise TaskFormatError(config_path, f"id: expected letters, digits, '.', '_' or '-', got {seed_id!r}")
     try:
-        return Seed(id=seed_id, root=root, level=level, target=target, function=function, requirement=requirement,
+        return TaskSeed(id=seed_id, root=root, level=level, target=target, function=function, requirement=requirement,
                     repository=repository, description=str(config.get("description", "")))
     except ValueError as error:
         raise TaskFormatError(config_path, str(error).splitlines()[0]) from None
 
 
-def load_seeds(path: str | os.PathLike[str]) -> list[Seed]:
+def load_seeds(path: str | os.PathLike[str]) -> list[TaskSeed]:
     """Every seed in the subfolders of `path`, sorted by id; a folder that holds none is an error."""
     root = Path(path)
     if not root.is_dir():

@@ -22,7 +22,7 @@ from projectgen.errors import ProjectGenError
 from projectgen.llm.parsing import StructuredOutputError
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, TurnDraft, turn_test_file
 from projectgen.protocols.multiturn_construction.requirements import Record
-from projectgen.protocols.multiturn_construction.seeds import Seed, defines_function, with_function_of
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed, defines_function, with_function_of
 
 if TYPE_CHECKING:
     from projectgen.evaluation import SandboxRunner
@@ -87,7 +87,7 @@ def tells_apart(run: Execution) -> bool:
     return not run.all_passed and not (run.anomaly or "").startswith("harness")
 
 
-async def build_turn(seed: Seed, requirements: Sequence[str], turn: int, previous_code: str,
+async def build_turn(seed: TaskSeed, requirements: Sequence[str], turn: int, previous_code: str,
                      agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner, record: Record, *,
                      ablation: str = FULL, cap: int = TURN_CAP, drafts: Sequence[dict[str, Any]] = (),
                      feedback: str = "") -> TurnProgress:
@@ -113,7 +113,7 @@ async def build_turn(seed: Seed, requirements: Sequence[str], turn: int, previou
     return progress
 
 
-async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iteration: int, previous_code: str,
+async def _one_draft(seed: TaskSeed, requirements: Sequence[str], turn: int, iteration: int, previous_code: str,
                      feedback: str, agents: ConstructionAgents, gateway: ModelGateway, runner: SandboxRunner,
                      ablation: str, drafts: list[dict[str, Any]]) -> tuple[str, str, TurnDraft | None]:
     """One draft through the three stages: (decision, feedback for the next draft, the draft when it parsed); the
@@ -144,7 +144,7 @@ async def _one_draft(seed: Seed, requirements: Sequence[str], turn: int, iterati
     return (*_decide(step, "kept", ""), draft)
 
 
-def check_draft(seed: Seed, turn: int, previous_code: str, draft: TurnDraft, runner: SandboxRunner, ablation: str,
+def check_draft(seed: TaskSeed, turn: int, previous_code: str, draft: TurnDraft, runner: SandboxRunner, ablation: str,
                 step: dict[str, Any]) -> tuple[str, str]:
     """Stages 1 and 2 on `draft` in the sandbox (stage 2 unless the ablation drops it): (`CHECKED`, "") or the
     failing stage's decision and feedback; each stage's result goes into `step`, a draft's record."""

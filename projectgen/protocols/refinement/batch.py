@@ -38,14 +38,18 @@ from projectgen.evaluation.recent_runs import RecentRuns
 from projectgen.evaluation.report import TestReport
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.engine import Batch, Executor, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, parse_models
 from projectgen.experiments.results_writer import write_results
+from projectgen.llm import make_chat_model
 from projectgen.llm.call_slots import CallSlots, limit_calls
+from projectgen.llm.naming import REFERENCE_LABEL, describe_model
+from projectgen.llm.scripted import load_script, scripted_chat_model_class
 from projectgen.llm.specs import SCRIPTED_PREFIX
-from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
 from projectgen.protocols.evaluate import evaluate
 from projectgen.protocols.refinement.refiner import CARRIES_CODE, CONTEXTS, STRATEGIES, check_setting
 from projectgen.protocols.refinement.results import (RefinementResults, TaskRunRow, TurnRow, refinement_page,
@@ -79,9 +83,6 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
                 base_url: str | None = None, sampling: Mapping[str, Any] | None = None) -> Any:
     """The chat model one task run talks to: the reference oracle, a replay specialised to the setting, or a
     real model (creating one never touches the network)."""
-    from projectgen.oracles.refinement_replay import reference_turn_script, specialise_script
-    from projectgen.llm.scripted import load_script, scripted_chat_model_class
-
     if model.is_reference:
         script = reference_turn_script(task.id, [task.answer(t.number) for t in task.turns],
                                        language=task.language)
@@ -91,15 +92,12 @@ def build_model(model: ExperimentModel, task: MultiTurnTask, strategy: str, cont
         script = specialise_script(load_script(path), strategy, context)
         return scripted_chat_model_class()(script=script, label=f"{script.label}, replay of {path}",
                                            fallback=script.fallback)
-    from projectgen.llm import make_chat_model
 
     return make_chat_model(model.spec, base_url=base_url, **dict(sampling or {}))
 
 
 def describe(model: ExperimentModel, base_url: str | None, sampling: Mapping[str, Any] | None) -> str:
     """How reports name a model (a replay is always called one); fails early on a spec that cannot make a model."""
-    from projectgen.llm.naming import REFERENCE_LABEL, describe_model
-
     if model.is_reference:
         return REFERENCE_LABEL
     if model.spec.startswith(SCRIPTED_PREFIX):
@@ -108,7 +106,6 @@ def describe(model: ExperimentModel, base_url: str | None, sampling: Mapping[str
         path = model.spec[len(SCRIPTED_PREFIX):]
         script = load_script(path)
         return f"scripted model ({script.label or 'replay'}, replay of {path}): a recording, not a model"
-    from projectgen.llm import make_chat_model
 
     return describe_model(make_chat_model(model.spec, base_url=base_url, **dict(sampling or {})))
 
@@ -232,7 +229,6 @@ class TaskRunUnit:
     def relocated(self, workspace: Path, sync: Callable[[], None] | None = None) -> TaskRunUnit:
         """This task run in `workspace` (a worker's copy of its folder), `sync` after each recorded call."""
         return replace(self, folder=workspace, sync=sync)
-
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from projectgen.runs.folder import RunFolder
 from projectgen.runs.layout import RefineLayout
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
-from projectgen.runs.unit import Unit, UnitEnd, drive_unit
+from projectgen.runs.unit import UnitEnd, UnitRun, drive_unit
 
 REFINE_METHOD = "refine"  # run.json's method of a refine task run
 
@@ -71,7 +71,7 @@ async def arun_refinement_task(task: MultiTurnTask, run_dir: Path, request: RunR
         write_turns(folder, task, records)
         return UnitEnd(records, trace={"turns": len(records)}, record={"turns": records})
 
-    return await drive_unit(RunFolder(Path(run_dir)), Unit(
+    return await drive_unit(RunFolder(Path(run_dir)), UnitRun(
         request=request, kind="refine", graph=solver.graph, start=solver.start, outputs=outputs,
         context=solver.context, run_id=scope, scope=scope, sync=sync, config=solver.config,
         marker={"task_id": task.id, "method": REFINE_METHOD, "strategy": strategy, "context": setting}))

@@ -38,15 +38,18 @@ from typing import Any
 from projectgen.datasets.exercism import LANGUAGES, Exercise, ExerciseSet, exercise_task, load_exercises
 from projectgen.durable_files import write_atomic
 from projectgen.errors import ProjectGenError
+from projectgen.evaluation.languages.toolchains import probe_toolchain
+from projectgen.evaluation.runner import RunnerSettings
 from projectgen.experiments.batch_folder import claim_batch_folder
 from projectgen.experiments.concurrency import Concurrency
-from projectgen.experiments.engine import Batch, Executor, run_batch
+from projectgen.experiments.engine import Batch, Executor, ProgressFn, run_batch
 from projectgen.experiments.executors import LocalExecutor, print_progress, worker_runner
 from projectgen.experiments.ledger import Ledger
 from projectgen.experiments.models import ExperimentModel, preflight
 from projectgen.experiments.results_writer import write_results
 from projectgen.llm.call_slots import CallSlots, limit_calls
-from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks, ProgressFn
+from projectgen.llm.naming import describe_model
+from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
 from projectgen.protocols.evaluate import evaluate
 from projectgen.protocols.reflection.defects import exercise_declarations
 from projectgen.protocols.reflection.results import (INCOMPLETE, ReflectResults, ReflectRow, reflect_page,
@@ -87,7 +90,7 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
     base_url: str | None = None
     runner_factory: Callable[[], Any] | None = None
     progress: ProgressFn | None = None
-    runner_settings: Any = None  # what a worker's runner is made from when there is no factory
+    runner_settings: RunnerSettings | None = None  # what a worker's runner is made from when there is no factory
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     """Overrides of the sampling real models are made with (`make_chat_model`'s temperature, top_p, max_tokens)."""
     checkpoint_url: str | None = None
@@ -107,7 +110,6 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
                        call_slots=None, sandbox_slots=None)
 
     def run(self, unit: ReflectUnit, state: Any) -> ReflectRow:
-        from projectgen.llm.naming import describe_model
         from projectgen.protocols.reflection.unit import reflection_request, run_reflection
 
         incomplete = state.environment_incomplete(exercise_task(unit.exercise))
@@ -161,8 +163,6 @@ class ReflectBatch(Batch[ReflectUnit, Any, ReflectRow]):
 def without_toolchain(exercises: Sequence[Exercise]) -> tuple[list[Exercise], dict[str, str]]:
     """The exercises whose language this machine can test, and for each language it cannot, one line:
     how many exercises are skipped and what to install (toolchains probed, never assumed)."""
-    from projectgen.evaluation.languages.toolchains import probe_toolchain
-
     toolchains = {language: probe_toolchain(language) for language in {e.language for e in exercises}}
     ready = [e for e in exercises if toolchains[e.language].ready]
     missing = {}

@@ -16,13 +16,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.datasets.known_defects import KnownDefect
-from projectgen.protocols.reflection.defects import read_defects
-from projectgen.protocols.reflection.metrics import ALL, ReflectionFigures, TaskOutcome, by_language
+from projectgen.evaluation.integrity_flags import IntegrityFlag, unique_flags
 from projectgen.experiments.models import ExperimentModel
 from projectgen.experiments.results_writer import (Block, Bullets, Charts, Heading, ResultsPage, Table, TableBlock,
                                                    Text, integrity_section, series_color, unprotected_warning)
+from projectgen.inspection.charts import line_chart
+from projectgen.protocols.reflection.defects import read_defects
+from projectgen.protocols.reflection.metrics import ALL, ReflectionFigures, TaskOutcome, by_language
 
 REFLECT_SCHEMA_VERSION = 1
 INCOMPLETE = "environment incomplete"
@@ -316,8 +317,6 @@ def models_lines(results: ReflectResults) -> list[str]:
 
 def pass_at_k_chart(results: ReflectResults) -> str:
     """The pass@k curve of every (model, edit format) that scored a task ("" when none did)."""
-    from projectgen.inspection.charts import line_chart
-
     # Solid for whole files, dashed for patches: equal curves stay visible on top of each other.
     series = [(f"{r.model} / {r.edit_format}", series_color(i), "dash" if r.edit_format == "patch" else "line",
                [v / 100 for v in r.figures[ALL].pass_at_k])

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-EditFormat = Literal["whole", "patch"]
+ReflectionEditFormat = Literal["whole", "patch"]
 MAX_TRIES = 10
 
 
@@ -15,7 +15,7 @@ class ReflectionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    edit_formats: tuple[EditFormat, ...] = Field(default=("whole",), min_length=1)
+    edit_formats: tuple[ReflectionEditFormat, ...] = Field(default=("whole",), min_length=1)
     tries: int = Field(default=2, ge=1, le=MAX_TRIES, description="the paper's 2; up to 10 for pass@k curves")
 
     @field_validator("edit_formats", mode="before")
@@ -32,5 +32,5 @@ class ReflectionUnitSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    edit_format: EditFormat
+    edit_format: ReflectionEditFormat
     tries: int = Field(ge=1, le=MAX_TRIES)

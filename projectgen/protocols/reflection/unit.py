@@ -51,7 +51,7 @@ from projectgen.runs.folder import RunFolder
 from projectgen.runs.manifest import RunManifest
 from projectgen.runs.request import RunRequest
 from projectgen.runs.run_log import read_run_log
-from projectgen.runs.unit import Unit, UnitEnd, drive_unit
+from projectgen.runs.unit import UnitEnd, UnitRun, drive_unit
 
 RESULT_SCHEMA_VERSION = 1
 REFLECT_METHOD = "reflect"  # run.json's method of a reflect unit
@@ -156,7 +156,7 @@ async def arun_reflection(exercise: Exercise, run_dir: Path, request: RunRequest
         return UnitEnd(result, trace={"passed_at": state.get("passed_at")}, record=record,
                        summary=json.dumps(record, indent=1) + "\n")
 
-    return await drive_unit(folder, Unit(
+    return await drive_unit(folder, UnitRun(
         request=request, kind="reflect", graph=solver.graph, start=solver.start, outputs=outputs,
         context=solver.context,
         run_id=scope or folder.root.name, scope=scope or str(run_dir), sync=sync,
