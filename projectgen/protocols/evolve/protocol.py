@@ -3,11 +3,13 @@ for the new requirement, in the output folder; its figures, the check tests spli
 earlier ones and the kept files' bytes, are its scorers': `scorers`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from projectgen.protocols.definition import Protocol
 from projectgen.protocols.evolve.batch import EvolveResults, evolve_batch
 from projectgen.protocols.evolve.dataset import BaseRun, load_dataset
 from projectgen.protocols.evolve.settings import EvolveSettings
-from projectgen.runs import layout
+from projectgen.runs.layout import EvolveLayout
 
 
 def failures(results: EvolveResults) -> int:
@@ -22,4 +24,4 @@ PROTOCOL: Protocol[BaseRun, EvolveSettings] = Protocol(
     name="evolve",
     summary="incremental development: change a finished run for a new requirement, redoing only what it needs",
     settings=EvolveSettings, load_dataset=load_dataset, batch=evolve_batch, failures=failures,
-    results_file=layout.EVOLVE)
+    results_file=EvolveLayout(Path()).evolve.name)
