@@ -12,8 +12,9 @@ ends it with exit status 3 after what it wrote so far.
 
 For the tests only, environment variables set through a systems file's ``[fake.env]``:
 ``FAKE_SYSTEM_PROBES`` (comma-separated ``HOST:PORT`` to open a TCP connection to, and ``dns:NAME`` to look
-up; what happened written to OUT/network.json) and ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the
-first call: a run to kill in the middle).
+up; what happened written to OUT/network.json), ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the first
+call: a run to kill in the middle) and ``FAKE_SYSTEM_KILLED_AFTER_PLAN`` (``1``: it SIGKILLs itself after
+the first call, a run killed in the middle without waiting).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import socket
 import sys
 import time
@@ -95,6 +97,8 @@ def main() -> int:
     try:
         ask(settings, "Plan the repository for these documents.", documents)
         time.sleep(float(os.environ.get("FAKE_SYSTEM_PAUSE_S") or 0))
+        if os.environ.get("FAKE_SYSTEM_KILLED_AFTER_PLAN") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
         files = whole_files(ask(settings, "Write the repository for these documents.", documents))
     except urllib.error.HTTPError as exc:
         print(f"model call refused ({exc.code}): {exc.read().decode(errors='replace')}", flush=True)
