@@ -12,7 +12,6 @@ package's, or ``python aider.py`` would import itself as ``aider``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from contract import AdapterError, Settings, document_paths, read_settings
+from contract import AdapterError, Settings, document_paths, parse_arguments, read_settings
 
 MESSAGE = ("Implement the software project specified by the read-only documents ({names}: its PRD, UML and "
            "architecture design) as a complete repository in the current directory: create every source "
@@ -76,10 +75,7 @@ def bundled_prices() -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = document_paths(args.docs)

@@ -9,6 +9,7 @@ change to the adapter does.
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,14 @@ class Settings:
 
 class AdapterError(Exception):
     """Bad input to the adapter: one line on stderr and exit code 2."""
+
+
+def parse_arguments(argv: Sequence[str] | None, description: str) -> argparse.Namespace:
+    """The contract's command line, ``--docs DOCS --out OUT`` (paths relative to the working directory)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--docs", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    return parser.parse_args(argv)
 
 
 def read_settings(environ: Mapping[str, str]) -> Settings:

@@ -18,7 +18,6 @@ the first call, a run killed in the middle without waiting).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -28,9 +27,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-from contract import AdapterError, Settings, documents_text, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 FENCE = re.compile(r"^(`{3,})[^`]*$")
 
@@ -80,10 +78,7 @@ def probe(target: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    args = parse_arguments(None, "the fake external system")
     try:
         settings = read_settings(os.environ)
         documents = documents_text(read_documents(args.docs))

@@ -11,14 +11,13 @@ not the package's, or ``python gpt_engineer.py`` would import itself as ``gpt_en
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from contract import AdapterError, Settings, documents_text, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 PROMPT_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                    "architecture design) as a complete repository: create every source file the design "
@@ -67,10 +66,7 @@ def generate(settings: Settings, prompt: str, work: Path) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

@@ -13,7 +13,6 @@ would import itself.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import sys
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
-from contract import AdapterError, Settings, documents_text, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 IDEA_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                  "architecture design) as a complete repository: create every source file the design "
@@ -83,10 +82,7 @@ def generate(idea: str) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

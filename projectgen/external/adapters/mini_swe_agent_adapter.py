@@ -13,7 +13,6 @@ parse actions from text: the model bridge refuses tool calls, and mini-swe-agent
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -22,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contract import AdapterError, Settings, documents_text, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 CONFIG_VARIABLE = "PROJECTGEN_MSWEA_CONFIG"
 
@@ -311,10 +310,7 @@ def run_agent(config: Mapping[str, Any], task: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

@@ -14,7 +14,6 @@ package's, or ``python openevolve.py`` would import itself as ``openevolve``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -24,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from contract import AdapterError, Settings, documents_text, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 CHECK_TESTS = "check_tests"
 MARKER = "# ==== file: {path} ===="
@@ -238,10 +237,7 @@ def default_system_message() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)
