@@ -21,12 +21,15 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.bridge.sandboxed import SystemRun
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.sandbox import NAMESPACES
+from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.experiments import ExperimentSpec
 from projectgen.external import runner as external_runner
+from projectgen.external.call_budget import CallBudget
 from projectgen.external.methods import parse_system_paths
 from projectgen.external.systems import SYSTEMS_FILE, SYSTEMS_FILE_VARIABLE, load_systems
 from projectgen.llm.naming import REFERENCE_LABEL
@@ -333,6 +336,21 @@ def test_the_recorded_adapter_hash_covers_the_contract_module_it_imports(tmp_pat
     changed = {name for name in before if before[name] != after[name]}
     assert changed == set(before) - {"alone"}
     assert {"fake", "metagpt", "gpt-engineer", "openevolve", "mini-swe-agent", "aider"} <= changed
+
+
+def test_a_failed_run_gives_the_adapters_own_line_as_its_reason_not_what_a_library_printed_after_it() -> None:
+    """As mini-swe-agent's run against the tiny model ended: its adapter's line, then litellm's hint flushed at exit."""
+    output = ('{"config": "mini", "exit_status": "RepeatedFormatError"}\n'
+              "mini-swe-agent adapter: the agent ended (RepeatedFormatError) without writing a file\n\n"
+              "\x1b[1;31mProvider List: https://docs.litellm.ai/docs/providers\x1b[0m\n\n")
+    ran = SystemRun(stop=FINISHED, exit_status=1, output=output, repository={})
+    assert external_runner.run_status(ran, CallBudget(4), None) == (
+        "failed", "the system exited with status 1: mini-swe-agent adapter: the agent ended (RepeatedFormatError) "
+                  "without writing a file")
+    ran = SystemRun(stop=FINISHED, exit_status=1, output="Traceback ...\n\x1b[31mValueError: bad\x1b[0m\n",
+                    repository={})
+    assert external_runner.run_status(ran, CallBudget(4), None) == (
+        "failed", "the system exited with status 1: ValueError: bad")  # no adapter line: the last one, uncoloured
 
 
 def test_the_bundled_systems_file_loads_and_its_adapters_exist() -> None:
