@@ -185,3 +185,16 @@ def test_a_killed_run_started_again_replays_the_calls_it_had_made(tmp_path: Path
     records = UsageRecorder.load(run / "usage.jsonl").records
     assert [r.target for r in records] == [PLAN, WRITE]  # each call once
     assert os.path.getsize(run / "call_cache.jsonl") > 0
+
+
+def test_the_output_keeps_the_order_it_was_printed_in_so_its_end_is_the_systems_last_words(
+        tmp_path: Path, containment: Containment) -> None:
+    """A library's stdout, block-buffered into a pipe, would be flushed at exit after the adapter's stderr line."""
+    script = "import sys; print('a library talks'); print('fake adapter: why it failed', file=sys.stderr); sys.exit(1)"
+    bridge = ModelBridge(scripted(), BridgeSettings(system="fake-system", door=door(tmp_path / "run")))
+    with serve_bridge(bridge) as served:
+        ran = run_system(SystemCommand(argv=(sys.executable, "-c", script), timeout=60, binds=(sys.prefix,)), served,
+                         containment, {}, workdir=tmp_path)
+    assert ran.exit_status == 1
+    assert [line for line in ran.output.splitlines() if line.strip()][-2:] == ["a library talks",
+                                                                               "fake adapter: why it failed"]
