@@ -13,7 +13,9 @@ answers (a 135M model's answers are wrong):
   run.json says how the system ended and names the system, its source, version and adapter hash;
 - every call went through the bridge: the chat requests in the server's log while the system ran equal the
   requests its run recorded (usage.jsonl, retries included), and there was at least one;
-- its output was scored and labelled: its row has a #Tests, and the results table names it.
+- its output was scored and labelled: its row has a #Tests (or it wrote no file, which its summary.json says:
+  no unit test runs on nothing, and wordfreq declares no #Tests to count it out of), and the results table
+  names it.
 
 It prints the figures and writes OUT/smoke.json; it exits 1 when a check fails.
 
@@ -97,6 +99,7 @@ def system_checks(name: str, folder: Path, server_requests: int | None) -> list[
     manifest = local.read_json(run_dir / "run.json") or {}
     system = manifest.get("protocol") or {}
     records = local.usage_records(run_dir)
+    wrote = (local.read_json(run_dir / "summary.json") or {}).get("files")
     sent = sum(int(record.get("attempts") or 1) for record in records)
     results = local.read_json(folder / "results.json") or {}
     labelled = any(report.get("method") == name and report.get("model") == MODEL
@@ -116,8 +119,10 @@ def system_checks(name: str, folder: Path, server_requests: int | None) -> list[
               server_requests is not None and server_requests == sent,
               f"server {server_requests if server_requests is not None else 'unknown (no --server-log)'}, "
               f"recorded {sent}"),
-        Check(f"{name}: its output was scored", row.get("final_unit_total") is not None,
-              f"unit {row.get('final_unit_passed')}/{row.get('final_unit_total')}"),
+        Check(f"{name}: its output was scored", row.get("final_unit_total") is not None or wrote == 0,
+              f"unit {row.get('final_unit_passed')}/{row.get('final_unit_total')}" + (
+                  " (it wrote no file: no unit test runs on nothing, and the task declares no #Tests)"
+                  if wrote == 0 else f", {wrote} file(s) written")),
         Check(f"{name}: its results are labelled", labelled and f"{name} / {MODEL}" in markdown, ""),
     ]
 

@@ -27,9 +27,11 @@ def smoke() -> ModuleType:
 
 
 def write_experiment(folder: Path, *, status: str = "finished", calls: int = 2, labelled: bool = True,
-                     total: int | None = 11, version: str | None = "0.3.1") -> None:
+                     total: int | None = 11, version: str | None = "0.3.1", files: int | None = None) -> None:
     run = folder / "gpt-engineer" / "smollm2" / "wordfreq"
     run.mkdir(parents=True)
+    if files is not None:
+        (run / "summary.json").write_text(json.dumps({"status": "failed", "files": files}))
     (run / "run.json").write_text(json.dumps({"status": "failed", "reason": "the system exited with status 1",
                                               "protocol": {"system": "gpt-engineer", "source": "pypi",
                                                            "distribution": "gpt-engineer", "version": version,
@@ -53,6 +55,12 @@ def test_a_system_that_ran_through_the_bridge_and_was_scored_passes_even_when_it
     assert failed(smoke, tmp_path) == set()
 
 
+def test_a_system_that_wrote_no_file_has_nothing_to_score_and_passes(smoke, tmp_path) -> None:
+    """wordfreq declares no #Tests, so a run that wrote nothing has none (the tiny model's usual outcome)."""
+    write_experiment(tmp_path, total=None, files=0)
+    assert failed(smoke, tmp_path) == set()
+
+
 def test_a_call_around_the_bridge_an_error_row_an_unscored_or_unlabelled_output_each_fail(smoke, tmp_path) -> None:
     write_experiment(tmp_path / "ok")
     assert failed(smoke, tmp_path / "ok", server_requests=3) == {
@@ -63,6 +71,8 @@ def test_a_call_around_the_bridge_an_error_row_an_unscored_or_unlabelled_output_
     assert failed(smoke, tmp_path / "error") == {"gpt-engineer: its pair is a row, not an error"}
     write_experiment(tmp_path / "unscored", total=None)
     assert failed(smoke, tmp_path / "unscored") == {"gpt-engineer: its output was scored"}
+    write_experiment(tmp_path / "files-unscored", total=None, files=3)
+    assert failed(smoke, tmp_path / "files-unscored") == {"gpt-engineer: its output was scored"}
     write_experiment(tmp_path / "unlabelled", labelled=False)
     assert failed(smoke, tmp_path / "unlabelled") == {"gpt-engineer: its results are labelled"}
     write_experiment(tmp_path / "silent", calls=0)

@@ -59,9 +59,12 @@ class SystemRun:
 
 def bridge_environment(extra: Mapping[str, str], home: Path) -> dict[str, str]:
     """The environment of the system's step: the forwarder's base URL under the names OpenAI-style
-    clients read, a placeholder key, and nothing of the runner's own environment."""
+    clients read, a placeholder key, and nothing of the runner's own environment. Python's output is
+    unbuffered, so the output holds what was printed in the order it was printed: only its end is kept,
+    and a system whose stdout were flushed at exit would bury the adapter's last words (on stderr) under
+    what its libraries printed long before."""
     url = f"http://127.0.0.1:{FORWARDER_PORT}/v1"
-    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(home), "TMPDIR": "/tmp",
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(home), "TMPDIR": "/tmp", "PYTHONUNBUFFERED": "1",
             "OPENAI_BASE_URL": url, "OPENAI_API_BASE": url, "OPENAI_API_KEY": API_KEY, **extra}
 
 

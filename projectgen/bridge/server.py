@@ -59,6 +59,9 @@ TARGET_CHARS = 80
 MAX_REQUEST_BYTES = 16 * 1024**2
 MAX_IN_FLIGHT = 16
 NO_RETRY = {"x-should-retry": "false"}  # the OpenAI SDKs retry 429 and 5xx unless told not to
+# A request's sampling field -> the model's setting it asks to change (`sampling_of`'s keys); a field with
+# no setting here (seed, the penalties) is never sent, so asking for it always changes what the call is.
+SENT_AS = {"max_completion_tokens": "max_tokens"}
 
 
 @dataclass(frozen=True)
@@ -105,15 +108,18 @@ class ModelBridge:
                           iteration=self._asked[key], attempt=self.settings.attempt)
 
     def say_sampling(self, request: ChatRequest) -> None:
-        """Say once that the system's own sampling is not sent, and what is (a paper's run of it may have
-        used its own: the reader should know which one these calls had)."""
-        if not request.asked_sampling or self._sampling_said:
+        """Say once that the system asked for sampling the bridge does not send, and what it sends (a paper's
+        run of it may have used its own: the reader should know which one these calls had). Asking for what
+        is sent anyway (temperature 0 when the model's is 0) changes nothing and is not said."""
+        enforced = sampling_of(self.model)
+        overridden = [(name, value) for name, value in request.asked_sampling
+                      if enforced.get(SENT_AS.get(name, name)) != value]
+        if not overridden or self._sampling_said:
             return
         self._sampling_said = True
-        enforced = sampling_of(self.model) or "none (a replay samples nothing)"
         logger.warning("%s asked for %s; the bridge sends the experiment's model's own sampling instead: %s",
-                       self.settings.system, ", ".join(f"{name}={value}" for name, value in request.asked_sampling),
-                       enforced)
+                       self.settings.system, ", ".join(f"{name}={value}" for name, value in overridden),
+                       enforced or "none (a replay samples nothing)")
 
     def in_flight(self) -> asyncio.Semaphore:
         """The `max_in_flight` slots of the loop serving this bridge (a bridge served again gets new ones)."""

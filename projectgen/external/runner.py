@@ -21,6 +21,7 @@ out of time), each with the output it left scored; the reason says which in one 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 DOCS_DIR = ".projectgen-docs"  # in the sandbox's workspace: what the system is given
 OUT_DIR = "out"  # in the sandbox's workspace: what the system writes, collected as its repository
 OUTPUT_TAIL = 4000  # characters of the system's own output kept in summary.json
+ADAPTER_SAYS = re.compile(r"^[\w.-]+ adapter: ")  # an adapter's own line on why it failed
+TERMINAL_CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 ONE_PASS = {"attempts": 1, "success_knowledge": False, "failure_knowledge": False, "historical_best": False}
 
 
@@ -263,9 +266,17 @@ def run_status(ran: SystemRun, calls: CallBudget, spending: Any) -> tuple[str, s
             return "budget-limited", f"the bridge refused calls: {first_line(exc)}"
     if ran.succeeded:
         return "finished", None
-    said = next((line.strip() for line in reversed(ran.output.splitlines()) if line.strip()), "")
+    said = failure_line(ran.output)
     how = f"exited with status {ran.exit_status}" if ran.stop == FINISHED else f"stopped: {ran.stop}"
     return "failed", f"the system {how}" + (f": {said[:200]}" if said else "")
+
+
+def failure_line(output: str) -> str:
+    """The line of a system's output that says why it failed: the adapter's own (``NAME adapter: ...``, as every
+    bundled adapter says it), else the last line printed, without terminal colour codes. The adapter's line is
+    not always last: a system's library may print after it (litellm's "Provider List" hint, flushed at exit)."""
+    lines = [line for line in (TERMINAL_CODES.sub("", raw).strip() for raw in output.splitlines()) if line]
+    return next((line for line in reversed(lines) if ADAPTER_SAYS.match(line)), lines[-1] if lines else "")
 
 
 def check_system_method(name: str, system_path: Path | None) -> SystemEntry:

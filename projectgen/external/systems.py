@@ -9,6 +9,7 @@ user's own systems, or a test's), whose adapters are relative to its own folder.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -65,8 +66,13 @@ class SystemEntry:
         return self.root / self.adapter
 
     def adapter_sha256(self) -> str:
-        """The adapter file's hash: run.json records it, so a changed adapter shows in the run's record."""
-        return hashlib.sha256(self.adapter_path.read_bytes()).hexdigest()
+        """The hash of what runs as the adapter: its file, then each module of its folder it imports (the
+        shared `contract.py`). run.json records it, so a change to either shows in the run's record and
+        refuses a continue. An adapter that imports nothing beside it hashes as its file alone."""
+        digest = hashlib.sha256(self.adapter_path.read_bytes())
+        for module in sibling_imports(self.adapter_path):
+            digest.update(b"\0" + module.name.encode() + b"\0" + module.read_bytes())
+        return digest.hexdigest()
 
     def check_runnable(self, system_path: Path | None) -> None:
         """Refuse, in one line, a system that cannot run: no adapter yet, or a checkout system without
@@ -84,6 +90,29 @@ class SystemEntry:
             if self.requirements_file and not (system_path / self.requirements_file).is_file():
                 raise ProjectGenError(f"--system-path {system_path}: no {self.requirements_file} there (the "
                                       f"checkout of {self.name} names it)")
+
+
+def sibling_imports(script: Path) -> list[Path]:
+    """The modules beside `script` that it imports, directly or through one another, by file name: run as
+    ``python SCRIPT``, its folder is first on sys.path, so these are what an ``import NAME`` loads."""
+    found: dict[str, Path] = {}
+    pending = [script]
+    while pending:
+        source = pending.pop()
+        try:
+            tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
+        except (OSError, SyntaxError, ValueError) as exc:
+            raise ProjectGenError(f"adapter module {source}: unreadable ({type(exc).__name__}: {exc})") from None
+        names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        names |= {node.module.split(".")[0] for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+        for name in names:
+            module = script.parent / f"{name}.py"
+            if name not in found and module.is_file() and module != script:
+                found[name] = module
+                pending.append(module)
+    return [found[name] for name in sorted(found)]
 
 
 def systems_file() -> Path:

@@ -132,10 +132,12 @@ class DoorCall:
             return None
         recorder = self.settings.recorder
         if recorder is None or not recorder.has(self.key):
-            # Killed between the cache line and the usage line: record it now (the budget checks it as before).
+            # Killed between the cache line and the usage line: record it now (what was paid is on record
+            # whatever follows; the spending budgets check it as before).
             self.commit(CallRecord.model_validate(entry["record"]))
-        else:
-            self.before()  # a resumed run's budget counts this call already: refuse as its check did
+        # Asked again either way: a budget of asks (`CallBudget`) counts it, and a spent budget refuses it as
+        # its check did, so a rerun is answered no more often than the first run would have been.
+        self.before()
         return CallCache.reply(entry)
 
     def before(self) -> None:

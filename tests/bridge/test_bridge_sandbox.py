@@ -1,7 +1,9 @@
-"""A fake external system in the sandbox, with the model bridge as its only way out: it gets its files from
-the model through the bridge (every call recorded in the run folder), reaches nothing else, is refused
-once its budget is spent, and a killed run started again replays the calls it had made. The model behind
-the bridge is a scripted replay (`ScriptedChatModel`), labelled as such in every record."""
+"""The fake external system (projectgen/external/adapters/fake.py, run as the adapter contract says) in the
+sandbox, with the model bridge as its only way out: it gets its files from the model through the bridge
+(every call recorded in the run folder), reaches nothing else, is refused once its budget is spent, and a
+killed run started again replays the calls it had made. The model behind the bridge is a scripted replay
+(`ScriptedChatModel`), labelled as such in every record. The same fake runs as an experiment method in
+tests/external/test_external_methods.py; here it meets the bridge and the sandbox alone."""
 from __future__ import annotations
 
 import json
@@ -23,20 +25,23 @@ from projectgen.datasets.task import Task
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
 from projectgen.evaluation.sandbox import NAMESPACES, Containment
 from projectgen.evaluation.sandbox_probe import probe_containment
+from projectgen.external.systems import SYSTEMS_FILE
 from projectgen.llm.budgets import TokenBudget
 from projectgen.llm.call_cache import CallCache
 from projectgen.llm.door import DoorSettings
 from projectgen.llm.prompt_store import PromptStore, read_prompts
 from projectgen.llm.scripted import scripted_chat_model_class
 from projectgen.llm.usage import UsageRecorder
+from projectgen.repository.edits import make_whole_file_reply
 from test_support import make_task
 
-HERE = Path(__file__).resolve().parent
-FILES = ("calc/__init__.py", "calc/add.py")
+ADAPTERS = SYSTEMS_FILE.parent / "adapters"
+FILES = {"calc/__init__.py": "from calc.add import add\n", "calc/add.py": "def add(a, b):\n    return a + b\n"}
 PRD = "# Calculator\n\nFiles:\n" + "".join(f"- {path}\n" for path in FILES)
+PLAN, WRITE = "Plan the repository for these documents.", "Write the repository for these documents."
 SCRIPT = {"label": "fake system's replay", "responses": [
-    {"role": BRIDGE_ROLE, "target": "Write the file calc/__init__.py", "content": "from calc.add import add\n"},
-    {"role": BRIDGE_ROLE, "target": "Write the file calc/add.py", "content": "def add(a, b):\n    return a + b\n"},
+    {"role": BRIDGE_ROLE, "target": PLAN, "content": "One package, calc, with add."},
+    {"role": BRIDGE_ROLE, "target": WRITE, "content": make_whole_file_reply(sorted(FILES), FILES)},
 ]}
 
 
@@ -60,15 +65,20 @@ def scripted() -> Any:
     return scripted_chat_model_class().from_responses(SCRIPT)
 
 
-def fake_system(*args: str) -> SystemCommand:
-    return SystemCommand(argv=(sys.executable, str(HERE / "fake_system.py"), *args), timeout=120,
-                         binds=(sys.prefix, str(HERE)))
+def fake_system(bridge: ModelBridge, **knobs: str) -> SystemCommand:
+    """The fake adapter's command as the runner builds it (its variables, its folder bound read-only), run with
+    projectgen's own Python: the fake needs nothing else. `knobs`: its test-only ``FAKE_SYSTEM_*`` variables."""
+    variables = {"PROJECTGEN_MODEL": bridge.served_name, "PROJECTGEN_TEMPERATURE": "", "PROJECTGEN_TOP_P": "",
+                 "PROJECTGEN_MAX_TOKENS": "", "PROJECTGEN_MAX_ITERATIONS": "0",
+                 **{f"FAKE_SYSTEM_{name.upper()}": value for name, value in knobs.items()}}
+    return SystemCommand(argv=(sys.executable, str(ADAPTERS / "fake.py"), "--docs", "docs", "--out", "out"),
+                         timeout=120, env=variables, binds=(sys.prefix, str(ADAPTERS)))
 
 
-def run_fake(model: Any, settings: DoorSettings, containment: Containment, tmp_path: Path, *args: str) -> SystemRun:
+def run_fake(model: Any, settings: DoorSettings, containment: Containment, tmp_path: Path, **knobs: str) -> SystemRun:
     bridge = ModelBridge(model, BridgeSettings(system="fake-system", door=settings))
     with serve_bridge(bridge) as served:
-        return run_system(fake_system(*args), served, containment, {"docs/PRD.md": PRD}, workdir=tmp_path)
+        return run_system(fake_system(bridge, **knobs), served, containment, {"docs/PRD.md": PRD}, workdir=tmp_path)
 
 
 @pytest.fixture
@@ -111,11 +121,11 @@ def scoring_task(root: Path) -> Task:
         def test_small(): assert add(1, 2) == 3
         def test_negative(): assert add(-1, 1) == 0
     """})
-    for entry in SCRIPT["responses"]:
-        path = root / entry["target"].removeprefix("Write the file ")
+    for name, text in FILES.items():
+        path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(entry["content"], encoding="utf-8")
-    return task.model_copy(update={"reference": FILES})
+        path.write_text(text, encoding="utf-8")
+    return task.model_copy(update={"reference": tuple(FILES)})
 
 
 def test_the_system_gets_its_files_through_the_bridge_reaches_nothing_else_and_is_scored(
@@ -127,54 +137,64 @@ def test_the_system_gets_its_files_through_the_bridge_reaches_nothing_else_and_i
             pass
     model = scripted()
     run = tmp_path / "run"
-    done = run_fake(model, door(run), containment, tmp_path,
-                    *[arg for address in addresses for arg in ("--probe", address)])
+    done = run_fake(model, door(run), containment, tmp_path, probes=",".join([*addresses, "dns:pypi.org"]))
     assert done.succeeded, done.output
-    assert done.repository["calc/add.py"] == "def add(a, b):\n    return a + b\n"
-    assert done.repository["calc/__init__.py"] == "from calc.add import add\n"
-    network = json.loads(done.repository["network.json"])
-    assert network["served"] == ["scripted:fake system's replay"]
-    assert set(network["probes"]) == set(addresses)
-    assert all(result.startswith("blocked") for result in network["probes"].values()), network["probes"]
+    assert {path: done.repository[f"out/{path}"] for path in FILES} == FILES
+    network = json.loads(done.repository["out/network.json"])
+    assert set(network) == {*addresses, "dns:pypi.org"}
+    assert all(result.startswith("blocked") for result in network.values()), network
 
     records = UsageRecorder.load(run / "usage.jsonl").records
     assert [(r.role, r.stage, r.target, r.iteration) for r in records] == [
-        (BRIDGE_ROLE, "fake-system", f"Write the file {path}", 1) for path in FILES]
+        (BRIDGE_ROLE, "fake-system", target, 1) for target in (PLAN, WRITE)]
     assert {r.model for r in records} == {"scripted:fake system's replay"}  # a replay, named as one
     prompts = read_prompts(run / "prompts.jsonl")
-    assert [prompts[r.prompt_id or ""][-1]["content"] for r in records] == [f"Write the file {p}" for p in FILES]
+    assert [prompts[r.prompt_id or ""][-1]["content"] for r in records] == [PLAN, WRITE]
     assert len(model.calls) == 2
 
     runner = SandboxRunner(RunnerSettings(cache_dir=env_cache, expectations_dir=tmp_path / "expected", timeout=60))
-    scored = runner.score(scoring_task(tmp_path / "task"), done.repository)
+    scored = runner.score(scoring_task(tmp_path / "task"), {path: done.repository[f"out/{path}"] for path in FILES})
     assert (scored.score.passed, scored.score.expected) == (2, 2)
 
 
 def test_a_call_over_the_budget_is_refused_with_a_clear_error(tmp_path: Path, containment: Containment) -> None:
     model = scripted()
     run = tmp_path / "run"
-    # each call is about 30 tokens (estimated): the first fits in 40, the second takes the run past it
-    done = run_fake(model, door(run, TokenBudget(40)), containment, tmp_path)
+    # the plan call is about 35 tokens (estimated) and fits in 50; the write call takes the run past it
+    done = run_fake(model, door(run, TokenBudget(50)), containment, tmp_path)
     assert done.exit_status == 3, done.output
     assert "model call refused (429)" in done.output
     assert "projectgen bridge refused the call: token budget exceeded" in done.output
-    assert "calc/__init__.py" in done.repository and "calc/add.py" not in done.repository
+    assert not any(path.startswith("out/calc/") for path in done.repository)
     records = UsageRecorder.load(run / "usage.jsonl").records
-    assert [r.target for r in records] == [f"Write the file {path}" for path in FILES]  # what was spent is recorded
-    assert sum(r.total_tokens for r in records) > 40
+    assert [r.target for r in records] == [PLAN, WRITE]  # what was spent is recorded
+    assert records[0].total_tokens <= 50 < sum(r.total_tokens for r in records)
 
 
 def test_a_killed_run_started_again_replays_the_calls_it_had_made(tmp_path: Path, containment: Containment) -> None:
     run = tmp_path / "run"
     first = scripted()
-    killed = run_fake(first, door(run), containment, tmp_path, "--die-after", "1")
-    assert killed.exit_status == 128 + 9 and "calc/add.py" not in killed.repository, killed.output
+    killed = run_fake(first, door(run), containment, tmp_path, killed_after_plan="1")
+    assert killed.exit_status == 128 + 9 and "out/calc/add.py" not in killed.repository, killed.output
     assert len(first.calls) == 1
     again = scripted()  # a new process: a new model, bridge and door over the same run folder
     done = run_fake(again, door(run), containment, tmp_path)
     assert done.succeeded, done.output
-    assert done.repository["calc/add.py"] == "def add(a, b):\n    return a + b\n"
-    assert [call["target"] for call in again.calls] == ["Write the file calc/add.py"]  # the first was replayed
+    assert {path: done.repository[f"out/{path}"] for path in FILES} == FILES
+    assert [call["target"] for call in again.calls] == [WRITE]  # the plan was replayed
     records = UsageRecorder.load(run / "usage.jsonl").records
-    assert [r.target for r in records] == [f"Write the file {path}" for path in FILES]  # each call once
+    assert [r.target for r in records] == [PLAN, WRITE]  # each call once
     assert os.path.getsize(run / "call_cache.jsonl") > 0
+
+
+def test_the_output_keeps_the_order_it_was_printed_in_so_its_end_is_the_systems_last_words(
+        tmp_path: Path, containment: Containment) -> None:
+    """A library's stdout, block-buffered into a pipe, would be flushed at exit after the adapter's stderr line."""
+    script = "import sys; print('a library talks'); print('fake adapter: why it failed', file=sys.stderr); sys.exit(1)"
+    bridge = ModelBridge(scripted(), BridgeSettings(system="fake-system", door=door(tmp_path / "run")))
+    with serve_bridge(bridge) as served:
+        ran = run_system(SystemCommand(argv=(sys.executable, "-c", script), timeout=60, binds=(sys.prefix,)), served,
+                         containment, {}, workdir=tmp_path)
+    assert ran.exit_status == 1
+    assert [line for line in ran.output.splitlines() if line.strip()][-2:] == ["a library talks",
+                                                                               "fake adapter: why it failed"]

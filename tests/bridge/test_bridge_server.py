@@ -62,6 +62,21 @@ def test_the_experiments_sampling_is_sent_whatever_the_system_asks(tmp_path: Pat
                     "model's own sampling instead: {'temperature': 0.0, 'top_p': 1.0, 'max_tokens': 16384}"]
 
 
+@pytest.mark.parametrize(("asked", "said"), [
+    ({"temperature": 0, "top_p": 1.0, "max_completion_tokens": 16384}, None),  # what is sent anyway
+    ({"temperature": 0.0, "max_tokens": 10}, "sys asked for max_tokens=10;"),  # only the value it changes
+    ({"temperature": 0.0, "seed": 7}, "sys asked for seed=7;"),  # never sent
+])
+def test_the_bridge_warns_only_of_sampling_it_changes(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                      asked: dict, said: str | None) -> None:
+    with fake_llama_server(reply="print('hi')") as server:
+        model = make_chat_model("openai:gpt-4o", base_url=server.url, api_key="key")
+        with bridged(model, door(tmp_path)) as served:
+            client(served).chat.completions.create(model="m", messages=ASK, **asked)
+    warned = [record.getMessage() for record in caplog.records if "sends the experiment's model" in record.getMessage()]
+    assert [message.split(" the bridge")[0] for message in warned] == ([said] if said else [])
+
+
 def test_each_asking_of_a_prompt_is_a_call_and_a_resumed_run_replays_them_in_order(tmp_path: Path) -> None:
     script = {"label": "asked again", "responses": [
         {"role": BRIDGE_ROLE, "iteration": n, "content": word} for n, word in ((1, "one"), (2, "two"), (3, "three"))]}

@@ -21,12 +21,15 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.bridge.sandboxed import SystemRun
 from projectgen.datasets.examples import example_tasks_dir
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.sandbox import NAMESPACES
+from projectgen.evaluation.sandbox_session import FINISHED
 from projectgen.evaluation.sandbox_probe import probe_containment
 from projectgen.experiments import ExperimentSpec
 from projectgen.external import runner as external_runner
+from projectgen.external.call_budget import CallBudget
 from projectgen.external.methods import parse_system_paths
 from projectgen.external.systems import SYSTEMS_FILE, SYSTEMS_FILE_VARIABLE, load_systems
 from projectgen.llm.naming import REFERENCE_LABEL
@@ -34,7 +37,8 @@ from projectgen.llm.usage import UsageRecorder
 from openai_server import fake_llama_server
 from test_support import experiment_cli
 
-FAKE_ADAPTER = SYSTEMS_FILE.parent / "adapters" / "fake.py"
+ADAPTERS = SYSTEMS_FILE.parent / "adapters"
+FAKE_ADAPTER = ADAPTERS / "fake.py"
 FAKE = """
 [fake]
 label = "Fake"
@@ -63,9 +67,11 @@ def namespaces() -> None:
 
 
 def systems_file(folder: Path, *, max_calls: int = 4, probes: str = "", pause: float = 0) -> Path:
-    """A systems file holding the fake system (its adapter copied beside it, as the file's folder is its root)."""
+    """A systems file holding the fake system (its adapter and the contract module it imports copied beside it,
+    as the file's folder is its root)."""
     (folder / "adapters").mkdir(parents=True, exist_ok=True)
-    shutil.copy(FAKE_ADAPTER, folder / "adapters" / "fake.py")
+    for name in ("fake.py", "contract.py"):
+        shutil.copy(ADAPTERS / name, folder / "adapters" / name)
     path = folder / "systems.toml"
     path.write_text(FAKE.format(max_calls=max_calls, probes=probes, pause=pause), encoding="utf-8")
     return path
@@ -140,7 +146,7 @@ def test_the_fake_system_is_a_method_its_calls_recorded_its_output_scored_in_one
     assert manifest["method"] == "fake" and manifest["status"] == "finished"
     system = manifest["protocol"]
     assert (system["system"], system["source"], system["documents"]) == ("fake", "pypi", ["PRD.md"])
-    assert system["adapter_sha256"] == hashlib.sha256(FAKE_ADAPTER.read_bytes()).hexdigest()
+    assert system["adapter_sha256"] == load_systems(SYSTEMS_FILE)["fake"].adapter_sha256()
     assert system["python"] and system["environment"].startswith("fake-")
 
     fake, direct = pair(out, "fake"), pair(out, "direct")
@@ -305,6 +311,46 @@ def test_a_bad_systems_entry_is_one_line_naming_it(tmp_path: Path, change: tuple
     path.write_text(path.read_text(encoding="utf-8").replace(*change), encoding="utf-8")
     with pytest.raises(ProjectGenError, match=message):
         load_systems(path)
+
+
+def test_the_recorded_adapter_hash_covers_the_contract_module_it_imports(tmp_path: Path) -> None:
+    """run.json's adapter_sha256 (what a continue compares): a change to the shared contract.py changes it for
+    every adapter that imports it, as a change to the adapter does, and leaves an adapter that does not alone."""
+    shutil.copytree(SYSTEMS_FILE.parent / "adapters", tmp_path / "adapters")
+    shutil.copy(SYSTEMS_FILE, tmp_path / "systems.toml")
+    (tmp_path / "adapters" / "alone.py").write_text("import json\n", encoding="utf-8")
+    (tmp_path / "systems.toml").write_text((tmp_path / "systems.toml").read_text(encoding="utf-8") + FAKE.format(
+        max_calls=4, probes="", pause=0).replace("[fake", "[alone").replace("adapters/fake.py", "adapters/alone.py"),
+        encoding="utf-8")
+
+    def hashes() -> dict[str, str]:
+        return {name: entry.adapter_sha256() for name, entry in load_systems(tmp_path / "systems.toml").items()
+                if entry.adapter}
+
+    before = hashes()
+    assert hashes() == before  # the same files, the same hashes
+    assert before["alone"] == hashlib.sha256(b"import json\n").hexdigest()  # nothing beside it imported
+    contract = tmp_path / "adapters" / "contract.py"
+    contract.write_text(contract.read_text(encoding="utf-8") + "# changed\n", encoding="utf-8")
+    after = hashes()
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == set(before) - {"alone"}
+    assert {"fake", "metagpt", "gpt-engineer", "openevolve", "mini-swe-agent", "aider"} <= changed
+
+
+def test_a_failed_run_gives_the_adapters_own_line_as_its_reason_not_what_a_library_printed_after_it() -> None:
+    """As mini-swe-agent's run against the tiny model ended: its adapter's line, then litellm's hint flushed at exit."""
+    output = ('{"config": "mini", "exit_status": "RepeatedFormatError"}\n'
+              "mini-swe-agent adapter: the agent ended (RepeatedFormatError) without writing a file\n\n"
+              "\x1b[1;31mProvider List: https://docs.litellm.ai/docs/providers\x1b[0m\n\n")
+    ran = SystemRun(stop=FINISHED, exit_status=1, output=output, repository={})
+    assert external_runner.run_status(ran, CallBudget(4), None) == (
+        "failed", "the system exited with status 1: mini-swe-agent adapter: the agent ended (RepeatedFormatError) "
+                  "without writing a file")
+    ran = SystemRun(stop=FINISHED, exit_status=1, output="Traceback ...\n\x1b[31mValueError: bad\x1b[0m\n",
+                    repository={})
+    assert external_runner.run_status(ran, CallBudget(4), None) == (
+        "failed", "the system exited with status 1: ValueError: bad")  # no adapter line: the last one, uncoloured
 
 
 def test_the_bundled_systems_file_loads_and_its_adapters_exist() -> None:

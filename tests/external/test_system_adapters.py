@@ -36,11 +36,17 @@ CONTRACT = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "OPENAI_API_KEY": "pl
 
 
 def load_adapter(name: str) -> types.ModuleType:
-    """An adapter file as a module (as the openevolve evaluator loads it: registered before it runs)."""
+    """An adapter file as a module (as the openevolve evaluator loads it: registered before it runs), its folder
+    first on sys.path while it loads, as when it runs as a script (it imports `contract` from there)."""
     spec = importlib.util.spec_from_file_location(f"adapter_under_test_{name[:-3]}", ADAPTERS / name)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ADAPTERS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ADAPTERS))
+        sys.modules.pop("contract", None)  # the next adapter loads its own, as its own process would
     return module
 
 
@@ -125,7 +131,7 @@ def test_every_adapter_gives_the_documents_prd_first_then_uml_then_the_design(na
     assert names == ["PRD.md", "UML.md", "UML_class.md", "UML_sequence.md", "architecture_design.md"]
 
 
-@pytest.mark.parametrize("name", ADAPTER_FILES)
+@pytest.mark.parametrize("name", (*ADAPTER_FILES, "contract.py"))
 def test_no_adapter_imports_projectgen_and_none_is_named_like_a_package_it_imports(name: str) -> None:
     """It runs in the system's environment, where projectgen is not installed; `python metagpt.py` would put
     the adapters' folder first on sys.path and import itself as `metagpt`."""
@@ -230,6 +236,7 @@ def test_the_evaluator_scores_the_share_of_check_tests_that_pass(openevolve_adap
     program, adds the check tests and runs pytest (under this Python, not OpenEvolve's environment, whose
     pytest has no plugins: this one's are not loaded, which only saves their start-up)."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the evaluator puts the adapters' folder on it
     check_tests = tmp_path / "check_tests"
     check_tests.mkdir()
     (check_tests / "test_calc.py").write_text(

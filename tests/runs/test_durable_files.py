@@ -15,6 +15,7 @@ import pytest
 
 from projectgen.durable_files import append_line
 from projectgen.experiments.ledger import Ledger
+from projectgen.external.call_budget import CallBudget
 from projectgen.llm import (
     CallCache,
     CallLabels,
@@ -23,6 +24,7 @@ from projectgen.llm import (
     UsageRecorder,
     call_model,
 )
+from projectgen.llm.errors import BudgetExceededError
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.trace import TraceWriter, read_trace
 
@@ -153,6 +155,26 @@ def test_a_cached_call_is_answered_without_the_model_and_recorded_once(tmp_path:
         call_model(again, prompt, CallLabels("coder", "code", "a.py", iteration),
                    DoorSettings(cache=CallCache(cache_path, scope)))
     assert len(again.calls) == 3
+
+
+def test_a_replay_whose_usage_line_was_lost_counts_against_the_call_budget(tmp_path: Path) -> None:
+    """Killed between the cache line and the usage line, then started again: the replayed call was asked for, so
+    an external system's call budget (which counts asks) counts it, or the rerun gets one call more."""
+    script = [{"role": "external", "target": "a", "content": "one"},
+              {"role": "external", "target": "b", "content": "two"}]
+    cache_path, usage_path = tmp_path / "calls.jsonl", tmp_path / "usage.jsonl"
+    labels = {target: CallLabels("external", "fake", target, 1) for target in ("a", "b")}
+    call_model(ScriptedChatModel.from_responses(script), "a", labels["a"],
+               DoorSettings(recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run")))
+    usage_path.unlink()  # the usage line lost
+
+    again, budget = ScriptedChatModel.from_responses(script), CallBudget(1)
+    door = DoorSettings(recorder=UsageRecorder(usage_path), cache=CallCache(cache_path, "run"), budget=budget)
+    assert call_model(again, "a", labels["a"], door).content == "one"
+    assert [record["target"] for record in _lines(usage_path)] == ["a"]  # its usage recorded on replay
+    with pytest.raises(BudgetExceededError, match="call budget spent: 1 model calls answered"):
+        call_model(again, "b", labels["b"], door)
+    assert again.calls == [] and budget.refused == 1
 
 
 def test_a_failed_call_is_not_cached(tmp_path: Path) -> None:

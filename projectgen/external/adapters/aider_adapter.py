@@ -1,97 +1,31 @@
 """Adapter: aider, driven by its own command line with one message, writes a repository from the task's documents.
 
-Run inside the sandbox with the system's own Python as ``python aider_adapter.py --docs DOCS --out OUT``
-(the adapter contract in docs/external-systems.md). It runs ``python -m aider`` in OUT the way aider's docs
-script it (``--message`` sends one instruction, aider applies the edits, lints what it wrote and fixes
-what the linter found, then exits; ``--yes-always`` answers its questions), with the documents added as
-read-only files (``--read``). Everything aider would fetch or send is switched off on its command line
-(update check, analytics, URL scraping, playwright) or answered from the package (`seed_model_prices`),
-and its history files go to TMPDIR, not into the repository. Standalone on purpose: it runs in aider's
-environment, where projectgen is not installed. Its file name is not the package's, or
-``python aider.py`` would import itself as ``aider``.
+Run inside the sandbox with the system's own Python as ``python aider_adapter.py --docs DOCS --out OUT`` (the
+adapter contract in docs/external-systems.md). It runs ``python -m aider`` in OUT the way aider's docs script
+it (``--message`` sends one instruction, aider applies the edits, lints what it wrote and fixes what the
+linter found, then exits; ``--yes-always`` answers its questions), with the documents added as read-only files
+(``--read``). Everything aider would fetch or send is switched off on its command line (update check,
+analytics, URL scraping, playwright) or answered from the package (`seed_model_prices`), and its history files
+go to TMPDIR, not into the repository. It imports nothing of projectgen, only `contract` beside it, on
+purpose: it runs in aider's environment, where projectgen is not installed. Its file name is not the
+package's, or ``python aider.py`` would import itself as ``aider``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, document_paths, parse_arguments, read_settings
+
 MESSAGE = ("Implement the software project specified by the read-only documents ({names}: its PRD, UML and "
            "architecture design) as a complete repository in the current directory: create every source "
            "file the design names, at the paths it gives, with its full implementation.")
 PRICES_FILE = "model_prices_and_context_window.json"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
-
-
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def document_paths(docs: Path) -> list[Path]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [path.resolve() for path in files]
 
 
 def aider_arguments(settings: Settings, documents: Sequence[Path], history: Path) -> list[str]:
@@ -141,10 +75,7 @@ def bundled_prices() -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = document_paths(args.docs)

@@ -4,41 +4,44 @@ Run as every adapter is (docs/external-systems.md, "The adapter contract")::
 
     <env python> fake.py --docs DOCS --out OUT
 
-It reads DOCS/PRD.md, makes two calls to OPENAI_BASE_URL with `urllib` (a plan, then the repository as
-whole-file blocks: a path line, then a fenced block), writes each file under OUT and exits 0; a call the
-bridge refuses (a spent budget) ends it with exit status 3 after what it wrote so far.
+It reads the contract's variables and the documents in DOCS with the shared `contract` module (as the real
+systems' adapters do: a run of the fake shows that module importable in the sandbox), makes two calls to the
+bridge with `urllib` (a plan, then the repository as whole-file blocks: a path line, then a fenced block),
+writes each file under OUT and exits 0; a bad contract exits 2, and a call the bridge refuses (a spent budget)
+ends it with exit status 3 after what it wrote so far.
 
 For the tests only, environment variables set through a systems file's ``[fake.env]``:
 ``FAKE_SYSTEM_PROBES`` (comma-separated ``HOST:PORT`` to open a TCP connection to, and ``dns:NAME`` to look
-up; what happened written to OUT/network.json) and ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the
-first call: a run to kill in the middle).
+up; what happened written to OUT/network.json), ``FAKE_SYSTEM_PAUSE_S`` (seconds to wait after the first
+call: a run to kill in the middle) and ``FAKE_SYSTEM_KILLED_AFTER_PLAN`` (``1``: it SIGKILLs itself after
+the first call, a run killed in the middle without waiting).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
+import signal
 import socket
 import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
+
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
 
 FENCE = re.compile(r"^(`{3,})[^`]*$")
 
 
-def ask(prompt: str, documents: str) -> str:
+def ask(settings: Settings, prompt: str, documents: str) -> str:
     """One chat-completions call through the bridge; raises `urllib.error.HTTPError` on a refusal."""
-    body = {"model": os.environ["PROJECTGEN_MODEL"],
-            "messages": [{"role": "system", "content": documents}, {"role": "user", "content": prompt}]}
-    if os.environ.get("PROJECTGEN_TEMPERATURE"):  # empty for a replay, which samples nothing
-        body["temperature"] = float(os.environ["PROJECTGEN_TEMPERATURE"])
-    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
-                                     data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              "Authorization": f"Bearer {os.environ['OPENAI_API_KEY']}"})
+    body: dict[str, object] = {"model": settings.model, "messages": [{"role": "system", "content": documents},
+                                                                     {"role": "user", "content": prompt}]}
+    if settings.temperature is not None:  # None for a replay, which samples nothing
+        body["temperature"] = settings.temperature
+    request = urllib.request.Request(settings.base_url + "/chat/completions", data=json.dumps(body).encode(),
+                                     method="POST", headers={"Content-Type": "application/json",
+                                                             "Authorization": f"Bearer {settings.api_key}"})
     with urllib.request.urlopen(request, timeout=600) as reply:
         return json.load(reply)["choices"][0]["message"]["content"] or ""
 
@@ -75,19 +78,23 @@ def probe(target: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
-    documents = (args.docs / "PRD.md").read_text(encoding="utf-8")
+    args = parse_arguments(None, "the fake external system")
+    try:
+        settings = read_settings(os.environ)
+        documents = documents_text(read_documents(args.docs))
+    except AdapterError as error:
+        print(f"fake adapter: {error}", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     probes = [target for target in os.environ.get("FAKE_SYSTEM_PROBES", "").split(",") if target]
     if probes:
         (args.out / "network.json").write_text(json.dumps({target: probe(target) for target in probes}))
     try:
-        ask("Plan the repository for these documents.", documents)
+        ask(settings, "Plan the repository for these documents.", documents)
         time.sleep(float(os.environ.get("FAKE_SYSTEM_PAUSE_S") or 0))
-        files = whole_files(ask("Write the repository for these documents.", documents))
+        if os.environ.get("FAKE_SYSTEM_KILLED_AFTER_PLAN") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        files = whole_files(ask(settings, "Write the repository for these documents.", documents))
     except urllib.error.HTTPError as exc:
         print(f"model call refused ({exc.code}): {exc.read().decode(errors='replace')}", flush=True)
         return 3

@@ -1,97 +1,27 @@
 """Adapter: gpt-engineer's SimpleAgent writes a repository from the task's documents.
 
-Run inside the sandbox with the system's own Python as ``python gpt_engineer_adapter.py --docs DOCS --out OUT``
-(the adapter contract in docs/external-systems.md). It does what ``gpte PROJECT`` does in its default mode
-(generate the code, then the entrypoint ``run.sh``) through `SimpleAgent.init`, without the CLI's parts that
-need a person or the network: no execution of the entrypoint (it asks before running), no review
-questionnaire (it sends answers to gpt-engineer's collector). Standalone on purpose: it runs in
-gpt-engineer's environment, where projectgen is not installed; it imports gpt-engineer only inside
-`generate` (its tests import this file without the package). Its file name is not the package's, or
-``python gpt_engineer.py`` would import itself as ``gpt_engineer``.
+Run inside the sandbox with the system's own Python as ``python gpt_engineer_adapter.py --docs DOCS --out
+OUT`` (the adapter contract in docs/external-systems.md). It does what ``gpte PROJECT`` does in its default
+mode (generate the code, then the entrypoint ``run.sh``) through `SimpleAgent.init`, without the CLI's parts
+that need a person or the network: no execution of the entrypoint (it asks before running), no review
+questionnaire (it sends answers to gpt-engineer's collector). It imports nothing of projectgen, only
+`contract` beside it, on purpose: it runs in gpt-engineer's environment, where projectgen is not installed; it
+imports gpt-engineer only inside `generate` (its tests import this file without the package). Its file name is
+not the package's, or ``python gpt_engineer.py`` would import itself as ``gpt_engineer``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 PROMPT_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                    "architecture design) as a complete repository: create every source file the design "
                    "names at the paths it gives.\n\n")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
-
-
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
-def documents_text(documents: Sequence[tuple[str, str]]) -> str:
-    return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
 
 
 def prompt_text(documents: Sequence[tuple[str, str]]) -> str:
@@ -136,10 +66,7 @@ def generate(settings: Settings, prompt: str, work: Path) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

@@ -3,26 +3,25 @@
 Run inside the sandbox with the system's own Python as ``python metagpt_adapter.py --docs DOCS --out OUT``
 (the adapter contract in docs/external-systems.md). MetaGPT takes its endpoint only from config2.yaml, read
 when ``metagpt.config2`` is first imported: the adapter writes ``$HOME/.metagpt/config2.yaml`` (the bridge,
-the model, the paper's sampling), points METAGPT_PROJECT_ROOT at TMPDIR (without it an installed MetaGPT
-takes the working folder as its root and writes its workspace and logs there), and only then imports
-MetaGPT. ``generate_repo`` runs with the defaults of MetaGPT's command line (``metagpt IDEA``: five rounds,
-code review on, no QA engineer), the documents as the idea; the repository it made (its git workdir, .git
-left out) is copied into OUT. Standalone on purpose: it runs in MetaGPT's environment, where projectgen is
-not installed. Its file name is not the package's, or ``python metagpt.py`` would import itself.
+the model, the paper's sampling), points METAGPT_PROJECT_ROOT at TMPDIR (without it an installed MetaGPT takes
+the working folder as its root and writes its workspace and logs there), and only then imports MetaGPT.
+``generate_repo`` runs with the defaults of MetaGPT's command line (``metagpt IDEA``: five rounds, code review
+on, no QA engineer), the documents as the idea; the repository it made (its git workdir, .git left out) is
+copied into OUT. It imports nothing of projectgen, only `contract` beside it, on purpose: it runs in MetaGPT's
+environment, where projectgen is not installed. Its file name is not the package's, or ``python metagpt.py``
+would import itself.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 IDEA_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                  "architecture design) as a complete repository: create every source file the design "
                  "names at the paths it gives.\n\n")
@@ -31,72 +30,8 @@ PROCESS_FOLDERS = ("docs", "resources")  # MetaGPT's ProjectRepo keeps its roles
 CODE_SUFFIXES = (".py",)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
-
-
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
 def idea_text(documents: Sequence[tuple[str, str]]) -> str:
-    return IDEA_PREAMBLE + "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
+    return IDEA_PREAMBLE + documents_text(documents)
 
 
 def config2_yaml(settings: Settings) -> str:
@@ -147,10 +82,7 @@ def generate(idea: str) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

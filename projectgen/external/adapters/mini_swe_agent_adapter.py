@@ -1,8 +1,8 @@
 """Adapter: mini-swe-agent 2.x (and Live-SWE-Agent, its config) writes a repository from the task's documents.
 
-Run inside the sandbox with the system's own Python as ``python mini_swe_agent.py --docs DOCS --out OUT``
-(the adapter contract in docs/external-systems.md). Standalone on purpose: it runs in mini-swe-agent's
-environment, where projectgen is not installed, so it imports nothing from projectgen, and it imports
+Run inside the sandbox with the system's own Python as ``python mini_swe_agent.py --docs DOCS --out OUT`` (the
+adapter contract in docs/external-systems.md). It imports nothing of projectgen, only `contract` beside it, on
+purpose: it runs in mini-swe-agent's environment, where projectgen is not installed, and it imports
 mini-swe-agent only inside `run_agent` (its tests import this file without the package).
 
 Which config runs is ``PROJECTGEN_MSWEA_CONFIG`` (systems.toml's ``[NAME.env]``): ``mini`` is mini-swe-agent's
@@ -13,18 +13,17 @@ parse actions from text: the model bridge refuses tool calls, and mini-swe-agent
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 CONFIG_VARIABLE = "PROJECTGEN_MSWEA_CONFIG"
-DOCUMENT_ORDER = ("prd", "uml", "architecture")  # how ProjectGen lists them: the PRD, the UML, the design
 
 # Live-SWE-Agent 1.0.0 (github.com/OpenAutoCoder/live-swe-agent, config/livesweagent.yaml at 8d7dd86), ported
 # to mini-swe-agent 2.x by its v2 migration guide; every prompt's text is as published. What changed:
@@ -248,74 +247,6 @@ TASK_PREAMBLE = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
-
-
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
-def documents_text(documents: Sequence[tuple[str, str]]) -> str:
-    return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
-
-
 def task_text(documents: Sequence[tuple[str, str]], out: Path) -> str:
     return TASK_PREAMBLE.format(out=out) + documents_text(documents)
 
@@ -379,10 +310,7 @@ def run_agent(config: Mapping[str, Any], task: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)

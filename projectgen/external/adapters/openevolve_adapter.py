@@ -2,30 +2,29 @@
 task's check tests.
 
 Run inside the sandbox with the system's own Python as ``python openevolve_adapter.py --docs DOCS --out OUT``
-(the adapter contract in docs/external-systems.md). OpenEvolve evolves ONE program file, so the repository
-is packed into one file (`pack`: every file after a ``# ==== file: PATH ====`` line, between OpenEvolve's
-EVOLVE-BLOCK markers), evolved for PROJECTGEN_MAX_ITERATIONS iterations, and the best program is unpacked
-into OUT (`unpack`). While it evolves, a program's fitness is the share of the task's check tests
-(DOCS/check_tests) that pass on its unpacked repository: the unit tests that score the result are never
-seen. Standalone on purpose: it runs in OpenEvolve's environment, where projectgen is not installed, and
-the evaluator file it writes imports `unpack` from this file by path; it imports OpenEvolve only inside
-`run_openevolve` (its tests import this file without the package). Its file name is not the package's, or
-``python openevolve.py`` would import itself as ``openevolve``.
+(the adapter contract in docs/external-systems.md). OpenEvolve evolves ONE program file, so the repository is
+packed into one file (`pack`: every file after a ``# ==== file: PATH ====`` line, between OpenEvolve's EVOLVE-
+BLOCK markers), evolved for PROJECTGEN_MAX_ITERATIONS iterations, and the best program is unpacked into OUT
+(`unpack`). While it evolves, a program's fitness is the share of the task's check tests (DOCS/check_tests)
+that pass on its unpacked repository: the unit tests that score the result are never seen. It imports nothing
+of projectgen, only `contract` beside it, on purpose: it runs in OpenEvolve's environment, where projectgen is
+not installed, and the evaluator file it writes imports `unpack` from this file by path; it imports OpenEvolve
+only inside `run_openevolve` (its tests import this file without the package). Its file name is not the
+package's, or ``python openevolve.py`` would import itself as ``openevolve``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 CHECK_TESTS = "check_tests"
 MARKER = "# ==== file: {path} ===="
 MARKER_LINE = re.compile(r"^# ==== file: (?P<path>\S(?:.*\S)?) ====$")
@@ -69,6 +68,9 @@ TIMEOUT_S = {timeout}
 
 
 def _adapter():
+    folder = str(Path(ADAPTER).parent)  # the adapter imports `contract` from its folder
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location("projectgen_openevolve_adapter", ADAPTER)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # a dataclass looks its module up there while the file runs
@@ -95,74 +97,6 @@ def evaluate(program_path):
             return {{"combined_score": 0.0, "passed": 0, "tests": 0, "error": "the check tests timed out"}}
         return adapter.junit_score(report.read_text() if report.exists() else "")
 '''
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay), and the system then keeps its own default (the bridge decides anyway)."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
-
-
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
-def documents_text(documents: Sequence[tuple[str, str]]) -> str:
-    return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
 
 
 # --------------------------------------------------------------------------- the repository <-> one file
@@ -303,10 +237,7 @@ def default_system_message() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         documents = read_documents(args.docs)
