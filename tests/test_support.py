@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -262,3 +264,22 @@ def experiment_cli(*argv: str) -> tuple[int, str]:
     with contextlib.redirect_stdout(buffer):
         code = args.handler(args)
     return code, buffer.getvalue()
+
+
+EXTERNAL_ADAPTERS = Path(__file__).resolve().parents[1] / "projectgen" / "external" / "adapters"
+
+
+def load_external_adapter(name: str) -> types.ModuleType:
+    """An external system's adapter file as a module (as the openevolve evaluator loads it: registered before it
+    runs), its folder first on sys.path while it loads, as when it runs as a script (it imports `contract` from
+    there)."""
+    spec = importlib.util.spec_from_file_location(f"adapter_under_test_{name[:-3]}", EXTERNAL_ADAPTERS / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    sys.path.insert(0, str(EXTERNAL_ADAPTERS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(EXTERNAL_ADAPTERS))
+        sys.modules.pop("contract", None)  # the next adapter loads its own, as its own process would
+    return module

@@ -8,12 +8,10 @@ tiny real model out of tree (docs/external-systems.md, "Checked for real").
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 
 import pytest
@@ -22,8 +20,8 @@ from projectgen.external.checkout import checkout_version
 from projectgen.external.environment import SystemEnvironment
 from projectgen.external.runner import system_record
 from projectgen.external.systems import SYSTEMS_FILE, load_systems
+from test_support import load_external_adapter
 
-ADAPTERS = Path(__file__).resolve().parents[2] / "projectgen" / "external" / "adapters"
 CONTRACT = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "OPENAI_API_KEY": "placeholder",
             "PROJECTGEN_MODEL": "served-model", "PROJECTGEN_TEMPERATURE": "0", "PROJECTGEN_TOP_P": "1.0",
             "PROJECTGEN_MAX_TOKENS": "8192", "PROJECTGEN_MAX_ITERATIONS": "0"}
@@ -31,12 +29,6 @@ DOCUMENTS = ("architecture_design.md", "UML_sequence.md", "PRD.md", "UML_class.m
 IN_ORDER = ("PRD.md", "UML_class.md", "UML_sequence.md", "architecture_design.md")
 
 
-def load_adapter(name: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(f"checkout_adapter_under_test_{name[:-3]}", ADAPTERS / name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -112,7 +104,7 @@ def test_codes_runs_its_two_scripts_on_the_documents_as_its_readme_and_copies_th
         codes_checkout: Path, docs: Path, contract: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(codes_checkout))
     out = tmp_path / "out"
-    assert load_adapter("codes_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 0
+    assert load_external_adapter("codes_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 0
     assert (out / "pkg" / "core.py").read_text() == "def main():\n    return 1\n"
     seen = json.loads((out / "seen.json").read_text())
     assert seen["base_url"] == CONTRACT["OPENAI_BASE_URL"]  # CodeS's own variable for its endpoint
@@ -128,7 +120,7 @@ def test_codes_that_failed_to_generate_fails_the_run_and_fills_nothing(
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(codes_checkout))
     monkeypatch.setenv("FAKE_CODES_STATUS", "1")
     out = tmp_path / "out"
-    assert load_adapter("codes_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 1
+    assert load_external_adapter("codes_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 1
     assert "from_scratch_gpt35_eval.py exited with status 1" in capsys.readouterr().err
     assert not (contract / "codes" / "repos").exists()  # the transfer script never ran
 
@@ -138,7 +130,7 @@ def test_a_folder_that_is_not_the_systems_checkout_is_refused_in_one_line_with_s
         adapter: str, docs: Path, contract: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(tmp_path))
-    assert load_adapter(adapter).main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
+    assert load_external_adapter(adapter).main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "is not a checkout of" in error
 
@@ -148,7 +140,7 @@ def test_a_bad_contract_is_refused_before_the_checkout_is_read(
         adapter: str, docs: Path, contract: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PROJECTGEN_MAX_TOKENS", "lots")
-    assert load_adapter(adapter).main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
+    assert load_external_adapter(adapter).main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
     assert "PROJECTGEN_MAX_TOKENS is not a int" in capsys.readouterr().err
 
 
@@ -191,7 +183,7 @@ def test_chatdev_runs_from_a_copy_of_its_read_only_checkout_and_only_the_softwar
         chatdev_checkout: Path, docs: Path, contract: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(chatdev_checkout))
     out = tmp_path / "out"
-    assert load_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 0
+    assert load_external_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 0
     collected = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
     assert collected == ["game/board.py", "main.py", "manual.md", "seen.json"]  # none of ChatDev's records
     seen = json.loads((out / "seen.json").read_text())
@@ -205,7 +197,7 @@ def test_a_chatdev_run_that_stopped_fails_and_keeps_what_it_wrote(
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(chatdev_checkout))
     monkeypatch.setenv("FAKE_CHATDEV_STATUS", "1")
     out = tmp_path / "out"
-    assert load_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 1
+    assert load_external_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(out)]) == 1
     assert (out / "main.py").is_file()  # scored as what it left
 
 
@@ -214,7 +206,7 @@ def test_documents_too_long_for_chatdevs_task_argument_are_refused(
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PROJECTGEN_SYSTEM_PATH", str(chatdev_checkout))
     (docs / "PRD.md").write_text("x" * 130_000)
-    assert load_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
+    assert load_external_adapter("chatdev_adapter.py").main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
     assert "ChatDev's --task takes at most" in capsys.readouterr().err
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_support import load_external_adapter
 import yaml
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "projectgen" / "external"
@@ -35,19 +36,6 @@ CONTRACT = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "OPENAI_API_KEY": "pl
             "PROJECTGEN_MAX_TOKENS": "8192", "PROJECTGEN_MAX_ITERATIONS": "4"}
 
 
-def load_adapter(name: str) -> types.ModuleType:
-    """An adapter file as a module (as the openevolve evaluator loads it: registered before it runs), its folder
-    first on sys.path while it loads, as when it runs as a script (it imports `contract` from there)."""
-    spec = importlib.util.spec_from_file_location(f"adapter_under_test_{name[:-3]}", ADAPTERS / name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    sys.path.insert(0, str(ADAPTERS))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ADAPTERS))
-        sys.modules.pop("contract", None)  # the next adapter loads its own, as its own process would
-    return module
 
 
 @pytest.fixture
@@ -94,7 +82,7 @@ def stub_packages(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, types.M
 
 @pytest.mark.parametrize("name", ADAPTER_FILES)
 def test_every_adapter_reads_the_contract_and_leaves_unsent_sampling_to_the_system(name: str) -> None:
-    adapter = load_adapter(name)
+    adapter = load_external_adapter(name)
     settings = adapter.read_settings(CONTRACT)
     assert (settings.base_url, settings.model, settings.temperature, settings.top_p, settings.max_tokens,
             settings.max_iterations) == ("http://127.0.0.1:8765/v1", "served-model", 0.0, 1.0, 8192, 4)
@@ -116,7 +104,7 @@ def test_every_adapter_refuses_a_bad_contract_in_one_line_with_status_2(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Before the system is imported (none is installed here): a wrong number would change the run silently."""
     monkeypatch.setenv(variable, value)
-    adapter = load_adapter(name)
+    adapter = load_external_adapter(name)
     assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and said in error
@@ -124,7 +112,7 @@ def test_every_adapter_refuses_a_bad_contract_in_one_line_with_status_2(
 
 @pytest.mark.parametrize("name", ADAPTER_FILES)
 def test_every_adapter_gives_the_documents_prd_first_then_uml_then_the_design(name: str, docs: Path) -> None:
-    adapter = load_adapter(name)
+    adapter = load_external_adapter(name)
     (docs / "UML.md").write_text("CodeProjectEval's one UML file\n")
     read = adapter.document_paths(docs) if hasattr(adapter, "document_paths") else adapter.read_documents(docs)
     names = [entry.name if isinstance(entry, Path) else entry[0] for entry in read]
@@ -182,7 +170,7 @@ def test_metagpt_is_installed_without_the_lancedb_pin_the_index_no_longer_serves
 
 @pytest.fixture(scope="module")
 def openevolve_adapter() -> types.ModuleType:
-    return load_adapter("openevolve_adapter.py")
+    return load_external_adapter("openevolve_adapter.py")
 
 
 def test_packing_a_reference_repository_round_trips(openevolve_adapter: types.ModuleType) -> None:
@@ -269,7 +257,7 @@ def test_an_empty_or_broken_report_scores_nothing(openevolve_adapter: types.Modu
 
 @pytest.fixture(scope="module")
 def mini_adapter() -> types.ModuleType:
-    return load_adapter("mini_swe_agent_adapter.py")
+    return load_external_adapter("mini_swe_agent_adapter.py")
 
 
 def test_the_live_swe_agent_port_puts_1x_keys_where_2x_reads_them(mini_adapter: types.ModuleType) -> None:
@@ -314,7 +302,7 @@ def test_the_run_points_either_config_at_the_bridge_and_keeps_its_prompts(mini_a
 
 
 def test_aider_reads_the_documents_and_keeps_its_history_and_network_out(tmp_path: Path, docs: Path) -> None:
-    aider = load_adapter("aider_adapter.py")
+    aider = load_external_adapter("aider_adapter.py")
     paths = aider.document_paths(docs)
     arguments = aider.aider_arguments(aider.read_settings(CONTRACT), paths, tmp_path / "history")
     reads = [arguments[index + 1] for index, value in enumerate(arguments) if value == "--read"]
@@ -328,7 +316,7 @@ def test_aider_reads_the_documents_and_keeps_its_history_and_network_out(tmp_pat
 
 
 def test_aider_state_is_removed_from_the_repository_and_the_rest_kept(tmp_path: Path) -> None:
-    aider = load_adapter("aider_adapter.py")
+    aider = load_external_adapter("aider_adapter.py")
     (tmp_path / ".aider.tags.cache.v4").mkdir()
     (tmp_path / ".aider.tags.cache.v4" / "cache.db").write_bytes(b"\0")
     (tmp_path / ".aider.chat.history.md").write_text("chat")
@@ -367,7 +355,7 @@ def test_gpt_engineer_writes_what_simple_agent_made_and_keeps_its_memory_out(
     stub_packages("gpt_engineer.core.ai", AI=AI)
     stub_packages("gpt_engineer.core.default.simple_agent", SimpleAgent=SimpleAgent)
     stub_packages("gpt_engineer.core.prompt", Prompt=Prompt)
-    adapter = load_adapter("gpt_engineer_adapter.py")
+    adapter = load_external_adapter("gpt_engineer_adapter.py")
     monkeypatch.delenv("OPENAI_API_BASE", raising=False)
     out = tmp_path / "out"
     assert adapter.main(["--docs", str(docs), "--out", str(out)]) == 0
@@ -396,7 +384,7 @@ def test_gpt_engineer_output_naming_a_file_outside_the_repository_fails_the_run(
     stub_packages("gpt_engineer.core.ai", AI=lambda **_: None)
     stub_packages("gpt_engineer.core.default.simple_agent", SimpleAgent=SimpleAgent)
     stub_packages("gpt_engineer.core.prompt", Prompt=lambda text: types.SimpleNamespace(text=text))
-    adapter = load_adapter("gpt_engineer_adapter.py")
+    adapter = load_external_adapter("gpt_engineer_adapter.py")
     assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "outside.py").exists()
 
@@ -424,7 +412,7 @@ def test_metagpt_reads_the_bridge_from_config2_written_before_it_is_imported(
         return types.SimpleNamespace(workdir=workdir)
 
     stub_packages("metagpt.software_company", generate_repo=generate_repo)
-    adapter = load_adapter("metagpt_adapter.py")
+    adapter = load_external_adapter("metagpt_adapter.py")
     out = tmp_path / "out"
     assert adapter.main(["--docs", str(docs), "--out", str(out)]) == 0
     assert seen["llm"] == {"api_type": "openai", "base_url": "http://127.0.0.1:8765/v1", "api_key": "placeholder",
@@ -436,7 +424,7 @@ def test_metagpt_reads_the_bridge_from_config2_written_before_it_is_imported(
 
 
 def test_metagpt_config_leaves_out_what_a_replay_does_not_send(tmp_path: Path) -> None:
-    adapter = load_adapter("metagpt_adapter.py")
+    adapter = load_external_adapter("metagpt_adapter.py")
     settings = adapter.read_settings({**CONTRACT, "PROJECTGEN_TEMPERATURE": "", "PROJECTGEN_MAX_TOKENS": "",
                                       "OPENAI_API_KEY": "sk: with a colon"})
     llm = yaml.safe_load(adapter.config2_yaml(settings))["llm"]
@@ -467,7 +455,7 @@ def test_metagpt_that_wrote_no_code_failed(docs: Path, tmp_path: Path, contract:
         return types.SimpleNamespace(workdir=workdir)
 
     stub_packages("metagpt.software_company", generate_repo=generate_repo)
-    adapter = load_adapter("metagpt_adapter.py")
+    adapter = load_external_adapter("metagpt_adapter.py")
     assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 1
 
 
@@ -481,7 +469,7 @@ def test_a_mini_swe_agent_run_that_wrote_nothing_failed(
     (tmp_path / "mini_textbased.yaml").write_text(yaml.safe_dump(
         {"agent": {"system_template": "s", "instance_template": "{{task}}"}, "model": {}}))
     stub_packages("minisweagent.config", builtin_config_dir=tmp_path)
-    adapter = load_adapter("mini_swe_agent_adapter.py")
+    adapter = load_external_adapter("mini_swe_agent_adapter.py")
 
     def run_agent(config: dict, task: str) -> dict:
         if writes:
@@ -497,7 +485,7 @@ def test_an_aider_run_that_applied_no_edit_failed(docs: Path, tmp_path: Path, co
                                                   monkeypatch: pytest.MonkeyPatch, writes: bool, status: int) -> None:
     """aider itself STUBBED (the `python -m aider` call replaced; litellm's price list a file of the test): aider
     exits 0 when no edit of its reply applied, as it did with the tiny model; the adapter says so and fails."""
-    adapter = load_adapter("aider_adapter.py")
+    adapter = load_external_adapter("aider_adapter.py")
     prices = tmp_path / "prices.json"
     prices.write_text("{}")
     monkeypatch.setattr(adapter, "bundled_prices", lambda: prices)

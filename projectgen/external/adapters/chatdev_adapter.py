@@ -7,23 +7,22 @@ documents (PRD first, then UML, then the architecture design) as ChatDev's task 
 reached through ``BASE_URL`` (the variable ChatDev 1.0 reads for its OpenAI client). ChatDev writes its
 software and its logs into its checkout's WareHouse/, so the checkout's code is copied to TMPDIR first
 and run there; the software folder it made is copied to OUT without ChatDev's own records (its logs, its
-configuration copies, meta.txt, the task prompt). Standalone on purpose: it runs in ChatDev's environment,
+configuration copies, meta.txt, the task prompt). ChatDev sends its own sampling (temperature 0.2, top_p
+1.0, max_tokens = its context left); the bridge sends the experiment's whatever a request says. Standalone on purpose: it runs in ChatDev's environment,
 where projectgen is not installed.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 NAME, ORG = "project", "projectgen"  # ChatDev's software folder: WareHouse/NAME_ORG_TIMESTAMP
 # ChatDev's --model: GPT_3_5_TURBO is gpt-3.5-turbo-16k with the new OpenAI client. The name only sets
 # ChatDev's own token count (tiktoken's cl100k_base, seeded offline) and its 16k context arithmetic; the
@@ -32,53 +31,6 @@ CHATDEV_MODEL = "GPT_3_5_TURBO"
 NOT_COPIED = ("WareHouse", "misc", "MultiAgentEbook", "SRDD", "readme", ".git")  # data and pictures, not code
 RECORDS = ("ChatChainConfig.json", "PhaseConfig.json", "RoleConfig.json", "meta.txt")  # ChatDev's, not the software's
 MAX_TASK_BYTES = 120_000  # one command-line argument (Linux takes 128 KiB at most)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay). ChatDev sends its own (temperature 0.2, top_p 1.0, max_tokens = its context
-    left); the bridge sends the experiment's sampling whatever a request says."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
 
 
 def read_checkout(environ: Mapping[str, str]) -> Path:
@@ -94,27 +46,9 @@ def read_checkout(environ: Mapping[str, str]) -> Path:
     return checkout
 
 
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
 def task_text(documents: Sequence[tuple[str, str]]) -> str:
     """ChatDev's task prompt: every document under its own heading (one argument of run.py)."""
-    text = "\n\n".join(f"## {name}\n\n{body.strip()}" for name, body in documents)
+    text = documents_text(documents)
     if len(text.encode("utf-8")) > MAX_TASK_BYTES:
         raise AdapterError(f"the documents are {len(text.encode('utf-8'))} bytes: ChatDev's --task takes at most "
                            f"{MAX_TASK_BYTES} (one command-line argument)")
@@ -169,10 +103,7 @@ def collect(software: Path, out: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         checkout = read_checkout(os.environ)

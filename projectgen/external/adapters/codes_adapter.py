@@ -8,73 +8,25 @@ FileSketcher for each Python file of the sketch, then SketchFiller for each func
 chat-completions call to ``OPENAI_API_BASE_URL``) and ``validation/evaluation_scripts/transfer_output_to_repo.py``
 (the filled functions put into the file sketches). CodeS's input is a repository's README.md: it is the
 task's documents, PRD first, then UML, then the architecture design. Both scripts write only below TMPDIR;
-the repository the second one writes is copied to OUT. Standalone on purpose: it runs in CodeS's
-environment, where projectgen is not installed.
+the repository the second one writes is copied to OUT. CodeS's script sends temperature 0 itself (0.1 when it
+asks again after a failed call); the bridge sends the experiment's sampling whatever a request says.
+Standalone on purpose: it runs in CodeS's environment, where projectgen is not installed.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-DOCUMENT_ORDER = ("prd", "uml", "architecture")
+from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+
 SCRIPTS = Path("validation") / "evaluation_scripts"
 GENERATE = SCRIPTS / "baselines" / "from_scratch_gpt35_eval.py"
 TRANSFER = SCRIPTS / "transfer_output_to_repo.py"
 PROJECT = "project"  # CodeS's name for the repository it writes (a folder name in its work folders)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the adapter contract passes in the environment; a sampling value is None when the experiment's
-    model sends none (a replay). CodeS's script sends temperature 0 itself (0.1 when it asks again after a
-    failed call); the bridge sends the experiment's own sampling whatever a request says."""
-
-    base_url: str
-    api_key: str
-    model: str
-    temperature: float | None
-    top_p: float | None
-    max_tokens: int | None
-    max_iterations: int
-
-
-class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
-
-
-def read_settings(environ: Mapping[str, str]) -> Settings:
-    """The contract's variables, each checked: a wrong number would silently change the run."""
-
-    def required(name: str) -> str:
-        value = environ.get(name, "").strip()
-        if not value:
-            raise AdapterError(f"{name} is not set")
-        return value
-
-    def number(name: str, kind: type, optional: bool) -> Any:
-        text = environ.get(name, "").strip()
-        if not text and optional:
-            return None
-        try:
-            return kind(required(name))
-        except ValueError:
-            raise AdapterError(f"{name} is not a {kind.__name__}: {text!r}") from None
-
-    base_url = required("OPENAI_BASE_URL").rstrip("/")
-    if not base_url.endswith("/v1"):
-        raise AdapterError(f"OPENAI_BASE_URL must end in /v1: {base_url!r}")
-    return Settings(base_url=base_url, api_key=required("OPENAI_API_KEY"), model=required("PROJECTGEN_MODEL"),
-                    temperature=number("PROJECTGEN_TEMPERATURE", float, True),
-                    top_p=number("PROJECTGEN_TOP_P", float, True),
-                    max_tokens=number("PROJECTGEN_MAX_TOKENS", int, True),
-                    max_iterations=number("PROJECTGEN_MAX_ITERATIONS", int, False))
 
 
 def read_checkout(environ: Mapping[str, str]) -> Path:
@@ -89,27 +41,9 @@ def read_checkout(environ: Mapping[str, str]) -> Path:
     return checkout
 
 
-def document_rank(name: str) -> tuple[int, str]:
-    lowered = name.lower()
-    for rank, prefix in enumerate(DOCUMENT_ORDER):
-        if lowered.startswith(prefix):
-            return rank, lowered
-    return len(DOCUMENT_ORDER), lowered
-
-
-def read_documents(docs: Path) -> list[tuple[str, str]]:
-    """The task's documents (the files directly in DOCS), PRD first, then UML, then the architecture design."""
-    if not docs.is_dir():
-        raise AdapterError(f"--docs is not a folder: {docs}")
-    files = sorted((path for path in docs.iterdir() if path.is_file()), key=lambda path: document_rank(path.name))
-    if not files:
-        raise AdapterError(f"no documents in {docs}")
-    return [(path.name, path.read_text(encoding="utf-8", errors="replace")) for path in files]
-
-
 def readme_text(documents: Sequence[tuple[str, str]]) -> str:
     """The README CodeS is given: every document under its own heading."""
-    return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents) + "\n"
+    return documents_text(documents) + "\n"
 
 
 def script_environment(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
@@ -143,10 +77,7 @@ def collect(repository: Path, out: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv, __doc__.splitlines()[0])
     try:
         settings = read_settings(os.environ)
         checkout = read_checkout(os.environ)

@@ -1,4 +1,4 @@
-"""The adapter contract's reading side, shared by the PyPI systems' adapters: the environment's variables and
+"""The adapter contract's reading side, shared by every system's adapter: the environment's variables and
 the task's documents, each checked (docs/external-systems.md, "The adapter contract").
 
 Standalone on purpose: it runs with a system's own Python, in its environment, where projectgen is not
