@@ -53,6 +53,21 @@ def test_the_cli_refuses_per_machine_state_on_several_nodes(cluster, tmp_path: P
     assert not (tmp_path / "out").exists()
 
 
+def test_evaluate_livecoder_refuses_an_embedded_knowledge_store_on_several_nodes(cluster, tmp_path: Path,
+                                                                              capsys) -> None:
+    """`evaluate livecoder` checks what its runs keep per machine as `experiment` does: with PostgreSQL checkpoints
+    given, the knowledge store embedded in each run folder is still refused (it was let through)."""
+    from projectgen.cli.main import main
+
+    code = main(["evaluate", "livecoder", "--executor", "ray", "--ray-address", cluster[0].address, "--dataset",
+                 "examples", "--model", "reference", "--set", "methods=livecoder", "--checkpoint-url",
+                 "postgresql://user@127.0.0.1:1/none", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "the Ray cluster has 3 nodes" in err and "--knowledge-store http://HOST:PORT" in err, err
+    assert "checkpoints in SQLite" not in err
+    assert not (tmp_path / "out" / "ledger.jsonl").exists()
+
+
 def test_the_cli_refuses_reflect_on_several_nodes_without_a_checkpoint_url(cluster, tmp_path: Path, capsys) -> None:
     from projectgen.cli.main import main
 

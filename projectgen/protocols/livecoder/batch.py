@@ -4,6 +4,7 @@ now a preset of `evaluate("livecoder", ...)`, so there is one way in)."""
 from __future__ import annotations
 
 from projectgen.experiments.experiment import ExperimentHooks, run_experiment
+from projectgen.experiments.ray_executor import RayExecutor
 from projectgen.experiments.results import ExperimentResults
 from projectgen.experiments.spec import ExperimentSpec
 from projectgen.llm.pricing import price_table
@@ -30,7 +31,10 @@ def livecoder_batch(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentResu
     resumable from the folder's ledger."""
     options, hooks, settings = evaluation.options, evaluation.options.hooks, evaluation.settings
     prices, prices_source = price_table(settings.prices)
-    return run_experiment(experiment_spec(evaluation), evaluation.out, executor=options.executor, fresh=options.fresh,
+    spec = experiment_spec(evaluation)
+    if isinstance(options.executor, RayExecutor):  # units may land on other machines: refused before anything is written
+        options.executor.refuse_per_machine(spec.per_machine_state())
+    return run_experiment(spec, evaluation.out, executor=options.executor, fresh=options.fresh,
                           runner_factory=options.runner_factory, runner_settings=options.runner_settings,
                           prices=prices, prices_source=prices_source, shard=settings.shard,
                           concurrency=options.concurrency,
