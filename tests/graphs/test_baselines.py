@@ -141,3 +141,24 @@ def test_the_code_judge_runs_the_feedback_suite_its_settings_name(task, runner) 
     code = [v for v in state["verdicts"] if v["stage"] == "code"]
     assert [v["accepted"] for v in code] == [False, True] and "hidden unit tests pass" in code[0]["feedback"]
     assert state["repository"] == reference_python_files(bare)
+
+
+def test_every_method_gets_at_most_four_rounds_of_hidden_test_feedback_without_check_tests(task, runner) -> None:
+    """LiveCoder: every method the same execution feedback, at most 4 iterations. Self-Reflection: the direct
+    reply and at most 4 rounds on the hidden tests' errors; ProjectGen's code stage under RAL-Bench's and
+    NL2Repo-Bench's settings: the first fill and at most 4 repairs."""
+    from projectgen.datasets.task import PAPER_SETTINGS
+    from projectgen.repository.edits import make_whole_file_reply
+
+    bare = _without_check_tests(task)
+    files = reference_python_files(bare)
+    broken = {**files, BREAKAGE.path: break_function(files[BREAKAGE.path], BREAKAGE)}
+    model = ScriptedChatModel.from_responses([{"role": "direct", "content": make_whole_file_reply(sorted(files),
+                                                                                                   broken)}])
+    settings = Settings(**PAPER_SETTINGS["ralbench"])
+    state = run_graph(build_self_reflection_graph(DirectGenerator(model), settings=settings), bare, runner)
+    # never repaired: the cap stops it (each round a verbal reflection and a fix, the paper profile's baseline)
+    assert [c["iteration"] for c in model.calls] == [1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert [(v["iteration"], v["accepted"]) for v in state["verdicts"]] == [(i, False) for i in range(1, 6)]
+    assert {PAPER_SETTINGS[name].get("feedback_suite") for name in ("ralbench", "nl2repobench")} == {"unit"}
+    assert Settings(**PAPER_SETTINGS["nl2repobench"]).cap("code") == settings.cap("code") == 5
