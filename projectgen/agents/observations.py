@@ -426,6 +426,9 @@ class ExecutionFeedback(BaseModel):
 
     suite: str
     score: float = Field(description="the attempt's score, as given (usually the pass rate)")
+    score_suite: str | None = Field(
+        default=None, description="the suite the score is the pass rate of, when not `suite`: LiveCoder's selection "
+        "by the hidden unit tests with check-test feedback shows their pass rate, never their output")
     ran: bool = Field(default=True, description="False when there was no report (nothing was run)")
     passed: int = 0
     failed: int = Field(default=0, description="tests that failed or errored")
@@ -443,13 +446,13 @@ class ExecutionFeedback(BaseModel):
     def text(self, limit: int = 4000) -> str:
         """Prompt text, at most `limit` characters."""
         if not self.ran:
-            head = f"Suite {self.suite}: no test report (nothing was run); score {self.score:.2f}."
+            head = f"Suite {self.suite}: no test report (nothing was run); {self._score_text()}."
         else:
             head = (f"Suite {self.suite}: {self.passed} of {self.total} tests passed, {self.failed} failed"
                     + (f", {self.skipped} skipped" if self.skipped else "")
                     + (f", {len(self.collection_errors)} test module(s) failed to collect"
                        if self.collection_errors else "")
-                    + f"; score {self.score:.2f}.")
+                    + f"; {self._score_text()}.")
         if self.error:
             head += f"\nThe test harness failed: {clip(self.error, 400)}"
         if self.timed_out:
@@ -462,6 +465,13 @@ class ExecutionFeedback(BaseModel):
             ("Output (end):", 1.0, lambda b: _tail_lines(self.output_tail, b)),
         ]
         return _share_out(limit, head, sections)
+
+
+    def _score_text(self) -> str:
+        """The score, with the suite it comes from when that is not the suite shown (never passed off as it)."""
+        if self.score_suite is None or self.score_suite == self.suite:
+            return f"score {self.score:.2f}"
+        return f"score {self.score:.2f}, the pass rate of the {self.score_suite} tests (their output is not shown)"
 
 
 def _tail_lines(text: str, budget: int) -> str:
@@ -478,11 +488,14 @@ def _tail_lines(text: str, budget: int) -> str:
     return "\n".join(reversed(kept)) if kept else clip(lines[-1], budget)
 
 
-def execution_feedback(report: TestReport | None, score: float, suite: str) -> ExecutionFeedback:
-    """Summarize a test report (None: nothing was run) for the knowledge agent."""
+def execution_feedback(report: TestReport | None, score: float, suite: str,
+                       score_suite: str | None = None) -> ExecutionFeedback:
+    """Summarize a test report (None: nothing was run) for the knowledge agent; `score_suite` names the suite
+    the score comes from when it is not `suite`'s."""
     score = _clean_score(score)
+    score_suite = None if score_suite == suite else score_suite
     if report is None:
-        return ExecutionFeedback(suite=suite, score=score, ran=False)
+        return ExecutionFeedback(suite=suite, score=score, score_suite=score_suite, ran=False)
     failing = [TestProblem(nodeid=t.nodeid, outcome=t.outcome.value, message=message_line(t.message))
                for t in report.failures()]
     collection = [TestProblem(nodeid=e.nodeid or "(collection)", outcome="collection error",
@@ -490,7 +503,7 @@ def execution_feedback(report: TestReport | None, score: float, suite: str) -> E
     unexplained = not failing and not collection and report.status != "passed"
     tail = "\n".join(report.output_tail.strip().splitlines()[-30:]) if unexplained else ""
     return ExecutionFeedback(
-        suite=suite, score=score, passed=report.passed, failed=len(failing),
+        suite=suite, score=score, score_suite=score_suite, passed=report.passed, failed=len(failing),
         skipped=report.count(Outcome.SKIPPED), total=report.total, failing=failing,
         collection_errors=collection, error=report.error, timed_out=report.timed_out, output_tail=tail)
 

@@ -12,6 +12,10 @@ reaches the generators; ``selection="unit"`` (the "paper" profile) is the paper'
 reuse by the functional score. Hidden unit tests of each attempt are measured for reports. The
 knowledge agent is shown the feedback suite's output (`Settings.feedback_suite`): the check tests,
 or the hidden ones where the protocol gives those (LiveCoder on benchmarks without visible tests).
+It is also shown the attempt's score, which its entries carry into later attempts' prompts: with
+``selection="unit"`` that is the hidden tests' pass rate (one number, labelled as theirs; no test
+name or output of theirs), so under the "paper" profile the hidden tests steer the generators
+through it even where the feedback is the check tests'.
 
 Runtime resources (task, sandbox, stores, extractor's gateway) travel in
 `AttemptsContext`; state (`AttemptsState`) holds JSON-ready values, so a killed run
@@ -170,7 +174,7 @@ async def extract_knowledge(ctx: AttemptsContext, settings: AttemptSettings, att
     return await ctx.extractor.extract(
         ctx.attempt_context(attempt).gateway, task_summary_source=ctx.task.docs.prd, attempt=attempt,
         score=current["score"], observation=observe_repository(current["repository"]),
-        feedback=execution_feedback(report, current["score"], feedback_suite))
+        feedback=execution_feedback(report, current["score"], feedback_suite, score_suite=settings.selection))
 
 
 async def store_knowledge(ctx: AttemptsContext, settings: AttemptSettings, extracted: ExtractedKnowledge

@@ -110,6 +110,11 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
     if feedback == "unit":
         facts.append(("execution feedback", "the hidden unit tests' output was given to the generators (LiveCoder's "
                                             "protocol on benchmarks without visible tests; settings.feedback_suite)"))
+    elif feedback == "check" and run.selection == "unit" and run.knowledge_given_selection_score:
+        facts.append(("execution feedback", "the visible check tests' output (settings.feedback_suite); the "
+                                            "knowledge agent was also given each attempt's hidden unit-test pass "
+                                            "rate, never their output, and its entries carry it into later "
+                                            "attempts (attempt_settings.selection)"))
     elif feedback == "check":
         facts.append(("execution feedback", "the visible check tests' output only (settings.feedback_suite)"))
     final = run.final

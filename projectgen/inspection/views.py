@@ -244,6 +244,13 @@ class RunView:
         return None
 
     @property
+    def knowledge_given_selection_score(self) -> bool:
+        """The knowledge agent was given each attempt's selection score (its entries carry it to later attempts):
+        with selection by the hidden unit tests, their pass rate reached the generators that way."""
+        settings = (self.manifest or {}).get("attempt_settings") or {}
+        return bool(settings.get("success_knowledge", True) or settings.get("failure_knowledge", True))
+
+    @property
     def oracle(self) -> bool:
         """Attempts were chosen with the hidden unit tests (an oracle upper bound, not a fair score)."""
         if self.record and "oracle" in self.record:

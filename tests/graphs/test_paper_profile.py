@@ -350,17 +350,19 @@ class ScoreRunner:
         self.suites.append(suite)
         passed = round(float(candidate["mod.py"].split("SCORE = ")[1].split()[0]) * 10)
         return TestReport(task_id=task.id, suite=suite, tests=[
-            TestResult(nodeid=f"t::{i}", outcome=Outcome.PASSED if i < passed else Outcome.FAILED) for i in range(10)])
+            TestResult(nodeid=f"{suite}::{i}", outcome=Outcome.PASSED if i < passed else Outcome.FAILED) for i in range(10)])
 
 
 class CountingExtractor:
     def __init__(self) -> None:
         self.attempts: list[int] = []
         self.shown: list[tuple[str, float, int]] = []  # (suite, score, total) of the feedback it was given
+        self.texts: list[str] = []  # the feedback as its prompt shows it
 
     async def extract(self, gateway, /, *, task_summary_source, attempt, score, observation, feedback):
         self.attempts.append(attempt)
         self.shown.append((feedback.suite, feedback.score, feedback.total))
+        self.texts.append(feedback.text())
         return ExtractedKnowledge()
 
 
@@ -398,11 +400,16 @@ def test_the_paper_livecoder_selects_by_the_functional_score_and_learns_after_ev
     runner, extractor = run_attempts(task, tmp_path / "paper", AttemptSettings(profile="paper", attempts=3))
     assert extractor.attempts == [1, 2, 3]  # K+/K- updated after the last attempt too
     assert set(runner.suites) == {"unit", "check"}  # the best picked by the unit tests' pass rate
-    # ... but the knowledge agent is shown the check tests' output, not the hidden tests' (feedback_suite)
+    # ... but the knowledge agent is shown the check tests' output, not the hidden tests' (feedback_suite), and the
+    # score it is given (which its entries carry to later attempts) is said to be the hidden tests' pass rate
     assert {suite for suite, _, _ in extractor.shown} == {"check"}
+    assert all(text.startswith("Suite check: 5 of 10 tests passed, 5 failed; score 0.50, the pass rate of the "
+                               "unit tests (their output is not shown).") for text in extractor.texts)
+    assert not any("unit::" in text for text in extractor.texts) and "check::9 [failed]" in extractor.texts[0]
     runner, extractor = run_attempts(task, tmp_path / "projectgen", AttemptSettings(attempts=3))
     assert extractor.attempts == [1, 2]
     assert "check" in runner.suites
+    assert all("score 0.50." in text and "unit" not in text for text in extractor.texts)  # the check tests' own
 
 
 def test_with_the_hidden_tests_as_feedback_the_knowledge_agent_sees_their_output(task, tmp_path):

@@ -266,6 +266,26 @@ def test_scripted_and_oracle_runs_are_labelled(run_dir):
     assert run.cost.label() == "$0"
 
 
+def test_the_report_says_what_reached_the_generators_of_the_hidden_tests(run_dir):
+    """With check-test feedback and selection by the hidden tests (the paper profile on DevBench), the knowledge
+    agent was given their pass rate: the report says so, and says nothing of it where it was not given."""
+    def feedback_line(selection: str, knowledge: bool) -> str:
+        manifest = json.loads((run_dir / "run.json").read_text())
+        manifest["attempt_settings"] = {"selection": selection, "success_knowledge": knowledge,
+                                        "failure_knowledge": knowledge}
+        (run_dir / "run.json").write_text(json.dumps(manifest))
+        summary = json.loads((run_dir / "summary.json").read_text())
+        summary.update(selection=selection, oracle=selection == "unit", settings={"feedback_suite": "check"})
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        [line] = [line for line in render_markdown(load_run(run_dir)).splitlines() if "execution feedback" in line]
+        return line
+
+    assert "knowledge agent was also given each attempt's hidden unit-test pass rate" in feedback_line("unit", True)
+    for selection, knowledge in (("unit", False), ("check", True)):  # no knowledge call, or nothing hidden scored
+        assert feedback_line(selection, knowledge).endswith("the visible check tests' output only "
+                                                            "(settings.feedback_suite)")
+
+
 def test_injected_faults_are_said_in_the_banner_and_long_model_cells_wrap(run_dir):
     """A run made with --inject-faults says so at the top of both reports, not only in the models
     table's description column; that table keeps to the page (fixed layout, long cells wrap)."""
