@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from projectgen.agents.base import IncompleteFileError, combine_verdicts
+from projectgen.agents.code_judge import feedback_tests
 from projectgen.agents.coder import interface_of
 from projectgen.agents.protocols import CodeGenerator, CodeReviewer, RevisionSummarizer
 from projectgen.config import EditFormat, Settings
@@ -186,19 +187,20 @@ async def repair_file(job: dict[str, Any], runtime: Runtime[RunContext], *, code
 
 
 async def judge_code(state: ProjectState, runtime: Runtime[RunContext], *, judges: Sequence[CodeReviewer],
-                     cap: int, summarizer: RevisionSummarizer | None = None) -> dict[str, Any]:
-    """Node "judge_code": every judge in turn (all must accept); completes the pending memory entries."""
+                     cap: int, summarizer: RevisionSummarizer | None = None, tests: str = "check") -> dict[str, Any]:
+    """Node "judge_code": every judge in turn (all must accept); completes the pending memory entries. `tests`
+    names the feedback suite in the progress lines ("check", or "hidden unit": `feedback_tests`)."""
     ctx = runtime.context
     iteration = iteration_of(state, STAGE)
     repository = state.get("repository") or {}
     if not judges:  # ProjectGen w/o iter: one fill, nothing run, no verdict
         ctx.say(f"code {iteration}/{cap}: no judge, done")
         return {}
-    ctx.say(f"code {iteration}/{cap}: running check tests")
+    ctx.say(f"code {iteration}/{cap}: running {tests} tests")
     verdicts = [await judge.review(ctx.gateway, ctx.task, repository, runner=ctx.runner, iteration=iteration)
                 for judge in judges]
     verdict = with_rejections(combine_verdicts(verdicts), rejections_of(state, STAGE, iteration))
-    check = f" ({verdict.check.passed}/{verdict.check.total} check tests)" if verdict.check else ""
+    check = f" ({verdict.check.passed}/{verdict.check.total} {tests} tests)" if verdict.check else ""
     ctx.say(f"code {iteration}/{cap}: {describe(verdict.score, verdict.accepted, iteration >= cap)}{check}")
     pending = state.get("pending") or {}
     passed_after = verdict.check.passed if verdict.check else None
@@ -226,7 +228,8 @@ def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, sett
     graph.add_node("fill_file", bind(fill_file, coder=coder, read_tree=tree_reader()))
     graph.add_node("next_layer", next_layer)
     graph.add_node("repair_file", bind(repair_file, coder=coder, edit_format=settings.edit_format))
-    graph.add_node("judge_code", bind(judge_code, judges=judges, cap=cap, summarizer=summarizer))
+    graph.add_node("judge_code", bind(judge_code, judges=judges, cap=cap, summarizer=summarizer,
+                                      tests=feedback_tests(settings.feedback_suite)))
     graph.add_edge(START, "plan_code")
     graph.add_conditional_edges("plan_code", bind(after_plan, gamma=settings.gamma),
                                 ["fill_file", "repair_file", "judge_code"])

@@ -64,7 +64,7 @@ def test_self_reflection_repairs_from_the_hidden_tests_where_direct_cannot(tmp_p
 
 @pytest.mark.slow  # three runs and RAL-Bench's non-functional suites on the outputs and the reference
 def test_an_experiment_records_the_feedback_source_and_livecoders_projectgen_repairs_too(
-        tmp_path: Path, env_cache: Path) -> None:
+        tmp_path: Path, env_cache: Path, capsys) -> None:
     script = broken_replay(tmp_path)
     out = tmp_path / "experiment"
     assert main(["experiment", "--dataset", str(RALBENCH), "--method", "direct,self-reflection,projectgen",
@@ -81,3 +81,5 @@ def test_an_experiment_records_the_feedback_source_and_livecoders_projectgen_rep
                          .read_text(encoding="utf-8"))
     code = attempt["stages"]["code"]  # ProjectGen's code judge ran the functional tests and the coder repaired
     assert [(c["passed"], c["total"]) for c in code["checks"]] == [(2, 3), (3, 3)] and code["accepted"]
+    printed = capsys.readouterr().out  # and its progress lines say so
+    assert "code 1/5: score 6.67, revising (2/3 hidden unit tests)" in printed and "check tests" not in printed
