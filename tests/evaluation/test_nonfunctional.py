@@ -1,6 +1,7 @@
 """LiveCoder's non-functional scores: RAL-Bench's arithmetic by hand, the static measures, and a sandboxed run."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,26 @@ def test_the_maintainability_dimension_takes_the_visual_studio_mi_livecoder_cite
     radon_documented, _ = maintainability_indices(documented)
     assert radon_documented > radon_bare  # what radon's MI would have rewarded
     assert lowest_maintainability({"p/a.py": bare}, "p") == pytest.approx(vs_bare)
+
+
+def test_the_maintainability_index_is_the_visual_studio_formula_on_counts_made_by_hand() -> None:
+    """MAX(0, (171 - 5.2 ln V - 0.23 G - 16.2 ln L) x 100 / 171) per file: V the Halstead volume, G the file's
+    decision points + 1, L its logical lines."""
+    def visual_studio(volume: float, complexity: int, lines: int) -> float:
+        return max(0.0, (171 - 5.2 * math.log(volume) - 0.23 * complexity - 16.2 * math.log(lines)) * 100 / 171)
+
+    small = "def f(a, b):\n    # the larger minus the smaller\n    if a > b:\n        return a - b\n    return a + b\n"
+    # operators > - + (3 distinct, 3 in all), operands a b (2 distinct, 6 in all): V = 9 log2 5; one if: G = 2
+    assert lowest_maintainability({"p/a.py": small}, "p") == pytest.approx(visual_studio(9 * math.log2(5), 2, 4))
+    two = small + "\n\ndef g(items):\n    total = 0\n    for item in items:\n        total += item\n    return total\n"
+    # + a for loop (G = 3) and `total += item`: one more +, as radon keys an operator by its AST op (4 operators
+    # in all, 3 distinct) and the operands total, item (8 in all, 4 distinct): V = 12 log2 7; 9 logical lines
+    assert lowest_maintainability({"p/b.py": two}, "p") == pytest.approx(visual_studio(12 * math.log2(7), 3, 9))
+    assert lowest_maintainability({"p/a.py": small, "p/b.py": two}, "p") == pytest.approx(
+        visual_studio(12 * math.log2(7), 3, 9))  # the lowest file's
+    from projectgen.evaluation.metrics import maintainability_indices
+
+    assert maintainability_indices(small)[0] > maintainability_indices(small)[1] + 10  # radon's: the comment counts
 
 
 def test_a_dimension_that_cannot_be_measured_leaves_non_functional_unset() -> None:
@@ -149,6 +170,7 @@ def test_a_candidate_that_hoards_memory_scores_worse_on_resource_and_cannot_forg
 
 # Writes every measurement file a test harness might read and prints what a launcher's status line looks like.
 FORGE = """import json, os, sys
+import math
 from pathlib import Path
 
 root = Path(os.environ.get("RACB_REPO_ROOT", "."))
