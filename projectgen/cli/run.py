@@ -47,7 +47,7 @@ def add_run_command(commands) -> None:
     # default None, so that a --method given with --resume is told apart from the default
     run.add_argument("--method", choices=METHODS, default=None, metavar="METHOD",
                      help=f"what generates the repository (default {DEFAULT_METHOD}): direct (one call), "
-                          "self-reflection (direct + up to 4 rounds on the check-test errors), projectgen-no-iter "
+                          "self-reflection (direct + up to 4 rounds on the feedback tests' errors), projectgen-no-iter "
                           "(no judges), projectgen (one pass), livecoder (attempts around projectgen) and its "
                           "ablations livecoder-no-success, livecoder-no-failure, livecoder-no-best; the baselines "
                           "make one attempt unless --attempts says otherwise")

@@ -6,7 +6,7 @@ method's inner graph. The baselines of the papers are one attempt with no knowle
 run makes exactly the calls of the inner graph:
 
     direct                one call: the documents in, the whole repository out (LiveCoder's Direct)
-    self-reflection       direct, then up to 4 rounds on the check-test errors (LiveCoder's baseline)
+    self-reflection       direct, then up to 4 rounds on the feedback tests' errors (LiveCoder's baseline)
     projectgen-no-iter    ProjectGen's three generators once, no judges (ProjectGen's "w/o iter")
     projectgen            ProjectGen, one pass with its judges
     livecoder             attempts around ProjectGen with knowledge and the historical best (the default)
@@ -63,7 +63,7 @@ class Method:
 
 CATALOGUE: tuple[Method, ...] = (
     Method("direct", "Direct (one call: the documents in, the whole repository out)", "direct", ONE_PASS),
-    Method("self-reflection", "Self-Reflection (Direct, then up to 4 rounds on the check-test errors)",
+    Method("self-reflection", "Self-Reflection (Direct, then up to 4 rounds on the feedback tests' errors)",
            "self-reflection", ONE_PASS),
     Method("projectgen-no-iter", "ProjectGen w/o iter (each generator once, no judges)", "project-no-judges",
            ONE_PASS),

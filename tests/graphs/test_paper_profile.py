@@ -350,7 +350,8 @@ class ScoreRunner:
         self.suites.append(suite)
         passed = round(float(candidate["mod.py"].split("SCORE = ")[1].split()[0]) * 10)
         return TestReport(task_id=task.id, suite=suite, tests=[
-            TestResult(nodeid=f"{suite}::{i}", outcome=Outcome.PASSED if i < passed else Outcome.FAILED) for i in range(10)])
+            TestResult(nodeid=f"{suite}::{i}", outcome=Outcome.PASSED if i < passed else Outcome.FAILED)
+            for i in range(10)])
 
 
 class CountingExtractor:
