@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
+from projectgen.datasets.multiturn import load_multiturn_task
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
@@ -161,6 +162,35 @@ def test_a_repository_seed_keeps_intra_file_dependencies_and_drops_self_containe
     reason = asyncio.run(filter_seed(load_seed(cross), ConstructionAgents.default(None), ModelGateway(),
                                      FakeRunner(), ConstructionSettings(), record))
     assert reason == "cross-file: textkit/wrap.py imports textkit.case" and recorded[0][1]["kept"] is False
+
+
+def test_the_dependency_filter_reads_python_scoping_not_spelling(tmp_path: Path):
+    """A parameter or a local named like a top-level name of the file is the function's own (a self-contained
+    function stays self-contained, and is dropped); a top-level name bound by a tuple assignment or inside an `if`
+    and read from a nested scope is an intra-file dependency (the seed is kept)."""
+    def wrap_with(name: str, reference: str):
+        folder = copy_seed("wrap", tmp_path / name)
+        (folder / "reference.py").write_text(reference)
+        return load_seed(folder)
+
+    def steps(count: int) -> str:
+        return "".join(f"    total += {n}\n" for n in range(count))
+
+    shadowing = wrap_with("shadow", 'total = 100\n\n\ndef width():\n    return 3\n\n\n'
+                                    'def wrap_words(text, width=0):\n    """Doc."""\n    total = width\n'
+                                    + steps(9) + "    return [text] * total\n")
+    assert dependencies(shadowing) == []
+    assert asyncio.run(filter_seed(shadowing, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), events()[1])).startswith("self-contained: ")
+
+    bound = wrap_with("bound", 'import os\nLOW, HIGH = 0, 10\nif os.sep:\n    def _cut(text):\n        return text\n\n\n'
+                               'def wrap_words(text, width):\n    """Doc."""\n    total = LOW\n' + steps(7)
+                               + "    pick = lambda: _cut(text)\n    return [pick()] * min(total, HIGH) + [os.sep]\n")
+    assert dependencies(bound) == ["intra-file: wrap_words uses HIGH", "intra-file: wrap_words uses LOW",
+                                   "intra-file: wrap_words uses _cut"]
+    assert asyncio.run(filter_seed(bound, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), events()[1])) == ""
+    assert body_lines(bound.reference(), "wrap_words") == 10  # kept at exactly the paper's 10 lines
 
 
 def test_the_reference_and_contamination_filters(tmp_path: Path):
@@ -391,6 +421,13 @@ def test_a_built_repository_level_task_names_its_target_function(tmp_path: Path)
                                                          tests="def test(): pass\n", test_file=f"test_{k}.py")
                                               for k in (1, 2)], tmp_path / "rle", {})
     assert function_level.function is None  # a function-level task writes its whole file
+
+    toml = tmp_path / "wrap" / "multiturn.toml"  # built before tasks carried their function, or the key deleted
+    toml.write_text(toml.read_text().replace('function = "wrap_words"\n', ""))
+    with pytest.raises(TaskFormatError, match="function: missing in a repository-level task built by"):
+        load_multiturn_task(tmp_path / "wrap")  # not scored as whole modules
+    (tmp_path / "wrap" / "construction.json").unlink()
+    assert load_multiturn_task(tmp_path / "wrap").function is None  # a hand-written whole-module task still loads
 
 
 def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():

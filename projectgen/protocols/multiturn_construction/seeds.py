@@ -20,6 +20,7 @@ import ast
 import io
 import os
 import re
+import symtable
 import tokenize
 from pathlib import Path
 from typing import Literal
@@ -132,13 +133,7 @@ def dependencies(seed: TaskSeed) -> list[str]:
     node = target_function(seed.reference(), seed.function)
     if node is None:
         return [f"{seed.target} defines no function {seed.function!r}"]
-    local = {target.id for stmt in module.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
-             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
-             if isinstance(target, ast.Name)}
-    local |= {stmt.name for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                      ast.ClassDef)) and stmt.name != seed.function}
-    used = sorted({name.id for name in ast.walk(node) if isinstance(name, ast.Name) and name.id in local})
-    found = [f"{INTRA_FILE}: {seed.function} uses {name}" for name in used]
+    found = [f"{INTRA_FILE}: {seed.function} uses {name}" for name in file_names_used(seed.reference(), node)]
     packages = {path.split("/")[0].removesuffix(".py") for path in seed.snapshot()}
     for stmt in ast.walk(module):
         names = [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else (
@@ -147,6 +142,28 @@ def dependencies(seed: TaskSeed) -> list[str]:
             found.append(f"{CROSS_FILE}: {seed.target} imports from a relative module")
         found += [f"{CROSS_FILE}: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
     return found
+
+
+def file_names_used(code: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The other top-level names of `code` (its functions, classes, constants; not its imports) that the function
+    `node` of it reads or sets, in its nested scopes too. Python's own scoping decides (`symtable`), so a parameter or
+    a local that shadows a top-level name is the function's, not a dependency, and a name bound at top level by a
+    tuple assignment, a loop or inside an `if` is the file's."""
+    module = symtable.symtable(code, "<seed>", "exec")
+    bound = {symbol.get_name() for symbol in module.get_symbols()
+             if (symbol.is_assigned() or symbol.is_namespace()) and not symbol.is_imported()} - {node.name}
+    scope = next(child for child in module.get_children() if child.get_type() == "function"
+                 and (child.get_name(), child.get_lineno()) == (node.name, node.lineno))
+    return sorted(_module_level_names(scope) & bound)
+
+
+def _module_level_names(scope: symtable.SymbolTable) -> set[str]:
+    """The names `scope` and every scope inside it read or set as module-level (global) names."""
+    names = {symbol.get_name() for symbol in scope.get_symbols()
+             if symbol.is_global() and (symbol.is_referenced() or symbol.is_assigned())}
+    for child in scope.get_children():
+        names |= _module_level_names(child)
+    return names
 
 
 def dependency_reason(seed: TaskSeed, found: list[str]) -> str:
