@@ -236,6 +236,21 @@ def test_the_contamination_check_drops_a_seed_any_of_three_scripted_probes_passe
     assert recorded[-1][1]["kept"] is True
 
 
+def test_a_repository_level_probe_is_tested_with_its_function_in_the_file():
+    """A model that saw the repository writes the function calling its file's helper (`_pieces`); tested as the
+    whole file it would fail for want of the helper, and the leaked seed would be kept."""
+    memorized = "def wrap_words(text, width):  # memorized\n    return [p for w in text.split() for p in _pieces(w, width)]"
+    probes = {"scripted:a": model(probe_reply(memorized))}
+    runs_with_helper = FakeRunner(lambda code, tests: "def _pieces(" in code and "# memorized" in code
+                                  or "# memorized" not in code)  # the reference passes too
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(probes))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(seed("wrap"), ConstructionAgents.default(model([]), probes), ModelGateway(),
+                                     runs_with_helper, settings, record))
+    assert reason.startswith("leaked: code written from the signature and docstring alone by scripted:a passes")
+    assert [(v["model"], v["leaked"]) for v in recorded[-1][1]["verdicts"]] == [("scripted:a", True)]
+
+
 def test_a_construction_probes_with_each_named_model_and_records_them(tmp_path: Path):
     """The batch makes a probe of every `contamination_models` spec (scripted files here) and run.json and the
     seed's events name each one with its verdict."""
