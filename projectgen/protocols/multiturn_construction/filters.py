@@ -11,8 +11,8 @@ from projectgen.construction.execution import execute
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, ContaminationProbe
 from projectgen.protocols.multiturn_construction.requirements import Record
-from projectgen.protocols.multiturn_construction.seeds import (TaskSeed, body_lines, dependencies, dependency_reason,
-                                                               target_function, with_function_of)
+from projectgen.protocols.multiturn_construction.dependencies import dependencies, dependency_reason
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed, body_lines, target_function, with_function_of
 from projectgen.protocols.multiturn_construction.settings import CONTAMINATION_RULE, ConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import failing_summary
 

@@ -20,7 +20,6 @@ import ast
 import io
 import os
 import re
-import symtable
 import tokenize
 from pathlib import Path
 from typing import Literal
@@ -38,7 +37,6 @@ _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task i
 _KEYS = frozenset({"id", "level", "target", "function", "description", "repository"})
 LEVELS = ("function", "repository")
 DEFAULT_REPOSITORY = "repository"
-INTRA_FILE, CROSS_FILE, SELF_CONTAINED = "intra-file", "cross-file", "self-contained"  # dependency kinds
 
 
 class TaskSeed(BaseModel):
@@ -123,60 +121,6 @@ def body_lines(code: str, name: str) -> int:
         if token.type not in _NOT_CODE:
             lines.update(range(token.start[0], token.end[0] + 1))
     return sum(1 for line in lines if first <= line <= last)
-
-
-def dependencies(seed: TaskSeed) -> list[str]:
-    """What the target function uses of the code around it, one line each: ``intra-file: ...`` for each other
-    top-level name of the target file it reads, ``cross-file: ...`` for each of the repository's own modules the
-    target file imports (and each relative import)."""
-    module = parse_python(seed.reference())
-    node = target_function(seed.reference(), seed.function)
-    if node is None:
-        return [f"{seed.target} defines no function {seed.function!r}"]
-    found = [f"{INTRA_FILE}: {seed.function} uses {name}" for name in file_names_used(seed.reference(), node)]
-    packages = {path.split("/")[0].removesuffix(".py") for path in seed.snapshot()}
-    for stmt in ast.walk(module):
-        names = [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else (
-            [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 else [])
-        if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
-            found.append(f"{CROSS_FILE}: {seed.target} imports from a relative module")
-        found += [f"{CROSS_FILE}: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
-    return found
-
-
-def file_names_used(code: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The other top-level names of `code` (its functions, classes, constants; not its imports) that the function
-    `node` of it reads or sets, in its nested scopes too. Python's own scoping decides (`symtable`), so a parameter or
-    a local that shadows a top-level name is the function's, not a dependency, and a name bound at top level by a
-    tuple assignment, a loop or inside an `if` is the file's."""
-    module = symtable.symtable(code, "<seed>", "exec")
-    bound = {symbol.get_name() for symbol in module.get_symbols()
-             if (symbol.is_assigned() or symbol.is_namespace()) and not symbol.is_imported()} - {node.name}
-    scope = next(child for child in module.get_children() if child.get_type() == "function"
-                 and (child.get_name(), child.get_lineno()) == (node.name, node.lineno))
-    return sorted(_module_level_names(scope) & bound)
-
-
-def _module_level_names(scope: symtable.SymbolTable) -> set[str]:
-    """The names `scope` and every scope inside it read or set as module-level (global) names."""
-    names = {symbol.get_name() for symbol in scope.get_symbols()
-             if symbol.is_global() and (symbol.is_referenced() or symbol.is_assigned())}
-    for child in scope.get_children():
-        names |= _module_level_names(child)
-    return names
-
-
-def dependency_reason(seed: TaskSeed, found: list[str]) -> str:
-    """Why SR-Eval's dependency filter drops a repository-level seed ("" when kept), from its `dependencies`: it
-    keeps a target function with intra-file dependencies only. A cross-file one drops it, and so does none at all
-    (a self-contained function is function-level material, not a repository-level task)."""
-    cross = [line for line in found if not line.startswith(INTRA_FILE)]
-    if cross:
-        return "; ".join(cross)
-    if not found:
-        return (f"{SELF_CONTAINED}: {seed.function} uses no other top-level name of {seed.target} "
-                "(function-level material, not a repository-level task)")
-    return ""
 
 
 def defines_function(code: str, name: str) -> bool | None:
