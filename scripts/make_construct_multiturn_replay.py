@@ -333,7 +333,8 @@ add("alignment_evaluator", {"decision": "RETAIN", "feedback": ""}, "inventory/tu
 # SR-Eval's seed preparation: the target function's signature and docstring as an instruction, the Decomposer's start
 add("instruction_converter", "In the module `textkit/wrap.py` of the `textkit` package, write a function "
     "`wrap_words(text: str, width: int) -> list[str]` that returns the words of `text` packed greedily into lines of "
-    "at most `width` characters; a word longer than `width` is cut.", "wrap")
+    "at most `width` characters; a word longer than `width` is cut into pieces of `width` characters. A `width` below "
+    "1 raises `ValueError`.", "wrap")
 add("decomposer", {"core": "Add a module `textkit/wrap.py` to the `textkit` package with a function `wrap_words(text: "
     "str, width: int) -> list[str]` that packs the whitespace-separated words of `text` greedily into lines of at most "
     "`width` characters, the words of a line joined with single spaces: `wrap_words(\"the quick brown fox\", 10)` is "
@@ -415,7 +416,9 @@ def test_short_words_still_packed():
 '''
 add("turn_coder", files("textkit/wrap.py", w2, "test_wrap_turn2.py", w2_tests), "wrap/turn2")
 w3 = w2.replace('    lines: list[str] = []\n', '    if width < 1:\n'
-                '        raise ValueError(f"width must be at least 1, got {width}")\n    lines: list[str] = []\n')
+                '        raise ValueError(f"width must be at least 1, got {width}")\n    lines: list[str] = []\n'
+                ).replace('a longer word is cut."""', 'a longer word is cut into\n    pieces of `width` characters. '
+                          'A `width` below 1 raises ValueError."""')
 w3_tests = '''import pytest
 
 from textkit.wrap import wrap_words

@@ -56,6 +56,7 @@ LANGUAGE_FILES: dict[str, tuple[str, str]] = {"python": (".py", "test_*.py"), "j
 pattern its tests' files match."""
 TESTS_DIR = "tests"
 TURN_SUITE = "check"  # the suite kind a turn's tests run as (`turn_task`)
+CONSTRUCTION_RECORD = "construction.json"  # beside multiturn.toml in a task `projectgen construct multiturn` built
 Level = Literal["function", "repository"]
 LEVELS: tuple[Level, ...] = ("function", "repository")
 
@@ -276,8 +277,14 @@ def _task_from_config(root: Path, config_path: Path, config: dict[str, Any]) -> 
 
 def _function(fail: Callable[[str], TaskFormatError], root: Path, level: str, value: Any,
               turns: tuple[Turn, ...]) -> str | None:
-    """`function`: repository level only, a dotted name every turn's reference defines."""
+    """`function`: repository level only, a dotted name every turn's reference defines. A repository-level task
+    `construct multiturn` built must name it: its turns answer one function (SR-Eval's repository level), and
+    without it (a task built before the key was written, or the key deleted) refine would score whole modules."""
     if value is None:
+        if level == "repository" and (root / CONSTRUCTION_RECORD).is_file():
+            raise fail(f"function: missing in a repository-level task built by `projectgen construct multiturn` "
+                       f"({CONSTRUCTION_RECORD}); its turns answer one function, so without the key it would be "
+                       f"scored as whole modules: build it again (construct multiturn --fresh) or add function = NAME")
         return None
     if level != "repository":
         raise fail('function: only for level = "repository" (a function-level task writes its whole file)')

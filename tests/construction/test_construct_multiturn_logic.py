@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from projectgen.agents.base import ModelGateway
+from projectgen.datasets.multiturn import load_multiturn_task
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.evaluation.report import Outcome, TestReport, TestResult
 from projectgen.experiments.ledger import Ledger
@@ -24,8 +25,8 @@ from projectgen.protocols.multiturn_construction.batch import ConstructionSpec, 
 from projectgen.protocols.multiturn_construction.filters import filter_seed
 from projectgen.protocols.multiturn_construction.output import write_task
 from projectgen.protocols.multiturn_construction.requirements import CycleError, generate_requirements, turn_order
-from projectgen.protocols.multiturn_construction.seeds import (body_lines, bundled_seeds_dir, dependencies, load_seed,
-                                                               load_seeds)
+from projectgen.protocols.multiturn_construction.dependencies import dependencies
+from projectgen.protocols.multiturn_construction.seeds import body_lines, bundled_seeds_dir, load_seed, load_seeds
 from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import TurnRecord, build_turn, check_draft
 
@@ -156,11 +157,69 @@ def test_a_repository_seed_keeps_intra_file_dependencies_and_drops_self_containe
     (cross / "reference.py").write_text("from textkit.case import title_case\n\n" + reference.replace(
         "    lines: list[str] = []\n", "    lines: list[str] = [title_case(text)][:0]\n"))
     assert dependencies(load_seed(cross)) == ["intra-file: wrap_words uses _pieces",
-                                              "cross-file: textkit/wrap.py imports textkit.case"]
+                                              "cross-file: wrap_words uses title_case from textkit.case"]
     recorded, record = events()
     reason = asyncio.run(filter_seed(load_seed(cross), ConstructionAgents.default(None), ModelGateway(),
                                      FakeRunner(), ConstructionSettings(), record))
-    assert reason == "cross-file: textkit/wrap.py imports textkit.case" and recorded[0][1]["kept"] is False
+    assert reason == "cross-file: wrap_words uses title_case from textkit.case" and recorded[0][1]["kept"] is False
+
+
+def test_cross_file_dependencies_are_the_functions_own_as_in_deveval(tmp_path: Path):
+    """DevEval lists a function's dependencies: an import of the repository that only another function of the file
+    uses is not the target's (the seed is kept); one the function reads, by any name, or makes itself, is."""
+    future = "from __future__ import annotations\n"
+    reference = (seed("wrap").root / "reference.py").read_text()
+
+    def wrap_with(name: str, head: str, old: str = "", new: str = "") -> list[str]:
+        """The wrap seed with `head` after its __future__ import and `old` replaced by `new`: its dependencies."""
+        folder = copy_seed("wrap", tmp_path / name)
+        text = reference.replace(future, future + head)
+        (folder / "reference.py").write_text(text.replace(old, new) if old else text)
+        return dependencies(load_seed(folder))
+
+    shout = "\n\ndef shout(text):\n    return title_case(text)\n"  # another function of the file uses the import
+    assert wrap_with("unused", "from textkit.case import title_case\n" + shout) == [
+        "intra-file: wrap_words uses _pieces"]
+    assert wrap_with("aliased", "import textkit.case as tc\n", "    lines: list[str] = []\n",
+                     "    lines: list[str] = [tc.title_case(text)][:0]\n") == [
+        "intra-file: wrap_words uses _pieces", "cross-file: wrap_words uses tc from textkit.case"]
+    assert wrap_with("local", "", "    lines: list[str] = []\n",
+                     "    from .case import title_case\n    lines: list[str] = [title_case(text)][:0]\n") == [
+        "intra-file: wrap_words uses _pieces", "cross-file: wrap_words imports .case"]
+    star = wrap_with("star", "from textkit.case import *\n")
+    assert star[-1] == "cross-file: textkit/wrap.py imports * from textkit.case"
+    assert wrap_with("stdlib", "import textwrap\n", "    lines: list[str] = []\n",
+                     "    lines: list[str] = textwrap.wrap('', 1)\n") == ["intra-file: wrap_words uses _pieces"]
+
+
+def test_the_dependency_filter_reads_python_scoping_not_spelling(tmp_path: Path):
+    """A parameter or a local named like a top-level name of the file is the function's own (a self-contained
+    function stays self-contained, and is dropped); a top-level name bound by a tuple assignment or inside an `if`
+    and read from a nested scope is an intra-file dependency (the seed is kept)."""
+    def wrap_with(name: str, reference: str):
+        folder = copy_seed("wrap", tmp_path / name)
+        (folder / "reference.py").write_text(reference)
+        return load_seed(folder)
+
+    def steps(count: int) -> str:
+        return "".join(f"    total += {n}\n" for n in range(count))
+
+    shadowing = wrap_with("shadow", 'total = 100\n\n\ndef width():\n    return 3\n\n\n'
+                                    'def wrap_words(text, width=0):\n    """Doc."""\n    total = width\n'
+                                    + steps(9) + "    return [text] * total\n")
+    assert dependencies(shadowing) == []
+    assert asyncio.run(filter_seed(shadowing, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), events()[1])).startswith("self-contained: ")
+
+    bound = wrap_with("bound", 'import os\nLOW, HIGH = 0, 10\nif os.sep:\n    def _cut(text):\n'
+                               '        return text\n\n\n'
+                               'def wrap_words(text, width):\n    """Doc."""\n    total = LOW\n' + steps(7)
+                               + "    pick = lambda: _cut(text)\n    return [pick()] * min(total, HIGH) + [os.sep]\n")
+    assert dependencies(bound) == ["intra-file: wrap_words uses HIGH", "intra-file: wrap_words uses LOW",
+                                   "intra-file: wrap_words uses _cut"]
+    assert asyncio.run(filter_seed(bound, ConstructionAgents.default(None), ModelGateway(), FakeRunner(),
+                                   ConstructionSettings(), events()[1])) == ""
+    assert body_lines(bound.reference(), "wrap_words") == 10  # kept at exactly the paper's 10 lines
 
 
 def test_the_reference_and_contamination_filters(tmp_path: Path):
@@ -204,6 +263,22 @@ def test_the_contamination_check_drops_a_seed_any_of_three_scripted_probes_passe
     assert asyncio.run(filter_seed(seed(), agents, ModelGateway(), none_leak, settings, record)) == ""
     assert [v["leaked"] for v in recorded[-1][1]["verdicts"]] == [False, False, False]
     assert recorded[-1][1]["kept"] is True
+
+
+def test_a_repository_level_probe_is_tested_with_its_function_in_the_file():
+    """A model that saw the repository writes the function calling its file's helper (`_pieces`); tested as the
+    whole file it would fail for want of the helper, and the leaked seed would be kept."""
+    memorized = ("def wrap_words(text, width):  # memorized\n"
+                 "    return [p for w in text.split() for p in _pieces(w, width)]")
+    probes = {"scripted:a": model(probe_reply(memorized))}
+    runs_with_helper = FakeRunner(lambda code, tests: "def _pieces(" in code and "# memorized" in code
+                                  or "# memorized" not in code)  # the reference passes too
+    settings = ConstructionSettings(contamination=True, contamination_models=tuple(probes))
+    recorded, record = events()
+    reason = asyncio.run(filter_seed(seed("wrap"), ConstructionAgents.default(model([]), probes), ModelGateway(),
+                                     runs_with_helper, settings, record))
+    assert reason.startswith("leaked: code written from the signature and docstring alone by scripted:a passes")
+    assert [(v["model"], v["leaked"]) for v in recorded[-1][1]["verdicts"]] == [("scripted:a", True)]
 
 
 def test_a_construction_probes_with_each_named_model_and_records_them(tmp_path: Path):
@@ -391,6 +466,13 @@ def test_a_built_repository_level_task_names_its_target_function(tmp_path: Path)
                                                          tests="def test(): pass\n", test_file=f"test_{k}.py")
                                               for k in (1, 2)], tmp_path / "rle", {})
     assert function_level.function is None  # a function-level task writes its whole file
+
+    toml = tmp_path / "wrap" / "multiturn.toml"  # built before tasks carried their function, or the key deleted
+    toml.write_text(toml.read_text().replace('function = "wrap_words"\n', ""))
+    with pytest.raises(TaskFormatError, match="function: missing in a repository-level task built by"):
+        load_multiturn_task(tmp_path / "wrap")  # not scored as whole modules
+    (tmp_path / "wrap" / "construction.json").unlink()
+    assert load_multiturn_task(tmp_path / "wrap").function is None  # a hand-written whole-module task still loads
 
 
 def test_replies_are_parsed_tolerantly_and_what_is_missing_is_said():

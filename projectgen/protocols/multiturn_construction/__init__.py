@@ -8,6 +8,7 @@ correctness, distinctiveness, semantic alignment) -> task folders `refinement` r
     agents.py        each role's typing.Protocol, default agent and answer model
     graph.py         the solver: one seed's LangGraph graph (filters, requirements, turns, the person's reviews)
     filters.py       the seed filters (length, dependencies, contamination probes)
+    dependencies.py  DevEval's dependency kinds of a seed's target function (intra-file, cross-file, none)
     requirements.py  the decomposition loop and the turn order
     turns.py         Algorithm 1 per turn and its ablations: the checks each turn's tests must pass
     review.py        what a person is asked and what their decision may change

@@ -162,8 +162,8 @@ class ContaminationProbe(Protocol):
     name: str  # the probe model as the record names it (its spec)
 
     async def complete(self, gateway: ModelGateway, seed: TaskSeed, *, iteration: int) -> str:
-        """The target module written from the function's signature and docstring alone (`iteration`: which of
-        the probes asks, so each probe's call has its own key)."""
+        """The target module (at repository level: the target function) written from the function's signature and
+        docstring alone (`iteration`: which of the probes asks, so each probe's call has its own key)."""
 
 
 # --------------------------------------------------------------------------- the default agents
@@ -319,8 +319,17 @@ class ModelContaminationProbe:
     async def complete(self, gateway: ModelGateway, seed: TaskSeed, *, iteration: int) -> str:
         agent = PromptedAgent(self.model, self.prompt, CONTAMINATION_ROLE)
         reply = await agent.ask(gateway, target=seed.id, iteration=iteration, target_file=seed.target,
-                                signature=fenced_python(seed.signature()))
+                                answer=probe_answer(seed), signature=fenced_python(seed.signature()))
         return code_from_reply(reply)
+
+
+def probe_answer(seed: TaskSeed) -> str:
+    """What the contamination prompt asks for: the module at function level; at repository level the function
+    alone, completed in place in its file as DevEval's models complete it (`filters.probe_candidate`)."""
+    if seed.level != "repository":
+        return "Write the whole module."
+    return (f"Write the function `{seed.function}` alone: it takes the place of `{seed.function}` in the "
+            f"repository's `{seed.target}`, whose other code stays as it is.")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from projectgen.construction.execution import execute
 from projectgen.datasets.multiturn import TESTS_DIR
 from projectgen.protocols.multiturn_construction.agents import ConstructionAgents, ContaminationProbe
 from projectgen.protocols.multiturn_construction.requirements import Record
-from projectgen.protocols.multiturn_construction.seeds import (TaskSeed, body_lines, dependencies, dependency_reason,
-                                                               target_function)
+from projectgen.protocols.multiturn_construction.dependencies import dependencies, dependency_reason
+from projectgen.protocols.multiturn_construction.seeds import TaskSeed, body_lines, target_function, with_function_of
 from projectgen.protocols.multiturn_construction.settings import CONTAMINATION_RULE, ConstructionSettings
 from projectgen.protocols.multiturn_construction.turns import failing_summary
 
@@ -60,12 +60,13 @@ async def filter_seed(seed: TaskSeed, agents: ConstructionAgents, gateway: Model
 async def contamination_check(seed: TaskSeed, probes: Sequence[ContaminationProbe], gateway: ModelGateway,
                               runner: SandboxRunner, tests: Mapping[str, str], record: Record) -> str:
     """Why the seed is taken as leaked ("" when not): SR-Eval shows three models only the function's signature and
-    docstring and drops the seed when any of them writes code that passes its tests (the union). Every probe is
-    asked, so each model's verdict is on the record, not only the first leak's."""
+    docstring and drops the seed when any of them writes code that passes its tests (the union; at repository level
+    the function is tested in its file, `probe_candidate`). Every probe is asked, so each model's verdict is on the
+    record, not only the first leak's."""
     verdicts = []
     for iteration, probe in enumerate(probes, start=1):
         code = await probe.complete(gateway, seed, iteration=iteration)
-        run = execute(runner, seed.task(), seed.candidate(code), tests)
+        run = execute(runner, seed.task(), probe_candidate(seed, code), tests)
         verdicts.append({"model": probe.name, "leaked": run.all_passed, "passed": run.passed, "total": run.total,
                          "anomaly": run.anomaly})
     leaked = [verdict["model"] for verdict in verdicts if verdict["leaked"]]
@@ -75,3 +76,13 @@ async def contamination_check(seed: TaskSeed, probes: Sequence[ContaminationProb
         return ""
     return (f"leaked: code written from the signature and docstring alone by {', '.join(leaked)} passes the "
             f"reference tests ({len(leaked)} of {len(verdicts)} probe model(s))")
+
+
+def probe_candidate(seed: TaskSeed, code: str) -> dict[str, str]:
+    """What a probe's code is tested as: at function level the module it wrote; at repository level its function in
+    the reference file in place of the reference's (DevEval's in-place completion, as refine places a turn's answer),
+    so a probe that calls its file's helpers, as a model that saw the repository would, runs with them. A reply
+    without the function is tested as the whole file."""
+    if seed.level != "repository":
+        return seed.candidate(code)
+    return seed.candidate(with_function_of(seed.reference(), code, seed.function))

@@ -11,12 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from projectgen.datasets.multiturn import (MULTITURN_TOML, REFERENCE_FILE, REQUIREMENT_FILE, TESTS_DIR, TURNS_DIR,
-                                           MultiTurnTask, load_multiturn_task)
+from projectgen.datasets.multiturn import (CONSTRUCTION_RECORD, MULTITURN_TOML, REFERENCE_FILE, REQUIREMENT_FILE,
+                                           TESTS_DIR, TURNS_DIR, MultiTurnTask, load_multiturn_task)
 from projectgen.protocols.multiturn_construction.seeds import TaskSeed
 from projectgen.protocols.multiturn_construction.turns import TurnRecord
 
-TRAJECTORY_FILE = "construction.json"
+TRAJECTORY_FILE = CONSTRUCTION_RECORD  # refine's loader knows a built task by it
 REPOSITORY_DIR = "repository"  # repository level: the snapshot around the target, copied from the seed
 
 

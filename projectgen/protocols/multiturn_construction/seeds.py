@@ -37,7 +37,6 @@ _SEED_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as a multi-turn task i
 _KEYS = frozenset({"id", "level", "target", "function", "description", "repository"})
 LEVELS = ("function", "repository")
 DEFAULT_REPOSITORY = "repository"
-INTRA_FILE, CROSS_FILE, SELF_CONTAINED = "intra-file", "cross-file", "self-contained"  # dependency kinds
 
 
 class TaskSeed(BaseModel):
@@ -122,44 +121,6 @@ def body_lines(code: str, name: str) -> int:
         if token.type not in _NOT_CODE:
             lines.update(range(token.start[0], token.end[0] + 1))
     return sum(1 for line in lines if first <= line <= last)
-
-
-def dependencies(seed: TaskSeed) -> list[str]:
-    """What the target function uses of the code around it, one line each: ``intra-file: ...`` for each other
-    top-level name of the target file it reads, ``cross-file: ...`` for each of the repository's own modules the
-    target file imports (and each relative import)."""
-    module = parse_python(seed.reference())
-    node = target_function(seed.reference(), seed.function)
-    if node is None:
-        return [f"{seed.target} defines no function {seed.function!r}"]
-    local = {target.id for stmt in module.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
-             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
-             if isinstance(target, ast.Name)}
-    local |= {stmt.name for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                      ast.ClassDef)) and stmt.name != seed.function}
-    used = sorted({name.id for name in ast.walk(node) if isinstance(name, ast.Name) and name.id in local})
-    found = [f"{INTRA_FILE}: {seed.function} uses {name}" for name in used]
-    packages = {path.split("/")[0].removesuffix(".py") for path in seed.snapshot()}
-    for stmt in ast.walk(module):
-        names = [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else (
-            [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 else [])
-        if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
-            found.append(f"{CROSS_FILE}: {seed.target} imports from a relative module")
-        found += [f"{CROSS_FILE}: {seed.target} imports {name}" for name in names if name.split(".")[0] in packages]
-    return found
-
-
-def dependency_reason(seed: TaskSeed, found: list[str]) -> str:
-    """Why SR-Eval's dependency filter drops a repository-level seed ("" when kept), from its `dependencies`: it
-    keeps a target function with intra-file dependencies only. A cross-file one drops it, and so does none at all
-    (a self-contained function is function-level material, not a repository-level task)."""
-    cross = [line for line in found if not line.startswith(INTRA_FILE)]
-    if cross:
-        return "; ".join(cross)
-    if not found:
-        return (f"{SELF_CONTAINED}: {seed.function} uses no other top-level name of {seed.target} "
-                "(function-level material, not a repository-level task)")
-    return ""
 
 
 def defines_function(code: str, name: str) -> bool | None:

@@ -8,7 +8,8 @@ def _pieces(word: str, width: int) -> list[str]:
 
 
 def wrap_words(text: str, width: int) -> list[str]:
-    """The words of `text` packed greedily into lines of at most `width` characters; a longer word is cut."""
+    """The words of `text` packed greedily into lines of at most `width` characters; a longer word is cut into
+    pieces of `width` characters. A `width` below 1 raises ValueError."""
     if width < 1:
         raise ValueError(f"width must be at least 1, got {width}")
     lines: list[str] = []
