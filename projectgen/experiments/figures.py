@@ -123,7 +123,7 @@ class PairResult(BaseModel):
         default_factory=dict, description="the other settings docs/fidelity.md names (threshold and its rules, "
         "gamma, iteration caps, JudgeA's and JudgeS's forms, stage memory, carried reflections, edit format, "
         "knowledge after the last attempt), as the run recorded them (projectgen.config.fidelity_settings); "
-        "empty for a run that records no settings (an external system's) and in older ledgers")
+        "empty for an external system's run (they steer projectgen's methods only) and in older ledgers")
     historical_best: bool = True
     unit_measured: bool = True
     attempts: list[AttemptFigures] = Field(default_factory=list)
@@ -266,7 +266,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         profile=run_profile(summary),
         attempts_planned=attempt_settings.get("attempts"), selection=attempt_settings.get("selection"),
         feedback_suite=run_feedback_suite(summary),
-        fidelity_settings=fidelity_settings(summary.get("settings") or {}, attempt_settings),
+        fidelity_settings=({} if log.kind == EXTERNAL_KIND  # projectgen's pipeline settings steer no other system
+                           else fidelity_settings(summary.get("settings") or {}, attempt_settings)),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,
