@@ -48,6 +48,24 @@ ATTEMPT_PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType({
 })
 
 
+# The settings docs/fidelity.md names as choosing between a paper and projectgen (or as the paper's numbers),
+# beyond the profile, the selection and the feedback suite, which every result already carries on its own:
+# what an experiment's result row and a run's report repeat from run.json, so a reader sees what ran.
+FIDELITY_SETTINGS: tuple[str, ...] = (
+    "threshold", "threshold_rule", "skeleton_threshold_rule", "gamma", "architecture_iterations",
+    "skeleton_iterations", "code_iterations", "architecture_criteria", "skeleton_review", "stage_memory",
+    "carry_reflections", "edit_format")
+FIDELITY_ATTEMPT_SETTINGS: tuple[str, ...] = ("knowledge_after_last",)
+
+
+def fidelity_settings(settings: Mapping[str, Any], attempt_settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of the settings docs/fidelity.md names, as a run recorded them (its run.json's or summary's
+    `settings` and `attempt_settings`); a name the record lacks (a run from before it existed) is left out, not
+    guessed."""
+    return {**{name: settings[name] for name in FIDELITY_SETTINGS if name in settings},
+            **{name: attempt_settings[name] for name in FIDELITY_ATTEMPT_SETTINGS if name in attempt_settings}}
+
+
 def profile_defaults(profiles: Mapping[str, Mapping[str, Any]], data: Any) -> Any:
     """`data` (a model's input) with the fields it leaves out taken from its `profile`'s defaults."""
     if isinstance(data, Mapping) and data.get("profile") in profiles:

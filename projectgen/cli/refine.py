@@ -55,6 +55,11 @@ def add_commands(subparsers) -> None:
                         help="only validate the tasks (each turn's reference on its own tests and on the next "
                              "turn's) and print what was found; no model is needed, and --workers defaults to one "
                              "per core")
+    parser.add_argument("--stats", action="store_true",
+                        help="print the dataset's statistics as SR-Eval's Table 1 (per level and language: tasks, "
+                             "repositories, turns per task, mean characters and lines of a turn's requirement, "
+                             "reference code and tests) and stop; nothing runs, no model is needed")
+    parser.add_argument("--json", action="store_true", help="with --stats: print the table as JSON")
     parser.add_argument("--model", action="append", default=None, metavar="[LABEL=]SPEC",
                         help="a model (repeatable): PROVIDER:MODEL, a served name with --base-url, scripted:FILE "
                              "(scripted:examples: the bundled replay of the bundled tasks), or reference (each turn "
@@ -91,6 +96,10 @@ def cmd_refine(args: argparse.Namespace) -> int:
     from projectgen.runs import layout
 
     dataset = dataset_path(args.dataset)
+    if args.stats:
+        return print_statistics(args, dataset)
+    if args.json:
+        raise ProjectGenError("--json goes with --stats (a refinement run writes OUT/results.json)")
     out = args.out or Path("runs") / f"refine-{args.dataset if args.dataset == 'examples' else dataset.resolve().name}"
     check_out_path(out, folder=True)
     if args.check_only:
@@ -182,6 +191,42 @@ def print_refinement(console, results) -> None:
     else:
         console.print(f"validation: {checked} task(s); every turn's reference passes its own tests, and the tests of "
                       "every later turn fail on the previous turn's reference", highlight=False)
+
+
+def print_statistics(args: argparse.Namespace, dataset: Path) -> int:
+    """`--stats`: SR-Eval's Table 1 of the tasks that load; exit 1 when some task does not load (named), else 0."""
+    import json
+    import sys
+
+    from rich.table import Table
+
+    from projectgen.datasets.multiturn import load_multiturn_dataset
+    from projectgen.errors import ProjectGenError
+    from projectgen.protocols.refinement.statistics import COLUMNS, MEASURES, statistics_json, statistics_rows
+
+    tasks, load_errors = load_multiturn_dataset(dataset)
+    if args.tasks is not None:
+        unknown = sorted(set(args.tasks) - {task.id for task in tasks} - set(load_errors))
+        if unknown:
+            raise ProjectGenError(f"{dataset}: no multi-turn task {', '.join(unknown)}")
+        tasks = [task for task in tasks if task.id in args.tasks]
+        load_errors = {task: reason for task, reason in load_errors.items() if task in args.tasks}
+    rows = statistics_rows(tasks)
+    if args.json:
+        print(json.dumps(statistics_json(rows, str(args.dataset)), indent=2))
+    else:
+        table = Table(title=f"{args.dataset}: dataset statistics (SR-Eval Table 1)",
+                      caption="; ".join(f"{name}: {text}" for name, text in MEASURES.items()))
+        for column in ("level", "language", *COLUMNS):
+            table.add_column(column, justify="left" if column in ("level", "language") else "right")
+        for row in rows:
+            table.add_row(row.level, row.language, *("" if (value := row.value(column)) is None
+                                                    else f"{value:.2f}" if isinstance(value, float) else str(value)
+                                                    for column in COLUMNS))
+        make_console().print(table)
+    for task, reason in load_errors.items():
+        print(f"projectgen: {task}: does not load, left out: {reason}", file=sys.stderr)
+    return EXIT_TESTS_FAILED if load_errors else EXIT_OK
 
 
 def check_only(args: argparse.Namespace, dataset: Path, out: Path) -> int:

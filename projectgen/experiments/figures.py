@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from projectgen.config import fidelity_settings
 from projectgen.datasets.published import task_weight
 from projectgen.datasets.task import Task
 from projectgen.errors import ProjectGenError
@@ -118,6 +119,11 @@ class PairResult(BaseModel):
                                        "execution feedback, as the run recorded it: 'check' or 'unit' (the hidden "
                                        "tests, LiveCoder's protocol on benchmarks without visible tests); None in "
                                        "older ledgers")
+    fidelity_settings: dict[str, Any] = Field(
+        default_factory=dict, description="the other settings docs/fidelity.md names (threshold and its rules, "
+        "gamma, iteration caps, JudgeA's and JudgeS's forms, stage memory, carried reflections, edit format, "
+        "knowledge after the last attempt), as the run recorded them (projectgen.config.fidelity_settings); "
+        "empty for an external system's run (they steer projectgen's methods only) and in older ledgers")
     historical_best: bool = True
     unit_measured: bool = True
     attempts: list[AttemptFigures] = Field(default_factory=list)
@@ -260,6 +266,8 @@ def pair_from_run(run_dir: Path, *, model: ExperimentModel, task: Task, prices: 
         profile=run_profile(summary),
         attempts_planned=attempt_settings.get("attempts"), selection=attempt_settings.get("selection"),
         feedback_suite=run_feedback_suite(summary),
+        fidelity_settings=({} if log.kind == EXTERNAL_KIND  # projectgen's pipeline settings steer no other system
+                           else fidelity_settings(summary.get("settings") or {}, attempt_settings)),
         historical_best=attempt_settings.get("historical_best", True),
         unit_measured=attempt_settings.get("measure_unit_tests", True), attempts=attempts,
         final=summary.get("final"), final_unit_passed=passed, final_unit_total=total, unit_denominator=counts,

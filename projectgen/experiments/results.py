@@ -322,8 +322,12 @@ class ExperimentResults(BaseModel):
     schema_version: int = RESULTS_SCHEMA_VERSION
     dataset: str
     out_dir: str
-    settings: dict[str, Any]
-    attempt_settings: dict[str, Any]
+    settings: dict[str, Any] = Field(description="the pipeline settings the experiment asked for; a task's paper "
+                                     "profile fills what it left unset (`settings_profiles`), so what each run used "
+                                     "is its pair's `profile`, `feedback_suite` and `fidelity_settings`")
+    attempt_settings: dict[str, Any] = Field(description="the attempt settings the experiment asked for; a method "
+                                             "and a task's profile change them (each pair's `attempts_planned`, "
+                                             "`selection` and `fidelity_settings` are what ran)")
     max_tokens: int | None = None
     denominator: str = Field(default="", description="the #Tests setting the experiment ran with: 'published' "
                              "or 'reference' (projectgen.evaluation.denominators); empty in older results")

@@ -2,6 +2,7 @@
 the CLI's tables share."""
 from __future__ import annotations
 
+from projectgen.config import FIDELITY_ATTEMPT_SETTINGS, FIDELITY_SETTINGS
 from projectgen.evaluation.sketchbleu import SKETCHBLEU_MODES
 from projectgen.experiments.figures import PairResult
 from projectgen.experiments.livecoder_tables import livecoder_blocks
@@ -234,8 +235,8 @@ def arm_lines(results: ExperimentResults) -> list[str]:
 
 
 def arm_settings(report: ModelReport) -> str:
-    """attempts, selection, feedback suite and profile over an arm's scored runs (several values when its runs
-    differ)."""
+    """attempts, selection, feedback suite, profile and the other settings docs/fidelity.md names over an arm's
+    scored runs (several values when its runs differ): what ran, which a task's paper profile may have set."""
     ok = [pair for pair in report.pairs if pair.ok]
 
     def values(found: list[object]) -> str:
@@ -249,6 +250,11 @@ def arm_settings(report: ModelReport) -> str:
             + f", feedback {feedback}"
             + (" (the hidden unit tests' output was given to the generators)" if "unit" in feedback.split("/") else "")
             + f", profile {values([pair.profile for pair in ok])}")
+    named = [name for name in (*FIDELITY_SETTINGS, *FIDELITY_ATTEMPT_SETTINGS)
+             if any(name in pair.fidelity_settings for pair in ok)]
+    if named:
+        text += "; " + ", ".join(f"{name} {values([pair.fidelity_settings.get(name) for pair in ok])}"
+                                 for name in named)
     return text + (f"; {ORACLE_LABEL}" if report.oracle else "")
 
 

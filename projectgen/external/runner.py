@@ -169,10 +169,13 @@ def run_external(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner,
     say = run.progress or (lambda message: None)
     env = SystemEnvironments(runner.environments.root / "systems", log=say).ensure(entry, run.system_path)
     documents = system_documents(entry, run.task)
+    # A system is given the task's check tests (DOCS/check_tests) and never the hidden ones, whatever a task's
+    # profile gives projectgen's own methods (`unit` on RAL-Bench and NL2Repo-Bench): run.json says so.
+    settings = run.settings.model_copy(update={"feedback_suite": "check"})
     request = RunRequest(task_path=str(run.task.load_path()), task_id=run.task.id, method=entry.name,
                          models=dict(run.model_specs), model_label=run.model_label,
                          sampling={BRIDGE_ROLE: sampling_of(run.model)} if sampling_of(run.model) else {},
-                         settings=run.settings,
+                         settings=settings,
                          attempt_settings=AttemptSettings(**ONE_PASS, measure_unit_tests=run.measure_unit_tests),
                          protocol=system_record(entry, env, run.system_path, documents), max_tokens=run.max_tokens)
     folder = RunFolder(run.run_dir)
@@ -240,7 +243,7 @@ def record_outcome(entry: SystemEntry, run: ExternalRun, runner: SandboxRunner, 
         "final": {"source": entry.name, "attempt": 1, "score": None},
         "unit_tests": unit,
         "attempt_settings": {**manifest.attempt_settings.model_dump(mode="json"), "selection": None},
-        "settings": run.settings.model_dump(mode="json"), "duration_s": outcome.duration_s}
+        "settings": manifest.settings.model_dump(mode="json"), "duration_s": outcome.duration_s}
     write_run_log(folder, EXTERNAL_KIND, record, manifest=manifest, summary=json.dumps(record, indent=1) + "\n",
                   scores=scores)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from projectgen.config import fidelity_settings
 from projectgen.errors import ProjectGenError
 from projectgen.evaluation.integrity_flags import describe_counts
 from projectgen.inspection.formatting import fmt_score, fmt_seconds
@@ -117,6 +118,13 @@ def _facts(run: RunView) -> list[tuple[str, str]]:
                                             "attempts (attempt_settings.selection)"))
     elif feedback == "check":
         facts.append(("execution feedback", "the visible check tests' output only (settings.feedback_suite)"))
+    recorded = run.recorded_settings if run.kind in ("livecoder", "projectgen") else None
+    if recorded is not None:
+        settings, attempt_settings = recorded
+        chosen = fidelity_settings(settings, attempt_settings)
+        facts.append(("settings (docs/fidelity.md)",
+                      f"profile {settings.get('profile', 'projectgen')}; "
+                      + ", ".join(f"{name} {value}" for name, value in chosen.items())))
     final = run.final
     if final:
         facts.append(("final choice", f"attempt {final.get('attempt')} ({final.get('source')}), score "

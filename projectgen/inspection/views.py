@@ -251,6 +251,16 @@ class RunView:
         return bool(settings.get("success_knowledge", True) or settings.get("failure_knowledge", True))
 
     @property
+    def recorded_settings(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The run's pipeline and attempt settings as it recorded them (summary, else run.json); None without."""
+        for source in (self.record, self.manifest):
+            settings = (source or {}).get("settings")
+            if isinstance(settings, Mapping):
+                attempt_settings = (source or {}).get("attempt_settings")
+                return dict(settings), dict(attempt_settings) if isinstance(attempt_settings, Mapping) else {}
+        return None
+
+    @property
     def oracle(self) -> bool:
         """Attempts were chosen with the hidden unit tests (an oracle upper bound, not a fair score)."""
         if self.record and "oracle" in self.record:

@@ -16,7 +16,9 @@ from projectgen.datasets.multiturn import (TURN_SUITE, TaskCheck, load_multiturn
                                            turn_task)
 from projectgen.experiments.executors import LocalExecutor
 from projectgen.llm import ScriptedChatModel
-from projectgen.protocols.multiturn_construction.batch import ConstructionResults, ConstructionSpec, run_construction
+from projectgen.experiments.results_writer import render_markdown
+from projectgen.protocols.multiturn_construction.batch import (ConstructionResults, ConstructionSpec, construction_page,
+                                                               run_construction)
 from projectgen.protocols.multiturn_construction.seeds import bundled_seeds_dir
 from projectgen.protocols.multiturn_construction.settings import ConstructionSettings
 
@@ -126,3 +128,15 @@ def test_without_the_evaluator_the_misaligned_draft_is_kept(tmp_path, runner):
     assert "alignment" not in turns[2]["drafts"][0]
     assert (tmp_path / "inventory" / "turns" / "3" / "tests" / "test_inventory_turn3.py").read_text() == \
         scripted_draft("inventory/turn3", 1)
+
+
+def test_the_results_page_names_the_construction_choices_docs_fidelity_names():
+    """results.md said only the ablation: the contamination check (off, or its probes and their union), the
+    body-line filter and how it counts, and the docstring-to-instruction step were in results.json alone."""
+    settings = ConstructionSettings(contamination=True, contamination_models=("a:x", "b:y", "c:z"),
+                                    min_function_lines=12, docstring_instructions=False).protocol()
+    page = render_markdown(construction_page(ConstructionResults(seeds="s", model="m", model_description="m",
+                                                                 settings=settings, outcomes=[])))
+    line = next(line for line in page.splitlines() if line.startswith("Settings (docs/fidelity.md)"))
+    assert f"contamination True (probes: a:x, b:y, c:z; {settings['contamination_rule']})" in line
+    assert f"min_function_lines 12 ({settings['length_measure']})" in line and "docstring_instructions False" in line

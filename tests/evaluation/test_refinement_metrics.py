@@ -12,7 +12,9 @@ import pytest
 
 from projectgen.protocols.refinement.metrics import (accuracy_per_turn, average_accuracy, average_token_cost,
                                               completion_rate, strategy_deltas, turn_metrics)
-from projectgen.protocols.refinement.results import TaskRunRow, TurnRow, fraction, summarize_setting
+from projectgen.experiments.results_writer import render_markdown
+from projectgen.protocols.refinement.results import (RefinementResults, TaskRunRow, TurnRow, fraction, refinement_page,
+                                                     summarize_setting)
 
 from test_support import paper_table
 
@@ -160,3 +162,26 @@ def test_strategy_deltas_against_full_history_of_tables_5_and_6(strategies: str,
 def test_strategy_deltas_need_the_baseline():
     with pytest.raises(KeyError):
         strategy_deltas({"ce": 0.5})
+
+
+def test_a_level_in_two_languages_gets_each_languages_figures_as_sr_evals_tables_give_them():
+    """SR-Eval's Tables 3 and 4 print Python and Java apart; the results once pooled a level's languages, so a
+    function-level figure mixed the two (here Acc(1) 2/3 where Python's is 1 and Java's 0)."""
+    def run(i: int, language: str, verdicts: list[bool]) -> TaskRunRow:
+        return TaskRunRow(key=f"k{i}", model="m", spec="s", strategy="fh", context="basic", task_id=f"t{i}",
+                          level="function", language=language, status="ok",
+                          turns=[TurnRow(turn=t + 1, passed=v, input_tokens=10) for t, v in enumerate(verdicts)])
+
+    summary = summarize_setting("m", "s", "m", "fh", "basic", [run(1, "python", [True, True]),
+                                                              run(2, "python", [True, False]),
+                                                              run(3, "java", [False, True])])
+    assert summary.levels["function"].acc_per_turn == pytest.approx([2 / 3, 2 / 3])
+    python, java = summary.languages["function"]["python"], summary.languages["function"]["java"]
+    assert (python.tasks, python.acc_per_turn, python.completion_rate) == (2, [1.0, 0.5], 0.5)
+    assert (java.tasks, java.acc_per_turn, java.completion_rate) == (1, [0.0, 1.0], 0.0)
+    results = RefinementResults(dataset="d", out_dir="o", strategies=["fh"], contexts=["basic"], summary=[summary],
+                                rows=[])
+    page = render_markdown(refinement_page(results))
+    java_table = page.split("## Function level, Java")[1].split("##")[0]
+    assert "| m | FH | basic | 1 | 0.0000 | 1.0000 | 0.5000 | 0.0000 |" in java_table
+    assert "## Function level, Python" in page

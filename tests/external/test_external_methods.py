@@ -368,3 +368,25 @@ def test_a_broken_systems_file_stops_only_the_external_methods(tmp_path: Path, m
     assert spec.methods == ("direct", "projectgen")
     with pytest.raises(ProjectGenError, match="systems.toml: unreadable"):
         ExperimentSpec(dataset=example_tasks_dir(), models=["reference"], methods=("fake",))
+
+
+def test_on_a_benchmark_whose_methods_get_the_hidden_tests_a_system_still_gets_only_the_check_tests(
+        tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, namespaces: None) -> None:
+    """RAL-Bench's paper profile gives projectgen's methods the hidden tests' output (`feedback_suite = "unit"`);
+    a system is given DOCS/check_tests and never the hidden tests. Its run.json and the results once said
+    "feedback unit (the hidden unit tests' output was given to the generators)" and listed projectgen's
+    pipeline settings (stage memory, judges) as if they had steered it."""
+    monkeypatch.setenv(SYSTEMS_FILE_VARIABLE, str(systems_file(tmp_path / "systems")))
+    out = tmp_path / "out"
+    layout = Path(__file__).parents[1] / "datasets" / "benchmark_layouts" / "ralbench"
+    code, printed = experiment_cli("--dataset", str(layout), "--model", "reference", "--method", "fake",
+                                   "--out", str(out), "--cache-dir", str(env_cache))
+    assert code == 0, printed
+    manifest = json.loads((out / "fake" / "reference" / "wordcount" / "run.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["profile"] == "paper" and manifest["settings"]["feedback_suite"] == "check"
+    row = pair(out)
+    assert (row["profile"], row["feedback_suite"], row["fidelity_settings"]) == ("paper", "check", {})
+    arm = next(line for line in (out / "results.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("- fake / reference"))
+    assert "feedback check, profile paper" in arm and "hidden unit tests' output" not in arm
+    assert "stage_memory" not in arm

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from projectgen.cli.inspect import add_commands as add_inspect_commands
+from projectgen.config import AttemptSettings, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.inspection import diffs, load_run, render_html, render_markdown, timeline, write_report
 from projectgen.llm.pricing import PriceTable
@@ -284,6 +285,21 @@ def test_the_report_says_what_reached_the_generators_of_the_hidden_tests(run_dir
     for selection, knowledge in (("unit", False), ("check", True)):  # no knowledge call, or nothing hidden scored
         assert feedback_line(selection, knowledge).endswith("the visible check tests' output only "
                                                             "(settings.feedback_suite)")
+
+
+def test_the_report_names_the_fidelity_settings_the_run_recorded(run_dir):
+    """A run of a published benchmark takes the paper profile without being asked: its report says so, with every
+    setting docs/fidelity.md names, as the run recorded them (the report once named only the selection)."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary.update(settings=Settings(profile="paper").model_dump(),
+                   attempt_settings=AttemptSettings(profile="paper").model_dump())
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    text = render_markdown(load_run(run_dir))
+    line = next(line for line in text.splitlines() if "settings (docs/fidelity.md)" in line)
+    assert "profile paper; threshold 8.0, threshold_rule exceeds, skeleton_threshold_rule at_least, gamma 2" in line
+    for named in ("architecture_criteria paper", "skeleton_review paper", "stage_memory distilled",
+                  "carry_reflections True", "edit_format whole", "knowledge_after_last True"):
+        assert named in line
 
 
 def test_injected_faults_are_said_in_the_banner_and_long_model_cells_wrap(run_dir):

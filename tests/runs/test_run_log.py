@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from projectgen.config import fidelity_settings
 from projectgen.construction.check_tests import summary as check_tests_summary
 from projectgen.errors import ProjectGenError
 from projectgen.experiments.figures import pair_from_run
@@ -111,6 +112,10 @@ def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_
     assert [(a.maintainability, a.maintainability_vs) for a in row.attempts] == [
         (maintainability["maintainability"], maintainability["maintainability_vs"])]
     assert row.status == "finished" and row.duration_s == log.timings.duration_s
+    # the settings docs/fidelity.md names, as the run recorded them (the default profile: projectgen's choices)
+    assert row.fidelity_settings == fidelity_settings(log.record["settings"], log.record["attempt_settings"])
+    assert (row.fidelity_settings["stage_memory"], row.fidelity_settings["architecture_criteria"],
+            row.fidelity_settings["knowledge_after_last"]) == ("raw", "projectgen", False)
 
 
 def test_an_old_livecoder_folder(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -236,6 +237,23 @@ def update_batch(out_dir: Path, outcome: SeedOutcome) -> None:
         write_results(out_dir, results, construction_page(results))
 
 
+def settings_line(settings: Mapping[str, Any]) -> str:
+    """The construction choices docs/fidelity.md names (the contamination check and its probes, the length
+    filter and how it counts, the docstring-to-instruction step), as results.json records them; a choice an
+    older results.json lacks is left out."""
+    parts = []
+    if "contamination" in settings:
+        probes = ", ".join(settings.get("contamination_models") or []) or "the construction model"
+        parts.append(f"contamination {settings['contamination']}"
+                     + (f" (probes: {probes}; {settings.get('contamination_rule', '')})" if settings["contamination"]
+                        else ""))
+    if "min_function_lines" in settings:
+        parts.append(f"min_function_lines {settings['min_function_lines']} ({settings.get('length_measure', '')})")
+    if "docstring_instructions" in settings:
+        parts.append(f"docstring_instructions {settings['docstring_instructions']}")
+    return "Settings (docs/fidelity.md): " + "; ".join(parts) + "."
+
+
 def construction_page(results: ConstructionResults) -> ResultsPage:
     counts = {status: sum(row.status == status for row in results.outcomes)
               for status in ("task", "filtered", "review", "error")}
@@ -244,6 +262,7 @@ def construction_page(results: ConstructionResults) -> ResultsPage:
     return ResultsPage(title="SR-Eval multi-turn task construction", command="projectgen construct multiturn", blocks=[
         Text(f"Seeds `{results.seeds}`, model {results.model_description or results.model}; ablation "
              f"`{results.settings['ablation']}` ({ABLATIONS[results.settings['ablation']]})."),
+        Text(settings_line(results.settings)),
         Bullets([f"{counts['task']} task(s) built", f"{counts['filtered']} seed(s) dropped by a filter",
                  f"{counts['review']} seed(s) waiting for a person (`projectgen review {RUNS_DIR}/SEED`)",
                  f"{counts['error']} seed(s) whose construction failed (built again by the next invocation)"]),

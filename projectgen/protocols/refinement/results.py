@@ -22,6 +22,7 @@ from projectgen.experiments.results_writer import (Block, Bullets, Charts, Headi
 from projectgen.inspection.charts import line_chart
 
 REFINEMENT_SCHEMA_VERSION = 1
+LANGUAGE_NAMES = {"python": "Python", "java": "Java"}
 NOTES = ("A turn passes when the code after it passes every test of that turn (and at least as many as the "
          "turn's reference). Acc(k): passed turns k over the tasks that have a turn k; Avg Acc: the mean of the "
          "Acc(k); CR: tasks with every turn passed; ATC: mean input + output tokens per task over all its turns "
@@ -98,6 +99,9 @@ class SettingSummary(BaseModel):
     completion_rate: float
     atc: float
     levels: dict[str, TurnMetrics] = Field(default_factory=dict)
+    languages: dict[str, dict[str, TurnMetrics]] = Field(
+        default_factory=dict, description="level -> language -> its figures: SR-Eval's Tables 3 and 4 give each "
+        "level's Python and Java apart (a level's own figures pool its languages); absent in older results")
 
 
 class RefinementResults(BaseModel):
@@ -123,14 +127,20 @@ def summarize_setting(model: str, spec: str, description: str, strategy: str, co
     """The figures of one setting over its rows; error rows are counted apart."""
     scored = [row for row in rows if row.ok]
     overall = turn_metrics([row.verdicts for row in scored], [row.tokens for row in scored])
-    by_level = {}
+    by_level: dict[str, TurnMetrics] = {}
+    by_language: dict[str, dict[str, TurnMetrics]] = {}
     for level in sorted({row.level for row in scored}):
         mine = [row for row in scored if row.level == level]
         by_level[level] = turn_metrics([row.verdicts for row in mine], [row.tokens for row in mine])
+        for language in sorted({row.language for row in mine}):
+            theirs = [row for row in mine if row.language == language]
+            by_language.setdefault(level, {})[language] = turn_metrics([row.verdicts for row in theirs],
+                                                                       [row.tokens for row in theirs])
     return SettingSummary(model=model, spec=spec, model_description=description, strategy=strategy, context=context,
                           tasks=overall.tasks, errors=len(rows) - len(scored), acc_per_turn=overall.acc_per_turn,
                           tasks_per_turn=overall.tasks_per_turn, avg_acc=overall.avg_acc,
-                          completion_rate=overall.completion_rate, atc=overall.atc, levels=by_level)
+                          completion_rate=overall.completion_rate, atc=overall.atc, levels=by_level,
+                          languages=by_language)
 
 
 # --------------------------------------------------------------------------- tables
@@ -144,9 +154,11 @@ def setting_name(entry: SettingSummary) -> str:
     return f"{entry.strategy.upper()} ({STRATEGY_NAMES.get(entry.strategy, entry.strategy)}), {entry.context}"
 
 
-def summary_table(results: RefinementResults, level: str | None = None) -> Table:
-    """One row per (model, strategy, context): Acc(k), Avg Acc, CR, ATC (over all tasks, or one level's)."""
-    figures = [(entry, entry.levels.get(level) if level else entry) for entry in results.summary]
+def summary_table(results: RefinementResults, level: str | None = None, language: str | None = None) -> Table:
+    """One row per (model, strategy, context): Acc(k), Avg Acc, CR, ATC (over all tasks, one level's, or one
+    level's tasks in one language)."""
+    figures = [(entry, (entry.languages.get(level, {}).get(language) if language else entry.levels.get(level))
+                if level else entry) for entry in results.summary]
     turns = max((len(f.acc_per_turn) for _, f in figures if f is not None), default=0)
     header = ["model", "strategy", "context", "tasks", *(f"Acc({k})" for k in range(1, turns + 1)), "Avg Acc", "CR",
               "ATC", "errors"]
@@ -217,9 +229,15 @@ def refinement_page(results: RefinementResults) -> ResultsPage:
         Bullets([f"`{slug}`: {description}" for slug, description in results.models.items()]),
         Charts("Acc(k) per turn", [("", accuracy_chart(results))]),
         Heading("Summary (all tasks)"), TableBlock(summary_table(results))]
-    for level in ("function", "repository"):
+    for level, table in (("function", 3), ("repository", 4)):
         if any(level in entry.levels for entry in results.summary):
-            blocks += [Heading(f"{level.capitalize()} level"), TableBlock(summary_table(results, level))]
+            blocks += [Heading(f"{level.capitalize()} level (SR-Eval Tables {table} and {table + 2})"),
+                       TableBlock(summary_table(results, level))]
+            languages = sorted({language for entry in results.summary for language in entry.languages.get(level, {})})
+            if len(languages) > 1:  # the papers' tables give each language apart
+                blocks += [item for language in languages
+                           for item in (Heading(f"{level.capitalize()} level, {LANGUAGE_NAMES.get(language, language)}"),
+                                        TableBlock(summary_table(results, level, language)))]
     blocks += [Heading("Per task (P passed, F failed, one mark per turn; E: the run ended in an error)"),
                TableBlock(task_table(results))]
     if errors := [row for row in results.rows if not row.ok]:
