@@ -198,3 +198,33 @@ def test_copy_into_writes_the_file_making_its_folders_and_gives_the_path(
 def test_a_name_that_is_no_file_is_refused(contract: types.ModuleType, name: str, tmp_path: Path) -> None:
     with pytest.raises(contract.RefusedPathError):
         contract.copy_into(tmp_path, name, b"x")
+
+
+# --------------------------------------------------------------------------- the fake system's whole-file blocks
+
+CONTRACT = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "OPENAI_API_KEY": "placeholder",
+            "PROJECTGEN_MODEL": "served-model", "PROJECTGEN_MAX_ITERATIONS": "1"}
+
+
+@pytest.mark.parametrize("attack", ["absolute", "dotdot", "symlinked parent", "symlinked file"])
+def test_the_fake_systems_reply_naming_a_file_outside_out_fails_its_run_in_one_line(
+        attack: str, tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The fake's calls to the bridge STUBBED (`ask`): its second reply's blocks name the attack's file."""
+    for name, value in CONTRACT.items():
+        monkeypatch.setenv(name, value)
+    fake = load_external_adapter("fake.py")
+    named = mapping_attacks(outside)[attack]
+    reply = f"fine.py\n```\nx = 1\n```\n{named}\n```\nx = 2\n```\n"
+    monkeypatch.setattr(fake, "ask", lambda settings, prompt, documents: reply)
+    docs, out = tmp_path / "docs", tmp_path / "out"
+    docs.mkdir()
+    (docs / "PRD.md").write_text("the PRD\n")
+    plant(out, outside, attack)
+    before = snapshot(tmp_path, (out,))
+    assert fake.main(["--docs", str(docs), "--out", str(out)]) == 1
+    assert snapshot(tmp_path, (out,)) == before
+    assert (out / "fine.py").read_text() == "x = 1\n"  # what it wrote before the refused name stays: it is scored
+    error = capsys.readouterr().err.splitlines()
+    assert len(error) == 1 and error[0].startswith(f"fake adapter: {named!r} is not written" if "symlinked" in attack
+                                                   else "fake adapter: not a path inside the repository"), error

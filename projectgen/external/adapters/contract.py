@@ -155,7 +155,7 @@ def copy_into(out: Path, name: str, data: bytes) -> str:
     out.mkdir(parents=True, exist_ok=True)
     longest_name, longest_path = os.pathconf(out, "PC_NAME_MAX"), os.pathconf(out, "PC_PATH_MAX")
     if any(len(os.fsencode(part)) > longest_name for part in relative.parts) \
-            or len(os.fsencode(out / relative)) >= longest_path:
+            or len(os.fsencode(out.absolute() / relative)) >= longest_path:
         raise RefusedPathError(f"a name too long for the file system: {name[:80]!r}...")
     folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
