@@ -120,13 +120,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from projectgen.datasets.examples import example_tasks_dir
     from projectgen.experiments import NOTES, Concurrency, Shard
     from projectgen.experiments.models import parse_models
-    from projectgen.experiments.results import ExperimentResults
     from projectgen.experiments.tables import arm_lines
     from projectgen.external.methods import parse_system_paths
     from projectgen.protocols.definition import BatchOptions, Evaluation, Hooks
-    from projectgen.protocols.evaluate import evaluate
-    from projectgen.protocols.livecoder.batch import experiment_spec
-    from projectgen.protocols.livecoder.protocol import PROTOCOL, failures
+    from projectgen.protocols.livecoder.batch import experiment_spec, run_spec
+    from projectgen.protocols.livecoder.protocol import failures
     from projectgen.protocols.livecoder.settings import LiveCoderSettings
     from projectgen.runs import layout
 
@@ -175,14 +173,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                            sampling=sampling_arguments(sampling_from_args(args)),
                            runner_settings=runner_settings_from_args(args), checkpoint_url=args.checkpoint_url,
                            concurrency=concurrency, hooks=Hooks(on_start=on_start, on_row=on_pair, progress=log))
-    # The experiment checked before an executor connects to a Ray cluster, which must refuse what the runs would
-    # keep on one machine (the batch checks the same spec again: checking is all this one does).
-    spec = experiment_spec(Evaluation(dataset=dataset, models=models, settings=settings, out=out, options=options))
+    # The experiment is built once (a custom method's factory is called once) and checked before an executor connects
+    # to a Ray cluster, which must refuse what the runs would keep on one machine; then it runs as the livecoder
+    # protocol's batch (`livecoder_batch`, what `evaluate livecoder` runs), which checks it against the executor again.
+    evaluation = Evaluation(dataset=dataset, models=models, settings=settings, out=out, options=options)
+    spec = experiment_spec(evaluation)
     executor = executor_from_args(args, per_machine=spec.per_machine_state(), default_workers=concurrency.workers)
     with progress:
-        results = evaluate(PROTOCOL, dataset, models, settings, out, replace(options, executor=executor))
-    if not isinstance(results, ExperimentResults):  # the protocol's own batch (`livecoder_batch`) makes these
-        raise TypeError(f"the livecoder protocol's batch gave {type(results).__name__}, not ExperimentResults")
+        results = run_spec(spec, replace(evaluation, options=replace(options, executor=executor)))
     if any(pair.selection == "unit" for report in results.models for pair in report.pairs):
         console.print("[yellow]the best attempt was selected by the hidden unit tests (the paper's oracle setting) "
                       "in some runs: see each arm's settings below[/yellow]")

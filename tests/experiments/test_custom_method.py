@@ -197,3 +197,32 @@ def test_two_copies_of_one_file_each_have_their_own_identity(tmp_path: Path) -> 
     first.write_text(first.read_text() + "\n# changed\n")
     loaded = load_method(f"{second}:design_then_code")
     assert (loaded.identity.file, loaded.identity.sha256) == (str(second), load_method(METHOD).identity.sha256)
+
+
+COUNTED = '''
+
+def counted_design_then_code() -> CustomMethod:
+    """design_then_code, each call noted in calls.txt beside this file."""
+    with (Path(__file__).parent / "calls.txt").open("a") as calls:
+        calls.write("method\\n")
+    return design_then_code()
+
+
+def counted_docstring_coverage() -> Any:
+    with (Path(__file__).parent / "calls.txt").open("a") as calls:
+        calls.write("scorer\\n")
+    return docstring_coverage()
+'''
+
+
+def test_an_experiment_command_calls_each_custom_factory_once(tmp_path: Path) -> None:
+    """The experiment is built once, its check before an executor connects included: a factory with effects of its
+    own (a model loaded, a counter) must not see them twice."""
+    copy = tmp_path / "my_method.py"
+    copy.write_text(EXAMPLE.read_text() + COUNTED)
+    script = tmp_path / "replay.json"
+    write_script(script, complete=True)
+    code, output = experiment(tmp_path / "out", script, f"{copy}:counted_design_then_code",
+                              f"{copy}:counted_docstring_coverage")
+    assert code == 0, output
+    assert sorted((tmp_path / "calls.txt").read_text().split()) == ["method", "scorer"]

@@ -370,8 +370,10 @@ def test_gpt_engineer_writes_what_simple_agent_made_and_keeps_its_memory_out(
 
 
 def test_gpt_engineer_output_naming_a_file_outside_the_repository_fails_the_run(
-        docs: Path, tmp_path: Path, contract: dict[str, str], stub_packages) -> None:
-    """The same STUB, now naming ../outside.py: nothing is written outside OUT and the run fails (status 1)."""
+        docs: Path, tmp_path: Path, contract: dict[str, str], stub_packages,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same STUB, now naming ../outside.py: nothing is written outside OUT and the run fails (status 1),
+    saying why in the one line the runner quotes."""
 
     class SimpleAgent:
         @classmethod
@@ -387,6 +389,8 @@ def test_gpt_engineer_output_naming_a_file_outside_the_repository_fails_the_run(
     adapter = load_external_adapter("gpt_engineer_adapter.py")
     assert adapter.main(["--docs", str(docs), "--out", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "outside.py").exists()
+    assert capsys.readouterr().err.splitlines() == \
+        ["gpt-engineer adapter: not a path inside the repository: '../outside.py'"]
 
 
 # --------------------------------------------------------------------------- MetaGPT (its package stubbed)

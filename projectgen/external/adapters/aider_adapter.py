@@ -12,6 +12,7 @@ package's, or ``python aider.py`` would import itself as ``aider``.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from contract import AdapterError, Settings, document_paths, parse_arguments, read_settings
+from contract import Settings, document_paths, read_settings, run_adapter
 
 MESSAGE = ("Implement the software project specified by the read-only documents ({names}: its PRD, UML and "
            "architecture design) as a complete repository in the current directory: create every source "
@@ -74,14 +75,9 @@ def bundled_prices() -> Path:
     return Path(litellm.__file__).parent / "model_prices_and_context_window_backup.json"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        documents = document_paths(args.docs)
-    except AdapterError as error:
-        print(f"aider adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = document_paths(args.docs)
     history = Path(os.environ.get("TMPDIR", "/tmp")) / "aider"
     history.mkdir(parents=True, exist_ok=True)
     seed_model_prices(Path.home(), bundled_prices())
@@ -94,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("aider adapter: aider ended without writing a file (no edit of its reply applied)", file=sys.stderr)
         return 1
     return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("aider", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ where projectgen is not installed.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -21,7 +22,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import (AdapterError, Settings, copy_into, documents_text, files_in, read_documents, read_settings,
+                      run_adapter)
 
 NAME, ORG = "project", "projectgen"  # ChatDev's software folder: WareHouse/NAME_ORG_TIMESTAMP
 # ChatDev's --model: GPT_3_5_TURBO is gpt-3.5-turbo-16k with the new OpenAI client. The name only sets
@@ -89,28 +91,16 @@ def is_record(relative: PurePosixPath) -> bool:
 
 
 def collect(software: Path, out: Path) -> list[str]:
-    """Copy the software ChatDev wrote to OUT, without its records; the paths copied."""
-    written = []
-    for source in sorted(path for path in software.rglob("*") if path.is_file()):
-        relative = PurePosixPath(source.relative_to(software).as_posix())
-        if is_record(relative) or "__pycache__" in relative.parts:
-            continue
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read_bytes())
-        written.append(relative.as_posix())
-    return written
+    """Copy the software ChatDev wrote to OUT (`copy_into`: a path leaving it refused), without its records;
+    the paths copied."""
+    return [copy_into(out, str(relative), (software / relative).read_bytes()) for relative in files_in(software)
+            if not is_record(relative) and "__pycache__" not in relative.parts]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        checkout = read_checkout(os.environ)
-        task = task_text(read_documents(args.docs))
-    except AdapterError as error:
-        print(f"chatdev adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    checkout = read_checkout(os.environ)
+    task = task_text(read_documents(args.docs))
     chatdev = copy_code(checkout, Path(os.environ.get("TMPDIR", "/tmp")))
     done = subprocess.run(chatdev_command(task), cwd=chatdev, env=chatdev_environment(settings, os.environ),
                           stdin=subprocess.DEVNULL)
@@ -122,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"chatdev adapter: run.py exited with status {done.returncode}", file=sys.stderr)
         return 1
     return 0 if written else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("chatdev", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,16 @@ Standalone on purpose: it runs in CodeS's environment, where projectgen is not i
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import (AdapterError, Settings, copy_into, documents_text, files_in, read_documents, read_settings,
+                      run_adapter)
 
 SCRIPTS = Path("validation") / "evaluation_scripts"
 GENERATE = SCRIPTS / "baselines" / "from_scratch_gpt35_eval.py"
@@ -63,28 +65,14 @@ def pipeline_commands(checkout: Path, work: Path, model: str) -> list[list[str]]
 
 
 def collect(repository: Path, out: Path) -> list[str]:
-    """Copy the repository CodeS wrote to OUT (a path leaving it refused); the paths copied."""
-    written = []
-    for source in sorted(path for path in repository.rglob("*") if path.is_file()):
-        pure = PurePosixPath(source.relative_to(repository).as_posix())
-        if pure.is_absolute() or ".." in pure.parts:
-            raise AdapterError(f"CodeS named a file outside the repository: {pure}")
-        target = out / pure
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read_bytes())
-        written.append(pure.as_posix())
-    return written
+    """Copy the repository CodeS wrote to OUT (`copy_into`: a path leaving it refused); the paths copied."""
+    return [copy_into(out, str(relative), (repository / relative).read_bytes()) for relative in files_in(repository)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        checkout = read_checkout(os.environ)
-        documents = read_documents(args.docs)
-    except AdapterError as error:
-        print(f"codes adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    checkout = read_checkout(os.environ)
+    documents = read_documents(args.docs)
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "codes"
     (work / "input" / PROJECT).mkdir(parents=True, exist_ok=True)
     (work / "input" / PROJECT / "README.md").write_text(readme_text(documents), encoding="utf-8")
@@ -95,13 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"codes adapter: {Path(command[1]).name} exited with status {done.returncode}", file=sys.stderr)
             return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    try:
-        written = collect(work / "repos" / PROJECT, args.out)
-    except AdapterError as error:
-        print(f"codes adapter: {error}", file=sys.stderr)
-        return 1
+    written = collect(work / "repos" / PROJECT, args.out)
     print(json.dumps({"files": written}), file=sys.stderr)
     return 0 if written else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("codes", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The adapter contract's reading side, shared by every system's adapter: the environment's variables and
-the task's documents, each checked (docs/external-systems.md, "The adapter contract").
+"""The adapter contract, shared by every system's adapter: its reading side (the environment's variables and
+the task's documents, each checked), the one way an adapter writes a file into OUT, and its command's frame
+(one line and an exit status for what it refuses) (docs/external-systems.md, "The adapter contract").
 
 Standalone on purpose: it runs with a system's own Python, in its environment, where projectgen is not
 installed. An adapter imports it as ``contract``: Python puts a script's folder first on sys.path, and the
@@ -10,9 +11,12 @@ change to the adapter does.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import os
+import stat
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 DOCUMENT_ORDER = ("prd", "uml", "architecture")  # how ProjectGen lists them: the PRD, the UML, the design
@@ -33,7 +37,17 @@ class Settings:
 
 
 class AdapterError(Exception):
-    """Bad input to the adapter: one line on stderr and exit code 2."""
+    """Bad input to the adapter: one line on stderr and exit code 2 (`run_adapter`), before the system runs."""
+
+    status = 2
+
+
+class RefusedPathError(AdapterError, ValueError):
+    """A file the system named that the adapter will not write: its path leaves OUT or reaches it through a
+    link. The system ran and its output is wrong, so the run fails (exit code 1). A ValueError too, as the
+    openevolve evaluator reads a bad packed path."""
+
+    status = 1
 
 
 def parse_arguments(argv: Sequence[str] | None, description: str) -> argparse.Namespace:
@@ -98,3 +112,83 @@ def read_documents(docs: Path) -> list[tuple[str, str]]:
 def documents_text(documents: Sequence[tuple[str, str]]) -> str:
     """The documents as one text, each under a heading with its file name."""
     return "\n\n".join(f"## {name}\n\n{text.strip()}" for name, text in documents)
+
+
+def run_adapter(name: str, description: str, argv: Sequence[str] | None,
+                run: Callable[[argparse.Namespace], int]) -> int:
+    """Every adapter's command: `run` over the contract's command line, what it refuses said in the one line
+    `NAME adapter: ...` the runner quotes as the run's reason, with the refusal's exit status."""
+    args = parse_arguments(argv, description)
+    try:
+        return run(args)
+    except AdapterError as error:
+        print(f"{name} adapter: {error}", file=sys.stderr)
+        return error.status
+
+
+def relative_path(name: str) -> PurePosixPath:
+    """NAME as a path inside the repository (OUT), as a system names a file; RefusedPathError when it would
+    leave it (absolute, `..`) or cannot be a POSIX file name (empty, a NUL byte, a backslash: a Windows
+    path, which would make one file of a folder's name)."""
+    pure = PurePosixPath(name)
+    if not pure.parts or pure.is_absolute() or ".." in pure.parts or "\\" in name or "\x00" in name:
+        raise RefusedPathError(f"not a path inside the repository: {name!r}")
+    return pure
+
+
+def files_in(folder: Path) -> list[PurePosixPath]:
+    """The regular files below FOLDER (relative, sorted) that a system wrote there. A link is none of them,
+    nor is what is below a linked folder: it could name anything the system can read."""
+    return sorted(PurePosixPath(path.relative_to(folder).as_posix()) for path in folder.rglob("*")
+                  if path.is_file() and not path.is_symlink())
+
+
+def copy_into(out: Path, name: str, data: bytes) -> str:
+    """Write DATA as the file NAME inside OUT, the one way an adapter writes there; the path written.
+
+    Refused (RefusedPathError) when NAME leaves OUT (`relative_path`), or a folder or the file on the way is a
+    link, a hard-linked file or no regular file, or a name too long to write: a system may leave a link in
+    OUT before the adapter copies its output there. Each folder is opened without following a link and the
+    next name looked up in it (`dir_fd`), so no check can be raced by a link made after it. OUT is made when
+    missing."""
+    relative = relative_path(name)
+    out.mkdir(parents=True, exist_ok=True)
+    longest_name, longest_path = os.pathconf(out, "PC_NAME_MAX"), os.pathconf(out, "PC_PATH_MAX")
+    if any(len(os.fsencode(part)) > longest_name for part in relative.parts) \
+            or len(os.fsencode(out.absolute() / relative)) >= longest_path:
+        raise RefusedPathError(f"a name too long for the file system: {name[:80]!r}...")
+    folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for depth, part in enumerate(relative.parts[:-1], start=1):
+            try:
+                os.mkdir(part, dir_fd=folder)
+            except FileExistsError:
+                pass
+            inner = _open_in(folder, part, os.O_RDONLY | os.O_DIRECTORY, name, relative.parts[:depth])
+            os.close(folder)
+            folder = inner
+        # O_NONBLOCK: a FIFO left under the file's name is refused at once instead of waiting for a reader
+        written = _open_in(folder, relative.name, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, name, relative.parts)
+        with os.fdopen(written, "wb") as file:
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
+                raise RefusedPathError(f"{name!r} is not written: it is in OUT already as no file of its own "
+                                       "(a hard link or a special file)")
+            file.truncate()
+            file.write(data)
+    finally:
+        os.close(folder)
+    return relative.as_posix()
+
+
+def _open_in(folder: int, part: str, flags: int, name: str, path: tuple[str, ...]) -> int:
+    """PART opened in the open FOLDER, never through a link; a refusal that names what is in the way."""
+    try:
+        return os.open(part, flags | os.O_NOFOLLOW, 0o666, dir_fd=folder)
+    except OSError as error:
+        try:
+            is_link = stat.S_ISLNK(os.lstat(part, dir_fd=folder).st_mode)
+        except OSError:
+            is_link = False
+        what = "a link" if is_link else error.strerror
+        raise RefusedPathError(f"{name!r} is not written: {'/'.join(path)} in OUT: {what}") from None

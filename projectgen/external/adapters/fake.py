@@ -7,8 +7,8 @@ Run as every adapter is (docs/external-systems.md, "The adapter contract")::
 It reads the contract's variables and the documents in DOCS with the shared `contract` module (as the real
 systems' adapters do: a run of the fake shows that module importable in the sandbox), makes two calls to the
 bridge with `urllib` (a plan, then the repository as whole-file blocks: a path line, then a fenced block),
-writes each file under OUT and exits 0; a bad contract exits 2, and a call the bridge refuses (a spent budget)
-ends it with exit status 3 after what it wrote so far.
+writes each file under OUT (`copy_into`: a name it refuses exits 1) and exits 0; a bad contract exits 2,
+and a call the bridge refuses (a spent budget) ends it with exit status 3 after what it wrote so far.
 
 For the tests only, environment variables set through a systems file's ``[fake.env]``:
 ``FAKE_SYSTEM_PROBES`` (comma-separated ``HOST:PORT`` to open a TCP connection to, and ``dns:NAME`` to look
@@ -18,6 +18,7 @@ the first call, a run killed in the middle without waiting).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -27,8 +28,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import Settings, copy_into, documents_text, read_documents, read_settings, run_adapter
 
 FENCE = re.compile(r"^(`{3,})[^`]*$")
 
@@ -77,18 +79,13 @@ def probe(target: str) -> str:
         return f"blocked: {type(exc).__name__}: {exc}"
 
 
-def main() -> int:
-    args = parse_arguments(None, "the fake external system")
-    try:
-        settings = read_settings(os.environ)
-        documents = documents_text(read_documents(args.docs))
-    except AdapterError as error:
-        print(f"fake adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = documents_text(read_documents(args.docs))
     args.out.mkdir(parents=True, exist_ok=True)
     probes = [target for target in os.environ.get("FAKE_SYSTEM_PROBES", "").split(",") if target]
     if probes:
-        (args.out / "network.json").write_text(json.dumps({target: probe(target) for target in probes}))
+        copy_into(args.out, "network.json", json.dumps({target: probe(target) for target in probes}).encode())
     try:
         ask(settings, "Plan the repository for these documents.", documents)
         time.sleep(float(os.environ.get("FAKE_SYSTEM_PAUSE_S") or 0))
@@ -99,11 +96,12 @@ def main() -> int:
         print(f"model call refused ({exc.code}): {exc.read().decode(errors='replace')}", flush=True)
         return 3
     for path, text in files.items():
-        target = args.out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        print(f"wrote {path}", flush=True)
+        print(f"wrote {copy_into(args.out, path, text.encode('utf-8'))}", flush=True)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("fake", "the fake external system", argv, run)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,14 @@ not the package's, or ``python gpt_engineer.py`` would import itself as ``gpt_en
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from collections.abc import Mapping, MutableMapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import Settings, copy_into, documents_text, read_documents, read_settings, run_adapter
 
 PROMPT_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                    "architecture design) as a complete repository: create every source file the design "
@@ -40,17 +41,9 @@ def point_at_bridge(settings: Settings, environ: MutableMapping[str, str]) -> No
 
 
 def write_files(files: Mapping[str, str], root: Path) -> list[str]:
-    """Write the generated files under `root`, refusing a path that would leave it; the paths written."""
-    written = []
-    for name, content in files.items():
-        pure = PurePosixPath(str(name).strip())
-        if not pure.parts or pure.is_absolute() or ".." in pure.parts:
-            raise AdapterError(f"gpt-engineer named a file outside the repository: {name!r}")
-        target = root / pure
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-        written.append(pure.as_posix())
-    return written
+    """Write the generated files under `root` (`copy_into`: a path leaving it is refused); the paths written.
+    A name is stripped: gpt-engineer parses it from the model's reply."""
+    return [copy_into(root, str(name).strip(), content.encode("utf-8")) for name, content in files.items()]
 
 
 def generate(settings: Settings, prompt: str, work: Path) -> dict[str, str]:
@@ -65,26 +58,21 @@ def generate(settings: Settings, prompt: str, work: Path) -> dict[str, str]:
     return dict(agent.init(Prompt(prompt)))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        documents = read_documents(args.docs)
-    except AdapterError as error:
-        print(f"gpt-engineer adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = read_documents(args.docs)
     point_at_bridge(settings, os.environ)
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "gpt-engineer"
     work.mkdir(parents=True, exist_ok=True)
     files = generate(settings, prompt_text(documents), work)
     args.out.mkdir(parents=True, exist_ok=True)
-    try:
-        written = write_files(files, args.out)
-    except AdapterError as error:
-        print(f"gpt-engineer adapter: {error}", file=sys.stderr)
-        return 1
+    written = write_files(files, args.out)
     print(json.dumps({"files": written}), file=sys.stderr)
     return 0 if written else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("gpt-engineer", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,14 @@ would import itself.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import shutil
 import sys
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import Settings, copy_into, documents_text, files_in, read_documents, read_settings, run_adapter
 
 IDEA_PREAMBLE = ("Implement the software project specified by the documents below (its PRD, UML and "
                  "architecture design) as a complete repository: create every source file the design "
@@ -57,18 +57,10 @@ def prepare_home(settings: Settings, home: Path, work: Path, environ: MutableMap
 def copy_repository(workdir: Path, out: Path) -> list[str]:
     """The repository MetaGPT wrote into `out`, without its .git and without the documents of its own process
     (docs/: the idea as requirement.txt, its PRD, design and task JSON; resources/: their renderings), which
-    would hand the task's documents back as part of the output; the files copied."""
-    copied = []
-    for path in sorted(workdir.rglob("*")):
-        relative = path.relative_to(workdir)
-        if ".git" in relative.parts or relative.parts[0] in PROCESS_FOLDERS or not path.is_file() \
-                or path.is_symlink():
-            continue
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        copied.append(relative.as_posix())
-    return copied
+    would hand the task's documents back as part of the output (`copy_into`: a path leaving OUT refused); the
+    files copied."""
+    return [copy_into(out, str(relative), (workdir / relative).read_bytes()) for relative in files_in(workdir)
+            if ".git" not in relative.parts and relative.parts[0] not in PROCESS_FOLDERS]
 
 
 def generate(idea: str) -> Path:
@@ -81,14 +73,9 @@ def generate(idea: str) -> Path:
     return Path(repository.workdir)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        documents = read_documents(args.docs)
-    except AdapterError as error:
-        print(f"metagpt adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = read_documents(args.docs)
     prepare_home(settings, Path.home(), Path(os.environ.get("TMPDIR", "/tmp")) / "metagpt", os.environ)
     workdir = generate(idea_text(documents))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -98,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("metagpt adapter: MetaGPT wrote no code (its roles stopped before the engineer)", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("metagpt", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

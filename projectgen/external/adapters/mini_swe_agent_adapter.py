@@ -13,6 +13,7 @@ parse actions from text: the model bridge refuses tool calls, and mini-swe-agent
 """
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import AdapterError, Settings, documents_text, read_documents, read_settings, run_adapter
 
 CONFIG_VARIABLE = "PROJECTGEN_MSWEA_CONFIG"
 
@@ -309,23 +310,18 @@ def run_agent(config: Mapping[str, Any], task: str) -> dict[str, Any]:
     return DefaultAgent(model, environment, **agent_config).run(task)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        documents = read_documents(args.docs)
-        config_name = os.environ.get(CONFIG_VARIABLE, "mini")
-        import yaml
-        from minisweagent.config import builtin_config_dir
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = read_documents(args.docs)
+    config_name = os.environ.get(CONFIG_VARIABLE, "mini")
+    import yaml
+    from minisweagent.config import builtin_config_dir
 
-        out = args.out.resolve()
-        out.mkdir(parents=True, exist_ok=True)
-        trajectory = Path(os.environ.get("TMPDIR", "/tmp")) / "mini-swe-agent.traj.json"
-        config = merge(choose_config(config_name, yaml.safe_load, builtin_config_dir),
-                       run_overrides(settings, out, trajectory))
-    except AdapterError as error:
-        print(f"mini-swe-agent adapter: {error}", file=sys.stderr)
-        return 2
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    trajectory = Path(os.environ.get("TMPDIR", "/tmp")) / "mini-swe-agent.traj.json"
+    config = merge(choose_config(config_name, yaml.safe_load, builtin_config_dir),
+                   run_overrides(settings, out, trajectory))
     result = run_agent(config, task_text(documents, out))
     exit_status = result.get("exit_status", "")
     print(json.dumps({"config": config_name, "exit_status": exit_status}), file=sys.stderr)
@@ -333,6 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mini-swe-agent adapter: the agent ended ({exit_status}) without writing a file", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("mini-swe-agent", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,18 @@ package's, or ``python openevolve.py`` would import itself as ``openevolve``.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from contract import AdapterError, Settings, documents_text, parse_arguments, read_documents, read_settings
+from contract import (AdapterError, Settings, copy_into, documents_text, read_documents, read_settings, relative_path,
+                      run_adapter)
 
 CHECK_TESTS = "check_tests"
 MARKER = "# ==== file: {path} ===="
@@ -103,11 +105,9 @@ def evaluate(program_path):
 
 
 def checked_path(path: str) -> str:
-    """`path` as a relative POSIX path inside the repository; ValueError if it would leave it."""
-    pure = PurePosixPath(path.strip())
-    if not pure.parts or pure.is_absolute() or ".." in pure.parts or "\\" in path or "\x00" in path:
-        raise ValueError(f"not a path inside the repository: {path!r}")
-    return pure.as_posix()
+    """`path` as a relative POSIX path inside the repository; ValueError (the contract's RefusedPathError) if it
+    would leave it."""
+    return relative_path(path.strip()).as_posix()
 
 
 def pack(files: Mapping[str, str]) -> str:
@@ -147,14 +147,8 @@ def unpack(packed: str) -> dict[str, str]:
 
 
 def write_files(files: Mapping[str, str], root: Path) -> list[str]:
-    """Write `files` under `root`; the paths written."""
-    written = []
-    for path, content in files.items():
-        target = root / checked_path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
+    """Write `files` under `root` (`copy_into`: a path leaving it refused); the paths written."""
+    return [copy_into(root, path.strip(), content.encode("utf-8")) for path, content in files.items()]
 
 
 def junit_score(report: str) -> dict[str, Any]:
@@ -236,20 +230,15 @@ def default_system_message() -> str:
     return (Path(openevolve.__file__).parent / "prompts" / "defaults" / "system_message.txt").read_text()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_arguments(argv, __doc__.splitlines()[0])
-    try:
-        settings = read_settings(os.environ)
-        documents = read_documents(args.docs)
-        check_tests = args.docs / CHECK_TESTS
-        if not check_tests.is_dir():
-            raise AdapterError(f"openevolve scores its programs on the check tests: no folder {check_tests}")
-        work = Path(os.environ.get("TMPDIR", "/tmp")) / "openevolve"
-        work.mkdir(parents=True, exist_ok=True)
-        config = openevolve_config(settings, system_message(default_system_message(), documents), work)
-    except AdapterError as error:
-        print(f"openevolve adapter: {error}", file=sys.stderr)
-        return 2
+def run(args: argparse.Namespace) -> int:
+    settings = read_settings(os.environ)
+    documents = read_documents(args.docs)
+    check_tests = args.docs / CHECK_TESTS
+    if not check_tests.is_dir():
+        raise AdapterError(f"openevolve scores its programs on the check tests: no folder {check_tests}")
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / "openevolve"
+    work.mkdir(parents=True, exist_ok=True)
+    config = openevolve_config(settings, system_message(default_system_message(), documents), work)
     (work / "evaluator.py").write_text(evaluator_source(Path(__file__).resolve(), check_tests.resolve()))
     best_code, metrics = run_openevolve(config, work)
     files = unpack(best_code)
@@ -260,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     written = write_files(files, args.out)
     print(json.dumps({"best_metrics": metrics, "files": len(written)}), file=sys.stderr)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_adapter("openevolve", __doc__.splitlines()[0], argv, run)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,15 @@ def experiment_spec(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentSpec
 def livecoder_batch(evaluation: Evaluation[LiveCoderSettings]) -> ExperimentResults:
     """Every task x method x model of the evaluation (or the settings' share of them) as one LiveCoder run,
     resumable from the folder's ledger."""
+    return run_spec(experiment_spec(evaluation), evaluation)
+
+
+def run_spec(spec: ExperimentSpec, evaluation: Evaluation[LiveCoderSettings]) -> ExperimentResults:
+    """`livecoder_batch` of an evaluation whose experiment `spec` its caller built (`experiment_spec`) to check it
+    first: `projectgen experiment` checks it before an executor connects to a Ray cluster, and builds it once (a
+    custom method's or scorer's factory is called once)."""
     options, hooks, settings = evaluation.options, evaluation.options.hooks, evaluation.settings
     prices, prices_source = price_table(settings.prices)
-    spec = experiment_spec(evaluation)
     if isinstance(options.executor, RayExecutor):  # units may land on other machines: refused before anything is written
         options.executor.refuse_per_machine(spec.per_machine_state())
     return run_experiment(spec, evaluation.out, executor=options.executor, fresh=options.fresh,
