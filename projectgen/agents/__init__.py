@@ -46,8 +46,8 @@ class Agents:
     @classmethod
     def from_models(cls, models: Any, settings: Settings | None = None) -> Agents:
         """Default agents, each with the model of its role (`ModelRoles`, or one model for all); `settings`
-        choose the judges' form (`architecture_criteria`, `skeleton_review`, the code judge's `feedback_suite`;
-        default the projectgen profile's)."""
+        choose the judges' form (`architecture_criteria`, `skeleton_review`, the code judge's `feedback_suite`,
+        which the coder's repair prompt names too; default the projectgen profile's)."""
         pick = models.for_role if hasattr(models, "for_role") else (lambda role: models)
         settings = settings or Settings()
         return cls(
@@ -55,7 +55,7 @@ class Agents:
             architecture_judge=ArchitectureJudge(pick("architecture_judge"), criteria=settings.architecture_criteria),
             skeleton=SkeletonWriter(pick("skeleton")),
             skeleton_judge=SkeletonJudge(pick("skeleton_judge"), review_mode=settings.skeleton_review),
-            coder=Coder(pick("coder")),
+            coder=Coder(pick("coder"), suite=settings.feedback_suite),
             code_judge=CodeJudge(pick("code_judge"), suite=settings.feedback_suite),
             memory_summarizer=MemorySummarizer(pick(MEMORY_ROLE)),
         )

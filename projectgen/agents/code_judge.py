@@ -18,6 +18,7 @@ from projectgen.evaluation.report import TestReport
 from projectgen.evaluation.runner import SandboxRunner
 from projectgen.llm.parsing import StructuredOutputError, parse_model
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.prompts.suite_words import suite_words
 
 
 class FileToFix(BaseModel):
@@ -119,7 +120,9 @@ class CodeJudge:
         mentions; failing that, every Python file. Also the named paths that were ignored (not in
         the repository, e.g. outside it), so the verdict records them."""
         listing = "\n".join(sorted(repository))
-        messages = self.prompt.messages(files=listing, passed=status.passed, total=status.total, error_log=log)
+        words = suite_words(self.suite)  # the prompt names the suite it shows ("check tests", or "tests")
+        messages = self.prompt.messages(files=listing, passed=status.passed, total=status.total, error_log=log,
+                                        **words.values())
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", iteration=iteration)
         try:
             review = parse_model(reply, CodeReview)
@@ -132,5 +135,5 @@ class CodeJudge:
         if not files:
             paths = sorted(p for p in repository if p.endswith(".py"))
             named = mentioned_files(log, paths) or paths
-            files = {p: summary or "make the failing check tests pass" for p in named}
+            files = {p: summary or f"make the failing {words.tests} pass" for p in named}
         return files, ignored

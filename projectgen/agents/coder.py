@@ -7,9 +7,10 @@ from typing import Any
 
 from projectgen.agents.base import ModelGateway, guidance_section, section
 from projectgen.agents.skeleton import code_from_reply, needs_writing
-from projectgen.config import EditFormat
+from projectgen.config import EditFormat, FeedbackSuite
 from projectgen.repository.edits import EditOutcome, apply_edits
 from projectgen.prompts import Prompt, load_prompt
+from projectgen.prompts.suite_words import suite_words
 from projectgen.ssat import SSAT, render_file, render_stub, render_tree, ssat_from_repository
 
 FORMAT_INSTRUCTIONS: dict[str, str] = {
@@ -79,12 +80,14 @@ def _in_tree(ssat: SSAT, path: str) -> bool:
 
 @dataclass
 class Coder:
-    """Implements files. `edit_format` is the repair answer format ("whole" or "search_replace")."""
+    """Implements files. `edit_format` is the repair answer format ("whole" or "search_replace"); `suite` is
+    the code judge's feedback suite (`Settings.feedback_suite`), named in the repair prompt above its errors."""
 
     model: Any
     prompt: Prompt = field(default_factory=lambda: load_prompt("coder"))
     repair_prompt: Prompt = field(default_factory=lambda: load_prompt("repair"))
     role: str = "coder"
+    suite: FeedbackSuite = "check"
 
     async def fill(self, gateway: ModelGateway, ssat: SSAT | None, path: str, skeleton: str, *,
                    dependencies: Mapping[str, str], iteration: int = 1, guidance: str = "") -> str:
@@ -110,7 +113,8 @@ class Coder:
         messages = self.repair_prompt.messages(
             format_instructions=FORMAT_INSTRUCTIONS[edit_format], error_log=error_log or "(no log)",
             path=path, suggestion=suggestion or "(no specific suggestion)", content=content.rstrip("\n"),
-            memory=section("Relevant earlier revisions of this file", memory), guidance=guidance_section(guidance))
+            memory=section("Relevant earlier revisions of this file", memory), guidance=guidance_section(guidance),
+            **suite_words(self.suite).values())
         reply = await gateway.ask(self.model, messages, role=self.role, stage="code", target=path,
                                   iteration=iteration)
         return apply_edits({path: content}, reply, edit_format, allowed_paths=[path])

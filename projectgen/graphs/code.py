@@ -27,7 +27,7 @@ from projectgen.agents.base import IncompleteFileError, combine_verdicts
 from projectgen.agents.code_judge import feedback_tests
 from projectgen.agents.coder import interface_of
 from projectgen.agents.protocols import CodeGenerator, CodeReviewer, RevisionSummarizer
-from projectgen.config import EditFormat, Settings
+from projectgen.config import EditFormat, FeedbackSuite, Settings
 from projectgen.repository.dependencies import dependency_layers, import_graph
 from projectgen.graphs.context import RunContext
 from projectgen.graphs.loop import (
@@ -38,6 +38,7 @@ from projectgen.graphs.state import (
     rejections_of, ssat_of, stage_memory, verdict_record,
 )
 from projectgen.memory import MemoryEntry
+from projectgen.prompts.suite_words import suite_words
 from projectgen.repository.syntax import keep_parsable, refusal, rejection_feedback
 from projectgen.ssat import SSAT, render_stub
 
@@ -106,9 +107,10 @@ def fill_jobs(state: ProjectState) -> list[Send] | list[str]:
     return jobs
 
 
-def repair_jobs(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
+def repair_jobs(state: ProjectState, *, gamma: float, suite: FeedbackSuite = "check") -> list[Send] | list[str]:
     """One "repair_file" job per file the judges named (every .py file when they named none), each
-    with the reason its previous edit did not apply or was not accepted, if so."""
+    with the reason its previous edit did not apply or was not accepted, if so; its memory names the
+    feedback `suite`'s tests as the repair prompt does."""
     iteration = iteration_of(state, STAGE)
     verdict = last_verdict(state, STAGE)
     repository = state.get("repository") or {}
@@ -131,14 +133,15 @@ def repair_jobs(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
             "path": path, "content": repository.get(path, ""), "suggestion": suggestion,
             "log": verdict.log, "iteration": iteration, "guidance": state.get("guidance", ""),
             "passed_before": verdict.check.passed if verdict.check else None,
-            "memory": memory.recall(f"{suggestion}\n{verdict.log}", gamma, target=path, exclude_regressions=True),
+            "memory": memory.recall(f"{suggestion}\n{verdict.log}", gamma, target=path, exclude_regressions=True,
+                                    tests=suite_words(suite).tests),
         }))
     return jobs or ["judge_code"]
 
 
-def after_plan(state: ProjectState, *, gamma: float) -> list[Send] | list[str]:
+def after_plan(state: ProjectState, *, gamma: float, suite: FeedbackSuite = "check") -> list[Send] | list[str]:
     """Round 1 fills, later rounds repair."""
-    return fill_jobs(state) if iteration_of(state, STAGE) == 1 else repair_jobs(state, gamma=gamma)
+    return fill_jobs(state) if iteration_of(state, STAGE) == 1 else repair_jobs(state, gamma=gamma, suite=suite)
 
 
 async def fill_file(job: dict[str, Any], runtime: Runtime[RunContext], *, coder: CodeGenerator,
@@ -231,7 +234,7 @@ def code_stage(coder: CodeGenerator, judges: Sequence[CodeReviewer] | None, sett
     graph.add_node("judge_code", bind(judge_code, judges=judges, cap=cap, summarizer=summarizer,
                                       tests=feedback_tests(settings.feedback_suite)))
     graph.add_edge(START, "plan_code")
-    graph.add_conditional_edges("plan_code", bind(after_plan, gamma=settings.gamma),
+    graph.add_conditional_edges("plan_code", bind(after_plan, gamma=settings.gamma, suite=settings.feedback_suite),
                                 ["fill_file", "repair_file", "judge_code"])
     graph.add_edge("fill_file", "next_layer")
     graph.add_conditional_edges("next_layer", fill_jobs, ["fill_file", "judge_code"])

@@ -63,7 +63,7 @@ class MemoryEntry(BaseModel):
 
     `diff` is whatever the caller found most telling: a DeepDiff summary for the SSAT and
     skeleton stages, a unified diff for code. `passed_before`/`passed_after` are the
-    check-test pass counts around a code revision, so revisions that made things worse
+    code judge's test pass counts around a code revision, so revisions that made things worse
     can be left out of the prompt.
     """
 
@@ -80,7 +80,7 @@ class MemoryEntry(BaseModel):
 
     @property
     def is_regression(self) -> bool:
-        """True when the revision lowered the check-test pass count."""
+        """True when the revision lowered the test pass count."""
         if self.passed_before is None or self.passed_after is None:
             return False
         return self.passed_after < self.passed_before
@@ -141,12 +141,13 @@ class StageMemory(BaseModel):
         *,
         target: str | None = None,
         exclude_regressions: bool = False,
+        tests: str = "check tests",
     ) -> str:
-        """`retrieve` then `render`: the memory section of a generator prompt."""
+        """`retrieve` then `render`: the memory section of a generator prompt (`tests`: see `render`)."""
         picked = self.retrieve(
             query, gamma, target=target, exclude_regressions=exclude_regressions
         )
-        return render(picked, self.last_iteration)
+        return render(picked, self.last_iteration, tests=tests)
 
 
 def _bm25_scores(corpus: list[list[str]], query: list[str]) -> list[float]:
@@ -177,13 +178,13 @@ def _describe_gap(first: int, last: int, *, later: bool = False) -> str:
     return f"[... {last - first + 1} {when} revisions not shown (iterations {first}-{last}) ...]"
 
 
-def _describe_entry(entry: MemoryEntry, max_diff_lines: int | None) -> str:
+def _describe_entry(entry: MemoryEntry, max_diff_lines: int | None, tests: str) -> str:
     """One retrieved revision as prompt text."""
     head = f"### Iteration {entry.iteration}"
     if entry.target:
         head += f" ({entry.target})"
     if entry.passed_before is not None and entry.passed_after is not None:
-        head += f" - check tests passed: {entry.passed_before} -> {entry.passed_after}"
+        head += f" - {tests} passed: {entry.passed_before} -> {entry.passed_after}"
         if entry.is_regression:
             head += " (REGRESSION)"
     if entry.summary:
@@ -199,7 +200,7 @@ def _describe_entry(entry: MemoryEntry, max_diff_lines: int | None) -> str:
 
 
 def render(
-    entries: Sequence[MemoryEntry], total: int, *, max_diff_lines: int | None = None
+    entries: Sequence[MemoryEntry], total: int, *, max_diff_lines: int | None = None, tests: str = "check tests"
 ) -> str:
     """Prompt text for retrieved entries, with explicit markers where revisions are skipped.
 
@@ -207,8 +208,9 @@ def render(
     Iterations without a shown entry become markers such as
     ``[... 3 earlier revisions not shown (iterations 1-3) ...]`` or
     ``[iteration 4: not retrieved]``, so the model knows the chronology has gaps.
-    Several entries of one iteration (different targets) are shown together.
-    Returns "" when there is no history at all.
+    Several entries of one iteration (different targets) are shown together. `tests` names the tests
+    whose pass counts a code revision shows (`prompts.suite_words`: "check tests", or "tests" where the
+    feedback suite is the unit tests). Returns "" when there is no history at all.
     """
     ordered = sorted(entries, key=lambda e: e.iteration)  # stable: keeps same-iteration order
     total = max([total, *(e.iteration for e in ordered)])
@@ -224,7 +226,7 @@ def render(
     for entry in ordered:
         if entry.iteration > expected:
             parts.append(_describe_gap(expected, entry.iteration - 1))
-        parts.append(_describe_entry(entry, max_diff_lines))
+        parts.append(_describe_entry(entry, max_diff_lines, tests))
         expected = entry.iteration + 1
     if expected <= total:
         parts.append(_describe_gap(expected, total, later=bool(ordered)))

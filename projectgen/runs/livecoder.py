@@ -430,7 +430,7 @@ def model_descriptions(manifest: RunManifest, agents: Agents | None, models: Mod
     """role -> model description of the roles the run's method calls (a replay is named as one)."""
     method = describe_method(manifest.method)
     if method.graph in ("direct", "self-reflection"):
-        return {"direct": describe_model(direct_generator(models).model)}
+        return {"direct": describe_model(direct_generator(models, manifest.settings.feedback_suite).model)}
     described = ({role: text for role, text in describe_agents(agents).items() if role in method.roles}
                  if agents is not None else {})
     settings = manifest.attempt_settings

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from projectgen.agents import Agents, DirectGenerator
-from projectgen.config import Settings
+from projectgen.config import FeedbackSuite, Settings
 from projectgen.errors import ProjectGenError
 from projectgen.graphs import build_direct_graph, build_project_graph, build_self_reflection_graph, code_stage
 from projectgen.graphs.project import Stage, default_stages
@@ -20,11 +20,12 @@ from projectgen.llm.roles import DIRECT_ROLE
 from projectgen.runs.methods import check_review, describe_method
 
 
-def direct_generator(models: ModelRoles | None) -> DirectGenerator:
-    """The baselines' generator on the "direct" role's model."""
+def direct_generator(models: ModelRoles | None, suite: FeedbackSuite) -> DirectGenerator:
+    """The baselines' generator on the "direct" role's model; its reflection prompts name `suite`, the
+    feedback suite Self-Reflection runs (`Settings.feedback_suite`)."""
     if models is None:
         raise ProjectGenError("the direct and self-reflection methods need models (the 'direct' role's)")
-    return DirectGenerator(models.for_role(DIRECT_ROLE))
+    return DirectGenerator(models.for_role(DIRECT_ROLE), suite=suite)
 
 
 def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models: ModelRoles | None = None,
@@ -35,7 +36,7 @@ def inner_graph(name: str, agents: Agents | None, settings: Settings, *, models:
     method = describe_method(name)
     check_review(name, tuple(review))
     if method.graph in ("direct", "self-reflection"):
-        generator = direct_generator(models)
+        generator = direct_generator(models, settings.feedback_suite)
         if method.graph == "direct":
             return build_direct_graph(generator)
         return build_self_reflection_graph(generator, settings=settings)

@@ -4,6 +4,7 @@ RAL-Bench and NL2Repo-Bench publish no check tests: LiveCoder gives every method
 so Self-Reflection (and ProjectGen's code judge inside LiveCoder) repair from them, where Direct cannot. The
 tasks' profile sets `feedback_suite = "unit"`; with it switched off Self-Reflection would equal Direct.
 The replay breaks `top_words` in the first answer (one of the three functional tests fails) and repairs it.
+The prompts that show the tests' output call them "the tests", never check tests (the run records every prompt).
 """
 from __future__ import annotations
 
@@ -44,6 +45,16 @@ def unit_passes(summary: dict[str, Any]) -> tuple[int, int]:
     return summary["unit_tests"]["passed"], summary["unit_tests"]["total"]
 
 
+def recorded_prompts(run: Path) -> list[str]:
+    """The text of every prompt the run's models were asked (its prompts.jsonl)."""
+    lines = (run / "prompts.jsonl").read_text(encoding="utf-8").splitlines()
+    return ["\n".join(m["content"] for m in json.loads(line)["messages"]) for line in lines]
+
+
+def saying_check_tests(prompts: list[str]) -> list[str]:
+    return [p for p in prompts if "check test" in p.lower() or "check-test" in p.lower()]
+
+
 def test_self_reflection_repairs_from_the_hidden_tests_where_direct_cannot(tmp_path: Path, env_cache: Path) -> None:
     script = broken_replay(tmp_path)
     direct_manifest, direct = run_method("direct", script, tmp_path / "direct", env_cache, 1)
@@ -60,6 +71,9 @@ def test_self_reflection_repairs_from_the_hidden_tests_where_direct_cannot(tmp_p
     report = (tmp_path / "reflect" / "report.md").read_text(encoding="utf-8")
     assert "**execution feedback**: the hidden unit tests' output was given to the generators" in report
     assert "2 of 3 hidden unit tests pass" in report  # never passed off as check tests
+    prompts = recorded_prompts(tmp_path / "reflect")  # nor to the model: its prompts say "the tests"
+    assert sum("# The test errors (2 of 3 tests pass)" in p for p in prompts) == 2  # the reflection and the fix
+    assert saying_check_tests(prompts) == [] and not any("hidden" in p.lower() for p in prompts)
 
 
 @pytest.mark.slow  # three runs and RAL-Bench's non-functional suites on the outputs and the reference
@@ -83,3 +97,7 @@ def test_an_experiment_records_the_feedback_source_and_livecoders_projectgen_rep
     assert [(c["passed"], c["total"]) for c in code["checks"]] == [(2, 3), (3, 3)] and code["accepted"]
     printed = capsys.readouterr().out  # and its progress lines say so
     assert "code 1/5: score 6.67, revising (2/3 hidden unit tests)" in printed and "check tests" not in printed
+    runs = {method: out / method / "broken" / "wordcount" for method in pairs}
+    judged = recorded_prompts(runs["projectgen"])  # the code judge and the coder's repair call them "the tests"
+    assert any("# Test results: 2 of 3 passed" in p for p in judged) and any("# The test errors\n" in p for p in judged)
+    assert [saying_check_tests(recorded_prompts(run)) for run in runs.values()] == [[], [], []]
