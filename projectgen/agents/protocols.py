@@ -83,7 +83,8 @@ class CodeGenerator(Protocol):
 
 @runtime_checkable
 class CodeReviewer(Protocol):
-    """A code stage judge (default `CodeJudge`, which runs the check tests in `runner`)."""
+    """A code stage judge (default `CodeJudge`, which runs the feedback suite's tests in `runner`: the check
+    tests, or the unit tests with `Settings.feedback_suite` "unit")."""
 
     async def review(self, gateway: ModelGateway, task: Task, repository: Mapping[str, str], /, *,
                      runner: SandboxRunner, iteration: int) -> Verdict: ...
@@ -110,7 +111,7 @@ class RevisionSummarizer(Protocol):
 @runtime_checkable
 class RepositoryGenerator(Protocol):
     """The baselines' generator (default `DirectGenerator`): the whole repository in one reply from the
-    documents (`direct`), then, for `self-reflection`, the files to change given the check-test errors
+    documents (`direct`), then, for `self-reflection`, the files to change given the test errors
     (and, with carried reflections, first a verbal reflection on them: `reflect_verbally`)."""
 
     async def generate(self, gateway: ModelGateway, documents: Documents, /, *, guidance: str) -> EditOutcome: ...

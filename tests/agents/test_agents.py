@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from projectgen.agents import Agents, Coder
+from projectgen.config import Settings
 from projectgen.llm import ModelRoles
 from projectgen.prompts import Prompt
 from agent_fakes import scripted
@@ -21,6 +22,14 @@ def test_agents_from_models_gives_each_role_its_model():
     custom = Coder(coder_model, prompt=Prompt.from_text("s\n=== user ===\nu"))
     swapped = agents.replace(coder=custom)
     assert swapped.coder is custom and agents.coder is not custom and swapped.architect is agents.architect
+
+
+def test_the_coder_names_the_suite_the_code_judge_runs():
+    """The repair prompt shows the code judge's test output, so both take the settings' feedback suite."""
+    model = scripted()
+    for suite in ("check", "unit"):
+        agents = Agents.from_models(model, Settings(feedback_suite=suite))
+        assert (agents.code_judge.suite, agents.coder.suite) == (suite, suite)
 
 
 def test_the_stage_roles_are_the_agents_fields() -> None:
