@@ -10,7 +10,7 @@
 
 A file of a reply that is not valid Python is not accepted (`projectgen.repository.syntax`):
 it keeps its previous version (Direct: it is left out), the refusal is recorded (`rejected`), and
-Self-Reflection's next round gives its syntax error back with the check-test errors.
+Self-Reflection's next round gives its syntax error back with the test errors.
 
 Their state is the project graph's, so LiveCoder's attempts graph wraps them like the
 project graph: `repository` is the output, and each check run is a "code" verdict (judge

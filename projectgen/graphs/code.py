@@ -1,5 +1,6 @@
 """Code stage: the coder fills files layer by layer in dependency order (parallel within a layer);
-the code judge runs the check tests; named files are repaired; cap default 5 rounds.
+the code judge runs the feedback suite's tests (`Settings.feedback_suite`: the check tests, or the unit
+tests); named files are repaired; cap default 5 rounds.
 
 Round 1 fills every file: layer k's files are sent out together (LangGraph `Send`, bounded by
 the run's ``max_concurrency``), each with its skeleton and the interfaces of the files it

@@ -116,6 +116,7 @@ STARTER_DOCS = DOCS.model_copy(update={"starter": {"calc/core.py": STUB, "calc/d
 
 def test_starter_files_are_shown_with_the_documents_and_prompts_without_them_are_unchanged():
     from projectgen.agents import DirectGenerator
+    from projectgen.prompts.suite_words import suite_words
     from projectgen.repository.edits import make_whole_file_reply
 
     for name, call in [("architect", lambda m, d: Architect(m).design(gateway(), d, iteration=1)),
@@ -136,7 +137,8 @@ def test_starter_files_are_shown_with_the_documents_and_prompts_without_them_are
         old = Prompt(name, before.system, before.user.replace("${starter}", ""))
         assert "Starter" not in without
         values = {"revision": "", "guidance": "", "reflections": "", "ssat": ssat_json(tree()), "error_log": "(no log)", "passed": 0,
-                  "total": 1, "repository": make_whole_file_reply(["calc/core.py"], {"calc/core.py": "x = 1\n"})}
+                  "total": 1, "repository": make_whole_file_reply(["calc/core.py"], {"calc/core.py": "x = 1\n"}),
+                  **suite_words("check").values()}  # the self-reflection prompt names the check tests
         expected = "\n".join(text for _, text in old.messages(**values, prd=DOCS.prd, uml_class=DOCS.uml_class,
                                                                 uml_sequence="(not given)",
                                                                 architecture_design="(not given)"))
