@@ -27,7 +27,7 @@ class SuiteWords:
         return asdict(self)
 
 
-SUITE_WORDS: Mapping[str, SuiteWords] = MappingProxyType({
+SUITE_WORDS: Mapping[FeedbackSuite, SuiteWords] = MappingProxyType({
     "check": SuiteWords(tests="check tests", test_errors="check-test errors", test_results="Check-test results"),
     "unit": SuiteWords(tests="tests", test_errors="test errors", test_results="Test results"),
 })
