@@ -480,3 +480,31 @@ def test_a_teardown_error_after_a_passing_call_counts_as_nl2repo_benchs_harness_
         "test_mean_passes": "passed", "test_empty_mean_raises": "passed", "test_skipped": "skipped"}
     scored = sandbox.score(task, task.reference_files()).score
     assert (scored.passed, scored.expected) == (3, 5)
+
+
+# --------------------------------------------------------------------------- a root conftest the tests import
+
+def test_a_root_conftest_named_in_the_suite_scores_as_the_benchmarks_command_does(
+        sandbox: SandboxRunner, tmp_path: Path) -> None:
+    """NL2Repo-Bench's deepdiff: its tests `from conftest import FIXTURES_DIR`, and the root conftest skips the
+    tests marked slow. The harness runs `pytest tests` in the repository, so that conftest is loaded; a
+    candidate's conftest is dropped here, so the task names it in its suite (`unit = ["tests", "conftest.py"]`).
+    The reference must then score what `pytest tests` gives: the module collects, the slow test is skipped."""
+    task = load_task(SHAPES / "rootconftest")
+    work = tmp_path / "plain"
+    shutil.copytree(task.root, work)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--color=no",
+                           f"--rootdir={work}", "tests"],
+                          cwd=work, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                               "PYTHONPATH": str(work)})
+    assert re.search(r"=+ 2 passed, 1 skipped in ", done.stdout), done.stdout[-2000:]
+    plain = {m.group(1): m.group(2).lower() for line in done.stdout.splitlines()
+             if (m := VERBOSE_LINE.match(line))}
+    report = sandbox.evaluate(task, task.reference_files())
+    assert not report.error, report.output_tail
+    assert outcomes(report) == plain == {
+        "tests/test_gauge.py::test_counts_the_fixture": "passed", "tests/test_gauge.py::test_counts_nothing": "passed",
+        "tests/test_gauge.py::test_slow_runs_only_with_runslow": "skipped"}
+    scored = sandbox.score(task, task.reference_files()).score
+    assert (scored.passed, scored.expected) == (2, 3)
