@@ -46,6 +46,25 @@ def test_go_events_give_leaf_tests_and_a_test_that_never_ended_is_an_error() -> 
     assert "want 2" in next(t.message for t in tests if t.nodeid.endswith("two"))
 
 
+def test_a_go_parent_that_fails_after_its_subtests_passed_fails_them() -> None:
+    """`go test` fails a test whose own assertion after its `t.Run`s fails, though every subtest passed (go 1.19's
+    events below); counting leaves only, such a candidate scored all-pass and Pass@1 where `go test` says FAIL."""
+    events = [{"Action": "run", "Test": "TestAdd"}, {"Action": "run", "Test": "TestAdd/one"},
+              {"Action": "run", "Test": "TestAdd/two"}, {"Action": "cont", "Test": "TestAdd"},
+              {"Action": "output", "Test": "TestAdd", "Output": "    sum_test.go:17: want 3 calls, got 2\n"},
+              {"Action": "pass", "Test": "TestAdd/one"}, {"Action": "pass", "Test": "TestAdd/two"},
+              {"Action": "fail", "Test": "TestAdd"}, {"Action": "run", "Test": "TestSub"},
+              {"Action": "run", "Test": "TestSub/a"}, {"Action": "pass", "Test": "TestSub/a"},
+              {"Action": "pass", "Test": "TestSub"}, {"Action": "fail"}]
+    owner = go_test_files({"p/sum_test.go": "func TestAdd(t *testing.T) {\nfunc TestSub(t *testing.T) {"})
+    tests, _ = go_results("\n".join(json.dumps(e) for e in events), owner)
+    assert {t.nodeid: t.outcome for t in tests} == {"p/sum_test.go::TestAdd/one": Outcome.FAILED,
+                                                   "p/sum_test.go::TestAdd/two": Outcome.FAILED,
+                                                   "p/sum_test.go::TestSub/a": Outcome.PASSED}
+    assert all("TestAdd failed outside its subtests" in t.message and "want 3 calls" in t.message
+               for t in tests if t.outcome is Outcome.FAILED)
+
+
 def test_junit_xml_gives_each_case_and_a_mangled_report_gives_none() -> None:
     xml = """<testsuite><testcase classname="CalcTest" name="adds()" time="0.01"/>
     <testcase classname="CalcTest$Inner" name="fails()"><failure message="expected 2">trace</failure></testcase>

@@ -46,7 +46,9 @@ def _message(text: str) -> str:
 
 def go_results(text: str, file_of: Callable[[str], str]) -> tuple[list[TestResult], bool]:
     """`go test -json`'s events: one result per leaf test (a test with subtests counts through them),
-    a test that started and never ended is an error; and whether the package failed to build."""
+    a test that started and never ended is an error; and whether the package failed to build. A parent that
+    failed (or never ended) while every one of its subtests passed failed outside them (an assertion after
+    its `t.Run`s): its subtests take its outcome, or `go test` would fail where every count says pass."""
     outcomes: dict[str, Outcome] = {}
     output: dict[str, list[str]] = {}
     elapsed: dict[str, float] = {}
@@ -67,10 +69,18 @@ def go_results(text: str, file_of: Callable[[str], str]) -> tuple[list[TestResul
             elapsed[name] = float(event.get("Elapsed") or 0.0)
     names = list(dict.fromkeys([*started, *outcomes]))
     leaves = [name for name in names if not any(other.startswith(name + "/") for other in names)]
-    results = [TestResult(nodeid=node_id(file_of(name), name), outcome=outcomes.get(name, Outcome.ERROR),
+    outcome = {name: outcomes.get(name, Outcome.ERROR) for name in names}
+    message = {name: _message("".join(output.get(name, []))) for name in names}
+    for parent in names:
+        below = [leaf for leaf in leaves if leaf.startswith(parent + "/")]
+        if below and outcome[parent] in (Outcome.FAILED, Outcome.ERROR) \
+                and all(outcome[leaf] is Outcome.PASSED for leaf in below):
+            for leaf in below:
+                outcome[leaf] = outcome[parent]
+                message[leaf] = f"{parent} failed outside its subtests: {message[parent]}".strip()
+    results = [TestResult(nodeid=node_id(file_of(name), name), outcome=outcome[name],
                           duration=elapsed.get(name, 0.0),
-                          message=_message("".join(output.get(name, []))) if outcomes.get(name) != Outcome.PASSED
-                          else "")
+                          message=message[name] if outcome[name] is not Outcome.PASSED else "")
                for name in leaves]
     build_failed = not names and any("[build failed]" in line or "[setup failed]" in line
                                      for line in package_output)
