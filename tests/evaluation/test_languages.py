@@ -376,3 +376,26 @@ def test_a_canary_that_passes_or_is_missing_from_an_all_pass_report_marks_the_ru
     _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestB", Outcome.ERROR)), "3f9a")
     assert tampered is None  # a run that crashed before the canary ran is not a forgery
     assert without_canary(parsed(("TestA", Outcome.PASSED)), "") == (parsed(("TestA", Outcome.PASSED)), None)
+
+
+VOTE_TALLY = (Path(__file__).parents[1] / "datasets" / "exercism_layouts" / "liverepo" / "java" / "exercises"
+              / "practice" / "unit_test_6a2f8c14_9d3b_4e71_a5c0_b8e4f2d9c357" / "vote_tally")
+
+
+@pytest.mark.slow  # two javac builds and JVM starts
+def test_a_java_test_helper_class_listed_among_the_tests_owes_no_outcome(runner: SandboxRunner) -> None:
+    """LiveRepoReflection's Java exercises list classes their tests use among the test files (an enum in
+    `src/test/java`, declaring no test): each read as a test file that reported nothing, and the reference failed
+    (`distributed_tx`, unit_test_44881f17: 6/7). It is put in place and compiled with the tests, and owes nothing."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    exercise = load_exercise(VOTE_TALLY)
+    task = exercise_task(exercise)
+    assert "vote_tally/src/test/java/Ballot.java" in task.suite_files("unit")
+    reference = runner.evaluate(task, exercise.candidate(exercise.reference()))
+    assert reference.collection_errors == [], reference.output_tail
+    assert (reference.status, reference.passed, reference.total) == ("passed", 3, 3)
+    assert {test.nodeid.split("::", 1)[0] for test in reference.tests} == {"vote_tally/src/test/java/VoteTallyTest.java"}
+    stub = runner.evaluate(task, exercise.candidate(exercise.stubs()))
+    assert stub.status != "passed" and stub.passed == 0

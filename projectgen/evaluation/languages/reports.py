@@ -200,6 +200,12 @@ def junit_results(text: str, file_of: Callable[[str, str], str]) -> list[TestRes
     return results
 
 
+JUNIT_TEST = re.compile(r"@(?:[\w.]+\.)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\b"
+                        r"|\bextends\s+(?:junit\.framework\.)?TestCase\b")
+"""What declares a JUnit test (5's annotations, 4's `@Test`, 3's `TestCase`): a file under `src/test/java` without
+one is a helper of the tests (LiveRepoReflection lists an enum its tests use among them) and reports nothing."""
+
+
 def java_test_file(test_files: Sequence[str]) -> Callable[[str, str], str]:
     """The test file of a JUnit class name: the file named like its outermost class."""
     by_stem = {PurePosixPath(rel).stem: rel for rel in test_files}

@@ -36,7 +36,7 @@ from projectgen.evaluation.languages.dependencies import (
 from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, LanguageRun, Parsed, report_name,
                                                   report_names)
 from projectgen.evaluation.languages.planting import planted_names, planted_problem
-from projectgen.evaluation.languages.reports import GO_TEST_FUNC
+from projectgen.evaluation.languages.reports import GO_TEST_FUNC, JUNIT_TEST
 from projectgen.evaluation.languages.toolchains import GO, JAVA, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.planted_tests import Planting
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
@@ -59,10 +59,12 @@ from projectgen.evaluation.stable_output import (ENVIRONMENT, SESSION, WORKSPACE
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
 REPORT_CAP = 16 * 1024**2
-TEST_DECLARATIONS = {GO: GO_TEST_FUNC}
+TEST_DECLARATIONS = {GO: GO_TEST_FUNC, JAVA: JUNIT_TEST}
 """What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
-holds only the cases its ``*_test.go`` runs. Such a file owes no outcome. Go's is the pattern that attributes
-each reported test to its file (`go_test_files`), so a file owes an outcome exactly when one can reach it."""
+holds only the cases its ``*_test.go`` runs, a Java exercise's ``src/test/java`` may hold a class its tests use.
+Such a file owes no outcome. Go's is the pattern that attributes each reported test to its file
+(`go_test_files`); a JUnit test counts under the file of its outermost class (`java_test_file`), which declares
+it. So a file owes an outcome exactly when one can reach it."""
 REPORT_TIMEOUT = 60.0
 
 
