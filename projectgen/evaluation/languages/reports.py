@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import PurePosixPath
 
+from projectgen.evaluation.languages.toolchains import GO, JAVA, RUST
 from projectgen.evaluation.report import Outcome, TestResult
 
 MESSAGE_CHARS = 2000
@@ -98,6 +99,8 @@ def go_test_files(sources: dict[str, str]) -> Callable[[str], str]:
 
 
 # --------------------------------------------------------------------------- Rust
+
+RUST_TEST = re.compile(r"#\[\s*(?:[\w:]+::)?test\b")  # #[test], #[tokio::test]; not #[cfg(test)]
 
 
 def rust_results(text: str) -> dict[str, list[TestResult]]:
@@ -211,3 +214,21 @@ def java_test_file(test_files: Sequence[str]) -> Callable[[str, str], str]:
     by_stem = {PurePosixPath(rel).stem: rel for rel in test_files}
     first = test_files[0] if test_files else ""
     return lambda classname, _name: by_stem.get(classname.rsplit(".", 1)[-1].split("$", 1)[0], first)
+
+
+# --------------------------------------------------------------------------- which test files owe an outcome
+
+
+TEST_DECLARATIONS = {GO: GO_TEST_FUNC, JAVA: JUNIT_TEST, RUST: RUST_TEST}
+"""What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
+holds only the cases its ``*_test.go`` runs, a Java exercise's ``src/test/java`` may hold a class its tests use, a
+Rust exercise's ``tests/`` a helper module or an empty target. Such a file owes no outcome. Go's is the pattern
+that attributes each reported test to its file (`go_test_files`); a JUnit test counts under the file of its
+outermost class (`java_test_file`) and a libtest one under its target's file, which declare it. So a file owes an
+outcome exactly when one can reach it."""
+
+
+def declares_tests(language: str, source: str | None) -> bool:
+    """Whether a test file declares a test (always, where the language has no pattern or the text is unknown)."""
+    pattern = TEST_DECLARATIONS.get(language)
+    return pattern is None or source is None or pattern.search(source) is not None
