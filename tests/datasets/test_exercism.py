@@ -21,15 +21,16 @@ HOP_ROUTER = LAYOUTS / "liverepo/go/exercises/practice/unit_test_7d3e9b21_4a6c_4
 
 def test_every_nesting_is_found_below_one_folder_in_every_language() -> None:
     found = load_exercises(LAYOUTS)
-    assert [e.id for e in found.exercises] == ["hop_count", "hop_router", "ring_buffer", "route_cache", "tally_marks",
-                                               "window_median"]
+    assert [e.id for e in found.exercises] == ["hop_count", "hop_router", "ring_buffer", "route_cache", "span_merge",
+                                               "tally_marks", "vote_tally", "window_median"]
     assert found.errors == {}
     assert found.other_languages == {} and found.skipped_line() == ""
     assert {e.id: e.language_name for e in found.exercises}["ring_buffer"] == "Cpp"
-    assert {e.language_name for e in found.exercises} == {"Python", "Cpp", "Go"}
+    assert {e.language_name for e in found.exercises} == {"Python", "Cpp", "Go", "Java", "Rust"}
     # The same exercises from a folder further down, or one exercise folder by itself.
     assert [e.id for e in load_exercises(LAYOUTS / "liverepo").exercises] == ["hop_router", "ring_buffer",
-                                                                                "route_cache", "window_median"]
+                                                                                "route_cache", "span_merge",
+                                                                                "vote_tally", "window_median"]
     assert [e.id for e in load_exercises(TALLY).exercises] == ["tally_marks"]
 
 

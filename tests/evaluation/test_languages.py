@@ -18,7 +18,8 @@ from projectgen.datasets.exercism import exercise_task, load_exercise
 from projectgen.evaluation.expectations import (ReferenceEnvironmentError, expectation_key, from_reference_report,
                                                 score_report)
 from projectgen.evaluation.languages.dependencies import java_missing_packages
-from projectgen.evaluation.languages.reports import go_results, go_test_files, jest_results, junit_results, rust_results
+from projectgen.evaluation.languages.reports import (declares_tests, go_results, go_test_files, jest_results,
+                                                       junit_results, rust_results)
 from projectgen.evaluation.languages.toolchains import Toolchain, probe_toolchain
 from projectgen.evaluation.report import Outcome
 from projectgen.evaluation.runner import RunnerSettings, SandboxRunner
@@ -44,6 +45,25 @@ def test_go_events_give_leaf_tests_and_a_test_that_never_ended_is_an_error() -> 
                                                    "p/a_test.go::TestA/two": Outcome.FAILED,
                                                    "p/b_test.go::TestHang": Outcome.ERROR}
     assert "want 2" in next(t.message for t in tests if t.nodeid.endswith("two"))
+
+
+def test_a_go_parent_that_fails_after_its_subtests_passed_fails_them() -> None:
+    """`go test` fails a test whose own assertion after its `t.Run`s fails, though every subtest passed (go 1.19's
+    events below); counting leaves only, such a candidate scored all-pass and Pass@1 where `go test` says FAIL."""
+    events = [{"Action": "run", "Test": "TestAdd"}, {"Action": "run", "Test": "TestAdd/one"},
+              {"Action": "run", "Test": "TestAdd/two"}, {"Action": "cont", "Test": "TestAdd"},
+              {"Action": "output", "Test": "TestAdd", "Output": "    sum_test.go:17: want 3 calls, got 2\n"},
+              {"Action": "pass", "Test": "TestAdd/one"}, {"Action": "pass", "Test": "TestAdd/two"},
+              {"Action": "fail", "Test": "TestAdd"}, {"Action": "run", "Test": "TestSub"},
+              {"Action": "run", "Test": "TestSub/a"}, {"Action": "pass", "Test": "TestSub/a"},
+              {"Action": "pass", "Test": "TestSub"}, {"Action": "fail"}]
+    owner = go_test_files({"p/sum_test.go": "func TestAdd(t *testing.T) {\nfunc TestSub(t *testing.T) {"})
+    tests, _ = go_results("\n".join(json.dumps(e) for e in events), owner)
+    assert {t.nodeid: t.outcome for t in tests} == {"p/sum_test.go::TestAdd/one": Outcome.FAILED,
+                                                   "p/sum_test.go::TestAdd/two": Outcome.FAILED,
+                                                   "p/sum_test.go::TestSub/a": Outcome.PASSED}
+    assert all("TestAdd failed outside its subtests" in t.message and "want 3 calls" in t.message
+               for t in tests if t.outcome is Outcome.FAILED)
 
 
 def test_junit_xml_gives_each_case_and_a_mangled_report_gives_none() -> None:
@@ -78,13 +98,15 @@ def test_junit_4_tests_are_read_from_the_vintage_engines_report_beside_jupiters(
 
 
 def test_a_go_test_file_that_declares_no_test_owes_no_outcome() -> None:
-    """Go exercises keep their cases in a ``cases_test.go`` without a test function; only a file that declares a
-    test must report one (else it counts as an error), and other languages' files always must."""
-    from projectgen.evaluation.languages.session import _declares_tests
-
-    assert not _declares_tests("go", "package router\n\nvar cases = []struct{ in string }{{\"a\"}}\n")
-    assert _declares_tests("go", "package router\n\nfunc TestRoute(t *testing.T) {}\n")
-    assert _declares_tests("go", None) and _declares_tests("rust", "fn helper() {}")
+    """Go exercises keep their cases in a ``cases_test.go`` without a test function, Java and Rust ones list helpers
+    (an enum, a module) among their tests; only a file that declares a test must report one (else it counts as an
+    error), and the other languages' files always must."""
+    assert not declares_tests("go", "package router\n\nvar cases = []struct{ in string }{{\"a\"}}\n")
+    assert declares_tests("go", "package router\n\nfunc TestRoute(t *testing.T) {}\n")
+    assert not declares_tests("rust", "// placeholder\n#[cfg(test)]\nfn helper() {}")
+    assert declares_tests("rust", "#[tokio::test]\nasync fn x() {}") and declares_tests("rust", "#[test]\nfn x() {}")
+    assert not declares_tests("java", "public enum Status { OPEN }") and declares_tests("java", "@Test void x() {}")
+    assert declares_tests("go", None) and declares_tests("javascript", "const helper = 1;")
 
 
 def test_jest_and_libtest_reports() -> None:
@@ -357,3 +379,49 @@ def test_a_canary_that_passes_or_is_missing_from_an_all_pass_report_marks_the_ru
     _, tampered = without_canary(parsed(("TestA", Outcome.PASSED), ("TestB", Outcome.ERROR)), "3f9a")
     assert tampered is None  # a run that crashed before the canary ran is not a forgery
     assert without_canary(parsed(("TestA", Outcome.PASSED)), "") == (parsed(("TestA", Outcome.PASSED)), None)
+
+
+VOTE_TALLY = (Path(__file__).parents[1] / "datasets" / "exercism_layouts" / "liverepo" / "java" / "exercises"
+              / "practice" / "unit_test_6a2f8c14_9d3b_4e71_a5c0_b8e4f2d9c357" / "vote_tally")
+
+
+@pytest.mark.slow  # two javac builds and JVM starts
+def test_a_java_test_helper_class_listed_among_the_tests_owes_no_outcome(runner: SandboxRunner) -> None:
+    """LiveRepoReflection's Java exercises list classes their tests use among the test files (an enum in
+    `src/test/java`, declaring no test): each read as a test file that reported nothing, and the reference failed
+    (`distributed_tx`, unit_test_44881f17: 6/7). It is put in place and compiled with the tests, and owes nothing."""
+    toolchain = probe_toolchain("java")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    exercise = load_exercise(VOTE_TALLY)
+    task = exercise_task(exercise)
+    assert "vote_tally/src/test/java/Ballot.java" in task.suite_files("unit")
+    reference = runner.evaluate(task, exercise.candidate(exercise.reference()))
+    assert reference.collection_errors == [], reference.output_tail
+    assert (reference.status, reference.passed, reference.total) == ("passed", 3, 3)
+    assert {test.nodeid.split("::", 1)[0] for test in reference.tests} == {"vote_tally/src/test/java/VoteTallyTest.java"}
+    stub = runner.evaluate(task, exercise.candidate(exercise.stubs()))
+    assert stub.status != "passed" and stub.passed == 0
+
+
+SPAN_MERGE = (Path(__file__).parents[1] / "datasets" / "exercism_layouts" / "liverepo" / "rust" / "exercises"
+              / "practice" / "unit_test_2e9d4b7a_c1f3_4a58_96b0_d7e3a5f18c42" / "span_merge")
+
+
+def test_rust_files_listed_among_the_tests_that_are_no_test_target_owe_no_outcome(runner: SandboxRunner,
+                                                                                  tmp_path: Path) -> None:
+    """LiveRepoReflection's Rust exercises list, beside the test target, their Cargo.toml, a helper module
+    (`tests/helpers/mod.rs`, no target of its own: it was run as `cargo test --test mod`) and a target holding no
+    test (`tests/lib.rs`): the reference passes as many tests as `cargo test` does, and none of them is broken."""
+    toolchain = probe_toolchain("rust")
+    if not toolchain.ready:
+        pytest.skip(toolchain.not_ready_reason())
+    exercise = load_exercise(SPAN_MERGE)
+    task = exercise_task(exercise)
+    reference = exercise.candidate(exercise.reference())
+    count = own_runner_passed(task, reference, toolchain, runner.environments.root / "languages", tmp_path)
+    report = runner.evaluate(task, reference)
+    assert report.collection_errors == [] and report.tampered is None, report.output_tail
+    assert (report.status, report.passed, report.total) == ("passed", count, 3)
+    stub = runner.evaluate(task, exercise.candidate(exercise.stubs()))
+    assert stub.passed == 0 and [e.nodeid for e in stub.collection_errors] == ["span_merge/tests/span_merge.rs"]

@@ -22,6 +22,7 @@ from typing import Protocol
 from projectgen.evaluation.languages.dependencies import JEST_ENTRY
 from projectgen.evaluation.languages.reports import (
     RUST_FILE_MARK,
+    declares_tests,
     go_results,
     go_test_files,
     java_test_file,
@@ -139,6 +140,20 @@ class GoPlan:
         return Parsed(tests, {rel: "the package did not build" for rel in ctx.test_files} if build_failed else {})
 
 
+def rust_target(project: str, rel: str) -> str | None:
+    """The `cargo test` option that runs a test file (`project` is the crate's folder): an integration target is
+    `tests/<name>.rs` or `tests/<name>/main.rs`, a file elsewhere is in the library; another file below `tests/` (a
+    helper module the targets declare, `tests/helpers/mod.rs`) is no target: it runs in the targets that use it."""
+    inside = PurePosixPath(rel).relative_to(project) if project else PurePosixPath(rel)
+    if inside.parts[0] != "tests":
+        return "--lib"
+    if len(inside.parts) == 2:
+        return f"--test {q(inside.stem)}"
+    if len(inside.parts) == 3 and inside.name == "main.rs":
+        return f"--test {q(inside.parts[1])}"
+    return None
+
+
 class RustPlan:
     """`cargo test --offline -- --include-ignored` per test target, libtest's JSON events into the report
     (RUSTC_BOOTSTRAP lets stable libtest write JSON; CARGO_HOME is private)."""
@@ -152,8 +167,7 @@ class RustPlan:
         nothing of the crate, let a forger that reports only the files using the crate leave it out); a file of
         its own where there is none."""
         test = f'#[test]\nfn z{word}() {{\n    panic!("{word}");\n}}\n'
-        inside = len(PurePosixPath(project).parts) if project else 0
-        integration = [rel for rel in sorted(test_sources) if PurePosixPath(rel).parts[inside:inside + 1] == ("tests",)]
+        integration = [rel for rel in sorted(test_sources) if (rust_target(project, rel) or "").startswith("--test")]
         if not integration:
             return posixpath.join(project, f"tests/z{word}.rs"), test
         rel = secrets.choice(integration)
@@ -166,8 +180,9 @@ class RustPlan:
             "RUSTC_BOOTSTRAP": "1", "CARGO_TERM_COLOR": "never", "CARGO_INCREMENTAL": "0"})
         lines = [f"cd {q(ctx.project_dir)} || exit 125", f": > {q(ctx.report)}", "status=0"]
         for rel in ctx.run_files:
-            inside = PurePosixPath(rel).relative_to(ctx.project) if ctx.project else PurePosixPath(rel)
-            target = f"--test {q(inside.stem)}" if inside.parts[0] == "tests" else "--lib"
+            target = rust_target(ctx.project, rel)
+            if target is None:
+                continue
             mark = '{"type": "%s", "file": "%s"}' % (RUST_FILE_MARK, rel)
             lines += [f"printf '%s\\n' {q(mark)} >> {q(ctx.report)}",
                       f"{q(cargo)} test --offline --no-fail-fast {target} -- --include-ignored -Z unstable-options "
@@ -176,9 +191,12 @@ class RustPlan:
         return [shell_step("tests", "\n".join(lines), env, ctx.timeout)]
 
     def results(self, ctx: LanguageRun, report: str) -> Parsed:
+        """A test file that declares a test and reported none did not build; a helper module or an empty target
+        (LiveRepoReflection lists both among a Rust exercise's tests) owes nothing."""
         by_file = rust_results(report)
         tests = [test for rel in ctx.run_files for test in by_file.get(rel, [])]
-        broken = {rel: "the crate or its test target did not build" for rel in ctx.test_files if not by_file.get(rel)}
+        broken = {rel: "the crate or its test target did not build" for rel in ctx.test_files
+                  if not by_file.get(rel) and declares_tests(RUST, ctx.test_sources.get(rel))}
         return Parsed(tests, broken)
 
 

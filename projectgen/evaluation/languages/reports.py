@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import PurePosixPath
 
+from projectgen.evaluation.languages.toolchains import GO, JAVA, RUST
 from projectgen.evaluation.report import Outcome, TestResult
 
 MESSAGE_CHARS = 2000
@@ -46,7 +47,9 @@ def _message(text: str) -> str:
 
 def go_results(text: str, file_of: Callable[[str], str]) -> tuple[list[TestResult], bool]:
     """`go test -json`'s events: one result per leaf test (a test with subtests counts through them),
-    a test that started and never ended is an error; and whether the package failed to build."""
+    a test that started and never ended is an error; and whether the package failed to build. A parent that
+    failed (or never ended) while every one of its subtests passed failed outside them (an assertion after
+    its `t.Run`s): its subtests take its outcome, or `go test` would fail where every count says pass."""
     outcomes: dict[str, Outcome] = {}
     output: dict[str, list[str]] = {}
     elapsed: dict[str, float] = {}
@@ -67,10 +70,18 @@ def go_results(text: str, file_of: Callable[[str], str]) -> tuple[list[TestResul
             elapsed[name] = float(event.get("Elapsed") or 0.0)
     names = list(dict.fromkeys([*started, *outcomes]))
     leaves = [name for name in names if not any(other.startswith(name + "/") for other in names)]
-    results = [TestResult(nodeid=node_id(file_of(name), name), outcome=outcomes.get(name, Outcome.ERROR),
+    outcome = {name: outcomes.get(name, Outcome.ERROR) for name in names}
+    message = {name: _message("".join(output.get(name, []))) for name in names}
+    for parent in names:
+        below = [leaf for leaf in leaves if leaf.startswith(parent + "/")]
+        if below and outcome[parent] in (Outcome.FAILED, Outcome.ERROR) \
+                and all(outcome[leaf] is Outcome.PASSED for leaf in below):
+            for leaf in below:
+                outcome[leaf] = outcome[parent]
+                message[leaf] = f"{parent} failed outside its subtests: {message[parent]}".strip()
+    results = [TestResult(nodeid=node_id(file_of(name), name), outcome=outcome[name],
                           duration=elapsed.get(name, 0.0),
-                          message=_message("".join(output.get(name, []))) if outcomes.get(name) != Outcome.PASSED
-                          else "")
+                          message=message[name] if outcome[name] is not Outcome.PASSED else "")
                for name in leaves]
     build_failed = not names and any("[build failed]" in line or "[setup failed]" in line
                                      for line in package_output)
@@ -88,6 +99,8 @@ def go_test_files(sources: dict[str, str]) -> Callable[[str], str]:
 
 
 # --------------------------------------------------------------------------- Rust
+
+RUST_TEST = re.compile(r"#\[\s*(?:[\w:]+::)?test\b")  # #[test], #[tokio::test]; not #[cfg(test)]
 
 
 def rust_results(text: str) -> dict[str, list[TestResult]]:
@@ -190,8 +203,32 @@ def junit_results(text: str, file_of: Callable[[str, str], str]) -> list[TestRes
     return results
 
 
+JUNIT_TEST = re.compile(r"@(?:[\w.]+\.)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\b"
+                        r"|\bextends\s+(?:junit\.framework\.)?TestCase\b")
+"""What declares a JUnit test (5's annotations, 4's `@Test`, 3's `TestCase`): a file under `src/test/java` without
+one is a helper of the tests (LiveRepoReflection lists an enum its tests use among them) and reports nothing."""
+
+
 def java_test_file(test_files: Sequence[str]) -> Callable[[str, str], str]:
     """The test file of a JUnit class name: the file named like its outermost class."""
     by_stem = {PurePosixPath(rel).stem: rel for rel in test_files}
     first = test_files[0] if test_files else ""
     return lambda classname, _name: by_stem.get(classname.rsplit(".", 1)[-1].split("$", 1)[0], first)
+
+
+# --------------------------------------------------------------------------- which test files owe an outcome
+
+
+TEST_DECLARATIONS = {GO: GO_TEST_FUNC, JAVA: JUNIT_TEST, RUST: RUST_TEST}
+"""What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
+holds only the cases its ``*_test.go`` runs, a Java exercise's ``src/test/java`` may hold a class its tests use, a
+Rust exercise's ``tests/`` a helper module or an empty target. Such a file owes no outcome. Go's is the pattern
+that attributes each reported test to its file (`go_test_files`); a JUnit test counts under the file of its
+outermost class (`java_test_file`) and a libtest one under its target's file, which declare it. So a file owes an
+outcome exactly when one can reach it."""
+
+
+def declares_tests(language: str, source: str | None) -> bool:
+    """Whether a test file declares a test (always, where the language has no pattern or the text is unknown)."""
+    pattern = TEST_DECLARATIONS.get(language)
+    return pattern is None or source is None or pattern.search(source) is not None

@@ -36,7 +36,7 @@ from projectgen.evaluation.languages.dependencies import (
 from projectgen.evaluation.languages.plans import (NEXT_REPORT, PLANS, LanguagePlan, LanguageRun, Parsed, report_name,
                                                   report_names)
 from projectgen.evaluation.languages.planting import planted_names, planted_problem
-from projectgen.evaluation.languages.reports import GO_TEST_FUNC
+from projectgen.evaluation.languages.reports import declares_tests
 from projectgen.evaluation.languages.toolchains import GO, JAVA, JAVASCRIPT, RUST, Toolchain
 from projectgen.evaluation.planted_tests import Planting
 from projectgen.evaluation.protected_paths import ProtectedPaths, suite_mounts
@@ -59,10 +59,6 @@ from projectgen.evaluation.stable_output import (ENVIRONMENT, SESSION, WORKSPACE
 from projectgen.evaluation.workspace import Candidate, copy_candidate, copy_task_files
 
 REPORT_CAP = 16 * 1024**2
-TEST_DECLARATIONS = {GO: GO_TEST_FUNC}
-"""What declares a test in a test file, where a test file may declare none: a Go exercise's ``cases_test.go``
-holds only the cases its ``*_test.go`` runs. Such a file owes no outcome. Go's is the pattern that attributes
-each reported test to its file (`go_test_files`), so a file owes an outcome exactly when one can reach it."""
 REPORT_TIMEOUT = 60.0
 
 
@@ -234,9 +230,10 @@ def _report(plan: LanguagePlan, ctx: LanguageRun, task: Task, suite: SuiteName, 
             parsed = Parsed([test for test in parsed.tests if not planting.owns(test.nodeid)], parsed.broken)
         reported = {test.nodeid.split("::", 1)[0] for test in parsed.tests}
         said = without_lines_of(tested.output.text().strip(), hidden)[-3000:]
+        own = suite_sources(task, suite, plan)  # what each file declares: not the canary a Rust file may be given
         unreported = {rel: f"no test of this file reported an outcome: {_ending(tested)}\n{said}"
                       for rel in ctx.test_files if rel not in reported and rel not in parsed.broken
-                      and _declares_tests(task.language, ctx.test_sources.get(rel))}
+                      and declares_tests(task.language, own.get(rel))}
         parsed = Parsed(parsed.tests, {**{rel: f"{why}\n{said}" for rel, why in parsed.broken.items()},
                                        **unreported})
     if tampered:
@@ -267,12 +264,6 @@ def without_lines_of(text: str, names: list[str]) -> str:
             continue
         kept.append(line)
     return "\n".join(kept)
-
-
-def _declares_tests(language: str, source: str | None) -> bool:
-    """Whether a test file declares a test (always, where the language has no pattern or the text is unknown)."""
-    pattern = TEST_DECLARATIONS.get(language)
-    return pattern is None or source is None or pattern.search(source) is not None
 
 
 def without_canary(parsed: Parsed, word: str) -> tuple[Parsed, str | None]:

@@ -1,0 +1,5 @@
+public enum Ballot {
+    YES,
+    NO,
+    ABSTAIN
+}
