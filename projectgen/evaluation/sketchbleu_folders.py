@@ -9,7 +9,7 @@ every ``required_files`` entry, and ``setup_shell_script`` when it is not empty.
 on both sides, so stubs score high: on CodeProjectEval deprecated with every function body
 ``pass``, CodeS gives 91.39 on these folders, 23.37 with nothing copied and 41.29 on the
 reference's source files against the output alone. `script_folders` builds both sides as those
-folders hold them, so that the codes mode scores what ProjectGen printed.
+folders hold them, so that the codes mode scores what ProjectGen's script scored.
 
 Each copy is what the script's steps do: remove the target, create its parent folder, then
 ``cp -r`` the task's path to it. Three consequences kept here:
