@@ -22,10 +22,12 @@ Two modes, both recorded with every score (`SKETCHBLEU_MODES`):
 - ``codes`` (`sketchbleu_codes`): CodeS's own arithmetic, quirks included (an identical
   repository scores below 100, a syntax error in every file leaves its n-gram and structure
   parts almost whole, a repository of stubs whose functions match nothing keeps 25 from the
-  dataflow part). It gives the numbers ProjectGen printed when given the file set ProjectGen's
-  script scored, the whole task folder against the output with the task's tests copied in
-  (`sketchbleu_folders.script_folders`; experiments do this for DevBench and CodeProjectEval);
-  on the source files alone it gives other numbers (deprecated's stubs: 41.29, not 91.39).
+  dataflow part). Given the file set ProjectGen's script scored, the whole task folder against
+  the output with the task's tests copied in (`sketchbleu_folders.script_folders`; experiments
+  do this for DevBench and CodeProjectEval), it gives CodeS's value on those folders, the
+  computation behind ProjectGen's printed figures (their outputs are not published, so the
+  printed figures themselves cannot be recomputed); on the source files alone it gives other
+  numbers (deprecated's stubs: 41.29, not 91.39).
 
 docs/evaluation.md sets the two side by side. Choices of the repaired mode where CodeS is
 unclear or wrong, all recorded in `SketchBLEUSettings.to_dict()`:

@@ -13,10 +13,14 @@ ProjectGen's script gives the whole task folder and the output with the task's t
   its sub-directories, top-down), each stripped and ended by a newline, stacked into one text.
   ``os.walk`` lists a directory in the file system's order; here names are sorted, the one
   order a path -> text mapping can give.
+- interpreter: what ProjectGen's script computes depends on the Python that runs it; its README
+  sets up Python 3.9, and this mode reads code as 3.9 does (on Python 3.10 and 3.11 too):
 - tokens: ProjectGen's ``tokenize_code`` on the stacked text: every token's string, ENCODING
-  ("utf-8"), NL, COMMENT, DEDENT and ENDMARKER ("") included (its hard-coded type numbers
-  57-59 match no token `tokenize` emits on Python 3.8-3.11); a tokenize error keeps the tokens
-  read so far and drops the rest of the repository.
+  ("utf-8"), NL, COMMENT, DEDENT and ENDMARKER ("") included, but not ERRORTOKEN (a stray ``$``
+  or ``?``, an unclosed quote): its hard-coded type numbers 57-59 were meant for NEWLINE, INDENT
+  and DEDENT, and on Python 3.8 and 3.9 they are TYPE_IGNORE, TYPE_COMMENT (never emitted) and
+  ERRORTOKEN, which it drops (on 3.10 and 3.11 ERRORTOKEN is 60 and CodeS would keep it); a
+  tokenize error keeps the tokens read so far and drops the rest of the repository.
 - n-gram match: CodeS's ``bleu.corpus_bleu`` defaults: unigram precision only (weights
   (1, 0, 0, 0)), clipped by the reference, and a soft brevity penalty 1 / (1 + ln(r / 2c))
   that applies only when the candidate is under half the reference's length.
@@ -30,8 +34,9 @@ ProjectGen's script gives the whole task folder and the output with the task's t
   when it nests; the score is the share of the reference's expressions (with repeats) that
   occur at all among the candidate's.
 - dataflow match: functions (``def``, not ``async def``, nested ones included) from
-  `ast.parse` of the stacked text; when it fails anywhere (one file with a syntax error, a
-  ``from __future__`` import after the first file), top-level ``def`` lines with the lines
+  `ast.parse` of the stacked text with Python 3.9's grammar (``feature_version=(3, 9)``); when it
+  fails anywhere (one file with a syntax error or a ``match`` statement, a ``from __future__``
+  import after the first file), top-level ``def`` lines with the lines
   after them up to the first one not indented (a blank line ends a function; the line that
   ends one is never a ``def`` itself). Each pair scores CodeBLEU's dataflow match (0 when
   the reference function has no dataflow), pairs are chosen by the Hungarian method, the sum
@@ -40,7 +45,9 @@ ProjectGen's script gives the whole task folder and the output with the task's t
 - total: 100 x (ngram + weighted + structure + (dataflow or 1)) / 4, so a dataflow of exactly
   0 counts as 1.
 
-What cannot be the same: the grammar is the pinned tree-sitter-python (CodeS built 0.20.4),
+What cannot be the same: on Python 3.12 and later `tokenize` splits f-strings into parts, so the
+n-gram parts are not ProjectGen's there (CodeS's own tokens change with the interpreter too); the
+grammar is the pinned tree-sitter-python (CodeS built 0.20.4),
 and codebleu orders a variable's merged dataflow sources through sets of names, so CodeS's
 own value moves with PYTHONHASHSEED (with that order kept, 61 of the 90 ordered pairs of
 DevBench references took 2 to 19 values under seeds 0-29). A figure may not depend on the process, so this mode
@@ -78,18 +85,22 @@ from projectgen.repository.syntax import retry_spurious
 CODES_CHOICES: dict[str, str] = {
     "source": "CodeS calc_repobleu (NL2Code/CodeS, as ProjectGen's calc_sketchbleu.py calls it)",
     "files": ".py files in os.walk order (names sorted per directory), stripped, stacked",
-    "tokenizer": "ProjectGen tokenize_code on the stacked text (every token string; stops at an error)",
+    "tokenizer": "ProjectGen tokenize_code on the stacked text as on Python 3.9, its README's interpreter (every "
+                 "token string but ERRORTOKEN; stops at an error)",
     "ngram_match": "unigram precision, soft brevity penalty 1/(1+ln(r/2c))",
     "weighted_ngram_match": "unigram precision weighted by the candidate's tokens (keyword 1, other 0.2)",
     "structure_match": "Root/Directory/File tree, files repeated 2^depth, first statement dropped, C comments, "
                        "membership",
-    "dataflow_match": "ast.parse of the stacked text or top-level def lines; Hungarian pairs / min count x "
-                      "count penalty; NaN without functions; 0 counts as 1",
+    "dataflow_match": "ast.parse of the stacked text (Python 3.9 grammar) or top-level def lines; Hungarian "
+                      "pairs / min count x count penalty; NaN without functions; 0 counts as 1",
     "dataflow_source_order": "merged dataflow sources in the order their names occur in the function "
                              "(CodeS: codebleu's set order, which moves with PYTHONHASHSEED)",
     "departures": "pinned tree-sitter-python grammar (CodeS: 0.20.4); merged dataflow sources in source order, "
-                  "not hash order",
+                  "not hash order; files in name order, not the disk's; f-strings split on Python 3.12+",
 }
+
+# The interpreter ProjectGen's README sets up, whose tokenize and ast its script's figures come from.
+PROJECTGEN_PYTHON = (3, 9)
 
 # CodeS keeps an expression only when it nests: "(a (b))", not "(a)".
 _NESTED = re.compile(r"\(.*\(.*\).*\)")
@@ -141,11 +152,13 @@ def stacked_source(repository: Mapping[str, str]) -> str:
 
 
 def stacked_tokens(source: str) -> list[str]:
-    """ProjectGen's ``tokenize_code``: every token's string, up to the first tokenize error."""
+    """ProjectGen's ``tokenize_code`` as it runs on Python 3.9: every token's string but ERRORTOKEN's (its
+    type 59 there), up to the first tokenize error."""
     tokens: list[str] = []
     try:
         for token in tokenize.tokenize(BytesIO(source.encode("utf-8")).readline):
-            tokens.append(token.string)
+            if token.type != tokenize.ERRORTOKEN:
+                tokens.append(token.string)
     except Exception:  # noqa: BLE001 - tokenize_code's bare except: keep what was read
         pass
     return tokens
@@ -237,11 +250,11 @@ def membership_match(reference: Counter[str], candidate: Counter[str]) -> float:
 
 
 def extract_functions(source: str) -> list[str]:
-    """CodeS's `extract_functions` of the stacked text (see the module docstring)."""
+    """CodeS's `extract_functions` of the stacked text, parsed as Python 3.9 parses it (see the module docstring)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = retry_spurious(lambda: ast.parse(source))
+            tree = retry_spurious(lambda: ast.parse(source, feature_version=PROJECTGEN_PYTHON))
     except Exception:  # noqa: BLE001 - CodeS's bare except: any parse failure takes the fallback
         return def_line_functions(source)
     return source_segments(source, [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)])

@@ -9,7 +9,7 @@ every ``required_files`` entry, and ``setup_shell_script`` when it is not empty.
 on both sides, so stubs score high: on CodeProjectEval deprecated with every function body
 ``pass``, CodeS gives 91.39 on these folders, 23.37 with nothing copied and 41.29 on the
 reference's source files against the output alone. `script_folders` builds both sides as those
-folders hold them, so that the codes mode scores what ProjectGen printed.
+folders hold them, so that the codes mode scores what ProjectGen's script scored.
 
 Each copy is what the script's steps do: remove the target, create its parent folder, then
 ``cp -r`` the task's path to it. Three consequences kept here:
@@ -20,8 +20,9 @@ Each copy is what the script's steps do: remove the target, create its parent fo
   ``templates/`` folder is left when the output had none;
 - a path the task does not ship (portalocker's ``pyproject``): nothing is copied.
 
-A folder becomes a path -> text mapping (`folder_files`): a ``.py`` file's text (read as UTF-8,
-undecodable bytes replaced: CodeS would stop with an error), ``""`` for any other file (codes
+A folder becomes a path -> text mapping (`folder_files`): a ``.py`` file's text (read as UTF-8 in text
+mode, as CodeS opens it: ``\r\n`` and ``\r`` become ``\n``; undecodable bytes replaced: CodeS would stop
+with an error), ``""`` for any other file (codes
 mode reads only ``.py`` files; their paths give its structure tree its directories), and
 ``"dir/"`` for a folder without files, which CodeS's tree counts as a directory too. Symbolic
 links are not followed.
@@ -134,8 +135,10 @@ def folder_files(root: Path) -> dict[str, str]:
 
 
 def _file_text(path: Path) -> str:
-    """A ``.py`` file's text (undecodable bytes replaced); ``""`` for any other file, whose path is all that counts."""
-    return path.read_bytes().decode("utf-8", errors="replace") if path.name.endswith(".py") else ""
+    """A ``.py`` file's text as CodeS's ``open(file, "r", encoding="utf-8")`` reads it: universal newlines, so a
+    CRLF file gives the same tokens as its LF copy (undecodable bytes replaced); ``""`` for any other file, whose
+    path is all that counts."""
+    return path.read_text(encoding="utf-8", errors="replace") if path.name.endswith(".py") else ""
 
 
 def copied_into(candidate: dict[str, str], task_root: Path, entry: str) -> dict[str, str]:

@@ -138,11 +138,11 @@ class PairResult(BaseModel):
                                      "output against the reference (ProjectGen Tables 4 and 6); None without a "
                                      "reference or the extra")
     sketchbleu_codes: float | None = Field(default=None, description="SketchBLEU (0-100), mode 'codes' (CodeS's "
-                                           "arithmetic on the file set `sketchbleu_codes_files` names, what the "
-                                           "paper printed on DevBench and CodeProjectEval, with merged dataflow "
-                                           "sources in source order where CodeS's follow the hash seed); None also "
-                                           "when CodeS's value is undefined (a side without functions); absent "
-                                           "in older results")
+                                           "arithmetic on the file set `sketchbleu_codes_files` names, on DevBench "
+                                           "and CodeProjectEval what ProjectGen's script computed, with merged "
+                                           "dataflow sources in source order where CodeS's follow the hash seed); "
+                                           "None also when CodeS's value is undefined (a side without functions); "
+                                           "absent in older results")
     sketchbleu_codes_files: str | None = Field(default=None, description="what `sketchbleu_codes` compared: "
                                                "'projectgen-script' (DevBench, CodeProjectEval: the folders "
                                                "ProjectGen's calc_sketchbleu.py scores, the whole task folder against "
@@ -407,7 +407,7 @@ def final_sketchbleu(run_dir: Path, task: Task, log: RunLog | None = None) -> di
     The repaired mode, projectgen's own, compares the reference's source files with the output
     repository. The codes mode compares the file set ProjectGen's script scored where there is one
     (`sketchbleu_folders.codes_files`: on DevBench and CodeProjectEval the whole task folder against the
-    output with the task's tests copied in), so it is the figure the paper printed. A figure is None when
+    output with the task's tests copied in), so it is the figure ProjectGen's script computes. A figure is None when
     there is no reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is
     undefined (a side without functions). The run log's score when its run recorded one, else computed here
     (`output_scorers.SketchBLEU`)."""

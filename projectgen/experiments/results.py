@@ -133,7 +133,8 @@ class FinalFigures(BaseModel):
     sketchbleu: float | None = Field(default=None, description="ProjectGen Tables 4/6's AVG: the unweighted mean "
                                      "SketchBLEU, mode 'repaired', over the tasks that have one")
     sketchbleu_codes: float | None = Field(default=None, description="the same AVG of SketchBLEU in mode 'codes' "
-                                           "(CodeS's arithmetic, what the paper printed)")
+                                           "(CodeS's arithmetic on the file sets sketchbleu_codes_files names, "
+                                           "as ProjectGen's script computed its figures)")
     sketchbleu_codes_files: list[str] = Field(default_factory=list, description="what the tasks' codes figures "
                                               "compared: 'projectgen-script', 'reference-sources' (PairResult."
                                               "sketchbleu_codes_files); empty in older results")

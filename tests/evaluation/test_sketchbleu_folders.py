@@ -11,9 +11,13 @@ tokenizer=tokenize_code)``), on the dataset task folder and an output folder int
 task's reference repository, or the same with every function body ``pass`` (`with_pass_bodies`), as a run
 writes it. The tasks cover each way a copy lands: lice's ``templates/*`` (a glob nothing expands),
 portalocker's list of examples naming ``pyproject`` (absent from the task), cookiecutter's ``tests/`` (copied
-into the folder: ``tests/tests``). tree-sitter came from tree-sitter-python 0.21.0, ``os.walk`` listed names sorted, CodeS's
+into the folder: ``tests/tests``), and ArXiv_digest's files with CRLF line ends (CodeS opens files in text
+mode: universal newlines). tree-sitter came from tree-sitter-python 0.21.0, ``os.walk`` listed names sorted, CodeS's
 ``get_data_flow`` and comment stripper were memoised (pure functions); PYTHONHASHSEED 0, 1 and 7 gave the
-same values. None of CodeS's or ProjectGen's code is in this repository.
+same values. Checked again (issue 37) with CodeS's own parser, tree-sitter 0.20.4 and the tree-sitter-python
+0.20.4 grammar CodeS ships, built with ``Language.build_library`` as its setup.py does, ``os.walk`` in the
+disk's order, ``calc_passrate.py`` run unchanged (``pip`` a no-op): the same values; the ArXiv_digest pairs
+were computed that way (seeds 0-3 agree). None of CodeS's or ProjectGen's code is in this repository.
 """
 from __future__ import annotations
 
@@ -41,6 +45,9 @@ from test_support import with_pass_bodies
 
 # (task, output) -> CodeS's (total, ngram, weighted ngram, structure, dataflow) on the script's folders
 CODES_ON_SCRIPT_FOLDERS = {
+    ("DevBench/ArXiv_digest", "reference"): (97.16757927427264, 1.0, 1.0, 0.940274599542334, 0.9464285714285714),
+    ("DevBench/ArXiv_digest", "stubs"): (92.23583371904611, 0.9971446700507615, 0.9906307129798902,
+                                         0.8759725400457666, 0.8256854256854258),
     ("DevBench/lice", "reference"): (99.13509060955519, 1.0, 1.0, 0.9654036243822076, 1.0),
     ("DevBench/lice", "stubs"): (88.20088295210627, 0.9666299963329666, 0.9599999999999985, 0.8665568369028006,
                                  0.7348484848484848),
@@ -166,6 +173,17 @@ def test_copies_land_where_cp_puts_them(tmp_path) -> None:
     assert candidate == {"docs/requirements.txt": "", "empty_fixtures/": "", "pkg/core.py": "x = 1\n",
                          "setup_shell_script.sh": "", "templates/": "", "tests/tests/test_b.py": "b = 1\n",
                          "unit_tests/data/x.txt": "", "unit_tests/test_a.py": "def test_a():\n    pass\n"}
+
+
+def test_a_crlf_file_reads_as_codes_opens_it(tmp_path) -> None:
+    """CodeS opens every file in text mode, so CRLF and lone CR line ends read as LF; kept, they would be
+    tokens of their own ("\\r\\n") that the output's LF copy of the same file does not have."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_bytes(b"def f(a):\r\n    return a\r\nx = 1\ry = 2\n")
+    with open(tmp_path / "pkg" / "m.py", encoding="utf-8") as file:  # how CodeS's stack_source_code reads it
+        as_codes_reads = file.read()
+    assert folder_files(tmp_path) == {"pkg/m.py": as_codes_reads}
+    assert as_codes_reads == "def f(a):\n    return a\nx = 1\ny = 2\n"
 
 
 def test_an_empty_folder_is_a_directory_of_codes_tree() -> None:
