@@ -76,6 +76,8 @@ class Environment(BaseModel):
     interpreter: str = ""  # the Python the venv was built on
     requirements: list[str]
     unsatisfied: list[str] = Field(default_factory=list)
+    relaxed: dict[str, str] = Field(default_factory=dict, description="requirement as listed -> the pin installed "
+                                    "instead, the nearest that installs on this Python (`EnvSpec.nearest_pins`)")
     plugins: list[dict[str, str]] = Field(default_factory=list)
     installer: str
     builder_version: int = BUILDER_VERSION
@@ -99,6 +101,9 @@ class Environment(BaseModel):
         return sorted(
             {p["module"] for p in self.plugins if _canonical(p["dist"]) not in NON_FIXTURE_PLUGINS and p["dist"]}
         )
+
+
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^;\s]+)\s*(;.*)?$")
 
 
 def _last_line(log_file: Path) -> str:
@@ -222,6 +227,21 @@ class EnvironmentCache:
             return self._run([*command, *bounds, *requirements], log_file)
         return self._run([str(python), "-m", "pip", "install", "--quiet", *bounds, *requirements], log_file)
 
+    def _nearest_pin(self, python: Path, requirement: str, log_file: Path, constraints: Path | None) -> str | None:
+        """Install the version nearest to `requirement`'s `==` pin that installs here: the lowest above it, else
+        the highest below it (pip, without uv's lowest resolution: the newest); the pin installed, or None."""
+        match = _PIN.match(requirement)
+        assert match is not None
+        name, version, marker = match.group(1), match.group(2), match.group(3) or ""
+        above = [f"{name}>{version}{marker}"]
+        tries = [["--resolution", "lowest-direct", *above]] if self.uv else [above]
+        for arguments in [*tries, [f"{name}<{version}{marker}"]]:
+            if self._install(python, arguments, log_file, constraints):
+                done = subprocess.run([str(python), "-c", f"from importlib.metadata import version; "
+                                       f"print(version({name!r}))"], capture_output=True, text=True)
+                return f"{name}=={done.stdout.strip()}" if done.returncode == 0 else f"{name} (version unread)"
+        return None
+
     def _build(self, spec: EnvSpec) -> Environment:
         path = self.path_for(spec)
         if path.exists():
@@ -253,6 +273,12 @@ class EnvironmentCache:
         if not self._install(python, requirements, log_file, constraints):
             self.log("the requirements do not install together; installing them one by one")
             unsatisfied = [r for r in requirements if not self._install(python, [r], log_file, constraints)]
+        relaxed: dict[str, str] = {}
+        if spec.nearest_pins:
+            for requirement in [r for r in unsatisfied if _PIN.match(r)]:
+                if instead := self._nearest_pin(python, requirement, log_file, constraints):
+                    relaxed[requirement] = instead
+                    unsatisfied.remove(requirement)
         if not self._run([str(python), "-c", "import pytest"], log_file):
             if not self._install(python, ["--upgrade", "pytest"], log_file, None):
                 raise EnvironmentBuildError(f"pytest could not be installed (log: {log_file})")
@@ -266,7 +292,7 @@ class EnvironmentCache:
         env = Environment(
             key=spec.cache_key(), path=path, python_version=version, python_requested=spec.python,
             interpreter=interpreter, requirements=list(spec.requirements), unsatisfied=unsatisfied,
-            plugins=plugins, installer=installer,
+            relaxed=relaxed, plugins=plugins, installer=installer,
         )
         (path / "projectgen-env.json").write_text(env.model_dump_json(indent=2), encoding="utf-8")
         return env

@@ -1,0 +1,95 @@
+"""An NL2Repo-Bench task gets the packages its start.md lists as its image's (texts written here in the
+benchmark's two spellings: `pip list` columns and requirement lines)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from projectgen.datasets.loaders import load_task
+from projectgen.datasets.nl2repo_environment import listed_environment
+
+PIP_LIST = """## Introduction
+Please create a Python project named Tabkit to implement tables.
+
+```python
+import numpy  # an example, not the environment
+```
+
+## Environment Configuration
+
+### Python Version
+
+The Python version used in the current project is: Python 3.10.11
+
+### Core Dependency Library Versions
+
+```Plain
+iniconfig          2.1.0
+numpy              1.21.0
+Pygments           2.19.2
+pytest             8.4.1
+tabkit             0.3.0
+Typing_Extensions  4.14.1
+setuptools         65.5.1
+```
+
+## Tabkit Project Architecture
+
+```Plain
+pandas   2.0.0
+```
+"""
+
+REQUIREMENT_LINES = """## Environment Configuration、
+
+### Core Dependency Library Versions
+
+```python
+python-tabkit>=25.0.0          # The main library
+# Testing frameworks
+pytest==8.4.0                  # Unit testing framework
+coverage[toml]>=6.5            # Test coverage
+tomli; python_version < '3.11'
+- requests
+Linux (Ubuntu 18.04+)
+python >= 3.7
+```
+"""
+
+
+def test_pip_list_rows_become_pins_without_the_own_project_or_provided_tools() -> None:
+    listed = listed_environment("tabkit", PIP_LIST)
+    assert listed.requirements == ("iniconfig==2.1.0", "numpy==1.21.0", "Pygments==2.19.2",
+                                   "Typing_Extensions==4.14.1")
+    assert listed.left_out == ("'pytest             8.4.1': provided by projectgen's test environment",
+                               "'tabkit             0.3.0': the task's own project",
+                               "'setuptools         65.5.1': provided by projectgen's test environment")
+
+
+def test_requirement_lines_keep_bounds_extras_and_markers_and_name_what_they_skip() -> None:
+    listed = listed_environment("tabkit", REQUIREMENT_LINES)
+    # python-tabkit is the project itself, under the name PyPI knows it by
+    assert listed.requirements == ("coverage[toml]>=6.5", "tomli; python_version < '3.11'", "requests")
+    assert listed.left_out == ("'python-tabkit>=25.0.0': the task's own project",
+                               "'pytest==8.4.0': provided by projectgen's test environment",
+                               "'Linux (Ubuntu 18.04+)': not a requirement",
+                               "'python >= 3.7': the interpreter, not a package")
+
+
+def test_a_document_without_an_environment_section_lists_nothing() -> None:
+    listed = listed_environment("tabkit", "## Introduction\n```\nnumpy 1.0\n```\n")
+    assert (listed.requirements, listed.left_out) == ((), ())
+
+
+def test_a_loaded_task_carries_its_listed_environment(tmp_path: Path) -> None:
+    folder = tmp_path / "tabkit"
+    folder.mkdir()
+    (folder / "start.md").write_text(PIP_LIST, encoding="utf-8")
+    (folder / "test_case_count.txt").write_text("4\n", encoding="utf-8")
+    (folder / "test_commands.json").write_text(json.dumps(["pip install -e .", "pytest tests"]), encoding="utf-8")
+    (folder / "test_files.json").write_text(json.dumps(["tests"]), encoding="utf-8")
+    task = load_task(folder)
+    assert task.env.requirements == ("iniconfig==2.1.0", "numpy==1.21.0", "Pygments==2.19.2",
+                                     "Typing_Extensions==4.14.1")
+    assert (task.env.install, task.env.nearest_pins) == ("editable", True)
+    assert "'tabkit             0.3.0': the task's own project" in task.env.listed_left_out
