@@ -19,7 +19,7 @@ from types import MappingProxyType
 # What every environment projectgen builds for a task with an install step has (environments.BUILD_TOOLS, pytest):
 # their listed pins are the image's, not the task's, and would fight the runner's own.
 PROVIDED_TOOLS = frozenset({"pytest", "pip", "setuptools", "wheel"})
-# Task folders whose project PyPI knows by a name no rule derives (checked over the benchmark's 104 tasks).
+# Task folders whose project PyPI knows by a name no rule derives (checked over the benchmark's 102 tasks).
 OWN_DISTRIBUTIONS = MappingProxyType({"paillier": "phe"})
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")

@@ -237,10 +237,15 @@ class EnvironmentCache:
         tries = [["--resolution", "lowest-direct", *above]] if self.uv else [above]
         for arguments in [*tries, [f"{name}<{version}{marker}"]]:
             if self._install(python, arguments, log_file, constraints):
-                done = subprocess.run([str(python), "-c", f"from importlib.metadata import version; "
-                                       f"print(version({name!r}))"], capture_output=True, text=True)
-                return f"{name}=={done.stdout.strip()}" if done.returncode == 0 else f"{name} (version unread)"
+                installed = self._installed_version(python, name)
+                return f"{name}=={installed}" if installed else f"{name} (version unread)"
         return None
+
+    def _installed_version(self, python: Path, name: str) -> str | None:
+        """The version of distribution `name` in the environment of `python`, None when it cannot be read."""
+        done = subprocess.run([str(python), "-c", f"from importlib.metadata import version; print(version({name!r}))"],
+                              capture_output=True, text=True)
+        return done.stdout.strip() or None if done.returncode == 0 else None
 
     def _build(self, spec: EnvSpec) -> Environment:
         path = self.path_for(spec)

@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from projectgen.datasets.assets import TaskAssets
 from projectgen.datasets.loaders import load_task
 from projectgen.datasets.nl2repo_environment import listed_environment
+from projectgen.datasets.task import EnvSpec
+from projectgen.evaluation.assets import PreparedAssets, environment_notes
+from projectgen.evaluation.environments import EnvironmentCache
+from test_support import make_task
 
 PIP_LIST = """## Introduction
 Please create a Python project named Tabkit to implement tables.
@@ -93,3 +98,46 @@ def test_a_loaded_task_carries_its_listed_environment(tmp_path: Path) -> None:
                                      "Typing_Extensions==4.14.1")
     assert (task.env.install, task.env.nearest_pins) == ("editable", True)
     assert "'tabkit             0.3.0': the task's own project" in task.env.listed_left_out
+
+
+class FakeRegistry(EnvironmentCache):
+    """An environment cache whose installer knows a few versions of `numpy` (installable here: 1.23.0 and
+    1.26.4) instead of asking a registry: what the pin relaxation asks for, and what it records."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, use_uv=True)
+        self.uv = "uv"
+        self.asked: list[list[str]] = []
+
+    def _install(self, python: Path, requirements: list[str], log_file: Path, constraints: Path | None) -> bool:
+        self.asked.append(list(requirements))
+        wanted = [r for r in requirements if not r.startswith("--") and r != "lowest-direct"]
+        if wanted == ["numpy>1.21.0"] or wanted == ["numpy<1.27.9"]:
+            self.installed = "1.23.0" if wanted == ["numpy>1.21.0"] else "1.26.4"
+            return True
+        return False
+
+    def _installed_version(self, python: Path, name: str) -> str | None:
+        return self.installed
+
+
+def test_a_pin_that_does_not_install_here_is_relaxed_to_the_nearest_version_that_does(tmp_path: Path) -> None:
+    registry = FakeRegistry(tmp_path)
+    log = tmp_path / "build.log"
+    # the lowest version above the pin first (uv's lowest resolution), else the highest below it
+    assert registry._nearest_pin(Path("python"), "numpy==1.21.0", log, None) == "numpy==1.23.0"
+    assert registry.asked == [["--resolution", "lowest-direct", "numpy>1.21.0"]]
+    assert registry._nearest_pin(Path("python"), "numpy==1.27.9", log, None) == "numpy==1.26.4"
+    assert registry._nearest_pin(Path("python"), "nosuchpkg==1.0", log, None) is None
+
+
+def test_a_listed_package_not_to_be_had_makes_the_task_environment_incomplete(tmp_path: Path) -> None:
+    task = make_task(tmp_path / "task", {"test_ok.py": "def test_ok(): pass\n"})
+    listed = task.model_copy(update={"env": EnvSpec(requirements=("numpy==1.21.0", "gmpy2==2.2.1"),
+                                                    nearest_pins=True)})
+    assert environment_notes(listed, TaskAssets(), PreparedAssets(), unsatisfied=["gmpy2==2.2.1"]) == [
+        "environment incomplete: package not installed: gmpy2==2.2.1 (listed in the benchmark's environment; no "
+        "version of it installs on this Python: the environment build's log says why)"]
+    # a task whose requirements are not a benchmark's listed environment keeps the old rule: recorded, not named
+    plain = task.model_copy(update={"env": EnvSpec(requirements=("gmpy2==2.2.1",))})
+    assert environment_notes(plain, TaskAssets(), PreparedAssets(), unsatisfied=["gmpy2==2.2.1"]) == []
