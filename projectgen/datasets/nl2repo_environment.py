@@ -91,7 +91,7 @@ def listed_environment(task_id: str, document: str) -> ListedEnvironment:
     """The requirements `document` (a start.md) lists as its environment, its own project and the provided tools
     left out, each line it leaves out named with its reason."""
     own = own_project_names(task_id, document)
-    requirements: list[str] = []
+    requirements: dict[str, str] = {}  # canonical name -> requirement, in listed order
     left_out: list[str] = []
     for raw in environment_section(document):
         line = re.split(r"\s#", raw, maxsplit=1)[0].strip().removeprefix("- ").strip()
@@ -101,18 +101,37 @@ def listed_environment(task_id: str, document: str) -> ListedEnvironment:
         if requirement is None:
             left_out.append(f"{line!r}: not a requirement")
             continue
-        name = canonical_name(_REQUIREMENT.match(requirement).group(1))  # type: ignore[union-attr]
+        name = canonical_name(_parts(requirement)[0])
         if name == "python":
             left_out.append(f"{line!r}: the interpreter, not a package")
         elif name in own:
             left_out.append(f"{line!r}: the task's own project")
         elif name in PROVIDED_TOOLS:
             left_out.append(f"{line!r}: provided by projectgen's test environment")
-        elif any(canonical_name(_REQUIREMENT.match(r).group(1)) == name for r in requirements):  # type: ignore[union-attr]
-            left_out.append(f"{line!r}: listed twice")
+        elif name in requirements:
+            merged = _with_extras(requirements[name], _parts(requirement)[1])
+            left_out.append(f"{line!r}: listed twice" + (f", its extras added: {merged}"
+                                                          if merged != requirements[name] else ""))
+            requirements[name] = merged
         else:
-            requirements.append(requirement)
-    return ListedEnvironment(tuple(requirements), tuple(left_out))
+            requirements[name] = requirement
+    return ListedEnvironment(tuple(requirements.values()), tuple(left_out))
+
+
+def _parts(requirement: str) -> tuple[str, set[str]]:
+    """A requirement's distribution name and its extras."""
+    match = _REQUIREMENT.match(requirement)
+    assert match is not None  # only requirements `_requirement` made are asked
+    return match.group(1), {e.strip() for e in (match.group(2) or "[]")[1:-1].split(",") if e.strip()}
+
+
+def _with_extras(requirement: str, extras: set[str]) -> str:
+    """`requirement` with `extras` added to its own (a package listed again for another extra)."""
+    name, own = _parts(requirement)
+    if extras <= own:
+        return requirement
+    rest = re.sub(r"^\s*\[[^\]]*\]", "", requirement[len(name):])
+    return f"{name}[{','.join(sorted(own | extras))}]{rest}"
 
 
 def _requirement(line: str) -> str | None:
