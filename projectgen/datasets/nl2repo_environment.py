@@ -95,6 +95,8 @@ def listed_environment(task_id: str, document: str) -> ListedEnvironment:
     left_out: list[str] = []
     for raw in environment_section(document):
         line = re.split(r"\s#", raw, maxsplit=1)[0].strip().removeprefix("- ").strip()
+        # some documents space out names and wildcards ("pre - commit == 4.1. *")
+        line = re.sub(r"\.\s+\*", ".*", re.sub(r"(?<=[A-Za-z0-9]) - (?=[A-Za-z0-9])", "-", line))
         if not line or line.startswith("#"):
             continue
         requirement = _requirement(line)

@@ -103,7 +103,7 @@ class Environment(BaseModel):
         )
 
 
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^;\s]+)\s*(;.*)?$")
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9A-Za-z.!+_-]+)\s*(;.*)?$")  # an exact pin, no wildcard
 
 
 def _last_line(log_file: Path) -> str:

@@ -57,6 +57,7 @@ coverage[toml]>=6.5            # Test coverage
 coverage[yaml]>=6.5            # the same package again, for another extra
 tomli; python_version < '3.11'
 - requests
+pre - commit == 4.1. *
 Linux (Ubuntu 18.04+)
 python >= 3.7
 ```
@@ -75,7 +76,8 @@ def test_pip_list_rows_become_pins_without_the_own_project_or_provided_tools() -
 def test_requirement_lines_keep_bounds_extras_and_markers_and_name_what_they_skip() -> None:
     listed = listed_environment("tabkit", REQUIREMENT_LINES)
     # python-tabkit is the project itself, under the name PyPI knows it by
-    assert listed.requirements == ("coverage[toml,yaml]>=6.5", "tomli; python_version < '3.11'", "requests")
+    assert listed.requirements == ("coverage[toml,yaml]>=6.5", "tomli; python_version < '3.11'", "requests",
+                                   "pre-commit==4.1.*")
     assert listed.left_out == ("'python-tabkit>=25.0.0': the task's own project",
                                "'pytest==8.4.0': provided by projectgen's test environment",
                                "'coverage[yaml]>=6.5': listed twice, its extras added: coverage[toml,yaml]>=6.5",
