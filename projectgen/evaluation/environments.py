@@ -8,7 +8,9 @@ available (the `uv` wheel ships its binary) and with pip otherwise. When the
 whole requirements set does not install (an ancient pin, a wheel that does not
 exist for this Python), each requirement is tried on its own and the ones that
 failed are recorded, so the tests can still run and the report says what is
-missing.
+missing. A benchmark's listed environment (`EnvSpec.nearest_pins`: NL2Repo-Bench's start.md, written
+for the task's image and its Python) gets, for each `==` pin that does not install here, the nearest version
+that does, recorded as `relaxed`.
 
 A pinned Python (`EnvSpec.python`) is looked for as `interpreters.find_python`
 says, each candidate run to check it works and has that version; when none
@@ -245,7 +247,7 @@ class EnvironmentCache:
         """The version of distribution `name` in the environment of `python`, None when it cannot be read."""
         done = subprocess.run([str(python), "-c", f"from importlib.metadata import version; print(version({name!r}))"],
                               capture_output=True, text=True)
-        return done.stdout.strip() or None if done.returncode == 0 else None
+        return (done.stdout.strip() or None) if done.returncode == 0 else None
 
     def _build(self, spec: EnvSpec) -> Environment:
         path = self.path_for(spec)
