@@ -230,14 +230,19 @@ class EnvironmentCache:
         return self._run([str(python), "-m", "pip", "install", "--quiet", *bounds, *requirements], log_file)
 
     def _nearest_pin(self, python: Path, requirement: str, log_file: Path, constraints: Path | None) -> str | None:
-        """Install the version nearest to `requirement`'s `==` pin that installs here: the lowest above it, else
-        the highest below it (pip, without uv's lowest resolution: the newest); the pin installed, or None."""
+        """Install the version nearest to `requirement`'s `==` pin that installs here: of the versions with a wheel
+        for this Python, the lowest above the pin, else the highest below it; else (a package with no wheel at
+        all) the lowest above it built from source. uv re-resolves the package even when a requirement installed
+        one by one already brought a version in; pip, without uv's lowest resolution, takes the newest above.
+        Returns the pin installed, or None."""
         match = _PIN.match(requirement)
-        assert match is not None
+        assert match is not None  # only exact pins are relaxed
         name, version, marker = match.group(1), match.group(2), match.group(3) or ""
-        above = [f"{name}>{version}{marker}"]
-        tries = [["--resolution", "lowest-direct", *above]] if self.uv else [above]
-        for arguments in [*tries, [f"{name}<{version}{marker}"]]:
+        above, below = f"{name}>{version}{marker}", f"{name}<{version}{marker}"
+        lowest = ["--reinstall-package", name, "--resolution", "lowest-direct"] if self.uv else []
+        fresh = ["--reinstall-package", name] if self.uv else []
+        wheels = ["--only-binary", name]
+        for arguments in ([*lowest, *wheels, above], [*fresh, *wheels, below], [*lowest, above]):
             if self._install(python, arguments, log_file, constraints):
                 installed = self._installed_version(python, name)
                 return f"{name}=={installed}" if installed else f"{name} (version unread)"

@@ -105,21 +105,23 @@ def test_a_loaded_task_carries_its_listed_environment(tmp_path: Path) -> None:
 
 
 class FakeRegistry(EnvironmentCache):
-    """An environment cache whose installer knows a few versions of `numpy` (installable here: 1.23.0 and
-    1.26.4) instead of asking a registry: what the pin relaxation asks for, and what it records."""
+    """An environment cache whose installer knows `numpy` 1.23.0 and 1.26.4 as wheels for this Python and
+    `oldpkg` 2.0 as a source distribution only, instead of asking a registry: what the pin relaxation asks
+    for, and what it records."""
+
+    WHEELS = {"numpy>1.21.0": "1.23.0", "numpy<1.27.9": "1.26.4"}
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, use_uv=True)
         self.uv = "uv"
         self.asked: list[list[str]] = []
+        self.installed: str | None = None
 
     def _install(self, python: Path, requirements: list[str], log_file: Path, constraints: Path | None) -> bool:
         self.asked.append(list(requirements))
-        wanted = [r for r in requirements if not r.startswith("--") and r != "lowest-direct"]
-        if wanted == ["numpy>1.21.0"] or wanted == ["numpy<1.27.9"]:
-            self.installed = "1.23.0" if wanted == ["numpy>1.21.0"] else "1.26.4"
-            return True
-        return False
+        wanted, wheels_only = requirements[-1], "--only-binary" in requirements
+        self.installed = self.WHEELS.get(wanted) or ("2.0" if wanted == "oldpkg>1.0" and not wheels_only else None)
+        return self.installed is not None
 
     def _installed_version(self, python: Path, name: str) -> str | None:
         return self.installed
@@ -128,10 +130,14 @@ class FakeRegistry(EnvironmentCache):
 def test_a_pin_that_does_not_install_here_is_relaxed_to_the_nearest_version_that_does(tmp_path: Path) -> None:
     registry = FakeRegistry(tmp_path)
     log = tmp_path / "build.log"
-    # the lowest version above the pin first (uv's lowest resolution), else the highest below it
+    # of the versions with a wheel here, the lowest above the pin first, re-resolved even when one is installed
     assert registry._nearest_pin(Path("python"), "numpy==1.21.0", log, None) == "numpy==1.23.0"
-    assert registry.asked == [["--resolution", "lowest-direct", "numpy>1.21.0"]]
+    assert registry.asked == [["--reinstall-package", "numpy", "--resolution", "lowest-direct",
+                               "--only-binary", "numpy", "numpy>1.21.0"]]
+    # else the highest below it
     assert registry._nearest_pin(Path("python"), "numpy==1.27.9", log, None) == "numpy==1.26.4"
+    # a package without wheels: the lowest version above the pin, built
+    assert registry._nearest_pin(Path("python"), "oldpkg==1.0", log, None) == "oldpkg==2.0"
     assert registry._nearest_pin(Path("python"), "nosuchpkg==1.0", log, None) is None
 
 
