@@ -20,6 +20,7 @@ import csv
 import json
 from pathlib import Path
 
+from projectgen.datasets.nl2repo_environment import listed_environment
 from projectgen.datasets.task import PAPER_SETTINGS, Documents, EnvSpec, Task, TestSuite, package_install
 from projectgen.errors import ProjectGenError, TaskFormatError
 from projectgen.repository import safe_relpath
@@ -79,7 +80,7 @@ def load_nl2repo_task(folder: Path, difficulty: str | None = None) -> Task:
             present.append(clean)
     suites = {"unit": TestSuite(name="unit", paths=tuple(present))} if present and len(present) == len(paths) else {}
     return Task(id=folder.name, root=folder, format="nl2repobench", docs=Documents(prd=prd), suites=suites,
-                env=_install(commands), difficulty=difficulty, published_tests=int(count_text),
+                env=_environment(folder.name, prd, commands), difficulty=difficulty, published_tests=int(count_text),
                 settings_profile=dict(PAPER_SETTINGS["nl2repobench"]))
 
 
@@ -98,6 +99,15 @@ def load_nl2repo(root: Path) -> tuple[list[Task], list[TaskFormatError]]:
         except TaskFormatError as error:
             errors.append(error)
     return tasks, errors
+
+
+def _environment(task_id: str, document: str, commands: list[str]) -> EnvSpec:
+    """The install step, and the packages `start.md` lists as the task's image's (its own project and the tools
+    projectgen provides left out): the harness's tests run with them installed, so a candidate's tests that
+    import one must find it here too. Pins that do not install on this Python are relaxed (`nearest_pins`)."""
+    listed = listed_environment(task_id, document)
+    return _install(commands).model_copy(update={"requirements": listed.requirements, "nearest_pins": True,
+                                                 "listed_left_out": listed.left_out})
 
 
 def _install(commands: list[str]) -> EnvSpec:

@@ -142,6 +142,14 @@ class EnvSpec(BaseModel):
     workdir: str | None = Field(
         default=None, description="folder of the workspace the tests run from (their working directory, for "
         "tests that open files by relative paths as the benchmark's harness ran them); default the workspace")
+    nearest_pins: bool = Field(
+        default=False, description="the requirements are a benchmark's listed environment (NL2Repo-Bench's "
+        "start.md): an `==` pin that does not install on this Python is replaced by the nearest version that does "
+        "(the environment's `relaxed` record), and a requirement that cannot be had at all makes the task "
+        "'environment incomplete'")
+    listed_left_out: tuple[str, ...] = Field(
+        default=(), description="lines of the benchmark's listed environment not taken as requirements, each with "
+        "why (the task's own project, a tool projectgen provides, not a requirement)")
     install: InstallStep | None = Field(
         default=None,
         description="how the candidate is installed in its workspace, in the sandbox, before its tests run: "
@@ -160,6 +168,8 @@ class EnvSpec(BaseModel):
         }
         if self.install is not None:
             fields["build_tools"] = True
+        if self.nearest_pins:
+            fields["nearest_pins"] = True
         payload = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

@@ -216,4 +216,8 @@ def environment_notes(task: Task, assets: TaskAssets, prepared: PreparedAssets,
              "gets a complete copy)"] if lacking else []
     notes += [f"environment incomplete: package not installed: {package} (declared in assets.toml; the "
               "environment build's log says why)" for package in assets.packages if package in unsatisfied]
+    if task.env.nearest_pins:  # the benchmark's listed environment: every package of it is the tests' due
+        notes += [f"environment incomplete: package not installed: {requirement} (listed in the benchmark's "
+                  "environment; no version of it installs on this Python: the environment build's log says why)"
+                  for requirement in task.env.requirements if requirement in unsatisfied]
     return [*notes, *prepared.missing, *(shortfall.line() for shortfall in assets.shortfalls)]

@@ -8,7 +8,9 @@ available (the `uv` wheel ships its binary) and with pip otherwise. When the
 whole requirements set does not install (an ancient pin, a wheel that does not
 exist for this Python), each requirement is tried on its own and the ones that
 failed are recorded, so the tests can still run and the report says what is
-missing.
+missing. A benchmark's listed environment (`EnvSpec.nearest_pins`: NL2Repo-Bench's start.md, written
+for the task's image and its Python) gets, for each `==` pin that does not install here, the nearest version
+that does, recorded as `relaxed`.
 
 A pinned Python (`EnvSpec.python`) is looked for as `interpreters.find_python`
 says, each candidate run to check it works and has that version; when none
@@ -76,6 +78,8 @@ class Environment(BaseModel):
     interpreter: str = ""  # the Python the venv was built on
     requirements: list[str]
     unsatisfied: list[str] = Field(default_factory=list)
+    relaxed: dict[str, str] = Field(default_factory=dict, description="requirement as listed -> the pin installed "
+                                    "instead, the nearest that installs on this Python (`EnvSpec.nearest_pins`)")
     plugins: list[dict[str, str]] = Field(default_factory=list)
     installer: str
     builder_version: int = BUILDER_VERSION
@@ -99,6 +103,9 @@ class Environment(BaseModel):
         return sorted(
             {p["module"] for p in self.plugins if _canonical(p["dist"]) not in NON_FIXTURE_PLUGINS and p["dist"]}
         )
+
+
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9A-Za-z.!+_-]+)\s*(;.*)?$")  # an exact pin, no wildcard
 
 
 def _last_line(log_file: Path) -> str:
@@ -222,6 +229,31 @@ class EnvironmentCache:
             return self._run([*command, *bounds, *requirements], log_file)
         return self._run([str(python), "-m", "pip", "install", "--quiet", *bounds, *requirements], log_file)
 
+    def _nearest_pin(self, python: Path, requirement: str, log_file: Path, constraints: Path | None) -> str | None:
+        """Install the version nearest to `requirement`'s `==` pin that installs here: of the versions with a wheel
+        for this Python, the lowest above the pin, else the highest below it; else (a package with no wheel at
+        all) the lowest above it built from source. uv re-resolves the package even when a requirement installed
+        one by one already brought a version in; pip, without uv's lowest resolution, takes the newest above.
+        Returns the pin installed, or None."""
+        match = _PIN.match(requirement)
+        assert match is not None  # only exact pins are relaxed
+        name, version, marker = match.group(1), match.group(2), match.group(3) or ""
+        above, below = f"{name}>{version}{marker}", f"{name}<{version}{marker}"
+        lowest = ["--reinstall-package", name, "--resolution", "lowest-direct"] if self.uv else []
+        fresh = ["--reinstall-package", name] if self.uv else []
+        wheels = ["--only-binary", name]
+        for arguments in ([*lowest, *wheels, above], [*fresh, *wheels, below], [*lowest, above]):
+            if self._install(python, arguments, log_file, constraints):
+                installed = self._installed_version(python, name)
+                return f"{name}=={installed}" if installed else f"{name} (version unread)"
+        return None
+
+    def _installed_version(self, python: Path, name: str) -> str | None:
+        """The version of distribution `name` in the environment of `python`, None when it cannot be read."""
+        done = subprocess.run([str(python), "-c", f"from importlib.metadata import version; print(version({name!r}))"],
+                              capture_output=True, text=True)
+        return (done.stdout.strip() or None) if done.returncode == 0 else None
+
     def _build(self, spec: EnvSpec) -> Environment:
         path = self.path_for(spec)
         if path.exists():
@@ -253,6 +285,12 @@ class EnvironmentCache:
         if not self._install(python, requirements, log_file, constraints):
             self.log("the requirements do not install together; installing them one by one")
             unsatisfied = [r for r in requirements if not self._install(python, [r], log_file, constraints)]
+        relaxed: dict[str, str] = {}
+        if spec.nearest_pins:
+            for requirement in [r for r in unsatisfied if _PIN.match(r)]:
+                if instead := self._nearest_pin(python, requirement, log_file, constraints):
+                    relaxed[requirement] = instead
+                    unsatisfied.remove(requirement)
         if not self._run([str(python), "-c", "import pytest"], log_file):
             if not self._install(python, ["--upgrade", "pytest"], log_file, None):
                 raise EnvironmentBuildError(f"pytest could not be installed (log: {log_file})")
@@ -266,7 +304,7 @@ class EnvironmentCache:
         env = Environment(
             key=spec.cache_key(), path=path, python_version=version, python_requested=spec.python,
             interpreter=interpreter, requirements=list(spec.requirements), unsatisfied=unsatisfied,
-            plugins=plugins, installer=installer,
+            relaxed=relaxed, plugins=plugins, installer=installer,
         )
         (path / "projectgen-env.json").write_text(env.model_dump_json(indent=2), encoding="utf-8")
         return env

@@ -73,6 +73,9 @@ class EnvironmentInfo(BaseModel):
     python_requested: str | None = Field(default=None, description="the task's pinned version, if any")
     path: str
     unsatisfied_requirements: list[str] = Field(default_factory=list)
+    relaxed_pins: dict[str, str] = Field(
+        default_factory=dict, description="a listed pin that does not install on this Python -> the nearest one "
+        "installed instead (a task whose `EnvSpec.nearest_pins` is set: NL2Repo-Bench's)")
     plugins: list[str] = Field(default_factory=list)
     incomplete: list[str] = Field(
         default_factory=list, description="why the task's environment here is not its benchmark's, one line each "

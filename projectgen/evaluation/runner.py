@@ -677,7 +677,7 @@ class SandboxRunner:
         canary = Canary.make() if planting.checked and not any(t.kind == "canary" for t in planting.tests) else None
         environment = EnvironmentInfo(
             key=env.key, python=env.python_version, python_requested=env.python_requested, path=str(env.path),
-            unsatisfied_requirements=env.unsatisfied, plugins=plugins,
+            unsatisfied_requirements=env.unsatisfied, relaxed_pins=env.relaxed, plugins=plugins,
             incomplete=list(incomplete), substituted=list(prepared.substituted),
         )
         steps = []
