@@ -58,9 +58,10 @@ _TOML_TOP_KEYS = frozenset({"id", "package", "reference", "reference_root", "ref
                             "language"})
 _TOML_DOCS_KEYS = frozenset(Documents.model_fields) - {"starter"}  # starter files are a top-level key
 _TOML_ENV_KEYS = frozenset({"requirements", "constraints", "python", "env_vars", "pytest_plugins", "setup_script",
-                            "source_root", "install", "workdir", "pytest_config"})
+                            "source_root", "install", "workdir", "pytest_config", "nearest_pins",
+                            "listed_left_out"})
 _TOML_PYTHON_ENV_KEYS = frozenset({"requirements", "constraints", "python", "pytest_plugins", "setup_script",
-                                   "install", "pytest_config"})  # what a task in another language cannot use
+                                   "install", "pytest_config", "nearest_pins", "listed_left_out"})  # what a task in another language cannot use
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _PYTHON_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -831,6 +832,8 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         pytest_options=_pytest_options(ctx, env_table.get("pytest_config")),
         workdir=None if env_table.get("workdir") in (None, "", ".") else ctx.inside("[env].workdir",
                                                                                    env_table["workdir"])[0],
+        nearest_pins=_toml_flag(ctx, "[env].nearest_pins", env_table.get("nearest_pins")),
+        listed_left_out=tuple(ctx.str_list("[env].listed_left_out", env_table.get("listed_left_out"))),
     )
     if env.install == "script" and env.setup_script is None:
         raise ctx.fail("[env].install", "'script' runs the setup script, but [env].setup_script is not set")
@@ -857,6 +860,15 @@ def _load_taskdir(ctx: _Ctx, config: dict[str, Any]) -> Task:
         expected_totals=_expected_totals(ctx, ctx.table("[expected_total]", config.get("expected_total")), suites,
                                          declared_tests),
     )
+
+
+def _toml_flag(ctx: _Ctx, key: str, value: object) -> bool:
+    """A true/false key, false when absent (TOML's booleans only: "yes" or 1 is a typo, not a choice)."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ctx.fail(key, f"expected true or false, got {_kind(value)}")
+    return value
 
 
 def _toml_language(ctx: _Ctx, value: object, env_table: dict[str, Any]) -> str:

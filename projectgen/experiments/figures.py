@@ -29,7 +29,7 @@ from projectgen.llm.pricing import format_usd
 from projectgen.runs.folder import RunFolder
 from projectgen.runs.layout import RunLayout
 from projectgen.runs.output_scorers import (
-    ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, NonFunctional, SketchBLEU,
+    ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, SKETCHBLEU, SKETCHBLEU_VERSION, NonFunctional, SketchBLEU,
     repository_maintainability,
 )
 from projectgen.runs.run_log import EXTERNAL_KIND, UNIT, RunLog, Score, read_run_log
@@ -409,10 +409,10 @@ def final_sketchbleu(run_dir: Path, task: Task, log: RunLog | None = None) -> di
     (`sketchbleu_folders.codes_files`: on DevBench and CodeProjectEval the whole task folder against the
     output with the task's tests copied in), so it is the figure ProjectGen's script computes. A figure is None when
     there is no reference, no output, the `sketchbleu` extra is not installed, or CodeS's value is
-    undefined (a side without functions). The run log's score when its run recorded one, else computed here
-    (`output_scorers.SketchBLEU`)."""
+    undefined (a side without functions). The run log's score when its run recorded one of today's computation
+    (`output_scorers.SKETCHBLEU_VERSION`), else computed here (`output_scorers.SketchBLEU`)."""
     score = log.score(SKETCHBLEU) if log is not None else None
-    if score is None:
+    if score is None or score.detail.get("version") != SKETCHBLEU_VERSION:
         score = SketchBLEU().score(task, RunLayout(run_dir), None, None)
     if score is None:
         return {}

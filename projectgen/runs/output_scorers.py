@@ -29,6 +29,11 @@ from projectgen.runs.run_log import Score
 
 EXPECTED_UNIT = "unit_expected"  # the hidden unit tests counted over the task's expected tests
 SKETCHBLEU = "sketchbleu"
+# How SketchBLEU computes its two figures, kept in every score it gives: a run log whose score carries another
+# (or none: runs scored before CRLF was read as text and code as Python 3.9 reads it) is scored again by
+# whoever reads it, so a continued experiment never mixes figures of two computations. Raise it whenever a
+# change moves either mode's figure.
+SKETCHBLEU_VERSION = 2
 NON_FUNCTIONAL = "non_functional"
 ATTEMPT_MAINTAINABILITY = "attempt_maintainability"
 
@@ -81,9 +86,10 @@ class SketchBLEU:
             files = codes_files(task, output)
             codes = sketch_bleu(files.candidate, files.reference, mode="codes")
         except ProjectGenError:  # a config.json ProjectGen's script could not read: no figure of its file set
-            return Score(value=repaired.total, detail={"codes": None, "codes_files": None})
+            return Score(value=repaired.total, detail={"codes": None, "codes_files": None,
+                                                       "version": SKETCHBLEU_VERSION})
         return Score(value=repaired.total, detail={"codes": codes.total if codes.defined else None,
-                                                   "codes_files": files.file_set})
+                                                   "codes_files": files.file_set, "version": SKETCHBLEU_VERSION})
 
 
 @dataclass(frozen=True)

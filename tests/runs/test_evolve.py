@@ -274,6 +274,8 @@ source_root = "src"
 install = "script"
 workdir = "data"
 pytest_config = "pytest.ini"
+nearest_pins = true
+listed_left_out = ["CUDA>=11.0: not a requirement"]
 
 [settings_profile]
 code_iterations = 7

@@ -19,7 +19,7 @@ from projectgen.oracles.reference_replay import reference_model
 from projectgen.runs import RunManifest, RunRequest, Run, RunParts
 from projectgen.protocols.evolve.unit import EVOLVE_METHOD
 from projectgen.runs.output_scorers import (ATTEMPT_MAINTAINABILITY, EXPECTED_UNIT, NON_FUNCTIONAL, REFERENCE_SCORERS,
-                                            SKETCHBLEU)
+                                            SKETCHBLEU, SKETCHBLEU_VERSION)
 from projectgen.runs.pipeline import SINGLE_PASS
 from projectgen.protocols.refinement.unit import REFINE_METHOD
 from projectgen.protocols.reflection.unit import REFLECT_METHOD, ReflectionResult
@@ -116,6 +116,25 @@ def test_an_experiment_row_reads_the_scores_the_run_recorded_instead_of_scoring_
     assert row.fidelity_settings == fidelity_settings(log.record["settings"], log.record["attempt_settings"])
     assert (row.fidelity_settings["stage_memory"], row.fidelity_settings["architecture_criteria"],
             row.fidelity_settings["knowledge_after_last"]) == ("raw", "projectgen", False)
+
+
+def test_a_sketchbleu_score_of_an_older_computation_is_scored_again(finished, task, runner, tmp_path) -> None:
+    """A run log scored before SketchBLEU last changed (no version, or another) holds figures today's code would not
+    give: an experiment row scores the output again rather than report them beside today's."""
+    pytest.importorskip("codebleu", reason="the 'sketchbleu' extra is not installed")
+    out = tmp_path / "run"
+    shutil.copytree(finished[0], out)
+    today = read_run_log(out).score(SKETCHBLEU)
+    log_path = out / "log.json"
+    log = json.loads(log_path.read_text())
+    [detail] = [sample["scores"][SKETCHBLEU]["detail"] for sample in log["samples"] if SKETCHBLEU in sample["scores"]]
+    assert detail.pop("version") == SKETCHBLEU_VERSION
+    detail["codes"] = 12.5
+    log_path.write_text(json.dumps(log))
+    assert read_run_log(out).score(SKETCHBLEU).detail["codes"] == 12.5
+    row = pair_from_run(out, model=ExperimentModel("reference", "reference"), task=task, runner=runner,
+                        method="direct")
+    assert row.sketchbleu_codes == today.detail["codes"] != 12.5
 
 
 def test_an_old_livecoder_folder(tmp_path: Path) -> None:

@@ -239,6 +239,8 @@ def evolved_task_table(base: Task, number: int, docs: dict[str, str], suites: di
             "install": env.install,
             "workdir": env.workdir,
             "pytest_config": PYTEST_CONFIG if env.pytest_options else None,
+            "nearest_pins": env.nearest_pins or None,
+            "listed_left_out": list(env.listed_left_out) or None,
         },
         "settings_profile": dict(base.settings_profile) or None,
         "expected_tests": expected or None,
