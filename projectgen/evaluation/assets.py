@@ -218,6 +218,7 @@ def environment_notes(task: Task, assets: TaskAssets, prepared: PreparedAssets,
               "environment build's log says why)" for package in assets.packages if package in unsatisfied]
     if task.env.nearest_pins:  # the benchmark's listed environment: every package of it is the tests' due
         notes += [f"environment incomplete: package not installed: {requirement} (listed in the benchmark's "
-                  "environment; no version of it installs on this Python: the environment build's log says why)"
+                  "environment; it installs here in no version: not on PyPI (CUDA), or no release for this "
+                  "Python; the environment build's log says which)"
                   for requirement in task.env.requirements if requirement in unsatisfied]
     return [*notes, *prepared.missing, *(shortfall.line() for shortfall in assets.shortfalls)]

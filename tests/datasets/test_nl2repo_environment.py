@@ -146,8 +146,9 @@ def test_a_listed_package_not_to_be_had_makes_the_task_environment_incomplete(tm
     listed = task.model_copy(update={"env": EnvSpec(requirements=("numpy==1.21.0", "gmpy2==2.2.1"),
                                                     nearest_pins=True)})
     assert environment_notes(listed, TaskAssets(), PreparedAssets(), unsatisfied=["gmpy2==2.2.1"]) == [
-        "environment incomplete: package not installed: gmpy2==2.2.1 (listed in the benchmark's environment; no "
-        "version of it installs on this Python: the environment build's log says why)"]
+        "environment incomplete: package not installed: gmpy2==2.2.1 (listed in the benchmark's environment; it "
+        "installs here in no version: not on PyPI (CUDA), or no release for this Python; the environment build's "
+        "log says which)"]
     # a task whose requirements are not a benchmark's listed environment keeps the old rule: recorded, not named
     plain = task.model_copy(update={"env": EnvSpec(requirements=("gmpy2==2.2.1",))})
     assert environment_notes(plain, TaskAssets(), PreparedAssets(), unsatisfied=["gmpy2==2.2.1"]) == []
